@@ -1,0 +1,52 @@
+// Helpers shared by the operator files: input checks, broadcasting and window geometry.
+#pragma once
+
+#include <string>
+
+#include "specs/op_spec.h"
+#include "specs/tensor.h"
+
+namespace verisub::specs::ops {
+
+std::string InputName(int i);  // "input 0"
+Status ExpectRank(const TensorType& t, int i, int rank);
+Status ExpectRankAtLeast(const TensorType& t, int i, int rank);
+Status ExpectPositiveDims(const TensorType& t, int i);
+// Multidirectional (numpy/ONNX) broadcasting of two types; trees of broadcast dims are ignored.
+Status BroadcastTypes(const TensorType& a, const TensorType& b, TensorType* out);
+// Output size and leading pad of a convolution or pooling window along one dimension. "same"
+// pads (k-1)/2 on both sides and requires an odd window, so the output is ceil(in/stride) and a
+// smaller centred kernel computes the same thing as its zero-padded enlargement.
+Status WindowGeometry(const char* dim, int64_t in, int64_t k, int64_t stride, Padding padding,
+                      int64_t* out, int64_t* pad);
+ParamDesc ActivationParam(int slot);
+ParamDesc PaddingParam(int slot);
+ParamDesc IntParam(const char* name, int slot, std::vector<int64_t> domain);
+ParamDesc AxisParam(int slot);
+
+// Index of the element of a broadcast input for a given output index.
+inline int64_t BroadcastOffset(const Shape& out, const Shape& in, const int64_t* out_index) {
+  int64_t off = 0, stride = 1;
+  for (int i = in.rank - 1, j = out.rank - 1; i >= 0; --i, --j) {
+    int64_t idx = in.dims[i] == 1 ? 0 : out_index[j];
+    off += idx * stride;
+    stride *= in.dims[i];
+  }
+  return off;
+}
+
+// Calls f(a_offset, b_offset) for every output element of a broadcast binary operator.
+template <typename F>
+void ForEachBroadcast(const Shape& out, const Shape& a, const Shape& b, F&& f) {
+  int64_t n = out.NumElements();
+  int64_t idx[kMaxRank] = {};
+  for (int64_t flat = 0; flat < n; ++flat) {
+    f(BroadcastOffset(out, a, idx), BroadcastOffset(out, b, idx));
+    for (int d = out.rank - 1; d >= 0; --d) {
+      if (++idx[d] < out.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace verisub::specs::ops

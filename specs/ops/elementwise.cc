@@ -1,0 +1,23 @@
+// Shape rules shared by the elementwise operators.
+#include "specs/ops/elementwise.h"
+
+namespace verisub::specs::ops {
+
+Status SameShapeBinary(const Params&, const TensorType* const* in, TensorType* out) {
+  VERISUB_RETURN_IF_ERROR(ExpectPositiveDims(*in[0], 0));
+  VERISUB_RETURN_IF_ERROR(ExpectPositiveDims(*in[1], 1));
+  if (in[0]->shape != in[1]->shape)
+    return InvalidArgument("inputs have different shapes " + in[0]->shape.ToString() + " and " +
+                           in[1]->shape.ToString());
+  out[0] = TensorType(in[0]->shape);
+  for (int d = 0; d < in[0]->shape.rank; ++d) out[0].trees[d] = MergeTrees(in[0]->trees[d], in[1]->trees[d]);
+  return Status::Ok();
+}
+
+Status UnaryShape(const Params&, const TensorType* const* in, TensorType* out) {
+  VERISUB_RETURN_IF_ERROR(ExpectPositiveDims(*in[0], 0));
+  out[0] = *in[0];
+  return Status::Ok();
+}
+
+}  // namespace verisub::specs::ops

@@ -1,0 +1,105 @@
+// Element semantics for the reference kernels. A kernel is a template over a semantics S that
+// provides the element type and every operation kernels may apply to element values; kernels
+// never branch on element values, so the same template instantiates with modular integers
+// (fingerprints), doubles (testing, execution) and symbolic expressions (verify/).
+//
+// A semantics S provides:
+//   using Elem;
+//   Elem Zero(), One(), FromInt(int64_t);
+//   Elem Add(Elem, Elem), Mul(Elem, Elem), Neg(Elem);
+//   Elem DivInt(Elem, int64_t n)             x / n, n > 0 (exact in every semantics)
+//   Elem Activate(Activation, Elem)          relu / sigmoid / tanh
+//   Elem Max(Elem, Elem)                     for max pooling
+//   Elem BnScale(Elem var, double epsilon)   1 / sqrt(var + epsilon)
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "specs/params.h"
+
+namespace verisub::specs {
+
+// Integers modulo the Mersenne prime 2^31 - 1. Division is by the modular inverse, so an
+// average is a real average and algebraic identities hold bit for bit. Activations are fixed,
+// pairwise distinct, non-linear polynomials (TASO used x*(x+1)+1 for relu), so that a relu is
+// never mistaken for the identity or for another activation.
+struct ModIntSemantics {
+  using Elem = uint32_t;
+  static constexpr uint64_t kPrime = (1ull << 31) - 1;
+
+  static Elem Reduce(uint64_t x) {
+    x = (x & kPrime) + (x >> 31);
+    x = (x & kPrime) + (x >> 31);
+    return static_cast<Elem>(x == kPrime ? 0 : x);
+  }
+  Elem Zero() const { return 0; }
+  Elem One() const { return 1; }
+  Elem FromInt(int64_t v) const {
+    int64_t m = v % static_cast<int64_t>(kPrime);
+    if (m < 0) m += kPrime;
+    return static_cast<Elem>(m);
+  }
+  Elem Add(Elem a, Elem b) const { return Reduce(uint64_t{a} + b); }
+  Elem Mul(Elem a, Elem b) const { return Reduce(uint64_t{a} * b); }
+  Elem Neg(Elem a) const { return a == 0 ? 0 : static_cast<Elem>(kPrime - a); }
+  Elem Pow(Elem a, uint64_t e) const {
+    Elem r = 1;
+    while (e) {
+      if (e & 1) r = Mul(r, a);
+      a = Mul(a, a);
+      e >>= 1;
+    }
+    return r;
+  }
+  Elem Inverse(Elem a) const { return Pow(a, kPrime - 2); }
+  Elem DivInt(Elem a, int64_t n) const { return Mul(a, Inverse(FromInt(n))); }
+  Elem Activate(Activation act, Elem x) const {
+    switch (act) {
+      case Activation::kNone:
+        return x;
+      case Activation::kRelu:  // x^2 + x + 1
+        return Add(Mul(x, Add(x, 1)), 1);
+      case Activation::kSigmoid:  // x^3 + 2x + 3
+        return Add(Mul(x, Add(Mul(x, x), 2)), 3);
+      case Activation::kTanh:  // 5x^2 + 7
+        return Add(Mul(5, Mul(x, x)), 7);
+    }
+    return x;
+  }
+  Elem Max(Elem a, Elem b) const { return std::max(a, b); }
+  Elem BnScale(Elem var, double epsilon) const {  // a fixed non-linear map of (var, epsilon)
+    Elem e = FromInt(static_cast<int64_t>(epsilon * 1e9) + 11);
+    return Add(Mul(var, Add(var, e)), 13);
+  }
+};
+
+// Real arithmetic in double precision: the semantics of the reference executor.
+struct DoubleSemantics {
+  using Elem = double;
+  Elem Zero() const { return 0.0; }
+  Elem One() const { return 1.0; }
+  Elem FromInt(int64_t v) const { return static_cast<double>(v); }
+  Elem Add(Elem a, Elem b) const { return a + b; }
+  Elem Mul(Elem a, Elem b) const { return a * b; }
+  Elem Neg(Elem a) const { return -a; }
+  Elem DivInt(Elem a, int64_t n) const { return a / static_cast<double>(n); }
+  Elem Activate(Activation act, Elem x) const {
+    switch (act) {
+      case Activation::kNone:
+        return x;
+      case Activation::kRelu:
+        return x > 0 ? x : 0.0;
+      case Activation::kSigmoid:
+        return 1.0 / (1.0 + std::exp(-x));
+      case Activation::kTanh:
+        return std::tanh(x);
+    }
+    return x;
+  }
+  Elem Max(Elem a, Elem b) const { return std::max(a, b); }
+  Elem BnScale(Elem var, double epsilon) const { return 1.0 / std::sqrt(var + epsilon); }
+};
+
+}  // namespace verisub::specs
