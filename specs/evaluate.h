@@ -2,6 +2,7 @@
 #pragma once
 
 #include "specs/ops/batchnorm.h"
+#include "specs/ops/bias_add.h"
 #include "specs/ops/concat.h"
 #include "specs/ops/const_iconv.h"
 #include "specs/ops/const_imatmul.h"
@@ -50,6 +51,7 @@ void RunKernel(const S& s, OpKind kind, const Params& p, const Tensor<typename S
     case OpKind::kEnlarge: return EnlargeKernel(s, p, in, out);
     case OpKind::kReshape: return ReshapeKernel(s, p, in, out);
     case OpKind::kBatchnorm: return BatchnormKernel(s, p, in, out);
+    case OpKind::kBiasAdd: return BiasAddKernel(s, p, in, out);
     case OpKind::kConstOnes: return ConstOnesKernel(s, p, in, out);
     case OpKind::kConstIMatmul: return ConstIMatmulKernel(s, p, in, out);
     case OpKind::kConstIConv: return ConstIConvKernel(s, p, in, out);

@@ -28,6 +28,7 @@ enum class OpKind : int {
   kEnlarge,
   kReshape,
   kBatchnorm,
+  kBiasAdd,
   kConstOnes,
   kConstIMatmul,
   kConstIConv,

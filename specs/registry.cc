@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "specs/ops/batchnorm.h"
+#include "specs/ops/bias_add.h"
 #include "specs/ops/concat.h"
 #include "specs/ops/const_iconv.h"
 #include "specs/ops/const_imatmul.h"
@@ -34,7 +35,7 @@ std::vector<OpSpec> BuildOps() {
   std::vector<OpSpec> all = {Conv2dSpec(),  MatmulSpec(),    EwAddSpec(),      EwMulSpec(),
                              SmulSpec(),    ReluSpec(),      SigmoidSpec(),    TanhSpec(),
                              TransposeSpec(), ConcatSpec(),  SplitSpec(),      PoolMaxSpec(),
-                             PoolAvgSpec(), EnlargeSpec(),   ReshapeSpec(),    BatchnormSpec(),
+                             PoolAvgSpec(), EnlargeSpec(),   ReshapeSpec(),    BatchnormSpec(),    BiasAddSpec(),
                              ConstOnesSpec(), ConstIMatmulSpec(), ConstIConvSpec(), ConstPoolSpec()};
   VERISUB_CHECK(all.size() == static_cast<size_t>(kNumOpKinds));
   for (int i = 0; i < kNumOpKinds; ++i) VERISUB_CHECK(static_cast<int>(all[i].kind) == i);
