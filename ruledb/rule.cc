@@ -62,7 +62,8 @@ class PatternBuilder {
       if (t.head.size() < 2 || t.head[0] != '?')
         return InvalidArgument("input '" + t.head + "' must be written ?name");
       auto it = inputs_->find(t.head);
-      if (it == inputs_->end()) it = inputs_->emplace(t.head, static_cast<int>(inputs_->size())).first;
+      if (it == inputs_->end())
+        it = inputs_->emplace(t.head, static_cast<int>(inputs_->size())).first;
       return ValueRef{ValueRef::kInput, it->second};
     }
     const specs::OpSpec* op = specs::FindOp(t.head);
@@ -107,9 +108,12 @@ StatusOr<PatternGraph> ParseSide(std::string_view text, std::map<std::string, in
   size_t start = 0;
   while (true) {
     size_t semi = text.find(';', start);
-    std::string_view part = text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
+    std::string_view part =
+        text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
     auto ast = specs::ParseTermString(part);
-    if (!ast.ok()) return ast.status().WithContext(std::string(side) + " output " + std::to_string(b.graph().outputs.size()));
+    if (!ast.ok())
+      return ast.status().WithContext(std::string(side) + " output " +
+                                      std::to_string(b.graph().outputs.size()));
     auto v = b.Add(*ast);
     if (!v.ok()) return v.status().WithContext(side);
     b.graph().outputs.push_back(*v);
@@ -123,12 +127,18 @@ StatusOr<PatternGraph> ParseSide(std::string_view text, std::map<std::string, in
 
 const char* ProofStatusName(ProofStatus s) {
   switch (s) {
-    case ProofStatus::kUnchecked: return "unchecked";
-    case ProofStatus::kProved: return "proved";
-    case ProofStatus::kNotProved: return "not_proved";
-    case ProofStatus::kUnknown: return "unknown";
-    case ProofStatus::kTimeout: return "timeout";
-    case ProofStatus::kError: return "error";
+    case ProofStatus::kUnchecked:
+      return "unchecked";
+    case ProofStatus::kProved:
+      return "proved";
+    case ProofStatus::kNotProved:
+      return "not_proved";
+    case ProofStatus::kUnknown:
+      return "unknown";
+    case ProofStatus::kTimeout:
+      return "timeout";
+    case ProofStatus::kError:
+      return "error";
   }
   return "?";
 }
@@ -143,7 +153,8 @@ std::string InputName(int i) {
 Rule Canonicalize(const Rule& r) {
   Rule out;
   out.proof = r.proof;
-  std::vector<int> input_map(std::max({r.num_inputs, r.src.NumInputsUsed(), r.dst.NumInputsUsed()}), -1);
+  std::vector<int> input_map(std::max({r.num_inputs, r.src.NumInputsUsed(), r.dst.NumInputsUsed()}),
+                             -1);
   out.src = Renumberer(&input_map).Run(r.src);
   out.dst = Renumberer(&input_map).Run(r.dst);
   for (int m : input_map) out.num_inputs += m >= 0;
@@ -167,14 +178,16 @@ std::string Rule::Id() const {
 StatusOr<Rule> ParseRule(std::string_view text) {
   size_t arrow = text.find("=>");
   if (arrow == std::string_view::npos) return InvalidArgument("expected 'source => target'");
-  if (text.find("=>", arrow + 2) != std::string_view::npos) return InvalidArgument("more than one '=>'");
+  if (text.find("=>", arrow + 2) != std::string_view::npos)
+    return InvalidArgument("more than one '=>'");
   std::map<std::string, int> inputs;
   auto src = ParseSide(text.substr(0, arrow), &inputs, "source");
   if (!src.ok()) return src.status();
   size_t src_inputs = inputs.size();
   auto dst = ParseSide(text.substr(arrow + 2), &inputs, "target");
   if (!dst.ok()) return dst.status();
-  if (inputs.size() != src_inputs) return InvalidArgument("the target uses an input the source does not have");
+  if (inputs.size() != src_inputs)
+    return InvalidArgument("the target uses an input the source does not have");
   Rule r;
   r.num_inputs = static_cast<int>(inputs.size());
   r.src = std::move(*src);
@@ -195,9 +208,11 @@ Status ValidateRule(const Rule& r) {
       if (v.is_input()) {
         if (v.index < 0 || v.index >= r.num_inputs)
           return InvalidArgument(std::string(side) + ": input index out of range");
-        if (g == &r.src) src_uses[v.index] = true;
+        if (g == &r.src)
+          src_uses[v.index] = true;
         else if (!src_uses[v.index])
-          return InvalidArgument("target uses input " + InputName(v.index) + " that the source does not");
+          return InvalidArgument("target uses input " + InputName(v.index) +
+                                 " that the source does not");
         return Status::Ok();
       }
       if (v.node < 0 || static_cast<size_t>(v.node) >= before)
@@ -212,7 +227,8 @@ Status ValidateRule(const Rule& r) {
         return InvalidArgument(std::string(side) + ": unknown operator");
       const specs::OpSpec& op = specs::GetOp(n.op);
       if (static_cast<int>(n.inputs.size()) != op.num_inputs)
-        return InvalidArgument(std::string(side) + ": '" + op.name + "' has the wrong number of inputs");
+        return InvalidArgument(std::string(side) + ": '" + op.name +
+                               "' has the wrong number of inputs");
       for (const specs::ParamDesc& d : op.params) {
         Status st = specs::CheckParamValue(d, n.params);
         if (!st.ok()) return st.WithContext(std::string(side) + ": " + op.name);

@@ -64,7 +64,8 @@ class AxiomBinder {
 
   Status Finish() {
     for (size_t i = 0; i < ax_->vars.size(); ++i)
-      if (!used_[i]) return InvalidArgument("tensor variable '" + ax_->vars[i].name + "' is never used");
+      if (!used_[i])
+        return InvalidArgument("tensor variable '" + ax_->vars[i].name + "' is never used");
     for (const AxiomParamVar& pv : ax_->param_vars)
       if (pv.domain.empty())
         return InvalidArgument("parameter variable '" + pv.name + "' has an empty domain");
@@ -115,7 +116,8 @@ StatusOr<Axiom> ParseAxiomLine(const std::string& line) {
       std::istringstream ranks(v.substr(colon + 1));
       std::string r;
       while (std::getline(ranks, r, '|')) {
-        if (r.size() != 1 || !std::isdigit(static_cast<unsigned char>(r[0])) || r[0] - '0' > kMaxRank)
+        if (r.size() != 1 || !std::isdigit(static_cast<unsigned char>(r[0])) ||
+            r[0] - '0' > kMaxRank)
           return InvalidArgument("bad rank '" + r + "' for variable '" + tv.name + "'");
         tv.ranks.push_back(r[0] - '0');
       }
@@ -129,7 +131,8 @@ StatusOr<Axiom> ParseAxiomLine(const std::string& line) {
   auto lhs = ParseTerm(rest, &pos);
   if (!lhs.ok()) return lhs.status();
   while (pos < rest.size() && std::isspace(static_cast<unsigned char>(rest[pos]))) ++pos;
-  if (pos >= rest.size() || rest[pos] != '=') return InvalidArgument("expected '=' between the two sides");
+  if (pos >= rest.size() || rest[pos] != '=')
+    return InvalidArgument("expected '=' between the two sides");
   ++pos;
   auto rhs = ParseTerm(rest, &pos);
   if (!rhs.ok()) return rhs.status();
@@ -177,7 +180,8 @@ StatusOr<std::vector<Axiom>> ParseAxioms(const std::string& owner, const std::st
     ax->line = line_no;
     for (const Axiom& prev : out)
       if (prev.name == ax->name)
-        return InvalidArgument("axioms of '" + owner + "': duplicate axiom name '" + ax->name + "'");
+        return InvalidArgument("axioms of '" + owner + "': duplicate axiom name '" + ax->name +
+                               "'");
     out.push_back(std::move(*ax));
   }
   return out;

@@ -26,9 +26,9 @@ bool FindAxiomShapes(const Axiom& ax, const std::vector<int64_t>& assignment, in
                      int attempts, std::mt19937_64& rng, AxiomShapeCase* out);
 
 template <class S>
-StatusOr<Tensor<typename S::Elem>> EvalAxiomTerm(const S& s, const AxiomTerm& t,
-                                                 const std::vector<int64_t>& assignment,
-                                                 const std::vector<Tensor<typename S::Elem>>& vars) {
+StatusOr<Tensor<typename S::Elem>> EvalAxiomTerm(
+    const S& s, const AxiomTerm& t, const std::vector<int64_t>& assignment,
+    const std::vector<Tensor<typename S::Elem>>& vars) {
   using T = Tensor<typename S::Elem>;
   if (t.var >= 0) return vars[t.var];
   std::vector<T> args;

@@ -35,28 +35,50 @@ void RunKernel(const S& s, OpKind kind, const Params& p, const Tensor<typename S
                Tensor<typename S::Elem>* out) {
   using namespace ops;  // NOLINT
   switch (kind) {
-    case OpKind::kConv2d: return Conv2dKernel(s, p, in, out);
-    case OpKind::kMatmul: return MatmulKernel(s, p, in, out);
-    case OpKind::kEwAdd: return EwAddKernel(s, p, in, out);
-    case OpKind::kEwMul: return EwMulKernel(s, p, in, out);
-    case OpKind::kSmul: return SmulKernel(s, p, in, out);
-    case OpKind::kRelu: return ReluKernel(s, p, in, out);
-    case OpKind::kSigmoid: return SigmoidKernel(s, p, in, out);
-    case OpKind::kTanh: return TanhKernel(s, p, in, out);
-    case OpKind::kTranspose: return TransposeKernel(s, p, in, out);
-    case OpKind::kConcat: return ConcatKernel(s, p, in, out);
-    case OpKind::kSplit: return SplitKernel(s, p, in, out);
-    case OpKind::kPoolMax: return PoolMaxKernel(s, p, in, out);
-    case OpKind::kPoolAvg: return PoolAvgKernel(s, p, in, out);
-    case OpKind::kEnlarge: return EnlargeKernel(s, p, in, out);
-    case OpKind::kReshape: return ReshapeKernel(s, p, in, out);
-    case OpKind::kBatchnorm: return BatchnormKernel(s, p, in, out);
-    case OpKind::kBiasAdd: return BiasAddKernel(s, p, in, out);
-    case OpKind::kConstOnes: return ConstOnesKernel(s, p, in, out);
-    case OpKind::kConstIMatmul: return ConstIMatmulKernel(s, p, in, out);
-    case OpKind::kConstIConv: return ConstIConvKernel(s, p, in, out);
-    case OpKind::kConstPool: return ConstPoolKernel(s, p, in, out);
-    case OpKind::kNumOps: break;
+    case OpKind::kConv2d:
+      return Conv2dKernel(s, p, in, out);
+    case OpKind::kMatmul:
+      return MatmulKernel(s, p, in, out);
+    case OpKind::kEwAdd:
+      return EwAddKernel(s, p, in, out);
+    case OpKind::kEwMul:
+      return EwMulKernel(s, p, in, out);
+    case OpKind::kSmul:
+      return SmulKernel(s, p, in, out);
+    case OpKind::kRelu:
+      return ReluKernel(s, p, in, out);
+    case OpKind::kSigmoid:
+      return SigmoidKernel(s, p, in, out);
+    case OpKind::kTanh:
+      return TanhKernel(s, p, in, out);
+    case OpKind::kTranspose:
+      return TransposeKernel(s, p, in, out);
+    case OpKind::kConcat:
+      return ConcatKernel(s, p, in, out);
+    case OpKind::kSplit:
+      return SplitKernel(s, p, in, out);
+    case OpKind::kPoolMax:
+      return PoolMaxKernel(s, p, in, out);
+    case OpKind::kPoolAvg:
+      return PoolAvgKernel(s, p, in, out);
+    case OpKind::kEnlarge:
+      return EnlargeKernel(s, p, in, out);
+    case OpKind::kReshape:
+      return ReshapeKernel(s, p, in, out);
+    case OpKind::kBatchnorm:
+      return BatchnormKernel(s, p, in, out);
+    case OpKind::kBiasAdd:
+      return BiasAddKernel(s, p, in, out);
+    case OpKind::kConstOnes:
+      return ConstOnesKernel(s, p, in, out);
+    case OpKind::kConstIMatmul:
+      return ConstIMatmulKernel(s, p, in, out);
+    case OpKind::kConstIConv:
+      return ConstIConvKernel(s, p, in, out);
+    case OpKind::kConstPool:
+      return ConstPoolKernel(s, p, in, out);
+    case OpKind::kNumOps:
+      break;
   }
   VERISUB_CHECK(false);
 }

@@ -9,7 +9,8 @@ namespace verisub::specs {
 // A permutation of rank r (r <= kMaxRank) is r in the low 4 bits and 4 bits per entry above.
 int64_t EncodePerm(const std::vector<int>& perm) {
   int64_t code = static_cast<int64_t>(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) code |= static_cast<int64_t>(perm[i] & 0xF) << (4 * (i + 1));
+  for (size_t i = 0; i < perm.size(); ++i)
+    code |= static_cast<int64_t>(perm[i] & 0xF) << (4 * (i + 1));
   return code;
 }
 

@@ -30,8 +30,8 @@ struct ParamDesc {
   ParamType type = ParamType::kInt;
   int slot = 0;
   std::vector<std::pair<int64_t, std::string>> names;  // value <-> name
-  std::vector<int64_t> domain;  // values the generator may try, encoded
-  int64_t min_value = 1;        // kInt only
+  std::vector<int64_t> domain;                         // values the generator may try, encoded
+  int64_t min_value = 1;                               // kInt only
 };
 
 inline constexpr int kParamSlots = 8;

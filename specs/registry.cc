@@ -32,11 +32,12 @@ namespace {
 
 std::vector<OpSpec> BuildOps() {
   using namespace ops;  // NOLINT
-  std::vector<OpSpec> all = {Conv2dSpec(),  MatmulSpec(),    EwAddSpec(),      EwMulSpec(),
-                             SmulSpec(),    ReluSpec(),      SigmoidSpec(),    TanhSpec(),
-                             TransposeSpec(), ConcatSpec(),  SplitSpec(),      PoolMaxSpec(),
-                             PoolAvgSpec(), EnlargeSpec(),   ReshapeSpec(),    BatchnormSpec(),    BiasAddSpec(),
-                             ConstOnesSpec(), ConstIMatmulSpec(), ConstIConvSpec(), ConstPoolSpec()};
+  std::vector<OpSpec> all = {Conv2dSpec(),    MatmulSpec(),    EwAddSpec(),        EwMulSpec(),
+                             SmulSpec(),      ReluSpec(),      SigmoidSpec(),      TanhSpec(),
+                             TransposeSpec(), ConcatSpec(),    SplitSpec(),        PoolMaxSpec(),
+                             PoolAvgSpec(),   EnlargeSpec(),   ReshapeSpec(),      BatchnormSpec(),
+                             BiasAddSpec(),   ConstOnesSpec(), ConstIMatmulSpec(), ConstIConvSpec(),
+                             ConstPoolSpec()};
   VERISUB_CHECK(all.size() == static_cast<size_t>(kNumOpKinds));
   for (int i = 0; i < kNumOpKinds; ++i) VERISUB_CHECK(static_cast<int>(all[i].kind) == i);
   return all;

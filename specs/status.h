@@ -9,8 +9,16 @@
 
 namespace verisub {
 
-enum class StatusCode { kOk = 0, kInvalidArgument, kNotFound, kFailedPrecondition, kDataLoss,
-                        kUnimplemented, kInternal, kDeadlineExceeded };
+enum class StatusCode {
+  kOk = 0,
+  kInvalidArgument,
+  kNotFound,
+  kFailedPrecondition,
+  kDataLoss,
+  kUnimplemented,
+  kInternal,
+  kDeadlineExceeded
+};
 
 class [[nodiscard]] Status {
  public:
@@ -33,19 +41,23 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
+inline Status InvalidArgument(std::string m) {
+  return Status(StatusCode::kInvalidArgument, std::move(m));
+}
 inline Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
 inline Status DataLoss(std::string m) { return Status(StatusCode::kDataLoss, std::move(m)); }
 inline Status FailedPrecondition(std::string m) {
   return Status(StatusCode::kFailedPrecondition, std::move(m));
 }
-inline Status Unimplemented(std::string m) { return Status(StatusCode::kUnimplemented, std::move(m)); }
+inline Status Unimplemented(std::string m) {
+  return Status(StatusCode::kUnimplemented, std::move(m));
+}
 inline Status InternalError(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   StatusOr(Status status) : v_(std::move(status)) {  // NOLINT
     if (std::get<Status>(v_).ok()) v_ = Status(StatusCode::kInternal, "StatusOr built from OK");
   }
@@ -64,27 +76,26 @@ class [[nodiscard]] StatusOr {
 };
 
 // Always-on check for internal invariants (never for user input).
-#define VERISUB_CHECK(cond)                                                          \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::fprintf(stderr, "internal error: %s:%d: check failed: %s\n", __FILE__, \
-                   __LINE__, #cond);                                                 \
-      std::abort();                                                                  \
-    }                                                                                \
+#define VERISUB_CHECK(cond)                                                                 \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
+      std::fprintf(stderr, "internal error: %s:%d: check failed: %s\n", __FILE__, __LINE__, \
+                   #cond);                                                                  \
+      std::abort();                                                                         \
+    }                                                                                       \
   } while (0)
 
-#define VERISUB_RETURN_IF_ERROR(expr)   \
-  do {                                  \
-    ::verisub::Status _st = (expr);     \
-    if (!_st.ok()) return _st;          \
+#define VERISUB_RETURN_IF_ERROR(expr) \
+  do {                                \
+    ::verisub::Status _st = (expr);   \
+    if (!_st.ok()) return _st;        \
   } while (0)
 
 #define VERISUB_CONCAT_INNER(a, b) a##b
 #define VERISUB_CONCAT(a, b) VERISUB_CONCAT_INNER(a, b)
-#define VERISUB_ASSIGN_OR_RETURN(lhs, expr)                                 \
-  auto VERISUB_CONCAT(_sor_, __LINE__) = (expr);                            \
-  if (!VERISUB_CONCAT(_sor_, __LINE__).ok())                                \
-    return VERISUB_CONCAT(_sor_, __LINE__).status();                        \
+#define VERISUB_ASSIGN_OR_RETURN(lhs, expr)                                                   \
+  auto VERISUB_CONCAT(_sor_, __LINE__) = (expr);                                              \
+  if (!VERISUB_CONCAT(_sor_, __LINE__).ok()) return VERISUB_CONCAT(_sor_, __LINE__).status(); \
   lhs = std::move(VERISUB_CONCAT(_sor_, __LINE__)).value()
 
 }  // namespace verisub

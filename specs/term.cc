@@ -76,7 +76,8 @@ StatusOr<TermAst> ParseTerm(std::string_view t, size_t* pos) {
       std::string_view key = ReadToken(t, pos);
       if (key.empty()) return ErrorAt(key_pos, "expected a parameter name");
       SkipSpace(t, pos);
-      if (*pos >= t.size() || t[*pos] != '=') return ErrorAt(*pos, "expected '=' after '" + std::string(key) + "'");
+      if (*pos >= t.size() || t[*pos] != '=')
+        return ErrorAt(*pos, "expected '=' after '" + std::string(key) + "'");
       ++*pos;
       SkipSpace(t, pos);
       auto value = ReadValue(t, pos);

@@ -14,16 +14,15 @@ Status ExpectRank(const TensorType& t, int i, int rank) {
 
 Status ExpectRankAtLeast(const TensorType& t, int i, int rank) {
   if (t.shape.rank < rank)
-    return InvalidArgument(InputName(i) + " must have rank >= " + std::to_string(rank) +
-                           ", got " + t.shape.ToString());
+    return InvalidArgument(InputName(i) + " must have rank >= " + std::to_string(rank) + ", got " +
+                           t.shape.ToString());
   return ExpectPositiveDims(t, i);
 }
 
 Status ExpectPositiveDims(const TensorType& t, int i) {
   for (int d = 0; d < t.shape.rank; ++d)
     if (t.shape[d] < 1)
-      return InvalidArgument(InputName(i) + " has a non-positive dimension: " +
-                             t.shape.ToString());
+      return InvalidArgument(InputName(i) + " has a non-positive dimension: " + t.shape.ToString());
   return Status::Ok();
 }
 
@@ -59,8 +58,9 @@ Status WindowGeometry(const char* dim, int64_t in, int64_t k, int64_t stride, Pa
   } else {
     *pad = 0;
     if (k > in)
-      return InvalidArgument(std::string("window ") + std::to_string(k) + " is larger than the input (" +
-                             std::to_string(in) + ") along " + dim + " with padding=valid");
+      return InvalidArgument(std::string("window ") + std::to_string(k) +
+                             " is larger than the input (" + std::to_string(in) + ") along " + dim +
+                             " with padding=valid");
   }
   *out = (in + 2 * *pad - k) / stride + 1;
   return Status::Ok();

@@ -14,18 +14,18 @@ Status Conv2dShape(const Params& p, const TensorType* const* in, TensorType* out
     return InvalidArgument("group=dw needs a weight with 1 input channel per group, got weight " +
                            w.shape.ToString());
   if (x.shape[1] != w.shape[1] * groups)
-    return InvalidArgument("input 0 has " + std::to_string(x.shape[1]) +
-                           " channels but weight " + w.shape.ToString() + " with " +
-                           std::to_string(groups) + " group(s) expects " +
-                           std::to_string(w.shape[1] * groups));
+    return InvalidArgument("input 0 has " + std::to_string(x.shape[1]) + " channels but weight " +
+                           w.shape.ToString() + " with " + std::to_string(groups) +
+                           " group(s) expects " + std::to_string(w.shape[1] * groups));
   if (w.shape[0] % groups != 0)
     return InvalidArgument("weight's " + std::to_string(w.shape[0]) +
-                           " output channels are not divisible by group=" +
-                           std::to_string(groups));
+                           " output channels are not divisible by group=" + std::to_string(groups));
   auto pad = static_cast<Padding>(p[kConvPadding]);
   int64_t oh, ow, ph, pw;
-  VERISUB_RETURN_IF_ERROR(WindowGeometry("height", x.shape[2], w.shape[2], p[kConvStrideH], pad, &oh, &ph));
-  VERISUB_RETURN_IF_ERROR(WindowGeometry("width", x.shape[3], w.shape[3], p[kConvStrideW], pad, &ow, &pw));
+  VERISUB_RETURN_IF_ERROR(
+      WindowGeometry("height", x.shape[2], w.shape[2], p[kConvStrideH], pad, &oh, &ph));
+  VERISUB_RETURN_IF_ERROR(
+      WindowGeometry("width", x.shape[3], w.shape[3], p[kConvStrideW], pad, &ow, &pw));
   out[0] = TensorType(Shape{x.shape[0], w.shape[0], oh, ow});
   out[0].trees[0] = x.trees[0];
   out[0].trees[1] = w.trees[0];
@@ -40,8 +40,9 @@ OpSpec Conv2dSpec() {
   op.name = "conv2d";
   op.summary = "2-D convolution, NCHW input x [N,C,H,W], weight w [O,C/group,KH,KW]";
   op.num_inputs = 2;
-  op.params = {IntParam("stride_h", kConvStrideH, {1, 2}), IntParam("stride_w", kConvStrideW, {1, 2}),
-               PaddingParam(kConvPadding), ActivationParam(kConvActivation),
+  op.params = {IntParam("stride_h", kConvStrideH, {1, 2}),
+               IntParam("stride_w", kConvStrideW, {1, 2}), PaddingParam(kConvPadding),
+               ActivationParam(kConvActivation),
                IntParam("group", kConvGroup, {1, kDepthwiseGroup})};
   op.params.back().names = {{kDepthwiseGroup, "dw"}};
   op.shape_rule = Conv2dShape;

@@ -10,7 +10,8 @@ Status SameShapeBinary(const Params&, const TensorType* const* in, TensorType* o
     return InvalidArgument("inputs have different shapes " + in[0]->shape.ToString() + " and " +
                            in[1]->shape.ToString());
   out[0] = TensorType(in[0]->shape);
-  for (int d = 0; d < in[0]->shape.rank; ++d) out[0].trees[d] = MergeTrees(in[0]->trees[d], in[1]->trees[d]);
+  for (int d = 0; d < in[0]->shape.rank; ++d)
+    out[0].trees[d] = MergeTrees(in[0]->trees[d], in[1]->trees[d]);
   return Status::Ok();
 }
 

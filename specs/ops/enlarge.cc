@@ -28,7 +28,8 @@ OpSpec EnlargeSpec() {
   op.name = "enlarge";
   op.summary = "zero-pads a kernel [O,C,KH,KW] to [O,C,kernel_h,kernel_w], centred";
   op.num_inputs = 1;
-  op.params = {IntParam("kernel_h", kEnlargeKernelH, {3}), IntParam("kernel_w", kEnlargeKernelW, {3})};
+  op.params = {IntParam("kernel_h", kEnlargeKernelH, {3}),
+               IntParam("kernel_w", kEnlargeKernelW, {3})};
   op.shape_rule = EnlargeShape;
   op.layouts = {"any"};
   op.axioms = R"(

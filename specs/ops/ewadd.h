@@ -9,7 +9,7 @@ OpSpec EwAddSpec();
 
 template <class S>
 void EwAddKernel(const S& s, const Params&, const Tensor<typename S::Elem>* const* in,
-                  Tensor<typename S::Elem>* out) {
+                 Tensor<typename S::Elem>* out) {
   BinaryKernel(s, in, out, [&](auto a, auto b) { return s.Add(a, b); });
 }
 

@@ -9,7 +9,7 @@ OpSpec EwMulSpec();
 
 template <class S>
 void EwMulKernel(const S& s, const Params&, const Tensor<typename S::Elem>* const* in,
-                  Tensor<typename S::Elem>* out) {
+                 Tensor<typename S::Elem>* out) {
   BinaryKernel(s, in, out, [&](auto a, auto b) { return s.Mul(a, b); });
 }
 

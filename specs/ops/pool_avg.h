@@ -1,4 +1,5 @@
-// pool_avg: 2-D average (the divisor counts padded positions) pooling over NCHW with a fused activation.
+// pool_avg: 2-D average (the divisor counts padded positions) pooling over NCHW with a fused
+// activation.
 #pragma once
 
 #include "specs/ops/pooling.h"

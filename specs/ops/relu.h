@@ -9,7 +9,7 @@ OpSpec ReluSpec();
 
 template <class S>
 void ReluKernel(const S& s, const Params&, const Tensor<typename S::Elem>* const* in,
-                  Tensor<typename S::Elem>* out) {
+                Tensor<typename S::Elem>* out) {
   ActivationKernel(s, Activation::kRelu, in, out);
 }
 

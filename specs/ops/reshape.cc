@@ -28,8 +28,8 @@ Status ReshapeShape(const Params& p, const TensorType* const* in, TensorType* ou
   int64_t n = x.shape.NumElements();
   if (infer >= 0) {
     if (n % known != 0)
-      return InvalidArgument("cannot infer -1: " + std::to_string(n) + " elements are not divisible by " +
-                             std::to_string(known));
+      return InvalidArgument("cannot infer -1: " + std::to_string(n) +
+                             " elements are not divisible by " + std::to_string(known));
     s[infer] = n / known;
     known *= s[infer];
   }

@@ -9,7 +9,7 @@ OpSpec SigmoidSpec();
 
 template <class S>
 void SigmoidKernel(const S& s, const Params&, const Tensor<typename S::Elem>* const* in,
-                  Tensor<typename S::Elem>* out) {
+                   Tensor<typename S::Elem>* out) {
   ActivationKernel(s, Activation::kSigmoid, in, out);
 }
 

@@ -9,7 +9,7 @@ OpSpec TanhSpec();
 
 template <class S>
 void TanhKernel(const S& s, const Params&, const Tensor<typename S::Elem>* const* in,
-                  Tensor<typename S::Elem>* out) {
+                Tensor<typename S::Elem>* out) {
   ActivationKernel(s, Activation::kTanh, in, out);
 }
 

@@ -67,7 +67,8 @@ TEST(RuleTest, BothSidesEvaluateEqual) {
   specs::Shape shapes[3] = {{2, 3}, {3, 4}, {4, 5}};
   for (int i = 0; i < 3; ++i) {
     in[i].type = specs::TensorType(shapes[i]);
-    for (int64_t k = 0; k < shapes[i].NumElements(); ++k) in[i].data.push_back(s.FromInt(rng() % 1000));
+    for (int64_t k = 0; k < shapes[i].NumElements(); ++k)
+      in[i].data.push_back(s.FromInt(rng() % 1000));
   }
   auto a = EvalPattern(s, r->src, in);
   auto b = EvalPattern(s, r->dst, in);

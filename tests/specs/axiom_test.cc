@@ -17,7 +17,7 @@ using testing::RandomTensor;
 
 struct CheckResult {
   int assignments = 0;
-  int cases = 0;              // shape cases evaluated
+  int cases = 0;  // shape cases evaluated
   int assignments_without_shapes = 0;
   std::string first_failure;  // empty when the axiom held everywhere
 };
@@ -71,7 +71,8 @@ CheckResult CheckAxiom(const Axiom& ax, int cases_per_assignment, uint64_t seed)
         for (size_t i = 0; i < c.var_types.size(); ++i)
           shapes += " " + ax.vars[i].name + "=" + c.var_types[i].shape.ToString();
         res.first_failure = FormatAxiomTerm(ax, ax.lhs, &assignment) + " = " +
-                            FormatAxiomTerm(ax, ax.rhs, &assignment) + " with" + shapes + ": " + why;
+                            FormatAxiomTerm(ax, ax.rhs, &assignment) + " with" + shapes + ": " +
+                            why;
       }
     }
     if (found == 0) ++res.assignments_without_shapes;

@@ -5,8 +5,8 @@
 
 namespace verisub::specs::testing {
 
-StatusOr<std::vector<Tensor<double>>> Run(const std::string& op_with_params,
-                                          const std::vector<Tensor<double>>& inputs) {
+StatusOr<std::vector<Tensor<double>>> RunOp(const std::string& op_with_params,
+                                            const std::vector<Tensor<double>>& inputs) {
   auto ast = ParseTermString("(" + op_with_params + ")");
   if (!ast.ok()) return ast.status();
   const OpSpec* op = FindOp(ast->head);

@@ -42,9 +42,9 @@ inline Tensor<uint32_t> RandomTensor(const ModIntSemantics& s, const TensorType&
   return t;
 }
 
-// Evaluates `op[params]` given in text, e.g. Run("conv2d[stride_h=2]", {x, w}); unspecified
+// Evaluates `op[params]` given in text, e.g. RunOp("conv2d[stride_h=2]", {x, w}); unspecified
 // parameters take their first domain value.
-StatusOr<std::vector<Tensor<double>>> Run(const std::string& op_with_params,
-                                          const std::vector<Tensor<double>>& inputs);
+StatusOr<std::vector<Tensor<double>>> RunOp(const std::string& op_with_params,
+                                            const std::vector<Tensor<double>>& inputs);
 
 }  // namespace verisub::specs::testing
