@@ -1,0 +1,103 @@
+// The analytic cost model.
+#include "runtime/cost/analytic_cost.h"
+
+#include <algorithm>
+
+#include "specs/ops/conv2d.h"
+#include "specs/ops/pooling.h"
+#include "specs/registry.h"
+
+namespace verisub::runtime {
+namespace {
+
+double Elements(const specs::Shape& s) { return static_cast<double>(s.NumElements()); }
+
+double AllBytes(const OpCostQuery& q) {
+  double n = 0;
+  for (const specs::Shape& s : q.inputs) n += Elements(s);
+  for (const specs::Shape& s : q.outputs) n += Elements(s);
+  return n * q.bytes_per_element;
+}
+
+}  // namespace
+
+std::string OpCostQuery::Key() const {
+  std::string k;
+  if (is_opaque()) {
+    k = "opaque:" + opaque_type;
+  } else {
+    const specs::OpSpec& spec = specs::GetOp(op);
+    k = spec.name + "[";
+    for (size_t i = 0; i < spec.params.size(); ++i)
+      k += (i ? "," : "") + spec.params[i].name + "=" +
+           specs::FormatParamValue(spec.params[i], params);
+    k += "]";
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) k += (i ? "," : " ") + inputs[i].ToString();
+  k += " ->";
+  for (size_t i = 0; i < outputs.size(); ++i) k += (i ? "," : " ") + outputs[i].ToString();
+  return k + " @" + layout;
+}
+
+StatusOr<DeviceDescription> DevicePreset(const std::string& name) {
+  // Sustained (not peak-sheet) figures for float32.
+  if (name == "cpu-2core") return DeviceDescription{name, 100, 15, 2};
+  if (name == "v100") return DeviceDescription{name, 14000, 800, 5};
+  if (name == "h100") return DeviceDescription{name, 50000, 2800, 4};
+  return InvalidArgument("unknown device preset '" + name + "' (known: cpu-2core, v100, h100)");
+}
+
+StatusOr<OpWork> EstimateWork(const OpCostQuery& q) {
+  OpWork w;
+  w.bytes = AllBytes(q);
+  if (q.is_opaque()) {
+    // Unknown arithmetic: assume memory-bound, one operation per output element.
+    for (const specs::Shape& s : q.outputs) w.flops += Elements(s);
+    return w;
+  }
+  const specs::OpSpec& spec = specs::GetOp(q.op);
+  if (static_cast<int>(q.inputs.size()) != spec.num_inputs ||
+      static_cast<int>(q.outputs.size()) != spec.num_outputs)
+    return InvalidArgument("cost query for '" + spec.name + "' has the wrong number of shapes");
+  if (spec.is_constant || q.op == specs::OpKind::kReshape) {
+    w.flops = w.bytes = 0;
+    w.launches_kernel = false;
+    return w;
+  }
+  const specs::Shape& out = q.outputs[0];
+  switch (q.op) {
+    case specs::OpKind::kConv2d: {
+      const specs::Shape& wt = q.inputs[1];
+      w.flops = 2.0 * Elements(out) * wt[1] * wt[2] * wt[3];
+      break;
+    }
+    case specs::OpKind::kMatmul: {
+      const specs::Shape& a = q.inputs[0];
+      w.flops = 2.0 * Elements(out) * a[a.rank - 1];
+      break;
+    }
+    case specs::OpKind::kPoolMax:
+    case specs::OpKind::kPoolAvg:
+      w.flops =
+          Elements(out) * q.params[specs::ops::kPoolKernelH] * q.params[specs::ops::kPoolKernelW];
+      break;
+    case specs::OpKind::kBatchnorm:
+      w.flops = 2.0 * Elements(out);
+      break;
+    default:  // elementwise, data movement
+      w.flops = Elements(out);
+      break;
+  }
+  return w;
+}
+
+StatusOr<double> AnalyticCostModel::OpTimeUs(const OpCostQuery& q) const {
+  auto work = EstimateWork(q);
+  if (!work.ok()) return work.status();
+  if (!work->launches_kernel) return 0.0;
+  double compute_us = work->flops / (device_.peak_gflops * 1e3);
+  double memory_us = work->bytes / (device_.bandwidth_gbps * 1e3);
+  return std::max(compute_us, memory_us) + device_.launch_overhead_us;
+}
+
+}  // namespace verisub::runtime
