@@ -56,7 +56,7 @@ class SmallResNet(nn.Module):
 class TinyTransformerMlp(nn.Module):
     """LayerNorm, GELU MLP with a residual, softmax attention over one head, as in BERT."""
 
-    def __init__(self, hidden=32, seq=8):
+    def __init__(self, hidden=32):
         super().__init__()
         self.norm1 = nn.LayerNorm(hidden)
         self.qkv = nn.Linear(hidden, 3 * hidden)
@@ -64,10 +64,13 @@ class TinyTransformerMlp(nn.Module):
         self.norm2 = nn.LayerNorm(hidden)
         self.fc1 = nn.Linear(hidden, 4 * hidden)
         self.fc2 = nn.Linear(4 * hidden, hidden)
+        self.hidden = hidden
         self.scale = hidden ** -0.5
 
     def forward(self, x):
-        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
+        # split with fixed sizes exports as Split with a constant `split` input; chunk would
+        # export a Shape/Gather/Div/Slice chain whose shapes ONNX 1.12 cannot infer statically.
+        q, k, v = self.qkv(self.norm1(x)).split(self.hidden, dim=-1)
         attn = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
         x = x + self.out(attn @ v)
         return x + self.fc2(nn.functional.gelu(self.fc1(self.norm2(x))))

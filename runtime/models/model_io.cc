@@ -43,7 +43,7 @@ StatusOr<onnx::ModelProto> InferModelShapes(const onnx::ModelProto& model) {
   }
   try {
     onnx::ShapeInferenceOptions strict(/*check_type_val=*/true, /*strict_mode_val=*/1,
-                                       /*data_prop_val=*/false);
+                                       /*data_prop_val=*/true);
     onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), strict);
   } catch (const std::exception& e) {
     return InvalidArgument(ModelName(model) + ": shape inference: " + e.what());

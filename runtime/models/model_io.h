@@ -10,8 +10,9 @@
 
 namespace verisub::runtime::models {
 
-// Runs onnx::checker::check_model and strict shape inference (on a copy) and requires a fully
-// static float or int64 shape on every node output. Errors name the failing node or value.
+// Runs onnx::checker::check_model and strict shape inference (on a copy, with ONNX's data
+// propagation so Shape-derived Reshape targets resolve) and requires a fully static shape on
+// every node output. Errors name the model and the failing node or value.
 Status ValidateModel(const onnx::ModelProto& model);
 
 // Like ValidateModel, but returns the model with the inferred value_info filled in.
