@@ -34,3 +34,12 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+# Benchmark models (runtime/models): write them all to $(BUILD)/models/, and compare them with
+# PyTorch's definitions of the same networks (needs python3-torch, python3-torchvision, python3-onnx).
+.PHONY: models models-check
+models: configure
+	cmake --build $(BUILD) -j $(JOBS) --target models
+
+models-check: models
+	/usr/bin/python3 tests/runtime/models/compare_with_pytorch.py $(BUILD)/models

@@ -1,0 +1,119 @@
+// ValidateModel, SerializeModel and WriteModelFile.
+#include "runtime/models/model_io.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+
+namespace verisub::runtime::models {
+namespace {
+
+std::string ModelName(const onnx::ModelProto& model) {
+  return "model '" + model.graph().name() + "'";
+}
+
+// A tensor type with a known element type and every dimension a concrete positive value.
+bool IsStatic(const onnx::TypeProto& type) {
+  if (!type.has_tensor_type()) return false;
+  const onnx::TypeProto_Tensor& t = type.tensor_type();
+  if (t.elem_type() == onnx::TensorProto::UNDEFINED || !t.has_shape()) return false;
+  for (const onnx::TensorShapeProto_Dimension& d : t.shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() <= 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+StatusOr<onnx::ModelProto> InferModelShapes(const onnx::ModelProto& model) {
+  // The ONNX library reports problems by throwing; the library API must not, so they become
+  // Status values here.
+  onnx::ModelProto inferred = model;
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return InvalidArgument(ModelName(model) + ": ONNX checker: " + e.what());
+  }
+  try {
+    onnx::ShapeInferenceOptions strict(/*check_type_val=*/true, /*strict_mode_val=*/1,
+                                       /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), strict);
+  } catch (const std::exception& e) {
+    return InvalidArgument(ModelName(model) + ": shape inference: " + e.what());
+  }
+  const onnx::GraphProto& g = inferred.graph();
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& v : g.input()) types[v.name()] = &v.type();
+  for (const auto& v : g.value_info()) types[v.name()] = &v.type();
+  for (const auto& v : g.output()) {
+    if (!IsStatic(v.type())) {
+      return InvalidArgument(ModelName(model) + ": graph output '" + v.name() +
+                             "' has no static shape");
+    }
+    types[v.name()] = &v.type();
+  }
+  for (const onnx::NodeProto& node : g.node()) {
+    for (const std::string& out : node.output()) {
+      auto it = types.find(out);
+      if (it == types.end() || !IsStatic(*it->second)) {
+        return InvalidArgument(ModelName(model) + ": node '" + node.name() + "' (" +
+                               node.op_type() + "): output '" + out +
+                               "' has no inferred static shape");
+      }
+    }
+  }
+  return inferred;
+}
+
+Status ValidateModel(const onnx::ModelProto& model) {
+  StatusOr<onnx::ModelProto> inferred = InferModelShapes(model);
+  return inferred.status();
+}
+
+StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
+  if (model.ByteSizeLong() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    return InvalidArgument(ModelName(model) + " exceeds protobuf's 2 GiB message limit");
+  }
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!model.SerializeToCodedStream(&coded)) {
+      return InternalError(ModelName(model) + ": protobuf serialization failed");
+    }
+  }
+  return bytes;
+}
+
+Status WriteModelFile(const onnx::ModelProto& model, const std::string& path) {
+  VERISUB_ASSIGN_OR_RETURN(const std::string bytes, SerializeModel(model));
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      return DataLoss("cannot write '" + temp + "'");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    return DataLoss("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace verisub::runtime::models
