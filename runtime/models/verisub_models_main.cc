@@ -1,6 +1,7 @@
 // verisub-models: writes the benchmark models as ONNX files.
 //   verisub-models --list
 //   verisub-models --out DIR [--seed N] [name...]   (no names: all models)
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -21,12 +22,16 @@ int Usage() {
 
 verisub::Status WriteOne(const std::string& name, const std::string& dir,
                          const vm::BuildOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   VERISUB_ASSIGN_OR_RETURN(onnx::ModelProto model, vm::BuildModel(name, options));
+  const double build_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   VERISUB_RETURN_IF_ERROR(vm::ValidateModel(model));
   const std::string path = (std::filesystem::path(dir) / (name + ".onnx")).string();
   VERISUB_RETURN_IF_ERROR(vm::WriteModelFile(model, path));
-  std::printf("%-16s %5d nodes %10.1f MiB  %s\n", name.c_str(), model.graph().node_size(),
-              static_cast<double>(std::filesystem::file_size(path)) / (1024.0 * 1024.0),
+  std::printf("%-16s %5d nodes %10.1f MiB  built in %6.0f ms  %s\n", name.c_str(),
+              model.graph().node_size(),
+              static_cast<double>(std::filesystem::file_size(path)) / (1024.0 * 1024.0), build_ms,
               path.c_str());
   return verisub::Status::Ok();
 }

@@ -10,7 +10,7 @@
 namespace verisub::runtime::models {
 namespace {
 
-const std::filesystem::path kDataDir = VERISUB_EXPORTED_MODELS_DIR;
+std::filesystem::path DataDir() { return VERISUB_EXPORTED_MODELS_DIR; }
 
 template <typename Proto>
 bool ParseFile(const std::filesystem::path& path, Proto* proto) {
@@ -29,7 +29,7 @@ class ExportedModelTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(ExportedModelTest, LoadsValidatesAndMatchesRecordedTensors) {
   const std::string name = GetParam();
   onnx::ModelProto model;
-  ASSERT_TRUE(ParseFile(kDataDir / (name + ".onnx"), &model)) << name;
+  ASSERT_TRUE(ParseFile(DataDir() / (name + ".onnx"), &model)) << name;
   EXPECT_EQ(model.opset_import(0).version(), 17);
   EXPECT_EQ(model.producer_name(), "pytorch");
   const Status valid = ValidateModel(model);
@@ -40,7 +40,7 @@ TEST_P(ExportedModelTest, LoadsValidatesAndMatchesRecordedTensors) {
       {".input_0.pb", &model.graph().input(0)}, {".output_0.pb", &model.graph().output(0)}};
   for (const auto& [suffix, value] : recorded) {
     onnx::TensorProto tensor;
-    ASSERT_TRUE(ParseFile(kDataDir / (name + suffix), &tensor)) << name << suffix;
+    ASSERT_TRUE(ParseFile(DataDir() / (name + suffix), &tensor)) << name << suffix;
     EXPECT_EQ(tensor.data_type(), onnx::TensorProto::FLOAT);
     const std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
     EXPECT_EQ(dims, Shape(*value)) << name << suffix;
@@ -56,7 +56,7 @@ INSTANTIATE_TEST_SUITE_P(Committed, ExportedModelTest,
 
 TEST(ExportedModelsFolderTest, StaysUnderTenMegabytes) {
   uintmax_t total = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kDataDir)) {
+  for (const auto& entry : std::filesystem::directory_iterator(DataDir())) {
     if (entry.is_regular_file()) total += entry.file_size();
   }
   EXPECT_LE(total, 10u * 1000u * 1000u);

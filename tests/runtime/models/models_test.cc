@@ -91,14 +91,15 @@ TEST_P(ModelTest, ValidHistogramAndShapes) {
   EXPECT_EQ(Shape(model->graph().output(0)), e.output);
 }
 
-const std::vector<int64_t> kImage224 = {1, 3, 224, 224};
-const std::vector<int64_t> kLogits = {1, 1000};
+std::vector<int64_t> Image224() { return {1, 3, 224, 224}; }
+std::vector<int64_t> Logits() { return {1, 1000}; }
 
 // The counts follow from the published architectures (see runtime/models/README.md):
 // ResNet-50: 1 stem + 16 bottlenecks x 3 + 4 projection shortcuts = 53 convs, 16 residual Adds.
-const Histogram kResNetOps = {
-    {"Conv", 53},   {"BatchNormalization", 53}, {"Relu", 49},   {"Add", 16},
-    {"MaxPool", 1}, {"GlobalAveragePool", 1},   {"Flatten", 1}, {"Gemm", 1}};
+Histogram ResNetOps() {
+  return {{"Conv", 53},   {"BatchNormalization", 53}, {"Relu", 49},   {"Add", 16},
+          {"MaxPool", 1}, {"GlobalAveragePool", 1},   {"Flatten", 1}, {"Gemm", 1}};
+}
 
 std::vector<int64_t> BertDims() { return {1, 128, 768}; }
 
@@ -111,14 +112,15 @@ Histogram BertOps(int layers) {
 }
 
 // NasRNN: per step 16 MatMul, 8 + 3 Add, 4 Mul, 2 Relu, 5 Sigmoid, 8 Tanh; 5 steps.
-const Histogram kNasRnnOps = {{"MatMul", 80}, {"Add", 55},     {"Mul", 20},
-                              {"Relu", 10},   {"Sigmoid", 25}, {"Tanh", 40}};
+Histogram NasRnnOps() {
+  return {{"MatMul", 80}, {"Add", 55}, {"Mul", 20}, {"Relu", 10}, {"Sigmoid", 25}, {"Tanh", 40}};
+}
 
 INSTANTIATE_TEST_SUITE_P(
     AllModels, ModelTest,
     ::testing::Values(
-        Expected{"resnet50", kResNetOps, {kImage224}, kLogits},
-        Expected{"resnext50_32x4d", kResNetOps, {kImage224}, kLogits},
+        Expected{"resnet50", ResNetOps(), {Image224()}, Logits()},
+        Expected{"resnext50_32x4d", ResNetOps(), {Image224()}, Logits()},
         // 5 stem + 3 A x 7 + B 4 + 4 C x 10 + D 6 + 2 E x 9 = 94 BasicConv2d blocks.
         Expected{"inception_v3",
                  {{"Conv", 94},
@@ -131,7 +133,7 @@ INSTANTIATE_TEST_SUITE_P(
                   {"Flatten", 1},
                   {"Gemm", 1}},
                  {{1, 3, 299, 299}},
-                 kLogits},
+                 Logits()},
         // 1 stem conv + 8 fire modules x 3 + the 1x1 classifier conv.
         Expected{"squeezenet1_1",
                  {{"Conv", 26},
@@ -140,8 +142,8 @@ INSTANTIATE_TEST_SUITE_P(
                   {"MaxPool", 3},
                   {"GlobalAveragePool", 1},
                   {"Flatten", 1}},
-                 {kImage224},
-                 kLogits},
+                 {Image224()},
+                 Logits()},
         // 17 inverted residuals (the first without expansion), 10 of them with a skip Add.
         Expected{"mobilenet_v2",
                  {{"Conv", 52},
@@ -151,8 +153,8 @@ INSTANTIATE_TEST_SUITE_P(
                   {"GlobalAveragePool", 1},
                   {"Flatten", 1},
                   {"Gemm", 1}},
-                 {kImage224},
-                 kLogits},
+                 {Image224()},
+                 Logits()},
         // 15 normal cells (12 convs, 3 avg pools, 5 adds) and 3 reduction cells (12 convs,
         // 2 max + 2 avg pools, 5 adds), each with two conv+ReLU input adapters and a concat.
         Expected{"nasnet_a",
@@ -165,10 +167,10 @@ INSTANTIATE_TEST_SUITE_P(
                   {"GlobalAveragePool", 1},
                   {"Flatten", 1},
                   {"Gemm", 1}},
-                 {kImage224},
-                 kLogits},
+                 {Image224()},
+                 Logits()},
         Expected{"nasrnn",
-                 kNasRnnOps,
+                 NasRnnOps(),
                  {{1, 512}, {1, 512}, {1, 512}, {1, 512}, {1, 512}, {1, 512}},
                  {1, 512}},
         Expected{"bert_1layer", BertOps(1), {BertDims()}, BertDims()},
