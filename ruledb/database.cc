@@ -102,7 +102,8 @@ StatusOr<RuleDatabase> Decode(const v1::RuleDatabase& p, const std::string& file
 StatusOr<v1::RuleDatabase> ParseBytes(std::string_view bytes, const std::string& file) {
   v1::RuleDatabase p;
   if (bytes.size() > INT_MAX || !p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return DataLoss(file + ": not a valid rules file (protobuf parse failed: truncated or corrupt)");
+    return DataLoss(file +
+                    ": not a valid rules file (protobuf parse failed: truncated or corrupt)");
   return p;
 }
 

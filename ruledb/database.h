@@ -47,8 +47,7 @@ void SortRules(std::vector<Rule>* rules);
 // Serialized protobuf and canonical text of a database. Rules are canonicalized and sorted;
 // duplicates (equal text) are an error.
 StatusOr<std::string> SerializeRuleDatabase(const DatabaseHeader& header, std::vector<Rule> rules);
-StatusOr<std::string> FormatRuleDatabaseText(const DatabaseHeader& header,
-                                             std::vector<Rule> rules);
+StatusOr<std::string> FormatRuleDatabaseText(const DatabaseHeader& header, std::vector<Rule> rules);
 
 // Decodes a serialized protobuf (ParseRuleDatabaseBytes) or a text file (ParseRuleDatabaseText).
 // Errors name `file` and, for a bad rule, its index and id.

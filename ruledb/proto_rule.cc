@@ -73,13 +73,20 @@ StatusOr<PatternGraph> GraphFromProto(const v1::Graph& p) {
 
 StatusOr<ProofStatus> ProofStatusFromProto(v1::ProofStatus s) {
   switch (s) {
-    case v1::PROOF_STATUS_UNCHECKED: return ProofStatus::kUnchecked;
-    case v1::PROOF_STATUS_PROVED: return ProofStatus::kProved;
-    case v1::PROOF_STATUS_NOT_PROVED: return ProofStatus::kNotProved;
-    case v1::PROOF_STATUS_UNKNOWN: return ProofStatus::kUnknown;
-    case v1::PROOF_STATUS_TIMEOUT: return ProofStatus::kTimeout;
-    case v1::PROOF_STATUS_ERROR: return ProofStatus::kError;
-    default: break;
+    case v1::PROOF_STATUS_UNCHECKED:
+      return ProofStatus::kUnchecked;
+    case v1::PROOF_STATUS_PROVED:
+      return ProofStatus::kProved;
+    case v1::PROOF_STATUS_NOT_PROVED:
+      return ProofStatus::kNotProved;
+    case v1::PROOF_STATUS_UNKNOWN:
+      return ProofStatus::kUnknown;
+    case v1::PROOF_STATUS_TIMEOUT:
+      return ProofStatus::kTimeout;
+    case v1::PROOF_STATUS_ERROR:
+      return ProofStatus::kError;
+    default:
+      break;
   }
   return DataLoss("unknown proof status " + std::to_string(static_cast<int>(s)));
 }
@@ -88,12 +95,18 @@ StatusOr<ProofStatus> ProofStatusFromProto(v1::ProofStatus s) {
 
 v1::ProofStatus ProofStatusToProto(ProofStatus s) {
   switch (s) {
-    case ProofStatus::kUnchecked: return v1::PROOF_STATUS_UNCHECKED;
-    case ProofStatus::kProved: return v1::PROOF_STATUS_PROVED;
-    case ProofStatus::kNotProved: return v1::PROOF_STATUS_NOT_PROVED;
-    case ProofStatus::kUnknown: return v1::PROOF_STATUS_UNKNOWN;
-    case ProofStatus::kTimeout: return v1::PROOF_STATUS_TIMEOUT;
-    case ProofStatus::kError: return v1::PROOF_STATUS_ERROR;
+    case ProofStatus::kUnchecked:
+      return v1::PROOF_STATUS_UNCHECKED;
+    case ProofStatus::kProved:
+      return v1::PROOF_STATUS_PROVED;
+    case ProofStatus::kNotProved:
+      return v1::PROOF_STATUS_NOT_PROVED;
+    case ProofStatus::kUnknown:
+      return v1::PROOF_STATUS_UNKNOWN;
+    case ProofStatus::kTimeout:
+      return v1::PROOF_STATUS_TIMEOUT;
+    case ProofStatus::kError:
+      return v1::PROOF_STATUS_ERROR;
   }
   return v1::PROOF_STATUS_ERROR;
 }

@@ -146,7 +146,8 @@ StatusOr<v1::Graph> ParseSide(std::string_view text, std::map<std::string, int>*
   size_t start = 0;
   while (true) {
     size_t semi = text.find(';', start);
-    std::string_view part = text.substr(start, semi == std::string_view::npos ? semi : semi - start);
+    std::string_view part =
+        text.substr(start, semi == std::string_view::npos ? semi : semi - start);
     auto ast = specs::ParseTermString(part);
     if (!ast.ok()) return ast.status().WithContext(side);
     auto v = b.Add(*ast);
@@ -215,18 +216,27 @@ Status ParseProofSuffix(std::string_view s, v1::Rule* r) {
 // Header fields in the order they are written.
 enum class Field { kSchemaVersion, kOpSet, kMaxOps, kTool, kZ3, kConfig, kCount, kNumRules };
 constexpr std::pair<Field, const char*> kFields[] = {
-    {Field::kSchemaVersion, "schema_version"}, {Field::kOpSet, "op_set_fingerprint"},
-    {Field::kMaxOps, "max_ops"},               {Field::kTool, "tool_version"},
-    {Field::kZ3, "z3_version"},                {Field::kConfig, "generator_config"},
-    {Field::kCount, "count"},                  {Field::kNumRules, "num_rules"},
+    {Field::kSchemaVersion, "schema_version"},
+    {Field::kOpSet, "op_set_fingerprint"},
+    {Field::kMaxOps, "max_ops"},
+    {Field::kTool, "tool_version"},
+    {Field::kZ3, "z3_version"},
+    {Field::kConfig, "generator_config"},
+    {Field::kCount, "count"},
+    {Field::kNumRules, "num_rules"},
 };
 
-Status ParseHeaderLine(std::string_view line, v1::Header* h) {
+// `seen` collects the fields read so far: each but `count` appears once, and all of them must.
+Status ParseHeaderLine(std::string_view line, v1::Header* h, unsigned* seen) {
   size_t colon = line.find(": ");
   if (colon == std::string_view::npos) return InvalidArgument("expected '# key: value'");
   std::string_view key = line.substr(0, colon), value = line.substr(colon + 2);
   for (const auto& [field, name] : kFields) {
     if (key != name) continue;
+    const unsigned bit = 1u << static_cast<int>(field);
+    if (field != Field::kCount && (*seen & bit))
+      return InvalidArgument("header field '" + std::string(key) + "' given twice");
+    *seen |= bit;
     switch (field) {
       case Field::kSchemaVersion: {
         VERISUB_ASSIGN_OR_RETURN(uint32_t v, ParseNumber<uint32_t>(value, name));
@@ -269,6 +279,13 @@ Status ParseHeaderLine(std::string_view line, v1::Header* h) {
   return InvalidArgument("unknown header field '" + std::string(key) + "'");
 }
 
+Status CheckHeaderComplete(unsigned seen) {
+  for (const auto& [field, name] : kFields)
+    if (field != Field::kCount && !(seen & (1u << static_cast<int>(field))))
+      return InvalidArgument(std::string("header field '") + name + "' missing (truncated file?)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 int64_t TreeTextSize(const v1::Graph& g, uint32_t num_inputs, int64_t limit) {
@@ -299,11 +316,21 @@ std::string QuoteString(std::string_view s) {
   for (char ch : s) {
     unsigned char c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[5];
@@ -331,11 +358,21 @@ StatusOr<std::string> UnquoteString(std::string_view s) {
     if (i + 2 >= s.size()) return InvalidArgument("dangling '\\' in a quoted string");
     char e = s[++i];
     switch (e) {
-      case '\\': out += '\\'; break;
-      case '"': out += '"'; break;
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
+      case '\\':
+        out += '\\';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
       case 'x': {
         if (i + 3 >= s.size()) return InvalidArgument("short \\x escape");
         unsigned code = 0;
@@ -361,8 +398,7 @@ StatusOr<std::string> FormatRuleLine(const v1::Rule& r) {
     if (g->outputs_size() == 0) return InvalidArgument("a side without outputs");
     VERISUB_RETURN_IF_ERROR(CheckNodeNames(*g));
   }
-  std::string s = GraphFormatter(r.src()).Side() + " => " +
-                  GraphFormatter(r.dst()).Side();
+  std::string s = GraphFormatter(r.src()).Side() + " => " + GraphFormatter(r.dst()).Side();
   s += kProofSeparator;
   s += r.id() + " ";
   const v1::ProofRecord& p = r.proof();
@@ -427,6 +463,7 @@ StatusOr<v1::RuleDatabase> ParseDatabaseText(std::string_view text) {
   v1::RuleDatabase db;
   size_t line_no = 0;
   bool in_rules = false;
+  unsigned seen = 0;
   for (size_t start = 0; start < text.size();) {
     size_t nl = text.find('\n', start);
     if (nl == std::string_view::npos)
@@ -446,10 +483,11 @@ StatusOr<v1::RuleDatabase> ParseDatabaseText(std::string_view text) {
     }
     if (line.substr(0, 2) == "# ") {
       if (in_rules) return InvalidArgument(where + ": header line after the first rule");
-      Status st = ParseHeaderLine(line.substr(2), db.mutable_header());
+      Status st = ParseHeaderLine(line.substr(2), db.mutable_header(), &seen);
       if (!st.ok()) return st.WithContext(where);
       continue;
     }
+    if (!in_rules) VERISUB_RETURN_IF_ERROR(CheckHeaderComplete(seen).WithContext(where));
     in_rules = true;
     auto r = ParseRuleLine(line);
     if (!r.ok())
@@ -457,6 +495,7 @@ StatusOr<v1::RuleDatabase> ParseDatabaseText(std::string_view text) {
     *db.add_rules() = std::move(*r);
   }
   if (line_no == 0) return InvalidArgument("empty file");
+  if (!in_rules) VERISUB_RETURN_IF_ERROR(CheckHeaderComplete(seen).WithContext("end of file"));
   return db;
 }
 
