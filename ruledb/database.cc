@@ -113,12 +113,12 @@ StatusOr<v1::RuleDatabase> ParseText(std::string_view text, const std::string& f
   return p;
 }
 
-bool LooksLikeText(std::string_view contents) {
+}  // namespace
+
+bool IsTextForm(std::string_view contents) {
   const std::string first = std::string("# ") + kDatabaseMagic + "\n";
   return contents.substr(0, first.size()) == first;
 }
-
-}  // namespace
 
 void SortRules(std::vector<Rule>* rules) {
   struct Key {
@@ -232,7 +232,7 @@ Status WriteRuleDatabase(const std::string& path, const DatabaseHeader& header,
 
 StatusOr<RuleDatabase> LoadRuleDatabase(const std::string& path, const LoadOptions& options) {
   VERISUB_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
-  if (LooksLikeText(contents)) return ParseRuleDatabaseText(contents, path, options);
+  if (IsTextForm(contents)) return ParseRuleDatabaseText(contents, path, options);
   return ParseRuleDatabaseBytes(contents, path, options);
 }
 

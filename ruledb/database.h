@@ -69,7 +69,10 @@ std::string TextPathFor(const std::string& path);
 Status WriteRuleDatabase(const std::string& path, const DatabaseHeader& header,
                          std::vector<Rule> rules);
 
-// Loads a protobuf or text file (told apart by the text form's first line).
+// Whether file contents are the text form (its first line), rather than protobuf.
+bool IsTextForm(std::string_view contents);
+
+// Loads a protobuf or text file (told apart by IsTextForm).
 StatusOr<RuleDatabase> LoadRuleDatabase(const std::string& path, const LoadOptions& options = {});
 
 // Writes `contents` to `path` through a temporary file and a rename.
