@@ -172,9 +172,8 @@ bool IsInstanceOf(const Rule& specific, const Rule& general, bool modulo_symmetr
   for (size_t k = 0; k < general.src.outputs.size(); ++k)
     todo.push_back({general.src.outputs[k], specific.src.outputs[k]});
   const std::vector<std::string> names = InputNames(specific.num_inputs);
-  const std::string src_text = FormatPattern(specific.src, names);
-  const std::string want =
-      modulo_symmetry ? SymmetryKey(specific) : Canonicalize(specific).ToText();
+  // Computed on the first source match only: most pairs of rules fail to match at the root.
+  std::optional<std::string> want;
   // Instantiates the general target with the bound terms and compares it with the specific one.
   auto accept = [&](const Binding& binding) {
     if (strict) {
@@ -191,9 +190,10 @@ bool IsInstanceOf(const Rule& specific, const Rule& general, bool modulo_symmetr
     }
     std::vector<std::string> dst;
     for (ValueRef v : general.dst.outputs) dst.push_back(FormatValue(general.dst, v, bound));
-    auto inst = ParseRule(src_text + " => " + JoinOutputs(dst));
+    auto inst = ParseRule(FormatPattern(specific.src, names) + " => " + JoinOutputs(dst));
     if (!inst.ok()) return false;
-    return (modulo_symmetry ? SymmetryKey(*inst) : inst->ToText()) == want;
+    if (!want) want = modulo_symmetry ? SymmetryKey(specific) : Canonicalize(specific).ToText();
+    return (modulo_symmetry ? SymmetryKey(*inst) : inst->ToText()) == *want;
   };
   return Match(general.src, specific.src, std::move(todo), Binding(general.num_inputs), accept);
 }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <unordered_set>
 
 #include "ruledb/database.h"
@@ -109,18 +110,33 @@ int64_t PruneInputRenaming(std::vector<Rule>* rules, const PruneOptions& options
 
 int64_t PruneSubsumed(std::vector<Rule>* rules, const PruneOptions& options) {
   // A rule is dropped when it is a strict instance of another rule of the set. Strict instance
-  // is a well-founded order, so every dropped rule is an instance of a kept one.
+  // is a well-founded order, so every dropped rule is an instance of a kept one. Candidates are
+  // indexed by output count and the operator at the root of the first source output (-1 for a
+  // bare input, which matches anything); their source operators must all occur in the rule's.
+  auto root = [](const Rule& r) {
+    ValueRef v = r.src.outputs[0];
+    return v.is_input() ? -1 : static_cast<int>(r.src.nodes[v.node].op);
+  };
+  std::map<std::pair<size_t, int>, std::vector<size_t>> index;
   std::vector<uint32_t> masks;
-  for (const Rule& r : *rules) masks.push_back(SourceOpMask(r));
+  for (size_t j = 0; j < rules->size(); ++j) {
+    const Rule& r = (*rules)[j];
+    masks.push_back(SourceOpMask(r));
+    index[{r.src.outputs.size(), root(r)}].push_back(j);
+  }
   std::vector<bool> drop(rules->size(), false);
   for (size_t i = 0; i < rules->size(); ++i) {
     const Rule& specific = (*rules)[i];
-    for (size_t j = 0; j < rules->size() && !drop[i]; ++j) {
-      const Rule& general = (*rules)[j];
-      if (i == j || (masks[j] & ~masks[i]) != 0 ||
-          general.src.outputs.size() != specific.src.outputs.size())
-        continue;
-      drop[i] = IsInstanceOf(specific, general, options.merge_symmetric_variants, /*strict=*/true);
+    for (int key : {root(specific), -1}) {
+      auto it = index.find({specific.src.outputs.size(), key});
+      if (it == index.end()) continue;
+      for (size_t j : it->second) {
+        if (drop[i]) break;
+        if (i == j || (masks[j] & ~masks[i]) != 0) continue;
+        drop[i] = IsInstanceOf(specific, (*rules)[j], options.merge_symmetric_variants,
+                               /*strict=*/true);
+      }
+      if (key == -1) break;
     }
   }
   return EraseFlagged(rules, drop);
