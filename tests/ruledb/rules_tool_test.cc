@@ -47,7 +47,8 @@ TEST_F(RulesToolTest, Stats) {
   EXPECT_NE(out_.find("by operator (rules using it):\n"), std::string::npos);
   EXPECT_NE(out_.find("  matmul: "), std::string::npos);
   EXPECT_NE(out_.find("  proved: " + std::to_string(rules_.size())), std::string::npos) << out_;
-  EXPECT_EQ(out_.find("  batchnorm: "), std::string::npos);
+  EXPECT_NE(out_.find("  batchnorm: 1\n"), std::string::npos);
+  EXPECT_NE(out_.find("  reshape: 1\n"), std::string::npos);
 }
 
 TEST_F(RulesToolTest, DumpPrintsTheTextFileOfEitherForm) {
