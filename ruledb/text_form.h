@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "ruledb/ruledb.pb.h"
+#include "ruledb/text_escape.h"
 #include "specs/status.h"
 
 namespace verisub::ruledb {
@@ -38,10 +39,5 @@ StatusOr<v1::RuleDatabase> ParseDatabaseText(std::string_view text);
 // Size of the largest side when written as a tree (shared subterms once per use), or -1 when a
 // reference is out of range; rules whose text would be huge are rejected before formatting.
 int64_t TreeTextSize(const v1::Graph& g, uint32_t num_inputs, int64_t limit);
-
-// C-style quoting with \\, \", \n, \t, \r and \xHH for other control bytes.
-std::string QuoteString(std::string_view s);
-// Parses a quoted string that makes up all of `s`.
-StatusOr<std::string> UnquoteString(std::string_view s);
 
 }  // namespace verisub::ruledb
