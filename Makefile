@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := cmake g++ make libz3-dev z3 libprotobuf-dev protobuf-compiler libtbb-dev \
                    libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev
 
-.PHONY: deps configure build test demo clean format
+.PHONY: deps configure build test demo clean format bench-ruledb
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -28,6 +28,11 @@ test: build
 
 demo: build
 	$(BUILD)/gen/verisub-gen --list-ops
+
+# Load time of a 1,000-rule database (protobuf and text forms).
+bench-ruledb: configure
+	cmake --build $(BUILD) -j $(JOBS) --target ruledb_load_bench
+	$(BUILD)/tests/ruledb/ruledb_load_bench 1000
 
 format:
 	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i

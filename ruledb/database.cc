@@ -1,0 +1,245 @@
+// Rule database files: building, decoding, reading and writing.
+#include "ruledb/database.h"
+
+#include <google/protobuf/arena.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+#include <unordered_set>
+
+#include "ruledb/proto_rule.h"
+#include "ruledb/ruledb.pb.h"
+#include "ruledb/text_form.h"
+#include "specs/registry.h"
+
+namespace verisub::ruledb {
+namespace {
+
+StatusOr<v1::RuleDatabase> BuildProto(const DatabaseHeader& h, std::vector<Rule> rules) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    Status st = ValidateRule(rules[i]);
+    if (!st.ok()) return st.WithContext("rule " + std::to_string(i));
+  }
+  SortRules(&rules);
+  v1::RuleDatabase db;
+  v1::Header* ph = db.mutable_header();
+  ph->set_magic(kDatabaseMagic);
+  ph->set_schema_version(h.schema_version);
+  ph->set_op_set_fingerprint(h.op_set_fingerprint);
+  ph->set_generator_config(h.generator_config);
+  ph->set_max_ops(h.max_ops);
+  ph->set_tool_version(h.tool_version);
+  ph->set_z3_version(h.z3_version);
+  for (const auto& [name, value] : h.counts) {
+    v1::Count* c = ph->add_counts();
+    c->set_name(name);
+    c->set_value(value);
+  }
+  ph->set_num_rules(static_cast<uint32_t>(rules.size()));
+  for (const Rule& r : rules) {
+    *db.add_rules() = RuleToProto(r);
+    int n = db.rules_size();
+    if (n > 1 && db.rules(n - 1).id() == db.rules(n - 2).id())
+      return InvalidArgument("duplicate rule " + r.ToText());
+  }
+  return db;
+}
+
+StatusOr<RuleDatabase> Decode(const v1::RuleDatabase& p, const std::string& file,
+                              const LoadOptions& options) {
+  const v1::Header& h = p.header();
+  if (h.magic() != kDatabaseMagic)
+    return DataLoss(file + ": not a verisub rule database (bad magic)");
+  if (h.schema_version() != kSchemaVersion)
+    return FailedPrecondition(file + ": schema version " + std::to_string(h.schema_version()) +
+                              "; this tool reads version " + std::to_string(kSchemaVersion));
+  RuleDatabase db;
+  db.header.schema_version = h.schema_version();
+  db.header.op_set_fingerprint = h.op_set_fingerprint();
+  db.header.generator_config = h.generator_config();
+  db.header.max_ops = h.max_ops();
+  db.header.tool_version = h.tool_version();
+  db.header.z3_version = h.z3_version();
+  for (const v1::Count& c : h.counts()) db.header.counts.emplace_back(c.name(), c.value());
+  const std::string ours = specs::OpSetFingerprintHex();
+  if (h.op_set_fingerprint() != ours) {
+    std::string msg = file + ": generated from operator set '" + h.op_set_fingerprint() +
+                      "', this build has '" + ours + "'";
+    if (!options.allow_op_set_mismatch)
+      return FailedPrecondition(msg + " (regenerate it, or allow an op-set mismatch)");
+    db.warnings.push_back(msg);
+  }
+  if (static_cast<int64_t>(h.num_rules()) != p.rules_size())
+    return DataLoss(file + ": the header announces " + std::to_string(h.num_rules()) +
+                    " rules but the file holds " + std::to_string(p.rules_size()) +
+                    " (truncated?)");
+  db.rules.reserve(p.rules_size());
+  std::unordered_set<std::string> ids;
+  for (int i = 0; i < p.rules_size(); ++i) {
+    const v1::Rule& pr = p.rules(i);
+    const std::string where = file + ": rule " + std::to_string(i) + " (id " + pr.id() + ")";
+    auto r = RuleFromProto(pr);
+    if (!r.ok()) {
+      if (r.status().code() != StatusCode::kNotFound) return r.status().WithContext(where);
+      ++db.skipped_unknown_operator;
+      db.warnings.push_back(where + ": skipped: " + r.status().message());
+      continue;
+    }
+    if (!ids.insert(pr.id()).second) return DataLoss(where + ": duplicate rule");
+    if (options.proved_only && r->proof.status != ProofStatus::kProved) {
+      ++db.skipped_unproved;
+      continue;
+    }
+    db.rules.push_back(std::move(*r));
+  }
+  return db;
+}
+
+// Parses into a message on `arena` (one allocation pool instead of one per node: loading is
+// about twice as fast).
+StatusOr<v1::RuleDatabase*> ParseBytes(std::string_view bytes, const std::string& file,
+                                       google::protobuf::Arena* arena) {
+  auto* p = google::protobuf::Arena::CreateMessage<v1::RuleDatabase>(arena);
+  if (bytes.size() > INT_MAX || !p->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return DataLoss(file +
+                    ": not a valid rules file (protobuf parse failed: truncated or corrupt)");
+  return p;
+}
+
+StatusOr<v1::RuleDatabase> ParseText(std::string_view text, const std::string& file) {
+  auto p = ParseDatabaseText(text);
+  if (!p.ok()) return p.status().WithContext(file);
+  return p;
+}
+
+}  // namespace
+
+bool IsTextForm(std::string_view contents) {
+  const std::string first = std::string("# ") + kDatabaseMagic + "\n";
+  return contents.substr(0, first.size()) == first;
+}
+
+void SortRules(std::vector<Rule>* rules) {
+  struct Key {
+    size_t nodes;
+    std::string text;
+    size_t index;
+  };
+  std::vector<Key> keys;
+  keys.reserve(rules->size());
+  for (size_t i = 0; i < rules->size(); ++i) {
+    Rule& r = (*rules)[i];
+    r = Canonicalize(r);
+    keys.push_back({r.src.nodes.size() + r.dst.nodes.size(), r.ToText(), i});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return a.nodes != b.nodes ? a.nodes < b.nodes : a.text < b.text;
+  });
+  std::vector<Rule> sorted;
+  sorted.reserve(rules->size());
+  for (const Key& k : keys) sorted.push_back(std::move((*rules)[k.index]));
+  *rules = std::move(sorted);
+}
+
+StatusOr<std::string> SerializeRuleDatabase(const DatabaseHeader& header, std::vector<Rule> rules) {
+  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, BuildProto(header, std::move(rules)));
+  std::string out;
+  if (!p.SerializeToString(&out)) return InternalError("protobuf serialization failed");
+  return out;
+}
+
+StatusOr<std::string> FormatRuleDatabaseText(const DatabaseHeader& header,
+                                             std::vector<Rule> rules) {
+  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, BuildProto(header, std::move(rules)));
+  return FormatDatabaseText(p);
+}
+
+StatusOr<RuleDatabase> ParseRuleDatabaseBytes(std::string_view bytes, const std::string& file,
+                                              const LoadOptions& options) {
+  google::protobuf::Arena arena;
+  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase * p, ParseBytes(bytes, file, &arena));
+  return Decode(*p, file, options);
+}
+
+StatusOr<RuleDatabase> ParseRuleDatabaseText(std::string_view text, const std::string& file,
+                                             const LoadOptions& options) {
+  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, ParseText(text, file));
+  return Decode(p, file, options);
+}
+
+StatusOr<std::string> RuleDatabaseTextToBytes(std::string_view text, const std::string& file) {
+  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, ParseText(text, file));
+  std::string out;
+  if (!p.SerializeToString(&out)) return InternalError(file + ": protobuf serialization failed");
+  return out;
+}
+
+StatusOr<std::string> RuleDatabaseBytesToText(std::string_view bytes, const std::string& file) {
+  google::protobuf::Arena arena;
+  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase * p, ParseBytes(bytes, file, &arena));
+  auto text = FormatDatabaseText(*p);
+  if (!text.ok()) return text.status().WithContext(file);
+  return text;
+}
+
+std::string TextPathFor(const std::string& path) {
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0)
+    return path.substr(0, path.size() - 3) + ".txt";
+  return path + ".txt";
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return NotFound(path + ": cannot create " + tmp);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      return DataLoss(path + ": write failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    return DataLoss(path + ": rename failed: " + ec.message());
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return DataLoss(path + ": read failed");
+  return ss.str();
+}
+
+Status WriteRuleDatabase(const std::string& path, const DatabaseHeader& header,
+                         std::vector<Rule> rules) {
+  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, BuildProto(header, std::move(rules)));
+  std::string bytes;
+  if (!p.SerializeToString(&bytes)) return InternalError(path + ": protobuf serialization failed");
+  auto text = FormatDatabaseText(p);
+  if (!text.ok()) return text.status().WithContext(path);
+  VERISUB_RETURN_IF_ERROR(WriteFileAtomically(path, bytes));
+  return WriteFileAtomically(TextPathFor(path), *text);
+}
+
+StatusOr<RuleDatabase> LoadRuleDatabase(const std::string& path, const LoadOptions& options) {
+  VERISUB_ASSIGN_OR_RETURN(std::string contents, ReadFile(path));
+  if (IsTextForm(contents)) return ParseRuleDatabaseText(contents, path, options);
+  return ParseRuleDatabaseBytes(contents, path, options);
+}
+
+}  // namespace verisub::ruledb

@@ -1,0 +1,146 @@
+// verisub-rules commands.
+#include "ruledb/rules_tool.h"
+
+#include <map>
+#include <set>
+
+#include "specs/registry.h"
+
+namespace verisub::ruledb {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: verisub-rules stats FILE    counts by size, operator, outputs and proof status\n"
+    "       verisub-rules dump FILE     the canonical text form\n"
+    "       verisub-rules diff A B      rules added and removed, by id\n"
+    "       verisub-rules check FILE    schema, op set and proof status (exit 1 on a problem)\n";
+
+// Inspection loads everything: unproved rules, and files of other op sets (with a warning).
+LoadOptions InspectOptions() {
+  LoadOptions o;
+  o.proved_only = false;
+  o.allow_op_set_mismatch = true;
+  return o;
+}
+
+void AppendWarnings(const RuleDatabase& db, std::string* err) {
+  for (const std::string& w : db.warnings) *err += "warning: " + w + "\n";
+  if (db.skipped_unknown_operator > 0)
+    *err += "warning: skipped " + std::to_string(db.skipped_unknown_operator) +
+            " rules with operators unknown to this build\n";
+}
+
+}  // namespace
+
+std::string FormatRuleStats(const RuleDatabase& db) {
+  std::map<size_t, int> by_size, by_outputs;
+  std::map<std::string, int> by_op, by_status;
+  for (const Rule& r : db.rules) {
+    ++by_size[r.src.nodes.size() + r.dst.nodes.size()];
+    ++by_outputs[r.src.outputs.size()];
+    ++by_status[ProofStatusName(r.proof.status)];
+    std::set<std::string> ops;
+    for (const PatternGraph* g : {&r.src, &r.dst})
+      for (const PatternNode& n : g->nodes) ops.insert(specs::GetOp(n.op).name);
+    for (const std::string& op : ops) ++by_op[op];
+  }
+  std::string s = "rules: " + std::to_string(db.rules.size()) + "\n";
+  if (db.skipped_unknown_operator > 0)
+    s += "skipped (unknown operators): " + std::to_string(db.skipped_unknown_operator) + "\n";
+  s += "by size (operators in source + target):\n";
+  for (const auto& [k, v] : by_size)
+    s += "  " + std::to_string(k) + ": " + std::to_string(v) + "\n";
+  s += "by outputs:\n";
+  for (const auto& [k, v] : by_outputs)
+    s += "  " + std::to_string(k) + ": " + std::to_string(v) + "\n";
+  s += "by operator (rules using it):\n";
+  for (const auto& [k, v] : by_op) s += "  " + k + ": " + std::to_string(v) + "\n";
+  s += "by proof status:\n";
+  for (const auto& [k, v] : by_status) s += "  " + k + ": " + std::to_string(v) + "\n";
+  return s;
+}
+
+std::string FormatRuleDiff(const RuleDatabase& a, const RuleDatabase& b) {
+  std::map<std::string, std::string> in_a, in_b;
+  for (const Rule& r : a.rules) in_a[r.Id()] = r.ToText();
+  for (const Rule& r : b.rules) in_b[r.Id()] = r.ToText();
+  std::string s;
+  int added = 0, removed = 0;
+  for (const auto& [id, text] : in_a)
+    if (!in_b.count(id)) s += "- " + id + " " + text + "\n", ++removed;
+  for (const auto& [id, text] : in_b)
+    if (!in_a.count(id)) s += "+ " + id + " " + text + "\n", ++added;
+  return s + std::to_string(added) + " added, " + std::to_string(removed) + " removed, " +
+         std::to_string(in_a.size() - removed) + " unchanged\n";
+}
+
+std::string CheckRuleDatabase(const RuleDatabase& db, bool* ok) {
+  *ok = true;
+  std::string s = "schema version: " + std::to_string(db.header.schema_version) + " (ok)\n";
+  const std::string ours = specs::OpSetFingerprintHex();
+  if (db.header.op_set_fingerprint == ours) {
+    s += "op set: " + ours + " (matches this build)\n";
+  } else {
+    s += "op set: " + db.header.op_set_fingerprint + " (MISMATCH: this build has " + ours + ")\n";
+    *ok = false;
+  }
+  if (db.skipped_unknown_operator > 0) {
+    s += "rules with unknown operators: " + std::to_string(db.skipped_unknown_operator) + "\n";
+    *ok = false;
+  }
+  int unproved = 0;
+  for (const Rule& r : db.rules)
+    if (r.proof.status != ProofStatus::kProved) {
+      if (unproved++ < 10)
+        s += "not proved (" + std::string(ProofStatusName(r.proof.status)) + "): " + r.Id() + " " +
+             r.ToText() + "\n";
+    }
+  s += "rules: " + std::to_string(db.rules.size()) +
+       ", proved: " + std::to_string(db.rules.size() - unproved) +
+       ", not proved: " + std::to_string(unproved) + "\n";
+  if (unproved > 0) *ok = false;
+  return s + (*ok ? "OK\n" : "FAILED\n");
+}
+
+int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  const size_t files = args.empty() ? 0 : (args[0] == "diff" ? 2 : 1);
+  if (args.empty() || args.size() != files + 1 ||
+      (args[0] != "stats" && args[0] != "dump" && args[0] != "diff" && args[0] != "check")) {
+    *err += kUsage;
+    return 2;
+  }
+  const std::string& cmd = args[0];
+  if (cmd == "dump") {
+    // Straight from the file, without the operator registry: a lossless rendering of every
+    // rule, including those this build cannot load.
+    auto contents = ReadFile(args[1]);
+    if (!contents.ok()) return *err += contents.status().message() + "\n", 1;
+    StatusOr<std::string> bytes = *contents;
+    if (IsTextForm(*contents)) bytes = RuleDatabaseTextToBytes(*contents, args[1]);
+    if (!bytes.ok()) return *err += bytes.status().message() + "\n", 1;
+    auto text = RuleDatabaseBytesToText(*bytes, args[1]);
+    if (!text.ok()) return *err += text.status().message() + "\n", 1;
+    *out += *text;
+    return 0;
+  }
+  std::vector<RuleDatabase> dbs;
+  for (size_t i = 1; i < args.size(); ++i) {
+    auto db = LoadRuleDatabase(args[i], InspectOptions());
+    if (!db.ok()) return *err += db.status().message() + "\n", 1;
+    AppendWarnings(*db, err);
+    dbs.push_back(std::move(*db));
+  }
+  if (cmd == "stats") {
+    *out += FormatRuleStats(dbs[0]);
+    return 0;
+  }
+  if (cmd == "diff") {
+    *out += FormatRuleDiff(dbs[0], dbs[1]);
+    return 0;
+  }
+  bool ok = false;
+  *out += CheckRuleDatabase(dbs[0], &ok);
+  return ok ? 0 : 1;
+}
+
+}  // namespace verisub::ruledb
