@@ -1,0 +1,63 @@
+// The generator's search space and settings, read from a line-based config file (see README.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "specs/op_spec.h"
+#include "specs/params.h"
+#include "specs/status.h"
+#include "specs/tensor.h"
+
+namespace verisub::gen {
+
+// A graph input. Inputs with the same group are interchangeable: they have the same shape and
+// the enumeration builds each graph only once up to a renaming inside a group.
+struct InputDecl {
+  std::string name;
+  specs::Shape shape;
+  std::string group;  // defaults to the input's own name
+};
+
+// An operator with fixed parameters: one choice the enumeration tries at every step.
+struct OpInstance {
+  specs::OpKind kind = specs::OpKind::kNumOps;
+  specs::Params params;
+  bool operator==(const OpInstance& o) const { return kind == o.kind && params == o.params; }
+  bool operator<(const OpInstance& o) const {
+    return kind != o.kind ? kind < o.kind : params < o.params;
+  }
+};
+
+// A constant tensor (an is_constant operator applied to a graph input that supplies its shape).
+// Constants are free initial tensors: they do not count towards max_ops.
+struct ConstantDecl {
+  OpInstance op;
+  int source = 0;  // index into GenConfig::inputs
+};
+
+struct GenConfig {
+  std::string source_name;  // file the config came from, for messages
+  int max_ops = 3;
+  int threads = 0;  // 0: one per core
+  uint64_t seed = 1;
+  int double_tests = 3;
+  double tolerance = 1e-5;
+  uint64_t max_graphs = 0;  // 0: no limit; otherwise the enumeration stops early (reported)
+  bool break_commutative = true;
+  bool identity_graphs = true;  // also bucket the 0-op graphs "output = input"
+  std::vector<InputDecl> inputs;
+  std::vector<ConstantDecl> constants;
+  std::vector<OpInstance> ops;  // sorted, unique
+};
+
+// Parses config text; `source_name` prefixes every error ("taso.cfg:12: ...").
+StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source_name);
+StatusOr<GenConfig> LoadConfig(const std::string& path);
+
+// The config written back in its own format (sorted, expanded), for reports and rules headers.
+std::string FormatConfig(const GenConfig& c);
+
+}  // namespace verisub::gen

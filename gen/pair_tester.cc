@@ -1,0 +1,228 @@
+// Testing same-fingerprint graphs in double and turning equal pairs into rules.
+#include "gen/pair_tester.h"
+
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <thread>
+
+namespace verisub::gen {
+namespace {
+
+struct Member {
+  int graph;                 // index into the bucket
+  std::vector<int> outputs;  // output tensor ids, in the order of the class representative's
+};
+
+struct Evaluated {
+  Graph graph;
+  std::vector<int> outputs;
+  std::vector<std::vector<specs::Tensor<double>>> values;  // [test][output]
+};
+
+// Maps every output of `rep` to a distinct equal output of `g`.
+bool MatchOutputs(const Evaluated& rep, const Evaluated& g, double tol, std::vector<int>* order) {
+  size_t n = rep.outputs.size();
+  if (g.outputs.size() != n) return false;
+  std::vector<bool> taken(n, false);
+  order->clear();
+  for (size_t i = 0; i < n; ++i) {
+    bool found = false;
+    for (size_t j = 0; j < n && !found; ++j) {
+      if (taken[j]) continue;
+      bool all = true;
+      for (size_t t = 0; t < rep.values.size() && all; ++t)
+        all = Close(rep.values[t][i], g.values[t][j], tol);
+      if (all) {
+        taken[j] = true;
+        order->push_back(g.outputs[j]);
+        found = true;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+bool InputsSubset(const ruledb::PatternGraph& small, const ruledb::PatternGraph& big, int n) {
+  std::vector<bool> in_big(n, false);
+  auto mark = [&](const ruledb::ValueRef& v, std::vector<bool>* m) {
+    if (v.is_input()) (*m)[v.index] = true;
+  };
+  for (const auto& node : big.nodes)
+    for (const auto& v : node.inputs) mark(v, &in_big);
+  for (const auto& v : big.outputs) mark(v, &in_big);
+  std::vector<bool> in_small(n, false);
+  for (const auto& node : small.nodes)
+    for (const auto& v : node.inputs) mark(v, &in_small);
+  for (const auto& v : small.outputs) mark(v, &in_small);
+  for (int i = 0; i < n; ++i)
+    if (in_small[i] && !in_big[i]) return false;
+  return true;
+}
+
+struct BucketResult {
+  std::vector<std::pair<std::string, ruledb::Rule>> rules;
+  PairStats stats;
+};
+
+BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t begin, size_t end) {
+  BucketResult out;
+  const GenConfig& c = *s.config;
+  std::vector<Evaluated> graphs;
+  for (size_t i = begin; i < end; ++i) {
+    const GraphEntry& ge = e.graphs[i];
+    Evaluated ev;
+    ev.graph = DecodeGraph(e.arenas[ge.task].data() + ge.offset);
+    ev.outputs = GraphOutputs(s, ev.graph);
+    for (int t = 0; t < c.double_tests; ++t) ev.values.push_back(EvalDouble(s, ev.graph, t, ev.outputs));
+    graphs.push_back(std::move(ev));
+  }
+  std::vector<std::vector<Member>> classes;
+  std::vector<int> order;
+  for (size_t g = 0; g < graphs.size(); ++g) {
+    bool placed = false;
+    for (auto& cl : classes) {
+      if (MatchOutputs(graphs[cl[0].graph], graphs[g], c.tolerance, &order)) {
+        cl.push_back({static_cast<int>(g), order});
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) {
+      if (!classes.empty()) ++out.stats.double_mismatches;
+      classes.push_back({{static_cast<int>(g), graphs[g].outputs}});
+    }
+  }
+  out.stats.classes = classes.size();
+  for (const auto& cl : classes) {
+    out.stats.largest_class = std::max<uint64_t>(out.stats.largest_class, cl.size());
+    for (size_t p = 0; p < cl.size(); ++p)
+      for (size_t q = p + 1; q < cl.size(); ++q) {
+        ++out.stats.pairs;
+        auto rule = MakeRule(s, graphs[cl[p].graph].graph, cl[p].outputs, graphs[cl[q].graph].graph,
+                             cl[q].outputs);
+        if (!rule) {
+          ++out.stats.unorientable_pairs;
+          continue;
+        }
+        std::string text = rule->ToText();
+        size_t arrow = text.find(" => ");
+        if (text.compare(0, arrow, text, arrow + 4, std::string::npos) == 0) {
+          ++out.stats.trivial_pairs;
+          continue;
+        }
+        out.rules.emplace_back(std::move(text), std::move(*rule));
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Close(const specs::Tensor<double>& x, const specs::Tensor<double>& y, double tolerance) {
+  if (!(x.type == y.type) || x.data.size() != y.data.size()) return false;
+  for (size_t i = 0; i < x.data.size(); ++i) {
+    double a = x.data[i], b = y.data[i];
+    double scale = std::max({1.0, std::fabs(a), std::fabs(b)});
+    if (!(std::fabs(a - b) <= tolerance * scale)) return false;
+  }
+  return true;
+}
+
+std::optional<ruledb::Rule> MakeRule(const SearchSpace& s, const Graph& a,
+                                     const std::vector<int>& a_outputs, const Graph& b,
+                                     const std::vector<int>& b_outputs) {
+  const int n = static_cast<int>(s.config->inputs.size());
+  ruledb::PatternGraph pa = ToPattern(s, a, a_outputs), pb = ToPattern(s, b, b_outputs);
+  std::optional<ruledb::Rule> best;
+  std::string best_text;
+  std::vector<int> perm(a_outputs.size());
+  for (int side = 0; side < 2; ++side) {
+    const ruledb::PatternGraph& src = side == 0 ? pa : pb;
+    const ruledb::PatternGraph& dst = side == 0 ? pb : pa;
+    if (!InputsSubset(dst, src, n)) continue;
+    std::iota(perm.begin(), perm.end(), 0);
+    // Output order is not part of a rule's meaning: pick the order with the smallest text.
+    const bool permute = perm.size() <= 4;
+    do {
+      ruledb::Rule r;
+      r.num_inputs = n;
+      r.src = src;
+      r.dst = dst;
+      for (size_t i = 0; i < perm.size(); ++i) {
+        r.src.outputs[i] = src.outputs[perm[i]];
+        r.dst.outputs[i] = dst.outputs[perm[i]];
+      }
+      ruledb::Rule canon = ruledb::Canonicalize(r);
+      std::string text = canon.ToText();
+      if (!best || text < best_text) {
+        best = std::move(canon);
+        best_text = std::move(text);
+      }
+    } while (permute && std::next_permutation(perm.begin(), perm.end()));
+  }
+  return best;
+}
+
+Candidates TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
+                     ProgressCounters* progress) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  Candidates out;
+  std::vector<std::pair<size_t, size_t>> buckets;
+  for (size_t i = 0; i < e.graphs.size();) {
+    size_t j = i + 1;
+    while (j < e.graphs.size() && e.graphs[j].fingerprint == e.graphs[i].fingerprint) ++j;
+    ++out.stats.distinct_fingerprints;
+    if (j - i >= 2) {
+      buckets.emplace_back(i, j);
+      out.stats.graphs_in_buckets += j - i;
+      out.stats.largest_bucket = std::max<uint64_t>(out.stats.largest_bucket, j - i);
+    }
+    i = j;
+  }
+  out.stats.buckets = buckets.size();
+  if (progress) progress->buckets_total = buckets.size();
+
+  std::vector<BucketResult> results(buckets.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, buckets.size(), 16),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      uint64_t found = 0;
+                      for (size_t b = range.begin(); b != range.end(); ++b) {
+                        results[b] = ProcessBucket(s, e, buckets[b].first, buckets[b].second);
+                        found += results[b].rules.size();
+                      }
+                      if (progress) {
+                        progress->buckets_done += range.size();
+                        progress->candidates += found;
+                      }
+                    });
+
+  std::vector<std::pair<std::string, ruledb::Rule>> all;
+  for (BucketResult& r : results) {
+    PairStats& st = out.stats;
+    st.classes += r.stats.classes;
+    st.double_mismatches += r.stats.double_mismatches;
+    st.largest_class = std::max(st.largest_class, r.stats.largest_class);
+    st.pairs += r.stats.pairs;
+    st.trivial_pairs += r.stats.trivial_pairs;
+    st.unorientable_pairs += r.stats.unorientable_pairs;
+    for (auto& pr : r.rules) all.push_back(std::move(pr));
+    std::vector<std::pair<std::string, ruledb::Rule>>().swap(r.rules);
+  }
+  std::sort(all.begin(), all.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  all.erase(std::unique(all.begin(), all.end(),
+                        [](const auto& x, const auto& y) { return x.first == y.first; }),
+            all.end());
+  out.rules.reserve(all.size());
+  for (auto& pr : all) out.rules.push_back(std::move(pr.second));
+  out.stats.candidates = out.rules.size();
+  return out;
+}
+
+}  // namespace verisub::gen
