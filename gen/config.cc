@@ -178,18 +178,29 @@ class Parser {
       c_->tolerance = v;
       return Status::Ok();
     }
-    if (key == "break_commutative" || key == "identity_graphs") {
+    if (key == "break_commutative" || key == "identity_graphs" ||
+        key == "drop_composite_pairs") {
       VERISUB_RETURN_IF_ERROR(need(2));
       auto v = ParseBool(t[1], key.c_str());
       if (!v.ok()) return v.status();
-      (key == "break_commutative" ? c_->break_commutative : c_->identity_graphs) = *v;
+      if (key == "break_commutative") c_->break_commutative = *v;
+      if (key == "identity_graphs") c_->identity_graphs = *v;
+      if (key == "drop_composite_pairs") c_->drop_composite_pairs = *v;
+      return Status::Ok();
+    }
+    if (key == "pairs") {
+      VERISUB_RETURN_IF_ERROR(need(2));
+      if (t[1] != "star" && t[1] != "all")
+        return InvalidArgument("pairs: expected star or all, got '" + t[1] + "'");
+      c_->all_pairs = t[1] == "all";
       return Status::Ok();
     }
     if (key == "input") return Input(t);
     if (key == "constant" || key == "op") return Op(t, key == "constant");
     return InvalidArgument("unknown keyword '" + key +
                            "' (expected max_ops, threads, seed, double_tests, tolerance, "
-                           "max_graphs, break_commutative, identity_graphs, input, constant, op)");
+                           "max_graphs, break_commutative, identity_graphs, pairs, drop_composite_pairs, "
+                           "input, constant, op)");
   }
 
  private:
@@ -305,7 +316,8 @@ std::string FormatConfig(const GenConfig& c) {
   o << "max_ops " << c.max_ops << "\nseed " << c.seed << "\ndouble_tests " << c.double_tests
     << "\ntolerance " << c.tolerance << "\nmax_graphs " << c.max_graphs
     << "\nbreak_commutative " << (c.break_commutative ? "yes" : "no") << "\nidentity_graphs "
-    << (c.identity_graphs ? "yes" : "no") << "\n";
+    << (c.identity_graphs ? "yes" : "no") << "\npairs " << (c.all_pairs ? "all" : "star")
+    << "\ndrop_composite_pairs " << (c.drop_composite_pairs ? "yes" : "no") << "\n";
   for (const InputDecl& in : c.inputs)
     o << "input " << in.name << " " << in.shape.ToString() << " " << in.group << "\n";
   auto params = [](const OpInstance& inst) {

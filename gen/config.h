@@ -48,6 +48,15 @@ struct GenConfig {
   uint64_t max_graphs = 0;  // 0: no limit; otherwise the enumeration stops early (reported)
   bool break_commutative = true;
   bool identity_graphs = true;  // also bucket the 0-op graphs "output = input"
+  // Pairs formed inside a class of equal graphs: a star around its smallest graph (as TASO,
+  // which compared every graph with the first of its fingerprint), or all pairs.
+  bool all_pairs = false;
+  // Skip pairs that are compositions of smaller candidates: some output is the same term on
+  // both sides (the rule without it is a candidate; TASO's pruning drops these), or the outputs
+  // split into groups computed by disjoint operators on both sides (a union of smaller rules).
+  // Graphs whose every partner is of this kind, or disconnected like themselves, are not even
+  // evaluated in double.
+  bool drop_composite_pairs = true;
   std::vector<InputDecl> inputs;
   std::vector<ConstantDecl> constants;
   std::vector<OpInstance> ops;  // sorted, unique

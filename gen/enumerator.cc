@@ -89,12 +89,14 @@ class Worker {
       sl.key = t.key;
       sl.exact = HashCombine(t.key, static_cast<uint64_t>(i));
       sl.value = &s.modint[i];
+      sl.hash = HashTensor(s.modint[i], types_.hash(sl.type));
       sl.producer = -1;
       sl.is_input = t.is_input;
       sl.group = t.group;
       sl.member = t.member;
     }
     out_.resize(c.max_ops);
+    memo_.resize(size_t{1} << 20);
     used_.assign(s.num_groups, 0);
     for (const OpInstance& inst : c.ops) {
       const specs::OpSpec& op = specs::GetOp(inst.kind);
@@ -138,6 +140,10 @@ class Worker {
   struct OpRec {
     GraphOp op;
     uint64_t key;
+  };
+  struct MemoEntry {
+    uint64_t key = 0;
+    uint64_t hash[specs::kMaxOpOutputs] = {0, 0};
   };
 
   // Tries every operator application on the current graph.
@@ -244,14 +250,38 @@ class Worker {
   void Apply(uint16_t inst_id, uint8_t a, uint8_t b, uint64_t key, uint64_t exact) {
     const OpInstance& inst = s_.config->ops[inst_id];
     const bool binary = b != kNoTensor;
-    const auto& r = types_.Infer(inst, inst_id, slots_[a].type, binary ? slots_[b].type : -1,
-                                 &stats.shape_rejected);
     const int k = static_cast<int>(ops_.size());
-    const specs::Tensor<uint32_t>* in[2] = {slots_[a].value, binary ? slots_[b].value : nullptr};
-    auto& outs = out_[k];
     const int num_out = outputs_[inst_id];
-    for (int j = 0; j < num_out; ++j) outs[j].type = types_.type(r.out[j]);
-    specs::RunKernel(mi_, inst.kind, inst.params, in, outs.data());
+    const bool leaf = k + 1 == s_.config->max_ops;
+    auto& outs = out_[k];
+    uint64_t hashes[specs::kMaxOpOutputs] = {0, 0};
+    int types[specs::kMaxOpOutputs] = {-1, -1};
+    // A graph at full size has no children: only its output hashes matter, and the same
+    // operator on the same values recurs under many prefixes, so they are memoized.
+    MemoEntry* memo = nullptr;
+    uint64_t mkey = 0;
+    bool hit = false;
+    if (leaf) {
+      mkey = HashCombine(HashCombine(inst_id + 1ull, slots_[a].hash), binary ? slots_[b].hash : 0);
+      memo = &memo_[mkey & (memo_.size() - 1)];
+      hit = memo->key == mkey;
+    }
+    if (hit) {
+      ++stats.memo_hits;
+      hashes[0] = memo->hash[0];
+      hashes[1] = memo->hash[1];
+    } else {
+      const auto& r = types_.Infer(inst, inst_id, slots_[a].type, binary ? slots_[b].type : -1,
+                                   &stats.shape_rejected);
+      const specs::Tensor<uint32_t>* in[2] = {slots_[a].value, binary ? slots_[b].value : nullptr};
+      for (int j = 0; j < num_out; ++j) outs[j].type = types_.type(r.out[j]);
+      specs::RunKernel(mi_, inst.kind, inst.params, in, outs.data());
+      for (int j = 0; j < num_out; ++j) {
+        types[j] = r.out[j];
+        hashes[j] = HashTensor(outs[j], types_.hash(r.out[j]));
+      }
+      if (memo) *memo = {mkey, {hashes[0], hashes[1]}};
+    }
 
     // Consumed op outputs leave the output set; new outputs join it.
     uint64_t saved_sum = out_sum_;
@@ -266,10 +296,10 @@ class Worker {
     }
     for (int j = 0; j < num_out; ++j) {
       Slot& sl = slots_[num_initial_ + 2 * k + j];
-      sl.type = r.out[j];
+      sl.type = types[j];
       sl.key = HashCombine(key, static_cast<uint64_t>(j));
       sl.exact = HashCombine(exact, static_cast<uint64_t>(j));
-      sl.hash = HashTensor(outs[j], types_.hash(r.out[j]));
+      sl.hash = hashes[j];
       sl.value = &outs[j];
       sl.producer = k;
       sl.consumers = 0;
@@ -326,6 +356,7 @@ class Worker {
   std::vector<int> arity_, outputs_;
   std::vector<bool> commutative_, swappable_, enlarge_;
   std::vector<OpRec> ops_;
+  std::vector<MemoEntry> memo_;  // direct-mapped: a clash overwrites
   uint64_t out_sum_ = 0;
   int out_count_ = 0;
   uint64_t unreported_ = 0;
@@ -341,6 +372,7 @@ void AddStats(const EnumerationStats& from, EnumerationStats* to) {
   to->duplicate_rejected += from.duplicate_rejected;
   to->order_rejected += from.order_rejected;
   to->symmetry_rejected += from.symmetry_rejected;
+  to->memo_hits += from.memo_hits;
 }
 
 }  // namespace

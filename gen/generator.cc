@@ -75,14 +75,16 @@ std::string FormatReport(const GenReport& r) {
     << e.tasks << " parallel subtrees)\n"
     << "rejected applications: shape " << e.shape_rejected << ", duplicate "
     << e.duplicate_rejected << ", order " << e.order_rejected << ", symmetry "
-    << e.symmetry_rejected << "\n"
+    << e.symmetry_rejected << "; memoized last operators " << e.memo_hits << "\n"
     << "distinct fingerprints: " << p.distinct_fingerprints << "\n"
     << "buckets (>= 2 graphs): " << p.buckets << " holding " << p.graphs_in_buckets
-    << " graphs (largest " << p.largest_bucket << ")\n"
+    << " graphs (largest " << p.largest_bucket << "); not evaluated in double "
+    << p.graphs_not_evaluated << "\n"
     << "double-equal classes: " << p.classes << " (largest " << p.largest_class
     << "); graphs split off by the double test: " << p.double_mismatches << "\n"
-    << "pairs in classes: " << p.pairs << " (trivial " << p.trivial_pairs << ", unorientable "
-    << p.unorientable_pairs << ")\n"
+    << "pairs in classes: " << p.pairs << " (common output " << p.common_output_pairs
+    << ", decomposable " << p.decomposable_pairs
+    << ", trivial " << p.trivial_pairs << ", unorientable " << p.unorientable_pairs << ")\n"
     << "candidate rules: " << p.candidates << "\n"
     << "time: setup " << secs(r.setup_seconds) << ", enumerate " << secs(r.enumerate_seconds)
     << ", pairs " << secs(r.pairs_seconds) << ", wall " << secs(r.wall_seconds) << ", cpu "

@@ -91,6 +91,54 @@ ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g, const std::
   return p;
 }
 
+std::vector<uint64_t> TermKeys(const SearchSpace& s, const Graph& g) {
+  const int num_initial = static_cast<int>(s.initial.size());
+  std::vector<uint64_t> keys(num_initial + 2 * g.ops.size(), 0);
+  for (int i = 0; i < num_initial; ++i) keys[i] = HashCombine(0x3c6ef372ull, static_cast<uint64_t>(i));
+  for (size_t k = 0; k < g.ops.size(); ++k) {
+    const OpInstance& inst = s.config->ops[g.ops[k].inst];
+    const specs::OpSpec& op = specs::GetOp(inst.kind);
+    uint64_t k0 = keys[g.ops[k].in[0]];
+    uint64_t k1 = op.num_inputs > 1 ? keys[g.ops[k].in[1]] : 0;
+    if (op.commutative && k1 < k0) std::swap(k0, k1);
+    uint64_t key = HashCombine(HashCombine(s.op_keys[g.ops[k].inst], k0), k1);
+    for (int j = 0; j < op.num_outputs; ++j)
+      keys[num_initial + 2 * k + j] = HashCombine(key, static_cast<uint64_t>(j));
+  }
+  return keys;
+}
+
+std::vector<uint32_t> OutputOpSets(const SearchSpace& s, const Graph& g, const std::vector<int>& outputs) {
+  const int num_initial = static_cast<int>(s.initial.size());
+  std::vector<uint32_t> deps(num_initial + 2 * g.ops.size(), 0);
+  for (size_t k = 0; k < g.ops.size(); ++k) {
+    uint32_t d = 1u << k;
+    for (uint8_t t : g.ops[k].in)
+      if (t != kNoTensor) d |= deps[t];
+    deps[num_initial + 2 * k] = deps[num_initial + 2 * k + 1] = d;
+  }
+  std::vector<uint32_t> out;
+  for (int id : outputs) out.push_back(deps[id]);
+  return out;
+}
+
+int CountOutputGroups(const std::vector<uint32_t>& sets, const std::vector<uint32_t>& other) {
+  const size_t n = sets.size();
+  std::vector<size_t> group(n);
+  for (size_t i = 0; i < n; ++i) group[i] = i;
+  auto find = [&](size_t i) {
+    while (group[i] != i) i = group[i] = group[group[i]];
+    return i;
+  };
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j)
+      if ((sets[i] & sets[j]) || (!other.empty() && (other[i] & other[j])))
+        group[find(i)] = find(j);
+  int groups = 0;
+  for (size_t i = 0; i < n; ++i) groups += find(i) == i;
+  return groups;
+}
+
 std::vector<specs::Tensor<double>> EvalDouble(const SearchSpace& s, const Graph& g, int test,
                                               const std::vector<int>& outputs) {
   const int num_initial = static_cast<int>(s.initial.size());

@@ -37,6 +37,17 @@ std::vector<int> GraphOutputs(const SearchSpace& s, const Graph& g);
 // source input); outputs in the order given (tensor ids).
 ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g, const std::vector<int>& outputs);
 
+// A key per tensor id that is equal exactly when two tensors are the same term over the same
+// initial tensors (operands of commutative operators unordered).
+std::vector<uint64_t> TermKeys(const SearchSpace& s, const Graph& g);
+
+// For each of `outputs`, the set of operators it depends on (bit k: operator k).
+std::vector<uint32_t> OutputOpSets(const SearchSpace& s, const Graph& g, const std::vector<int>& outputs);
+
+// Number of groups the outputs fall into when outputs that share an operator (on either side)
+// are grouped; `other` may be empty.
+int CountOutputGroups(const std::vector<uint32_t>& sets, const std::vector<uint32_t>& other);
+
 // Values of the given output tensors on double test `test`.
 std::vector<specs::Tensor<double>> EvalDouble(const SearchSpace& s, const Graph& g, int test,
                                               const std::vector<int>& outputs);

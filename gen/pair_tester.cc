@@ -1,6 +1,9 @@
 // Testing same-fingerprint graphs in double and turning equal pairs into rules.
 #include "gen/pair_tester.h"
 
+#include "gen/double_cache.h"
+
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
@@ -20,7 +23,10 @@ struct Member {
 struct Evaluated {
   Graph graph;
   std::vector<int> outputs;
-  std::vector<std::vector<specs::Tensor<double>>> values;  // [test][output]
+  std::vector<uint64_t> keys;                      // TermKeys
+  bool connected = true;                           // the outputs form one group
+  bool needed = true;                              // some pair with it may be kept
+  std::vector<const DoubleCache::Values*> values;  // per output, per test
 };
 
 // Maps every output of `rep` to a distinct equal output of `g`.
@@ -34,8 +40,8 @@ bool MatchOutputs(const Evaluated& rep, const Evaluated& g, double tol, std::vec
     for (size_t j = 0; j < n && !found; ++j) {
       if (taken[j]) continue;
       bool all = true;
-      for (size_t t = 0; t < rep.values.size() && all; ++t)
-        all = Close(rep.values[t][i], g.values[t][j], tol);
+      for (size_t t = 0; t < rep.values[i]->size() && all; ++t)
+        all = Close((*rep.values[i])[t], (*g.values[j])[t], tol);
       if (all) {
         taken[j] = true;
         order->push_back(g.outputs[j]);
@@ -69,18 +75,43 @@ struct BucketResult {
   PairStats stats;
 };
 
-BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t begin, size_t end) {
+BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t begin, size_t end,
+                           DoubleCache* cache) {
   BucketResult out;
   const GenConfig& c = *s.config;
+  cache->Trim();
   std::vector<Evaluated> graphs;
   for (size_t i = begin; i < end; ++i) {
     const GraphEntry& ge = e.graphs[i];
     Evaluated ev;
     ev.graph = DecodeGraph(e.arenas[ge.task].data() + ge.offset);
     ev.outputs = GraphOutputs(s, ev.graph);
-    for (int t = 0; t < c.double_tests; ++t) ev.values.push_back(EvalDouble(s, ev.graph, t, ev.outputs));
+    ev.keys = TermKeys(s, ev.graph);
+    ev.connected = CountOutputGroups(OutputOpSets(s, ev.graph, ev.outputs), {}) == 1;
     graphs.push_back(std::move(ev));
   }
+  if (c.drop_composite_pairs) {
+    // A pair can only be kept if one side is connected and no output term is on both sides.
+    auto shares_output = [&](const Evaluated& x, const Evaluated& y) {
+      for (int i : x.outputs)
+        for (int j : y.outputs)
+          if (x.keys[i] == y.keys[j]) return true;
+      return false;
+    };
+    for (size_t g = 0; g < graphs.size(); ++g) {
+      bool needed = false;
+      for (size_t h = 0; h < graphs.size() && !needed; ++h)
+        needed = h != g && (graphs[g].connected || graphs[h].connected) &&
+                 !shares_output(graphs[g], graphs[h]);
+      graphs[g].needed = needed;
+    }
+    std::vector<Evaluated> kept;
+    for (Evaluated& ev : graphs)
+      if (ev.needed) kept.push_back(std::move(ev));
+    out.stats.graphs_not_evaluated = graphs.size() - kept.size();
+    graphs = std::move(kept);
+  }
+  for (Evaluated& ev : graphs) ev.values = cache->Evaluate(ev.graph, ev.keys, ev.outputs);
   std::vector<std::vector<Member>> classes;
   std::vector<int> order;
   for (size_t g = 0; g < graphs.size(); ++g) {
@@ -98,25 +129,48 @@ BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t be
     }
   }
   out.stats.classes = classes.size();
+  auto try_pair = [&](const Member& x, const Member& y) {
+    ++out.stats.pairs;
+    const Graph& gx = graphs[x.graph].graph;
+    const Graph& gy = graphs[y.graph].graph;
+    if (c.drop_composite_pairs) {
+      for (size_t i = 0; i < x.outputs.size(); ++i)
+        if (graphs[x.graph].keys[x.outputs[i]] == graphs[y.graph].keys[y.outputs[i]]) {
+          ++out.stats.common_output_pairs;
+          return;
+        }
+      if (x.outputs.size() > 1 &&
+          CountOutputGroups(OutputOpSets(s, gx, x.outputs), OutputOpSets(s, gy, y.outputs)) > 1) {
+        ++out.stats.decomposable_pairs;
+        return;
+      }
+    }
+    auto rule = MakeRule(s, gx, x.outputs, gy, y.outputs);
+    if (!rule) {
+      ++out.stats.unorientable_pairs;
+      return;
+    }
+    std::string text = rule->ToText();
+    size_t arrow = text.find(" => ");
+    if (text.compare(0, arrow, text, arrow + 4, std::string::npos) == 0) {
+      ++out.stats.trivial_pairs;
+      return;
+    }
+    out.rules.emplace_back(std::move(text), std::move(*rule));
+  };
   for (const auto& cl : classes) {
     out.stats.largest_class = std::max<uint64_t>(out.stats.largest_class, cl.size());
-    for (size_t p = 0; p < cl.size(); ++p)
-      for (size_t q = p + 1; q < cl.size(); ++q) {
-        ++out.stats.pairs;
-        auto rule = MakeRule(s, graphs[cl[p].graph].graph, cl[p].outputs, graphs[cl[q].graph].graph,
-                             cl[q].outputs);
-        if (!rule) {
-          ++out.stats.unorientable_pairs;
-          continue;
-        }
-        std::string text = rule->ToText();
-        size_t arrow = text.find(" => ");
-        if (text.compare(0, arrow, text, arrow + 4, std::string::npos) == 0) {
-          ++out.stats.trivial_pairs;
-          continue;
-        }
-        out.rules.emplace_back(std::move(text), std::move(*rule));
-      }
+    if (c.all_pairs) {
+      for (size_t p = 0; p < cl.size(); ++p)
+        for (size_t q = p + 1; q < cl.size(); ++q) try_pair(cl[p], cl[q]);
+      continue;
+    }
+    size_t center = 0;  // the smallest graph, the first among equals
+    for (size_t m = 1; m < cl.size(); ++m)
+      if (graphs[cl[m].graph].graph.ops.size() < graphs[cl[center].graph].graph.ops.size())
+        center = m;
+    for (size_t m = 0; m < cl.size(); ++m)
+      if (m != center) try_pair(cl[center], cl[m]);
   }
   return out;
 }
@@ -189,11 +243,13 @@ Candidates TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
   if (progress) progress->buckets_total = buckets.size();
 
   std::vector<BucketResult> results(buckets.size());
+  tbb::enumerable_thread_specific<DoubleCache> caches([&] { return DoubleCache(s, 4000); });
   tbb::parallel_for(tbb::blocked_range<size_t>(0, buckets.size(), 16),
                     [&](const tbb::blocked_range<size_t>& range) {
                       uint64_t found = 0;
                       for (size_t b = range.begin(); b != range.end(); ++b) {
-                        results[b] = ProcessBucket(s, e, buckets[b].first, buckets[b].second);
+                        results[b] =
+                            ProcessBucket(s, e, buckets[b].first, buckets[b].second, &caches.local());
                         found += results[b].rules.size();
                       }
                       if (progress) {
@@ -210,6 +266,9 @@ Candidates TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
     st.largest_class = std::max(st.largest_class, r.stats.largest_class);
     st.pairs += r.stats.pairs;
     st.trivial_pairs += r.stats.trivial_pairs;
+    st.common_output_pairs += r.stats.common_output_pairs;
+    st.decomposable_pairs += r.stats.decomposable_pairs;
+    st.graphs_not_evaluated += r.stats.graphs_not_evaluated;
     st.unorientable_pairs += r.stats.unorientable_pairs;
     for (auto& pr : r.rules) all.push_back(std::move(pr));
     std::vector<std::pair<std::string, ruledb::Rule>>().swap(r.rules);
