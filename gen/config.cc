@@ -87,13 +87,22 @@ StatusOr<specs::Shape> ParseShape(const std::string& s) {
 // Expands `name=v1,v2 ...` assignments into every parameter combination; a parameter that is
 // not named takes every value of its generator domain.
 StatusOr<std::vector<specs::Params>> ParseParamChoices(const specs::OpSpec& op,
-                                                       const std::vector<std::string>& args) {
+                                                       const std::vector<std::string>& args,
+                                                       uint32_t* input_ranks) {
   std::map<std::string, std::vector<int64_t>> chosen;
   for (const std::string& arg : args) {
     size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
       return InvalidArgument("expected parameter=value[,value...], got '" + arg + "'");
     std::string pname = arg.substr(0, eq);
+    if (pname == "input_rank" && input_ranks) {
+      for (const std::string& r : SplitValues(arg.substr(eq + 1))) {
+        auto v = ParseInt(r, 0, specs::kMaxRank, "input_rank");
+        if (!v.ok()) return v.status();
+        *input_ranks |= 1u << *v;
+      }
+      continue;
+    }
     const specs::ParamDesc* d = op.FindParam(pname);
     if (!d) {
       std::string known;
@@ -246,10 +255,12 @@ class Parser {
                                "' (declare inputs before constants)");
       source = it->second;
     }
-    auto choices = ParseParamChoices(*op, {t.begin() + first_param, t.end()});
+    uint32_t input_ranks = 0;
+    auto choices = ParseParamChoices(*op, {t.begin() + first_param, t.end()},
+                                     constant ? nullptr : &input_ranks);
     if (!choices.ok()) return choices.status();
     for (const specs::Params& p : *choices) {
-      OpInstance inst{op->kind, p};
+      OpInstance inst{op->kind, p, input_ranks};
       if (constant) c_->constants.push_back({inst, source});
       else c_->ops.push_back(inst);
     }
@@ -289,8 +300,18 @@ StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source
   if (tensors > 255)
     return whole("too many tensors (" + std::to_string(tensors) +
                  " inputs, constants and op outputs); at most 255");
-  std::sort(c.ops.begin(), c.ops.end());
-  c.ops.erase(std::unique(c.ops.begin(), c.ops.end()), c.ops.end());
+  // The same operator on several lines: one instance that allows the ranks of every line.
+  std::stable_sort(c.ops.begin(), c.ops.end());
+  std::vector<OpInstance> unique_ops;
+  for (const OpInstance& inst : c.ops) {
+    if (!unique_ops.empty() && unique_ops.back() == inst) {
+      uint32_t& r = unique_ops.back().input_ranks;
+      r = (r == 0 || inst.input_ranks == 0) ? 0 : r | inst.input_ranks;
+    } else {
+      unique_ops.push_back(inst);
+    }
+  }
+  c.ops = std::move(unique_ops);
   std::stable_sort(c.constants.begin(), c.constants.end(),
                    [](const ConstantDecl& a, const ConstantDecl& b) {
                      return a.source != b.source ? a.source < b.source : a.op < b.op;
@@ -330,7 +351,14 @@ std::string FormatConfig(const GenConfig& c) {
   for (const ConstantDecl& k : c.constants)
     o << "constant " << specs::GetOp(k.op.kind).name << " " << c.inputs[k.source].name
       << params(k.op) << "\n";
-  for (const OpInstance& inst : c.ops) o << "op " << specs::GetOp(inst.kind).name << params(inst) << "\n";
+  for (const OpInstance& inst : c.ops) {
+    o << "op " << specs::GetOp(inst.kind).name << params(inst);
+    std::string ranks;
+    for (int r = 0; r <= specs::kMaxRank; ++r)
+      if (inst.input_ranks & (1u << r)) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    if (!ranks.empty()) o << " input_rank=" << ranks;
+    o << "\n";
+  }
   return o.str();
 }
 

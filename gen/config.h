@@ -25,6 +25,9 @@ struct InputDecl {
 struct OpInstance {
   specs::OpKind kind = specs::OpKind::kNumOps;
   specs::Params params;
+  // Ranks every input must have (bit r: rank r); 0 allows any. Not part of the operator's
+  // meaning: it only narrows the search (TASO's "matmul of 2-D tensors").
+  uint32_t input_ranks = 0;
   bool operator==(const OpInstance& o) const { return kind == o.kind && params == o.params; }
   bool operator<(const OpInstance& o) const {
     return kind != o.kind ? kind < o.kind : params < o.params;
@@ -52,8 +55,10 @@ struct GenConfig {
   // which compared every graph with the first of its fingerprint), or all pairs.
   bool all_pairs = false;
   // Skip pairs that are compositions of smaller candidates: some output is the same term on
-  // both sides (the rule without it is a candidate; TASO's pruning drops these), or the outputs
-  // split into groups computed by disjoint operators on both sides (a union of smaller rules).
+  // both sides (the rule without it is a candidate; TASO's pruning drops these), every output is
+  // the same operator on equal inputs on both sides (implied by the inputs' smaller rules), or
+  // the outputs split into groups computed by disjoint operators on both sides (a union of
+  // smaller rules).
   // Graphs whose every partner is of this kind, or disconnected like themselves, are not even
   // evaluated in double.
   bool drop_composite_pairs = true;

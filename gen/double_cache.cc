@@ -11,8 +11,7 @@ void DoubleCache::Trim() {
 }
 
 std::vector<const DoubleCache::Values*> DoubleCache::Evaluate(const Graph& g,
-                                                             const std::vector<uint64_t>& keys,
-                                                             const std::vector<int>& outputs) {
+                                                             const std::vector<uint64_t>& keys) {
   const int num_initial = static_cast<int>(s_.initial.size());
   const int num_tests = static_cast<int>(s_.doubles.size());
   std::vector<const Values*> value(keys.size(), nullptr);
@@ -43,9 +42,7 @@ std::vector<const DoubleCache::Values*> DoubleCache::Evaluate(const Graph& g,
     }
     for (int j = 0; j < op.num_outputs; ++j) value[first + j] = &terms_.at(keys[first + j]);
   }
-  std::vector<const Values*> out;
-  for (int id : outputs) out.push_back(value[id]);
-  return out;
+  return value;
 }
 
 }  // namespace verisub::gen

@@ -16,9 +16,8 @@ class DoubleCache {
 
   DoubleCache(const SearchSpace& s, size_t max_terms) : s_(s), max_terms_(max_terms) {}
 
-  // Values of `outputs` of g; `keys` are TermKeys(s, g). Pointers stay valid until Trim().
-  std::vector<const Values*> Evaluate(const Graph& g, const std::vector<uint64_t>& keys,
-                                      const std::vector<int>& outputs);
+  // Values of every tensor id of g; `keys` are TermKeys(s, g). Pointers stay valid until Trim().
+  std::vector<const Values*> Evaluate(const Graph& g, const std::vector<uint64_t>& keys);
   // Forgets everything when the cache holds more than max_terms terms.
   void Trim();
 

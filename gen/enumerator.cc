@@ -53,7 +53,10 @@ class TypeCache {
     const specs::TensorType* in[2] = {&types_[t0], t1 >= 0 ? &types_[t1] : nullptr};
     specs::TensorType out[specs::kMaxOpOutputs];
     Result r;
-    r.ok = specs::InferTypes(inst.kind, inst.params, in, out).ok();
+    uint32_t ranks = inst.input_ranks;
+    bool rank_ok = !ranks || ((ranks >> in[0]->shape.rank) & 1);
+    if (t1 >= 0 && ranks) rank_ok = rank_ok && ((ranks >> in[1]->shape.rank) & 1);
+    r.ok = rank_ok && specs::InferTypes(inst.kind, inst.params, in, out).ok();
     if (r.ok) {
       for (int j = 0; j < specs::GetOp(inst.kind).num_outputs; ++j) r.out[j] = Intern(out[j]);
     } else {

@@ -83,7 +83,7 @@ std::string FormatReport(const GenReport& r) {
     << "double-equal classes: " << p.classes << " (largest " << p.largest_class
     << "); graphs split off by the double test: " << p.double_mismatches << "\n"
     << "pairs in classes: " << p.pairs << " (common output " << p.common_output_pairs
-    << ", decomposable " << p.decomposable_pairs
+    << ", decomposable " << p.decomposable_pairs << ", congruent " << p.congruent_pairs
     << ", trivial " << p.trivial_pairs << ", unorientable " << p.unorientable_pairs << ")\n"
     << "candidate rules: " << p.candidates << "\n"
     << "time: setup " << secs(r.setup_seconds) << ", enumerate " << secs(r.enumerate_seconds)

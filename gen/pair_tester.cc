@@ -2,6 +2,7 @@
 #include "gen/pair_tester.h"
 
 #include "gen/double_cache.h"
+#include "specs/registry.h"
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
@@ -26,7 +27,7 @@ struct Evaluated {
   std::vector<uint64_t> keys;                      // TermKeys
   bool connected = true;                           // the outputs form one group
   bool needed = true;                              // some pair with it may be kept
-  std::vector<const DoubleCache::Values*> values;  // per output, per test
+  std::vector<const DoubleCache::Values*> values;  // per tensor id, per test
 };
 
 // Maps every output of `rep` to a distinct equal output of `g`.
@@ -41,7 +42,7 @@ bool MatchOutputs(const Evaluated& rep, const Evaluated& g, double tol, std::vec
       if (taken[j]) continue;
       bool all = true;
       for (size_t t = 0; t < rep.values[i]->size() && all; ++t)
-        all = Close((*rep.values[i])[t], (*g.values[j])[t], tol);
+        all = Close((*rep.values[rep.outputs[i]])[t], (*g.values[g.outputs[j]])[t], tol);
       if (all) {
         taken[j] = true;
         order->push_back(g.outputs[j]);
@@ -111,7 +112,28 @@ BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t be
     out.stats.graphs_not_evaluated = graphs.size() - kept.size();
     graphs = std::move(kept);
   }
-  for (Evaluated& ev : graphs) ev.values = cache->Evaluate(ev.graph, ev.keys, ev.outputs);
+  for (Evaluated& ev : graphs) ev.values = cache->Evaluate(ev.graph, ev.keys);
+  // Output i of x and of y are the same operator applied to equal inputs: implied by the
+  // (smaller) equalities of the inputs.
+  const int num_initial = static_cast<int>(s.initial.size());
+  auto same_values = [&](const Evaluated& x, int tx, const Evaluated& y, int ty) {
+    for (size_t t = 0; t < x.values[tx]->size(); ++t)
+      if (!Close((*x.values[tx])[t], (*y.values[ty])[t], c.tolerance)) return false;
+    return true;
+  };
+  auto congruent = [&](const Evaluated& x, int tx, const Evaluated& y, int ty) {
+    if (tx < num_initial || ty < num_initial || (tx - ty) % 2 != 0) return false;
+    const GraphOp& ox = x.graph.ops[(tx - num_initial) / 2];
+    const GraphOp& oy = y.graph.ops[(ty - num_initial) / 2];
+    if (ox.inst != oy.inst) return false;
+    const specs::OpSpec& op = specs::GetOp(c.ops[ox.inst].kind);
+    bool straight = true;
+    for (int i = 0; i < op.num_inputs && straight; ++i)
+      straight = same_values(x, ox.in[i], y, oy.in[i]);
+    if (straight) return true;
+    return op.commutative && same_values(x, ox.in[0], y, oy.in[1]) &&
+           same_values(x, ox.in[1], y, oy.in[0]);
+  };
   std::vector<std::vector<Member>> classes;
   std::vector<int> order;
   for (size_t g = 0; g < graphs.size(); ++g) {
@@ -139,6 +161,13 @@ BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t be
           ++out.stats.common_output_pairs;
           return;
         }
+      bool all_congruent = true;
+      for (size_t i = 0; i < x.outputs.size() && all_congruent; ++i)
+        all_congruent = congruent(graphs[x.graph], x.outputs[i], graphs[y.graph], y.outputs[i]);
+      if (all_congruent) {
+        ++out.stats.congruent_pairs;
+        return;
+      }
       if (x.outputs.size() > 1 &&
           CountOutputGroups(OutputOpSets(s, gx, x.outputs), OutputOpSets(s, gy, y.outputs)) > 1) {
         ++out.stats.decomposable_pairs;
@@ -173,6 +202,19 @@ BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t be
       if (m != center) try_pair(cl[center], cl[m]);
   }
   return out;
+}
+
+void AddPairStats(const PairStats& from, PairStats* to) {
+  to->graphs_not_evaluated += from.graphs_not_evaluated;
+  to->classes += from.classes;
+  to->double_mismatches += from.double_mismatches;
+  to->largest_class = std::max(to->largest_class, from.largest_class);
+  to->pairs += from.pairs;
+  to->trivial_pairs += from.trivial_pairs;
+  to->common_output_pairs += from.common_output_pairs;
+  to->decomposable_pairs += from.decomposable_pairs;
+  to->congruent_pairs += from.congruent_pairs;
+  to->unorientable_pairs += from.unorientable_pairs;
 }
 
 }  // namespace
@@ -242,34 +284,33 @@ Candidates TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
   out.stats.buckets = buckets.size();
   if (progress) progress->buckets_total = buckets.size();
 
-  std::vector<BucketResult> results(buckets.size());
+  // Fixed chunks of buckets (not one result per bucket, which would cost memory; not per
+  // thread, which would make the merge order depend on scheduling).
+  constexpr size_t kChunk = 512;
+  const size_t num_chunks = (buckets.size() + kChunk - 1) / kChunk;
+  std::vector<BucketResult> results(num_chunks);
   tbb::enumerable_thread_specific<DoubleCache> caches([&] { return DoubleCache(s, 4000); });
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, buckets.size(), 16),
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_chunks, 1),
                     [&](const tbb::blocked_range<size_t>& range) {
-                      uint64_t found = 0;
-                      for (size_t b = range.begin(); b != range.end(); ++b) {
-                        results[b] =
-                            ProcessBucket(s, e, buckets[b].first, buckets[b].second, &caches.local());
-                        found += results[b].rules.size();
-                      }
-                      if (progress) {
-                        progress->buckets_done += range.size();
-                        progress->candidates += found;
+                      for (size_t ch = range.begin(); ch != range.end(); ++ch) {
+                        BucketResult& res = results[ch];
+                        size_t end = std::min(buckets.size(), (ch + 1) * kChunk);
+                        for (size_t b = ch * kChunk; b < end; ++b) {
+                          BucketResult r = ProcessBucket(s, e, buckets[b].first, buckets[b].second,
+                                                         &caches.local());
+                          AddPairStats(r.stats, &res.stats);
+                          for (auto& pr : r.rules) res.rules.push_back(std::move(pr));
+                        }
+                        if (progress) {
+                          progress->buckets_done += end - ch * kChunk;
+                          progress->candidates += res.rules.size();
+                        }
                       }
                     });
 
   std::vector<std::pair<std::string, ruledb::Rule>> all;
   for (BucketResult& r : results) {
-    PairStats& st = out.stats;
-    st.classes += r.stats.classes;
-    st.double_mismatches += r.stats.double_mismatches;
-    st.largest_class = std::max(st.largest_class, r.stats.largest_class);
-    st.pairs += r.stats.pairs;
-    st.trivial_pairs += r.stats.trivial_pairs;
-    st.common_output_pairs += r.stats.common_output_pairs;
-    st.decomposable_pairs += r.stats.decomposable_pairs;
-    st.graphs_not_evaluated += r.stats.graphs_not_evaluated;
-    st.unorientable_pairs += r.stats.unorientable_pairs;
+    AddPairStats(r.stats, &out.stats);
     for (auto& pr : r.rules) all.push_back(std::move(pr));
     std::vector<std::pair<std::string, ruledb::Rule>>().swap(r.rules);
   }

@@ -28,6 +28,7 @@ struct PairStats {
   uint64_t trivial_pairs = 0;       // both sides the same rule text (symmetric duplicates)
   uint64_t common_output_pairs = 0; // some output the same term on both sides (dropped)
   uint64_t decomposable_pairs = 0;  // a union of smaller rules (dropped)
+  uint64_t congruent_pairs = 0;     // every output the same operator on equal inputs (dropped)
   uint64_t unorientable_pairs = 0;  // each side uses an input the other lacks
   uint64_t candidates = 0;          // distinct rules
 };
