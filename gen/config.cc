@@ -84,6 +84,34 @@ StatusOr<specs::Shape> ParseShape(const std::string& s) {
   return *shape;
 }
 
+// Parses the value of `consumers=`: operator names, each optionally `.argument`.
+StatusOr<std::vector<Consumer>> ParseConsumers(const std::string& text) {
+  std::vector<Consumer> out;
+  for (const std::string& item : SplitValues(text)) {
+    size_t dot = item.find('.');
+    std::string name = item.substr(0, dot);
+    const specs::OpSpec* op = specs::FindOp(name);
+    if (!op) return InvalidArgument("consumers: unknown operator '" + name + "'");
+    Consumer c{op->kind, -1};
+    if (dot != std::string::npos) {
+      auto arg = ParseInt(item.substr(dot + 1), 0, op->num_inputs - 1,
+                          ("consumers: argument of '" + name + "'").c_str());
+      if (!arg.ok()) return arg.status();
+      c.arg = static_cast<int>(*arg);
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Takes a trailing `consumers=...` token off `t`, if there is one.
+StatusOr<std::vector<Consumer>> TakeConsumers(std::vector<std::string>* t) {
+  if (t->empty() || t->back().rfind("consumers=", 0) != 0) return std::vector<Consumer>();
+  auto c = ParseConsumers(t->back().substr(10));
+  t->pop_back();
+  return c;
+}
+
 // Expands `name=v1,v2 ...` assignments into every parameter combination; a parameter that is
 // not named takes every value of its generator domain.
 StatusOr<std::vector<specs::Params>> ParseParamChoices(const specs::OpSpec& op,
@@ -204,8 +232,13 @@ class Parser {
       c_->all_pairs = t[1] == "all";
       return Status::Ok();
     }
-    if (key == "input") return Input(t);
-    if (key == "constant" || key == "op") return Op(t, key == "constant");
+    if (key == "input" || key == "constant") {
+      std::vector<std::string> rest = t;
+      auto consumers = TakeConsumers(&rest);
+      if (!consumers.ok()) return consumers.status();
+      return key == "input" ? Input(rest, *consumers) : Op(rest, true, *consumers);
+    }
+    if (key == "op") return Op(t, false, {});
     return InvalidArgument("unknown keyword '" + key +
                            "' (expected max_ops, threads, seed, double_tests, tolerance, "
                            "max_graphs, break_commutative, identity_graphs, pairs, drop_composite_pairs, "
@@ -213,10 +246,11 @@ class Parser {
   }
 
  private:
-  Status Input(const std::vector<std::string>& t) {
+  Status Input(const std::vector<std::string>& t, const std::vector<Consumer>& consumers) {
     if (t.size() != 3 && t.size() != 4)
-      return InvalidArgument("expected 'input NAME SHAPE [GROUP]'");
+      return InvalidArgument("expected 'input NAME SHAPE [GROUP] [consumers=OP[.ARG],...]'");
     InputDecl in;
+    in.consumers = consumers;
     in.name = t[1];
     if (input_index_.count(in.name)) return InvalidArgument("input '" + in.name + "' defined twice");
     auto shape = ParseShape(t[2]);
@@ -233,10 +267,11 @@ class Parser {
     return Status::Ok();
   }
 
-  Status Op(const std::vector<std::string>& t, bool constant) {
+  Status Op(const std::vector<std::string>& t, bool constant,
+            const std::vector<Consumer>& consumers) {
     size_t first_param = constant ? 3 : 2;
     if (t.size() < first_param)
-      return InvalidArgument(constant ? "expected 'constant OPERATOR INPUT [param=values...]'"
+      return InvalidArgument(constant ? "expected 'constant OPERATOR INPUT [param=values...] [consumers=...]'"
                                       : "expected 'op OPERATOR [param=values...]'");
     const specs::OpSpec* op = specs::FindOp(t[1]);
     if (!op) return InvalidArgument("unknown operator '" + t[1] + "'");
@@ -261,7 +296,7 @@ class Parser {
     if (!choices.ok()) return choices.status();
     for (const specs::Params& p : *choices) {
       OpInstance inst{op->kind, p, input_ranks};
-      if (constant) c_->constants.push_back({inst, source});
+      if (constant) c_->constants.push_back({inst, source, consumers});
       else c_->ops.push_back(inst);
     }
     return Status::Ok();
@@ -339,8 +374,16 @@ std::string FormatConfig(const GenConfig& c) {
     << "\nbreak_commutative " << (c.break_commutative ? "yes" : "no") << "\nidentity_graphs "
     << (c.identity_graphs ? "yes" : "no") << "\npairs " << (c.all_pairs ? "all" : "star")
     << "\ndrop_composite_pairs " << (c.drop_composite_pairs ? "yes" : "no") << "\n";
+  auto consumers = [](const std::vector<Consumer>& cs) {
+    std::string s;
+    for (const Consumer& k : cs)
+      s += (s.empty() ? " consumers=" : ",") + specs::GetOp(k.kind).name +
+           (k.arg >= 0 ? "." + std::to_string(k.arg) : "");
+    return s;
+  };
   for (const InputDecl& in : c.inputs)
-    o << "input " << in.name << " " << in.shape.ToString() << " " << in.group << "\n";
+    o << "input " << in.name << " " << in.shape.ToString() << " " << in.group
+      << consumers(in.consumers) << "\n";
   auto params = [](const OpInstance& inst) {
     std::string s;
     const specs::OpSpec& op = specs::GetOp(inst.kind);
@@ -350,7 +393,7 @@ std::string FormatConfig(const GenConfig& c) {
   };
   for (const ConstantDecl& k : c.constants)
     o << "constant " << specs::GetOp(k.op.kind).name << " " << c.inputs[k.source].name
-      << params(k.op) << "\n";
+      << params(k.op) << consumers(k.consumers) << "\n";
   for (const OpInstance& inst : c.ops) {
     o << "op " << specs::GetOp(inst.kind).name << params(inst);
     std::string ranks;

@@ -15,10 +15,19 @@ namespace verisub::gen {
 
 // A graph input. Inputs with the same group are interchangeable: they have the same shape and
 // the enumeration builds each graph only once up to a renaming inside a group.
+// An operator argument a tensor may feed: `conv2d.1` (the weight), or `ewmul` (any argument).
+struct Consumer {
+  specs::OpKind kind = specs::OpKind::kNumOps;
+  int arg = -1;  // -1: any
+};
+
 struct InputDecl {
   std::string name;
   specs::Shape shape;
   std::string group;  // defaults to the input's own name
+  // Operator arguments this input may feed; empty: any. Narrows the search (a kernel is a conv
+  // weight, not an activation); tensors computed from it are not restricted.
+  std::vector<Consumer> consumers;
 };
 
 // An operator with fixed parameters: one choice the enumeration tries at every step.
@@ -39,6 +48,7 @@ struct OpInstance {
 struct ConstantDecl {
   OpInstance op;
   int source = 0;  // index into GenConfig::inputs
+  std::vector<Consumer> consumers;  // as for inputs
 };
 
 struct GenConfig {

@@ -194,6 +194,11 @@ class Worker {
 
   void Try(uint16_t inst, uint8_t a, uint8_t b) {
     const bool binary = b != kNoTensor;
+    if ((a < num_initial_ && !(s_.initial[a].allowed_args[inst] & 1)) ||
+        (binary && b < num_initial_ && !(s_.initial[b].allowed_args[inst] & 2))) {
+      ++stats.consumer_rejected;
+      return;
+    }
     uint64_t ka = slots_[a].key, kb = binary ? slots_[b].key : 0;
     uint64_t ea = slots_[a].exact, eb = binary ? slots_[b].exact : 0;
     if (binary && commutative_[inst] && (ka > kb || (ka == kb && ea > eb))) {
@@ -376,6 +381,7 @@ void AddStats(const EnumerationStats& from, EnumerationStats* to) {
   to->order_rejected += from.order_rejected;
   to->symmetry_rejected += from.symmetry_rejected;
   to->memo_hits += from.memo_hits;
+  to->consumer_rejected += from.consumer_rejected;
 }
 
 }  // namespace

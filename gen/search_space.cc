@@ -4,6 +4,7 @@
 #include <map>
 
 #include "specs/evaluate.h"
+#include "specs/registry.h"
 #include "specs/semantics.h"
 
 namespace verisub::gen {
@@ -23,6 +24,19 @@ uint64_t OpKey(const OpInstance& inst) {
   uint64_t k = HashCombine(0x51ed27f3ull, static_cast<uint64_t>(inst.kind));
   for (int64_t v : inst.params.v) k = HashCombine(k, static_cast<uint64_t>(v));
   return k;
+}
+
+std::vector<uint8_t> AllowedArgs(const GenConfig& c, const std::vector<Consumer>& consumers) {
+  std::vector<uint8_t> allowed(c.ops.size(), consumers.empty() ? 0xff : 0);
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    const specs::OpSpec& op = specs::GetOp(c.ops[i].kind);
+    for (const Consumer& k : consumers) {
+      if (k.kind != op.kind) continue;
+      // Operands of a commutative operator are interchangeable: either position will do.
+      allowed[i] |= (k.arg < 0 || op.commutative) ? 0xff : static_cast<uint8_t>(1u << k.arg);
+    }
+  }
+  return allowed;
 }
 
 }  // namespace
@@ -52,6 +66,7 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     t.member = group_size[t.group]++;
     t.key = HashCombine(0x1a7b5ull, static_cast<uint64_t>(t.group));
     t.type = specs::TensorType(in.shape);
+    t.allowed_args = AllowedArgs(config, in.consumers);
     s.initial.push_back(std::move(t));
   }
   s.num_groups = static_cast<int>(group_ids.size());
@@ -87,6 +102,7 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     t.group = src.group;
     t.member = src.member;
     t.key = HashCombine(OpKey(c.op), src.key);
+    t.allowed_args = AllowedArgs(config, c.consumers);
     const specs::Tensor<uint32_t>* min[1] = {&s.modint[c.source]};
     specs::Tensor<uint32_t> mout[specs::kMaxOpOutputs];
     Status st = specs::Evaluate(mi, c.op.kind, c.op.params, min, mout);

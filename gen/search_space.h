@@ -22,6 +22,8 @@ struct InitialTensor {
   // Structural key that is equal for interchangeable tensors (used to order operators).
   uint64_t key = 0;
   specs::TensorType type;
+  // Per config.ops entry, the arguments this tensor may feed (bit a: argument a).
+  std::vector<uint8_t> allowed_args;
 };
 
 struct SearchSpace {
