@@ -100,7 +100,7 @@ std::vector<uint64_t> TermKeys(const SearchSpace& s, const Graph& g) {
     const specs::OpSpec& op = specs::GetOp(inst.kind);
     uint64_t k0 = keys[g.ops[k].in[0]];
     uint64_t k1 = op.num_inputs > 1 ? keys[g.ops[k].in[1]] : 0;
-    if (op.commutative && k1 < k0) std::swap(k0, k1);
+    if (op.commutative && s.config->break_commutative && k1 < k0) std::swap(k0, k1);
     uint64_t key = HashCombine(HashCombine(s.op_keys[g.ops[k].inst], k0), k1);
     for (int j = 0; j < op.num_outputs; ++j)
       keys[num_initial + 2 * k + j] = HashCombine(key, static_cast<uint64_t>(j));

@@ -38,7 +38,7 @@ std::vector<int> GraphOutputs(const SearchSpace& s, const Graph& g);
 ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g, const std::vector<int>& outputs);
 
 // A key per tensor id that is equal exactly when two tensors are the same term over the same
-// initial tensors (operands of commutative operators unordered).
+// initial tensors (operands of commutative operators unordered, unless break_commutative is off).
 std::vector<uint64_t> TermKeys(const SearchSpace& s, const Graph& g);
 
 // For each of `outputs`, the set of operators it depends on (bit k: operator k).

@@ -127,12 +127,11 @@ BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t be
     const GraphOp& oy = y.graph.ops[(ty - num_initial) / 2];
     if (ox.inst != oy.inst) return false;
     const specs::OpSpec& op = specs::GetOp(c.ops[ox.inst].kind);
-    bool straight = true;
-    for (int i = 0; i < op.num_inputs && straight; ++i)
-      straight = same_values(x, ox.in[i], y, oy.in[i]);
-    if (straight) return true;
-    return op.commutative && same_values(x, ox.in[0], y, oy.in[1]) &&
-           same_values(x, ox.in[1], y, oy.in[0]);
+    // Operands in the same positions only: equal operands swapped would rest on
+    // commutativity, which is not a smaller candidate.
+    for (int i = 0; i < op.num_inputs; ++i)
+      if (!same_values(x, ox.in[i], y, oy.in[i])) return false;
+    return true;
   };
   std::vector<std::vector<Member>> classes;
   std::vector<int> order;
