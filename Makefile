@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := cmake g++ make libz3-dev z3 libprotobuf-dev protobuf-compiler libtbb-dev \
                    libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev
 
-.PHONY: deps configure build test demo clean format
+.PHONY: deps configure build test demo clean format bench-gen
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -31,6 +31,16 @@ demo: build
 
 format:
 	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+# Generator benchmark on TASO's search space, with 1 and 2 threads (wall, CPU, peak memory and
+# counts come from the generator's own report).
+bench-gen: build
+	@for t in 1 2; do \
+	  echo "== verisub-gen data/gen/taso.cfg, $$t thread(s)"; \
+	  $(BUILD)/gen/verisub-gen --config data/gen/taso.cfg --candidates $(BUILD)/taso_candidates.txt \
+	    --threads $$t --quiet | grep -E '^(threads|graphs visited|distinct fingerprints|buckets|double-equal|pairs in classes|candidate rules|time|peak memory)' \
+	    || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)

@@ -194,8 +194,10 @@ class Parser {
     if (key == "max_ops" || key == "threads" || key == "seed" || key == "double_tests" ||
         key == "max_graphs") {
       VERISUB_RETURN_IF_ERROR(need(2));
-      int64_t hi = key == "max_ops" ? 8 : key == "threads" ? 1024 : key == "double_tests" ? 64
-                                                                                         : INT64_MAX;
+      int64_t hi = key == "max_ops"        ? 8
+                   : key == "threads"      ? 1024
+                   : key == "double_tests" ? 64
+                                           : INT64_MAX;
       int64_t lo = key == "max_ops" || key == "double_tests" ? 1 : 0;
       auto v = ParseInt(t[1], lo, hi, key.c_str());
       if (!v.ok()) return v.status();
@@ -215,8 +217,7 @@ class Parser {
       c_->tolerance = v;
       return Status::Ok();
     }
-    if (key == "break_commutative" || key == "identity_graphs" ||
-        key == "drop_composite_pairs") {
+    if (key == "break_commutative" || key == "identity_graphs" || key == "drop_composite_pairs") {
       VERISUB_RETURN_IF_ERROR(need(2));
       auto v = ParseBool(t[1], key.c_str());
       if (!v.ok()) return v.status();
@@ -239,10 +240,11 @@ class Parser {
       return key == "input" ? Input(rest, *consumers) : Op(rest, true, *consumers);
     }
     if (key == "op") return Op(t, false, {});
-    return InvalidArgument("unknown keyword '" + key +
-                           "' (expected max_ops, threads, seed, double_tests, tolerance, "
-                           "max_graphs, break_commutative, identity_graphs, pairs, drop_composite_pairs, "
-                           "input, constant, op)");
+    return InvalidArgument(
+        "unknown keyword '" + key +
+        "' (expected max_ops, threads, seed, double_tests, tolerance, "
+        "max_graphs, break_commutative, identity_graphs, pairs, drop_composite_pairs, "
+        "input, constant, op)");
   }
 
  private:
@@ -252,7 +254,8 @@ class Parser {
     InputDecl in;
     in.consumers = consumers;
     in.name = t[1];
-    if (input_index_.count(in.name)) return InvalidArgument("input '" + in.name + "' defined twice");
+    if (input_index_.count(in.name))
+      return InvalidArgument("input '" + in.name + "' defined twice");
     auto shape = ParseShape(t[2]);
     if (!shape.ok()) return shape.status().WithContext("input '" + in.name + "'");
     in.shape = *shape;
@@ -271,8 +274,9 @@ class Parser {
             const std::vector<Consumer>& consumers) {
     size_t first_param = constant ? 3 : 2;
     if (t.size() < first_param)
-      return InvalidArgument(constant ? "expected 'constant OPERATOR INPUT [param=values...] [consumers=...]'"
-                                      : "expected 'op OPERATOR [param=values...]'");
+      return InvalidArgument(
+          constant ? "expected 'constant OPERATOR INPUT [param=values...] [consumers=...]'"
+                   : "expected 'op OPERATOR [param=values...]'");
     const specs::OpSpec* op = specs::FindOp(t[1]);
     if (!op) return InvalidArgument("unknown operator '" + t[1] + "'");
     if (op->is_constant != constant)
@@ -296,8 +300,10 @@ class Parser {
     if (!choices.ok()) return choices.status();
     for (const specs::Params& p : *choices) {
       OpInstance inst{op->kind, p, input_ranks};
-      if (constant) c_->constants.push_back({inst, source, consumers});
-      else c_->ops.push_back(inst);
+      if (constant)
+        c_->constants.push_back({inst, source, consumers});
+      else
+        c_->ops.push_back(inst);
     }
     return Status::Ok();
   }
@@ -330,8 +336,8 @@ StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source
   auto whole = [&](const std::string& m) { return InvalidArgument(source_name + ": " + m); };
   if (c.inputs.empty()) return whole("no 'input' lines: the generator needs graph inputs");
   if (c.ops.empty()) return whole("no 'op' lines: the generator needs operators");
-  size_t tensors = c.inputs.size() + c.constants.size() +
-                   static_cast<size_t>(c.max_ops) * specs::kMaxOpOutputs;
+  size_t tensors =
+      c.inputs.size() + c.constants.size() + static_cast<size_t>(c.max_ops) * specs::kMaxOpOutputs;
   if (tensors > 255)
     return whole("too many tensors (" + std::to_string(tensors) +
                  " inputs, constants and op outputs); at most 255");
@@ -370,8 +376,8 @@ StatusOr<GenConfig> LoadConfig(const std::string& path) {
 std::string FormatConfig(const GenConfig& c) {
   std::ostringstream o;
   o << "max_ops " << c.max_ops << "\nseed " << c.seed << "\ndouble_tests " << c.double_tests
-    << "\ntolerance " << c.tolerance << "\nmax_graphs " << c.max_graphs
-    << "\nbreak_commutative " << (c.break_commutative ? "yes" : "no") << "\nidentity_graphs "
+    << "\ntolerance " << c.tolerance << "\nmax_graphs " << c.max_graphs << "\nbreak_commutative "
+    << (c.break_commutative ? "yes" : "no") << "\nidentity_graphs "
     << (c.identity_graphs ? "yes" : "no") << "\npairs " << (c.all_pairs ? "all" : "star")
     << "\ndrop_composite_pairs " << (c.drop_composite_pairs ? "yes" : "no") << "\n";
   auto consumers = [](const std::vector<Consumer>& cs) {

@@ -47,7 +47,7 @@ struct OpInstance {
 // Constants are free initial tensors: they do not count towards max_ops.
 struct ConstantDecl {
   OpInstance op;
-  int source = 0;  // index into GenConfig::inputs
+  int source = 0;                   // index into GenConfig::inputs
   std::vector<Consumer> consumers;  // as for inputs
 };
 

@@ -11,7 +11,7 @@ void DoubleCache::Trim() {
 }
 
 std::vector<const DoubleCache::Values*> DoubleCache::Evaluate(const Graph& g,
-                                                             const std::vector<uint64_t>& keys) {
+                                                              const std::vector<uint64_t>& keys) {
   const int num_initial = static_cast<int>(s_.initial.size());
   const int num_tests = static_cast<int>(s_.doubles.size());
   std::vector<const Values*> value(keys.size(), nullptr);

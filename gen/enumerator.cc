@@ -230,7 +230,8 @@ class Worker {
     std::array<std::pair<int, int>, 2> uses;
     int num_uses = 0;
     for (uint8_t t : {a, b})
-      if (t != kNoTensor && t < num_initial_) uses[num_uses++] = {slots_[t].group, slots_[t].member};
+      if (t != kNoTensor && t < num_initial_)
+        uses[num_uses++] = {slots_[t].group, slots_[t].member};
     if (num_uses == 2 && uses[1] < uses[0]) std::swap(uses[0], uses[1]);
     std::array<std::pair<int, int>, 2> saved;
     int num_saved = 0;
@@ -316,7 +317,8 @@ class Worker {
     }
     ops_.push_back({GraphOp{inst_id, {a, b}}, key});
     Record();
-    if (static_cast<int>(ops_.size()) < s_.config->max_ops && !stop_->load(std::memory_order_relaxed))
+    if (static_cast<int>(ops_.size()) < s_.config->max_ops &&
+        !stop_->load(std::memory_order_relaxed))
       Expand();
     ops_.pop_back();
     for (uint8_t t : {a, b})

@@ -22,16 +22,16 @@ struct GraphEntry {
 };
 
 struct EnumerationStats {
-  uint64_t graphs = 0;             // graphs fingerprinted (identity graphs included)
+  uint64_t graphs = 0;  // graphs fingerprinted (identity graphs included)
   uint64_t identity_graphs = 0;
-  uint64_t shape_rejected = 0;     // operator applications the shape rules refused (cached)
-  uint64_t duplicate_rejected = 0; // same operator on the same inputs twice
-  uint64_t consumer_rejected = 0;  // an initial tensor in an argument its `consumers=` excludes
-  uint64_t order_rejected = 0;     // not the canonical order of the same graph's operators
-  uint64_t symmetry_rejected = 0;  // commutative operands or interchangeable inputs
-  uint64_t memo_hits = 0;          // full-size graphs whose last operator's result was memoized
-  uint64_t tasks = 0;              // subtrees run in parallel (one per first operator)
-  bool stopped_early = false;      // max_graphs reached: the graph set is incomplete
+  uint64_t shape_rejected = 0;      // operator applications the shape rules refused (cached)
+  uint64_t duplicate_rejected = 0;  // same operator on the same inputs twice
+  uint64_t consumer_rejected = 0;   // an initial tensor in an argument its `consumers=` excludes
+  uint64_t order_rejected = 0;      // not the canonical order of the same graph's operators
+  uint64_t symmetry_rejected = 0;   // commutative operands or interchangeable inputs
+  uint64_t memo_hits = 0;           // full-size graphs whose last operator's result was memoized
+  uint64_t tasks = 0;               // subtrees run in parallel (one per first operator)
+  bool stopped_early = false;       // max_graphs reached: the graph set is incomplete
 };
 
 struct Enumeration {

@@ -73,9 +73,8 @@ std::string FormatReport(const GenReport& r) {
     << "stop reason: " << r.stop_reason << "\n"
     << "graphs visited: " << e.graphs << " (identity graphs " << e.identity_graphs << ", "
     << e.tasks << " parallel subtrees)\n"
-    << "rejected applications: shape " << e.shape_rejected << ", consumers "
-    << e.consumer_rejected << ", duplicate "
-    << e.duplicate_rejected << ", order " << e.order_rejected << ", symmetry "
+    << "rejected applications: shape " << e.shape_rejected << ", consumers " << e.consumer_rejected
+    << ", duplicate " << e.duplicate_rejected << ", order " << e.order_rejected << ", symmetry "
     << e.symmetry_rejected << "; memoized last operators " << e.memo_hits << "\n"
     << "distinct fingerprints: " << p.distinct_fingerprints << "\n"
     << "buckets (>= 2 graphs): " << p.buckets << " holding " << p.graphs_in_buckets

@@ -57,7 +57,8 @@ std::vector<int> GraphOutputs(const SearchSpace& s, const Graph& g) {
   return out;
 }
 
-ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g, const std::vector<int>& outputs) {
+ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g,
+                               const std::vector<int>& outputs) {
   using ruledb::ValueRef;
   ruledb::PatternGraph p;
   const int num_initial = static_cast<int>(s.initial.size());
@@ -94,7 +95,8 @@ ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g, const std::
 std::vector<uint64_t> TermKeys(const SearchSpace& s, const Graph& g) {
   const int num_initial = static_cast<int>(s.initial.size());
   std::vector<uint64_t> keys(num_initial + 2 * g.ops.size(), 0);
-  for (int i = 0; i < num_initial; ++i) keys[i] = HashCombine(0x3c6ef372ull, static_cast<uint64_t>(i));
+  for (int i = 0; i < num_initial; ++i)
+    keys[i] = HashCombine(0x3c6ef372ull, static_cast<uint64_t>(i));
   for (size_t k = 0; k < g.ops.size(); ++k) {
     const OpInstance& inst = s.config->ops[g.ops[k].inst];
     const specs::OpSpec& op = specs::GetOp(inst.kind);
@@ -108,7 +110,8 @@ std::vector<uint64_t> TermKeys(const SearchSpace& s, const Graph& g) {
   return keys;
 }
 
-std::vector<uint32_t> OutputOpSets(const SearchSpace& s, const Graph& g, const std::vector<int>& outputs) {
+std::vector<uint32_t> OutputOpSets(const SearchSpace& s, const Graph& g,
+                                   const std::vector<int>& outputs) {
   const int num_initial = static_cast<int>(s.initial.size());
   std::vector<uint32_t> deps(num_initial + 2 * g.ops.size(), 0);
   for (size_t k = 0; k < g.ops.size(); ++k) {

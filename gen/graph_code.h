@@ -35,14 +35,16 @@ std::vector<int> GraphOutputs(const SearchSpace& s, const Graph& g);
 
 // The graph as a pattern over the config's inputs (constants become constant nodes on their
 // source input); outputs in the order given (tensor ids).
-ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g, const std::vector<int>& outputs);
+ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g,
+                               const std::vector<int>& outputs);
 
 // A key per tensor id that is equal exactly when two tensors are the same term over the same
 // initial tensors (operands of commutative operators unordered, unless break_commutative is off).
 std::vector<uint64_t> TermKeys(const SearchSpace& s, const Graph& g);
 
 // For each of `outputs`, the set of operators it depends on (bit k: operator k).
-std::vector<uint32_t> OutputOpSets(const SearchSpace& s, const Graph& g, const std::vector<int>& outputs);
+std::vector<uint32_t> OutputOpSets(const SearchSpace& s, const Graph& g,
+                                   const std::vector<int>& outputs);
 
 // Number of groups the outputs fall into when outputs that share an operator (on either side)
 // are grouped; `other` may be empty.

@@ -1,9 +1,6 @@
 // Testing same-fingerprint graphs in double and turning equal pairs into rules.
 #include "gen/pair_tester.h"
 
-#include "gen/double_cache.h"
-#include "specs/registry.h"
-
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
@@ -12,6 +9,9 @@
 #include <cmath>
 #include <numeric>
 #include <thread>
+
+#include "gen/double_cache.h"
+#include "specs/registry.h"
 
 namespace verisub::gen {
 namespace {
@@ -289,23 +289,23 @@ Candidates TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
   const size_t num_chunks = (buckets.size() + kChunk - 1) / kChunk;
   std::vector<BucketResult> results(num_chunks);
   tbb::enumerable_thread_specific<DoubleCache> caches([&] { return DoubleCache(s, 4000); });
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_chunks, 1),
-                    [&](const tbb::blocked_range<size_t>& range) {
-                      for (size_t ch = range.begin(); ch != range.end(); ++ch) {
-                        BucketResult& res = results[ch];
-                        size_t end = std::min(buckets.size(), (ch + 1) * kChunk);
-                        for (size_t b = ch * kChunk; b < end; ++b) {
-                          BucketResult r = ProcessBucket(s, e, buckets[b].first, buckets[b].second,
-                                                         &caches.local());
-                          AddPairStats(r.stats, &res.stats);
-                          for (auto& pr : r.rules) res.rules.push_back(std::move(pr));
-                        }
-                        if (progress) {
-                          progress->buckets_done += end - ch * kChunk;
-                          progress->candidates += res.rules.size();
-                        }
-                      }
-                    });
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, num_chunks, 1), [&](const tbb::blocked_range<size_t>& range) {
+        for (size_t ch = range.begin(); ch != range.end(); ++ch) {
+          BucketResult& res = results[ch];
+          size_t end = std::min(buckets.size(), (ch + 1) * kChunk);
+          for (size_t b = ch * kChunk; b < end; ++b) {
+            BucketResult r =
+                ProcessBucket(s, e, buckets[b].first, buckets[b].second, &caches.local());
+            AddPairStats(r.stats, &res.stats);
+            for (auto& pr : r.rules) res.rules.push_back(std::move(pr));
+          }
+          if (progress) {
+            progress->buckets_done += end - ch * kChunk;
+            progress->candidates += res.rules.size();
+          }
+        }
+      });
 
   std::vector<std::pair<std::string, ruledb::Rule>> all;
   for (BucketResult& r : results) {
@@ -313,8 +313,7 @@ Candidates TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
     for (auto& pr : r.rules) all.push_back(std::move(pr));
     std::vector<std::pair<std::string, ruledb::Rule>>().swap(r.rules);
   }
-  std::sort(all.begin(), all.end(),
-            [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   all.erase(std::unique(all.begin(), all.end(),
                         [](const auto& x, const auto& y) { return x.first == y.first; }),
             all.end());

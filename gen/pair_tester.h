@@ -16,21 +16,21 @@ namespace verisub::gen {
 
 struct PairStats {
   uint64_t distinct_fingerprints = 0;
-  uint64_t buckets = 0;             // fingerprints shared by two graphs or more
+  uint64_t buckets = 0;  // fingerprints shared by two graphs or more
   uint64_t graphs_in_buckets = 0;
   uint64_t largest_bucket = 0;
   uint64_t graphs_not_evaluated = 0;  // no pair with them could be kept (drop_composite_pairs)
-  uint64_t classes = 0;             // classes that agree in double, over all buckets
-  uint64_t double_mismatches = 0;   // graphs that disagreed in double with their bucket's first
-                                    // class (integer-only coincidences)
+  uint64_t classes = 0;               // classes that agree in double, over all buckets
+  uint64_t double_mismatches = 0;     // graphs that disagreed in double with their bucket's first
+                                      // class (integer-only coincidences)
   uint64_t largest_class = 0;
-  uint64_t pairs = 0;               // pairs inside classes
-  uint64_t trivial_pairs = 0;       // both sides the same rule text (symmetric duplicates)
-  uint64_t common_output_pairs = 0; // some output the same term on both sides (dropped)
-  uint64_t decomposable_pairs = 0;  // a union of smaller rules (dropped)
-  uint64_t congruent_pairs = 0;     // every output the same operator on equal inputs (dropped)
-  uint64_t unorientable_pairs = 0;  // each side uses an input the other lacks
-  uint64_t candidates = 0;          // distinct rules
+  uint64_t pairs = 0;                // pairs inside classes
+  uint64_t trivial_pairs = 0;        // both sides the same rule text (symmetric duplicates)
+  uint64_t common_output_pairs = 0;  // some output the same term on both sides (dropped)
+  uint64_t decomposable_pairs = 0;   // a union of smaller rules (dropped)
+  uint64_t congruent_pairs = 0;      // every output the same operator on equal inputs (dropped)
+  uint64_t unorientable_pairs = 0;   // each side uses an input the other lacks
+  uint64_t candidates = 0;           // distinct rules
 };
 
 struct Candidates {

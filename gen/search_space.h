@@ -13,7 +13,7 @@ namespace verisub::gen {
 
 // A tensor every graph may use without an operator: a graph input or a constant.
 struct InitialTensor {
-  std::string name;     // "x0", or "const_ones(x0)"
+  std::string name;  // "x0", or "const_ones(x0)"
   bool is_input = true;
   int input = 0;        // config input index; a constant's shape source
   OpInstance constant;  // constants only
@@ -30,9 +30,9 @@ struct SearchSpace {
   const GenConfig* config = nullptr;
   std::vector<InitialTensor> initial;  // inputs first (config order), then constants
   int num_groups = 0;
-  std::vector<uint64_t> op_keys;       // per config.ops entry
-  std::vector<specs::Tensor<uint32_t>> modint;               // per initial tensor
-  std::vector<std::vector<specs::Tensor<double>>> doubles;   // [test][initial tensor]
+  std::vector<uint64_t> op_keys;                            // per config.ops entry
+  std::vector<specs::Tensor<uint32_t>> modint;              // per initial tensor
+  std::vector<std::vector<specs::Tensor<double>>> doubles;  // [test][initial tensor]
 };
 
 // Draws the random values and evaluates the constants; fails if a constant's shape rule

@@ -43,8 +43,7 @@ constexpr const char* kUsage =
     "       verisub-gen --config FILE --candidates OUT [--threads N] [--quiet]\n";
 
 // Exit codes: 0 success, 1 generation failed, 2 usage or config error.
-int Generate(const std::string& config_path, const std::string& out_path, int threads,
-             bool quiet) {
+int Generate(const std::string& config_path, const std::string& out_path, int threads, bool quiet) {
   auto config = verisub::gen::LoadConfig(config_path);
   if (!config.ok()) {
     std::fprintf(stderr, "verisub-gen: %s\n", config.status().message().c_str());

@@ -70,8 +70,8 @@ TEST(ConfigTest, FormatRoundTrips) {
 }
 
 TEST(ConfigTest, ShippedConfigsLoad) {
-  for (const char* path : {"data/gen/taso.cfg", "data/gen/taso_n4_reduced.cfg",
-                           "data/gen/ewadd_ewmul.cfg"}) {
+  for (const char* path :
+       {"data/gen/taso.cfg", "data/gen/taso_n4_reduced.cfg", "data/gen/ewadd_ewmul.cfg"}) {
     auto c = LoadConfig(path);
     EXPECT_TRUE(c.ok()) << path << ": " << c.status().message();
   }
@@ -105,38 +105,35 @@ TEST_P(BadConfigTest, NamesFileLineAndReason) {
 INSTANTIATE_TEST_SUITE_P(
     Errors, BadConfigTest,
     ::testing::Values(
-        BadConfig{"UnknownOperator", "input x [2,4]\nop frobnicate\n", "bad.cfg:2:",
-                  "unknown operator 'frobnicate'"},
+        BadConfig{"UnknownOperator", "input x [2,4]\nop frobnicate\n",
+                  "bad.cfg:2:", "unknown operator 'frobnicate'"},
         BadConfig{"BadShape", "input x [2,a]\nop relu\n", "bad.cfg:1:", "bad shape '[2,a]'"},
         BadConfig{"ZeroDimension", "input x [2,0]\nop relu\n", "bad.cfg:1:", "outside [1,"},
         BadConfig{"UnclosedShape", "input x [2,4\nop relu\n", "bad.cfg:1:", "bad shape"},
-        BadConfig{"ParamOutsideDomain",
-                  "input x [1,2,3,3]\n\nop pool_avg activation=sigmoid\n", "bad.cfg:3:",
-                  "outside its domain"},
-        BadConfig{"ParamBelowMinimum", "input x [1,2,3,3]\nop conv2d stride_h=0\n", "bad.cfg:2:",
-                  "below the minimum"},
-        BadConfig{"UnknownParam", "input x [2,4]\nop relu alpha=1\n", "bad.cfg:2:",
-                  "has no parameter 'alpha'"},
-        BadConfig{"MalformedParam", "input x [2,4]\nop concat axis\n", "bad.cfg:2:",
-                  "expected parameter=value"},
+        BadConfig{"ParamOutsideDomain", "input x [1,2,3,3]\n\nop pool_avg activation=sigmoid\n",
+                  "bad.cfg:3:", "outside its domain"},
+        BadConfig{"ParamBelowMinimum", "input x [1,2,3,3]\nop conv2d stride_h=0\n",
+                  "bad.cfg:2:", "below the minimum"},
+        BadConfig{"UnknownParam", "input x [2,4]\nop relu alpha=1\n",
+                  "bad.cfg:2:", "has no parameter 'alpha'"},
+        BadConfig{"MalformedParam", "input x [2,4]\nop concat axis\n",
+                  "bad.cfg:2:", "expected parameter=value"},
         BadConfig{"UnknownKeyword", "inputs x [2,4]\n", "bad.cfg:1:", "unknown keyword 'inputs'"},
         BadConfig{"BadNumber", "max_ops three\n", "bad.cfg:1:", "expected an integer"},
         BadConfig{"MaxOpsRange", "max_ops 0\n", "bad.cfg:1:", "outside [1, 8]"},
         BadConfig{"WrongArity", "max_ops 3 4\n", "bad.cfg:1:", "takes 1 value(s)"},
-        BadConfig{"DuplicateInput", "input x [2,4]\ninput x [2,4]\n", "bad.cfg:2:",
-                  "defined twice"},
-        BadConfig{"GroupShapes", "input x [2,4] g\ninput y [4,4] g\n", "bad.cfg:2:",
-                  "interchangeable inputs need one shape"},
-        BadConfig{"ConstantAsOp", "input x [2,4]\nop const_ones\n", "bad.cfg:2:",
-                  "is a constant"},
-        BadConfig{"ConstantSource", "input x [2,4]\nconstant const_ones y\n", "bad.cfg:2:",
-                  "unknown input 'y'"},
-        BadConfig{"ConsumerOp", "input x [2,4] consumers=foo\n", "bad.cfg:1:",
-                  "consumers: unknown operator 'foo'"},
-        BadConfig{"ConsumerArg", "input x [2,4] consumers=relu.1\n", "bad.cfg:1:",
-                  "outside [0, 0]"},
-        BadConfig{"TooManyInputs", "input x [2,4]\nop batchnorm\n", "bad.cfg:2:",
-                  "up to 2"},
+        BadConfig{"DuplicateInput", "input x [2,4]\ninput x [2,4]\n",
+                  "bad.cfg:2:", "defined twice"},
+        BadConfig{"GroupShapes", "input x [2,4] g\ninput y [4,4] g\n",
+                  "bad.cfg:2:", "interchangeable inputs need one shape"},
+        BadConfig{"ConstantAsOp", "input x [2,4]\nop const_ones\n", "bad.cfg:2:", "is a constant"},
+        BadConfig{"ConstantSource", "input x [2,4]\nconstant const_ones y\n",
+                  "bad.cfg:2:", "unknown input 'y'"},
+        BadConfig{"ConsumerOp", "input x [2,4] consumers=foo\n",
+                  "bad.cfg:1:", "consumers: unknown operator 'foo'"},
+        BadConfig{"ConsumerArg", "input x [2,4] consumers=relu.1\n",
+                  "bad.cfg:1:", "outside [0, 0]"},
+        BadConfig{"TooManyInputs", "input x [2,4]\nop batchnorm\n", "bad.cfg:2:", "up to 2"},
         BadConfig{"NoOps", "input x [2,4]\n", "bad.cfg:", "no 'op' lines"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) { return std::string(info.param.name); });
 

@@ -66,7 +66,6 @@ GenResult Generate(const std::string& text, int threads, const std::string& extr
   return std::move(*result);
 }
 
-
 // A term's text with the operands of commutative operators sorted.
 std::string CommutativeText(const ruledb::PatternGraph& g, ruledb::ValueRef v,
                             const std::vector<std::string>& names) {
@@ -133,9 +132,9 @@ TEST(GeneratorTest, ElementwiseLawsAppear) {
   GenResult plain_result = Generate(kElementwise, 1, "pairs all\nbreak_commutative no\n");
   const auto& plain = plain_result.rules;
   for (const char* text : {"(ewadd ?a ?b) => (ewadd ?b ?a)", "(ewmul ?a ?b) => (ewmul ?b ?a)"})
-    EXPECT_TRUE(std::any_of(plain.begin(), plain.end(),
-                            [&](const ruledb::Rule& x) { return x.ToText() == text; }))
-        << text;
+    EXPECT_TRUE(std::any_of(plain.begin(), plain.end(), [&](const ruledb::Rule& x) {
+      return x.ToText() == text;
+    })) << text;
   // Must-not-fire twins: add and multiply do not distribute the other way round.
   EXPECT_FALSE(HasRule(texts, "(ewadd (ewmul ?a ?b) ?c)", "(ewmul (ewadd ?a ?c) (ewadd ?b ?c))"));
   EXPECT_FALSE(HasRule(texts, "(ewadd ?a ?b)", "(ewmul ?a ?b)"));
@@ -166,7 +165,8 @@ TEST(GeneratorTest, ConvReluFusionAppears) {
   const std::string conv = "conv2d[stride_h=1,stride_w=1,padding=same,activation=";
   EXPECT_TRUE(HasRule(texts, "(" + conv + "relu,group=1] ?a ?b)",
                       "(relu (" + conv + "none,group=1] ?a ?b))"));
-  EXPECT_FALSE(HasRule(texts, "(" + conv + "relu,group=1] ?a ?b)", "(" + conv + "none,group=1] ?a ?b)"));
+  EXPECT_FALSE(
+      HasRule(texts, "(" + conv + "relu,group=1] ?a ?b)", "(" + conv + "none,group=1] ?a ?b)"));
   EXPECT_FALSE(HasRule(texts, "(relu ?a)", "?a"));
 }
 
@@ -245,10 +245,9 @@ TEST(GeneratorTest, SameOutputForOneAndTwoThreadsAndAcrossRuns) {
   EXPECT_EQ(text, CandidatesText(again.rules));
   EXPECT_EQ(one.report.enumeration.graphs, two.report.enumeration.graphs);
   EXPECT_EQ(one.report.pairs.distinct_fingerprints, two.report.pairs.distinct_fingerprints);
-  EXPECT_TRUE(std::is_sorted(one.rules.begin(), one.rules.end(),
-                             [](const ruledb::Rule& a, const ruledb::Rule& b) {
-                               return a.ToText() < b.ToText();
-                             }));
+  EXPECT_TRUE(std::is_sorted(
+      one.rules.begin(), one.rules.end(),
+      [](const ruledb::Rule& a, const ruledb::Rule& b) { return a.ToText() < b.ToText(); }));
 }
 
 TEST(GeneratorTest, KnownTasoRulesOfTheMixedSpace) {
@@ -262,10 +261,10 @@ TEST(GeneratorTest, KnownTasoRulesOfTheMixedSpace) {
   EXPECT_TRUE(HasRule(texts, "(matmul[activation=none] ?a (const_imatmul ?a))", "?a"));
   EXPECT_TRUE(HasRule(texts, "(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a))", "?a"));
   // A 1x3 kernel enlarged to 3x3 computes the same convolution.
-  EXPECT_TRUE(HasRule(
-      texts, "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a ?b)",
-      "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a "
-      "(enlarge[kernel_h=3,kernel_w=3] ?b))"));
+  EXPECT_TRUE(HasRule(texts,
+                      "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a ?b)",
+                      "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a "
+                      "(enlarge[kernel_h=3,kernel_w=3] ?b))"));
 }
 
 TEST(GeneratorTest, EveryStageIsCounted) {
@@ -277,7 +276,8 @@ TEST(GeneratorTest, EveryStageIsCounted) {
   EXPECT_EQ(rep.pairs.candidates, r.rules.size());
   EXPECT_GT(rep.peak_rss_kb, 0u);
   std::string report = FormatReport(rep);
-  EXPECT_NE(report.find("graphs visited: " + std::to_string(rep.enumeration.graphs)), std::string::npos);
+  EXPECT_NE(report.find("graphs visited: " + std::to_string(rep.enumeration.graphs)),
+            std::string::npos);
   EXPECT_NE(report.find("candidate rules: " + std::to_string(r.rules.size())), std::string::npos);
 }
 
