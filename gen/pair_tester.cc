@@ -288,7 +288,7 @@ Candidates TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
   constexpr size_t kChunk = 512;
   const size_t num_chunks = (buckets.size() + kChunk - 1) / kChunk;
   std::vector<BucketResult> results(num_chunks);
-  tbb::enumerable_thread_specific<DoubleCache> caches([&] { return DoubleCache(s, 4000); });
+  tbb::enumerable_thread_specific<DoubleCache> caches([&] { return DoubleCache(s, 30000); });
   tbb::parallel_for(
       tbb::blocked_range<size_t>(0, num_chunks, 1), [&](const tbb::blocked_range<size_t>& range) {
         for (size_t ch = range.begin(); ch != range.end(); ++ch) {

@@ -1,6 +1,8 @@
 // Progress line.
 #include "gen/progress.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 
 namespace verisub::gen {
@@ -36,9 +38,11 @@ std::string ProgressPrinter::Line() const {
 }
 
 void ProgressPrinter::Loop() {
+  // On a terminal the line is rewritten in place; in a log each update is a line of its own.
+  const char* end = isatty(2) ? "\r" : "\n";
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, period_, [this] { return done_; }))
-    std::fprintf(stderr, "%s\r", Line().c_str());
+    std::fprintf(stderr, "%s%s", Line().c_str(), end);
 }
 
 }  // namespace verisub::gen
