@@ -29,7 +29,7 @@ std::string ProgressPrinter::Line() const {
   uint64_t graphs = counters_->graphs.load(std::memory_order_relaxed);
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "verisub-gen: %6.1fs  graphs %llu (%.2f M/s)  buckets %llu/%llu  candidates %llu",
+                "verisub-gen: %6.1fs  graphs %llu (%.2f M/s)  buckets %llu/%llu  pairs kept %llu",
                 secs, static_cast<unsigned long long>(graphs), secs > 0 ? graphs / secs / 1e6 : 0.0,
                 static_cast<unsigned long long>(counters_->buckets_done.load()),
                 static_cast<unsigned long long>(counters_->buckets_total.load()),
