@@ -1,0 +1,449 @@
+// The enumeration: a per-thread worker runs the depth-first search under one first operator.
+#include "gen/enumerator.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+#include <thread>
+#include <unordered_map>
+
+#include "gen/graph_code.h"
+#include "specs/evaluate.h"
+#include "specs/semantics.h"
+
+namespace verisub::gen {
+namespace {
+
+constexpr uint64_t kReportBatch = 4096;
+
+// Interned tensor types and cached shape-rule results. Ids are local to one worker.
+class TypeCache {
+ public:
+  struct Result {
+    bool ok = false;
+    int out[specs::kMaxOpOutputs] = {-1, -1};
+  };
+
+  int Intern(const specs::TensorType& t) {
+    uint64_t h = HashType(t);
+    auto [it, end] = by_hash_.equal_range(h);
+    for (; it != end; ++it)
+      if (types_[it->second] == t) return it->second;
+    int id = static_cast<int>(types_.size());
+    types_.push_back(t);
+    hashes_.push_back(h);
+    by_hash_.emplace(h, id);
+    return id;
+  }
+  const specs::TensorType& type(int id) const { return types_[id]; }
+  uint64_t hash(int id) const { return hashes_[id]; }
+
+  const Result& Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected) {
+    uint64_t key = (static_cast<uint64_t>(inst_id) << 42) | (static_cast<uint64_t>(t0) << 21) |
+                   static_cast<uint64_t>(t1 + 1);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      if (!it->second.ok) ++*rejected;
+      return it->second;
+    }
+    const specs::TensorType* in[2] = {&types_[t0], t1 >= 0 ? &types_[t1] : nullptr};
+    specs::TensorType out[specs::kMaxOpOutputs];
+    Result r;
+    uint32_t ranks = inst.input_ranks;
+    bool rank_ok = !ranks || ((ranks >> in[0]->shape.rank) & 1);
+    if (t1 >= 0 && ranks) rank_ok = rank_ok && ((ranks >> in[1]->shape.rank) & 1);
+    r.ok = rank_ok && specs::InferTypes(inst.kind, inst.params, in, out).ok();
+    if (r.ok) {
+      for (int j = 0; j < specs::GetOp(inst.kind).num_outputs; ++j) r.out[j] = Intern(out[j]);
+    } else {
+      ++*rejected;
+    }
+    return cache_.emplace(key, r).first->second;
+  }
+
+ private:
+  std::vector<specs::TensorType> types_;
+  std::vector<uint64_t> hashes_;
+  std::unordered_multimap<uint64_t, int> by_hash_;
+  std::unordered_map<uint64_t, Result> cache_;
+};
+
+struct TaskOutput {
+  std::vector<uint8_t> arena;
+  std::vector<GraphEntry> graphs;
+};
+
+class Worker {
+ public:
+  Worker(const SearchSpace& s, ProgressCounters* progress, std::atomic<bool>* stop,
+         std::atomic<uint64_t>* total)
+      : s_(s), progress_(progress), stop_(stop), total_(total) {
+    const GenConfig& c = *s.config;
+    num_initial_ = static_cast<int>(s.initial.size());
+    slots_.resize(num_initial_ + 2 * c.max_ops);
+    for (int i = 0; i < num_initial_; ++i) {
+      Slot& sl = slots_[i];
+      const InitialTensor& t = s.initial[i];
+      sl.type = types_.Intern(t.type);
+      sl.key = t.key;
+      sl.exact = HashCombine(t.key, static_cast<uint64_t>(i));
+      sl.value = &s.modint[i];
+      sl.hash = HashTensor(s.modint[i], types_.hash(sl.type));
+      sl.producer = -1;
+      sl.is_input = t.is_input;
+      sl.group = t.group;
+      sl.member = t.member;
+    }
+    out_.resize(c.max_ops);
+    memo_.resize(size_t{1} << 20);
+    used_.assign(s.num_groups, 0);
+    for (const OpInstance& inst : c.ops) {
+      const specs::OpSpec& op = specs::GetOp(inst.kind);
+      arity_.push_back(op.num_inputs);
+      outputs_.push_back(op.num_outputs);
+      commutative_.push_back(op.commutative && c.break_commutative);
+      swappable_.push_back(op.commutative);
+      enlarge_.push_back(inst.kind == specs::OpKind::kEnlarge);
+    }
+  }
+
+  // The first operators of all graphs, in enumeration order.
+  std::vector<GraphOp> RootChoices() {
+    roots_ = &root_list_;
+    Expand();
+    roots_ = nullptr;
+    return std::move(root_list_);
+  }
+
+  void RunTask(const GraphOp& first, uint32_t task, TaskOutput* out) {
+    task_ = task;
+    out_task_ = out;
+    Try(first.inst, first.in[0], first.in[1]);
+    Flush();
+  }
+
+  EnumerationStats stats;
+
+ private:
+  struct Slot {
+    int type = 0;
+    uint64_t key = 0;    // equal for tensors that differ by a renaming of interchangeable inputs
+    uint64_t exact = 0;  // distinct for distinct computations
+    uint64_t hash = 0;
+    const specs::Tensor<uint32_t>* value = nullptr;
+    int producer = -1;  // operator index, -1 for initial tensors
+    int consumers = 0;
+    bool is_input = false;
+    int group = 0, member = 0;
+  };
+  struct OpRec {
+    GraphOp op;
+    uint64_t key;
+  };
+  struct MemoEntry {
+    uint64_t key = 0;
+    uint64_t hash[specs::kMaxOpOutputs] = {0, 0};
+  };
+
+  // Tries every operator application on the current graph.
+  void Expand() {
+    // Tensors grouped by type, in id order.
+    std::vector<int> type_ids;
+    std::vector<std::vector<uint8_t>> by_type;
+    auto add = [&](int id) {
+      int t = slots_[id].type;
+      size_t i = std::find(type_ids.begin(), type_ids.end(), t) - type_ids.begin();
+      if (i == type_ids.size()) {
+        type_ids.push_back(t);
+        by_type.emplace_back();
+      }
+      by_type[i].push_back(static_cast<uint8_t>(id));
+    };
+    for (int i = 0; i < num_initial_; ++i) add(i);
+    for (size_t k = 0; k < ops_.size(); ++k)
+      for (int j = 0; j < outputs_[ops_[k].op.inst]; ++j)
+        add(num_initial_ + 2 * static_cast<int>(k) + j);
+    const auto& insts = s_.config->ops;
+    for (size_t inst = 0; inst < insts.size(); ++inst) {
+      if (stop_->load(std::memory_order_relaxed)) return;
+      for (size_t a = 0; a < type_ids.size(); ++a) {
+        if (arity_[inst] == 1) {
+          const auto& r = types_.Infer(insts[inst], static_cast<int>(inst), type_ids[a], -1,
+                                       &stats.shape_rejected);
+          if (!r.ok) continue;
+          for (uint8_t t : by_type[a]) {
+            if (enlarge_[inst] && !slots_[t].is_input) continue;
+            Try(static_cast<uint16_t>(inst), t, kNoTensor);
+          }
+          continue;
+        }
+        for (size_t b = 0; b < type_ids.size(); ++b) {
+          const auto& r = types_.Infer(insts[inst], static_cast<int>(inst), type_ids[a],
+                                       type_ids[b], &stats.shape_rejected);
+          if (!r.ok) continue;
+          for (uint8_t t0 : by_type[a])
+            for (uint8_t t1 : by_type[b]) Try(static_cast<uint16_t>(inst), t0, t1);
+        }
+      }
+    }
+  }
+
+  void Try(uint16_t inst, uint8_t a, uint8_t b) {
+    const bool binary = b != kNoTensor;
+    if ((a < num_initial_ && !(s_.initial[a].allowed_args[inst] & 1)) ||
+        (binary && b < num_initial_ && !(s_.initial[b].allowed_args[inst] & 2))) {
+      ++stats.consumer_rejected;
+      return;
+    }
+    uint64_t ka = slots_[a].key, kb = binary ? slots_[b].key : 0;
+    uint64_t ea = slots_[a].exact, eb = binary ? slots_[b].exact : 0;
+    if (binary && commutative_[inst] && (ka > kb || (ka == kb && ea > eb))) {
+      ++stats.symmetry_rejected;
+      return;
+    }
+    for (const OpRec& r : ops_) {
+      if (r.op.inst != inst) continue;
+      if ((r.op.in[0] == a && r.op.in[1] == b) ||
+          (swappable_[inst] && r.op.in[0] == b && r.op.in[1] == a)) {
+        ++stats.duplicate_rejected;
+        return;
+      }
+    }
+    if (binary && swappable_[inst] && (ka > kb || (ka == kb && ea > eb))) {
+      std::swap(ka, kb);
+      std::swap(ea, eb);
+    }
+    uint64_t key = HashCombine(HashCombine(s_.op_keys[inst], ka), kb);
+    uint64_t exact = HashCombine(HashCombine(s_.op_keys[inst], ea), eb);
+    // Canonical order: every operator after this one's last dependency must sort before it.
+    int last_dep = std::max(slots_[a].producer, binary ? slots_[b].producer : -1);
+    for (size_t j = last_dep + 1; j < ops_.size(); ++j)
+      if (ops_[j].key > key) {
+        ++stats.order_rejected;
+        return;
+      }
+    // Interchangeable inputs: the members of each group used so far are a prefix of the group.
+    std::array<std::pair<int, int>, 2> uses;
+    int num_uses = 0;
+    for (uint8_t t : {a, b})
+      if (t != kNoTensor && t < num_initial_)
+        uses[num_uses++] = {slots_[t].group, slots_[t].member};
+    if (num_uses == 2 && uses[1] < uses[0]) std::swap(uses[0], uses[1]);
+    std::array<std::pair<int, int>, 2> saved;
+    int num_saved = 0;
+    bool ok = true;
+    for (int u = 0; u < num_uses && ok; ++u) {
+      auto [g, m] = uses[u];
+      if (m < used_[g]) continue;
+      if (m == used_[g]) {
+        saved[num_saved++] = {g, used_[g]};
+        ++used_[g];
+      } else {
+        ok = false;
+      }
+    }
+    if (ok && roots_) {
+      roots_->push_back(GraphOp{inst, {a, b}});
+    } else if (ok) {
+      Apply(inst, a, b, key, exact);
+    } else {
+      ++stats.symmetry_rejected;
+    }
+    for (int u = num_saved - 1; u >= 0; --u) used_[saved[u].first] = saved[u].second;
+  }
+
+  void Apply(uint16_t inst_id, uint8_t a, uint8_t b, uint64_t key, uint64_t exact) {
+    const OpInstance& inst = s_.config->ops[inst_id];
+    const bool binary = b != kNoTensor;
+    const int k = static_cast<int>(ops_.size());
+    const int num_out = outputs_[inst_id];
+    const bool leaf = k + 1 == s_.config->max_ops;
+    auto& outs = out_[k];
+    uint64_t hashes[specs::kMaxOpOutputs] = {0, 0};
+    int types[specs::kMaxOpOutputs] = {-1, -1};
+    // A graph at full size has no children: only its output hashes matter, and the same
+    // operator on the same values recurs under many prefixes, so they are memoized.
+    MemoEntry* memo = nullptr;
+    uint64_t mkey = 0;
+    bool hit = false;
+    if (leaf) {
+      mkey = HashCombine(HashCombine(inst_id + 1ull, slots_[a].hash), binary ? slots_[b].hash : 0);
+      memo = &memo_[mkey & (memo_.size() - 1)];
+      hit = memo->key == mkey;
+    }
+    if (hit) {
+      ++stats.memo_hits;
+      hashes[0] = memo->hash[0];
+      hashes[1] = memo->hash[1];
+    } else {
+      const auto& r = types_.Infer(inst, inst_id, slots_[a].type, binary ? slots_[b].type : -1,
+                                   &stats.shape_rejected);
+      const specs::Tensor<uint32_t>* in[2] = {slots_[a].value, binary ? slots_[b].value : nullptr};
+      for (int j = 0; j < num_out; ++j) outs[j].type = types_.type(r.out[j]);
+      specs::RunKernel(mi_, inst.kind, inst.params, in, outs.data());
+      for (int j = 0; j < num_out; ++j) {
+        types[j] = r.out[j];
+        hashes[j] = HashTensor(outs[j], types_.hash(r.out[j]));
+      }
+      if (memo) *memo = {mkey, {hashes[0], hashes[1]}};
+    }
+
+    // Consumed op outputs leave the output set; new outputs join it.
+    uint64_t saved_sum = out_sum_;
+    int saved_count = out_count_;
+    for (uint8_t t : {a, b}) {
+      if (t == kNoTensor) continue;
+      if (slots_[t].producer >= 0 && slots_[t].consumers == 0) {
+        out_sum_ -= Mix64(slots_[t].hash);
+        --out_count_;
+      }
+      ++slots_[t].consumers;
+    }
+    for (int j = 0; j < num_out; ++j) {
+      Slot& sl = slots_[num_initial_ + 2 * k + j];
+      sl.type = types[j];
+      sl.key = HashCombine(key, static_cast<uint64_t>(j));
+      sl.exact = HashCombine(exact, static_cast<uint64_t>(j));
+      sl.hash = hashes[j];
+      sl.value = &outs[j];
+      sl.producer = k;
+      sl.consumers = 0;
+      out_sum_ += Mix64(sl.hash);
+      ++out_count_;
+    }
+    ops_.push_back({GraphOp{inst_id, {a, b}}, key});
+    Record();
+    if (static_cast<int>(ops_.size()) < s_.config->max_ops &&
+        !stop_->load(std::memory_order_relaxed))
+      Expand();
+    ops_.pop_back();
+    for (uint8_t t : {a, b})
+      if (t != kNoTensor) --slots_[t].consumers;
+    out_sum_ = saved_sum;
+    out_count_ = saved_count;
+  }
+
+  void Record() {
+    GraphEntry e;
+    e.fingerprint = FinishFingerprint(out_sum_, static_cast<uint64_t>(out_count_));
+    e.task = task_;
+    e.offset = static_cast<uint32_t>(out_task_->arena.size());
+    out_task_->graphs.push_back(e);
+    auto& arena = out_task_->arena;
+    arena.push_back(static_cast<uint8_t>(ops_.size()));
+    for (const OpRec& r : ops_) {
+      arena.push_back(static_cast<uint8_t>(r.op.inst & 0xff));
+      arena.push_back(static_cast<uint8_t>(r.op.inst >> 8));
+      arena.push_back(r.op.in[0]);
+      arena.push_back(r.op.in[1]);
+    }
+    ++stats.graphs;
+    if (++unreported_ == kReportBatch) Flush();
+  }
+
+  void Flush() {
+    if (progress_) progress_->graphs.fetch_add(unreported_, std::memory_order_relaxed);
+    uint64_t total = total_->fetch_add(unreported_, std::memory_order_relaxed) + unreported_;
+    unreported_ = 0;
+    uint64_t limit = s_.config->max_graphs;
+    if (limit && total >= limit) stop_->store(true, std::memory_order_relaxed);
+  }
+
+  const SearchSpace& s_;
+  ProgressCounters* progress_;
+  std::atomic<bool>* stop_;
+  std::atomic<uint64_t>* total_;
+  specs::ModIntSemantics mi_;
+  TypeCache types_;
+  int num_initial_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<std::array<specs::Tensor<uint32_t>, specs::kMaxOpOutputs>> out_;
+  std::vector<int> used_;
+  std::vector<int> arity_, outputs_;
+  std::vector<bool> commutative_, swappable_, enlarge_;
+  std::vector<OpRec> ops_;
+  std::vector<MemoEntry> memo_;  // direct-mapped: a clash overwrites
+  uint64_t out_sum_ = 0;
+  int out_count_ = 0;
+  uint64_t unreported_ = 0;
+  uint32_t task_ = 0;
+  TaskOutput* out_task_ = nullptr;
+  std::vector<GraphOp>* roots_ = nullptr;
+  std::vector<GraphOp> root_list_;
+};
+
+void AddStats(const EnumerationStats& from, EnumerationStats* to) {
+  to->graphs += from.graphs;
+  to->shape_rejected += from.shape_rejected;
+  to->duplicate_rejected += from.duplicate_rejected;
+  to->order_rejected += from.order_rejected;
+  to->symmetry_rejected += from.symmetry_rejected;
+  to->memo_hits += from.memo_hits;
+  to->consumer_rejected += from.consumer_rejected;
+}
+
+}  // namespace
+
+uint64_t HashTensor(const specs::Tensor<uint32_t>& t, uint64_t type_hash) {
+  return XXH3_64bits_withSeed(t.data.data(), t.data.size() * sizeof(uint32_t), type_hash);
+}
+
+Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progress) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> total{0};
+  Enumeration result;
+
+  // Task 0 holds the identity graphs (one per group: the first member stands for the others).
+  std::vector<TaskOutput> tasks(1);
+  if (s.config->identity_graphs) {
+    for (size_t i = 0; i < s.initial.size(); ++i) {
+      const InitialTensor& t = s.initial[i];
+      if (!t.is_input || t.member != 0) continue;
+      uint64_t h = HashTensor(s.modint[i], HashType(t.type));
+      tasks[0].graphs.push_back(
+          {FinishFingerprint(Mix64(h), 1), 0, static_cast<uint32_t>(tasks[0].arena.size())});
+      Graph g;
+      g.identity_of = static_cast<int>(i);
+      AppendGraph(g, &tasks[0].arena);
+      ++result.stats.identity_graphs;
+    }
+    result.stats.graphs += result.stats.identity_graphs;
+  }
+
+  Worker root(s, progress, &stop, &total);
+  std::vector<GraphOp> roots = root.RootChoices();
+  AddStats(root.stats, &result.stats);
+  tasks.resize(1 + roots.size());
+  result.stats.tasks = roots.size();
+
+  tbb::enumerable_thread_specific<Worker> workers(
+      [&] { return Worker(s, progress, &stop, &total); });
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, roots.size(), 1),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      Worker& w = workers.local();
+                      for (size_t i = range.begin(); i != range.end(); ++i)
+                        w.RunTask(roots[i], static_cast<uint32_t>(i + 1), &tasks[i + 1]);
+                    });
+  for (const Worker& w : workers) AddStats(w.stats, &result.stats);
+  result.stats.stopped_early = stop.load();
+
+  size_t total_graphs = 0;
+  for (const TaskOutput& t : tasks) total_graphs += t.graphs.size();
+  result.graphs.reserve(total_graphs);
+  for (TaskOutput& t : tasks) {
+    result.graphs.insert(result.graphs.end(), t.graphs.begin(), t.graphs.end());
+    std::vector<GraphEntry>().swap(t.graphs);
+    t.arena.shrink_to_fit();
+    result.arenas.push_back(std::move(t.arena));
+  }
+  std::sort(result.graphs.begin(), result.graphs.end());
+  return result;
+}
+
+}  // namespace verisub::gen

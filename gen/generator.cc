@@ -1,0 +1,118 @@
+// Running the stages and reporting on them.
+#include "gen/generator.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gen/search_space.h"
+
+namespace verisub::gen {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  GenResult result;
+  GenReport& rep = result.report;
+  int threads = options.threads >= 0 ? options.threads : config.threads;
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  rep.threads = threads;
+
+  auto space = BuildSearchSpace(config);
+  if (!space.ok()) return space.status();
+  rep.setup_seconds = Since(start);
+
+  ProgressCounters counters;
+  Candidates candidates;
+  {
+    ProgressPrinter printer(&counters, options.progress);
+    auto t = std::chrono::steady_clock::now();
+    Enumeration e = Enumerate(*space, threads, &counters);
+    rep.enumerate_seconds = Since(t);
+    rep.enumeration = e.stats;
+    counters.stage = 1;
+    t = std::chrono::steady_clock::now();
+    candidates = TestPairs(*space, e, threads, &counters);
+    rep.pairs_seconds = Since(t);
+    counters.stage = 2;
+  }
+  rep.pairs = candidates.stats;
+  result.rules = std::move(candidates.rules);
+  rep.stop_reason = rep.enumeration.stopped_early
+                        ? "max_graphs (" + std::to_string(config.max_graphs) + ") reached"
+                        : "complete";
+  rep.wall_seconds = Since(start);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  rep.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+                    ru.ru_stime.tv_usec * 1e-6;
+  rep.peak_rss_kb = static_cast<uint64_t>(ru.ru_maxrss);
+  return result;
+}
+
+std::string FormatReport(const GenReport& r) {
+  std::ostringstream o;
+  const EnumerationStats& e = r.enumeration;
+  const PairStats& p = r.pairs;
+  char buf[64];
+  auto secs = [&](double s) {
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+    return std::string(buf);
+  };
+  o << "threads: " << r.threads << "\n"
+    << "stop reason: " << r.stop_reason << "\n"
+    << "graphs visited: " << e.graphs << " (identity graphs " << e.identity_graphs << ", "
+    << e.tasks << " parallel subtrees)\n"
+    << "rejected applications: shape " << e.shape_rejected << ", consumers " << e.consumer_rejected
+    << ", duplicate " << e.duplicate_rejected << ", order " << e.order_rejected << ", symmetry "
+    << e.symmetry_rejected << "; memoized last operators " << e.memo_hits << "\n"
+    << "distinct fingerprints: " << p.distinct_fingerprints << "\n"
+    << "buckets (>= 2 graphs): " << p.buckets << " holding " << p.graphs_in_buckets
+    << " graphs (largest " << p.largest_bucket << "); not evaluated in double "
+    << p.graphs_not_evaluated << "\n"
+    << "double-equal classes: " << p.classes << " (largest " << p.largest_class
+    << "); graphs split off by the double test: " << p.double_mismatches << "\n"
+    << "pairs in classes: " << p.pairs << " (common output " << p.common_output_pairs
+    << ", decomposable " << p.decomposable_pairs << ", congruent " << p.congruent_pairs
+    << ", trivial " << p.trivial_pairs << ", unorientable " << p.unorientable_pairs << ")\n"
+    << "candidate rules: " << p.candidates << "\n"
+    << "time: setup " << secs(r.setup_seconds) << ", enumerate " << secs(r.enumerate_seconds)
+    << ", pairs " << secs(r.pairs_seconds) << ", wall " << secs(r.wall_seconds) << ", cpu "
+    << secs(r.cpu_seconds) << "\n"
+    << "peak memory: " << r.peak_rss_kb / 1024 << " MiB\n";
+  return o.str();
+}
+
+std::string CandidatesText(const std::vector<ruledb::Rule>& rules) {
+  std::string out;
+  for (const ruledb::Rule& r : rules) out += r.ToText() + "\n";
+  return out;
+}
+
+Status WriteCandidates(const std::vector<ruledb::Rule>& rules, const std::string& path) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return FailedPrecondition(tmp + ": cannot open for writing");
+    f << CandidatesText(rules);
+    f.flush();
+    if (!f) return DataLoss(tmp + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return FailedPrecondition("cannot rename " + tmp + " to " + path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace verisub::gen

@@ -1,0 +1,45 @@
+// The generator's entry point: config in, candidate rules and a report out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gen/config.h"
+#include "gen/enumerator.h"
+#include "gen/pair_tester.h"
+#include "ruledb/rule.h"
+
+namespace verisub::gen {
+
+struct GenOptions {
+  int threads = -1;       // -1: the config's `threads`; 0: one per core
+  bool progress = false;  // progress line on stderr
+};
+
+struct GenReport {
+  int threads = 0;
+  EnumerationStats enumeration;
+  PairStats pairs;
+  double setup_seconds = 0, enumerate_seconds = 0, pairs_seconds = 0, wall_seconds = 0;
+  double cpu_seconds = 0;    // user + system, whole process
+  uint64_t peak_rss_kb = 0;  // getrusage ru_maxrss, whole process
+  std::string stop_reason;   // "complete" or why the enumeration stopped early
+};
+
+struct GenResult {
+  std::vector<ruledb::Rule> rules;  // canonical, sorted by ToText(), unique, proof unchecked
+  GenReport report;
+};
+
+StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& options);
+
+// Human-readable report, one `key: value` per line.
+std::string FormatReport(const GenReport& r);
+
+// The candidates dump: one Rule::ToText() per line (ruledb::ParseRule reads each back).
+std::string CandidatesText(const std::vector<ruledb::Rule>& rules);
+// Writes CandidatesText to `path` through a temporary file and a rename.
+Status WriteCandidates(const std::vector<ruledb::Rule>& rules, const std::string& path);
+
+}  // namespace verisub::gen

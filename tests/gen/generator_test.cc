@@ -1,0 +1,310 @@
+// The generator end to end on small search spaces whose candidates are known by hand.
+#include "gen/generator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+
+#include "ruledb/pattern_eval.h"
+#include "specs/registry.h"
+#include "specs/semantics.h"
+
+namespace verisub::gen {
+namespace {
+
+constexpr const char* kElementwise = R"(
+max_ops 3
+input x0 [2,3]
+input x1 [2,3]
+input x2 [2,3]
+op ewadd
+op ewmul
+)";
+
+constexpr const char* kConvRelu = R"(
+max_ops 2
+input a [1,2,3,3]
+input w [2,2,3,3] consumers=conv2d.1
+op conv2d stride_h=1 stride_w=1 padding=same activation=none,relu group=1
+op relu
+)";
+
+// A mix of everything the enumeration treats specially: constants, enlarge, split trees,
+// commutative operators, interchangeable inputs, multi-output operators.
+constexpr const char* kMixed = R"(
+max_ops 3
+input x0 [2,4] m
+input x1 [2,4] m
+input y [4,4]
+input z [4,4]
+input a [1,4,3,3]
+input w [4,4,1,3] consumers=conv2d.1,enlarge,ewadd
+input s []
+constant const_imatmul x0 consumers=matmul
+constant const_iconv a kernel_h=3 kernel_w=3 consumers=conv2d.1
+op matmul activation=none input_rank=2
+op ewadd
+op smul
+op relu
+op conv2d stride_h=1 stride_w=1 padding=same activation=none group=1
+op enlarge kernel_h=3 kernel_w=3
+op concat axis=0,1 input_rank=2
+op split axis=0,1 input_rank=2
+op transpose perm=[1,0]
+)";
+
+GenResult Generate(const std::string& text, int threads, const std::string& extra = "") {
+  auto config = ParseConfig(text + extra, "test.cfg");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  GenOptions options;
+  options.threads = threads;
+  auto result = RunGenerator(*config, options);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  return std::move(*result);
+}
+
+// A term's text with the operands of commutative operators sorted.
+std::string CommutativeText(const ruledb::PatternGraph& g, ruledb::ValueRef v,
+                            const std::vector<std::string>& names) {
+  if (v.is_input()) return names[v.index];
+  const ruledb::PatternNode& n = g.nodes[v.node];
+  const specs::OpSpec& op = specs::GetOp(n.op);
+  std::string s = "(" + op.name + "." + std::to_string(v.index);
+  for (const specs::ParamDesc& d : op.params) s += " " + specs::FormatParamValue(d, n.params);
+  std::vector<std::string> args;
+  for (const ruledb::ValueRef& in : n.inputs) args.push_back(CommutativeText(g, in, names));
+  if (op.commutative) std::sort(args.begin(), args.end());
+  for (const std::string& a : args) s += " " + a;
+  return s + ")";
+}
+
+// Both sides' outputs, paired and sorted, so output order does not matter.
+std::string RuleKey(const ruledb::Rule& r, const std::vector<std::string>& names) {
+  std::vector<std::string> pairs;
+  for (size_t i = 0; i < r.src.outputs.size(); ++i)
+    pairs.push_back(CommutativeText(r.src, r.src.outputs[i], names) + " = " +
+                    CommutativeText(r.dst, r.dst.outputs[i], names));
+  std::sort(pairs.begin(), pairs.end());
+  std::string key;
+  for (const std::string& p : pairs) key += p + " ; ";
+  return key;
+}
+
+// Whether some candidate is `lhs => rhs` or `rhs => lhs`, up to a renaming of the inputs, the
+// order of the outputs and the order of commutative operands.
+bool HasRule(const std::vector<ruledb::Rule>& rules, const std::string& lhs,
+             const std::string& rhs) {
+  std::set<std::string> wanted;
+  for (const std::string& text : {lhs + " => " + rhs, rhs + " => " + lhs}) {
+    auto e = ruledb::ParseRule(text);
+    if (!e.ok()) continue;
+    std::vector<std::string> names;
+    for (int i = 0; i < e->num_inputs; ++i) names.push_back("i" + std::to_string(i));
+    std::sort(names.begin(), names.end());
+    do {
+      wanted.insert(RuleKey(*e, names));
+    } while (std::next_permutation(names.begin(), names.end()));
+  }
+  EXPECT_FALSE(wanted.empty()) << "expected rule does not parse: " << lhs << " => " << rhs;
+  for (const ruledb::Rule& r : rules) {
+    std::vector<std::string> names;
+    for (int i = 0; i < r.num_inputs; ++i) names.push_back("i" + std::to_string(i));
+    if (wanted.count(RuleKey(r, names))) return true;
+  }
+  return false;
+}
+
+TEST(GeneratorTest, ElementwiseLawsAppear) {
+  GenResult r = Generate(kElementwise, 1, "pairs all\n");
+  const auto& texts = r.rules;
+  EXPECT_TRUE(HasRule(texts, "(ewadd (ewadd ?a ?b) ?c)", "(ewadd ?a (ewadd ?b ?c))"));
+  EXPECT_TRUE(HasRule(texts, "(ewmul (ewmul ?a ?b) ?c)", "(ewmul ?a (ewmul ?b ?c))"));
+  EXPECT_TRUE(HasRule(texts, "(ewmul (ewadd ?a ?b) ?c)", "(ewadd (ewmul ?a ?c) (ewmul ?b ?c))"));
+  // Commutativity shows inside larger graphs ...
+  EXPECT_TRUE(HasRule(texts, "(ewadd (ewadd ?a ?b) ?c)", "(ewadd (ewadd ?a ?c) ?b)"));
+  // ... and as a rule of its own once commutative operands are not put in canonical order.
+  EXPECT_FALSE(std::any_of(texts.begin(), texts.end(), [](const ruledb::Rule& x) {
+    return x.ToText() == "(ewadd ?a ?b) => (ewadd ?b ?a)";
+  }));
+  GenResult plain_result = Generate(kElementwise, 1, "pairs all\nbreak_commutative no\n");
+  const auto& plain = plain_result.rules;
+  for (const char* text : {"(ewadd ?a ?b) => (ewadd ?b ?a)", "(ewmul ?a ?b) => (ewmul ?b ?a)"})
+    EXPECT_TRUE(std::any_of(plain.begin(), plain.end(), [&](const ruledb::Rule& x) {
+      return x.ToText() == text;
+    })) << text;
+  // Must-not-fire twins: add and multiply do not distribute the other way round.
+  EXPECT_FALSE(HasRule(texts, "(ewadd (ewmul ?a ?b) ?c)", "(ewmul (ewadd ?a ?c) (ewadd ?b ?c))"));
+  EXPECT_FALSE(HasRule(texts, "(ewadd ?a ?b)", "(ewmul ?a ?b)"));
+}
+
+TEST(GeneratorTest, InterchangeableInputsShrinkTheSearch) {
+  const std::string grouped = R"(
+max_ops 3
+input x0 [2,3] x
+input x1 [2,3] x
+input x2 [2,3] x
+op ewadd
+op ewmul
+)";
+  GenResult g = Generate(grouped, 1);
+  GenResult plain = Generate(kElementwise, 1);
+  EXPECT_LT(g.report.enumeration.graphs, plain.report.enumeration.graphs);
+  const auto& texts = g.rules;
+  // Rules between two graphs that need different namings are the price (gen/README.md) ...
+  EXPECT_FALSE(HasRule(texts, "(ewmul (ewadd ?a ?b) ?c)", "(ewadd (ewmul ?a ?c) (ewmul ?b ?c))"));
+  // ... but a rule whose sides agree on the naming stays.
+  EXPECT_TRUE(HasRule(texts, "(ewmul (ewadd ?a ?a) ?b)", "(ewadd (ewmul ?a ?b) (ewmul ?a ?b))"));
+}
+
+TEST(GeneratorTest, ConvReluFusionAppears) {
+  GenResult r = Generate(kConvRelu, 1);
+  const auto& texts = r.rules;
+  const std::string conv = "conv2d[stride_h=1,stride_w=1,padding=same,activation=";
+  EXPECT_TRUE(HasRule(texts, "(" + conv + "relu,group=1] ?a ?b)",
+                      "(relu (" + conv + "none,group=1] ?a ?b))"));
+  EXPECT_FALSE(
+      HasRule(texts, "(" + conv + "relu,group=1] ?a ?b)", "(" + conv + "none,group=1] ?a ?b)"));
+  EXPECT_FALSE(HasRule(texts, "(relu ?a)", "?a"));
+}
+
+// Picks, for every rule input, a config input shape for which the source type-checks.
+std::vector<specs::Shape> InputShapes(const ruledb::Rule& rule, const GenConfig& config) {
+  std::vector<specs::Shape> options;
+  for (const InputDecl& in : config.inputs)
+    if (std::find(options.begin(), options.end(), in.shape) == options.end())
+      options.push_back(in.shape);
+  std::vector<size_t> pick(rule.num_inputs, 0);
+  specs::ModIntSemantics mi;
+  while (true) {
+    std::vector<specs::Tensor<uint32_t>> in;
+    for (size_t p : pick) {
+      specs::Tensor<uint32_t> t{specs::TensorType(options[p]), {}};
+      t.data.assign(options[p].NumElements(), 1);
+      in.push_back(std::move(t));
+    }
+    if (ruledb::EvalPattern(mi, rule.src, in).ok() && ruledb::EvalPattern(mi, rule.dst, in).ok()) {
+      std::vector<specs::Shape> out;
+      for (size_t p : pick) out.push_back(options[p]);
+      return out;
+    }
+    size_t i = 0;
+    while (i < pick.size() && ++pick[i] == options.size()) pick[i++] = 0;
+    if (i == pick.size()) return {};
+  }
+}
+
+// Every candidate holds on fresh random inputs, and reads back from its text.
+void ExpectAllHoldInDouble(const std::string& text) {
+  auto config = ParseConfig(text, "test.cfg");
+  ASSERT_TRUE(config.ok());
+  GenResult r = Generate(text, 2);
+  ASSERT_FALSE(r.rules.empty());
+  std::mt19937_64 rng(12345);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  specs::DoubleSemantics db;
+  for (const ruledb::Rule& rule : r.rules) {
+    auto parsed = ruledb::ParseRule(rule.ToText());
+    ASSERT_TRUE(parsed.ok()) << rule.ToText() << ": " << parsed.status().message();
+    EXPECT_EQ(parsed->ToText(), rule.ToText());
+    EXPECT_TRUE(ruledb::ValidateRule(rule).ok()) << rule.ToText();
+    std::vector<specs::Shape> shapes = InputShapes(rule, *config);
+    ASSERT_EQ(shapes.size(), static_cast<size_t>(rule.num_inputs)) << rule.ToText();
+    for (int trial = 0; trial < 2; ++trial) {
+      std::vector<specs::Tensor<double>> in;
+      for (const specs::Shape& sh : shapes) {
+        specs::Tensor<double> t{specs::TensorType(sh), {}};
+        for (int64_t i = 0; i < sh.NumElements(); ++i) t.data.push_back(dist(rng));
+        in.push_back(std::move(t));
+      }
+      auto a = ruledb::EvalPattern(db, rule.src, in);
+      auto b = ruledb::EvalPattern(db, rule.dst, in);
+      ASSERT_TRUE(a.ok() && b.ok()) << rule.ToText();
+      ASSERT_EQ(a->size(), b->size());
+      for (size_t o = 0; o < a->size(); ++o)
+        EXPECT_TRUE(Close((*a)[o], (*b)[o], 1e-6)) << rule.ToText() << " output " << o;
+    }
+  }
+}
+
+TEST(GeneratorTest, NoCandidateIsFalseInDouble) {
+  ExpectAllHoldInDouble(kElementwise);
+  ExpectAllHoldInDouble(kConvRelu);
+  ExpectAllHoldInDouble(kMixed);
+}
+
+TEST(GeneratorTest, SameOutputForOneAndTwoThreadsAndAcrossRuns) {
+  GenResult one = Generate(kMixed, 1);
+  GenResult two = Generate(kMixed, 2);
+  GenResult again = Generate(kMixed, 2);
+  std::string text = CandidatesText(one.rules);
+  EXPECT_FALSE(one.rules.empty());
+  EXPECT_EQ(text, CandidatesText(two.rules));
+  EXPECT_EQ(text, CandidatesText(again.rules));
+  EXPECT_EQ(one.report.enumeration.graphs, two.report.enumeration.graphs);
+  EXPECT_EQ(one.report.pairs.distinct_fingerprints, two.report.pairs.distinct_fingerprints);
+  EXPECT_TRUE(std::is_sorted(
+      one.rules.begin(), one.rules.end(),
+      [](const ruledb::Rule& a, const ruledb::Rule& b) { return a.ToText() < b.ToText(); }));
+}
+
+TEST(GeneratorTest, KnownTasoRulesOfTheMixedSpace) {
+  GenResult r = Generate(kMixed, 2);
+  const auto& texts = r.rules;
+  // Fusing two matmuls that share an input, through concat and split.
+  EXPECT_TRUE(HasRule(texts, "(matmul[activation=none] ?a ?b) ; (matmul[activation=none] ?a ?c)",
+                      "(split.0[axis=1] (matmul[activation=none] ?a (concat[axis=1] ?b ?c))) ; "
+                      "(split.1[axis=1] (matmul[activation=none] ?a (concat[axis=1] ?b ?c)))"));
+  // Identity constants, which need the 0-operator identity graphs.
+  EXPECT_TRUE(HasRule(texts, "(matmul[activation=none] ?a (const_imatmul ?a))", "?a"));
+  EXPECT_TRUE(HasRule(texts, "(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a))", "?a"));
+  // A 1x3 kernel enlarged to 3x3 computes the same convolution.
+  EXPECT_TRUE(HasRule(texts,
+                      "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a ?b)",
+                      "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a "
+                      "(enlarge[kernel_h=3,kernel_w=3] ?b))"));
+}
+
+TEST(GeneratorTest, EveryStageIsCounted) {
+  GenResult r = Generate(kMixed, 2);
+  const GenReport& rep = r.report;
+  EXPECT_EQ(rep.stop_reason, "complete");
+  EXPECT_GT(rep.enumeration.graphs, rep.pairs.distinct_fingerprints);
+  EXPECT_GE(rep.pairs.distinct_fingerprints, rep.pairs.buckets);
+  EXPECT_EQ(rep.pairs.candidates, r.rules.size());
+  EXPECT_GT(rep.peak_rss_kb, 0u);
+  std::string report = FormatReport(rep);
+  EXPECT_NE(report.find("graphs visited: " + std::to_string(rep.enumeration.graphs)),
+            std::string::npos);
+  EXPECT_NE(report.find("candidate rules: " + std::to_string(r.rules.size())), std::string::npos);
+}
+
+TEST(GeneratorTest, GraphLimitStopsEarlyAndSaysSo) {
+  GenResult r = Generate(kMixed, 1, "max_graphs 100\n");
+  EXPECT_TRUE(r.report.enumeration.stopped_early);
+  EXPECT_NE(r.report.stop_reason.find("max_graphs"), std::string::npos);
+  GenResult full = Generate(kMixed, 1);
+  EXPECT_LT(r.report.enumeration.graphs, full.report.enumeration.graphs);
+}
+
+TEST(GeneratorTest, WritesTheDumpAtomically) {
+  GenResult r = Generate(kConvRelu, 1);
+  std::string path = ::testing::TempDir() + "gen_candidates_test.txt";
+  ASSERT_TRUE(WriteCandidates(r.rules, path).ok());
+  FILE* f = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  std::string content;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) content.append(buf, n);
+  std::fclose(f);
+  EXPECT_EQ(content, CandidatesText(r.rules));
+  EXPECT_EQ(std::fopen((path + ".tmp").c_str(), "rb"), nullptr);
+  std::remove(path.c_str());
+  EXPECT_FALSE(WriteCandidates(r.rules, "/no/such/dir/out.txt").ok());
+}
+
+}  // namespace
+}  // namespace verisub::gen
