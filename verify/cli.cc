@@ -9,18 +9,25 @@
 
 #include "verify/candidates.h"
 #include "verify/prover.h"
+#include "verify/redundancy.h"
+#include "verify/validate.h"
 
 namespace verisub::verify {
 namespace {
 
 constexpr const char* kUsage =
     "usage: verisub-verify --verify CANDIDATES.txt [--out proved.txt] [--timeout-ms N]\n"
-    "                      [--threads N] [--smt2-dir DIR]\n";
+    "                      [--threads N] [--smt2-dir DIR]\n"
+    "       verisub-verify --validate-axioms [--max-dim N] [--max-cases N] [--threads N]\n"
+    "       verisub-verify --redundant-axioms [--timeout-ms N] [--threads N] [--smt2-dir DIR]\n";
 
 struct Flags {
   std::string verify, out, smt2_dir;
+  bool validate = false, redundant = false;
   int timeout_ms = 2000;
   int threads = 0;
+  int max_dim = 4;
+  int max_cases = 0;
 };
 
 bool ParseInt(const char* s, int* out) {
@@ -69,6 +76,51 @@ int Verify(const Flags& f) {
   return 0;
 }
 
+int Validate(const Flags& f) {
+  ValidateOptions opt;
+  opt.max_dim = f.max_dim;
+  opt.max_cases_per_assignment = f.max_cases;
+  opt.threads = f.threads;
+  auto report = ValidateAxioms(opt);
+  if (!report.ok()) {
+    std::fprintf(stderr, "verisub-verify: %s\n", report.status().message().c_str());
+    return 2;
+  }
+  std::printf("%-28s %-10s %6s %10s %10s %8s %s\n", "axiom", "verdict", "params", "cases",
+              "elements", "solver", "coverage");
+  for (const AxiomValidation& v : report->axioms) {
+    std::printf("%-28s %-10s %6d %10lld %10lld %8lld %s\n", v.name.c_str(),
+                AxiomVerdictName(v.verdict), v.assignments, static_cast<long long>(v.cases_checked),
+                static_cast<long long>(v.elements_compared), static_cast<long long>(v.solver_calls),
+                v.complete ? "complete" : "partial");
+    if (!v.detail.empty()) std::printf("    %s\n", v.detail.c_str());
+  }
+  std::printf("%s (dimensions 1..%d, kernels 1 and 3%s)\n", report->Summary().c_str(), f.max_dim,
+              f.max_cases ? ", capped" : "");
+  return report->wrong > 0 ? 1 : 0;
+}
+
+int Redundant(const Flags& f) {
+  RedundancyOptions opt;
+  opt.timeout_ms = f.timeout_ms;
+  opt.threads = f.threads;
+  opt.smt2_dir = f.smt2_dir;
+  auto report = FindRedundantAxioms(opt);
+  if (!report.ok()) {
+    std::fprintf(stderr, "verisub-verify: %s\n", report.status().message().c_str());
+    return 2;
+  }
+  for (const AxiomRedundancy& r : report->axioms) {
+    if (r.proof.status != ruledb::ProofStatus::kProved) continue;
+    std::string from;
+    for (const std::string& a : r.proof.axioms_used) from += " " + a;
+    std::printf("redundant: %s follows from%s\n", r.name.c_str(), from.c_str());
+  }
+  std::printf("%d of %zu axioms are entailed by the others (timeout %d ms each, %.1f s)\n",
+              report->redundant, report->axioms.size(), f.timeout_ms, report->seconds);
+  return 0;
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -78,6 +130,20 @@ int RunCli(int argc, char** argv) {
     bool has_value = i + 1 < argc;
     if (a == "--verify" && has_value) {
       f.verify = argv[++i];
+    } else if (a == "--validate-axioms") {
+      f.validate = true;
+    } else if (a == "--redundant-axioms") {
+      f.redundant = true;
+    } else if (a == "--max-dim" && has_value) {
+      if (!ParseInt(argv[++i], &f.max_dim) || f.max_dim == 0) {
+        std::fprintf(stderr, "verisub-verify: --max-dim needs a positive integer\n%s", kUsage);
+        return 2;
+      }
+    } else if (a == "--max-cases" && has_value) {
+      if (!ParseInt(argv[++i], &f.max_cases)) {
+        std::fprintf(stderr, "verisub-verify: --max-cases needs an integer\n%s", kUsage);
+        return 2;
+      }
     } else if (a == "--out" && has_value) {
       f.out = argv[++i];
     } else if (a == "--smt2-dir" && has_value) {
@@ -97,7 +163,16 @@ int RunCli(int argc, char** argv) {
       return 2;
     }
   }
+  if (int{!f.verify.empty()} + int{f.validate} + int{f.redundant} != 1) {
+    std::fprintf(stderr,
+                 "verisub-verify: give exactly one of --verify, --validate-axioms, "
+                 "--redundant-axioms\n%s",
+                 kUsage);
+    return 2;
+  }
   if (!f.verify.empty()) return Verify(f);
+  if (f.validate) return Validate(f);
+  if (f.redundant) return Redundant(f);
   std::fprintf(stderr, "%s", kUsage);
   return 2;
 }
