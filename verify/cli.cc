@@ -1,6 +1,7 @@
 // Command line of the verifier: flag parsing, then one library call per mode.
 #include "verify/cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@ constexpr const char* kUsage =
     "usage: verisub-verify --verify CANDIDATES.txt [--out proved.txt] [--timeout-ms N]\n"
     "                      [--threads N] [--smt2-dir DIR]\n"
     "       verisub-verify --validate-axioms [--max-dim N] [--max-cases N] [--threads N]\n"
+    "                      [--axioms NAME,NAME...]\n"
     "       verisub-verify --redundant-axioms [--timeout-ms N] [--threads N] [--smt2-dir DIR]\n";
 
 struct Flags {
@@ -28,6 +30,7 @@ struct Flags {
   int threads = 0;
   int max_dim = 4;
   int max_cases = 0;
+  std::string only_axioms;  // comma-separated names; empty: all
 };
 
 bool ParseInt(const char* s, int* out) {
@@ -76,8 +79,33 @@ int Verify(const Flags& f) {
   return 0;
 }
 
+// The axioms named in a comma-separated list, or all of them.
+StatusOr<std::vector<specs::Axiom>> SelectAxioms(const std::string& names) {
+  auto all = specs::AllAxioms();
+  if (!all.ok() || names.empty()) return all;
+  std::vector<specs::Axiom> out;
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t comma = names.find(',', start);
+    std::string name = names.substr(start, comma == std::string::npos ? comma : comma - start);
+    auto it = std::find_if(all->begin(), all->end(),
+                           [&](const specs::Axiom& a) { return a.name == name; });
+    if (it == all->end()) return NotFound("no axiom named '" + name + "'");
+    out.push_back(*it);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 int Validate(const Flags& f) {
+  auto axioms = SelectAxioms(f.only_axioms);
+  if (!axioms.ok()) {
+    std::fprintf(stderr, "verisub-verify: %s\n", axioms.status().message().c_str());
+    return 2;
+  }
   ValidateOptions opt;
+  opt.axioms = std::move(*axioms);
   opt.max_dim = f.max_dim;
   opt.max_cases_per_assignment = f.max_cases;
   opt.threads = f.threads;
@@ -144,6 +172,8 @@ int RunCli(int argc, char** argv) {
         std::fprintf(stderr, "verisub-verify: --max-cases needs an integer\n%s", kUsage);
         return 2;
       }
+    } else if (a == "--axioms" && has_value) {
+      f.only_axioms = argv[++i];
     } else if (a == "--out" && has_value) {
       f.out = argv[++i];
     } else if (a == "--smt2-dir" && has_value) {
