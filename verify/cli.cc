@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "verify/candidates.h"
@@ -21,6 +22,7 @@ constexpr const char* kUsage =
     "                      [--threads N] [--smt2-dir DIR]\n"
     "       verisub-verify --validate-axioms [--max-dim N] [--max-cases N] [--threads N]\n"
     "                      [--axioms NAME,NAME...]\n"
+    "       every mode also takes --extra-axioms FILE (axioms under development)\n"
     "       verisub-verify --redundant-axioms [--timeout-ms N] [--threads N] [--smt2-dir DIR]\n";
 
 struct Flags {
@@ -30,7 +32,8 @@ struct Flags {
   int threads = 0;
   int max_dim = 4;
   int max_cases = 0;
-  std::string only_axioms;  // comma-separated names; empty: all
+  std::string only_axioms;   // comma-separated names; empty: all
+  std::string extra_axioms;  // file of axioms under development, added to the shipped ones
 };
 
 bool ParseInt(const char* s, int* out) {
@@ -41,13 +44,54 @@ bool ParseInt(const char* s, int* out) {
   return true;
 }
 
+// The shipped axioms plus those of --extra-axioms (same syntax as in specs/ops), restricted to
+// the names of --axioms when given.
+StatusOr<std::vector<specs::Axiom>> SelectAxioms(const Flags& f) {
+  auto all = specs::AllAxioms();
+  if (!all.ok()) return all;
+  if (!f.extra_axioms.empty()) {
+    std::ifstream in(f.extra_axioms);
+    if (!in) return NotFound("cannot open axioms file '" + f.extra_axioms + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto extra = specs::ParseAxioms(f.extra_axioms, ss.str());
+    if (!extra.ok()) return extra.status();
+    for (specs::Axiom& a : *extra) {
+      for (const specs::Axiom& b : *all)
+        if (a.name == b.name) return InvalidArgument("axiom '" + a.name + "' is already defined");
+      all->push_back(std::move(a));
+    }
+  }
+  if (f.only_axioms.empty()) return all;
+  const std::string& names = f.only_axioms;
+  std::vector<specs::Axiom> out;
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t comma = names.find(',', start);
+    std::string name = names.substr(start, comma == std::string::npos ? comma : comma - start);
+    auto it = std::find_if(all->begin(), all->end(),
+                           [&](const specs::Axiom& a) { return a.name == name; });
+    if (it == all->end()) return NotFound("no axiom named '" + name + "'");
+    out.push_back(*it);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 int Verify(const Flags& f) {
   auto rules = ReadCandidates(f.verify);
   if (!rules.ok()) {
     std::fprintf(stderr, "verisub-verify: %s\n", rules.status().message().c_str());
     return 2;
   }
+  auto axioms = SelectAxioms(f);
+  if (!axioms.ok()) {
+    std::fprintf(stderr, "verisub-verify: %s\n", axioms.status().message().c_str());
+    return 2;
+  }
   VerifyOptions opt;
+  opt.axioms = std::move(*axioms);
   opt.prover.timeout_ms = f.timeout_ms;
   opt.prover.smt2_dir = f.smt2_dir;
   opt.threads = f.threads;
@@ -79,27 +123,8 @@ int Verify(const Flags& f) {
   return 0;
 }
 
-// The axioms named in a comma-separated list, or all of them.
-StatusOr<std::vector<specs::Axiom>> SelectAxioms(const std::string& names) {
-  auto all = specs::AllAxioms();
-  if (!all.ok() || names.empty()) return all;
-  std::vector<specs::Axiom> out;
-  size_t start = 0;
-  while (start <= names.size()) {
-    size_t comma = names.find(',', start);
-    std::string name = names.substr(start, comma == std::string::npos ? comma : comma - start);
-    auto it = std::find_if(all->begin(), all->end(),
-                           [&](const specs::Axiom& a) { return a.name == name; });
-    if (it == all->end()) return NotFound("no axiom named '" + name + "'");
-    out.push_back(*it);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 int Validate(const Flags& f) {
-  auto axioms = SelectAxioms(f.only_axioms);
+  auto axioms = SelectAxioms(f);
   if (!axioms.ok()) {
     std::fprintf(stderr, "verisub-verify: %s\n", axioms.status().message().c_str());
     return 2;
@@ -129,7 +154,13 @@ int Validate(const Flags& f) {
 }
 
 int Redundant(const Flags& f) {
+  auto axioms = SelectAxioms(f);
+  if (!axioms.ok()) {
+    std::fprintf(stderr, "verisub-verify: %s\n", axioms.status().message().c_str());
+    return 2;
+  }
   RedundancyOptions opt;
+  opt.axioms = std::move(*axioms);
   opt.timeout_ms = f.timeout_ms;
   opt.threads = f.threads;
   opt.smt2_dir = f.smt2_dir;
@@ -172,6 +203,8 @@ int RunCli(int argc, char** argv) {
         std::fprintf(stderr, "verisub-verify: --max-cases needs an integer\n%s", kUsage);
         return 2;
       }
+    } else if (a == "--extra-axioms" && has_value) {
+      f.extra_axioms = argv[++i];
     } else if (a == "--axioms" && has_value) {
       f.only_axioms = argv[++i];
     } else if (a == "--out" && has_value) {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "verify/poly.h"
 
 namespace verisub::verify {
@@ -93,6 +96,35 @@ smul_ewadd (x y s:0) (smul (ewadd x y) s) = (ewadd (smul x s) (smul y s))
   EXPECT_EQ(report->wrong, 1);
   EXPECT_EQ(report->axioms[1].verdict, AxiomVerdict::kWrong);
   EXPECT_NE(report->axioms[1].detail.find("activation=relu"), std::string::npos);
+}
+
+TEST(ValidateTest, ProposedConstantAxiomsHold) {
+  // tests/verify/constant_axioms.txt: identity constants with any compatible shape reference.
+  std::ifstream in("tests/verify/constant_axioms.txt");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto axioms = specs::ParseAxioms("constant_axioms.txt", text.str());
+  ASSERT_TRUE(axioms.ok()) << axioms.status().message();
+  ASSERT_EQ(axioms->size(), 3u);
+  auto report = ValidateAxioms(Quiet(*axioms, 3));
+  ASSERT_TRUE(report.ok());
+  for (const AxiomValidation& v : report->axioms) {
+    EXPECT_EQ(v.verdict, AxiomVerdict::kValid) << v.name << ": " << v.detail;
+    EXPECT_GT(v.cases_checked, 0) << v.name;
+  }
+  // Its tempting fourth member is wrong: a depthwise convolution with a kernel built for more
+  // channels multiplies the channels.
+  auto wrong =
+      specs::ParseAxioms("fixture",
+                         "pool_avg_as_conv_any_ref (x:4 y:4) (pool_avg[activation=none] x) "
+                         "= (conv2d[activation=none,group=dw] x (const_pool y))");
+  ASSERT_TRUE(wrong.ok()) << wrong.status().message();
+  auto r2 = ValidateAxioms(Quiet(*wrong, 2));
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->axioms[0].verdict, AxiomVerdict::kWrong);
+  EXPECT_NE(r2->axioms[0].detail.find("x=[1,1,1,1] y=[1,2,1,1]"), std::string::npos)
+      << r2->axioms[0].detail;
 }
 
 TEST(PolyStoreTest, EqualPolynomialsHaveEqualIds) {
