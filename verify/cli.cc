@@ -28,7 +28,7 @@ constexpr const char* kUsage =
 struct Flags {
   std::string verify, out, smt2_dir;
   bool validate = false, redundant = false;
-  int timeout_ms = 2000;
+  int timeout_ms = 1000;
   int threads = 0;
   int max_dim = 4;
   int max_cases = 0;

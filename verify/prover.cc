@@ -160,12 +160,12 @@ void Prover::Dump(const std::vector<int>& instances, const z3::expr& negated_goa
 }
 
 std::string VerifyReport::Summary() const {
-  char buf[256];
+  char buf[320];
   std::snprintf(buf, sizeof(buf),
                 "%d candidates: %d proved, %d not proved (%d countermodel, %d unknown, %d timeout, "
-                "%d error) in %.2f s on %d threads",
+                "%d error) in %.2f s on %d threads; proofs: median %.1f ms, max %.1f ms",
                 total, proved, total - proved, not_proved, unknown, timeout, error, seconds,
-                threads);
+                threads, proof_median_seconds * 1e3, proof_max_seconds * 1e3);
   return buf;
 }
 
@@ -214,7 +214,10 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
   report.total = n;
   report.threads = threads;
   std::vector<QueryTime> times;
+  std::vector<double> proof_times;
   for (int i = 0; i < n; ++i) {
+    if (rules[i].proof.status == ProofStatus::kProved)
+      proof_times.push_back(rules[i].proof.seconds);
     const ProofRecord& p = rules[i].proof;
     switch (p.status) {
       case ProofStatus::kProved:
@@ -234,6 +237,11 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
         break;
     }
     times.push_back({i, p.seconds, p.status});
+  }
+  if (!proof_times.empty()) {
+    std::sort(proof_times.begin(), proof_times.end());
+    report.proof_median_seconds = proof_times[proof_times.size() / 2];
+    report.proof_max_seconds = proof_times.back();
   }
   std::stable_sort(times.begin(), times.end(),
                    [](const QueryTime& a, const QueryTime& b) { return a.seconds > b.seconds; });

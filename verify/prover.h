@@ -16,7 +16,9 @@
 namespace verisub::verify {
 
 struct ProverOptions {
-  int timeout_ms = 2000;  // per query; a query that runs out is a timeout, never a proof
+  // Per query; a query that runs out is a timeout, never a proof. Proofs of TASO-size candidates
+  // take tens of milliseconds, so 1 s leaves a wide margin while bounding the unprovable ones.
+  int timeout_ms = 1000;
   // Model-based quantifier instantiation: finds countermodels for some false candidates, but
   // on most it runs until the timeout. Off, a false candidate usually ends quickly with
   // "unknown" once E-matching saturates. Proofs come from E-matching either way.
@@ -85,7 +87,8 @@ struct VerifyReport {
   int total = 0, proved = 0, not_proved = 0, unknown = 0, timeout = 0, error = 0;
   double seconds = 0;
   int threads = 0;
-  std::vector<QueryTime> slowest;  // slowest first
+  double proof_median_seconds = 0, proof_max_seconds = 0;  // over proved rules
+  std::vector<QueryTime> slowest;                          // slowest first
   std::string Summary() const;
 };
 
