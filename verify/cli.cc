@@ -19,7 +19,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: verisub-verify --verify CANDIDATES.txt [--out proved.txt] [--timeout-ms N]\n"
-    "                      [--threads N] [--smt2-dir DIR]\n"
+    "                      [--threads N] [--smt2-dir DIR] [--rlimit N]\n"
     "       verisub-verify --validate-axioms [--max-dim N] [--max-cases N] [--threads N]\n"
     "                      [--axioms NAME,NAME...]\n"
     "       every mode also takes --extra-axioms FILE (axioms under development)\n"
@@ -29,6 +29,7 @@ struct Flags {
   std::string verify, out, smt2_dir;
   bool validate = false, redundant = false;
   int timeout_ms = 1000;
+  int rlimit = 0;
   int threads = 0;
   int max_dim = 4;
   int max_cases = 0;
@@ -94,6 +95,7 @@ int Verify(const Flags& f) {
   opt.axioms = std::move(*axioms);
   opt.prover.timeout_ms = f.timeout_ms;
   opt.prover.smt2_dir = f.smt2_dir;
+  opt.prover.resource_limit = static_cast<unsigned>(f.rlimit);
   opt.threads = f.threads;
   auto report = VerifyRules(*rules, opt);
   if (!report.ok()) {
@@ -214,6 +216,11 @@ int RunCli(int argc, char** argv) {
     } else if (a == "--timeout-ms" && has_value) {
       if (!ParseInt(argv[++i], &f.timeout_ms) || f.timeout_ms == 0) {
         std::fprintf(stderr, "verisub-verify: --timeout-ms needs a positive integer\n%s", kUsage);
+        return 2;
+      }
+    } else if (a == "--rlimit" && has_value) {
+      if (!ParseInt(argv[++i], &f.rlimit)) {
+        std::fprintf(stderr, "verisub-verify: --rlimit needs an integer\n%s", kUsage);
         return 2;
       }
     } else if (a == "--threads" && has_value) {

@@ -82,6 +82,7 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
     z3::params p(ctx_);
     p.set("timeout", static_cast<unsigned>(std::max(1, options_.timeout_ms)));
     p.set("mbqi", options_.model_based_instantiation);
+    if (options_.resource_limit > 0) p.set("rlimit", options_.resource_limit);
     solver.set(p);
     // One tracking literal per axiom instance, `axiom!<name>!<instance>`: the core names axioms.
     for (int i : relevant) {
@@ -109,12 +110,22 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
       record.reason = "countermodel: the axioms hold but the outputs differ";
     } else {
       std::string why = solver.reason_unknown();
-      bool timed_out =
-          why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos;
+      // Z3 reports an exhausted rlimit as "canceled", "timeout" or plain "unknown" depending on
+      // where it stops; before the wall-clock budget is spent, that can only be the rlimit.
+      double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      bool saturated = why.find("incomplete quantifiers") != std::string::npos;
+      bool out_of_resources =
+          options_.resource_limit > 0 && !saturated &&
+          (why.find("resource") != std::string::npos || elapsed * 1e3 < 0.9 * options_.timeout_ms);
+      bool timed_out = out_of_resources || why.find("timeout") != std::string::npos ||
+                       why.find("canceled") != std::string::npos;
       record.status = timed_out ? ProofStatus::kTimeout : ProofStatus::kUnknown;
-      if (timed_out)
+      if (out_of_resources)
+        record.reason = "resource limit " + std::to_string(options_.resource_limit) + " exceeded";
+      else if (timed_out)
         record.reason = "timeout after " + std::to_string(options_.timeout_ms) + " ms";
-      else if (why.find("incomplete quantifiers") != std::string::npos)
+      else if (saturated)
         record.reason = "no proof: axiom instantiation saturated (z3: " + why + ")";
       else
         record.reason = "solver answered unknown: " + why;
@@ -154,6 +165,8 @@ void Prover::Dump(const std::vector<int>& instances, const z3::expr& negated_goa
   for (const std::string& n : names) out << " " << n;
   out << "\n; unsat would mean proved; replay with: z3 " << path.filename().string() << "\n";
   out << "(set-option :timeout " << options_.timeout_ms << ")\n";
+  if (options_.resource_limit > 0)
+    out << "(set-option :rlimit " << options_.resource_limit << ")\n";
   out << "(set-option :smt.mbqi " << (options_.model_based_instantiation ? "true" : "false")
       << ")\n";
   out << plain.to_smt2();

@@ -19,6 +19,9 @@ struct ProverOptions {
   // Per query; a query that runs out is a timeout, never a proof. Proofs of TASO-size candidates
   // take tens of milliseconds, so 1 s leaves a wide margin while bounding the unprovable ones.
   int timeout_ms = 1000;
+  // Z3's deterministic resource limit per query (0: none). Unlike the wall-clock timeout it
+  // does not depend on machine load, so outcomes are reproducible bit for bit.
+  unsigned resource_limit = 0;
   // Model-based quantifier instantiation: finds countermodels for some false candidates, but
   // on most it runs until the timeout. Off, a false candidate usually ends quickly with
   // "unknown" once E-matching saturates. Proofs come from E-matching either way.
