@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := cmake g++ make libz3-dev z3 libprotobuf-dev protobuf-compiler libtbb-dev \
                    libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev
 
-.PHONY: deps configure build test demo clean format
+.PHONY: deps configure build test demo clean format bench-verify validate-axioms
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -35,6 +35,29 @@ demo: build
 bench-ruledb: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ruledb_load_bench
 	$(BUILD)/tests/ruledb/ruledb_load_bench 1000
+
+# Proves every candidate of data/gen/taso.cfg (dumped by the generator to CANDIDATES) and prints
+# proved / not proved / time with the slowest queries; non-proofs are dumped as .smt2 files.
+# Without a generator dump it runs on the hand-written fixture of tests/verify/.
+CANDIDATES ?= $(BUILD)/candidates-taso.txt
+VERIFY_THREADS ?= 2
+.PHONY: bench-verify
+bench-verify: configure
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-verify
+	@f=$(CANDIDATES); if [ ! -f "$$f" ]; then \
+	  echo "bench-verify: $$f not found; using the fixture tests/verify/candidates_*.txt"; \
+	  f=$(BUILD)/candidates-fixture.txt; \
+	  cat tests/verify/candidates_true.txt tests/verify/candidates_false.txt > $$f; \
+	fi; \
+	time $(BUILD)/verify/verisub-verify --verify $$f --out $(BUILD)/proved.txt \
+	  --smt2-dir $(BUILD)/verify-smt2 --threads $(VERIFY_THREADS)
+
+# Validates every axiom against the reference kernels on every shape with dimensions 1..4.
+.PHONY: validate-axioms
+validate-axioms: configure
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-verify
+	time $(BUILD)/verify/verisub-verify --validate-axioms --threads $(VERIFY_THREADS)
+	$(BUILD)/verify/verisub-verify --redundant-axioms --threads $(VERIFY_THREADS)
 
 format:
 	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -1,0 +1,63 @@
+// The command line: --verify writes exactly the proved rules; bad usage is exit code 2.
+#include "verify/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "verify/candidates.h"
+
+namespace verisub::verify {
+namespace {
+
+int RunVerifyCli(std::vector<std::string> args) {
+  args.insert(args.begin(), "verisub-verify");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return RunCli(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(CliTest, VerifyWritesOnlyProvedRules) {
+  auto dir = std::filesystem::temp_directory_path() / "verisub_cli_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string in = (dir / "candidates.txt").string(), out = (dir / "proved.txt").string();
+  {
+    std::ofstream f(in);
+    f << "# two true, one false\n"
+      << "(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a\n"
+      << "(relu (ewadd ?a ?b)) => (ewadd (relu ?a) (relu ?b))\n"
+      << "(ewadd ?a ?b) => (ewadd ?b ?a)\n";
+  }
+  ASSERT_EQ(RunVerifyCli({"--verify", in, "--out", out, "--threads", "1", "--smt2-dir",
+                          (dir / "smt2").string()}),
+            0);
+  auto proved = ReadCandidates(out);
+  ASSERT_TRUE(proved.ok()) << proved.status().message();
+  ASSERT_EQ(proved->size(), 2u);
+  EXPECT_EQ((*proved)[0].ToText(), "(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a");
+  EXPECT_EQ((*proved)[1].ToText(), "(ewadd ?a ?b) => (ewadd ?b ?a)");
+  EXPECT_TRUE(std::filesystem::exists(dir / "smt2" / "rule-00001.smt2"));
+}
+
+TEST(CliTest, BadUsageIsExitCodeTwo) {
+  EXPECT_EQ(RunVerifyCli({}), 2);
+  EXPECT_EQ(RunVerifyCli({"--frobnicate"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--verify"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--verify", "/nonexistent/c.txt"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--verify", "x.txt", "--timeout-ms", "soon"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--verify", "x.txt", "--validate-axioms"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--axioms", "no_such_axiom"}), 2);
+}
+
+TEST(CliTest, ValidateOfValidAxiomsExitsZero) {
+  EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--axioms", "matmul_assoc,split0_concat",
+                          "--max-dim", "2", "--threads", "1"}),
+            0);
+}
+
+}  // namespace
+}  // namespace verisub::verify

@@ -1,0 +1,214 @@
+// The prover: known-true candidates are proved with the expected axioms, known-false ones never
+// are (the grouped-convolution trap included), timeouts and unknowns are not proofs, dumps
+// replay, and results do not depend on the thread count.
+#include "verify/prover.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "verify/candidates.h"
+
+namespace verisub::verify {
+namespace {
+
+using ruledb::ProofStatus;
+
+std::vector<ruledb::Rule> Load(const std::string& path) {
+  auto rules = ReadCandidates(path);
+  EXPECT_TRUE(rules.ok()) << rules.status().message();
+  return rules.ok() ? *rules : std::vector<ruledb::Rule>{};
+}
+
+ruledb::Rule Rule(const std::string& text) {
+  auto r = ruledb::ParseRule(text);
+  EXPECT_TRUE(r.ok()) << text << ": " << r.status().message();
+  return *r;
+}
+
+VerifyOptions Quiet(int threads = 2) {
+  VerifyOptions o;
+  o.threads = threads;
+  o.progress = false;
+  return o;
+}
+
+bool Uses(const ruledb::ProofRecord& p, const std::string& axiom) {
+  return std::find(p.axioms_used.begin(), p.axioms_used.end(), axiom) != p.axioms_used.end();
+}
+
+std::string TempDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("verisub_verify_test_" + name);
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+const char* kConv = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
+const char* kConvRelu = "conv2d[stride_h=1,stride_w=1,padding=same,activation=relu,group=1]";
+const char* kConvGroup2 = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=2]";
+
+TEST(ProverTest, KnownTrueCandidatesAreProved) {
+  std::vector<ruledb::Rule> rules = Load("tests/verify/candidates_true.txt");
+  ASSERT_GE(rules.size(), 30u);
+  auto report = VerifyRules(rules, Quiet());
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->proved, report->total);
+  for (const ruledb::Rule& r : rules) {
+    EXPECT_EQ(r.proof.status, ProofStatus::kProved) << r.ToText() << ": " << r.proof.reason;
+    EXPECT_FALSE(r.proof.axioms_used.empty()) << r.ToText();
+  }
+}
+
+TEST(ProverTest, ProofsNameTheAxiomsTheyUse) {
+  std::vector<ruledb::Rule> rules = {
+      Rule("(matmul[activation=none] (matmul[activation=none] ?a ?b) ?c) => "
+           "(matmul[activation=none] ?a (matmul[activation=none] ?b ?c))"),
+      Rule(std::string("(") + kConv + " (ewadd ?x ?y) ?w) => (ewadd (" + kConv + " ?x ?w) (" +
+           kConv + " ?y ?w))"),
+      Rule("(split.0[axis=1] (concat[axis=1] ?a ?b)) ; (split.1[axis=1] (concat[axis=1] ?a ?b)) "
+           "=> ?a ; ?b"),
+      Rule(std::string("(relu (") + kConv + " ?x ?w)) => (" + kConvRelu + " ?x ?w)"),
+  };
+  auto report = VerifyRules(rules, Quiet());
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->proved, 4);
+  EXPECT_TRUE(Uses(rules[0].proof, "matmul_assoc"));
+  EXPECT_TRUE(Uses(rules[1].proof, "conv_linear_input"));
+  EXPECT_TRUE(Uses(rules[2].proof, "split0_concat"));
+  EXPECT_TRUE(Uses(rules[2].proof, "split1_concat"));
+  EXPECT_TRUE(Uses(rules[3].proof, "conv_relu_fusion"));
+  EXPECT_FALSE(Uses(rules[3].proof, "matmul_assoc"));
+}
+
+TEST(ProverTest, KnownFalseCandidatesAreNeverProved) {
+  std::vector<ruledb::Rule> rules = Load("tests/verify/candidates_false.txt");
+  ASSERT_GE(rules.size(), 10u);
+  auto report = VerifyRules(rules, Quiet());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->proved, 0);
+  for (const ruledb::Rule& r : rules) {
+    EXPECT_NE(r.proof.status, ProofStatus::kProved) << r.ToText();
+    EXPECT_FALSE(r.proof.reason.empty()) << r.ToText();
+    EXPECT_TRUE(r.proof.axioms_used.empty()) << r.ToText();
+  }
+}
+
+TEST(ProverTest, GroupedConvolutionTrapIsNotProvedAndItsDumpReplays) {
+  // concat1(conv(x,y), conv(z,w)) = conv[group=2](concat1(x,z), concat0(y,w)) is false when the
+  // two convolutions have different numbers of output channels; TASO shipped such rules.
+  std::string dir = TempDir("trap");
+  std::vector<ruledb::Rule> rules = {
+      Rule(std::string("(concat[axis=1] (") + kConv + " ?x ?y) (" + kConv + " ?z ?w)) => (" +
+           kConvGroup2 + " (concat[axis=1] ?x ?z) (concat[axis=0] ?y ?w))"),
+      // Its twin with one group per convolution is an axiom instance and is proved.
+      Rule(std::string("(concat[axis=1] (") + kConv + " ?x ?y) (" + kConv + " ?x ?w)) => (" +
+           kConv + " ?x (concat[axis=0] ?y ?w))"),
+  };
+  VerifyOptions opt = Quiet();
+  opt.prover.smt2_dir = dir;
+  auto report = VerifyRules(rules, opt);
+  ASSERT_TRUE(report.ok());
+  EXPECT_NE(rules[0].proof.status, ProofStatus::kProved);
+  EXPECT_EQ(rules[1].proof.status, ProofStatus::kProved);
+  std::string dump = dir + "/rule-00000.smt2";
+  ASSERT_TRUE(std::filesystem::exists(dump));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/rule-00001.smt2"));  // proofs are not dumped
+  std::string out = dir + "/replay.txt";
+  ASSERT_EQ(std::system(("z3 " + dump + " > " + out + " 2>&1").c_str()), 0);
+  std::ifstream in(out);
+  std::string answer;
+  std::getline(in, answer);
+  EXPECT_TRUE(answer == "sat" || answer == "unknown") << answer;
+}
+
+TEST(ProverTest, TimeoutIsReportedAndNeverAProof) {
+  // With model-based instantiation this false candidate keeps the solver busy (seconds); a
+  // 50 ms budget must end it as a timeout, recorded with its reason and dumped.
+  std::string dir = TempDir("timeout");
+  std::vector<ruledb::Rule> rules = {
+      Rule("(split.0[axis=0] (concat[axis=0] ?a ?b)) => ?b"),
+      Rule(std::string("(") + kConvRelu + " (ewadd ?x ?y) ?w) => (ewadd (" + kConvRelu +
+           " ?x ?w) (" + kConvRelu + " ?y ?w))"),
+  };
+  VerifyOptions opt = Quiet();
+  opt.prover.timeout_ms = 50;
+  opt.prover.model_based_instantiation = true;
+  opt.prover.smt2_dir = dir;
+  auto report = VerifyRules(rules, opt);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->proved, 0);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    EXPECT_NE(rules[i].proof.status, ProofStatus::kProved);
+    if (rules[i].proof.status == ProofStatus::kTimeout) {
+      EXPECT_NE(rules[i].proof.reason.find("timeout after 50 ms"), std::string::npos);
+    }
+  }
+  EXPECT_GE(report->timeout, 1);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/rule-00000.smt2"));
+}
+
+TEST(ProverTest, UnknownIsNeverAProof) {
+  // Without model-based instantiation, E-matching saturates on a false candidate and Z3
+  // answers unknown: not a proof, with the solver's reason.
+  std::vector<ruledb::Rule> rules = {Rule("(relu (ewadd ?a ?b)) => (ewadd (relu ?a) (relu ?b))")};
+  auto report = VerifyRules(rules, Quiet(1));
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(rules[0].proof.status, ProofStatus::kUnknown);
+  EXPECT_NE(rules[0].proof.reason.find("incomplete quantifiers"), std::string::npos);
+  EXPECT_EQ(report->proved, 0);
+  EXPECT_EQ(report->unknown, 1);
+}
+
+TEST(ProverTest, ResultsDoNotDependOnThreadCount) {
+  // A deterministic resource limit instead of the wall clock: outcomes must then be identical,
+  // whatever the thread count and the load of the machine.
+  std::vector<ruledb::Rule> a = Load("tests/verify/candidates_true.txt");
+  std::vector<ruledb::Rule> extra = Load("tests/verify/candidates_false.txt");
+  a.insert(a.end(), extra.begin(), extra.end());
+  std::vector<ruledb::Rule> b = a;
+  VerifyOptions one = Quiet(1), two = Quiet(2);
+  for (VerifyOptions* o : {&one, &two}) {
+    o->prover.timeout_ms = 600000;
+    o->prover.resource_limit = 2000000;
+  }
+  ASSERT_TRUE(VerifyRules(a, one).ok());
+  ASSERT_TRUE(VerifyRules(b, two).ok());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].ToText(), b[i].ToText());
+    EXPECT_EQ(a[i].proof.status, b[i].proof.status) << a[i].ToText();
+    EXPECT_EQ(a[i].proof.reason, b[i].proof.reason) << a[i].ToText();
+    EXPECT_EQ(a[i].proof.axioms_used, b[i].proof.axioms_used) << a[i].ToText();
+  }
+}
+
+TEST(ProverTest, OnlyTheGivenAxiomsAreUsed) {
+  // Without matmul_assoc, associativity is no longer provable.
+  auto all = specs::AllAxioms();
+  ASSERT_TRUE(all.ok());
+  VerifyOptions opt = Quiet(1);
+  for (const specs::Axiom& ax : *all)
+    if (ax.name != "matmul_assoc") opt.axioms.push_back(ax);
+  std::vector<ruledb::Rule> rules = {
+      Rule("(matmul[activation=none] (matmul[activation=none] ?a ?b) ?c) => "
+           "(matmul[activation=none] ?a (matmul[activation=none] ?b ?c))")};
+  ASSERT_TRUE(VerifyRules(rules, opt).ok());
+  EXPECT_NE(rules[0].proof.status, ProofStatus::kProved);
+}
+
+TEST(CandidatesTest, MalformedLinesNameFileAndLine) {
+  auto r = ParseCandidates("# comment\n\n(relu ?a) => (relu ?a)\n(frobnicate ?a) => ?a\n", "c.txt");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("c.txt:4"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("frobnicate"), std::string::npos);
+  auto ok = ParseCandidates("# only a comment\n(relu ?a) => (relu ?a)\n", "d.txt");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->size(), 1u);
+  EXPECT_FALSE(ReadCandidates("/nonexistent/candidates.txt").ok());
+}
+
+}  // namespace
+}  // namespace verisub::verify

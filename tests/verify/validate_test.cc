@@ -1,0 +1,147 @@
+// Axiom validation: a subset of the real axioms holds on every small shape; wrong axioms in a
+// fixture are caught with their smallest breaking case; canonical polynomials are canonical.
+#include "verify/validate.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "verify/poly.h"
+
+namespace verisub::verify {
+namespace {
+
+ValidateOptions Quiet(std::vector<specs::Axiom> axioms, int max_dim) {
+  ValidateOptions o;
+  o.axioms = std::move(axioms);
+  o.max_dim = max_dim;
+  o.threads = 2;
+  o.progress = false;
+  return o;
+}
+
+TEST(ValidateTest, RealAxiomsHoldOnEverySmallShape) {
+  auto all = specs::AllAxioms();
+  ASSERT_TRUE(all.ok());
+  // One or more axioms of every kind of kernel: conv (all parameter assignments), matmul, pools,
+  // split trees, batchnorm, constants. The full set runs in `make validate-axioms`.
+  const std::vector<std::string> names = {"conv_relu_fusion",
+                                          "conv_concat_in_channels",
+                                          "conv_enlarge",
+                                          "matmul_assoc",
+                                          "matmul_concat_inner",
+                                          "split0_concat",
+                                          "split1_concat",
+                                          "pool_max_concat_channels",
+                                          "pool_avg_as_conv",
+                                          "batchnorm_concat_batch",
+                                          "ewmul_distrib",
+                                          "conv_identity",
+                                          "transpose_nhwc_roundtrip",
+                                          "bias_concat_along_axis"};
+  std::vector<specs::Axiom> subset;
+  for (const specs::Axiom& ax : *all)
+    if (std::find(names.begin(), names.end(), ax.name) != names.end()) subset.push_back(ax);
+  ASSERT_EQ(subset.size(), names.size());
+  auto report = ValidateAxioms(Quiet(subset, 3));
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->valid, static_cast<int>(names.size()));
+  for (const AxiomValidation& v : report->axioms) {
+    EXPECT_EQ(v.verdict, AxiomVerdict::kValid) << v.name << ": " << v.detail;
+    EXPECT_GT(v.cases_checked, 0) << v.name;
+    EXPECT_EQ(v.cases_checked, v.cases_enumerated) << v.name;
+    EXPECT_TRUE(v.complete) << v.name;
+    EXPECT_EQ(v.assignments_without_shapes, 0) << v.name;
+  }
+}
+
+TEST(ValidateTest, WrongAxiomsAreCaughtWithTheSmallestCase) {
+  const std::string wrong = R"(
+relu_distributes (x y) (relu (ewadd x y)) = (ewadd (relu x) (relu y))
+conv_linear_with_relu (x:4 y:4 w:4) (conv2d[activation=relu] (ewadd x y) w) = (ewadd (conv2d[activation=relu] x w) (conv2d[activation=relu] y w))
+concat_assoc (x y z) (concat (concat x y) z) = (concat x (concat y z))
+matmul_comm (x:2 y:2) (matmul[activation=none] x y) = (matmul[activation=none] y x)
+conv_concat_any_group (x:4 w:4 v:4) (concat[axis=1] (conv2d x w) (conv2d x v)) = (conv2d x (concat[axis=0] w v))
+pool_max_linear (x:4 y:4) (pool_max[activation=none] (ewadd x y)) = (ewadd (pool_max[activation=none] x) (pool_max[activation=none] y))
+)";
+  auto axioms = specs::ParseAxioms("fixture", wrong);
+  ASSERT_TRUE(axioms.ok()) << axioms.status().message();
+  auto report = ValidateAxioms(Quiet(*axioms, 2));
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->wrong, static_cast<int>(axioms->size()));
+  for (const AxiomValidation& v : report->axioms) {
+    EXPECT_EQ(v.verdict, AxiomVerdict::kWrong) << v.name;
+    EXPECT_FALSE(v.detail.empty()) << v.name;
+  }
+  // The smallest breaking shapes: one element each for relu over a sum.
+  EXPECT_NE(report->axioms[0].detail.find("x=[1] y=[1]"), std::string::npos)
+      << report->axioms[0].detail;
+  // Concat associativity keeps the data but changes the split tree.
+  EXPECT_NE(report->axioms[2].detail.find("different types"), std::string::npos)
+      << report->axioms[2].detail;
+}
+
+TEST(ValidateTest, AnInjectedWrongAxiomAmongTrueOnesIsTheOnlyOneReported) {
+  const std::string text = R"(
+ewadd_comm (x y) (ewadd x y) = (ewadd y x)
+conv_relu_is_linear (x:4 w:4 v:4) (conv2d[activation=relu] x (ewadd w v)) = (ewadd (conv2d[activation=relu] x w) (conv2d[activation=relu] x v))
+smul_ewadd (x y s:0) (smul (ewadd x y) s) = (ewadd (smul x s) (smul y s))
+)";
+  auto axioms = specs::ParseAxioms("fixture", text);
+  ASSERT_TRUE(axioms.ok()) << axioms.status().message();
+  auto report = ValidateAxioms(Quiet(*axioms, 2));
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->valid, 2);
+  EXPECT_EQ(report->wrong, 1);
+  EXPECT_EQ(report->axioms[1].verdict, AxiomVerdict::kWrong);
+  EXPECT_NE(report->axioms[1].detail.find("activation=relu"), std::string::npos);
+}
+
+TEST(ValidateTest, ProposedConstantAxiomsHold) {
+  // tests/verify/constant_axioms.txt: identity constants with any compatible shape reference.
+  std::ifstream in("tests/verify/constant_axioms.txt");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto axioms = specs::ParseAxioms("constant_axioms.txt", text.str());
+  ASSERT_TRUE(axioms.ok()) << axioms.status().message();
+  ASSERT_EQ(axioms->size(), 3u);
+  auto report = ValidateAxioms(Quiet(*axioms, 3));
+  ASSERT_TRUE(report.ok());
+  for (const AxiomValidation& v : report->axioms) {
+    EXPECT_EQ(v.verdict, AxiomVerdict::kValid) << v.name << ": " << v.detail;
+    EXPECT_GT(v.cases_checked, 0) << v.name;
+  }
+  // Its tempting fourth member is wrong: a depthwise convolution with a kernel built for more
+  // channels multiplies the channels.
+  auto wrong =
+      specs::ParseAxioms("fixture",
+                         "pool_avg_as_conv_any_ref (x:4 y:4) (pool_avg[activation=none] x) "
+                         "= (conv2d[activation=none,group=dw] x (const_pool y))");
+  ASSERT_TRUE(wrong.ok()) << wrong.status().message();
+  auto r2 = ValidateAxioms(Quiet(*wrong, 2));
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->axioms[0].verdict, AxiomVerdict::kWrong);
+  EXPECT_NE(r2->axioms[0].detail.find("x=[1,1,1,1] y=[1,2,1,1]"), std::string::npos)
+      << r2->axioms[0].detail;
+}
+
+TEST(PolyStoreTest, EqualPolynomialsHaveEqualIds) {
+  PolyStore s;
+  PolySemantics p{&s};
+  auto a = s.Input(0, 0), b = s.Input(0, 1), c = s.Input(1, 0);
+  EXPECT_EQ(p.Mul(p.Add(a, b), c), p.Add(p.Mul(c, a), p.Mul(b, c)));
+  EXPECT_EQ(p.Add(a, p.Neg(a)), p.Zero());
+  EXPECT_EQ(p.Mul(p.DivInt(a, 3), p.FromInt(3)), a);
+  EXPECT_EQ(p.Max(a, b), p.Max(b, a));
+  EXPECT_NE(p.Mul(a, b), p.Add(a, b));
+  EXPECT_NE(
+      p.Activate(specs::Activation::kRelu, p.Add(a, b)),
+      p.Add(p.Activate(specs::Activation::kRelu, a), p.Activate(specs::Activation::kRelu, b)));
+  EXPECT_NE(p.Activate(specs::Activation::kRelu, a), p.Activate(specs::Activation::kTanh, a));
+  EXPECT_EQ(s.ToString(p.Add(p.FromInt(2), p.Mul(a, a))), "2 + t0_0^2");
+}
+
+}  // namespace
+}  // namespace verisub::verify

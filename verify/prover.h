@@ -1,0 +1,103 @@
+// Proofs of candidate rules from the axioms with Z3: one Prover per thread (it owns its
+// z3::context), and VerifyRules, which decides a list of rules in parallel.
+#pragma once
+
+#include <z3++.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ruledb/rule.h"
+#include "specs/axiom.h"
+#include "verify/encoding.h"
+
+namespace verisub::verify {
+
+struct ProverOptions {
+  // Per query; a query that runs out is a timeout, never a proof. Proofs of TASO-size candidates
+  // take tens of milliseconds, so 1 s leaves a wide margin while bounding the unprovable ones.
+  int timeout_ms = 1000;
+  // Z3's deterministic resource limit per query (0: none). Unlike the wall-clock timeout it
+  // does not depend on machine load, so outcomes are reproducible bit for bit.
+  unsigned resource_limit = 0;
+  // Model-based quantifier instantiation: finds countermodels for some false candidates, but
+  // on most it runs until the timeout. Off, a false candidate usually ends quickly with
+  // "unknown" once E-matching saturates. Proofs come from E-matching either way.
+  bool model_based_instantiation = false;
+  // Directory for `.smt2` dumps of every query that is not a proof (empty: no dumps).
+  std::string smt2_dir;
+};
+
+// Everything a query needs that is independent of the Z3 context: the axioms and their
+// instances. Build once, share read-only between threads.
+struct AxiomBase {
+  std::vector<specs::Axiom> axioms;
+  std::vector<AxiomInstance> instances;
+};
+StatusOr<std::shared_ptr<const AxiomBase>> MakeAxiomBase(std::vector<specs::Axiom> axioms);
+
+class Prover {
+ public:
+  Prover(std::shared_ptr<const AxiomBase> base, ProverOptions options);
+  Prover(const Prover&) = delete;
+  Prover& operator=(const Prover&) = delete;
+
+  // Decides whether the axioms entail equality of every mapped output of `rule`. `dump_name`
+  // names the .smt2 file written when it is not proved (inside options.smt2_dir).
+  ruledb::ProofRecord ProveRule(const ruledb::Rule& rule, const std::string& dump_name);
+
+  // The general query: the axioms (all but `excluded_axiom`, if >= 0) entail every equality in
+  // `goals`. `functions` names the functions the goals mention (for relevance filtering);
+  // `comment` heads the dump.
+  ruledb::ProofRecord Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goals,
+                            const std::vector<std::string>& functions, int excluded_axiom,
+                            const std::string& dump_name, const std::string& comment);
+
+  Encoder& encoder() { return encoder_; }
+  z3::context& ctx() { return ctx_; }
+
+ private:
+  const z3::expr& Formula(int instance);
+  void Dump(const std::vector<int>& instances, const z3::expr& negated_goal,
+            const std::string& dump_name, const std::string& comment,
+            const ruledb::ProofRecord& record);
+
+  std::shared_ptr<const AxiomBase> base_;
+  ProverOptions options_;
+  z3::context ctx_;
+  Encoder encoder_;
+  std::vector<std::unique_ptr<z3::expr>> formulas_;  // per instance, built on first use
+};
+
+struct VerifyOptions {
+  ProverOptions prover;
+  int threads = 0;       // 0: every core
+  bool progress = true;  // progress lines and a summary on stderr
+  int num_slowest = 10;  // how many of the slowest queries the report lists
+  // The axioms to prove from; empty means specs::AllAxioms().
+  std::vector<specs::Axiom> axioms;
+};
+
+struct QueryTime {
+  int rule = 0;  // index into the input
+  double seconds = 0;
+  ruledb::ProofStatus status = ruledb::ProofStatus::kUnchecked;
+};
+
+struct VerifyReport {
+  int total = 0, proved = 0, not_proved = 0, unknown = 0, timeout = 0, error = 0;
+  double seconds = 0;
+  int threads = 0;
+  double proof_median_seconds = 0, proof_max_seconds = 0;  // over proved rules
+  std::vector<QueryTime> slowest;                          // slowest first
+  std::string Summary() const;
+};
+
+// Decides every rule; each rule's `proof` is overwritten with the outcome. Results do not depend
+// on the thread count (each rule is decided by itself), only timings do. Fails only when the
+// axioms cannot be loaded or instantiated.
+StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const VerifyOptions& options);
+
+}  // namespace verisub::verify
