@@ -6,8 +6,10 @@
 
 #include "gen/config.h"
 #include "gen/generator.h"
+#include "gen/pipeline.h"
 #include "specs/axiom.h"
 #include "specs/registry.h"
+#include "verify/cli.h"
 
 namespace {
 
@@ -40,7 +42,30 @@ int ListOps() {
 
 constexpr const char* kUsage =
     "usage: verisub-gen --list-ops\n"
-    "       verisub-gen --config FILE --candidates OUT [--threads N] [--quiet]\n";
+    "       verisub-gen --config FILE --out RULES.pb [--threads N] [--quiet]\n"
+    "                   [--rlimit N] [--timeout-ms N] [--record-proof-times]\n"
+    "           enumerate, prove, prune and write the rules database (and RULES.txt)\n"
+    "       verisub-gen --config FILE --candidates OUT.txt [--threads N] [--quiet]\n"
+    "           enumerate only and write the candidate rules, one per line\n"
+    "       verisub-gen --verify CANDIDATES.txt [--out PROVED.txt] [verifier options]\n"
+    "       verisub-gen --validate-axioms | --redundant-axioms [verifier options]\n"
+    "           (see verisub-verify --help)\n";
+
+// Exit codes: 0 success, 1 failed, 2 usage or config error.
+int RunPipeline(verisub::gen::PipelineOptions options) {
+  auto report = verisub::gen::RunPipeline(options);
+  if (!report.ok()) {
+    std::fprintf(stderr, "verisub-gen: %s\n", report.status().message().c_str());
+    return 1;
+  }
+  std::printf("%s", verisub::gen::FormatReport(report->gen).c_str());
+  std::printf("%s", report->verify.Summary().c_str());
+  std::printf("%s", report->prune.ToString().c_str());
+  std::printf("%s", report->Summary().c_str());
+  std::printf("rules written to %s and %s\n", options.out_path.c_str(),
+              verisub::ruledb::TextPathFor(options.out_path).c_str());
+  return 0;
+}
 
 // Exit codes: 0 success, 1 generation failed, 2 usage or config error.
 int Generate(const std::string& config_path, const std::string& out_path, int threads, bool quiet) {
@@ -71,6 +96,13 @@ int Generate(const std::string& config_path, const std::string& out_path, int th
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--list-ops") == 0) return ListOps();
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--verify" || a == "--validate-axioms" || a == "--redundant-axioms")
+      return verisub::verify::RunCli(argc, argv);
+  }
+  verisub::gen::PipelineOptions pipeline;
+  pipeline.prover = verisub::gen::DefaultPipelineProver();
   std::string config, out;
   int threads = -1;
   bool quiet = false;
@@ -91,15 +123,32 @@ int main(int argc, char** argv) {
       threads = static_cast<int>(v);
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--out" && has_value) {
+      pipeline.out_path = argv[++i];
+    } else if ((a == "--rlimit" || a == "--timeout-ms") && has_value) {
+      char* end = nullptr;
+      long long v = std::strtoll(argv[++i], &end, 10);
+      if (*end != '\0' || v < 0) {
+        std::fprintf(stderr, "verisub-gen: bad %s value '%s'\n%s", a.c_str(), argv[i], kUsage);
+        return 2;
+      }
+      if (a == "--rlimit") pipeline.prover.resource_limit = static_cast<unsigned>(v);
+      else pipeline.prover.timeout_ms = static_cast<int>(v);
+    } else if (a == "--record-proof-times") {
+      pipeline.record_proof_times = true;
     } else {
       std::fprintf(stderr, "verisub-gen: unknown or incomplete argument '%s'\n%s", a.c_str(),
                    kUsage);
       return 2;
     }
   }
-  if (config.empty() || out.empty()) {
+  if (config.empty() || (out.empty() == pipeline.out_path.empty())) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
-  return Generate(config, out, threads, quiet);
+  if (!out.empty()) return Generate(config, out, threads, quiet);
+  pipeline.config_path = config;
+  pipeline.threads = threads;
+  pipeline.progress = !quiet;
+  return RunPipeline(pipeline);
 }

@@ -1,0 +1,118 @@
+// verisub-gen end to end.
+#include "gen/pipeline.h"
+
+#include <z3++.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "gen/config.h"
+#include "ruledb/database.h"
+#include "specs/axiom.h"
+#include "specs/registry.h"
+
+namespace verisub::gen {
+namespace {
+
+constexpr const char* kToolVersion = "verisub 0.1.0";
+
+std::string Z3Version() {
+  unsigned major, minor, build, rev;
+  Z3_get_version(&major, &minor, &build, &rev);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(build);
+}
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+verify::ProverOptions DefaultPipelineProver() {
+  verify::ProverOptions p;
+  p.resource_limit = 20'000'000;
+  p.timeout_ms = 30'000;
+  return p;
+}
+
+std::string PipelineReport::Summary() const {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "candidates %lld, proved %d, not proved %d (unknown %d, timeout %d, countermodel "
+                "%d, error %d), oracle proofs %lld/%lld, rules written %lld, %lld bytes (text "
+                "%lld), %.1f s\n",
+                static_cast<long long>(candidates), verify.proved,
+                verify.total - verify.proved, verify.unknown, verify.timeout, verify.not_proved,
+                verify.error, static_cast<long long>(oracle_proved),
+                static_cast<long long>(oracle_queries), static_cast<long long>(rules_written),
+                static_cast<long long>(file_bytes), static_cast<long long>(text_file_bytes),
+                seconds);
+  return buf;
+}
+
+StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  PipelineReport report;
+  auto config_text = ruledb::ReadFile(options.config_path);
+  if (!config_text.ok()) return config_text.status();
+  auto config = LoadConfig(options.config_path);
+  if (!config.ok()) return config.status();
+
+  GenOptions gen_options;
+  gen_options.threads = options.threads;
+  gen_options.progress = options.progress;
+  auto generated = RunGenerator(*config, gen_options);
+  if (!generated.ok()) return generated.status();
+  report.gen = generated->report;
+  std::vector<ruledb::Rule> rules = std::move(generated->rules);
+  report.candidates = static_cast<int64_t>(rules.size());
+
+  verify::VerifyOptions verify_options;
+  verify_options.prover = options.prover;
+  verify_options.threads = options.threads < 0 ? config->threads : options.threads;
+  verify_options.progress = options.progress;
+  auto verified = verify::VerifyRules(rules, verify_options);
+  if (!verified.ok()) return verified.status();
+  report.verify = *verified;
+
+  // Generalizations that pruning proposes are proved by the same prover, one at a time.
+  auto axioms = specs::AllAxioms();
+  if (!axioms.ok()) return axioms.status();
+  auto base = verify::MakeAxiomBase(*axioms);
+  if (!base.ok()) return base.status();
+  auto prover = std::make_shared<verify::Prover>(*base, options.prover);
+  ruledb::ValidityOracle oracle = [&](const ruledb::Rule& r) {
+    ++report.oracle_queries;
+    bool ok = prover->ProveRule(r, "oracle-" + std::to_string(report.oracle_queries)).status ==
+              ruledb::ProofStatus::kProved;
+    report.oracle_proved += ok;
+    return ok;
+  };
+  auto pruned = ruledb::PruneRules(std::move(rules), options.prune, oracle);
+  if (!pruned.ok()) return pruned.status();
+  report.prune = pruned->report;
+  if (!options.record_proof_times)
+    for (ruledb::Rule& r : pruned->rules) r.proof.seconds = 0;
+
+  ruledb::DatabaseHeader header;
+  header.op_set_fingerprint = specs::OpSetFingerprintHex();
+  header.generator_config = *config_text;
+  header.max_ops = static_cast<uint32_t>(config->max_ops);
+  header.tool_version = kToolVersion;
+  header.z3_version = Z3Version();
+  header.counts = {{"candidates", report.candidates},
+                   {"proved", report.verify.proved},
+                   {"not_proved", report.verify.total - report.verify.proved}};
+  for (const auto& kv : report.prune.Counts()) header.counts.emplace_back("prune." + kv.first, kv.second);
+  report.rules_written = static_cast<int64_t>(pruned->rules.size());
+  VERISUB_RETURN_IF_ERROR(ruledb::WriteRuleDatabase(options.out_path, header, std::move(pruned->rules)));
+  auto bytes = ruledb::ReadFile(options.out_path);
+  auto text = ruledb::ReadFile(ruledb::TextPathFor(options.out_path));
+  if (bytes.ok()) report.file_bytes = static_cast<int64_t>(bytes->size());
+  if (text.ok()) report.text_file_bytes = static_cast<int64_t>(text->size());
+  report.seconds = Since(t0);
+  return report;
+}
+
+}  // namespace verisub::gen
