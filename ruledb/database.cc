@@ -50,6 +50,14 @@ StatusOr<v1::RuleDatabase> BuildProto(const DatabaseHeader& h, std::vector<Rule>
   return db;
 }
 
+// A stored id for messages: as is when it looks like one, else quoted and cut short.
+std::string PrintableId(const std::string& id) {
+  bool hex = id.size() == 16 && std::all_of(id.begin(), id.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+             });
+  return hex ? id : QuoteString(id.substr(0, 32));
+}
+
 StatusOr<RuleDatabase> Decode(const v1::RuleDatabase& p, const std::string& file,
                               const LoadOptions& options) {
   const v1::Header& h = p.header();
@@ -82,7 +90,8 @@ StatusOr<RuleDatabase> Decode(const v1::RuleDatabase& p, const std::string& file
   std::unordered_set<std::string> ids;
   for (int i = 0; i < p.rules_size(); ++i) {
     const v1::Rule& pr = p.rules(i);
-    const std::string where = file + ": rule " + std::to_string(i) + " (id " + pr.id() + ")";
+    const std::string where =
+        file + ": rule " + std::to_string(i) + " (id " + PrintableId(pr.id()) + ")";
     auto r = RuleFromProto(pr);
     if (!r.ok()) {
       if (r.status().code() != StatusCode::kNotFound) return r.status().WithContext(where);

@@ -23,6 +23,12 @@ LoadOptions InspectOptions() {
   return o;
 }
 
+// Reports an error that stops the command; returns its exit code.
+int Fail(const Status& st, std::string* err) {
+  *err += st.message() + "\n";
+  return 1;
+}
+
 void AppendWarnings(const RuleDatabase& db, std::string* err) {
   for (const std::string& w : db.warnings) *err += "warning: " + w + "\n";
   if (db.skipped_unknown_operator > 0)
@@ -66,10 +72,16 @@ std::string FormatRuleDiff(const RuleDatabase& a, const RuleDatabase& b) {
   for (const Rule& r : b.rules) in_b[r.Id()] = r.ToText();
   std::string s;
   int added = 0, removed = 0;
-  for (const auto& [id, text] : in_a)
-    if (!in_b.count(id)) s += "- " + id + " " + text + "\n", ++removed;
-  for (const auto& [id, text] : in_b)
-    if (!in_a.count(id)) s += "+ " + id + " " + text + "\n", ++added;
+  for (const auto& [id, text] : in_a) {
+    if (in_b.count(id)) continue;
+    s += "- " + id + " " + text + "\n";
+    ++removed;
+  }
+  for (const auto& [id, text] : in_b) {
+    if (in_a.count(id)) continue;
+    s += "+ " + id + " " + text + "\n";
+    ++added;
+  }
   return s + std::to_string(added) + " added, " + std::to_string(removed) + " removed, " +
          std::to_string(in_a.size() - removed) + " unchanged\n";
 }
@@ -114,19 +126,19 @@ int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::st
     // Straight from the file, without the operator registry: a lossless rendering of every
     // rule, including those this build cannot load.
     auto contents = ReadFile(args[1]);
-    if (!contents.ok()) return *err += contents.status().message() + "\n", 1;
+    if (!contents.ok()) return Fail(contents.status(), err);
     StatusOr<std::string> bytes = *contents;
     if (IsTextForm(*contents)) bytes = RuleDatabaseTextToBytes(*contents, args[1]);
-    if (!bytes.ok()) return *err += bytes.status().message() + "\n", 1;
+    if (!bytes.ok()) return Fail(bytes.status(), err);
     auto text = RuleDatabaseBytesToText(*bytes, args[1]);
-    if (!text.ok()) return *err += text.status().message() + "\n", 1;
+    if (!text.ok()) return Fail(text.status(), err);
     *out += *text;
     return 0;
   }
   std::vector<RuleDatabase> dbs;
   for (size_t i = 1; i < args.size(); ++i) {
     auto db = LoadRuleDatabase(args[i], InspectOptions());
-    if (!db.ok()) return *err += db.status().message() + "\n", 1;
+    if (!db.ok()) return Fail(db.status(), err);
     AppendWarnings(*db, err);
     dbs.push_back(std::move(*db));
   }
