@@ -4,6 +4,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -442,7 +443,8 @@ Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progr
     t.arena.shrink_to_fit();
     result.arenas.push_back(std::move(t.arena));
   }
-  std::sort(result.graphs.begin(), result.graphs.end());
+  // (fingerprint, task, offset) is unique, so the parallel sort is deterministic.
+  tbb::parallel_sort(result.graphs.begin(), result.graphs.end());
   return result;
 }
 

@@ -129,8 +129,16 @@ BucketResult ProcessBucket(const SearchSpace& s, const Enumeration& e, size_t be
     const specs::OpSpec& op = specs::GetOp(c.ops[ox.inst].kind);
     // Operands in the same positions only: equal operands swapped would rest on
     // commutativity, which is not a smaller candidate.
-    for (int i = 0; i < op.num_inputs; ++i)
-      if (!same_values(x, ox.in[i], y, oy.in[i])) return false;
+    for (int i = 0; i < op.num_inputs; ++i) {
+      const int a = ox.in[i], b = oy.in[i];
+      if (!same_values(x, a, y, b)) return false;
+      // A computed operand equal to an initial tensor is a smaller rule only through an
+      // identity graph, and there are identity graphs for inputs only.
+      if ((a < num_initial) != (b < num_initial)) {
+        const int t = a < num_initial ? a : b;
+        if (!c.identity_graphs || !s.initial[t].is_input) return false;
+      }
+    }
     return true;
   };
   std::vector<std::vector<Member>> classes;

@@ -75,6 +75,11 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
   auto start = std::chrono::steady_clock::now();
   ProofRecord record;
   std::vector<int> relevant;
+  if (goals.empty()) {  // an empty disjunction is false: "proved" without saying anything
+    record.status = ProofStatus::kError;
+    record.reason = "no equality to prove";
+    return record;
+  }
   try {
     for (int i : RelevantInstances(base_->instances, functions))
       if (base_->instances[i].axiom != excluded_axiom) relevant.push_back(i);

@@ -127,6 +127,24 @@ TEST(ValidateTest, ProposedConstantAxiomsHold) {
       << r2->axioms[0].detail;
 }
 
+TEST(ValidateTest, CappedCoverageIsReportedAsPartial) {
+  auto all = specs::AllAxioms();
+  ASSERT_TRUE(all.ok());
+  std::vector<specs::Axiom> one;
+  for (const specs::Axiom& ax : *all)
+    if (ax.name == "ewadd_concat") one.push_back(ax);
+  ASSERT_EQ(one.size(), 1u);
+  ValidateOptions opt = Quiet(one, 2);
+  opt.max_cases_per_assignment = 1;
+  auto capped = ValidateAxioms(opt);
+  ASSERT_TRUE(capped.ok());
+  const AxiomValidation& v = capped->axioms[0];
+  EXPECT_EQ(v.verdict, AxiomVerdict::kValid);
+  EXPECT_FALSE(v.complete);
+  EXPECT_EQ(v.cases_checked, v.assignments);  // one case per parameter assignment
+  EXPECT_GT(v.cases_enumerated, v.cases_checked);
+}
+
 TEST(PolyStoreTest, EqualPolynomialsHaveEqualIds) {
   PolyStore s;
   PolySemantics p{&s};
