@@ -31,7 +31,7 @@ double Since(std::chrono::steady_clock::time_point t0) {
 
 verify::ProverOptions DefaultPipelineProver() {
   verify::ProverOptions p;
-  p.resource_limit = 20'000'000;
+  p.resource_limit = 1'000'000;
   p.timeout_ms = 30'000;
   return p;
 }
@@ -65,8 +65,20 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   auto generated = RunGenerator(*config, gen_options);
   if (!generated.ok()) return generated.status();
   report.gen = generated->report;
-  std::vector<ruledb::Rule> rules = std::move(generated->rules);
-  report.candidates = static_cast<int64_t>(rules.size());
+  report.candidates = static_cast<int64_t>(generated->rules.size());
+
+  // Most candidates are renamings, symmetric variants or instances of more general candidates;
+  // dropping them before proving (a generalization counts as valid here when it is itself a
+  // candidate, and is proved below like every survivor) cuts the prover's work several-fold.
+  ruledb::PruneOptions pre = options.prune;
+  pre.proved_only = false;
+  auto prepruned = ruledb::PruneRules(std::move(generated->rules), pre, nullptr);
+  if (!prepruned.ok()) return prepruned.status();
+  report.preprune = prepruned->report;
+  std::vector<ruledb::Rule> rules = std::move(prepruned->rules);
+  if (options.progress)
+    std::fprintf(stderr, "verisub-gen: %lld candidates, %zu after pruning before proofs\n",
+                 static_cast<long long>(report.candidates), rules.size());
 
   verify::VerifyOptions verify_options;
   verify_options.prover = options.prover;

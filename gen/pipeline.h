@@ -27,6 +27,7 @@ struct PipelineOptions {
 struct PipelineReport {
   GenReport gen;
   int64_t candidates = 0;
+  ruledb::PruneReport preprune;  // syntactic pruning of the candidates before proofs
   verify::VerifyReport verify;
   int64_t oracle_queries = 0, oracle_proved = 0;
   ruledb::PruneReport prune;

@@ -7,6 +7,7 @@
 #include "gen/config.h"
 #include "gen/generator.h"
 #include "gen/pipeline.h"
+#include "ruledb/database.h"
 #include "specs/axiom.h"
 #include "specs/registry.h"
 #include "verify/cli.h"
@@ -52,14 +53,16 @@ constexpr const char* kUsage =
     "           (see verisub-verify --help)\n";
 
 // Exit codes: 0 success, 1 failed, 2 usage or config error.
-int RunPipeline(verisub::gen::PipelineOptions options) {
+int GenerateDatabase(const verisub::gen::PipelineOptions& options) {
   auto report = verisub::gen::RunPipeline(options);
   if (!report.ok()) {
     std::fprintf(stderr, "verisub-gen: %s\n", report.status().message().c_str());
     return 1;
   }
   std::printf("%s", verisub::gen::FormatReport(report->gen).c_str());
+  std::printf("pruning before proofs:\n%s", report->preprune.ToString().c_str());
   std::printf("%s", report->verify.Summary().c_str());
+  std::printf("pruning after proofs:\n");
   std::printf("%s", report->prune.ToString().c_str());
   std::printf("%s", report->Summary().c_str());
   std::printf("rules written to %s and %s\n", options.out_path.c_str(),
@@ -150,5 +153,5 @@ int main(int argc, char** argv) {
   pipeline.config_path = config;
   pipeline.threads = threads;
   pipeline.progress = !quiet;
-  return RunPipeline(pipeline);
+  return GenerateDatabase(pipeline);
 }

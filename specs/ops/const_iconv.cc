@@ -22,6 +22,7 @@ OpSpec ConstIConvSpec() {
   op.layouts = {"any"};
   op.axioms = R"(
 conv_identity (x:4) (conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x (const_iconv x)) = x
+conv_identity_any_ref (x:4 y:4) (conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x (const_iconv y)) = x
 )";
   return op;
 }

@@ -24,6 +24,7 @@ OpSpec ConstIMatmulSpec() {
   op.layouts = {"any"};
   op.axioms = R"(
 matmul_identity (x:2) (matmul[activation=none] x (const_imatmul x)) = x
+matmul_identity_any_ref (x:2 y) (matmul[activation=none] x (const_imatmul y)) = x
 )";
   return op;
 }

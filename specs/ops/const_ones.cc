@@ -23,6 +23,7 @@ OpSpec ConstOnesSpec() {
   op.layouts = {"any"};
   op.axioms = R"(
 ewmul_identity (x) (ewmul x (const_ones x)) = x
+ewmul_identity_any_ref (x y) (ewmul x (const_ones y)) = x
 )";
   return op;
 }
