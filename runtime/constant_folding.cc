@@ -61,8 +61,8 @@ StatusOr<FoldReport> FoldConstants(Graph* g, const FoldOptions& options) {
         kept.push_back(np);
         continue;
       }
-      return out.status().WithContext("constant folding node '" + n.name + "' (" +
-                                      n.KindName() + ")");
+      return out.status().WithContext("constant folding node '" + n.name + "' (" + n.KindName() +
+                                      ")");
     }
     bool too_big = false;
     for (const auto& t : *out) too_big |= t.NumElements() > options.max_elements;
@@ -82,8 +82,7 @@ StatusOr<FoldReport> FoldConstants(Graph* g, const FoldOptions& options) {
         if (!match)
           return InvalidArgument("constant folding node '" + n.name + "' (" + n.KindName() +
                                  "): output '" + val.name + "' is declared " +
-                                 DimsToString(val.dims) + " but computes " +
-                                 DimsToString(t.dims));
+                                 DimsToString(val.dims) + " but computes " + DimsToString(t.dims));
       }
       if (val.elem_type != kUndefined && val.elem_type != t.elem_type)
         return InvalidArgument("constant folding node '" + n.name + "' (" + n.KindName() +

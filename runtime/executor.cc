@@ -36,8 +36,7 @@ StatusOr<std::vector<HostTensor>> RunSpecNode(const Graph& g, const Node& n,
     in_ptrs[k] = &in[k];
   }
   specs::Tensor<double> out[specs::kMaxOpOutputs];
-  VERISUB_RETURN_IF_ERROR(
-      specs::Evaluate(specs::DoubleSemantics{}, *n.op, n.params, in_ptrs, out));
+  VERISUB_RETURN_IF_ERROR(specs::Evaluate(specs::DoubleSemantics{}, *n.op, n.params, in_ptrs, out));
   std::vector<HostTensor> result;
   for (int k = 0; k < spec.num_outputs; ++k) {
     int32_t type = g.value(n.outputs[k]).elem_type;
@@ -65,8 +64,8 @@ StatusOr<std::vector<HostTensor>> RunNode(const Graph& g, const Node& n,
 
 StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<HostTensor>& inputs) {
   if (inputs.size() != g.inputs().size())
-    return InvalidArgument("the graph has " + std::to_string(g.inputs().size()) +
-                           " inputs, got " + std::to_string(inputs.size()));
+    return InvalidArgument("the graph has " + std::to_string(g.inputs().size()) + " inputs, got " +
+                           std::to_string(inputs.size()));
   std::vector<std::shared_ptr<const HostTensor>> env(g.num_values());
   for (int v = 0; v < g.num_values(); ++v) env[v] = g.value(v).constant;
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -96,8 +95,7 @@ StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<Host
       in.push_back(v == kNoValue ? nullptr : env[v].get());
     }
     auto out = RunNode(g, n, in);
-    if (!out.ok())
-      return out.status().WithContext("node '" + n.name + "' (" + n.KindName() + ")");
+    if (!out.ok()) return out.status().WithContext("node '" + n.name + "' (" + n.KindName() + ")");
     for (size_t k = 0; k < n.outputs.size(); ++k)
       if (n.outputs[k] != kNoValue)
         env[n.outputs[k]] = std::make_shared<const HostTensor>(std::move((*out)[k]));

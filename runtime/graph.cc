@@ -135,7 +135,8 @@ Status CheckGraph(const Graph& g) {
   const int nv = g.num_values();
   std::vector<char> defined(nv, 0);
   for (int v : g.inputs()) {
-    if (v < 0 || v >= nv) return InternalError("graph input id " + std::to_string(v) + " out of range");
+    if (v < 0 || v >= nv)
+      return InternalError("graph input id " + std::to_string(v) + " out of range");
     defined[v] = 1;
   }
   for (int v = 0; v < nv; ++v)
@@ -168,14 +169,14 @@ Status CheckGraph(const Graph& g) {
       }
       if (v < 0 || v >= nv) return InternalError(where + " writes an out-of-range value id");
       if (defined[v])
-        return InternalError(where + " writes '" + g.value(v).name +
-                             "', which is already defined");
+        return InternalError(where + " writes '" + g.value(v).name + "', which is already defined");
       defined[v] = 1;
     }
   }
   for (int v : g.outputs()) {
     if (v < 0 || v >= nv) return InternalError("graph output id out of range");
-    if (!defined[v]) return InternalError("graph output '" + g.value(v).name + "' is never defined");
+    if (!defined[v])
+      return InternalError("graph output '" + g.value(v).name + "' is never defined");
   }
   return Status::Ok();
 }
@@ -183,8 +184,7 @@ Status CheckGraph(const Graph& g) {
 namespace {
 
 std::optional<specs::TensorType> LeafType(const Value& v) {
-  if (!v.StaticShape() || v.dims.size() > static_cast<size_t>(specs::kMaxRank))
-    return std::nullopt;
+  if (!v.StaticShape() || v.dims.size() > static_cast<size_t>(specs::kMaxRank)) return std::nullopt;
   for (int64_t d : v.dims)
     if (d <= 0) return std::nullopt;
   auto shape = specs::Shape::FromVector(v.dims);

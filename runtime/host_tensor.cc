@@ -12,8 +12,15 @@ bool IsFloatType(int32_t t) {
 }
 bool IsIntegerType(int32_t t) {
   switch (t) {
-    case kUint8: case kInt8: case kUint16: case kInt16: case kInt32: case kInt64: case kBool:
-    case kUint32: case kUint64:
+    case kUint8:
+    case kInt8:
+    case kUint16:
+    case kInt16:
+    case kInt32:
+    case kInt64:
+    case kBool:
+    case kUint32:
+    case kUint64:
       return true;
     default:
       return false;
@@ -23,21 +30,36 @@ bool IsSupportedType(int32_t t) { return IsFloatType(t) || IsIntegerType(t); }
 
 std::string ElemTypeName(int32_t t) {
   switch (t) {
-    case kFloat: return "float";
-    case kUint8: return "uint8";
-    case kInt8: return "int8";
-    case kUint16: return "uint16";
-    case kInt16: return "int16";
-    case kInt32: return "int32";
-    case kInt64: return "int64";
-    case kString: return "string";
-    case kBool: return "bool";
-    case kFloat16: return "float16";
-    case kDouble: return "double";
-    case kUint32: return "uint32";
-    case kUint64: return "uint64";
-    case kBfloat16: return "bfloat16";
-    default: return "type" + std::to_string(t);
+    case kFloat:
+      return "float";
+    case kUint8:
+      return "uint8";
+    case kInt8:
+      return "int8";
+    case kUint16:
+      return "uint16";
+    case kInt16:
+      return "int16";
+    case kInt32:
+      return "int32";
+    case kInt64:
+      return "int64";
+    case kString:
+      return "string";
+    case kBool:
+      return "bool";
+    case kFloat16:
+      return "float16";
+    case kDouble:
+      return "double";
+    case kUint32:
+      return "uint32";
+    case kUint64:
+      return "uint64";
+    case kBfloat16:
+      return "bfloat16";
+    default:
+      return "type" + std::to_string(t);
   }
 }
 
@@ -121,14 +143,22 @@ namespace {
 
 int64_t WrapInt(int32_t type, int64_t v) {
   switch (type) {
-    case kUint8: return static_cast<uint8_t>(v);
-    case kInt8: return static_cast<int8_t>(v);
-    case kUint16: return static_cast<uint16_t>(v);
-    case kInt16: return static_cast<int16_t>(v);
-    case kInt32: return static_cast<int32_t>(v);
-    case kUint32: return static_cast<uint32_t>(v);
-    case kBool: return v != 0;
-    default: return v;
+    case kUint8:
+      return static_cast<uint8_t>(v);
+    case kInt8:
+      return static_cast<int8_t>(v);
+    case kUint16:
+      return static_cast<uint16_t>(v);
+    case kInt16:
+      return static_cast<int16_t>(v);
+    case kInt32:
+      return static_cast<int32_t>(v);
+    case kUint32:
+      return static_cast<uint32_t>(v);
+    case kBool:
+      return v != 0;
+    default:
+      return v;
   }
 }
 

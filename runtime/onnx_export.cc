@@ -40,8 +40,7 @@ void SetValueInfo(const Value& v, onnx::ValueInfoProto* info) {
 
 class Exporter {
  public:
-  Exporter(const Graph& g, onnx::GraphProto* gp, int64_t opset)
-      : g_(g), gp_(gp), opset_(opset) {
+  Exporter(const Graph& g, onnx::GraphProto* gp, int64_t opset) : g_(g), gp_(gp), opset_(opset) {
     for (int v = 0; v < g.num_values(); ++v) names_.insert(g.value(v).name);
   }
 
@@ -86,8 +85,7 @@ class Exporter {
     return n;
   }
 
-  static void AttrInts(onnx::NodeProto* n, const std::string& name,
-                       const std::vector<int64_t>& v) {
+  static void AttrInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
     auto* a = n->add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INTS);
@@ -146,19 +144,29 @@ class Exporter {
         AttrInts(c, "kernel_shape", {kh, kw});
         AttrInts(c, "strides", {p[ops::kConvStrideH], p[ops::kConvStrideW]});
         AttrInts(c, "pads", {ph, pw, ph, pw});
-        AttrInt(c, "group", p[ops::kConvGroup] == specs::kDepthwiseGroup ? x.dims[1]
-                                                                         : p[ops::kConvGroup]);
+        AttrInt(c, "group",
+                p[ops::kConvGroup] == specs::kDepthwiseGroup ? x.dims[1] : p[ops::kConvGroup]);
         return Status::Ok();
       }
       case OpKind::kMatmul:
         EmitWithActivation("MatMul", n, in, p[ops::kMatmulActivation]);
         return Status::Ok();
-      case OpKind::kEwAdd: Emit("Add", n.name, in, {out}); return Status::Ok();
+      case OpKind::kEwAdd:
+        Emit("Add", n.name, in, {out});
+        return Status::Ok();
       case OpKind::kEwMul:
-      case OpKind::kSmul: Emit("Mul", n.name, in, {out}); return Status::Ok();
-      case OpKind::kRelu: Emit("Relu", n.name, in, {out}); return Status::Ok();
-      case OpKind::kSigmoid: Emit("Sigmoid", n.name, in, {out}); return Status::Ok();
-      case OpKind::kTanh: Emit("Tanh", n.name, in, {out}); return Status::Ok();
+      case OpKind::kSmul:
+        Emit("Mul", n.name, in, {out});
+        return Status::Ok();
+      case OpKind::kRelu:
+        Emit("Relu", n.name, in, {out});
+        return Status::Ok();
+      case OpKind::kSigmoid:
+        Emit("Sigmoid", n.name, in, {out});
+        return Status::Ok();
+      case OpKind::kTanh:
+        Emit("Tanh", n.name, in, {out});
+        return Status::Ok();
       case OpKind::kTranspose: {
         std::vector<int> perm = specs::DecodePerm(p[ops::kTransposePerm]);
         AttrInts(Emit("Transpose", n.name, in, {out}), "perm", {perm.begin(), perm.end()});
@@ -183,8 +191,8 @@ class Exporter {
         int64_t kh = p[ops::kPoolKernelH], kw = p[ops::kPoolKernelW];
         bool same = p[ops::kPoolPadding] == static_cast<int64_t>(specs::Padding::kSame);
         int64_t ph = same ? (kh - 1) / 2 : 0, pw = same ? (kw - 1) / 2 : 0;
-        auto* q = EmitWithActivation(max ? "MaxPool" : "AveragePool", n, in,
-                                     p[ops::kPoolActivation]);
+        auto* q =
+            EmitWithActivation(max ? "MaxPool" : "AveragePool", n, in, p[ops::kPoolActivation]);
         AttrInts(q, "kernel_shape", {kh, kw});
         AttrInts(q, "strides", {p[ops::kPoolStrideH], p[ops::kPoolStrideW]});
         AttrInts(q, "pads", {ph, pw, ph, pw});
@@ -199,13 +207,14 @@ class Exporter {
         AttrFloat(Emit("BatchNormalization", n.name, in, {out}), "epsilon",
                   static_cast<float>(specs::DecodeFloat(p[ops::kBatchnormEpsilon])));
         return Status::Ok();
-      case OpKind::kBiasAdd: return ExportBiasAdd(n, in, out);
+      case OpKind::kBiasAdd:
+        return ExportBiasAdd(n, in, out);
       case OpKind::kEnlarge: {
         const Value& w = g_.value(n.inputs[0]);
         const Value& y = g_.value(n.outputs[0]);
         int64_t th = (y.dims[2] - w.dims[2]) / 2, tw = (y.dims[3] - w.dims[3]) / 2;
-        std::vector<int64_t> pads = {0, 0, th, tw, 0, 0, y.dims[2] - w.dims[2] - th,
-                                     y.dims[3] - w.dims[3] - tw};
+        std::vector<int64_t> pads = {
+            0, 0, th, tw, 0, 0, y.dims[2] - w.dims[2] - th, y.dims[3] - w.dims[3] - tw};
         if (opset_ >= 11) {
           Emit("Pad", n.name, {in[0], Int64s(pads, n.name + "_pads")}, {out});
         } else {
@@ -216,8 +225,10 @@ class Exporter {
       case OpKind::kConstOnes:
       case OpKind::kConstIMatmul:
       case OpKind::kConstIConv:
-      case OpKind::kConstPool: return ExportConstant(n);
-      case OpKind::kNumOps: break;
+      case OpKind::kConstPool:
+        return ExportConstant(n);
+      case OpKind::kNumOps:
+        break;
     }
     return InternalError("cannot export node '" + n.name + "'");
   }
@@ -254,8 +265,7 @@ class Exporter {
     in.data.assign(static_cast<size_t>(ref.spec_type->shape.NumElements()), 0.0);
     const specs::Tensor<double>* ins[1] = {&in};
     specs::Tensor<double> out[specs::kMaxOpOutputs];
-    VERISUB_RETURN_IF_ERROR(
-        specs::Evaluate(specs::DoubleSemantics{}, *n.op, n.params, ins, out));
+    VERISUB_RETURN_IF_ERROR(specs::Evaluate(specs::DoubleSemantics{}, *n.op, n.params, ins, out));
     const Value& y = g_.value(n.outputs[0]);
     HostTensor t = HostTensor::FromDoubles(y.elem_type, out[0].shape().ToVector(), out[0].data);
     ToTensorProto(t, y.name, gp_->add_initializer());

@@ -50,7 +50,8 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model) {
   const onnx::GraphProto& gp = model.graph();
   Graph g;
   g.name = gp.name();
-  for (const auto& op : model.opset_import()) g.mutable_opsets().push_back({op.domain(), op.version()});
+  for (const auto& op : model.opset_import())
+    g.mutable_opsets().push_back({op.domain(), op.version()});
   std::unordered_map<std::string, int> ids;
   std::unordered_map<std::string, const onnx::ValueInfoProto*> infos;
   for (const auto& vi : gp.value_info()) infos[vi.name()] = &vi;
@@ -64,7 +65,8 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model) {
     v.dims = t->dims;
     v.rank_known = true;
     v.constant = std::make_shared<const HostTensor>(std::move(*t));
-    ids[v.name] = g.AddValue(std::move(v));
+    std::string name = v.name;
+    ids[name] = g.AddValue(std::move(v));
   }
   for (const auto& in : gp.input()) {
     if (ids.count(in.name())) continue;  // an initializer listed as an input (IR < 4 style)
@@ -127,8 +129,11 @@ Status CheckStaticShapes(const Graph& g) {
   for (int v = 0; v < g.num_values(); ++v) {
     const Value& val = g.value(v);
     if (val.StaticShape() && val.elem_type != kUndefined) continue;
-    std::string why = val.elem_type == kUndefined ? "its element type" : "its shape " +
-        (val.rank_known ? DimsToString(val.dims) + " (-1 = unknown)" : std::string("(unknown rank)"));
+    std::string why =
+        val.elem_type == kUndefined
+            ? "its element type"
+            : "its shape " + (val.rank_known ? DimsToString(val.dims) + " (-1 = unknown)"
+                                             : std::string("(unknown rank)"));
     if (producer[v] < 0)
       return InvalidArgument("graph input '" + val.name + "': " + why +
                              " is not static; give it with ImportOptions::input_shapes "
@@ -173,10 +178,11 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
   int64_t opset = -1;
   for (const auto& op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
-  if (opset < 0) return fail(InvalidArgument("the model imports no default-domain (ai.onnx) opset"));
+  if (opset < 0)
+    return fail(InvalidArgument("the model imports no default-domain (ai.onnx) opset"));
   if (opset < kMinOpset || opset > MaxSupportedOpset())
-    return fail(Unimplemented("unsupported opset " + std::to_string(opset) + " (supported: " +
-                              std::to_string(kMinOpset) + " to " +
+    return fail(Unimplemented("unsupported opset " + std::to_string(opset) +
+                              " (supported: " + std::to_string(kMinOpset) + " to " +
                               std::to_string(MaxSupportedOpset()) + ")"));
   VERISUB_RETURN_IF_ERROR(fail(ApplyInputShapes(options, model.mutable_graph())));
   try {
@@ -200,7 +206,7 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
     if (!report.ok()) return fail(report.status());
   }
   if (options.require_static_shapes) VERISUB_RETURN_IF_ERROR(fail(CheckStaticShapes(g)));
-  if (options.map_to_spec_ops) {
+  if (options.map_to_spec_ops && opset >= kMinMappedOpset) {
     VERISUB_RETURN_IF_ERROR(fail(MapToSpecOps(&g)));
     if (options.fold_constants) {  // e.g. the transpose of a Gemm's constant B
       FoldOptions fo;

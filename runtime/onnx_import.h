@@ -27,8 +27,10 @@ struct ImportOptions {
   int64_t fold_max_elements = int64_t{1} << 24;
 };
 
-// Oldest default-domain opset the importer accepts.
-inline constexpr int64_t kMinOpset = 7;
+// Oldest default-domain opset the importer accepts. Models older than kMinMappedOpset import
+// with every node opaque (kernels check the legacy attributes they know, and refuse the rest).
+inline constexpr int64_t kMinOpset = 1;
+inline constexpr int64_t kMinMappedOpset = 7;
 // Newest default-domain opset known to the linked ONNX library.
 int64_t MaxSupportedOpset();
 

@@ -60,8 +60,7 @@ const OnnxKernel* FindOnnxKernel(std::string_view domain, std::string_view op_ty
 
 Status RequireInputs(const KernelContext& ctx, int n) {
   for (int i = 0; i < n; ++i)
-    if (!ctx.input(i))
-      return InvalidArgument(ctx.op_type() + " needs input " + std::to_string(i));
+    if (!ctx.input(i)) return InvalidArgument(ctx.op_type() + " needs input " + std::to_string(i));
   return Status::Ok();
 }
 
@@ -74,7 +73,7 @@ StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const std::string& w
 }
 
 StatusOr<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
-                                            const std::vector<int64_t>& b) {
+                                             const std::vector<int64_t>& b) {
   size_t r = std::max(a.size(), b.size());
   std::vector<int64_t> out(r);
   for (size_t j = 0; j < r; ++j) {

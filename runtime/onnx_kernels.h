@@ -27,9 +27,7 @@ class KernelContext {
   int64_t opset() const { return opset_; }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   // Input i, or nullptr when omitted or beyond the inputs given.
-  const HostTensor* input(int i) const {
-    return i < num_inputs() ? inputs_[i] : nullptr;
-  }
+  const HostTensor* input(int i) const { return i < num_inputs() ? inputs_[i] : nullptr; }
   const std::string& op_type() const;
 
   const onnx::AttributeProto* FindAttr(std::string_view name) const;
@@ -65,7 +63,7 @@ Status RequireInputs(const KernelContext& ctx, int n);
 StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const std::string& what);
 // Numpy broadcast of two shapes.
 StatusOr<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
-                                            const std::vector<int64_t>& b);
+                                             const std::vector<int64_t>& b);
 // For every element of `out` (row-major), the flat index into a tensor of dims `in` broadcast
 // to `out`.
 std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out,

@@ -119,35 +119,70 @@ Status Not(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
-enum class Bin { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kMod, kEq, kLt, kGt, kLe, kGe, kAnd,
-                 kOr, kXor, kPRelu, kBitShift };
+enum class Bin {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMax,
+  kMin,
+  kMod,
+  kEq,
+  kLt,
+  kGt,
+  kLe,
+  kGe,
+  kAnd,
+  kOr,
+  kXor,
+  kPRelu,
+  kBitShift
+};
 
 bool IsComparison(Bin op) { return op >= Bin::kEq && op <= Bin::kXor; }
 
 double FloatOp(Bin op, double a, double b, bool fmod) {
   switch (op) {
-    case Bin::kAdd: return a + b;
-    case Bin::kSub: return a - b;
-    case Bin::kMul: return a * b;
-    case Bin::kDiv: return a / b;
-    case Bin::kPow: return std::pow(a, b);
-    case Bin::kMax: return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-    case Bin::kMin: return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+    case Bin::kAdd:
+      return a + b;
+    case Bin::kSub:
+      return a - b;
+    case Bin::kMul:
+      return a * b;
+    case Bin::kDiv:
+      return a / b;
+    case Bin::kPow:
+      return std::pow(a, b);
+    case Bin::kMax:
+      return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+    case Bin::kMin:
+      return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
     case Bin::kMod: {
       double r = std::fmod(a, b);
       if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;
       return r;
     }
-    case Bin::kEq: return a == b;
-    case Bin::kLt: return a < b;
-    case Bin::kGt: return a > b;
-    case Bin::kLe: return a <= b;
-    case Bin::kGe: return a >= b;
-    case Bin::kAnd: return (a != 0) && (b != 0);
-    case Bin::kOr: return (a != 0) || (b != 0);
-    case Bin::kXor: return (a != 0) != (b != 0);
-    case Bin::kPRelu: return a >= 0 ? a : a * b;
-    case Bin::kBitShift: return 0;
+    case Bin::kEq:
+      return a == b;
+    case Bin::kLt:
+      return a < b;
+    case Bin::kGt:
+      return a > b;
+    case Bin::kLe:
+      return a <= b;
+    case Bin::kGe:
+      return a >= b;
+    case Bin::kAnd:
+      return (a != 0) && (b != 0);
+    case Bin::kOr:
+      return (a != 0) || (b != 0);
+    case Bin::kXor:
+      return (a != 0) != (b != 0);
+    case Bin::kPRelu:
+      return a >= 0 ? a : a * b;
+    case Bin::kBitShift:
+      return 0;
   }
   return 0;
 }
@@ -156,9 +191,12 @@ double FloatOp(Bin op, double a, double b, bool fmod) {
 int64_t IntOp(Bin op, int64_t a, int64_t b, bool fmod, bool unsigned64, bool left) {
   auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   switch (op) {
-    case Bin::kAdd: return static_cast<int64_t>(ua + ub);
-    case Bin::kSub: return static_cast<int64_t>(ua - ub);
-    case Bin::kMul: return static_cast<int64_t>(ua * ub);
+    case Bin::kAdd:
+      return static_cast<int64_t>(ua + ub);
+    case Bin::kSub:
+      return static_cast<int64_t>(ua - ub);
+    case Bin::kMul:
+      return static_cast<int64_t>(ua * ub);
     case Bin::kDiv:
       if (b == 0) return 0;
       if (unsigned64) return static_cast<int64_t>(ua / ub);
@@ -166,11 +204,14 @@ int64_t IntOp(Bin op, int64_t a, int64_t b, bool fmod, bool unsigned64, bool lef
       return a / b;
     case Bin::kPow: {
       int64_t r = 1;
-      for (int64_t i = 0; i < b && i < 64; ++i) r = static_cast<int64_t>(static_cast<uint64_t>(r) * ua);
+      for (int64_t i = 0; i < b && i < 64; ++i)
+        r = static_cast<int64_t>(static_cast<uint64_t>(r) * ua);
       return r;
     }
-    case Bin::kMax: return unsigned64 ? static_cast<int64_t>(std::max(ua, ub)) : std::max(a, b);
-    case Bin::kMin: return unsigned64 ? static_cast<int64_t>(std::min(ua, ub)) : std::min(a, b);
+    case Bin::kMax:
+      return unsigned64 ? static_cast<int64_t>(std::max(ua, ub)) : std::max(a, b);
+    case Bin::kMin:
+      return unsigned64 ? static_cast<int64_t>(std::min(ua, ub)) : std::min(a, b);
     case Bin::kMod: {
       if (b == 0) return 0;
       if (a == std::numeric_limits<int64_t>::min() && b == -1) return 0;
@@ -178,15 +219,24 @@ int64_t IntOp(Bin op, int64_t a, int64_t b, bool fmod, bool unsigned64, bool lef
       if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;
       return r;
     }
-    case Bin::kEq: return a == b;
-    case Bin::kLt: return unsigned64 ? ua < ub : a < b;
-    case Bin::kGt: return unsigned64 ? ua > ub : a > b;
-    case Bin::kLe: return unsigned64 ? ua <= ub : a <= b;
-    case Bin::kGe: return unsigned64 ? ua >= ub : a >= b;
-    case Bin::kAnd: return a && b;
-    case Bin::kOr: return a || b;
-    case Bin::kXor: return (a != 0) != (b != 0);
-    case Bin::kPRelu: return a >= 0 ? a : a * b;
+    case Bin::kEq:
+      return a == b;
+    case Bin::kLt:
+      return unsigned64 ? ua < ub : a < b;
+    case Bin::kGt:
+      return unsigned64 ? ua > ub : a > b;
+    case Bin::kLe:
+      return unsigned64 ? ua <= ub : a <= b;
+    case Bin::kGe:
+      return unsigned64 ? ua >= ub : a >= b;
+    case Bin::kAnd:
+      return a && b;
+    case Bin::kOr:
+      return a || b;
+    case Bin::kXor:
+      return (a != 0) != (b != 0);
+    case Bin::kPRelu:
+      return a >= 0 ? a : a * b;
     case Bin::kBitShift:
       if (ub >= 64) return 0;
       return static_cast<int64_t>(left ? ua << ub : ua >> ub);
@@ -218,9 +268,22 @@ StatusOr<HostTensor> Broadcast2(Bin op, const KernelContext& ctx, const HostTens
 template <Bin B>
 Status Binary(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  // Before opset 7, `broadcast` with an explicit `axis` placed B at that axis of A (and a
+  // per-channel PRelu slope at axis 1): trailing ones make numpy broadcasting do the same.
+  const HostTensor& a = *ctx.input(0);
+  HostTensor b = *ctx.input(1);
+  if (ctx.opset() < 7) {
+    int64_t axis = -1;
+    if (ctx.AttrInt("broadcast", 0) != 0 && ctx.FindAttr("axis")) axis = ctx.AttrInt("axis", 0);
+    if (B == Bin::kPRelu && b.dims.size() == 1 && a.dims.size() > 1 && b.dims[0] == a.dims[1])
+      axis = 1;
+    int64_t ra = static_cast<int64_t>(a.dims.size()), rb = static_cast<int64_t>(b.dims.size());
+    if (axis < 0 && ctx.FindAttr("axis")) axis += ra;
+    if (axis >= 0 && axis + rb <= ra) b.dims.resize(ra - axis, 1);
+  }
   if (B != Bin::kPow && !IsComparison(B) && ctx.input(0)->elem_type != ctx.input(1)->elem_type)
     return InvalidArgument(ctx.op_type() + ": inputs have different element types");
-  VERISUB_ASSIGN_OR_RETURN((*out)[0], Broadcast2(B, ctx, *ctx.input(0), *ctx.input(1)));
+  VERISUB_ASSIGN_OR_RETURN((*out)[0], Broadcast2(B, ctx, a, b));
   return Status::Ok();
 }
 
@@ -293,7 +356,8 @@ Status Clip(const KernelContext& ctx, std::vector<HostTensor>* out) {
 }
 
 HostTensor CastTo(const HostTensor& x, int32_t to) {
-  if (IsIntegerType(x.elem_type) && IsIntegerType(to)) return HostTensor::FromInts(to, x.dims, x.ints);
+  if (IsIntegerType(x.elem_type) && IsIntegerType(to))
+    return HostTensor::FromInts(to, x.dims, x.ints);
   return HostTensor::FromDoubles(to, x.dims, x.ToDoubles());
 }
 

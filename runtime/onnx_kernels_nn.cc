@@ -174,7 +174,8 @@ Status GlobalPool(const KernelContext& ctx, std::vector<HostTensor>* out) {
   std::vector<double> xv = x.ToDoubles(), y(nc);
   for (int64_t b = 0; b < nc; ++b) {
     double acc = kMax ? -std::numeric_limits<double>::infinity() : 0.0;
-    for (int64_t i = 0; i < sp; ++i) acc = kMax ? std::max(acc, xv[b * sp + i]) : acc + xv[b * sp + i];
+    for (int64_t i = 0; i < sp; ++i)
+      acc = kMax ? std::max(acc, xv[b * sp + i]) : acc + xv[b * sp + i];
     y[b] = kMax ? acc : acc / static_cast<double>(sp);
   }
   std::vector<int64_t> dims(x.dims.size(), 1);
@@ -409,8 +410,8 @@ Status Reduce(const KernelContext& ctx, std::vector<HostTensor>* out) {
   std::vector<int64_t> group = BroadcastIndex(x.dims, kept_dims);
   bool int_type = IsIntegerType(x.elem_type);
   std::vector<double> v = x.ToDoubles();
-  double init = R == Red::kMax ? -std::numeric_limits<double>::infinity()
-                : R == Red::kMin ? std::numeric_limits<double>::infinity()
+  double init = R == Red::kMax    ? -std::numeric_limits<double>::infinity()
+                : R == Red::kMin  ? std::numeric_limits<double>::infinity()
                 : R == Red::kProd ? 1.0
                                   : 0.0;
   std::vector<double> acc(n_out, init);
@@ -421,13 +422,30 @@ Status Reduce(const KernelContext& ctx, std::vector<HostTensor>* out) {
     double& a = acc[group[i]];
     double e = v[i];
     switch (R) {
-      case Red::kSum: case Red::kMean: case Red::kLogSum: a += e; break;
-      case Red::kMax: a = std::max(a, e); break;
-      case Red::kMin: a = std::min(a, e); break;
-      case Red::kProd: a *= e; break;
-      case Red::kSumSquare: case Red::kL2: a += e * e; break;
-      case Red::kL1: a += std::fabs(e); break;
-      case Red::kLogSumExp: a += std::exp(e - mx[group[i]]); break;
+      case Red::kSum:
+      case Red::kMean:
+      case Red::kLogSum:
+        a += e;
+        break;
+      case Red::kMax:
+        a = std::max(a, e);
+        break;
+      case Red::kMin:
+        a = std::min(a, e);
+        break;
+      case Red::kProd:
+        a *= e;
+        break;
+      case Red::kSumSquare:
+      case Red::kL2:
+        a += e * e;
+        break;
+      case Red::kL1:
+        a += std::fabs(e);
+        break;
+      case Red::kLogSumExp:
+        a += std::exp(e - mx[group[i]]);
+        break;
     }
   }
   int64_t count = n_out ? static_cast<int64_t>(v.size()) / n_out : 0;

@@ -34,7 +34,8 @@ Status Identity(const KernelContext& ctx, std::vector<HostTensor>* out) {
 // Inference-mode Dropout: the identity, with an all-true mask.
 Status Dropout(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
-  if (ctx.input(2) && ctx.input(2)->IntAt(0) != 0)
+  if ((ctx.input(2) && ctx.input(2)->IntAt(0) != 0) ||
+      (ctx.opset() < 7 && ctx.AttrInt("is_test", 0) == 0))
     return Unimplemented("Dropout in training mode is random");
   (*out)[0] = *ctx.input(0);
   if (out->size() > 1)
@@ -202,7 +203,9 @@ Status Concat(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const HostTensor& first = *ctx.input(0);
   int64_t r = static_cast<int64_t>(first.dims.size());
-  VERISUB_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.AttrInt("axis", 0), r, "Concat"));
+  // Concat-1 defaulted the axis to 1; later versions require it.
+  VERISUB_ASSIGN_OR_RETURN(
+      int64_t axis, NormalizeAxis(ctx.AttrInt("axis", ctx.opset() < 4 ? 1 : 0), r, "Concat"));
   // Gather from the flat concatenation of all inputs.
   HostTensor all = first;
   all.dims = {first.NumElements()};
@@ -523,7 +526,8 @@ Status Constant(const KernelContext& ctx, std::vector<HostTensor>* out) {
 Status Range(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
   const HostTensor& s = *ctx.input(0);
-  double start = s.DoubleAt(0), limit = ctx.input(1)->DoubleAt(0), delta = ctx.input(2)->DoubleAt(0);
+  double start = s.DoubleAt(0), limit = ctx.input(1)->DoubleAt(0),
+         delta = ctx.input(2)->DoubleAt(0);
   if (delta == 0) return InvalidArgument("Range: delta 0");
   double count = std::max(0.0, std::ceil((limit - start) / delta));
   if (count > double(int64_t{1} << 31)) return InvalidArgument("Range: too many elements");

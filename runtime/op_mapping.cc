@@ -342,8 +342,8 @@ class Mapper {
     p[ops::kConvStrideW] = strides[1];
     p[ops::kConvPadding] = static_cast<int64_t>(*pad);
     p[ops::kConvActivation] = static_cast<int64_t>(specs::Activation::kNone);
-    p[ops::kConvGroup] = group > 1 && group == x.dims[1] && w.dims[1] == 1 ? specs::kDepthwiseGroup
-                                                                            : group;
+    p[ops::kConvGroup] =
+        group > 1 && group == x.dims[1] && w.dims[1] == 1 ? specs::kDepthwiseGroup : group;
     bool bias = Present(n, 2);
     if (bias && (!FloatStatic(In(n, 2)) || In(n, 2).dims.size() != 1)) return Fail(r);
     int conv_out = bias ? r->NewValue(x.elem_type) : n.outputs[0];

@@ -10,11 +10,25 @@ namespace {
 
 int ElemSize(int32_t t) {
   switch (t) {
-    case kUint8: case kInt8: case kBool: return 1;
-    case kUint16: case kInt16: case kFloat16: case kBfloat16: return 2;
-    case kFloat: case kInt32: case kUint32: return 4;
-    case kInt64: case kDouble: case kUint64: return 8;
-    default: return 0;
+    case kUint8:
+    case kInt8:
+    case kBool:
+      return 1;
+    case kUint16:
+    case kInt16:
+    case kFloat16:
+    case kBfloat16:
+      return 2;
+    case kFloat:
+    case kInt32:
+    case kUint32:
+      return 4;
+    case kInt64:
+    case kDouble:
+    case kUint64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -53,14 +67,30 @@ HostTensor DecodeRaw(int32_t type, std::vector<int64_t> dims, const std::string&
     for (int64_t i = 0; i < n; ++i) {
       const char* q = p + sz * i;
       switch (type) {
-        case kUint8: t.ints[i] = LoadLe<uint8_t>(q); break;
-        case kInt8: t.ints[i] = LoadLe<int8_t>(q); break;
-        case kBool: t.ints[i] = LoadLe<uint8_t>(q) != 0; break;
-        case kUint16: t.ints[i] = LoadLe<uint16_t>(q); break;
-        case kInt16: t.ints[i] = LoadLe<int16_t>(q); break;
-        case kInt32: t.ints[i] = LoadLe<int32_t>(q); break;
-        case kUint32: t.ints[i] = LoadLe<uint32_t>(q); break;
-        default: t.ints[i] = LoadLe<int64_t>(q); break;
+        case kUint8:
+          t.ints[i] = LoadLe<uint8_t>(q);
+          break;
+        case kInt8:
+          t.ints[i] = LoadLe<int8_t>(q);
+          break;
+        case kBool:
+          t.ints[i] = LoadLe<uint8_t>(q) != 0;
+          break;
+        case kUint16:
+          t.ints[i] = LoadLe<uint16_t>(q);
+          break;
+        case kInt16:
+          t.ints[i] = LoadLe<int16_t>(q);
+          break;
+        case kInt32:
+          t.ints[i] = LoadLe<int32_t>(q);
+          break;
+        case kUint32:
+          t.ints[i] = LoadLe<uint32_t>(q);
+          break;
+        default:
+          t.ints[i] = LoadLe<int64_t>(q);
+          break;
       }
     }
   }
@@ -82,9 +112,9 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto) {
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
     if (static_cast<uint64_t>(raw.size()) != static_cast<uint64_t>(n) * ElemSize(type))
-      return DataLoss(what + " of shape " + DimsToString(dims) + " and type " +
-                      ElemTypeName(type) + " needs " + std::to_string(n * ElemSize(type)) +
-                      " bytes of raw data, has " + std::to_string(raw.size()));
+      return DataLoss(what + " of shape " + DimsToString(dims) + " and type " + ElemTypeName(type) +
+                      " needs " + std::to_string(n * ElemSize(type)) + " bytes of raw data, has " +
+                      std::to_string(raw.size()));
     return DecodeRaw(type, std::move(dims), raw, n);
   }
   auto size_error = [&](int64_t have) {
@@ -149,8 +179,12 @@ void ToTensorProto(const HostTensor& t, const std::string& name, onnx::TensorPro
   for (int64_t i = 0; i < n; ++i) {
     char* q = p + sz * i;
     switch (t.elem_type) {
-      case kFloat: std::memcpy(q, &t.f32[i], 4); break;
-      case kDouble: std::memcpy(q, &t.f64[i], 8); break;
+      case kFloat:
+        std::memcpy(q, &t.f32[i], 4);
+        break;
+      case kDouble:
+        std::memcpy(q, &t.f64[i], 8);
+        break;
       case kFloat16: {
         uint16_t h = FloatToHalfBits(static_cast<float>(t.f64[i]));
         std::memcpy(q, &h, 2);

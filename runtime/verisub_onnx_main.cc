@@ -24,7 +24,8 @@ bool ParseShape(const std::string& arg, verisub::runtime::ImportOptions* options
   size_t pos = 0;
   while (pos <= rest.size() && !rest.empty()) {
     size_t comma = rest.find(',', pos);
-    std::string tok = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string tok =
+        rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     char* end = nullptr;
     long long v = std::strtoll(tok.c_str(), &end, 10);
     if (tok.empty() || *end != '\0' || v < 0) return false;
