@@ -2,7 +2,6 @@
 #include "runtime/onnx_import.h"
 
 #include <fstream>
-#include <sstream>
 #include <unordered_map>
 
 #include "onnx/checker.h"
@@ -156,10 +155,13 @@ int64_t MaxSupportedOpset() {
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot open file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return DataLoss(path + ": read error");
-  return ImportOnnxBytes(buf.str(), path, options);
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size < 0) return DataLoss(path + ": cannot determine the file size");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  if (!in.read(bytes.data(), size)) return DataLoss(path + ": read error");
+  return ImportOnnxBytes(bytes, path, options);
 }
 
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source,

@@ -57,6 +57,10 @@ void AddElementwiseKernels(KernelTable* table);
 void AddShapeKernels(KernelTable* table);
 void AddNnKernels(KernelTable* table);
 
+// Kernels refuse to create tensors with more elements than this (a corrupt or adversarial shape
+// must give an error, not exhaust memory).
+inline constexpr int64_t kMaxKernelElements = int64_t{1} << 27;
+
 // Helpers shared by the kernel files.
 Status RequireInputs(const KernelContext& ctx, int n);
 // Normalizes a possibly negative axis against a rank; error if out of range.

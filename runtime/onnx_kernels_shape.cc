@@ -20,7 +20,7 @@ std::vector<int64_t> Iota(int64_t n) {
 // Guards allocation: shapes computed from data must stay reasonable.
 Status CheckSize(const std::vector<int64_t>& dims, const std::string& what) {
   int64_t n = CountElements(dims);
-  if (n < 0 || n > (int64_t{1} << 31))
+  if (n < 0 || n > kMaxKernelElements)
     return InvalidArgument(what + ": invalid or too large output shape " + DimsToString(dims));
   return Status::Ok();
 }
@@ -530,7 +530,7 @@ Status Range(const KernelContext& ctx, std::vector<HostTensor>* out) {
          delta = ctx.input(2)->DoubleAt(0);
   if (delta == 0) return InvalidArgument("Range: delta 0");
   double count = std::max(0.0, std::ceil((limit - start) / delta));
-  if (count > double(int64_t{1} << 31)) return InvalidArgument("Range: too many elements");
+  if (count > static_cast<double>(kMaxKernelElements)) return InvalidArgument("Range: too many elements");
   int64_t n = static_cast<int64_t>(count);
   if (IsIntegerType(s.elem_type)) {
     std::vector<int64_t> v(n);
