@@ -45,7 +45,31 @@ Status ApplyInputShapes(const ImportOptions& options, onnx::GraphProto* g) {
   return Status::Ok();
 }
 
-StatusOr<Graph> BuildGraph(const onnx::ModelProto& model) {
+using WeightMap = std::unordered_map<std::string, std::shared_ptr<const HostTensor>>;
+
+// Decodes every initializer and checks the tensors held in node attributes. This runs before
+// the ONNX checker and shape inference: those trust that a tensor's data matches its dims, and
+// ONNX's shape inference can crash on a tensor whose data does not.
+StatusOr<WeightMap> DecodeTensors(const onnx::GraphProto& gp) {
+  WeightMap weights;
+  for (const auto& init : gp.initializer()) {
+    auto t = FromTensorProto(init);
+    if (!t.ok()) return t.status().WithContext("initializer '" + init.name() + "'");
+    weights[init.name()] = std::make_shared<const HostTensor>(std::move(*t));
+  }
+  for (const auto& node : gp.node())
+    for (const auto& attr : node.attribute()) {
+      if (!attr.has_t()) continue;
+      if (!IsSupportedType(attr.t().data_type())) continue;  // left to the operator's kernel
+      auto t = FromTensorProto(attr.t());
+      if (!t.ok())
+        return t.status().WithContext("node '" + node.name() + "' (" + node.op_type() +
+                                      ") attribute '" + attr.name() + "'");
+    }
+  return weights;
+}
+
+StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weights) {
   const onnx::GraphProto& gp = model.graph();
   Graph g;
   g.name = gp.name();
@@ -56,14 +80,15 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model) {
   for (const auto& vi : gp.value_info()) infos[vi.name()] = &vi;
   for (const auto& vi : gp.output()) infos[vi.name()] = &vi;
   for (const auto& init : gp.initializer()) {
-    auto t = FromTensorProto(init);
-    if (!t.ok()) return t.status().WithContext("initializer '" + init.name() + "'");
+    if (ids.count(init.name()))
+      return InvalidArgument("initializer '" + init.name() + "' is defined twice");
+    const auto& t = weights.at(init.name());
     Value v;
     v.name = init.name();
     v.elem_type = t->elem_type;
     v.dims = t->dims;
     v.rank_known = true;
-    v.constant = std::make_shared<const HostTensor>(std::move(*t));
+    v.constant = t;
     std::string name = v.name;
     ids[name] = g.AddValue(std::move(v));
   }
@@ -144,6 +169,77 @@ Status CheckStaticShapes(const Graph& g) {
   return Status::Ok();
 }
 
+// ONNX's own shape inference (1.12) dereferences a missing input type in some operators'
+// inference functions, which crashes on corrupt models. This pass replays the per-node type
+// inference with every input type checked first, so such a model gives an error naming the node
+// before ONNX's pass (which adds data propagation) runs.
+Status GuardTypeInference(const onnx::ModelProto& model) {
+  const onnx::GraphProto& gp = model.graph();
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& op : model.opset_import())
+    opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
+  std::unordered_map<std::string, onnx::TypeProto> types;  // node-based: pointers stay valid
+  std::unordered_map<std::string, onnx::TypeProto*> type_ptrs;
+  std::unordered_map<std::string, const onnx::TensorProto*> data;
+  for (const auto& in : gp.input()) {
+    types[in.name()] = in.type();
+    type_ptrs[in.name()] = &types[in.name()];
+  }
+  for (const auto& init : gp.initializer()) {
+    onnx::TypeProto t;
+    t.mutable_tensor_type()->set_elem_type(init.data_type());
+    auto* shape = t.mutable_tensor_type()->mutable_shape();
+    for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
+    types[init.name()] = t;
+    type_ptrs[init.name()] = &types[init.name()];
+    data[init.name()] = &init;
+  }
+  for (const auto& np : gp.node()) {
+    std::string where = "node '" + np.name() + "' (" + np.op_type() + ")";
+    std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    bool has_graph = false;
+    for (const auto& a : np.attribute()) has_graph |= a.has_g() || a.graphs_size() > 0;
+    auto version = opsets.find(domain);
+    const onnx::OpSchema* schema =
+        version == opsets.end()
+            ? nullptr
+            : onnx::OpSchemaRegistry::Schema(np.op_type(), version->second, domain);
+    if (!schema || has_graph) {
+      // Unknown operators and control flow: outputs get an empty type; a known operator that
+      // reads one is refused below rather than handed to ONNX's inference.
+      for (const auto& o : np.output())
+        if (!o.empty()) type_ptrs[o] = &(types[o] = onnx::TypeProto());
+      continue;
+    }
+    for (const auto& in : np.input()) {
+      if (in.empty()) continue;
+      auto it = type_ptrs.find(in);
+      if (it == type_ptrs.end())
+        return NotFound(where + " reads '" + in +
+                        "', which is not a graph input, an initializer or an earlier output "
+                        "(missing initializer?)");
+      if (it->second->value_case() == onnx::TypeProto::VALUE_NOT_SET)
+        return InvalidArgument(where + ": the type of input '" + in + "' cannot be inferred");
+    }
+    onnx::NodeProto node = np;
+    onnx::shape_inference::InferenceContextImpl ctx(node, type_ptrs, data, {});
+    if (schema->has_type_and_shape_inference_function()) {
+      try {
+        schema->GetTypeAndShapeInferenceFunction()(ctx);
+      } catch (const std::exception& e) {
+        return InvalidArgument(where + ": ONNX shape inference: " + e.what());
+      }
+    }
+    for (int i = 0; i < np.output_size(); ++i) {
+      const std::string& o = np.output(i);
+      if (o.empty()) continue;
+      types[o] = *ctx.getOutputType(i);
+      type_ptrs[o] = &types[o];
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int64_t MaxSupportedOpset() {
@@ -187,18 +283,21 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
                               " (supported: " + std::to_string(kMinOpset) + " to " +
                               std::to_string(MaxSupportedOpset()) + ")"));
   VERISUB_RETURN_IF_ERROR(fail(ApplyInputShapes(options, model.mutable_graph())));
+  auto weights = DecodeTensors(model.graph());
+  if (!weights.ok()) return fail(weights.status());
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     return fail(InvalidArgument(std::string("ONNX checker: ") + e.what()));
   }
+  VERISUB_RETURN_IF_ERROR(fail(GuardTypeInference(model)));
   try {
     onnx::ShapeInferenceOptions si(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
   } catch (const std::exception& e) {
     return fail(InvalidArgument(std::string("ONNX shape inference: ") + e.what()));
   }
-  auto graph = BuildGraph(model);
+  auto graph = BuildGraph(model, *weights);
   if (!graph.ok()) return fail(graph.status());
   Graph g = std::move(*graph);
   if (options.fold_constants) {

@@ -314,6 +314,7 @@ Status Where(const KernelContext& ctx, std::vector<HostTensor>* out) {
                        iy = BroadcastIndex(dims, y.dims);
   std::vector<int64_t> cond = c.ToInts();
   // Pick from the concatenation [x; y] so that any element type is copied exactly.
+  if (x.elem_type != y.elem_type) return InvalidArgument("Where: X and Y differ in type");
   HostTensor both = x;
   std::vector<int64_t> index(ic.size());
   int64_t nx = x.NumElements();
@@ -334,8 +335,8 @@ Status Clip(const KernelContext& ctx, std::vector<HostTensor>* out) {
   const HostTensor& x = *ctx.input(0);
   if (IsIntegerType(x.elem_type)) {
     int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
-    if (ctx.input(1)) lo = ctx.input(1)->IntAt(0);
-    if (ctx.input(2)) hi = ctx.input(2)->IntAt(0);
+    if (ctx.input(1) && ctx.input(1)->NumElements() > 0) lo = ctx.input(1)->IntAt(0);
+    if (ctx.input(2) && ctx.input(2)->NumElements() > 0) hi = ctx.input(2)->IntAt(0);
     std::vector<int64_t> v = x.ints;
     for (int64_t& e : v) e = std::min(std::max(e, lo), hi);
     (*out)[0] = HostTensor::FromInts(x.elem_type, x.dims, v);
@@ -346,8 +347,8 @@ Status Clip(const KernelContext& ctx, std::vector<HostTensor>* out) {
     lo = ctx.AttrFloat("min", -std::numeric_limits<float>::max());
     hi = ctx.AttrFloat("max", std::numeric_limits<float>::max());
   } else {
-    if (ctx.input(1)) lo = ctx.input(1)->DoubleAt(0);
-    if (ctx.input(2)) hi = ctx.input(2)->DoubleAt(0);
+    if (ctx.input(1) && ctx.input(1)->NumElements() > 0) lo = ctx.input(1)->DoubleAt(0);
+    if (ctx.input(2) && ctx.input(2)->NumElements() > 0) hi = ctx.input(2)->DoubleAt(0);
   }
   std::vector<double> v = x.ToDoubles();
   for (double& e : v) e = std::min(std::max(e, lo), hi);

@@ -1,5 +1,6 @@
 // Neural-network ONNX kernels: Conv, pooling, MatMul, Gemm, normalizations, Softmax, reductions.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "onnx/onnx_pb.h"
@@ -32,8 +33,12 @@ Status MakeWindow(const KernelContext& ctx, const std::vector<int64_t>& in_spati
   w->pad_end.resize(r);
   w->out.resize(r);
   for (size_t d = 0; d < r; ++d) {
-    if (w->strides[d] < 1 || w->dilations[d] < 1 || kernel[d] < 1)
-      return InvalidArgument(ctx.op_type() + ": non-positive stride, dilation or kernel");
+    // Bounds keep the window arithmetic below far from overflow on corrupt attributes.
+    constexpr int64_t kMaxWindow = int64_t{1} << 24;
+    if (w->strides[d] < 1 || w->dilations[d] < 1 || kernel[d] < 1 || w->strides[d] > kMaxWindow ||
+        w->dilations[d] > kMaxWindow || kernel[d] > kMaxWindow || std::abs(pads[d]) > kMaxWindow ||
+        std::abs(pads[d + r]) > kMaxWindow)
+      return InvalidArgument(ctx.op_type() + ": stride, dilation, kernel or pad out of range");
     int64_t ek = (kernel[d] - 1) * w->dilations[d] + 1;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       int64_t o = (in_spatial[d] + w->strides[d] - 1) / w->strides[d];
@@ -125,8 +130,8 @@ Status Conv(const KernelContext& ctx, std::vector<HostTensor>* out) {
         int64_t g = oc / mg;
         double acc = bias[oc];
         for (int64_t ic = 0; ic < cg; ++ic) {
-          const double* xp = &xv[(b * c + g * cg + ic) * in_sp];
-          const double* wp = &wv[(oc * cg + ic) * k_sp];
+          const double* xp = xv.data() + (b * c + g * cg + ic) * in_sp;
+          const double* wp = wv.data() + (oc * cg + ic) * k_sp;
           for (const auto& [xi, ki] : taps) acc += xp[xi] * wp[ki];
         }
         y[(b * m + oc) * out_sp + o] = acc;
@@ -154,7 +159,7 @@ Status Pool(const KernelContext& ctx, std::vector<HostTensor>* out) {
   std::vector<double> y(CountElements(dims));
   ForEachWindow(Spatial(x.dims), w, [&](int64_t o, const auto& taps, int64_t total) {
     for (int64_t b = 0; b < nc; ++b) {
-      const double* xp = &xv[b * in_sp];
+      const double* xp = xv.data() + b * in_sp;
       double acc = kMax ? -std::numeric_limits<double>::infinity() : 0.0;
       for (const auto& [xi, ki] : taps) acc = kMax ? std::max(acc, xp[xi]) : acc + xp[xi];
       if (!kMax) acc /= static_cast<double>(include_pad ? total : taps.size());
@@ -200,9 +205,9 @@ StatusOr<HostTensor> MatMulTensors(const HostTensor& a0, const HostTensor& b0) {
   std::vector<double> av = a0.ToDoubles(), bv = b0.ToDoubles();
   std::vector<double> y(ia.size() * m * n, 0.0);
   for (size_t t = 0; t < ia.size(); ++t) {
-    const double* ap = &av[ia[t] * m * k];
-    const double* bp = &bv[ib[t] * k * n];
-    double* yp = &y[t * m * n];
+    const double* ap = av.data() + ia[t] * m * k;
+    const double* bp = bv.data() + ib[t] * k * n;
+    double* yp = y.data() + t * m * n;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t l = 0; l < k; ++l) {
         double s = ap[i * k + l];
@@ -287,7 +292,7 @@ Status InstanceNorm(const KernelContext& ctx, std::vector<HostTensor>* out) {
     return InvalidArgument("InstanceNormalization: parameter size differs from channels");
   for (int64_t b = 0; b < x.dims[0]; ++b)
     for (int64_t ch = 0; ch < c; ++ch) {
-      double* p = &xv[(b * c + ch) * inner];
+      double* p = xv.data() + (b * c + ch) * inner;
       double mean = 0, var = 0;
       for (int64_t i = 0; i < inner; ++i) mean += p[i];
       mean /= inner;
@@ -354,13 +359,20 @@ Status LayerNorm(const KernelContext& ctx, std::vector<HostTensor>* out) {
   std::vector<int64_t> norm_dims(x.dims.begin() + axis, x.dims.end());
   const HostTensor* scale = ctx.input(1);
   const HostTensor* bias = ctx.input(2);
+  for (const HostTensor* t : {scale, bias}) {
+    if (!t) continue;
+    auto bd = BroadcastDims(norm_dims, t->dims);
+    if (!bd.ok() || *bd != norm_dims)
+      return InvalidArgument("LayerNormalization: scale or bias " + DimsToString(t->dims) +
+                             " does not broadcast to " + DimsToString(norm_dims));
+  }
   std::vector<int64_t> is = BroadcastIndex(norm_dims, scale->dims);
   std::vector<int64_t> ib = bias ? BroadcastIndex(norm_dims, bias->dims) : std::vector<int64_t>{};
   std::vector<double> v = x.ToDoubles(), sv = scale->ToDoubles();
   std::vector<double> bv = bias ? bias->ToDoubles() : std::vector<double>{};
   std::vector<double> means(outer), inv_std(outer);
   for (int64_t o = 0; o < outer; ++o) {
-    double* p = &v[o * inner];
+    double* p = v.data() + o * inner;
     double mean = 0, var = 0;
     for (int64_t i = 0; i < inner; ++i) mean += p[i];
     mean /= inner;

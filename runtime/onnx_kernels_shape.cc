@@ -2,6 +2,7 @@
 // Expand, Tile and friends, plus Constant and ConstantOfShape.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "onnx/onnx_pb.h"
@@ -34,7 +35,7 @@ Status Identity(const KernelContext& ctx, std::vector<HostTensor>* out) {
 // Inference-mode Dropout: the identity, with an all-true mask.
 Status Dropout(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
-  if ((ctx.input(2) && ctx.input(2)->IntAt(0) != 0) ||
+  if ((ctx.input(2) && ctx.input(2)->NumElements() > 0 && ctx.input(2)->IntAt(0) != 0) ||
       (ctx.opset() < 7 && ctx.AttrInt("is_test", 0) == 0))
     return Unimplemented("Dropout in training mode is random");
   (*out)[0] = *ctx.input(0);
@@ -82,8 +83,8 @@ Status Reshape(const KernelContext& ctx, std::vector<HostTensor>* out) {
       infer = static_cast<int>(i);
     } else if (shape[i] < 0) {
       return InvalidArgument("Reshape: negative dimension");
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      return InvalidArgument("Reshape: target shape overflows");
     }
   }
   int64_t n = x.NumElements();
@@ -273,7 +274,7 @@ Status Split(const KernelContext& ctx, std::vector<HostTensor>* out) {
     return InvalidArgument("Split: number of sizes differs from number of outputs");
   int64_t begin = 0;
   for (int64_t i = 0; i < n; ++i) {
-    if (sizes[i] < 0 || begin + sizes[i] > x.dims[axis])
+    if (sizes[i] < 0 || sizes[i] > x.dims[axis] - begin)
       return InvalidArgument("Split: sizes exceed the dimension");
     (*out)[i] = SliceAxis(x, axis, begin, sizes[i]);
     begin += sizes[i];
@@ -312,14 +313,16 @@ Status Slice(const KernelContext& ctx, std::vector<HostTensor>* out) {
     if (s > 0) {
       st = std::clamp<int64_t>(st, 0, dim);
       en = std::clamp<int64_t>(en, 0, dim);
-      dims[a] = en > st ? (en - st + s - 1) / s : 0;
+      dims[a] = en > st ? 1 + (en - st - 1) / s : 0;
     } else if (dim == 0) {
       st = 0;
       dims[a] = 0;
     } else {
       st = std::clamp<int64_t>(st, 0, dim - 1);
       en = std::clamp<int64_t>(en, -1, dim - 1);
-      dims[a] = st > en ? (st - en + (-s) - 1) / (-s) : 0;
+      int64_t back =
+          s == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -s;
+      dims[a] = st > en ? 1 + (st - en - 1) / back : 0;
     }
     begin[a] = st;
     step[a] = s;
@@ -382,6 +385,8 @@ Status GatherElements(const KernelContext& ctx, std::vector<HostTensor>* out) {
       if (d == axis) {
         p = idx[f] < 0 ? idx[f] + x.dims[d] : idx[f];
         if (p < 0 || p >= x.dims[d]) return InvalidArgument("GatherElements: index out of range");
+      } else if (p >= x.dims[d]) {
+        return InvalidArgument("GatherElements: indices larger than data outside the axis");
       }
       off += p * xs[d];
     }
@@ -412,7 +417,9 @@ Status Tile(const KernelContext& ctx, std::vector<HostTensor>* out) {
   size_t r = x.dims.size();
   if (reps.size() != r) return InvalidArgument("Tile: repeats length differs from rank");
   std::vector<int64_t> dims(r);
-  for (size_t d = 0; d < r; ++d) dims[d] = x.dims[d] * reps[d];
+  for (size_t d = 0; d < r; ++d)
+    if (__builtin_mul_overflow(x.dims[d], reps[d], &dims[d]))
+      return InvalidArgument("Tile: output shape overflows");
   VERISUB_RETURN_IF_ERROR(CheckSize(dims, "Tile"));
   std::vector<int64_t> xs = RowMajorStrides(x.dims), pos(r, 0);
   int64_t n = CountElements(dims);
@@ -448,7 +455,10 @@ Status Pad(const KernelContext& ctx, std::vector<HostTensor>* out) {
     return InvalidArgument("Pad: pads must have 2 * rank entries");
   std::string mode = ctx.AttrString("mode", "constant");
   std::vector<int64_t> dims(r);
-  for (int64_t d = 0; d < r; ++d) dims[d] = x.dims[d] + pads[d] + pads[d + r];
+  for (int64_t d = 0; d < r; ++d)
+    if (__builtin_add_overflow(x.dims[d], pads[d], &dims[d]) ||
+        __builtin_add_overflow(dims[d], pads[d + r], &dims[d]))
+      return InvalidArgument("Pad: output shape overflows");
   VERISUB_RETURN_IF_ERROR(CheckSize(dims, "Pad"));
   // Index -1 selects the pad value, appended after x's elements.
   std::vector<int64_t> xs = RowMajorStrides(x.dims), pos(r, 0);
@@ -526,11 +536,14 @@ Status Constant(const KernelContext& ctx, std::vector<HostTensor>* out) {
 Status Range(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
   const HostTensor& s = *ctx.input(0);
+  for (int i = 0; i < 3; ++i)
+    if (ctx.input(i)->NumElements() != 1) return InvalidArgument("Range: inputs must be scalars");
   double start = s.DoubleAt(0), limit = ctx.input(1)->DoubleAt(0),
          delta = ctx.input(2)->DoubleAt(0);
   if (delta == 0) return InvalidArgument("Range: delta 0");
   double count = std::max(0.0, std::ceil((limit - start) / delta));
-  if (count > static_cast<double>(kMaxKernelElements)) return InvalidArgument("Range: too many elements");
+  if (count > static_cast<double>(kMaxKernelElements))
+    return InvalidArgument("Range: too many elements");
   int64_t n = static_cast<int64_t>(count);
   if (IsIntegerType(s.elem_type)) {
     std::vector<int64_t> v(n);

@@ -43,6 +43,11 @@ std::optional<specs::Padding> WindowPadding(const KernelContext& ctx,
                                             const std::vector<int64_t>& k,
                                             const std::vector<int64_t>& strides) {
   size_t r = k.size();
+  constexpr int64_t kMaxWindow = int64_t{1} << 24;  // corrupt attributes must not overflow
+  for (size_t d = 0; d < r; ++d)
+    if (k[d] < 1 || k[d] > kMaxWindow || d >= strides.size() || strides[d] < 1 ||
+        strides[d] > kMaxWindow)
+      return std::nullopt;
   std::vector<int64_t> pads = ctx.AttrInts("pads");
   std::string auto_pad = ctx.AttrString("auto_pad", "NOTSET");
   if (auto_pad == "VALID") {

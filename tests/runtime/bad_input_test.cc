@@ -24,7 +24,8 @@ void ExpectError(const StatusOr<Graph>& g, std::vector<std::string> fragments) {
 }
 
 TEST(BadInputTest, MissingFile) {
-  ExpectError(ImportOnnxFile("/nonexistent/model.onnx"), {"/nonexistent/model.onnx", "cannot open"});
+  ExpectError(ImportOnnxFile("/nonexistent/model.onnx"),
+              {"/nonexistent/model.onnx", "cannot open"});
 }
 
 TEST(BadInputTest, EmptyTruncatedAndNonOnnxBytes) {
@@ -75,7 +76,8 @@ TEST(BadInputTest, UninferableShapes) {
   ModelBuilder b;
   b.Input("x", {-1, 3}).Output("y", {-1, 3});
   b.Node("Relu", {"x"}, {"y"}, "relu");
-  ExpectError(ImportOnnxBytes(b.Bytes(), "dyn.onnx"), {"dyn.onnx", "graph input 'x'", "input_shapes"});
+  ExpectError(ImportOnnxBytes(b.Bytes(), "dyn.onnx"),
+              {"dyn.onnx", "graph input 'x'", "input_shapes"});
   ImportOptions fixed;
   fixed.input_shapes["x"] = {5, 3};
   auto g = ImportOnnxBytes(b.Bytes(), "dyn.onnx", fixed);

@@ -54,12 +54,15 @@ void ExpectRoundTrip(const std::string& bytes) {
 }
 
 TEST(OnnxExportTest, SmallCnnRoundTrips) { ExpectRoundTrip(testing::SmallCnnBytes()); }
-TEST(OnnxExportTest, SmallTransformerRoundTrips) { ExpectRoundTrip(testing::SmallTransformerBytes()); }
+TEST(OnnxExportTest, SmallTransformerRoundTrips) {
+  ExpectRoundTrip(testing::SmallTransformerBytes());
+}
 
 TEST(OnnxExportTest, BackendConvAndPoolModelsRoundTrip) {
-  for (const char* t : {"test_basic_conv_with_padding", "test_maxpool_2d_pads",
-                        "test_averagepool_2d_pads_count_include_pad", "test_gemm_default_vector_bias",
-                        "test_batchnorm_example", "test_concat_3d_axis_1"}) {
+  for (const char* t :
+       {"test_basic_conv_with_padding", "test_maxpool_2d_pads",
+        "test_averagepool_2d_pads_count_include_pad", "test_gemm_default_vector_bias",
+        "test_batchnorm_example", "test_concat_3d_axis_1"}) {
     std::string path = std::string("/usr/share/libonnx-testdata/data/node/") + t + "/model.onnx";
     if (!fs::exists(path)) GTEST_SKIP() << "libonnx-testdata missing";
     auto g = ImportOnnxFile(path);

@@ -46,10 +46,14 @@ std::string ConvModel(std::vector<int64_t> wdims, std::vector<int64_t> pads,
                       std::vector<int64_t> dilations = {}) {
   ModelBuilder b;
   b.Input("x", {1, 4, 7, 7});
-  int64_t oh = (7 + pads[0] + pads[2] - ((wdims[2] - 1) * (dilations.empty() ? 1 : dilations[0]) + 1)) /
-                   strides[0] + 1;
-  int64_t ow = (7 + pads[1] + pads[3] - ((wdims[3] - 1) * (dilations.empty() ? 1 : dilations[1]) + 1)) /
-                   strides[1] + 1;
+  int64_t oh =
+      (7 + pads[0] + pads[2] - ((wdims[2] - 1) * (dilations.empty() ? 1 : dilations[0]) + 1)) /
+          strides[0] +
+      1;
+  int64_t ow =
+      (7 + pads[1] + pads[3] - ((wdims[3] - 1) * (dilations.empty() ? 1 : dilations[1]) + 1)) /
+          strides[1] +
+      1;
   b.Output("y", {1, wdims[0], oh, ow});
   b.RandomWeight("w", wdims, 1);
   std::vector<std::string> in = {"x", "w"};
@@ -69,7 +73,8 @@ TEST(OpMappingTest, ConvWithSymmetricPadsAndBiasMapsToConvAndBiasAdd) {
   Graph g = ImportChecked(ConvModel({6, 4, 3, 3}, {1, 1, 1, 1}, {2, 2}, 1, true));
   ASSERT_EQ(g.num_nodes(), 2);
   EXPECT_EQ(g.node(0).KindName(), "conv2d");
-  EXPECT_EQ(g.node(0).params[specs::ops::kConvPadding], static_cast<int64_t>(specs::Padding::kSame));
+  EXPECT_EQ(g.node(0).params[specs::ops::kConvPadding],
+            static_cast<int64_t>(specs::Padding::kSame));
   EXPECT_EQ(g.node(0).params[specs::ops::kConvStrideH], 2);
   EXPECT_EQ(g.node(1).KindName(), "bias_add");
 }
@@ -77,7 +82,8 @@ TEST(OpMappingTest, ConvWithSymmetricPadsAndBiasMapsToConvAndBiasAdd) {
 TEST(OpMappingTest, ConvWithoutPadsIsValidAndDepthwiseIsDw) {
   Graph g = ImportChecked(ConvModel({4, 1, 3, 3}, {0, 0, 0, 0}, {1, 1}, 4, false));
   ASSERT_EQ(g.num_nodes(), 1);
-  EXPECT_EQ(g.node(0).params[specs::ops::kConvPadding], static_cast<int64_t>(specs::Padding::kValid));
+  EXPECT_EQ(g.node(0).params[specs::ops::kConvPadding],
+            static_cast<int64_t>(specs::Padding::kValid));
   EXPECT_EQ(g.node(0).params[specs::ops::kConvGroup], specs::kDepthwiseGroup);
 }
 

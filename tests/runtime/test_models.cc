@@ -115,7 +115,8 @@ HostTensor RandomTensor(std::vector<int64_t> dims, uint64_t seed, int32_t type) 
 
 std::vector<HostTensor> RandomInputs(const Graph& g, uint64_t seed) {
   std::vector<HostTensor> in;
-  for (int v : g.inputs()) in.push_back(RandomTensor(g.value(v).dims, seed++, g.value(v).elem_type));
+  for (int v : g.inputs())
+    in.push_back(RandomTensor(g.value(v).dims, seed++, g.value(v).elem_type));
   return in;
 }
 
@@ -143,7 +144,9 @@ std::string SmallCnnBytes() {
   b.RandomWeight("bn_scale", {8}, 3).RandomWeight("bn_bias", {8}, 4);
   b.RandomWeight("bn_mean", {8}, 5);
   b.Weight("bn_var", HostTensor::FromDoubles(kFloat, {8}, std::vector<double>(8, 0.7)));
-  b.RandomWeight("w2", {8, 8, 3, 3}, 6).RandomWeight("fc_w", {5, 8}, 7).RandomWeight("fc_b", {5}, 8);
+  b.RandomWeight("w2", {8, 8, 3, 3}, 6)
+      .RandomWeight("fc_w", {5, 8}, 7)
+      .RandomWeight("fc_b", {5}, 8);
   auto& c1 = b.Node("Conv", {"image", "w1", "b1"}, {"c1"}, "conv1");
   SetInts(c1, "pads", {1, 1, 1, 1});
   SetInts(c1, "kernel_shape", {3, 3});
@@ -194,7 +197,8 @@ std::string SmallTransformerBytes() {
     std::string n = t;
     b.Node("Reshape", {n, "hshape"}, {n + "4"}, "reshape_" + n);
     auto& tr = b.Node("Transpose", {n + "4"}, {n + "h"}, "transpose_" + n);
-    SetInts(tr, "perm", n == "k" ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+    SetInts(tr, "perm",
+            n == "k" ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
   }
   b.Node("MatMul", {"qh", "kh"}, {"scores0"}, "scores");
   b.Node("Div", {"scores0", "sqrt_d"}, {"scores"}, "scale");

@@ -21,10 +21,10 @@ using namespace verisub::runtime;  // NOLINT
 
 std::vector<std::string> Seeds() {
   std::vector<std::string> seeds = {testing::SmallCnnBytes(), testing::SmallTransformerBytes()};
-  for (const char* t : {"test_basic_conv_with_padding", "test_gemm_default_vector_bias",
-                        "test_averagepool_2d_pads", "test_reshape_reordered_all_dims",
-                        "test_slice", "test_layer_normalization_4d_axis1", "test_concat_2d_axis_0",
-                        "test_gather_0", "test_split_equal_parts_1d"}) {
+  for (const char* t :
+       {"test_basic_conv_with_padding", "test_gemm_default_vector_bias", "test_averagepool_2d_pads",
+        "test_reshape_reordered_all_dims", "test_slice", "test_layer_normalization_4d_axis1",
+        "test_concat_2d_axis_0", "test_gather_0", "test_split_equal_parts_1d"}) {
     std::ifstream in(std::string("/usr/share/libonnx-testdata/data/node/") + t + "/model.onnx",
                      std::ios::binary);
     if (!in) continue;
@@ -45,7 +45,8 @@ std::string Mutate(const std::string& seed, const std::vector<std::string>& all,
       break;
     case 1: {  // flip a few bytes
       int flips = 1 + static_cast<int>(rng() % 8);
-      for (int i = 0; i < flips && !s.empty(); ++i) s[pick(s.size())] ^= static_cast<char>(1 + rng() % 255);
+      for (int i = 0; i < flips && !s.empty(); ++i)
+        s[pick(s.size())] ^= static_cast<char>(1 + rng() % 255);
       break;
     }
     case 2: {  // overwrite a byte with a boundary value
@@ -85,9 +86,11 @@ bool SmallEnough(const Graph& g) {
 int main(int argc, char** argv) {
   int iterations = 1500;
   uint64_t seed = 7;
+  const char* dump = nullptr;  // writes every input here before importing it (to replay a crash)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--iterations")) iterations = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+    if (!std::strcmp(argv[i], "--dump")) dump = argv[i + 1];
   }
   std::vector<std::string> seeds = Seeds();
   std::mt19937_64 rng(seed);
@@ -96,6 +99,7 @@ int main(int argc, char** argv) {
     const std::string& base = seeds[it % seeds.size()];
     std::string bytes = Mutate(base, seeds, rng);
     if (rng() % 4 == 0) bytes = Mutate(bytes, seeds, rng);
+    if (dump) std::ofstream(dump, std::ios::binary | std::ios::trunc) << bytes;
     ImportOptions options;
     options.require_static_shapes = rng() % 2;
     auto g = ImportOnnxBytes(bytes, "fuzz", options);
