@@ -46,6 +46,7 @@ const KernelTable& OnnxKernels() {
     AddElementwiseKernels(t);
     AddShapeKernels(t);
     AddNnKernels(t);
+    AddLayoutKernels(t);
     return t;
   }();
   return *table;

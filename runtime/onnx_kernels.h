@@ -56,6 +56,7 @@ const OnnxKernel* FindOnnxKernel(std::string_view domain, std::string_view op_ty
 void AddElementwiseKernels(KernelTable* table);
 void AddShapeKernels(KernelTable* table);
 void AddNnKernels(KernelTable* table);
+void AddLayoutKernels(KernelTable* table);
 
 // Kernels refuse to create tensors with more elements than this (a corrupt or adversarial shape
 // must give an error, not exhaust memory).

@@ -72,6 +72,10 @@ double HardSigmoid(double x, const KernelContext& c) {
   double a = c.AttrFloat("alpha", 0.2f), b = c.AttrFloat("beta", 0.5f);
   return std::max(0.0, std::min(1.0, a * x + b));
 }
+double Shrink(double x, const KernelContext& c) {
+  double l = c.AttrFloat("lambd", 0.5f), b = c.AttrFloat("bias", 0.0f);
+  return x < -l ? x + b : x > l ? x - b : 0.0;
+}
 double HardSwish(double x, const KernelContext&) {
   return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5));
 }
@@ -413,6 +417,7 @@ void AddElementwiseKernels(KernelTable* t) {
   k["Selu"] = Unary<Selu>;
   k["HardSigmoid"] = Unary<HardSigmoid>;
   k["HardSwish"] = Unary<HardSwish>;
+  k["Shrink"] = Unary<Shrink>;
   k["Abs"] = NumericUnary<Abs, IAbs>;
   k["Neg"] = NumericUnary<Neg, INeg>;
   k["Sign"] = NumericUnary<Sign, ISign>;
