@@ -1,6 +1,7 @@
 // Runs ONNX's own backend node tests (Debian package libonnx-testdata) and the PyTorch-converted
 // operator tests through the importer and the reference executor. A test whose every node has a
-// reference kernel is "supported" and must pass; the others are counted and listed.
+// reference kernel is "supported" and must pass, and its export must re-import to a structurally
+// identical graph; the others are counted and listed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "runtime/executor.h"
+#include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
 #include "runtime/tensor_proto.h"
 
@@ -175,6 +177,22 @@ Outcome RunOne(const fs::path& dir, std::string* why) {
   if (sets == 0) {
     *why = "no test data";
     return Outcome::kUnsupported;
+  }
+  // Export and re-import: structurally identical.
+  onnx::ModelProto exported;
+  Status st = ExportOnnxModel(*g, &exported);
+  if (!st.ok()) {
+    *why = "export: " + st.message();
+    return Outcome::kFail;
+  }
+  auto back = ImportOnnxModel(exported, "exported", options);
+  if (!back.ok()) {
+    *why = "re-import: " + back.status().message();
+    return Outcome::kFail;
+  }
+  if (StructuralHash(*back) != StructuralHash(*g)) {
+    *why = "round trip changed the graph";
+    return Outcome::kFail;
   }
   return Outcome::kPass;
 }
