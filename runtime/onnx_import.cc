@@ -251,13 +251,13 @@ int64_t MaxSupportedOpset() {
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot open file");
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size < 0) return DataLoss(path + ": cannot determine the file size");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!in.read(bytes.data(), size)) return DataLoss(path + ": read error");
-  return ImportOnnxBytes(bytes, path, options);
+  if (in.peek() == std::ifstream::traits_type::eof())
+    return DataLoss(path + ": empty file, not an ONNX model");
+  // Parsing from the stream avoids holding a second copy of the file (weights dominate).
+  onnx::ModelProto model;
+  if (!model.ParseFromIstream(&in))
+    return DataLoss(path + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
+  return ImportOnnxModel(std::move(model), path, options);
 }
 
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source,
