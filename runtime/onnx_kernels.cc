@@ -47,6 +47,7 @@ const KernelTable& OnnxKernels() {
     AddShapeKernels(t);
     AddNnKernels(t);
     AddLayoutKernels(t);
+    AddGenerateKernels(t);
     return t;
   }();
   return *table;
@@ -62,6 +63,13 @@ const OnnxKernel* FindOnnxKernel(std::string_view domain, std::string_view op_ty
 Status RequireInputs(const KernelContext& ctx, int n) {
   for (int i = 0; i < n; ++i)
     if (!ctx.input(i)) return InvalidArgument(ctx.op_type() + " needs input " + std::to_string(i));
+  return Status::Ok();
+}
+
+Status CheckSize(const std::vector<int64_t>& dims, const std::string& what) {
+  int64_t n = CountElements(dims);
+  if (n < 0 || n > kMaxKernelElements)
+    return InvalidArgument(what + ": invalid or too large output shape " + DimsToString(dims));
   return Status::Ok();
 }
 

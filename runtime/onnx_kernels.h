@@ -57,6 +57,7 @@ void AddElementwiseKernels(KernelTable* table);
 void AddShapeKernels(KernelTable* table);
 void AddNnKernels(KernelTable* table);
 void AddLayoutKernels(KernelTable* table);
+void AddGenerateKernels(KernelTable* table);
 
 // Kernels refuse to create tensors with more elements than this (a corrupt or adversarial shape
 // must give an error, not exhaust memory).
@@ -64,6 +65,8 @@ inline constexpr int64_t kMaxKernelElements = int64_t{1} << 27;
 
 // Helpers shared by the kernel files.
 Status RequireInputs(const KernelContext& ctx, int n);
+// Error unless dims are valid and hold at most kMaxKernelElements elements.
+Status CheckSize(const std::vector<int64_t>& dims, const std::string& what);
 // Normalizes a possibly negative axis against a rank; error if out of range.
 StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const std::string& what);
 // Numpy broadcast of two shapes.
