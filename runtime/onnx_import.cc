@@ -1,0 +1,324 @@
+// ONNX import: parse, check, infer shapes, build the graph, fold constants, map onto spec ops.
+#include "runtime/onnx_import.h"
+
+#include <fstream>
+#include <unordered_map>
+
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+#include "runtime/constant_folding.h"
+#include "runtime/op_mapping.h"
+#include "runtime/tensor_proto.h"
+
+namespace verisub::runtime {
+namespace {
+
+void ReadValueInfo(const onnx::ValueInfoProto& info, Value* v) {
+  if (!info.has_type() || !info.type().has_tensor_type()) {
+    v->elem_type = kUndefined;  // sequences, maps, optionals: not tensors
+    return;
+  }
+  const auto& tt = info.type().tensor_type();
+  if (tt.elem_type() != 0) v->elem_type = tt.elem_type();
+  if (!tt.has_shape()) return;
+  v->rank_known = true;
+  v->dims.clear();
+  for (const auto& d : tt.shape().dim()) v->dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+}
+
+Status ApplyInputShapes(const ImportOptions& options, onnx::GraphProto* g) {
+  for (const auto& [name, dims] : options.input_shapes) {
+    bool found = false;
+    for (auto& in : *g->mutable_input()) {
+      if (in.name() != name) continue;
+      found = true;
+      auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+      shape->clear_dim();
+      for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+    }
+    if (!found) return NotFound("--input-shape names '" + name + "', which is not a graph input");
+  }
+  // Stale intermediate shapes could contradict the new input shapes: infer them afresh.
+  if (!options.input_shapes.empty()) g->clear_value_info();
+  return Status::Ok();
+}
+
+using WeightMap = std::unordered_map<std::string, std::shared_ptr<const HostTensor>>;
+
+// Decodes every initializer and checks the tensors held in node attributes. This runs before
+// the ONNX checker and shape inference: those trust that a tensor's data matches its dims, and
+// ONNX's shape inference can crash on a tensor whose data does not.
+StatusOr<WeightMap> DecodeTensors(const onnx::GraphProto& gp) {
+  WeightMap weights;
+  for (const auto& init : gp.initializer()) {
+    auto t = FromTensorProto(init);
+    if (!t.ok()) return t.status().WithContext("initializer '" + init.name() + "'");
+    weights[init.name()] = std::make_shared<const HostTensor>(std::move(*t));
+  }
+  for (const auto& node : gp.node())
+    for (const auto& attr : node.attribute()) {
+      if (!attr.has_t()) continue;
+      if (!IsSupportedType(attr.t().data_type())) continue;  // left to the operator's kernel
+      auto t = FromTensorProto(attr.t());
+      if (!t.ok())
+        return t.status().WithContext("node '" + node.name() + "' (" + node.op_type() +
+                                      ") attribute '" + attr.name() + "'");
+    }
+  return weights;
+}
+
+StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weights) {
+  const onnx::GraphProto& gp = model.graph();
+  Graph g;
+  g.name = gp.name();
+  for (const auto& op : model.opset_import())
+    g.mutable_opsets().push_back({op.domain(), op.version()});
+  std::unordered_map<std::string, int> ids;
+  std::unordered_map<std::string, const onnx::ValueInfoProto*> infos;
+  for (const auto& vi : gp.value_info()) infos[vi.name()] = &vi;
+  for (const auto& vi : gp.output()) infos[vi.name()] = &vi;
+  for (const auto& init : gp.initializer()) {
+    if (ids.count(init.name()))
+      return InvalidArgument("initializer '" + init.name() + "' is defined twice");
+    const auto& t = weights.at(init.name());
+    Value v;
+    v.name = init.name();
+    v.elem_type = t->elem_type;
+    v.dims = t->dims;
+    v.rank_known = true;
+    v.constant = t;
+    std::string name = v.name;
+    ids[name] = g.AddValue(std::move(v));
+  }
+  for (const auto& in : gp.input()) {
+    if (ids.count(in.name())) continue;  // an initializer listed as an input (IR < 4 style)
+    Value v;
+    v.name = in.name();
+    ReadValueInfo(in, &v);
+    int id = g.AddValue(std::move(v));
+    ids[in.name()] = id;
+    g.mutable_inputs().push_back(id);
+  }
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& np = gp.node(i);
+    Node n;
+    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(i) : np.name();
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.onnx = std::make_shared<const onnx::NodeProto>(np);
+    for (const auto& name : np.input()) {
+      if (name.empty()) {
+        n.inputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = ids.find(name);
+      if (it == ids.end())
+        return NotFound("node '" + n.name + "' (" + np.op_type() + ") reads '" + name +
+                        "', which is not a graph input, an initializer or an earlier output "
+                        "(missing initializer?)");
+      n.inputs.push_back(it->second);
+    }
+    for (const auto& name : np.output()) {
+      if (name.empty()) {
+        n.outputs.push_back(kNoValue);
+        continue;
+      }
+      if (ids.count(name))
+        return InvalidArgument("node '" + n.name + "' (" + np.op_type() + ") redefines '" + name +
+                               "'");
+      Value v;
+      v.name = name;
+      v.elem_type = kUndefined;
+      auto info = infos.find(name);
+      if (info != infos.end()) ReadValueInfo(*info->second, &v);
+      int id = g.AddValue(std::move(v));
+      ids[name] = id;
+      n.outputs.push_back(id);
+    }
+    g.AddNode(std::move(n));
+  }
+  for (const auto& out : gp.output()) {
+    auto it = ids.find(out.name());
+    if (it == ids.end()) return NotFound("graph output '" + out.name() + "' is never computed");
+    g.mutable_outputs().push_back(it->second);
+  }
+  return g;
+}
+
+// Every value a node or the graph reads must have a static shape and a known element type.
+Status CheckStaticShapes(const Graph& g) {
+  std::vector<int> producer = g.Producers();
+  for (int v = 0; v < g.num_values(); ++v) {
+    const Value& val = g.value(v);
+    if (val.StaticShape() && val.elem_type != kUndefined) continue;
+    std::string why =
+        val.elem_type == kUndefined
+            ? "its element type"
+            : "its shape " + (val.rank_known ? DimsToString(val.dims) + " (-1 = unknown)"
+                                             : std::string("(unknown rank)"));
+    if (producer[v] < 0)
+      return InvalidArgument("graph input '" + val.name + "': " + why +
+                             " is not static; give it with ImportOptions::input_shapes "
+                             "(verisub-onnx --input-shape)");
+    const Node& n = g.node(producer[v]);
+    return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + why + " of output '" +
+                           val.name + "' cannot be inferred");
+  }
+  return Status::Ok();
+}
+
+// ONNX's own shape inference (1.12) dereferences a missing input type in some operators'
+// inference functions, which crashes on corrupt models. This pass replays the per-node type
+// inference with every input type checked first, so such a model gives an error naming the node
+// before ONNX's pass (which adds data propagation) runs.
+Status GuardTypeInference(const onnx::ModelProto& model) {
+  const onnx::GraphProto& gp = model.graph();
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& op : model.opset_import())
+    opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
+  std::unordered_map<std::string, onnx::TypeProto> types;  // node-based: pointers stay valid
+  std::unordered_map<std::string, onnx::TypeProto*> type_ptrs;
+  std::unordered_map<std::string, const onnx::TensorProto*> data;
+  for (const auto& in : gp.input()) {
+    types[in.name()] = in.type();
+    type_ptrs[in.name()] = &types[in.name()];
+  }
+  for (const auto& init : gp.initializer()) {
+    onnx::TypeProto t;
+    t.mutable_tensor_type()->set_elem_type(init.data_type());
+    auto* shape = t.mutable_tensor_type()->mutable_shape();
+    for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
+    types[init.name()] = t;
+    type_ptrs[init.name()] = &types[init.name()];
+    data[init.name()] = &init;
+  }
+  for (const auto& np : gp.node()) {
+    std::string where = "node '" + np.name() + "' (" + np.op_type() + ")";
+    std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    bool has_graph = false;
+    for (const auto& a : np.attribute()) has_graph |= a.has_g() || a.graphs_size() > 0;
+    auto version = opsets.find(domain);
+    const onnx::OpSchema* schema =
+        version == opsets.end()
+            ? nullptr
+            : onnx::OpSchemaRegistry::Schema(np.op_type(), version->second, domain);
+    if (!schema || has_graph) {
+      // Unknown operators and control flow: outputs get an empty type; a known operator that
+      // reads one is refused below rather than handed to ONNX's inference.
+      for (const auto& o : np.output())
+        if (!o.empty()) type_ptrs[o] = &(types[o] = onnx::TypeProto());
+      continue;
+    }
+    for (const auto& in : np.input()) {
+      if (in.empty()) continue;
+      auto it = type_ptrs.find(in);
+      if (it == type_ptrs.end())
+        return NotFound(where + " reads '" + in +
+                        "', which is not a graph input, an initializer or an earlier output "
+                        "(missing initializer?)");
+      if (it->second->value_case() == onnx::TypeProto::VALUE_NOT_SET)
+        return InvalidArgument(where + ": the type of input '" + in + "' cannot be inferred");
+    }
+    onnx::NodeProto node = np;
+    onnx::shape_inference::InferenceContextImpl ctx(node, type_ptrs, data, {});
+    if (schema->has_type_and_shape_inference_function()) {
+      try {
+        schema->GetTypeAndShapeInferenceFunction()(ctx);
+      } catch (const std::exception& e) {
+        return InvalidArgument(where + ": ONNX shape inference: " + e.what());
+      }
+    }
+    for (int i = 0; i < np.output_size(); ++i) {
+      const std::string& o = np.output(i);
+      if (o.empty()) continue;
+      types[o] = *ctx.getOutputType(i);
+      type_ptrs[o] = &types[o];
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int64_t MaxSupportedOpset() {
+  const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = map.find("");
+  return it == map.end() ? 0 : it->second.second;
+}
+
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open file");
+  if (in.peek() == std::ifstream::traits_type::eof())
+    return DataLoss(path + ": empty file, not an ONNX model");
+  // Parsing from the stream avoids holding a second copy of the file (weights dominate).
+  onnx::ModelProto model;
+  if (!model.ParseFromIstream(&in))
+    return DataLoss(path + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
+  return ImportOnnxModel(std::move(model), path, options);
+}
+
+StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source,
+                                const ImportOptions& options) {
+  onnx::ModelProto model;
+  if (bytes.empty()) return DataLoss(source + ": empty file, not an ONNX model");
+  if (!model.ParseFromString(bytes))
+    return DataLoss(source + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
+  return ImportOnnxModel(std::move(model), source, options);
+}
+
+StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& source,
+                                const ImportOptions& options) {
+  auto fail = [&](const Status& st) { return st.WithContext(source); };
+  if (!model.has_graph()) return fail(DataLoss("not an ONNX model (no graph)"));
+  int64_t opset = -1;
+  for (const auto& op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
+  if (opset < 0)
+    return fail(InvalidArgument("the model imports no default-domain (ai.onnx) opset"));
+  if (opset < kMinOpset || opset > MaxSupportedOpset())
+    return fail(Unimplemented("unsupported opset " + std::to_string(opset) +
+                              " (supported: " + std::to_string(kMinOpset) + " to " +
+                              std::to_string(MaxSupportedOpset()) + ")"));
+  VERISUB_RETURN_IF_ERROR(fail(ApplyInputShapes(options, model.mutable_graph())));
+  auto weights = DecodeTensors(model.graph());
+  if (!weights.ok()) return fail(weights.status());
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return fail(InvalidArgument(std::string("ONNX checker: ") + e.what()));
+  }
+  VERISUB_RETURN_IF_ERROR(fail(GuardTypeInference(model)));
+  try {
+    onnx::ShapeInferenceOptions si(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
+  } catch (const std::exception& e) {
+    return fail(InvalidArgument(std::string("ONNX shape inference: ") + e.what()));
+  }
+  auto graph = BuildGraph(model, *weights);
+  if (!graph.ok()) return fail(graph.status());
+  Graph g = std::move(*graph);
+  if (options.fold_constants) {
+    FoldOptions fo;
+    fo.max_elements = options.fold_max_elements;
+    auto report = FoldConstants(&g, fo);
+    if (!report.ok()) return fail(report.status());
+  }
+  if (options.require_static_shapes) VERISUB_RETURN_IF_ERROR(fail(CheckStaticShapes(g)));
+  if (options.map_to_spec_ops && opset >= kMinMappedOpset) {
+    VERISUB_RETURN_IF_ERROR(fail(MapToSpecOps(&g)));
+    if (options.fold_constants) {  // e.g. the transpose of a Gemm's constant B
+      FoldOptions fo;
+      fo.max_elements = options.fold_max_elements;
+      auto report = FoldConstants(&g, fo);
+      if (!report.ok()) return fail(report.status());
+    }
+  }
+  VERISUB_RETURN_IF_ERROR(fail(InferSpecTypes(&g)));
+  VERISUB_RETURN_IF_ERROR(fail(CheckGraph(g)));
+  return g;
+}
+
+}  // namespace verisub::runtime

@@ -1,0 +1,414 @@
+// Data-movement and shape ONNX kernels: Reshape, Transpose, Concat, Split, Slice, Gather and
+// friends.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "onnx/onnx_pb.h"
+#include "runtime/onnx_kernels.h"
+
+namespace verisub::runtime {
+namespace {
+
+std::vector<int64_t> Iota(int64_t n) {
+  std::vector<int64_t> v(std::max<int64_t>(n, 0));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+Status Identity(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  (*out)[0] = *ctx.input(0);
+  return Status::Ok();
+}
+
+// Inference-mode Dropout: the identity, with an all-true mask.
+Status Dropout(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  if ((ctx.input(2) && ctx.input(2)->NumElements() > 0 && ctx.input(2)->IntAt(0) != 0) ||
+      (ctx.opset() < 7 && ctx.AttrInt("is_test", 0) == 0))
+    return Unimplemented("Dropout in training mode is random");
+  (*out)[0] = *ctx.input(0);
+  if (out->size() > 1)
+    (*out)[1] = HostTensor::FromInts(kBool, ctx.input(0)->dims,
+                                     std::vector<int64_t>(ctx.input(0)->NumElements(), 1));
+  return Status::Ok();
+}
+
+Status ShapeOp(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const auto& d = ctx.input(0)->dims;
+  int64_t r = static_cast<int64_t>(d.size());
+  int64_t start = ctx.AttrInt("start", 0), end = ctx.AttrInt("end", r);
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, 0, r);
+  std::vector<int64_t> v;
+  for (int64_t i = start; i < end; ++i) v.push_back(d[i]);
+  (*out)[0] = HostTensor::FromInts(kInt64, {static_cast<int64_t>(v.size())}, v);
+  return Status::Ok();
+}
+
+Status Size(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  (*out)[0] = HostTensor::FromInts(kInt64, {}, {CountElements(ctx.input(0)->dims)});
+  return Status::Ok();
+}
+
+Status Reshape(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor& x = *ctx.input(0);
+  std::vector<int64_t> shape = ctx.input(1)->ToInts();
+  bool allowzero = ctx.AttrInt("allowzero", 0) != 0;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowzero) {
+      if (i >= x.dims.size()) return InvalidArgument("Reshape: 0 refers past the input's rank");
+      shape[i] = x.dims[i];
+    }
+    if (shape[i] == -1) {
+      if (infer >= 0) return InvalidArgument("Reshape: more than one -1");
+      infer = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      return InvalidArgument("Reshape: negative dimension");
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      return InvalidArgument("Reshape: target shape overflows");
+    }
+  }
+  int64_t n = x.NumElements();
+  if (infer >= 0) {
+    if (known == 0 || n % known) return InvalidArgument("Reshape: cannot infer -1");
+    shape[infer] = n / known;
+  }
+  if (CountElements(shape) != n)
+    return InvalidArgument("Reshape: " + DimsToString(x.dims) + " cannot become " +
+                           DimsToString(shape));
+  (*out)[0] = x;
+  (*out)[0].dims = shape;
+  return Status::Ok();
+}
+
+Status Flatten(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  int64_t r = static_cast<int64_t>(x.dims.size());
+  int64_t axis = ctx.AttrInt("axis", 1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r) return InvalidArgument("Flatten: axis out of range");
+  int64_t a = 1, b = 1;
+  for (int64_t i = 0; i < r; ++i) (i < axis ? a : b) *= x.dims[i];
+  (*out)[0] = x;
+  (*out)[0].dims = {a, b};
+  return Status::Ok();
+}
+
+HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm) {
+  size_t r = x.dims.size();
+  std::vector<int64_t> od(r);
+  for (size_t i = 0; i < r; ++i) od[i] = x.dims[perm[i]];
+  std::vector<int64_t> st = RowMajorStrides(x.dims);
+  std::vector<int64_t> pst(r);
+  for (size_t i = 0; i < r; ++i) pst[i] = st[perm[i]];
+  int64_t n = x.NumElements();
+  std::vector<int64_t> index(n), idx(r, 0);
+  int64_t off = 0;
+  for (int64_t f = 0; f < n; ++f) {
+    index[f] = off;
+    for (int d = static_cast<int>(r) - 1; d >= 0; --d) {
+      if (++idx[d] < od[d]) {
+        off += pst[d];
+        break;
+      }
+      off -= pst[d] * (od[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  return x.Gather(od, index);
+}
+
+Status Transpose(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  int64_t r = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> perm = ctx.AttrInts("perm");
+  if (perm.empty())
+    for (int64_t d = r - 1; d >= 0; --d) perm.push_back(d);
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != Iota(r)) return InvalidArgument("Transpose: perm is not a permutation");
+  (*out)[0] = TransposeTensor(x, perm);
+  return Status::Ok();
+}
+
+// Axes from the attribute (older opsets) or the optional second input.
+std::vector<int64_t> AxesArg(const KernelContext& ctx, int input) {
+  if (ctx.input(input)) return ctx.input(input)->ToInts();
+  return ctx.AttrInts("axes");
+}
+
+Status Squeeze(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  int64_t r = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> axes = AxesArg(ctx, 1);
+  std::vector<char> drop(r, 0);
+  if (axes.empty()) {
+    for (int64_t i = 0; i < r; ++i) drop[i] = x.dims[i] == 1;
+  }
+  for (int64_t a : axes) {
+    VERISUB_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a, r, "Squeeze"));
+    if (x.dims[ax] != 1) return InvalidArgument("Squeeze: dimension is not 1");
+    drop[ax] = 1;
+  }
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < r; ++i)
+    if (!drop[i]) dims.push_back(x.dims[i]);
+  (*out)[0] = x;
+  (*out)[0].dims = dims;
+  return Status::Ok();
+}
+
+Status Unsqueeze(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  std::vector<int64_t> axes = AxesArg(ctx, 1);
+  int64_t r = static_cast<int64_t>(x.dims.size() + axes.size());
+  std::vector<char> ins(r, 0);
+  for (int64_t a : axes) {
+    VERISUB_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a, r, "Unsqueeze"));
+    if (ins[ax]) return InvalidArgument("Unsqueeze: repeated axis");
+    ins[ax] = 1;
+  }
+  std::vector<int64_t> dims;
+  size_t k = 0;
+  for (int64_t i = 0; i < r; ++i) dims.push_back(ins[i] ? 1 : x.dims[k++]);
+  (*out)[0] = x;
+  (*out)[0].dims = dims;
+  return Status::Ok();
+}
+
+// Copies a block [outer, len_i, inner] of each input into the output along one axis.
+Status Concat(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& first = *ctx.input(0);
+  int64_t r = static_cast<int64_t>(first.dims.size());
+  // Concat-1 defaulted the axis to 1; later versions require it.
+  VERISUB_ASSIGN_OR_RETURN(
+      int64_t axis, NormalizeAxis(ctx.AttrInt("axis", ctx.opset() < 4 ? 1 : 0), r, "Concat"));
+  // Gather from the flat concatenation of all inputs.
+  HostTensor all = first;
+  all.dims = {first.NumElements()};
+  std::vector<int64_t> dims = first.dims;
+  dims[axis] = 0;
+  std::vector<int64_t> base;
+  int64_t offset = 0;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, i + 1));
+    const HostTensor& t = *ctx.input(i);
+    if (static_cast<int64_t>(t.dims.size()) != r || t.elem_type != first.elem_type)
+      return InvalidArgument("Concat: inputs differ in rank or type");
+    for (int64_t d = 0; d < r; ++d)
+      if (d != axis && t.dims[d] != first.dims[d])
+        return InvalidArgument("Concat: inputs differ outside the axis");
+    if (i > 0) {
+      all.f32.insert(all.f32.end(), t.f32.begin(), t.f32.end());
+      all.f64.insert(all.f64.end(), t.f64.begin(), t.f64.end());
+      all.ints.insert(all.ints.end(), t.ints.begin(), t.ints.end());
+    }
+    base.push_back(offset);
+    offset += t.NumElements();
+    dims[axis] += t.dims[axis];
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= dims[d];
+  for (int64_t d = axis + 1; d < r; ++d) inner *= dims[d];
+  std::vector<int64_t> index;
+  index.reserve(CountElements(dims));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      int64_t block = ctx.input(i)->dims[axis] * inner;
+      for (int64_t e = 0; e < block; ++e) index.push_back(base[i] + o * block + e);
+    }
+  (*out)[0] = all.Gather(dims, index);
+  return Status::Ok();
+}
+
+// Elements of x with index range [begin, begin+len) along `axis`.
+HostTensor SliceAxis(const HostTensor& x, int64_t axis, int64_t begin, int64_t len) {
+  std::vector<int64_t> dims = x.dims;
+  dims[axis] = len;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
+  for (size_t d = axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
+  std::vector<int64_t> index;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t e = 0; e < len * inner; ++e)
+      index.push_back((o * x.dims[axis] + begin) * inner + e);
+  return x.Gather(dims, index);
+}
+
+Status Split(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  int64_t r = static_cast<int64_t>(x.dims.size());
+  VERISUB_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.AttrInt("axis", 0), r, "Split"));
+  std::vector<int64_t> sizes = ctx.input(1) ? ctx.input(1)->ToInts() : ctx.AttrInts("split");
+  int64_t n = static_cast<int64_t>(out->size());
+  if (sizes.empty()) {
+    if (n == 0 || x.dims[axis] % n) return InvalidArgument("Split: cannot split evenly");
+    sizes.assign(n, x.dims[axis] / n);
+  }
+  if (static_cast<int64_t>(sizes.size()) != n)
+    return InvalidArgument("Split: number of sizes differs from number of outputs");
+  int64_t begin = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (sizes[i] < 0 || sizes[i] > x.dims[axis] - begin)
+      return InvalidArgument("Split: sizes exceed the dimension");
+    (*out)[i] = SliceAxis(x, axis, begin, sizes[i]);
+    begin += sizes[i];
+  }
+  if (begin != x.dims[axis]) return InvalidArgument("Split: sizes do not sum to the dimension");
+  return Status::Ok();
+}
+
+Status Slice(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  int64_t r = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.AttrInts("starts");
+    ends = ctx.AttrInts("ends");
+    axes = ctx.AttrInts("axes");
+  } else {
+    VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
+    starts = ctx.input(1)->ToInts();
+    ends = ctx.input(2)->ToInts();
+    if (ctx.input(3)) axes = ctx.input(3)->ToInts();
+    if (ctx.input(4)) steps = ctx.input(4)->ToInts();
+  }
+  if (axes.empty()) axes = Iota(static_cast<int64_t>(starts.size()));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return InvalidArgument("Slice: starts, ends, axes and steps differ in length");
+  std::vector<int64_t> begin(r, 0), step(r, 1), dims = x.dims;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    VERISUB_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axes[i], r, "Slice"));
+    int64_t dim = x.dims[a], s = steps[i];
+    if (s == 0) return InvalidArgument("Slice: step 0");
+    int64_t st = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t en = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (s > 0) {
+      st = std::clamp<int64_t>(st, 0, dim);
+      en = std::clamp<int64_t>(en, 0, dim);
+      dims[a] = en > st ? 1 + (en - st - 1) / s : 0;
+    } else if (dim == 0) {
+      st = 0;
+      dims[a] = 0;
+    } else {
+      st = std::clamp<int64_t>(st, 0, dim - 1);
+      en = std::clamp<int64_t>(en, -1, dim - 1);
+      int64_t back =
+          s == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -s;
+      dims[a] = st > en ? 1 + (st - en - 1) / back : 0;
+    }
+    begin[a] = st;
+    step[a] = s;
+  }
+  std::vector<int64_t> xs = RowMajorStrides(x.dims);
+  int64_t n = CountElements(dims);
+  std::vector<int64_t> index(n), idx(r, 0);
+  for (int64_t f = 0; f < n; ++f) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < r; ++d) off += (begin[d] + idx[d] * step[d]) * xs[d];
+    index[f] = off;
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  (*out)[0] = x.Gather(dims, index);
+  return Status::Ok();
+}
+
+Status Gather(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor& x = *ctx.input(0);
+  const HostTensor& ind = *ctx.input(1);
+  int64_t r = static_cast<int64_t>(x.dims.size());
+  VERISUB_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.AttrInt("axis", 0), r, "Gather"));
+  std::vector<int64_t> idx = ind.ToInts();
+  int64_t outer = 1, inner = 1, dim = x.dims[axis];
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
+  for (int64_t d = axis + 1; d < r; ++d) inner *= x.dims[d];
+  std::vector<int64_t> dims(x.dims.begin(), x.dims.begin() + axis);
+  dims.insert(dims.end(), ind.dims.begin(), ind.dims.end());
+  dims.insert(dims.end(), x.dims.begin() + axis + 1, x.dims.end());
+  std::vector<int64_t> index;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : idx) {
+      int64_t k = i < 0 ? i + dim : i;
+      if (k < 0 || k >= dim) return InvalidArgument("Gather: index out of range");
+      for (int64_t e = 0; e < inner; ++e) index.push_back((o * dim + k) * inner + e);
+    }
+  (*out)[0] = x.Gather(dims, index);
+  return Status::Ok();
+}
+
+Status GatherElements(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor& x = *ctx.input(0);
+  const HostTensor& ind = *ctx.input(1);
+  int64_t r = static_cast<int64_t>(x.dims.size());
+  VERISUB_ASSIGN_OR_RETURN(int64_t axis,
+                           NormalizeAxis(ctx.AttrInt("axis", 0), r, "GatherElements"));
+  if (static_cast<int64_t>(ind.dims.size()) != r)
+    return InvalidArgument("GatherElements: ranks differ");
+  std::vector<int64_t> idx = ind.ToInts(), xs = RowMajorStrides(x.dims), pos(r, 0);
+  std::vector<int64_t> index(idx.size());
+  for (size_t f = 0; f < idx.size(); ++f) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < r; ++d) {
+      int64_t p = pos[d];
+      if (d == axis) {
+        p = idx[f] < 0 ? idx[f] + x.dims[d] : idx[f];
+        if (p < 0 || p >= x.dims[d]) return InvalidArgument("GatherElements: index out of range");
+      } else if (p >= x.dims[d]) {
+        return InvalidArgument("GatherElements: indices larger than data outside the axis");
+      }
+      off += p * xs[d];
+    }
+    index[f] = off;
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (++pos[d] < ind.dims[d]) break;
+      pos[d] = 0;
+    }
+  }
+  (*out)[0] = x.Gather(ind.dims, index);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddShapeKernels(KernelTable* t) {
+  auto& k = *t;
+  k["Identity"] = Identity;
+  k["Dropout"] = Dropout;
+  k["Shape"] = ShapeOp;
+  k["Size"] = Size;
+  k["Reshape"] = Reshape;
+  k["Flatten"] = Flatten;
+  k["Transpose"] = Transpose;
+  k["Squeeze"] = Squeeze;
+  k["Unsqueeze"] = Unsqueeze;
+  k["Concat"] = Concat;
+  k["Split"] = Split;
+  k["Slice"] = Slice;
+  k["Gather"] = Gather;
+  k["GatherElements"] = GatherElements;
+}
+
+}  // namespace verisub::runtime

@@ -1,0 +1,88 @@
+// Reference executor: input validation, errors naming the node, and spec kernels agreeing with
+// the ONNX kernels of the operators they were mapped from.
+#include "runtime/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "runtime/onnx_import.h"
+#include "tests/runtime/test_models.h"
+
+namespace verisub::runtime {
+namespace {
+
+using testing::ModelBuilder;
+
+Graph ReluModel() {
+  ModelBuilder b;
+  b.Input("x", {2, 3}).Output("y", {2, 3});
+  b.Node("Relu", {"x"}, {"y"}, "relu");
+  auto g = ImportOnnxBytes(b.Bytes(), "relu");
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return *g;
+}
+
+TEST(ExecutorTest, ComputesRelu) {
+  Graph g = ReluModel();
+  auto out = Execute(g, {HostTensor::FromDoubles(kFloat, {2, 3}, {-1, 2, -3, 4, 0, -0.5})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{0, 2, 0, 4, 0, 0}));
+}
+
+TEST(ExecutorTest, RejectsWrongInputs) {
+  Graph g = ReluModel();
+  EXPECT_NE(Execute(g, {}).status().message().find("1 inputs"), std::string::npos);
+  auto shape = Execute(g, {HostTensor::FromDoubles(kFloat, {3, 2}, std::vector<double>(6, 0))});
+  EXPECT_NE(shape.status().message().find("expects shape [2,3]"), std::string::npos)
+      << shape.status().message();
+  auto type = Execute(g, {HostTensor::FromInts(kInt64, {2, 3}, std::vector<int64_t>(6, 0))});
+  EXPECT_NE(type.status().message().find("element type float"), std::string::npos)
+      << type.status().message();
+}
+
+TEST(ExecutorTest, KernelErrorsNameTheNode) {
+  ModelBuilder b;
+  b.Input("x", {4}).Input("i", {1}, kInt64).Output("y", {1});
+  testing::SetInt(b.Node("Gather", {"x", "i"}, {"y"}, "pick"), "axis", 0);
+  auto g = ImportOnnxBytes(b.Bytes(), "gather");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto out = Execute(*g, {HostTensor::FromDoubles(kFloat, {4}, {1, 2, 3, 4}),
+                          HostTensor::FromInts(kInt64, {1}, {7})});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("'pick'"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("out of range"), std::string::npos);
+}
+
+TEST(ExecutorTest, HasKernelDistinguishesUnknownOperators) {
+  Node spec;
+  spec.op = specs::OpKind::kRelu;
+  EXPECT_TRUE(HasKernel(spec));
+  Node softmax;
+  softmax.op_type = "Softmax";
+  EXPECT_TRUE(HasKernel(softmax));
+  Node custom;
+  custom.op_type = "Softmax";
+  custom.domain = "com.example";
+  EXPECT_FALSE(HasKernel(custom));
+  Node unknown;
+  unknown.op_type = "LSTM";
+  EXPECT_FALSE(HasKernel(unknown));
+}
+
+TEST(ExecutorTest, Float16ResultsAreRounded) {
+  ModelBuilder b;
+  b.Input("x", {3}, kFloat16).Output("y", {3}, kFloat16);
+  b.Node("Exp", {"x"}, {"y"}, "exp");
+  auto g = ImportOnnxBytes(b.Bytes(), "half");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto out = Execute(*g, {HostTensor::FromDoubles(kFloat16, {3}, {0.0, 1.0, 2.0})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  std::vector<double> v = (*out)[0].ToDoubles();
+  EXPECT_EQ(v[0], 1.0);
+  EXPECT_EQ(v[1], RoundToFloat16(std::exp(1.0)));
+  EXPECT_NE(v[1], std::exp(1.0));
+}
+
+}  // namespace
+}  // namespace verisub::runtime

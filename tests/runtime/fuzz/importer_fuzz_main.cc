@@ -1,0 +1,125 @@
+// Fuzzes the ONNX importer (and, for small results, export and the executor) with random byte
+// flips, truncations and splices of real models. Built with AddressSanitizer and UBSan: any
+// memory error, undefined behaviour or crash fails the test; import errors are expected.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "runtime/executor.h"
+#include "runtime/onnx_export.h"
+#include "runtime/onnx_import.h"
+#include "tests/runtime/test_models.h"
+
+namespace {
+
+using namespace verisub::runtime;  // NOLINT
+
+std::vector<std::string> Seeds() {
+  std::vector<std::string> seeds = {testing::SmallCnnBytes(), testing::SmallTransformerBytes()};
+  for (const char* t :
+       {"test_basic_conv_with_padding", "test_gemm_default_vector_bias", "test_averagepool_2d_pads",
+        "test_reshape_reordered_all_dims", "test_slice", "test_layer_normalization_4d_axis1",
+        "test_concat_2d_axis_0", "test_gather_0", "test_split_equal_parts_1d"}) {
+    std::ifstream in(std::string("/usr/share/libonnx-testdata/data/node/") + t + "/model.onnx",
+                     std::ios::binary);
+    if (!in) continue;
+    std::stringstream buf;
+    buf << in.rdbuf();
+    seeds.push_back(buf.str());
+  }
+  return seeds;
+}
+
+std::string Mutate(const std::string& seed, const std::vector<std::string>& all,
+                   std::mt19937_64& rng) {
+  std::string s = seed;
+  auto pick = [&](size_t n) { return n == 0 ? size_t{0} : static_cast<size_t>(rng() % n); };
+  switch (rng() % 5) {
+    case 0:  // truncate
+      s.resize(pick(s.size() + 1));
+      break;
+    case 1: {  // flip a few bytes
+      int flips = 1 + static_cast<int>(rng() % 8);
+      for (int i = 0; i < flips && !s.empty(); ++i)
+        s[pick(s.size())] ^= static_cast<char>(1 + rng() % 255);
+      break;
+    }
+    case 2: {  // overwrite a byte with a boundary value
+      static const unsigned char kValues[] = {0x00, 0x01, 0x7f, 0x80, 0xff, 0x08, 0x10};
+      if (!s.empty()) s[pick(s.size())] = static_cast<char>(kValues[rng() % sizeof kValues]);
+      break;
+    }
+    case 3: {  // splice with another seed
+      const std::string& o = all[pick(all.size())];
+      size_t a = pick(s.size() + 1), b = pick(o.size() + 1);
+      s = s.substr(0, a) + o.substr(b);
+      break;
+    }
+    default: {  // duplicate or delete a range
+      size_t a = pick(s.size() + 1), len = pick(64);
+      if (rng() % 2) {
+        s.insert(a, s.substr(a, len));
+      } else {
+        s.erase(a, len);
+      }
+      break;
+    }
+  }
+  return s;
+}
+
+bool SmallEnough(const Graph& g) {
+  for (int v = 0; v < g.num_values(); ++v) {
+    const Value& val = g.value(v);
+    if (!val.StaticShape() || CountElements(val.dims) > 100000) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iterations = 1500;
+  uint64_t seed = 7;
+  const char* dump = nullptr;  // writes every input here before importing it (to replay a crash)
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--iterations")) iterations = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+    if (!std::strcmp(argv[i], "--dump")) dump = argv[i + 1];
+  }
+  std::vector<std::string> seeds = Seeds();
+  std::mt19937_64 rng(seed);
+  int imported = 0, executed = 0;
+  for (int it = 0; it < iterations; ++it) {
+    const std::string& base = seeds[it % seeds.size()];
+    std::string bytes = Mutate(base, seeds, rng);
+    if (rng() % 4 == 0) bytes = Mutate(bytes, seeds, rng);
+    if (dump) std::ofstream(dump, std::ios::binary | std::ios::trunc) << bytes;
+    ImportOptions options;
+    options.require_static_shapes = rng() % 2;
+    auto g = ImportOnnxBytes(bytes, "fuzz", options);
+    if (!g.ok()) {
+      if (g.status().message().rfind("fuzz", 0) != 0) {
+        std::fprintf(stderr, "error message does not name the source: %s\n",
+                     g.status().message().c_str());
+        return 1;
+      }
+      continue;
+    }
+    ++imported;
+    onnx::ModelProto model;
+    (void)ExportOnnxModel(*g, &model);
+    if (SmallEnough(*g)) {
+      auto out = Execute(*g, testing::RandomInputs(*g, it));
+      executed += out.ok();
+    }
+  }
+  std::printf("fuzz: %d iterations, %d imported, %d executed, no crash\n", iterations, imported,
+              executed);
+  return 0;
+}

@@ -1,0 +1,176 @@
+// ONNX export: round trips are structurally identical and compute the same outputs, opaque
+// nodes survive in place with their attributes, fused forms export as standard sequences, and
+// file export leaves no file behind on error.
+#include "runtime/onnx_export.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+#include "runtime/executor.h"
+#include "runtime/onnx_import.h"
+#include "specs/ops/conv2d.h"
+#include "specs/ops/pooling.h"
+#include "specs/registry.h"
+#include "tests/runtime/test_models.h"
+
+namespace verisub::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ModelBuilder;
+
+Graph Reimport(const Graph& g) {
+  onnx::ModelProto model;
+  Status st = ExportOnnxModel(g, &model);
+  EXPECT_TRUE(st.ok()) << st.message();
+  auto back = ImportOnnxModel(model, "exported");
+  EXPECT_TRUE(back.ok()) << back.status().message();
+  return back.ok() ? *back : Graph();
+}
+
+void ExpectRoundTrip(const std::string& bytes) {
+  auto g = ImportOnnxBytes(bytes, "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Graph back = Reimport(*g);
+  EXPECT_EQ(StructuralHash(*g), StructuralHash(back));
+  EXPECT_EQ(OpCounts(*g), OpCounts(back));
+  std::vector<HostTensor> in = testing::RandomInputs(*g, 5);
+  auto a = Execute(*g, in);
+  auto b = Execute(back, in);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(testing::MaxAbsDiff(*a, *b), 0.0);
+  // The original model, executed without any mapping or folding, agrees too.
+  ImportOptions raw;
+  raw.map_to_spec_ops = false;
+  raw.fold_constants = false;
+  auto orig = ImportOnnxBytes(bytes, "model", raw);
+  ASSERT_TRUE(orig.ok()) << orig.status().message();
+  auto c = Execute(*orig, in);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_LT(testing::MaxAbsDiff(*a, *c), 1e-5);
+}
+
+TEST(OnnxExportTest, SmallCnnRoundTrips) { ExpectRoundTrip(testing::SmallCnnBytes()); }
+TEST(OnnxExportTest, SmallTransformerRoundTrips) {
+  ExpectRoundTrip(testing::SmallTransformerBytes());
+}
+
+TEST(OnnxExportTest, BackendConvAndPoolModelsRoundTrip) {
+  for (const char* t :
+       {"test_basic_conv_with_padding", "test_maxpool_2d_pads",
+        "test_averagepool_2d_pads_count_include_pad", "test_gemm_default_vector_bias",
+        "test_batchnorm_example", "test_concat_3d_axis_1"}) {
+    std::string path = std::string("/usr/share/libonnx-testdata/data/node/") + t + "/model.onnx";
+    if (!fs::exists(path)) GTEST_SKIP() << "libonnx-testdata missing";
+    auto g = ImportOnnxFile(path);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    Graph back = Reimport(*g);
+    EXPECT_EQ(StructuralHash(*g), StructuralHash(back)) << t;
+  }
+}
+
+TEST(OnnxExportTest, OpaqueNodesKeepAttributesAndPosition) {
+  ModelBuilder b;
+  b.Input("x", {2, 6}).Output("y", {2, 6});
+  b.Node("Relu", {"x"}, {"r"}, "relu");
+  testing::SetFloat(b.Node("LeakyRelu", {"r"}, {"l"}, "leaky"), "alpha", 0.25f);
+  b.Node("Sigmoid", {"l"}, {"s"}, "sig");
+  testing::SetInt(b.Node("Softmax", {"s"}, {"y"}, "soft"), "axis", 0);
+  auto g = ImportOnnxBytes(b.Bytes(), "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  onnx::ModelProto model;
+  ASSERT_TRUE(ExportOnnxModel(*g, &model).ok());
+  const auto& nodes = model.graph().node();
+  ASSERT_EQ(nodes.size(), 4);
+  EXPECT_EQ(nodes[1].op_type(), "LeakyRelu");
+  ASSERT_EQ(nodes[1].attribute_size(), 1);
+  EXPECT_EQ(nodes[1].attribute(0).f(), 0.25f);
+  EXPECT_EQ(nodes[3].op_type(), "Softmax");
+  EXPECT_EQ(nodes[3].attribute(0).i(), 0);
+  EXPECT_EQ(nodes[1].input(0), nodes[0].output(0));
+  EXPECT_EQ(nodes[3].output(0), "y");
+  Graph back = Reimport(*g);
+  EXPECT_EQ(StructuralHash(*g), StructuralHash(back));
+}
+
+// A conv2d with a fused activation (as the rewriter produces) exports as Conv then Relu, and the
+// exported sequence re-imports to a graph computing the same outputs.
+TEST(OnnxExportTest, FusedFormsExportAsStandardSequences) {
+  ModelBuilder b;
+  b.Input("x", {1, 2, 5, 5}).Output("y", {1, 3, 5, 5});
+  b.RandomWeight("w", {3, 2, 3, 3}, 1).RandomWeight("bias", {3}, 2);
+  testing::SetInts(b.Node("Conv", {"x", "w", "bias"}, {"y"}, "conv"), "pads", {1, 1, 1, 1});
+  auto g = ImportOnnxBytes(b.Bytes(), "model");
+  ASSERT_TRUE(g.ok());
+  ASSERT_EQ(g->node(0).KindName(), "conv2d");
+  ASSERT_EQ(g->node(1).KindName(), "bias_add");
+  Graph fused = *g;
+  fused.mutable_node(0).params[specs::ops::kConvActivation] =
+      static_cast<int64_t>(specs::Activation::kRelu);
+  onnx::ModelProto model;
+  ASSERT_TRUE(ExportOnnxModel(fused, &model).ok());
+  std::vector<std::string> types;
+  for (const auto& n : model.graph().node()) types.push_back(n.op_type());
+  EXPECT_EQ(types, (std::vector<std::string>{"Conv", "Relu", "Add"}));
+  std::vector<HostTensor> in = testing::RandomInputs(fused, 1);
+  auto a = Execute(fused, in);
+  Graph back = Reimport(fused);
+  EXPECT_EQ(testing::CountKind(back, "relu"), 1);
+  auto c = Execute(back, in);
+  ASSERT_TRUE(a.ok() && c.ok());
+  EXPECT_EQ(testing::MaxAbsDiff(*a, *c), 0.0);
+  // The fused graph really differs from the unfused one (the relu is applied).
+  auto unfused = Execute(*g, in);
+  ASSERT_TRUE(unfused.ok());
+  EXPECT_GT(testing::MaxAbsDiff(*a, *unfused), 0.0);
+}
+
+TEST(OnnxExportTest, FileExportWritesAValidModel) {
+  auto g = ImportOnnxBytes(testing::SmallCnnBytes(), "cnn");
+  ASSERT_TRUE(g.ok());
+  fs::path dir = fs::temp_directory_path() / "verisub_export_test";
+  fs::create_directories(dir);
+  fs::path out = dir / "cnn.onnx";
+  ASSERT_TRUE(ExportOnnxFile(*g, out.string()).ok());
+  EXPECT_NO_THROW(onnx::checker::check_model(out.string()));
+  auto back = ImportOnnxFile(out.string());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(StructuralHash(*g), StructuralHash(*back));
+  EXPECT_FALSE(fs::exists(out.string() + ".tmp-verisub"));
+  fs::remove_all(dir);
+}
+
+TEST(OnnxExportTest, FailedExportLeavesNoFile) {
+  auto g = ImportOnnxBytes(testing::SmallCnnBytes(), "cnn");
+  ASSERT_TRUE(g.ok());
+  fs::path dir = fs::temp_directory_path() / "verisub_export_fail";
+  fs::create_directories(dir);
+  // An opaque node of an operator the checker does not know.
+  Graph bad = *g;
+  for (int i = 0; i < bad.num_nodes(); ++i)
+    if (bad.node(i).opaque()) {
+      auto proto = std::make_shared<onnx::NodeProto>(*bad.node(i).onnx);
+      proto->set_op_type("NoSuchOperator");
+      Node n = bad.node(i);
+      n.op_type = "NoSuchOperator";
+      n.onnx = proto;
+      bad.SetNode(i, n);
+    }
+  fs::path out = dir / "bad.onnx";
+  Status st = ExportOnnxFile(bad, out.string());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("checker"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(out.string()), std::string::npos) << st.message();
+  EXPECT_TRUE(fs::is_empty(dir));
+  // Unwritable destination.
+  Status st2 = ExportOnnxFile(*g, (dir / "missing_dir" / "x.onnx").string());
+  EXPECT_FALSE(st2.ok());
+  EXPECT_TRUE(fs::is_empty(dir));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace verisub::runtime

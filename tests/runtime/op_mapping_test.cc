@@ -1,0 +1,227 @@
+// Mapping of ONNX nodes onto spec operators: each "maps" case has a "stays opaque" twin, and
+// every mapped graph computes the same outputs as the all-opaque import of the same model.
+#include "runtime/op_mapping.h"
+
+#include <gtest/gtest.h>
+
+#include "onnx/onnx_pb.h"
+#include "runtime/executor.h"
+#include "runtime/onnx_import.h"
+#include "specs/ops/conv2d.h"
+#include "specs/ops/pooling.h"
+#include "tests/runtime/test_models.h"
+
+namespace verisub::runtime {
+namespace {
+
+using testing::CountKind;
+using testing::ModelBuilder;
+using testing::SetFloat;
+using testing::SetInt;
+using testing::SetInts;
+
+// Imports with and without mapping and checks both compute the same outputs.
+Graph ImportChecked(const std::string& bytes) {
+  auto mapped = ImportOnnxBytes(bytes, "model");
+  EXPECT_TRUE(mapped.ok()) << mapped.status().message();
+  if (!mapped.ok()) return Graph();
+  ImportOptions opaque_only;
+  opaque_only.map_to_spec_ops = false;
+  auto plain = ImportOnnxBytes(bytes, "model", opaque_only);
+  EXPECT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(CountOpaque(*plain), plain->num_nodes());
+  std::vector<HostTensor> in = testing::RandomInputs(*mapped, 42);
+  auto a = Execute(*mapped, in);
+  auto b = Execute(*plain, in);
+  EXPECT_TRUE(a.ok()) << a.status().message();
+  EXPECT_TRUE(b.ok()) << b.status().message();
+  if (a.ok() && b.ok()) {
+    EXPECT_LT(testing::MaxAbsDiff(*a, *b), 1e-5);
+  }
+  return *mapped;
+}
+
+std::string ConvModel(std::vector<int64_t> wdims, std::vector<int64_t> pads,
+                      std::vector<int64_t> strides, int64_t group, bool bias,
+                      std::vector<int64_t> dilations = {}) {
+  ModelBuilder b;
+  b.Input("x", {1, 4, 7, 7});
+  int64_t oh =
+      (7 + pads[0] + pads[2] - ((wdims[2] - 1) * (dilations.empty() ? 1 : dilations[0]) + 1)) /
+          strides[0] +
+      1;
+  int64_t ow =
+      (7 + pads[1] + pads[3] - ((wdims[3] - 1) * (dilations.empty() ? 1 : dilations[1]) + 1)) /
+          strides[1] +
+      1;
+  b.Output("y", {1, wdims[0], oh, ow});
+  b.RandomWeight("w", wdims, 1);
+  std::vector<std::string> in = {"x", "w"};
+  if (bias) {
+    b.RandomWeight("b", {wdims[0]}, 2);
+    in.push_back("b");
+  }
+  auto& c = b.Node("Conv", in, {"y"}, "conv");
+  SetInts(c, "pads", pads);
+  SetInts(c, "strides", strides);
+  SetInt(c, "group", group);
+  if (!dilations.empty()) SetInts(c, "dilations", dilations);
+  return b.Bytes();
+}
+
+TEST(OpMappingTest, ConvWithSymmetricPadsAndBiasMapsToConvAndBiasAdd) {
+  Graph g = ImportChecked(ConvModel({6, 4, 3, 3}, {1, 1, 1, 1}, {2, 2}, 1, true));
+  ASSERT_EQ(g.num_nodes(), 2);
+  EXPECT_EQ(g.node(0).KindName(), "conv2d");
+  EXPECT_EQ(g.node(0).params[specs::ops::kConvPadding],
+            static_cast<int64_t>(specs::Padding::kSame));
+  EXPECT_EQ(g.node(0).params[specs::ops::kConvStrideH], 2);
+  EXPECT_EQ(g.node(1).KindName(), "bias_add");
+}
+
+TEST(OpMappingTest, ConvWithoutPadsIsValidAndDepthwiseIsDw) {
+  Graph g = ImportChecked(ConvModel({4, 1, 3, 3}, {0, 0, 0, 0}, {1, 1}, 4, false));
+  ASSERT_EQ(g.num_nodes(), 1);
+  EXPECT_EQ(g.node(0).params[specs::ops::kConvPadding],
+            static_cast<int64_t>(specs::Padding::kValid));
+  EXPECT_EQ(g.node(0).params[specs::ops::kConvGroup], specs::kDepthwiseGroup);
+}
+
+TEST(OpMappingTest, ConvsTheSpecCannotExpressStayOpaque) {
+  // Asymmetric pads, an even kernel with padding, dilation: all opaque, still computed right.
+  for (const std::string& bytes :
+       {ConvModel({6, 4, 3, 3}, {1, 1, 0, 0}, {1, 1}, 1, true),
+        ConvModel({6, 4, 2, 2}, {1, 1, 1, 1}, {1, 1}, 1, false),
+        ConvModel({6, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1, false, {2, 2})}) {
+    Graph g = ImportChecked(bytes);
+    EXPECT_EQ(CountKind(g, "onnx:Conv"), 1);
+    EXPECT_EQ(CountKind(g, "conv2d"), 0);
+  }
+}
+
+std::string BinaryModel(const std::string& op, std::vector<int64_t> bdims, bool b_is_weight) {
+  ModelBuilder b;
+  b.Input("a", {2, 3, 4, 5}).Output("y", {2, 3, 4, 5});
+  if (b_is_weight) {
+    b.RandomWeight("b", bdims, 3);
+  } else {
+    b.Input("b", bdims);
+  }
+  b.Node(op, {"a", "b"}, {"y"}, "bin");
+  return b.Bytes();
+}
+
+TEST(OpMappingTest, AddAndMulMapByShape) {
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {2, 3, 4, 5}, false)), "ewadd"), 1);
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {2, 3, 4, 5}, false)), "ewmul"), 1);
+  // Per-channel constant: bias_add along axis 1 with the weight viewed as [C].
+  Graph bias = ImportChecked(BinaryModel("Add", {1, 3, 1, 1}, true));
+  ASSERT_EQ(CountKind(bias, "bias_add"), 1);
+  EXPECT_EQ(bias.value(bias.node(0).inputs[1]).dims, std::vector<int64_t>{3});
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {5}, true)), "bias_add"), 1);
+  // Scalar multiplier: smul.
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {1}, true)), "smul"), 1);
+  // General broadcasting is not a spec operator.
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1, 3, 1, 5}, true)), "onnx:Add"), 1);
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {3, 1, 1}, true)), "onnx:Mul"), 1);
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1}, true)), "onnx:Add"), 1);
+}
+
+std::string PoolModel(const std::string& op, std::vector<int64_t> pads, int64_t include_pad) {
+  ModelBuilder b;
+  int64_t o = (6 + pads[0] + pads[2] - 3) / 1 + 1;
+  b.Input("x", {1, 2, 6, 6}).Output("y", {1, 2, o, 6 + pads[1] + pads[3] - 2});
+  auto& p = b.Node(op, {"x"}, {"y"}, "pool");
+  SetInts(p, "kernel_shape", {3, 3});
+  SetInts(p, "pads", pads);
+  if (include_pad >= 0) SetInt(p, "count_include_pad", include_pad);
+  return b.Bytes();
+}
+
+TEST(OpMappingTest, PoolsMapOnlyWithSpecPaddingSemantics) {
+  EXPECT_EQ(CountKind(ImportChecked(PoolModel("MaxPool", {1, 1, 1, 1}, -1)), "pool_max"), 1);
+  EXPECT_EQ(CountKind(ImportChecked(PoolModel("AveragePool", {1, 1, 1, 1}, 1)), "pool_avg"), 1);
+  EXPECT_EQ(CountKind(ImportChecked(PoolModel("AveragePool", {0, 0, 0, 0}, 0)), "pool_avg"), 1);
+  // count_include_pad=0 divides border windows by fewer elements: opaque.
+  EXPECT_EQ(CountKind(ImportChecked(PoolModel("AveragePool", {1, 1, 1, 1}, 0)), "onnx:AveragePool"),
+            1);
+  EXPECT_EQ(CountKind(ImportChecked(PoolModel("MaxPool", {1, 1, 0, 0}, -1)), "onnx:MaxPool"), 1);
+}
+
+TEST(OpMappingTest, GemmWithTransposedWeightFoldsTheTranspose) {
+  ModelBuilder b;
+  b.Input("x", {3, 4}).Output("y", {3, 5});
+  b.RandomWeight("w", {5, 4}, 1).RandomWeight("c", {5}, 2);
+  SetInt(b.Node("Gemm", {"x", "w", "c"}, {"y"}, "fc"), "transB", 1);
+  Graph g = ImportChecked(b.Bytes());
+  ASSERT_EQ(g.num_nodes(), 2);
+  EXPECT_EQ(g.node(0).KindName(), "matmul");
+  EXPECT_EQ(g.value(g.node(0).inputs[1]).dims, (std::vector<int64_t>{4, 5}));
+  EXPECT_TRUE(g.value(g.node(0).inputs[1]).constant);
+  EXPECT_EQ(g.node(1).KindName(), "bias_add");
+
+  ModelBuilder scaled;
+  scaled.Input("x", {3, 4}).Output("y", {3, 5});
+  scaled.RandomWeight("w", {4, 5}, 1);
+  SetFloat(scaled.Node("Gemm", {"x", "w"}, {"y"}, "fc"), "alpha", 0.5f);
+  EXPECT_EQ(CountKind(ImportChecked(scaled.Bytes()), "onnx:Gemm"), 1);
+}
+
+TEST(OpMappingTest, ConcatChainsAndSplitFollowsTheConcatHistory) {
+  ModelBuilder b;
+  b.Input("a", {1, 2, 3}).Input("c", {1, 3, 3}).Input("d", {1, 1, 3});
+  b.Output("s0", {1, 5, 3}).Output("s1", {1, 1, 3});
+  SetInt(b.Node("Concat", {"a", "c", "d"}, {"cat"}, "cat"), "axis", 1);
+  auto& s = b.Node("Split", {"cat", "sizes"}, {"s0", "s1"}, "split");
+  SetInt(s, "axis", 1);
+  b.Int64Weight("sizes", {5, 1});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "concat"), 2);
+  EXPECT_EQ(CountKind(g, "split"), 1);
+
+  // Sizes that do not undo the last concat: opaque.
+  ModelBuilder o;
+  o.Input("a", {1, 2, 3}).Input("c", {1, 3, 3}).Output("s0", {1, 1, 3}).Output("s1", {1, 4, 3});
+  SetInt(o.Node("Concat", {"a", "c"}, {"cat"}, "cat"), "axis", 1);
+  SetInt(o.Node("Split", {"cat", "sizes"}, {"s0", "s1"}, "split"), "axis", 1);
+  o.Int64Weight("sizes", {1, 4});
+  Graph h = ImportChecked(o.Bytes());
+  EXPECT_EQ(CountKind(h, "concat"), 1);
+  EXPECT_EQ(CountKind(h, "onnx:Split"), 1);
+}
+
+TEST(OpMappingTest, IdentityIsRemovedAndOutputNamesSurvive) {
+  ModelBuilder b;
+  b.Input("x", {2, 3}).Output("y", {2, 3});
+  b.Node("Relu", {"x"}, {"r"}, "relu");
+  b.Node("Identity", {"r"}, {"i"}, "id1");
+  b.Node("Identity", {"i"}, {"y"}, "id2");
+  Graph g = ImportChecked(b.Bytes());
+  ASSERT_EQ(g.num_nodes(), 1);
+  EXPECT_EQ(g.node(0).KindName(), "relu");
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+
+  // An identity from input to output must stay (the names differ).
+  ModelBuilder p;
+  p.Input("x", {2, 3}).Output("y", {2, 3});
+  p.Node("Identity", {"x"}, {"y"}, "id");
+  EXPECT_EQ(CountKind(ImportChecked(p.Bytes()), "onnx:Identity"), 1);
+}
+
+TEST(OpMappingTest, BenchmarkShapedModelsMapTheirCore) {
+  Graph cnn = ImportChecked(testing::SmallCnnBytes());
+  EXPECT_EQ(CountKind(cnn, "conv2d"), 2);
+  EXPECT_EQ(CountKind(cnn, "batchnorm"), 1);
+  EXPECT_EQ(CountKind(cnn, "pool_max"), 1);
+  EXPECT_EQ(CountKind(cnn, "pool_avg"), 1);  // GlobalAveragePool
+  EXPECT_EQ(CountKind(cnn, "ewadd"), 1);
+  EXPECT_EQ(CountKind(cnn, "onnx:Softmax"), 1);
+  Graph tr = ImportChecked(testing::SmallTransformerBytes());
+  EXPECT_EQ(CountKind(tr, "matmul"), 4);
+  EXPECT_EQ(CountKind(tr, "onnx:LayerNormalization"), 1);
+  EXPECT_EQ(CountKind(tr, "onnx:Erf"), 1);
+  EXPECT_EQ(CountKind(tr, "onnx:Shape"), 0);  // folded
+}
+
+}  // namespace
+}  // namespace verisub::runtime
