@@ -1,0 +1,26 @@
+// Reference executor: runs a whole graph on the CPU with naive kernels (the spec's own kernel
+// for spec operators, runtime/onnx_kernels for opaque ones), in double precision, storing every
+// value in its element type.
+#pragma once
+
+#include <vector>
+
+#include "runtime/graph.h"
+#include "runtime/host_tensor.h"
+#include "specs/status.h"
+
+namespace verisub::runtime {
+
+// True when the executor has a kernel for the node.
+bool HasKernel(const Node& n);
+
+// Runs one node on the given inputs (nullptr for omitted ones); `opset` is the model's opset for
+// the node's domain. The result has one tensor per node output.
+StatusOr<std::vector<HostTensor>> RunNode(const Graph& g, const Node& n,
+                                          const std::vector<const HostTensor*>& inputs);
+
+// Runs the graph on `inputs` (one per graph input, in order) and returns the graph outputs in
+// order. Errors name the failing node.
+StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<HostTensor>& inputs);
+
+}  // namespace verisub::runtime

@@ -1,0 +1,330 @@
+// Graph IR: editing helpers, the invariant checker, spec type inference and the structural hash.
+#include "runtime/graph.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+#include "onnx/onnx_pb.h"
+#include "specs/evaluate.h"
+#include "specs/registry.h"
+
+namespace verisub::runtime {
+
+bool Value::StaticShape() const {
+  if (!rank_known) return false;
+  for (int64_t d : dims)
+    if (d < 0) return false;
+  return true;
+}
+
+std::string Node::KindName() const {
+  if (op) return specs::GetOp(*op).name;
+  return "onnx:" + (domain.empty() ? "" : domain + ".") + op_type;
+}
+
+int Graph::AddValue(Value v) {
+  values_.push_back(std::make_shared<const Value>(std::move(v)));
+  return static_cast<int>(values_.size()) - 1;
+}
+
+int Graph::AddNode(Node n) {
+  nodes_.push_back(std::make_shared<const Node>(std::move(n)));
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+Value& Graph::mutable_value(int id) {
+  auto copy = std::make_shared<Value>(*values_[id]);
+  values_[id] = copy;
+  return *copy;
+}
+
+Node& Graph::mutable_node(int i) {
+  auto copy = std::make_shared<Node>(*nodes_[i]);
+  nodes_[i] = copy;
+  return *copy;
+}
+
+void Graph::SetNode(int i, Node n) { nodes_[i] = std::make_shared<const Node>(std::move(n)); }
+
+int64_t Graph::DefaultOpset() const {
+  for (const auto& [domain, version] : opsets_)
+    if (domain.empty() || domain == "ai.onnx") return version;
+  return 0;
+}
+
+void Graph::ReplaceUses(int from, int to) {
+  for (int i = 0; i < num_nodes(); ++i) {
+    const Node& n = node(i);
+    if (std::find(n.inputs.begin(), n.inputs.end(), from) == n.inputs.end()) continue;
+    Node& m = mutable_node(i);
+    std::replace(m.inputs.begin(), m.inputs.end(), from, to);
+  }
+  std::replace(outputs_.begin(), outputs_.end(), from, to);
+}
+
+std::vector<int> Graph::Producers() const {
+  std::vector<int> producer(values_.size(), -1);
+  for (int i = 0; i < num_nodes(); ++i)
+    for (int o : node(i).outputs)
+      if (o != kNoValue) producer[o] = i;
+  return producer;
+}
+
+std::vector<int> Graph::UseCounts() const {
+  std::vector<int> uses(values_.size(), 0);
+  for (const auto& n : nodes_)
+    for (int v : n->inputs)
+      if (v != kNoValue) ++uses[v];
+  for (int v : outputs_) ++uses[v];
+  return uses;
+}
+
+void Graph::RemoveDeadCode() {
+  std::vector<char> used(values_.size(), 0);
+  for (int v : outputs_) used[v] = 1;
+  std::vector<char> live(nodes_.size(), 0);
+  for (int i = num_nodes() - 1; i >= 0; --i) {
+    const Node& n = node(i);
+    for (int o : n.outputs)
+      if (o != kNoValue) live[i] |= used[o];
+    if (!live[i]) continue;
+    for (int v : n.inputs)
+      if (v != kNoValue) used[v] = 1;
+  }
+  for (int v : inputs_) used[v] = 1;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (live[i])
+      for (int o : nodes_[i]->outputs)
+        if (o != kNoValue) used[o] = 1;
+  std::vector<int> remap(values_.size(), kNoValue);
+  std::vector<std::shared_ptr<const Value>> values;
+  for (size_t v = 0; v < values_.size(); ++v) {
+    if (!used[v]) continue;
+    remap[v] = static_cast<int>(values.size());
+    values.push_back(values_[v]);
+  }
+  std::vector<std::shared_ptr<const Node>> nodes;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!live[i]) continue;
+    auto n = std::make_shared<Node>(*nodes_[i]);
+    for (int& v : n->inputs)
+      if (v != kNoValue) v = remap[v];
+    for (int& v : n->outputs)
+      if (v != kNoValue) v = remap[v];
+    nodes.push_back(std::move(n));
+  }
+  for (int& v : inputs_) v = remap[v];
+  for (int& v : outputs_) v = remap[v];
+  values_ = std::move(values);
+  nodes_ = std::move(nodes);
+}
+
+std::string Graph::UniqueName(const std::string& base) {
+  std::unordered_set<std::string> names;
+  for (const auto& v : values_) names.insert(v->name);
+  for (;;) {
+    std::string candidate = base + "__vs" + std::to_string(name_counter_++);
+    if (!names.count(candidate)) return candidate;
+  }
+}
+
+Status CheckGraph(const Graph& g) {
+  const int nv = g.num_values();
+  std::vector<char> defined(nv, 0);
+  for (int v : g.inputs()) {
+    if (v < 0 || v >= nv) return InternalError("graph input id " + std::to_string(v) + " out of range");
+    defined[v] = 1;
+  }
+  for (int v = 0; v < nv; ++v)
+    if (g.value(v).constant) defined[v] = 1;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    std::string where = "node " + std::to_string(i) + " '" + n.name + "' (" + n.KindName() + ")";
+    if (n.op) {
+      const specs::OpSpec& spec = specs::GetOp(*n.op);
+      if (static_cast<int>(n.inputs.size()) != spec.num_inputs ||
+          static_cast<int>(n.outputs.size()) != spec.num_outputs)
+        return InternalError(where + " has the wrong number of inputs or outputs");
+    } else if (!n.onnx) {
+      return InternalError(where + " is opaque but has no ONNX node");
+    }
+    for (int v : n.inputs) {
+      if (v == kNoValue) {
+        if (n.op) return InternalError(where + " has an omitted input");
+        continue;
+      }
+      if (v < 0 || v >= nv) return InternalError(where + " reads an out-of-range value id");
+      if (!defined[v])
+        return InternalError(where + " reads '" + g.value(v).name +
+                             "' before it is defined (cycle or bad order)");
+    }
+    for (int v : n.outputs) {
+      if (v == kNoValue) {
+        if (n.op) return InternalError(where + " has an omitted output");
+        continue;
+      }
+      if (v < 0 || v >= nv) return InternalError(where + " writes an out-of-range value id");
+      if (defined[v])
+        return InternalError(where + " writes '" + g.value(v).name +
+                             "', which is already defined");
+      defined[v] = 1;
+    }
+  }
+  for (int v : g.outputs()) {
+    if (v < 0 || v >= nv) return InternalError("graph output id out of range");
+    if (!defined[v]) return InternalError("graph output '" + g.value(v).name + "' is never defined");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+std::optional<specs::TensorType> LeafType(const Value& v) {
+  if (!v.StaticShape() || v.dims.size() > static_cast<size_t>(specs::kMaxRank))
+    return std::nullopt;
+  for (int64_t d : v.dims)
+    if (d <= 0) return std::nullopt;
+  auto shape = specs::Shape::FromVector(v.dims);
+  if (!shape.ok()) return std::nullopt;
+  return specs::TensorType(*shape);
+}
+
+}  // namespace
+
+Status InferSpecTypes(Graph* g) {
+  std::vector<int> producer = g->Producers();
+  for (int v = 0; v < g->num_values(); ++v)
+    if (producer[v] < 0) g->mutable_value(v).spec_type = LeafType(g->value(v));
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    if (!n.op) {
+      for (int o : n.outputs)
+        if (o != kNoValue) g->mutable_value(o).spec_type = LeafType(g->value(o));
+      continue;
+    }
+    std::string where = "node '" + n.name + "' (" + n.KindName() + ")";
+    const specs::TensorType* in[specs::kMaxOpInputs];
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const Value& v = g->value(n.inputs[k]);
+      if (!v.spec_type)
+        return InvalidArgument(where + ": input '" + v.name + "' has no static shape");
+      in[k] = &*v.spec_type;
+    }
+    specs::TensorType out[specs::kMaxOpOutputs];
+    VERISUB_RETURN_IF_ERROR(specs::InferTypes(*n.op, n.params, in, out).WithContext(where));
+    std::vector<int> outputs = n.outputs;  // `n` may be invalidated by copy-on-write below
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      Value& v = g->mutable_value(outputs[k]);
+      std::vector<int64_t> dims = out[k].shape.ToVector();
+      if (v.rank_known && v.dims != dims)
+        return InvalidArgument(where + ": output '" + v.name + "' is recorded as " +
+                               DimsToString(v.dims) + " but the shape rule gives " +
+                               DimsToString(dims));
+      v.dims = dims;
+      v.rank_known = true;
+      v.spec_type = out[k];
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+class Hasher {
+ public:
+  Hasher() { XXH3_64bits_reset(state_); }
+  ~Hasher() { XXH3_freeState(state_); }
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+  void Bytes(const void* p, size_t n) { XXH3_64bits_update(state_, p, n); }
+  void Int(int64_t v) { Bytes(&v, sizeof v); }
+  void Str(const std::string& s) {
+    Int(static_cast<int64_t>(s.size()));
+    Bytes(s.data(), s.size());
+  }
+  uint64_t Digest() { return XXH3_64bits_digest(state_); }
+
+ private:
+  XXH3_state_t* state_ = XXH3_createState();
+};
+
+void HashValueType(const Value& v, Hasher* h) {
+  h->Int(v.elem_type);
+  h->Int(v.rank_known);
+  for (int64_t d : v.dims) h->Int(d);
+}
+
+}  // namespace
+
+uint64_t StructuralHash(const Graph& g) {
+  std::vector<uint64_t> vh(g.num_values(), 0);
+  for (size_t k = 0; k < g.inputs().size(); ++k) {
+    Hasher h;
+    h.Str("input");
+    h.Int(static_cast<int64_t>(k));
+    HashValueType(g.value(g.inputs()[k]), &h);
+    vh[g.inputs()[k]] = h.Digest();
+  }
+  for (int v = 0; v < g.num_values(); ++v) {
+    const Value& val = g.value(v);
+    if (!val.constant) continue;
+    Hasher h;
+    h.Str("weight");
+    HashValueType(val, &h);
+    const HostTensor& t = *val.constant;
+    h.Bytes(t.f32.data(), t.f32.size() * sizeof(float));
+    h.Bytes(t.f64.data(), t.f64.size() * sizeof(double));
+    h.Bytes(t.ints.data(), t.ints.size() * sizeof(int64_t));
+    vh[v] = h.Digest();
+  }
+  for (const auto& np : g.nodes()) {
+    const Node& n = *np;
+    Hasher h;
+    h.Str(n.KindName());
+    if (n.op) {
+      for (int64_t p : n.params.v) h.Int(p);
+    } else {
+      onnx::NodeProto attrs;
+      *attrs.mutable_attribute() = n.onnx->attribute();
+      std::string bytes;
+      {
+        google::protobuf::io::StringOutputStream stream(&bytes);
+        google::protobuf::io::CodedOutputStream coded(&stream);
+        coded.SetSerializationDeterministic(true);
+        attrs.SerializeToCodedStream(&coded);
+      }
+      h.Str(bytes);
+    }
+    for (int v : n.inputs) h.Int(v == kNoValue ? 0 : static_cast<int64_t>(vh[v]));
+    uint64_t node_hash = h.Digest();
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k] == kNoValue) continue;
+      Hasher ho;
+      ho.Int(static_cast<int64_t>(node_hash));
+      ho.Int(static_cast<int64_t>(k));
+      HashValueType(g.value(n.outputs[k]), &ho);
+      vh[n.outputs[k]] = ho.Digest();
+    }
+  }
+  Hasher h;
+  h.Int(static_cast<int64_t>(g.inputs().size()));
+  for (int v : g.outputs()) h.Int(static_cast<int64_t>(vh[v]));
+  return h.Digest();
+}
+
+std::vector<std::pair<std::string, int>> OpCounts(const Graph& g) {
+  std::map<std::string, int> counts;
+  for (const auto& n : g.nodes()) ++counts[n->KindName()];
+  return {counts.begin(), counts.end()};
+}
+
+int CountOpaque(const Graph& g) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->opaque();
+  return n;
+}
+
+}  // namespace verisub::runtime

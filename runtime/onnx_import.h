@@ -1,0 +1,42 @@
+// ONNX import: checker and shape inference first, then a graph of opaque nodes, constant
+// folding, and mapping of ONNX operators onto the spec operator set where exact.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/graph.h"
+#include "specs/status.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace verisub::runtime {
+
+struct ImportOptions {
+  // Shapes for graph inputs, replacing what the model says (e.g. fixing a symbolic batch size).
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Every value must have a static shape after shape inference and folding; otherwise import
+  // fails naming the node. Turned off only to run models with data-dependent shapes.
+  bool require_static_shapes = true;
+  bool fold_constants = true;
+  bool map_to_spec_ops = true;
+  // Folded results larger than this stay computed at run time.
+  int64_t fold_max_elements = int64_t{1} << 24;
+};
+
+// Oldest default-domain opset the importer accepts.
+inline constexpr int64_t kMinOpset = 7;
+// Newest default-domain opset known to the linked ONNX library.
+int64_t MaxSupportedOpset();
+
+// Every error message starts with `source` (the file name).
+StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
+StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source,
+                                const ImportOptions& options = {});
+StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& source,
+                                const ImportOptions& options = {});
+
+}  // namespace verisub::runtime

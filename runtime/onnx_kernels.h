@@ -1,0 +1,75 @@
+// Reference kernels for ONNX operators kept opaque (and for constant folding before mapping):
+// the kernel table and the context a kernel sees.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/host_tensor.h"
+#include "specs/status.h"
+
+namespace onnx {
+class NodeProto;
+class AttributeProto;
+}  // namespace onnx
+
+namespace verisub::runtime {
+
+// What one kernel invocation sees: the node's attributes, the model's opset for the node's
+// domain, and its inputs (nullptr for omitted optional inputs).
+class KernelContext {
+ public:
+  KernelContext(const onnx::NodeProto& node, int64_t opset, std::vector<const HostTensor*> inputs)
+      : node_(node), opset_(opset), inputs_(std::move(inputs)) {}
+
+  int64_t opset() const { return opset_; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  // Input i, or nullptr when omitted or beyond the inputs given.
+  const HostTensor* input(int i) const {
+    return i < num_inputs() ? inputs_[i] : nullptr;
+  }
+  const std::string& op_type() const;
+
+  const onnx::AttributeProto* FindAttr(std::string_view name) const;
+  int64_t AttrInt(std::string_view name, int64_t dflt) const;
+  float AttrFloat(std::string_view name, float dflt) const;
+  std::string AttrString(std::string_view name, const std::string& dflt) const;
+  std::vector<int64_t> AttrInts(std::string_view name) const;
+  std::vector<float> AttrFloats(std::string_view name) const;
+
+ private:
+  const onnx::NodeProto& node_;
+  int64_t opset_;
+  std::vector<const HostTensor*> inputs_;
+};
+
+// A kernel fills `outputs` (sized by the caller to the node's output count; optional outputs
+// it does not produce may stay empty). Errors describe the offending input or attribute.
+using OnnxKernel = Status (*)(const KernelContext& ctx, std::vector<HostTensor>* outputs);
+using KernelTable = std::map<std::string, OnnxKernel, std::less<>>;
+
+// Kernels by op type for the default ONNX domain; built once, immutable.
+const KernelTable& OnnxKernels();
+const OnnxKernel* FindOnnxKernel(std::string_view domain, std::string_view op_type);
+
+// Registration of each kernel family (one file each).
+void AddElementwiseKernels(KernelTable* table);
+void AddShapeKernels(KernelTable* table);
+void AddNnKernels(KernelTable* table);
+
+// Helpers shared by the kernel files.
+Status RequireInputs(const KernelContext& ctx, int n);
+// Normalizes a possibly negative axis against a rank; error if out of range.
+StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const std::string& what);
+// Numpy broadcast of two shapes.
+StatusOr<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
+                                            const std::vector<int64_t>& b);
+// For every element of `out` (row-major), the flat index into a tensor of dims `in` broadcast
+// to `out`.
+std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out,
+                                    const std::vector<int64_t>& in);
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+
+}  // namespace verisub::runtime
