@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "onnx/onnx_pb.h"
+#include "specs/registry.h"
 
 namespace verisub::rewriter {
 
@@ -72,7 +73,12 @@ uint64_t GraphHasher::Hash(const Graph& g) {
     const Node& n = *np;
     uint64_t h = n.op ? MixInt(4, static_cast<int64_t>(*n.op)) : AttributeHash(n);
     if (n.op) h = Mix(h, n.params.v.data(), sizeof(n.params.v));
-    for (int v : n.inputs) h = MixInt(h, v == kNoValue ? 0 : static_cast<int64_t>(vh[v]));
+    std::vector<uint64_t> in;
+    for (int v : n.inputs) in.push_back(v == kNoValue ? 0 : vh[v]);
+    // Operand order of commutative operators does not matter: the matcher binds both orders.
+    if (n.op && specs::GetOp(*n.op).commutative && in.size() == 2 && in[1] < in[0])
+      std::swap(in[0], in[1]);
+    for (uint64_t x : in) h = MixInt(h, static_cast<int64_t>(x));
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       if (n.outputs[k] == kNoValue) continue;
       vh[n.outputs[k]] = TypeHash(MixInt(h, static_cast<int64_t>(k)), g.value(n.outputs[k]));

@@ -13,7 +13,9 @@ namespace verisub::rewriter {
 
 // Same properties as runtime::StructuralHash (independent of names and of the order of
 // independent nodes; depends on operators, parameters, opaque attributes, wiring, input
-// positions, shapes and weight contents), but not the same numbers.
+// positions, shapes and weight contents), but not the same numbers, and independent of the
+// operand order of commutative operators (ewadd, ewmul): graphs differing only in that order
+// compute the same values at the same cost, and the matcher matches either order.
 class GraphHasher {
  public:
   uint64_t Hash(const runtime::Graph& g);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "specs/registry.h"
+
 namespace verisub::rewriter {
 
 using runtime::Graph;
@@ -42,11 +44,16 @@ class Matcher {
     cur_.rule = rule_index;
     cur_.nodes.assign(src_.nodes.size(), -1);
     cur_.input_vals.assign(rule.rule.num_inputs, kNoValue);
+    swapped_.assign(src_.nodes.size(), 0);
   }
 
   void Run() { Step(0); }
 
  private:
+  // Graph input slot of pattern node p's input slot k: commutative operators may be bound with
+  // their two operands swapped.
+  int GraphSlot(int p, int k) const { return swapped_[p] && k < 2 ? 1 - k : k; }
+
   // The graph value bound to pattern value `v`, or kNoValue while unbound.
   int Bound(const ruledb::ValueRef& v) const {
     if (v.is_input()) return cur_.input_vals[v.index];
@@ -68,33 +75,52 @@ class Matcher {
           TryBind(s, step.pnode, gn);
         break;
       case MatchStep::Kind::kProducer: {
-        int v = g_.node(cur_.nodes[step.from]).inputs[step.slot];
+        int v = g_.node(cur_.nodes[step.from]).inputs[GraphSlot(step.from, step.slot)];
         if (v != kNoValue && index_.producer[v] >= 0) TryBind(s, step.pnode, index_.producer[v]);
         break;
       }
       case MatchStep::Kind::kConsumer: {
         int v = Bound(step.via);
         if (v == kNoValue) break;
-        for (const auto& [gn, slot] : index_.consumers[v])
-          if (slot == step.slot) TryBind(s, step.pnode, gn);
+        // A commutative consumer may read the value through its other operand (TryBind tries
+        // both orders; the slot check there rejects the wrong one).
+        bool comm = specs::GetOp(src_.nodes[step.pnode].op).commutative && step.slot < 2;
+        int last = -1;
+        for (const auto& [gn, slot] : index_.consumers[v]) {
+          if (gn == last) continue;  // reads v twice: one binding attempt covers both slots
+          if (slot == step.slot || (comm && slot == 1 - step.slot)) {
+            last = gn;
+            TryBind(s, step.pnode, gn);
+          }
+        }
         break;
       }
     }
   }
 
-  // Binds pattern node p to graph node gn if operator, parameters and every edge to already
-  // bound pattern values agree, then continues with the next step.
+  // Binds pattern node p to graph node gn (both operand orders for a commutative operator whose
+  // operands differ), then continues with the next step.
   void TryBind(size_t s, int p, int gn) {
     const Node& n = g_.node(gn);
     const ruledb::PatternNode& pn = src_.nodes[p];
     if (!n.op || *n.op != pn.op || n.params != pn.params) return;
     if (std::find(cur_.nodes.begin(), cur_.nodes.end(), gn) != cur_.nodes.end()) return;
+    TryBindOrder(s, p, gn, false);
+    if (specs::GetOp(pn.op).commutative && n.inputs.size() >= 2 && n.inputs[0] != n.inputs[1])
+      TryBindOrder(s, p, gn, true);
+  }
+
+  // Binds if every edge to already bound pattern values agrees.
+  void TryBindOrder(size_t s, int p, int gn, bool swap) {
+    const Node& n = g_.node(gn);
+    const ruledb::PatternNode& pn = src_.nodes[p];
     std::vector<int> saved_inputs = cur_.input_vals;
     cur_.nodes[p] = gn;
+    swapped_[p] = swap;
     bool ok = n.inputs.size() == pn.inputs.size();
     for (size_t k = 0; ok && k < pn.inputs.size(); ++k) {
       const ruledb::ValueRef& in = pn.inputs[k];
-      int v = n.inputs[k];
+      int v = n.inputs[GraphSlot(p, static_cast<int>(k))];
       if (in.is_input()) {
         int& b = cur_.input_vals[in.index];
         if (b == kNoValue) {
@@ -112,10 +138,12 @@ class Matcher {
       const auto& qin = src_.nodes[q].inputs;
       const Node& qn = g_.node(cur_.nodes[q]);
       for (size_t k = 0; ok && k < qin.size(); ++k)
-        if (!qin[k].is_input() && qin[k].node == p) ok = Bound(qin[k]) == qn.inputs[k];
+        if (!qin[k].is_input() && qin[k].node == p)
+          ok = Bound(qin[k]) == qn.inputs[GraphSlot(static_cast<int>(q), static_cast<int>(k))];
     }
     if (ok) Step(s + 1);
     cur_.nodes[p] = -1;
+    swapped_[p] = 0;
     cur_.input_vals = std::move(saved_inputs);
   }
 
@@ -152,6 +180,7 @@ class Matcher {
   const ruledb::PatternGraph& src_;
   std::vector<Match>* out_;
   Match cur_;
+  std::vector<char> swapped_;  // pattern node -> bound with its two operands swapped
 };
 
 }  // namespace

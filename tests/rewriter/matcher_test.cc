@@ -124,5 +124,27 @@ TEST(MatcherTest, SameInputTwiceMatchesAndTwinDoesNot) {
   EXPECT_EQ(m[0].input_vals, (std::vector<int>{x}));
 }
 
+TEST(MatcherTest, CommutativeOperandsMatchEitherOrder) {
+  auto rules = Rules({"(ewadd (relu ?a) ?b) => (ewadd ?b (relu ?a))"});
+  GraphBuilder b;
+  int x = b.Input("x", {2, 3});
+  int y = b.Input("y", {2, 3});
+  b.Output(b.Op("ewadd", {y, b.Op("relu", {x})}));
+  auto m = MatchesOf(b.Finish(), *rules);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].input_vals, (std::vector<int>{x, y}));
+}
+
+TEST(MatcherTest, NonCommutativeTwinNeedsTheWrittenOrder) {
+  auto rules =
+      Rules({"(matmul[activation=none] (relu ?a) ?b) => "
+             "(matmul[activation=none] (relu ?a) ?b)"});
+  GraphBuilder b;
+  int x = b.Input("x", {3, 3});
+  int y = b.Input("y", {3, 3});
+  b.Output(b.Op("matmul[activation=none]", {y, b.Op("relu", {x})}));
+  EXPECT_TRUE(MatchesOf(b.Finish(), *rules).empty());
+}
+
 }  // namespace
 }  // namespace verisub::rewriter
