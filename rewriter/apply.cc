@@ -32,11 +32,45 @@ const char* RejectReasonName(RejectReason r) {
       return "downstream";
     case RejectReason::kCost:
       return "cost";
+    case RejectReason::kCostLimit:
+      return "cost_limit";
+    case RejectReason::kFold:
+      return "fold";
   }
   return "?";
 }
 
+const std::vector<std::shared_ptr<const runtime::HostTensor>>* FoldCache::Find(
+    const std::string& key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return nullptr;
+  ++hits_;
+  return &it->second.outputs;
+}
+
+void FoldCache::Insert(const std::string& key,
+                       std::vector<std::shared_ptr<const runtime::HostTensor>> in,
+                       std::vector<std::shared_ptr<const runtime::HostTensor>> out) {
+  int64_t bytes = 0;
+  for (const auto& t : out)
+    bytes += static_cast<int64_t>(t->f32.size() * 4 + t->f64.size() * 8 + t->ints.size() * 8);
+  if (bytes_ + bytes > max_bytes_) return;
+  bytes_ += bytes;
+  entries_[key] = Entry{std::move(in), std::move(out)};
+}
+
 namespace {
+
+// Identity of a fold: operator, parameters and the addresses of the input weights.
+std::string FoldKey(const Node& n, const Graph& g) {
+  std::string key(reinterpret_cast<const char*>(&*n.op), sizeof(*n.op));
+  key.append(reinterpret_cast<const char*>(n.params.v.data()), sizeof(n.params.v));
+  for (int v : n.inputs) {
+    const runtime::HostTensor* t = g.value(v).constant.get();
+    key.append(reinterpret_cast<const char*>(&t), sizeof(t));
+  }
+  return key;
+}
 
 ApplyResult Reject(RejectReason r, std::string detail) {
   ApplyResult res;
@@ -81,7 +115,8 @@ bool TopologicalOrder(const std::vector<std::shared_ptr<const Node>>& nodes,
 }  // namespace
 
 ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& rules,
-                       const Match& match, CostEvaluator* cost, const ApplyOptions& options) {
+                       const Match& match, CostEvaluator* cost, const ApplyOptions& options,
+                       double max_cost_delta, FoldCache* folds) {
   const ruledb::Rule& rule = rules.rule(match.rule).rule;
   ApplyResult res;
   Graph& ng = res.graph;
@@ -102,6 +137,8 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
     return v.is_input() ? match.input_vals[v.index] : dst_out[v.node][v.index];
   };
   std::vector<Node> new_nodes;
+  std::vector<Node> to_fold;
+  std::set<int> will_be_constant;
   const int first_new_value = ng.num_values();
   for (size_t d = 0; d < rule.dst.nodes.size(); ++d) {
     const ruledb::PatternNode& pn = rule.dst.nodes[d];
@@ -119,7 +156,7 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
         return Reject(RejectReason::kTypeError,
                       spec.name + ": input '" + val.name + "' has no static shape");
       in[k] = &*val.spec_type;
-      all_constant &= val.constant != nullptr;
+      all_constant &= val.constant != nullptr || will_be_constant.count(v) > 0;
     }
     specs::TensorType out[specs::kMaxOpOutputs];
     Status st = specs::InferTypes(pn.op, pn.params, in, out);
@@ -142,17 +179,10 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
       foldable &= !keep_computed.count({static_cast<int>(d), k});
       foldable &= out[k].shape.NumElements() <= options.fold_max_elements;
     }
-    if (foldable) {
-      std::vector<const runtime::HostTensor*> ins;
-      for (int v : n.inputs) ins.push_back(ng.value(v).constant.get());
-      auto folded = runtime::RunNode(ng, n, ins);
-      if (folded.ok()) {
-        for (int k = 0; k < spec.num_outputs; ++k)
-          ng.mutable_value(n.outputs[k]).constant =
-              std::make_shared<const runtime::HostTensor>(std::move((*folded)[k]));
-        ++res.folded_nodes;
-        continue;
-      }
+    if (foldable) {  // evaluated once the rewrite is known to be within the cost limit
+      for (int o : n.outputs) will_be_constant.insert(o);
+      to_fold.push_back(std::move(n));
+      continue;
     }
     auto c = cost->NodeCost(ng, n);
     if (!c.ok()) return Reject(RejectReason::kCost, c.status().message());
@@ -187,9 +217,40 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
     if (!c.ok()) return Reject(RejectReason::kCost, c.status().message());
     delta -= *c;
   }
+  // Only dead producers of pattern inputs could lower the cost further.
+  bool may_free_more = false;
+  for (int v : match.input_vals) {
+    if (index.producer[v] < 0) continue;
+    int inside = 0;
+    for (int gn : match.nodes)
+      for (int in : g.node(gn).inputs) inside += in == v;
+    may_free_more |= index.use_count[v] == inside;
+  }
+  if (!may_free_more && delta >= max_cost_delta) return Reject(RejectReason::kCostLimit, "");
+  for (Node& n : to_fold) {
+    std::string key = folds ? FoldKey(n, ng) : std::string();
+    const auto* cached = folds ? folds->Find(key) : nullptr;
+    std::vector<std::shared_ptr<const runtime::HostTensor>> outs;
+    if (cached) {
+      outs = *cached;
+    } else {
+      std::vector<const runtime::HostTensor*> ins;
+      std::vector<std::shared_ptr<const runtime::HostTensor>> in_refs;
+      for (int v : n.inputs) {
+        ins.push_back(ng.value(v).constant.get());
+        in_refs.push_back(ng.value(v).constant);
+      }
+      auto folded = runtime::RunNode(ng, n, ins);
+      if (!folded.ok()) return Reject(RejectReason::kFold, folded.status().message());
+      for (auto& t : *folded)
+        outs.push_back(std::make_shared<const runtime::HostTensor>(std::move(t)));
+      if (folds) folds->Insert(key, std::move(in_refs), outs);
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k) ng.mutable_value(n.outputs[k]).constant = outs[k];
+    ++res.folded_nodes;
+  }
   std::vector<std::shared_ptr<const Node>> all;
   std::vector<std::pair<int, int>> keys;
-  std::vector<char> is_new;
   for (int i = 0; i < g.num_nodes(); ++i) {
     if (matched[i]) continue;
     const auto& np = g.node_ptr(i);
@@ -204,12 +265,10 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
       all.push_back(np);
     }
     keys.push_back({i, 0});
-    is_new.push_back(0);
   }
   for (size_t k = 0; k < new_nodes.size(); ++k) {
     all.push_back(std::make_shared<const Node>(std::move(new_nodes[k])));
     keys.push_back({anchor, static_cast<int>(k) + 1});
-    is_new.push_back(1);
   }
   for (int& v : ng.mutable_outputs())
     if (redirect.count(v)) v = redirect[v];

@@ -75,10 +75,12 @@ std::string ReportToJson(const OptimizeReport& r, const std::string& model,
   j += "  \"pruned_by_alpha\": " + std::to_string(s.pruned_by_alpha) + ",\n";
   j += "  \"dropped_queue_full\": " + std::to_string(s.dropped_queue_full) + ",\n";
   j += "  \"rejected\": {";
-  for (int k = 1; k < static_cast<int>(s.rejected.size()); ++k)
+  for (int k = 1; k < static_cast<int>(s.rejected.size()); ++k) {
+    if (static_cast<RejectReason>(k) == RejectReason::kCostLimit) continue;  // pruned_by_alpha
     j += std::string(k > 1 ? ", " : "") +
          JsonEscape(RejectReasonName(static_cast<RejectReason>(k))) + ": " +
          std::to_string(s.rejected[k]);
+  }
   j += "},\n";
   j += "  \"seconds\": " + Num(s.seconds) + ",\n";
   j += "  \"stop_reason\": " + JsonEscape(StopReasonName(s.stop)) + ",\n";

@@ -38,6 +38,11 @@ int64_t PeakRssBytes() {
   return 0;
 }
 
+void ResetPeakRss() {
+  std::ofstream out("/proc/self/clear_refs");
+  if (out) out << "5";  // resets VmHWM to the current RSS (Linux 4.0+)
+}
+
 namespace {
 
 // One rewrite step of a derivation; steps are shared between a graph and its descendants.
@@ -67,7 +72,9 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   *report = SearchReport();
+  ResetPeakRss();
   CostEvaluator cost(&cost_model);
+  FoldCache folds;
   GraphHasher hasher;
   auto initial_cost = cost.GraphCost(g);
   if (!initial_cost.ok()) return initial_cost.status();
@@ -97,7 +104,12 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
           break;
         }
         ++report->matches;
-        ApplyResult res = ApplyMatch(cg, index, rules, m, &cost, options.apply);
+        ApplyResult res = ApplyMatch(cg, index, rules, m, &cost, options.apply,
+                                     options.alpha * best.cost - cur.cost, &folds);
+        if (res.rejected == RejectReason::kCostLimit) {
+          ++report->pruned_by_alpha;
+          continue;
+        }
         if (res.rejected != RejectReason::kNone) {
           ++report->rejected[static_cast<int>(res.rejected)];
           continue;

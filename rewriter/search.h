@@ -50,11 +50,13 @@ struct SearchReport {
   int64_t duplicates = 0;       // candidates whose hash was already seen
   int64_t pruned_by_alpha = 0;  // candidates costlier than alpha x best
   int64_t dropped_queue_full = 0;
-  std::array<int64_t, 6> rejected{};  // by RejectReason
-  int64_t folded_nodes = 0;           // along every generated candidate
+  std::array<int64_t, kNumRejectReasons> rejected{};  // by RejectReason
+  int64_t folded_nodes = 0;  // weight-only target nodes evaluated (cache misses and hits)
   double seconds = 0;
   StopReason stop = StopReason::kQueueEmpty;
-  int64_t peak_rss_bytes = 0;  // process high-water mark after the search (VmHWM)
+  // Process resident-set high-water mark during the search (VmHWM, reset at its start where the
+  // kernel allows; otherwise since process start).
+  int64_t peak_rss_bytes = 0;
 };
 
 // Returns the cheapest graph found (the input itself when nothing helps). `g` must have spec
@@ -63,7 +65,8 @@ StatusOr<runtime::Graph> Search(const runtime::Graph& g, const RuleSet& rules,
                                 const runtime::CostModel& cost_model, const SearchOptions& options,
                                 SearchReport* report);
 
-// Process peak resident set size in bytes (0 where /proc is unavailable).
+// Process peak resident set size in bytes (0 where /proc is unavailable), and its reset.
 int64_t PeakRssBytes();
+void ResetPeakRss();
 
 }  // namespace verisub::rewriter
