@@ -8,7 +8,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "runtime/executor.h"
+#include "runtime/constant_folding.h"
 #include "specs/evaluate.h"
 
 namespace verisub::rewriter {
@@ -34,43 +34,11 @@ const char* RejectReasonName(RejectReason r) {
       return "cost";
     case RejectReason::kCostLimit:
       return "cost_limit";
-    case RejectReason::kFold:
-      return "fold";
   }
   return "?";
 }
 
-const std::vector<std::shared_ptr<const runtime::HostTensor>>* FoldCache::Find(
-    const std::string& key) const {
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return nullptr;
-  ++hits_;
-  return &it->second.outputs;
-}
-
-void FoldCache::Insert(const std::string& key,
-                       std::vector<std::shared_ptr<const runtime::HostTensor>> in,
-                       std::vector<std::shared_ptr<const runtime::HostTensor>> out) {
-  int64_t bytes = 0;
-  for (const auto& t : out)
-    bytes += static_cast<int64_t>(t->f32.size() * 4 + t->f64.size() * 8 + t->ints.size() * 8);
-  if (bytes_ + bytes > max_bytes_) return;
-  bytes_ += bytes;
-  entries_[key] = Entry{std::move(in), std::move(out)};
-}
-
 namespace {
-
-// Identity of a fold: operator, parameters and the addresses of the input weights.
-std::string FoldKey(const Node& n, const Graph& g) {
-  std::string key(reinterpret_cast<const char*>(&*n.op), sizeof(*n.op));
-  key.append(reinterpret_cast<const char*>(n.params.v.data()), sizeof(n.params.v));
-  for (int v : n.inputs) {
-    const runtime::HostTensor* t = g.value(v).constant.get();
-    key.append(reinterpret_cast<const char*>(&t), sizeof(t));
-  }
-  return key;
-}
 
 ApplyResult Reject(RejectReason r, std::string detail) {
   ApplyResult res;
@@ -116,7 +84,7 @@ bool TopologicalOrder(const std::vector<std::shared_ptr<const Node>>& nodes,
 
 ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& rules,
                        const Match& match, CostEvaluator* cost, const ApplyOptions& options,
-                       double max_cost_delta, FoldCache* folds) {
+                       double max_cost_delta) {
   const ruledb::Rule& rule = rules.rule(match.rule).rule;
   ApplyResult res;
   Graph& ng = res.graph;
@@ -137,8 +105,7 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
     return v.is_input() ? match.input_vals[v.index] : dst_out[v.node][v.index];
   };
   std::vector<Node> new_nodes;
-  std::vector<Node> to_fold;
-  std::set<int> will_be_constant;
+  std::set<int> new_weight_only;
   const int first_new_value = ng.num_values();
   for (size_t d = 0; d < rule.dst.nodes.size(); ++d) {
     const ruledb::PatternNode& pn = rule.dst.nodes[d];
@@ -156,11 +123,16 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
         return Reject(RejectReason::kTypeError,
                       spec.name + ": input '" + val.name + "' has no static shape");
       in[k] = &*val.spec_type;
-      all_constant &= val.constant != nullptr || will_be_constant.count(v) > 0;
+      all_constant &=
+          v < first_new_value ? index.weight_only[v] != 0 : new_weight_only.count(v) > 0;
     }
     specs::TensorType out[specs::kMaxOpOutputs];
     Status st = specs::InferTypes(pn.op, pn.params, in, out);
     if (!st.ok()) return Reject(RejectReason::kTypeError, st.message());
+    if (pn.op == specs::OpKind::kEnlarge && out[0] == *in[0]) {
+      dst_out[d].push_back(n.inputs[0]);  // enlarging to the kernel's own size: the identity
+      continue;
+    }
     int32_t elem_type = ng.value(n.inputs[0]).elem_type;
     n.name = "verisub_rw_n" + std::to_string(ng.num_values());
     for (int k = 0; k < spec.num_outputs; ++k) {
@@ -177,11 +149,12 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
     bool foldable = options.fold_constants && all_constant;
     for (int k = 0; foldable && k < spec.num_outputs; ++k) {
       foldable &= !keep_computed.count({static_cast<int>(d), k});
-      foldable &= out[k].shape.NumElements() <= options.fold_max_elements;
+      foldable &= out[k].shape.NumElements() <= kFoldMaxElements;
     }
-    if (foldable) {  // evaluated once the rewrite is known to be within the cost limit
-      for (int o : n.outputs) will_be_constant.insert(o);
-      to_fold.push_back(std::move(n));
+    if (foldable) {  // folded into a weight when the search ends: free
+      for (int o : n.outputs) new_weight_only.insert(o);
+      ++res.weight_only_nodes;
+      new_nodes.push_back(std::move(n));
       continue;
     }
     auto c = cost->NodeCost(ng, n);
@@ -213,6 +186,7 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
   for (int gn : match.nodes) {
     matched[gn] = 1;
     anchor = std::max(anchor, gn);
+    if (IsFoldedNode(g.node(gn), index.weight_only)) continue;
     auto c = cost->NodeCost(g, g.node(gn));
     if (!c.ok()) return Reject(RejectReason::kCost, c.status().message());
     delta -= *c;
@@ -227,28 +201,6 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
     may_free_more |= index.use_count[v] == inside;
   }
   if (!may_free_more && delta >= max_cost_delta) return Reject(RejectReason::kCostLimit, "");
-  for (Node& n : to_fold) {
-    std::string key = folds ? FoldKey(n, ng) : std::string();
-    const auto* cached = folds ? folds->Find(key) : nullptr;
-    std::vector<std::shared_ptr<const runtime::HostTensor>> outs;
-    if (cached) {
-      outs = *cached;
-    } else {
-      std::vector<const runtime::HostTensor*> ins;
-      std::vector<std::shared_ptr<const runtime::HostTensor>> in_refs;
-      for (int v : n.inputs) {
-        ins.push_back(ng.value(v).constant.get());
-        in_refs.push_back(ng.value(v).constant);
-      }
-      auto folded = runtime::RunNode(ng, n, ins);
-      if (!folded.ok()) return Reject(RejectReason::kFold, folded.status().message());
-      for (auto& t : *folded)
-        outs.push_back(std::make_shared<const runtime::HostTensor>(std::move(t)));
-      if (folds) folds->Insert(key, std::move(in_refs), outs);
-    }
-    for (size_t k = 0; k < n.outputs.size(); ++k) ng.mutable_value(n.outputs[k]).constant = outs[k];
-    ++res.folded_nodes;
-  }
   std::vector<std::shared_ptr<const Node>> all;
   std::vector<std::pair<int, int>> keys;
   for (int i = 0; i < g.num_nodes(); ++i) {
@@ -293,6 +245,10 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
       removed = true;
       for (int v : all[i]->inputs)
         if (v != kNoValue) --uses[v];
+      bool free = keys[i].second == 0
+                      ? IsFoldedNode(*all[i], index.weight_only)
+                      : !all[i]->outputs.empty() && new_weight_only.count(all[i]->outputs[0]);
+      if (free) continue;
       auto c = cost->NodeCost(ng, *all[i]);
       if (!c.ok()) return Reject(RejectReason::kCost, c.status().message());
       delta -= *c;
@@ -346,7 +302,11 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
   return res;
 }
 
-void FinalizeGraph(Graph* g) {
+Status FinalizeGraph(Graph* g) {
+  runtime::FoldOptions fold;
+  fold.max_elements = kFoldMaxElements;
+  auto folded = runtime::FoldConstants(g, fold);
+  if (!folded.ok()) return folded.status().WithContext("folding weight-only nodes");
   g->RemoveDeadCode();
   std::set<std::string> names;
   for (int v = 0; v < g->num_values(); ++v) {
@@ -355,6 +315,7 @@ void FinalizeGraph(Graph* g) {
     g->mutable_value(v).name = fresh;
     names.insert(fresh);
   }
+  return Status::Ok();
 }
 
 }  // namespace verisub::rewriter

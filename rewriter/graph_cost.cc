@@ -70,9 +70,37 @@ StatusOr<double> CostEvaluator::NodeCost(const Graph& g, const Node& n) {
   return *t;
 }
 
+std::vector<char> WeightOnlyValues(const Graph& g, int64_t max_elements) {
+  std::vector<char> w(g.num_values(), 0), is_output(g.num_values(), 0);
+  for (int v : g.outputs()) is_output[v] = 1;
+  for (int v = 0; v < g.num_values(); ++v) w[v] = g.value(v).constant != nullptr;
+  for (const auto& np : g.nodes()) {
+    const Node& n = *np;
+    if (!n.op) continue;
+    bool all = true;
+    for (int v : n.inputs) all &= v != kNoValue && w[v];
+    if (!all) continue;
+    for (int o : n.outputs)
+      all &= !is_output[o] && g.value(o).StaticShape() &&
+             runtime::CountElements(g.value(o).dims) <= max_elements;
+    if (!all) continue;
+    for (int o : n.outputs) w[o] = 1;
+  }
+  return w;
+}
+
+bool IsFoldedNode(const Node& n, const std::vector<char>& weight_only) {
+  if (!n.op) return false;
+  for (int o : n.outputs)
+    if (o == kNoValue || !weight_only[o]) return false;
+  return true;
+}
+
 StatusOr<double> CostEvaluator::GraphCost(const Graph& g) {
   double total = 0;
+  std::vector<char> weight_only = WeightOnlyValues(g);
   for (const auto& n : g.nodes()) {
+    if (IsFoldedNode(*n, weight_only)) continue;
     auto c = NodeCost(g, *n);
     if (!c.ok()) return c.status();
     total += *c;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "rewriter/graph_cost.h"
 #include "specs/registry.h"
 
 namespace verisub::rewriter {
@@ -15,7 +16,8 @@ GraphIndex::GraphIndex(const Graph& g)
     : producer(g.num_values(), -1),
       use_count(g.num_values(), 0),
       is_output(g.num_values(), 0),
-      consumers(g.num_values()) {
+      consumers(g.num_values()),
+      weight_only(WeightOnlyValues(g)) {
   for (int i = 0; i < g.num_nodes(); ++i) {
     const Node& n = g.node(i);
     for (int o : n.outputs)

@@ -19,6 +19,7 @@ struct GraphIndex {
   std::vector<char> is_output;  // value -> is a graph output
   // value -> (node, input slot) of every reader, in node order.
   std::vector<std::vector<std::pair<int, int>>> consumers;
+  std::vector<char> weight_only;  // value -> WeightOnlyValues()
   // operator -> spec nodes with that operator, in node order.
   std::array<std::vector<int>, specs::kNumOpKinds> by_op;
 };

@@ -74,7 +74,6 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
   *report = SearchReport();
   ResetPeakRss();
   CostEvaluator cost(&cost_model);
-  FoldCache folds;
   GraphHasher hasher;
   auto initial_cost = cost.GraphCost(g);
   if (!initial_cost.ok()) return initial_cost.status();
@@ -105,7 +104,7 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
         }
         ++report->matches;
         ApplyResult res = ApplyMatch(cg, index, rules, m, &cost, options.apply,
-                                     options.alpha * best.cost - cur.cost, &folds);
+                                     options.alpha * best.cost - cur.cost);
         if (res.rejected == RejectReason::kCostLimit) {
           ++report->pruned_by_alpha;
           continue;
@@ -115,7 +114,7 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
           continue;
         }
         ++report->graphs_generated;
-        report->folded_nodes += res.folded_nodes;
+        report->weight_only_nodes += res.weight_only_nodes;
         double c = cur.cost + res.cost_delta;
         if (c >= options.alpha * best.cost) {
           ++report->pruned_by_alpha;
@@ -151,7 +150,7 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
               return a.count != b.count ? a.count > b.count : a.id < b.id;
             });
   Graph result = *best.graph;
-  FinalizeGraph(&result);
+  VERISUB_RETURN_IF_ERROR(FinalizeGraph(&result));
   // The reported cost is recomputed from scratch, not accumulated along the derivation.
   auto final_cost = cost.GraphCost(result);
   if (!final_cost.ok()) return final_cost.status();

@@ -51,7 +51,7 @@ struct SearchReport {
   int64_t pruned_by_alpha = 0;  // candidates costlier than alpha x best
   int64_t dropped_queue_full = 0;
   std::array<int64_t, kNumRejectReasons> rejected{};  // by RejectReason
-  int64_t folded_nodes = 0;  // weight-only target nodes evaluated (cache misses and hits)
+  int64_t weight_only_nodes = 0;  // target nodes computed from weights only, over candidates
   double seconds = 0;
   StopReason stop = StopReason::kQueueEmpty;
   // Process resident-set high-water mark during the search (VmHWM, reset at its start where the
