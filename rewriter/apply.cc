@@ -57,14 +57,19 @@ bool TopologicalOrder(const std::vector<std::shared_ptr<const Node>>& nodes,
   for (int i = 0; i < n; ++i)
     for (int o : nodes[i]->outputs)
       if (o != kNoValue) producer[o] = i;
-  std::vector<int> indegree(n, 0);
-  std::vector<std::vector<int>> readers(n);
+  // Readers of each node in compressed rows (one allocation instead of one per node).
+  std::vector<int> indegree(n, 0), row(n + 1, 0);
   for (int i = 0; i < n; ++i)
-    for (int v : nodes[i]->inputs) {
-      if (v == kNoValue || producer[v] < 0) continue;
-      ++indegree[i];
-      readers[producer[v]].push_back(i);
-    }
+    for (int v : nodes[i]->inputs)
+      if (v != kNoValue && producer[v] >= 0) {
+        ++indegree[i];
+        ++row[producer[v] + 1];
+      }
+  for (int i = 0; i < n; ++i) row[i + 1] += row[i];
+  std::vector<int> readers(row[n]), fill(row.begin(), row.end() - 1);
+  for (int i = 0; i < n; ++i)
+    for (int v : nodes[i]->inputs)
+      if (v != kNoValue && producer[v] >= 0) readers[fill[producer[v]]++] = i;
   using Item = std::pair<std::pair<int, int>, int>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
   for (int i = 0; i < n; ++i)
@@ -74,8 +79,8 @@ bool TopologicalOrder(const std::vector<std::shared_ptr<const Node>>& nodes,
     int i = ready.top().second;
     ready.pop();
     order->push_back(nodes[i]);
-    for (int j : readers[i])
-      if (--indegree[j] == 0) ready.push({keys[j], j});
+    for (int r = row[i]; r < row[i + 1]; ++r)
+      if (--indegree[readers[r]] == 0) ready.push({keys[readers[r]], readers[r]});
   }
   return static_cast<int>(order->size()) == n;
 }

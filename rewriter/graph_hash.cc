@@ -73,12 +73,12 @@ uint64_t GraphHasher::Hash(const Graph& g) {
     const Node& n = *np;
     uint64_t h = n.op ? MixInt(4, static_cast<int64_t>(*n.op)) : AttributeHash(n);
     if (n.op) h = Mix(h, n.params.v.data(), sizeof(n.params.v));
-    std::vector<uint64_t> in;
-    for (int v : n.inputs) in.push_back(v == kNoValue ? 0 : vh[v]);
+    auto input_hash = [&](size_t k) { return n.inputs[k] == kNoValue ? 0 : vh[n.inputs[k]]; };
     // Operand order of commutative operators does not matter: the matcher binds both orders.
-    if (n.op && specs::GetOp(*n.op).commutative && in.size() == 2 && in[1] < in[0])
-      std::swap(in[0], in[1]);
-    for (uint64_t x : in) h = MixInt(h, static_cast<int64_t>(x));
+    bool swap = n.op && n.inputs.size() == 2 && specs::GetOp(*n.op).commutative &&
+                input_hash(1) < input_hash(0);
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      h = MixInt(h, static_cast<int64_t>(input_hash(swap ? 1 - k : k)));
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       if (n.outputs[k] == kNoValue) continue;
       vh[n.outputs[k]] = TypeHash(MixInt(h, static_cast<int64_t>(k)), g.value(n.outputs[k]));

@@ -19,11 +19,12 @@ namespace verisub::rewriter {
 struct SearchOptions {
   // Candidates costlier than alpha x the best cost so far are not explored (TASO: 1.05).
   double alpha = 1.05;
-  // Graphs taken from the queue and expanded (every match of every rule applied).
-  int budget = 1000;
+  // Graphs taken from the queue and expanded (every match of every rule applied). On the
+  // benchmark models with the hand-written rules, 10x this budget finds no cheaper graph.
+  int budget = 100;
   // Wall-clock limit in seconds, 0 for none. The only source of nondeterminism: the report
   // says when it triggered.
-  double time_limit_s = 30;
+  double time_limit_s = 10;
   // Queue entries kept; beyond it the costliest entries are dropped (bounds memory).
   int max_queue = 4096;
   ApplyOptions apply;
