@@ -123,6 +123,21 @@ TEST_F(VerisubOptTest, BadArgumentsAndModelsFail) {
   EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
 }
 
+// An unsound rule (it drops a relu) must be caught by --verify-outputs: exit 3, nothing written.
+TEST_F(VerisubOptTest, VerifyOutputsCatchesAnUnsoundRule) {
+  GraphBuilder b;
+  b.Output(b.Op("tanh", {b.Op("relu", {b.Input("x", {2, 16})})}));
+  ASSERT_TRUE(runtime::ExportOnnxFile(b.Finish(), (dir_ / "in.onnx").string()).ok());
+  std::ofstream(dir_ / "bad.rules") << "(tanh (relu ?a)) => (tanh ?a)\n";
+  CommandResult r =
+      RunCommand(Opt("--rules " + (dir_ / "bad.rules").string() + " --allow-unproved " +
+                     "--verify-outputs --report " + (dir_ / "report.json").string()));
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("VERIFY FAILED"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+  EXPECT_FALSE(fs::exists(dir_ / "report.json"));
+}
+
 TEST(ReportJsonTest, EscapesStrings) {
   EXPECT_EQ(JsonEscape("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
 }
