@@ -107,6 +107,31 @@ TEST(SearchTest, BudgetStopsTheSearch) {
   EXPECT_EQ(report.search.graphs_explored, 1);
 }
 
+TEST(SearchTest, TimeLimitIsReported) {
+  auto rules = testing::HandwrittenRules();
+  OptimizeOptions o = Defaults();
+  o.search.time_limit_s = 1e-12;  // already exceeded at the first match
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(InceptionBlock(), *rules, o, &out, &report).ok());
+  EXPECT_EQ(report.search.stop, StopReason::kTimeLimit);
+  EXPECT_TRUE(runtime::CheckGraph(out).ok());
+}
+
+TEST(SearchTest, BoundedQueueDropsCostliestAndStaysSound) {
+  auto rules = testing::HandwrittenRules();
+  OptimizeOptions o = Defaults();
+  o.search.max_queue = 1;
+  runtime::Graph g = InceptionBlock();
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(g, *rules, o, &out, &report).ok());
+  EXPECT_GT(report.search.dropped_queue_full, 0);
+  EXPECT_LE(report.search.cost_after_us, report.search.cost_before_us);
+  VerifyReport vr;
+  EXPECT_TRUE(CompareOutputs(g, out, {}, &vr).ok());
+}
+
 TEST(SearchTest, AlphaOneExploresNoMoreThanDefaultAlpha) {
   auto rules = testing::HandwrittenRules();
   OptimizeOptions strict = Defaults();
