@@ -266,9 +266,28 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
     live.push_back(all[i]);
     live_keys.push_back(keys[i]);
   }
+  // The target nodes sit where the last matched node was; that order is usually already
+  // topological (one linear check), otherwise Kahn's algorithm reorders or finds the cycle.
   std::vector<std::shared_ptr<const Node>> order;
-  if (!TopologicalOrder(live, live_keys, ng.num_values(), &order))
+  std::vector<int> positions(live.size());
+  for (size_t i = 0; i < live.size(); ++i) positions[i] = static_cast<int>(i);
+  std::stable_sort(positions.begin(), positions.end(),
+                   [&](int a, int b) { return live_keys[a] < live_keys[b]; });
+  std::vector<char> defined(ng.num_values(), 0);
+  for (int v : ng.inputs()) defined[v] = 1;
+  bool in_order = true;
+  for (int i : positions) {
+    for (int v : live[i]->inputs)
+      if (v != kNoValue && !defined[v] && !ng.value(v).constant) in_order = false;
+    if (!in_order) break;
+    for (int o : live[i]->outputs)
+      if (o != kNoValue) defined[o] = 1;
+  }
+  if (in_order) {
+    for (int i : positions) order.push_back(live[i]);
+  } else if (!TopologicalOrder(live, live_keys, ng.num_values(), &order)) {
     return Reject(RejectReason::kCycle, "the rewrite would create a cycle");
+  }
   // Weights nothing reads any more are released (the value slot stays until FinalizeGraph).
   for (int v = 0; v < first_new_value; ++v)
     if (uses[v] == 0 && ng.value(v).constant && g.value(v).constant) {

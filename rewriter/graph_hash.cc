@@ -18,12 +18,20 @@ using runtime::Value;
 namespace {
 
 uint64_t Mix(uint64_t seed, const void* p, size_t n) { return XXH3_64bits_withSeed(p, n, seed); }
-uint64_t MixInt(uint64_t seed, int64_t v) { return Mix(seed, &v, sizeof v); }
+// Folds one integer into a hash (two rounds of the splitmix64 finalizer): cheaper than a
+// hash-function call per integer, and the search hashes every node of every candidate.
+uint64_t MixInt(uint64_t seed, int64_t v) {
+  uint64_t h = seed ^ (static_cast<uint64_t>(v) + 0x9E3779B97F4A7C15ULL + (seed << 6));
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+  return h ^ (h >> 31);
+}
 
 uint64_t TypeHash(uint64_t seed, const Value& v) {
   seed = MixInt(seed, v.elem_type);
   seed = MixInt(seed, v.rank_known);
-  return Mix(seed, v.dims.data(), v.dims.size() * sizeof(int64_t));
+  for (int64_t d : v.dims) seed = MixInt(seed, d);
+  return MixInt(seed, static_cast<int64_t>(v.dims.size()));
 }
 
 }  // namespace
@@ -72,7 +80,8 @@ uint64_t GraphHasher::Hash(const Graph& g) {
   for (const auto& np : g.nodes()) {
     const Node& n = *np;
     uint64_t h = n.op ? MixInt(4, static_cast<int64_t>(*n.op)) : AttributeHash(n);
-    if (n.op) h = Mix(h, n.params.v.data(), sizeof(n.params.v));
+    if (n.op)
+      for (int64_t p : n.params.v) h = MixInt(h, p);
     auto input_hash = [&](size_t k) { return n.inputs[k] == kNoValue ? 0 : vh[n.inputs[k]]; };
     // Operand order of commutative operators does not matter: the matcher binds both orders.
     bool swap = n.op && n.inputs.size() == 2 && specs::GetOp(*n.op).commutative &&
