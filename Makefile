@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := cmake g++ make libz3-dev z3 libprotobuf-dev protobuf-compiler libtbb-dev \
                    libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev
 
-.PHONY: deps configure build test demo clean format bench-verify validate-axioms
+.PHONY: deps configure build test demo clean format
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -58,6 +58,27 @@ validate-axioms: configure
 	cmake --build $(BUILD) -j $(JOBS) --target verisub-verify
 	time $(BUILD)/verify/verisub-verify --validate-axioms --threads $(VERIFY_THREADS)
 	$(BUILD)/verify/verisub-verify --redundant-axioms --threads $(VERIFY_THREADS)
+
+# Rewriter benchmark: every model in $(BUILD)/models (written by verisub-models when the model
+# builders are present) optimized with default settings. Uses $(RULES) when it exists, else the
+# hand-written (unproved) fixture, saying so.
+RULES ?= data/rules/taso.pb
+BENCH_RULES = $(if $(wildcard $(RULES)),--rules $(RULES),--rules data/rules/handwritten.txt --allow-unproved)
+.PHONY: bench-opt
+bench-opt: configure
+	-@cmake --build $(BUILD) -j $(JOBS) --target models 2>/dev/null || echo "bench-opt: no model builders in this tree"
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-bench-opt
+	@[ -f $(RULES) ] || echo "bench-opt: $(RULES) not found; using data/rules/handwritten.txt (unproved)"
+	$(BUILD)/rewriter/verisub-bench-opt $(BUILD)/models $(BENCH_RULES)
+
+# The main job on one model: optimize, verify outputs, write the result and a report.
+DEMO_MODEL ?= $(BUILD)/models/resnet50.onnx
+.PHONY: demo-opt
+demo-opt: configure
+	-@cmake --build $(BUILD) -j $(JOBS) --target models 2>/dev/null || true
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt
+	$(BUILD)/rewriter/verisub-opt $(DEMO_MODEL) -o $(BUILD)/demo_optimized.onnx $(BENCH_RULES) \
+	  --verify-outputs --report $(BUILD)/demo_report.json
 
 format:
 	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i

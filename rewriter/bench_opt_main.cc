@@ -1,0 +1,138 @@
+// verisub-bench-opt: optimizes every .onnx model in a folder with default settings and prints
+// one table row per model (cost before/after, ratio, rules applied, graphs explored, wall time,
+// peak memory).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "rewriter/optimize.h"
+#include "rewriter/rule_source.h"
+#include "rewriter/search.h"
+#include "runtime/onnx_import.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: verisub-bench-opt [MODEL_DIR] [--rules FILE] [--allow-unproved] [--budget N]\n"
+    "                         [--device NAME]\n"
+    "  MODEL_DIR defaults to build/models (written by verisub-models --out DIR)\n"
+    "  Each model runs in its own process (--one PATH), so peak memory is per model.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace verisub;  // NOLINT
+  std::string dir = "build/models", rules_path = rewriter::kDefaultRulesPath, one;
+  bool allow_unproved = false;
+  OptimizeOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--rules" && i + 1 < argc) {
+      rules_path = next();
+    } else if (a == "--one" && i + 1 < argc) {
+      one = next();
+    } else if (a == "--allow-unproved") {
+      allow_unproved = true;
+    } else if (a == "--budget" && i + 1 < argc) {
+      options.search.budget = std::atoi(next());
+    } else if (a == "--device" && i + 1 < argc) {
+      options.device = next();
+    } else if (a == "-h" || a == "--help") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (!a.empty() && a[0] != '-') {
+      dir = a;
+    } else {
+      std::fprintf(stderr, "unknown argument '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  if (one.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      std::printf(
+          "bench-opt: no model folder '%s' (build the benchmark models with "
+          "`verisub-models --out %s`); skipping\n",
+          dir.c_str(), dir.c_str());
+      return 0;
+    }
+    std::vector<std::string> models;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().extension() == ".onnx") models.push_back(e.path().string());
+    std::sort(models.begin(), models.end());
+    if (models.empty()) {
+      std::printf("bench-opt: no .onnx files in '%s'; skipping\n", dir.c_str());
+      return 0;
+    }
+    std::string flags = "--rules '" + rules_path + "' --budget " +
+                        std::to_string(options.search.budget) + " --device " + options.device +
+                        (allow_unproved ? " --allow-unproved" : "");
+    std::printf("rules: %s, device %s, alpha %.2f, budget %d, time limit %.0f s\n\n",
+                rules_path.c_str(), options.device.c_str(), options.search.alpha,
+                options.search.budget, options.search.time_limit_s);
+    std::printf("%-18s %6s %11s %11s %6s %6s %9s %8s %8s %s\n", "model", "nodes", "before_us",
+                "after_us", "ratio", "steps", "explored", "time_s", "peak_MB", "stop");
+    int failures = 0;
+    std::string rules_text;
+    for (const std::string& path : models) {
+      std::string cmd = std::string("'") + argv[0] + "' --one '" + path + "' " + flags + " 2>&1";
+      FILE* p = popen(cmd.c_str(), "r");
+      if (!p) return std::fprintf(stderr, "error: cannot run %s\n", argv[0]), 1;
+      char line[8192];
+      while (std::fgets(line, sizeof line, p)) {
+        if (std::strncmp(line, "rule ", 5) == 0) {
+          rules_text += line + 5;
+        } else {
+          std::fputs(line, stdout);
+        }
+      }
+      failures += pclose(p) != 0;
+      std::fflush(stdout);
+    }
+    std::printf("\nrules applied per model (count, rule), at most 5 each:\n%s", rules_text.c_str());
+    return failures ? 1 : 0;
+  }
+
+  auto rules = rewriter::LoadRules(rules_path);
+  if (!rules.ok()) {
+    std::fprintf(stderr, "error: %s\n", rules.status().message().c_str());
+    return 1;
+  }
+  rewriter::RuleSetOptions rule_options;
+  rule_options.proved_only = !allow_unproved;
+  auto set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
+  if (!set.ok()) {
+    std::fprintf(stderr, "error: %s\n", set.status().message().c_str());
+    return 1;
+  }
+  std::string name = std::filesystem::path(one).stem().string();
+  auto g = runtime::ImportOnnxFile(one);
+  if (!g.ok()) {
+    std::printf("%-18s import failed: %s\n", name.c_str(), g.status().message().c_str());
+    return 1;
+  }
+  runtime::Graph out;
+  OptimizeReport report;
+  auto t0 = std::chrono::steady_clock::now();
+  Status st = Optimize(*g, **set, options, &out, &report);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!st.ok()) {
+    std::printf("%-18s optimize failed: %s\n", name.c_str(), st.message().c_str());
+    return 1;
+  }
+  const rewriter::SearchReport& s = report.search;
+  std::printf("%-18s %6d %11.1f %11.1f %6.3f %6d %9lld %8.3f %8.1f %s\n", name.c_str(),
+              report.nodes_before, s.cost_before_us, s.cost_after_us,
+              s.cost_after_us > 0 ? s.cost_before_us / s.cost_after_us : 0.0, s.rewrite_steps,
+              static_cast<long long>(s.graphs_explored), wall, rewriter::PeakRssBytes() / 1048576.0,
+              rewriter::StopReasonName(s.stop));
+  if (!s.rules_applied.empty()) std::printf("rule   %s\n", name.c_str());
+  for (size_t k = 0; k < s.rules_applied.size() && k < 5; ++k)
+    std::printf("rule     %4d  %s\n", s.rules_applied[k].count, s.rules_applied[k].text.c_str());
+  return 0;
+}

@@ -1,0 +1,44 @@
+// Graph cost for the search: the sum of per-node times from a CostModel, cached per operator
+// instance (OpCostQuery::Key), so each distinct instance is asked once per optimization.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/cost/cost_model.h"
+#include "runtime/graph.h"
+#include "specs/status.h"
+
+namespace verisub::rewriter {
+
+// The cost query of one node: shapes from spec types (or static dims), 4-byte floats unless
+// the element type says otherwise. Unknown shapes give rank-0 shapes (opaque nodes only).
+runtime::OpCostQuery NodeQuery(const runtime::Graph& g, const runtime::Node& n);
+
+// Largest weight-only result that is folded (runtime::FoldOptions' default).
+inline constexpr int64_t kFoldMaxElements = int64_t{1} << 24;
+
+// Per value: a weight, or computed only from weights by spec nodes, not a graph output and at
+// most `max_elements` large. Such values are folded into weights when a search ends
+// (runtime::FoldConstants), so the nodes computing them cost nothing.
+std::vector<char> WeightOnlyValues(const runtime::Graph& g,
+                                   int64_t max_elements = kFoldMaxElements);
+// A spec node all of whose outputs are weight-only.
+bool IsFoldedNode(const runtime::Node& n, const std::vector<char>& weight_only);
+
+class CostEvaluator {
+ public:
+  explicit CostEvaluator(const runtime::CostModel* model) : model_(model) {}
+
+  StatusOr<double> NodeCost(const runtime::Graph& g, const runtime::Node& n);
+  // Sum over nodes, weight-only nodes excluded.
+  StatusOr<double> GraphCost(const runtime::Graph& g);
+  int cache_size() const { return static_cast<int>(cache_.size()); }
+
+ private:
+  const runtime::CostModel* model_;
+  std::unordered_map<std::string, double> cache_;
+};
+
+}  // namespace verisub::rewriter

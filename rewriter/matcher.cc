@@ -1,0 +1,206 @@
+// Backtracking matcher that follows a compiled rule's plan.
+#include "rewriter/matcher.h"
+
+#include <algorithm>
+
+#include "rewriter/graph_cost.h"
+#include "specs/registry.h"
+
+namespace verisub::rewriter {
+
+using runtime::Graph;
+using runtime::kNoValue;
+using runtime::Node;
+
+GraphIndex::GraphIndex(const Graph& g)
+    : producer(g.num_values(), -1),
+      use_count(g.num_values(), 0),
+      is_output(g.num_values(), 0),
+      consumers(g.num_values()),
+      weight_only(WeightOnlyValues(g)) {
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    for (int o : n.outputs)
+      if (o != kNoValue) producer[o] = i;
+    for (int k = 0; k < static_cast<int>(n.inputs.size()); ++k) {
+      int v = n.inputs[k];
+      if (v == kNoValue) continue;
+      ++use_count[v];
+      consumers[v].push_back({i, k});
+    }
+    if (n.op) by_op[static_cast<int>(*n.op)].push_back(i);
+  }
+  for (int v : g.outputs()) {
+    ++use_count[v];
+    is_output[v] = 1;
+  }
+}
+
+namespace {
+
+class Matcher {
+ public:
+  Matcher(const Graph& g, const GraphIndex& index, const CompiledRule& rule, int rule_index,
+          std::vector<Match>* out)
+      : g_(g), index_(index), rule_(rule), src_(rule.rule.src), out_(out) {
+    cur_.rule = rule_index;
+    cur_.nodes.assign(src_.nodes.size(), -1);
+    cur_.input_vals.assign(rule.rule.num_inputs, kNoValue);
+    swapped_.assign(src_.nodes.size(), 0);
+  }
+
+  void Run() { Step(0); }
+
+ private:
+  // Graph input slot of pattern node p's input slot k: commutative operators may be bound with
+  // their two operands swapped.
+  int GraphSlot(int p, int k) const { return swapped_[p] && k < 2 ? 1 - k : k; }
+
+  // The graph value bound to pattern value `v`, or kNoValue while unbound.
+  int Bound(const ruledb::ValueRef& v) const {
+    if (v.is_input()) return cur_.input_vals[v.index];
+    int gn = cur_.nodes[v.node];
+    if (gn < 0) return kNoValue;
+    const auto& outs = g_.node(gn).outputs;
+    return v.index < static_cast<int>(outs.size()) ? outs[v.index] : kNoValue;
+  }
+
+  void Step(size_t s) {
+    if (s == rule_.plan.size()) {
+      if (Complete()) out_->push_back(cur_);
+      return;
+    }
+    const MatchStep& step = rule_.plan[s];
+    switch (step.kind) {
+      case MatchStep::Kind::kRoot:
+        for (int gn : index_.by_op[static_cast<int>(src_.nodes[step.pnode].op)])
+          TryBind(s, step.pnode, gn);
+        break;
+      case MatchStep::Kind::kProducer: {
+        int v = g_.node(cur_.nodes[step.from]).inputs[GraphSlot(step.from, step.slot)];
+        if (v != kNoValue && index_.producer[v] >= 0) TryBind(s, step.pnode, index_.producer[v]);
+        break;
+      }
+      case MatchStep::Kind::kConsumer: {
+        int v = Bound(step.via);
+        if (v == kNoValue) break;
+        // A commutative consumer may read the value through its other operand (TryBind tries
+        // both orders; the slot check there rejects the wrong one).
+        bool comm = specs::GetOp(src_.nodes[step.pnode].op).commutative && step.slot < 2;
+        int last = -1;
+        for (const auto& [gn, slot] : index_.consumers[v]) {
+          if (gn == last) continue;  // reads v twice: one binding attempt covers both slots
+          if (slot == step.slot || (comm && slot == 1 - step.slot)) {
+            last = gn;
+            TryBind(s, step.pnode, gn);
+          }
+        }
+        break;
+      }
+    }
+  }
+
+  // Binds pattern node p to graph node gn (both operand orders for a commutative operator whose
+  // operands differ), then continues with the next step.
+  void TryBind(size_t s, int p, int gn) {
+    const Node& n = g_.node(gn);
+    const ruledb::PatternNode& pn = src_.nodes[p];
+    if (!n.op || *n.op != pn.op || n.params != pn.params) return;
+    if (std::find(cur_.nodes.begin(), cur_.nodes.end(), gn) != cur_.nodes.end()) return;
+    TryBindOrder(s, p, gn, false);
+    if (specs::GetOp(pn.op).commutative && n.inputs.size() >= 2 && n.inputs[0] != n.inputs[1])
+      TryBindOrder(s, p, gn, true);
+  }
+
+  // Binds if every edge to already bound pattern values agrees.
+  void TryBindOrder(size_t s, int p, int gn, bool swap) {
+    const Node& n = g_.node(gn);
+    const ruledb::PatternNode& pn = src_.nodes[p];
+    std::vector<int> saved_inputs = cur_.input_vals;
+    cur_.nodes[p] = gn;
+    swapped_[p] = swap;
+    bool ok = n.inputs.size() == pn.inputs.size();
+    for (size_t k = 0; ok && k < pn.inputs.size(); ++k) {
+      const ruledb::ValueRef& in = pn.inputs[k];
+      int v = n.inputs[GraphSlot(p, static_cast<int>(k))];
+      if (in.is_input()) {
+        int& b = cur_.input_vals[in.index];
+        if (b == kNoValue) {
+          b = v;
+        } else {
+          ok = b == v;
+        }
+      } else if (cur_.nodes[in.node] >= 0) {
+        ok = Bound(in) == v;
+      }
+    }
+    // Edges from p to pattern consumers bound earlier.
+    for (size_t q = 0; ok && q < src_.nodes.size(); ++q) {
+      if (cur_.nodes[q] < 0 || static_cast<int>(q) == p) continue;
+      const auto& qin = src_.nodes[q].inputs;
+      const Node& qn = g_.node(cur_.nodes[q]);
+      for (size_t k = 0; ok && k < qin.size(); ++k)
+        if (!qin[k].is_input() && qin[k].node == p)
+          ok = Bound(qin[k]) == qn.inputs[GraphSlot(static_cast<int>(q), static_cast<int>(k))];
+    }
+    if (ok) Step(s + 1);
+    cur_.nodes[p] = -1;
+    swapped_[p] = 0;
+    cur_.input_vals = std::move(saved_inputs);
+  }
+
+  // Whole-match conditions: inputs bound outside the match, and every value read outside the
+  // match is a source output.
+  bool Complete() const {
+    for (int v : cur_.input_vals) {
+      if (v == kNoValue) return false;
+      int p = index_.producer[v];
+      if (p >= 0 && std::find(cur_.nodes.begin(), cur_.nodes.end(), p) != cur_.nodes.end())
+        return false;
+    }
+    for (size_t p = 0; p < src_.nodes.size(); ++p) {
+      const Node& n = g_.node(cur_.nodes[p]);
+      for (int k = 0; k < static_cast<int>(n.outputs.size()); ++k) {
+        int v = n.outputs[k];
+        int inside = 0;
+        for (int gn : cur_.nodes) {
+          const auto& ins = g_.node(gn).inputs;
+          inside += static_cast<int>(std::count(ins.begin(), ins.end(), v));
+        }
+        if (index_.use_count[v] == inside) continue;
+        ruledb::ValueRef ref{static_cast<int>(p), k};
+        if (std::find(src_.outputs.begin(), src_.outputs.end(), ref) == src_.outputs.end())
+          return false;
+      }
+    }
+    return true;
+  }
+
+  const Graph& g_;
+  const GraphIndex& index_;
+  const CompiledRule& rule_;
+  const ruledb::PatternGraph& src_;
+  std::vector<Match>* out_;
+  Match cur_;
+  std::vector<char> swapped_;  // pattern node -> bound with its two operands swapped
+};
+
+}  // namespace
+
+std::vector<Match> FindMatches(const Graph& g, const GraphIndex& index, const RuleSet& rules,
+                               int rule_index) {
+  std::vector<Match> out;
+  Matcher(g, index, rules.rule(rule_index), rule_index, &out).Run();
+  return out;
+}
+
+std::vector<Match> FindAllMatches(const Graph& g, const GraphIndex& index, const RuleSet& rules) {
+  std::vector<Match> out;
+  for (int r = 0; r < rules.size(); ++r) {
+    std::vector<Match> m = FindMatches(g, index, rules, r);
+    out.insert(out.end(), m.begin(), m.end());
+  }
+  return out;
+}
+
+}  // namespace verisub::rewriter

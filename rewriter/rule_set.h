@@ -1,0 +1,77 @@
+// A frozen rule set: rules compiled once (match plans, ids), indexed by the operator of their
+// root source node, shared read-only by every optimization.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ruledb/rule.h"
+#include "specs/op_spec.h"
+#include "specs/status.h"
+
+namespace verisub::rewriter {
+
+// One step of a match plan: how to find the graph node for pattern node `pnode`.
+struct MatchStep {
+  enum class Kind {
+    kRoot,      // try every graph node with the right operator
+    kProducer,  // the producer of input `slot` of the graph node bound to pattern node `from`
+    kConsumer,  // a consumer, at input `slot`, of the graph value bound to pattern value `via`
+  };
+  Kind kind = Kind::kRoot;
+  int pnode = 0;
+  int from = -1;
+  int slot = 0;
+  ruledb::ValueRef via;
+};
+
+struct CompiledRule {
+  ruledb::Rule rule;
+  std::string id;    // ruledb::Rule::Id()
+  std::string text;  // canonical text
+  specs::OpKind root_op = specs::OpKind::kNumOps;
+  // Binds every source node; each step after the first reaches a node connected to those
+  // already bound, so matching never enumerates unrelated nodes.
+  std::vector<MatchStep> plan;
+};
+
+struct RuleSetOptions {
+  // Only rules whose proof record says proved are used. Rules read from text carry no proof
+  // record, so tests and hand-written fixtures turn this off explicitly.
+  bool proved_only = true;
+};
+
+struct RuleSetStats {
+  int loaded = 0;
+  int compiled = 0;
+  int skipped_unproved = 0;
+  int skipped_duplicate = 0;
+  // Source patterns that cannot be matched by following edges: disconnected sources, sources
+  // that output a pattern input, or sources with no nodes.
+  int skipped_unmatchable = 0;
+};
+
+class RuleSet {
+ public:
+  // Compiles `rules`; rules that cannot be used are skipped and counted in stats().
+  static StatusOr<std::shared_ptr<const RuleSet>> Compile(std::vector<ruledb::Rule> rules,
+                                                          const RuleSetOptions& options = {});
+
+  int size() const { return static_cast<int>(rules_.size()); }
+  const CompiledRule& rule(int i) const { return rules_[i]; }
+  // Indices of the rules whose root source node has operator `op`, in rule order.
+  const std::vector<int>& RulesWithRoot(specs::OpKind op) const {
+    return by_root_[static_cast<int>(op)];
+  }
+  const RuleSetStats& stats() const { return stats_; }
+
+ private:
+  RuleSet() = default;
+  std::vector<CompiledRule> rules_;
+  std::array<std::vector<int>, specs::kNumOpKinds + 1> by_root_;
+  RuleSetStats stats_;
+};
+
+}  // namespace verisub::rewriter

@@ -1,0 +1,29 @@
+// Where rules come from: the shipped rules database (ruledb's protobuf file or its text form,
+// with proof records), or a plain list of canonical rules, one per line (`#` comments; no proof
+// records) for tests and development. Callers only see LoadRules(path).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ruledb/rule.h"
+#include "specs/status.h"
+
+namespace verisub::rewriter {
+
+// Default rules file for verisub-opt, relative to the working directory.
+inline constexpr const char* kDefaultRulesPath = "data/rules/taso.pb";
+
+// Parses rules text: one rule per line, blank lines and lines starting with '#' ignored. Every
+// rule gets ProofStatus::kUnchecked (text carries no proof record). Errors name `source` and
+// the line.
+StatusOr<std::vector<ruledb::Rule>> ParseRulesText(std::string_view text,
+                                                   const std::string& source);
+
+// Reads a rules file: a rules database through ruledb::LoadRuleDatabase (errors name the file
+// and rule), otherwise a plain list through ParseRulesText. A missing file is NotFound with the
+// path in the message.
+StatusOr<std::vector<ruledb::Rule>> LoadRules(const std::string& path);
+
+}  // namespace verisub::rewriter

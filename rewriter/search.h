@@ -1,0 +1,73 @@
+// TASO's cost-based backtracking search: a priority queue of graphs by cost, graphs costlier
+// than alpha x best dropped, seen graphs deduplicated by structural hash, explicit limits, and a
+// report with the stop reason.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rewriter/apply.h"
+#include "rewriter/rule_set.h"
+#include "runtime/cost/cost_model.h"
+#include "runtime/graph.h"
+#include "specs/status.h"
+
+namespace verisub::rewriter {
+
+struct SearchOptions {
+  // Candidates costlier than alpha x the best cost so far are not explored (TASO: 1.05).
+  double alpha = 1.05;
+  // Graphs taken from the queue and expanded (every match of every rule applied). On the
+  // benchmark models with the hand-written rules, 10x this budget finds no cheaper graph.
+  int budget = 100;
+  // Wall-clock limit in seconds, 0 for none. The only source of nondeterminism: the report
+  // says when it triggered.
+  double time_limit_s = 10;
+  // Queue entries kept; beyond it the costliest entries are dropped (bounds memory).
+  int max_queue = 4096;
+  ApplyOptions apply;
+};
+
+enum class StopReason { kQueueEmpty, kBudget, kTimeLimit };
+const char* StopReasonName(StopReason r);
+
+struct RuleUse {
+  std::string id;
+  std::string text;
+  int count = 0;
+};
+
+struct SearchReport {
+  double cost_before_us = 0;
+  double cost_after_us = 0;
+  // Rules along the best graph's derivation: count descending, then id.
+  std::vector<RuleUse> rules_applied;
+  int rewrite_steps = 0;         // length of the best graph's derivation
+  int64_t graphs_explored = 0;   // graphs expanded
+  int64_t graphs_generated = 0;  // rewrites that produced a valid graph
+  int64_t matches = 0;
+  int64_t duplicates = 0;       // candidates whose hash was already seen
+  int64_t pruned_by_alpha = 0;  // candidates costlier than alpha x best
+  int64_t dropped_queue_full = 0;
+  std::array<int64_t, kNumRejectReasons> rejected{};  // by RejectReason
+  int64_t weight_only_nodes = 0;  // target nodes computed from weights only, over candidates
+  double seconds = 0;
+  StopReason stop = StopReason::kQueueEmpty;
+  // Process resident-set high-water mark during the search (VmHWM, reset at its start where the
+  // kernel allows; otherwise since process start).
+  int64_t peak_rss_bytes = 0;
+};
+
+// Returns the cheapest graph found (the input itself when nothing helps). `g` must have spec
+// types (runtime::InferSpecTypes). Errors only when the input graph cannot be priced.
+StatusOr<runtime::Graph> Search(const runtime::Graph& g, const RuleSet& rules,
+                                const runtime::CostModel& cost_model, const SearchOptions& options,
+                                SearchReport* report);
+
+// Process peak resident set size in bytes (0 where /proc is unavailable), and its reset.
+int64_t PeakRssBytes();
+void ResetPeakRss();
+
+}  // namespace verisub::rewriter

@@ -1,0 +1,150 @@
+// Matching: operator, parameters, wiring, outside uses, opaque nodes, multi-output patterns.
+// Every "matches" case has a "must not match" twin.
+#include "rewriter/matcher.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/rewriter/test_graphs.h"
+
+namespace verisub::rewriter {
+namespace {
+
+using testing::GraphBuilder;
+using testing::Rules;
+
+constexpr const char* kConv1 = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
+const std::string kFuseRelu =
+    std::string("(relu (") + kConv1 +
+    " ?a ?b)) => (conv2d[stride_h=1,stride_w=1,padding=same,activation=relu,group=1] ?a ?b)";
+const std::string kMergeMatmul =
+    "(matmul[activation=none] ?a ?b) ; (matmul[activation=none] ?a ?c) => "
+    "(split.0[axis=1] (matmul[activation=none] ?a (concat[axis=1] ?b ?c))) ; "
+    "(split.1[axis=1] (matmul[activation=none] ?a (concat[axis=1] ?b ?c)))";
+
+std::vector<Match> MatchesOf(const runtime::Graph& g, const RuleSet& rules) {
+  GraphIndex index(g);
+  return FindAllMatches(g, index, rules);
+}
+
+TEST(MatcherTest, ConvReluMatches) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 4, 8, 8});
+  int w = b.Weight("w", {4, 4, 3, 3}, 1);
+  b.Output(b.Op("relu", {b.Op(kConv1, {x, w})}));
+  runtime::Graph g = b.Finish();
+  auto rules = Rules({kFuseRelu});
+  uint64_t before = runtime::StructuralHash(g);
+  auto m = MatchesOf(g, *rules);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].input_vals, (std::vector<int>{x, w}));
+  EXPECT_EQ(runtime::StructuralHash(g), before);  // matching never edits
+}
+
+TEST(MatcherTest, ConvReluTwinParamsDiffer) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 4, 8, 8});
+  int w = b.Weight("w", {4, 4, 3, 3}, 1);
+  b.Output(b.Op("relu", {b.Op("conv2d[stride_h=2,stride_w=2,padding=same,activation=none,group=1]",
+                              {x, w})}));
+  EXPECT_TRUE(MatchesOf(b.Finish(), *Rules({kFuseRelu})).empty());
+}
+
+TEST(MatcherTest, ConvReluTwinIntermediateUsedOutside) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 4, 8, 8});
+  int w = b.Weight("w", {4, 4, 3, 3}, 1);
+  int c = b.Op(kConv1, {x, w});
+  b.Output(b.Op("relu", {c}));
+  b.Output(b.Op("sigmoid", {c}));  // the conv output is needed unfused
+  EXPECT_TRUE(MatchesOf(b.Finish(), *Rules({kFuseRelu})).empty());
+}
+
+TEST(MatcherTest, ConvReluTwinIntermediateIsGraphOutput) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 4, 8, 8});
+  int w = b.Weight("w", {4, 4, 3, 3}, 1);
+  int c = b.Op(kConv1, {x, w});
+  b.Output(b.Op("relu", {c}));
+  b.Output(c);
+  EXPECT_TRUE(MatchesOf(b.Finish(), *Rules({kFuseRelu})).empty());
+}
+
+TEST(MatcherTest, ConvReluTwinOpaqueInTheWay) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 4, 8, 8});
+  int w = b.Weight("w", {4, 4, 3, 3}, 1);
+  b.Output(b.Op("relu", {b.Opaque("Neg", b.Op(kConv1, {x, w}))}));
+  EXPECT_TRUE(MatchesOf(b.Finish(), *Rules({kFuseRelu})).empty());
+}
+
+TEST(MatcherTest, OpaqueMayFeedAndConsumeAMatch) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 4, 8, 8});
+  int w = b.Weight("w", {4, 4, 3, 3}, 1);
+  int neg = b.Opaque("Neg", x);
+  b.Output(b.Opaque("Neg", b.Op("relu", {b.Op(kConv1, {neg, w})})));
+  auto m = MatchesOf(b.Finish(), *Rules({kFuseRelu}));
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].input_vals[0], neg);
+}
+
+TEST(MatcherTest, MultiOutputMatmulMergeMatchesBothOrders) {
+  GraphBuilder b;
+  int a = b.Input("a", {4, 8});
+  int w1 = b.Weight("w1", {8, 6}, 1);
+  int w2 = b.Weight("w2", {8, 5}, 2);
+  b.Output(b.Op("matmul[activation=none]", {a, w1}));
+  b.Output(b.Op("matmul[activation=none]", {a, w2}));
+  auto m = MatchesOf(b.Finish(), *Rules({kMergeMatmul}));
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].input_vals, (std::vector<int>{a, w1, w2}));
+  EXPECT_EQ(m[1].input_vals, (std::vector<int>{a, w2, w1}));
+}
+
+TEST(MatcherTest, MultiOutputTwinNoSharedInput) {
+  GraphBuilder b;
+  int a = b.Input("a", {4, 8});
+  int a2 = b.Input("a2", {4, 8});
+  int w1 = b.Weight("w1", {8, 6}, 1);
+  int w2 = b.Weight("w2", {8, 5}, 2);
+  b.Output(b.Op("matmul[activation=none]", {a, w1}));
+  b.Output(b.Op("matmul[activation=none]", {a2, w2}));
+  EXPECT_TRUE(MatchesOf(b.Finish(), *Rules({kMergeMatmul})).empty());
+}
+
+TEST(MatcherTest, SameInputTwiceMatchesAndTwinDoesNot) {
+  auto rules = Rules({"(ewmul ?a ?a) => (ewmul ?a ?a)"});
+  GraphBuilder b;
+  int x = b.Input("x", {2, 3});
+  int y = b.Input("y", {2, 3});
+  b.Output(b.Op("ewmul", {x, x}));
+  b.Output(b.Op("ewmul", {x, y}));
+  auto m = MatchesOf(b.Finish(), *rules);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].input_vals, (std::vector<int>{x}));
+}
+
+TEST(MatcherTest, CommutativeOperandsMatchEitherOrder) {
+  auto rules = Rules({"(ewadd (relu ?a) ?b) => (ewadd ?b (relu ?a))"});
+  GraphBuilder b;
+  int x = b.Input("x", {2, 3});
+  int y = b.Input("y", {2, 3});
+  b.Output(b.Op("ewadd", {y, b.Op("relu", {x})}));
+  auto m = MatchesOf(b.Finish(), *rules);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].input_vals, (std::vector<int>{x, y}));
+}
+
+TEST(MatcherTest, NonCommutativeTwinNeedsTheWrittenOrder) {
+  auto rules =
+      Rules({"(matmul[activation=none] (relu ?a) ?b) => "
+             "(matmul[activation=none] (relu ?a) ?b)"});
+  GraphBuilder b;
+  int x = b.Input("x", {3, 3});
+  int y = b.Input("y", {3, 3});
+  b.Output(b.Op("matmul[activation=none]", {y, b.Op("relu", {x})}));
+  EXPECT_TRUE(MatchesOf(b.Finish(), *rules).empty());
+}
+
+}  // namespace
+}  // namespace verisub::rewriter

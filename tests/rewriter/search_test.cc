@@ -1,0 +1,182 @@
+// Search: cost goes down, results are sound and deterministic, limits and stop reasons.
+#include "rewriter/search.h"
+
+#include <gtest/gtest.h>
+
+#include "rewriter/graph_hash.h"
+#include "rewriter/optimize.h"
+#include "rewriter/verify_outputs.h"
+#include "runtime/cost/analytic_cost.h"
+#include "tests/rewriter/test_graphs.h"
+
+namespace verisub::rewriter {
+namespace {
+
+using testing::CountOp;
+using testing::GraphBuilder;
+
+constexpr const char* kConv1 = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
+
+// An inception-like block: 1x1 and 3x3 convolutions of one input, each followed by relu, their
+// outputs concatenated; a transpose pair on a side branch.
+runtime::Graph InceptionBlock() {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 8, 8, 8});
+  int w1 = b.Weight("w1", {8, 8, 1, 1}, 1);
+  int w3 = b.Weight("w3", {8, 8, 3, 3}, 2);
+  int r1 = b.Op("relu", {b.Op(kConv1, {x, w1})});
+  int r3 = b.Op("relu", {b.Op(kConv1, {x, w3})});
+  b.Output(b.Op("concat[axis=1]", {r1, r3}));
+  int m = b.Input("m", {6, 5});
+  b.Output(b.Op("transpose[perm=[1,0]]", {b.Op("transpose[perm=[1,0]]", {m})}));
+  return b.Finish();
+}
+
+OptimizeOptions Defaults() {
+  OptimizeOptions o;
+  o.search.time_limit_s = 0;  // deterministic tests
+  return o;
+}
+
+TEST(SearchTest, OptimizesAndStaysEquivalent) {
+  auto rules = testing::HandwrittenRules();
+  runtime::Graph g = InceptionBlock();
+  runtime::Graph out;
+  OptimizeReport report;
+  Status st = Optimize(g, *rules, Defaults(), &out, &report);
+  ASSERT_TRUE(st.ok()) << st.message();
+  const SearchReport& s = report.search;
+  EXPECT_LT(s.cost_after_us, s.cost_before_us);
+  EXPECT_EQ(CountOp(out, "relu"), 0);
+  EXPECT_EQ(CountOp(out, "transpose"), 0);
+  // Enlarge the 1x1 kernel, merge the convolutions, drop concat(split(...)).
+  EXPECT_EQ(CountOp(out, "conv2d"), 1);
+  EXPECT_EQ(CountOp(out, "concat"), 0);
+  EXPECT_EQ(CountOp(out, "split"), 0);
+  EXPECT_GT(s.rewrite_steps, 0);
+  EXPECT_FALSE(s.rules_applied.empty());
+  EXPECT_EQ(s.stop, StopReason::kQueueEmpty);
+  EXPECT_GT(s.graphs_explored, 1);
+  VerifyReport vr;
+  Status v = CompareOutputs(g, out, {}, &vr);
+  EXPECT_TRUE(v.ok()) << v.message();
+  EXPECT_EQ(vr.outputs_compared, 2);
+}
+
+TEST(SearchTest, Deterministic) {
+  auto rules = testing::HandwrittenRules();
+  runtime::Graph g = InceptionBlock();
+  runtime::Graph a, b;
+  OptimizeReport ra, rb;
+  ASSERT_TRUE(Optimize(g, *rules, Defaults(), &a, &ra).ok());
+  ASSERT_TRUE(Optimize(g, *rules, Defaults(), &b, &rb).ok());
+  EXPECT_EQ(runtime::StructuralHash(a), runtime::StructuralHash(b));
+  EXPECT_EQ(ra.search.cost_after_us, rb.search.cost_after_us);
+  EXPECT_EQ(ra.search.graphs_explored, rb.search.graphs_explored);
+  EXPECT_EQ(ra.search.graphs_generated, rb.search.graphs_generated);
+  ASSERT_EQ(ra.search.rules_applied.size(), rb.search.rules_applied.size());
+  for (size_t i = 0; i < ra.search.rules_applied.size(); ++i) {
+    EXPECT_EQ(ra.search.rules_applied[i].id, rb.search.rules_applied[i].id);
+    EXPECT_EQ(ra.search.rules_applied[i].count, rb.search.rules_applied[i].count);
+  }
+}
+
+TEST(SearchTest, ZeroBudgetReturnsTheInput) {
+  auto rules = testing::HandwrittenRules();
+  runtime::Graph g = InceptionBlock();
+  OptimizeOptions o = Defaults();
+  o.search.budget = 0;
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(g, *rules, o, &out, &report).ok());
+  EXPECT_EQ(report.search.stop, StopReason::kBudget);
+  EXPECT_EQ(report.search.graphs_explored, 0);
+  EXPECT_EQ(report.search.cost_after_us, report.search.cost_before_us);
+  GraphHasher h1, h2;
+  EXPECT_EQ(h1.Hash(out), h2.Hash(g));
+}
+
+TEST(SearchTest, BudgetStopsTheSearch) {
+  auto rules = testing::HandwrittenRules();
+  OptimizeOptions o = Defaults();
+  o.search.budget = 1;
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(InceptionBlock(), *rules, o, &out, &report).ok());
+  EXPECT_EQ(report.search.stop, StopReason::kBudget);
+  EXPECT_EQ(report.search.graphs_explored, 1);
+}
+
+TEST(SearchTest, TimeLimitIsReported) {
+  auto rules = testing::HandwrittenRules();
+  OptimizeOptions o = Defaults();
+  o.search.time_limit_s = 1e-12;  // already exceeded at the first match
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(InceptionBlock(), *rules, o, &out, &report).ok());
+  EXPECT_EQ(report.search.stop, StopReason::kTimeLimit);
+  EXPECT_TRUE(runtime::CheckGraph(out).ok());
+}
+
+TEST(SearchTest, BoundedQueueDropsCostliestAndStaysSound) {
+  auto rules = testing::HandwrittenRules();
+  OptimizeOptions o = Defaults();
+  o.search.max_queue = 1;
+  runtime::Graph g = InceptionBlock();
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(g, *rules, o, &out, &report).ok());
+  EXPECT_GT(report.search.dropped_queue_full, 0);
+  EXPECT_LE(report.search.cost_after_us, report.search.cost_before_us);
+  VerifyReport vr;
+  EXPECT_TRUE(CompareOutputs(g, out, {}, &vr).ok());
+}
+
+TEST(SearchTest, AlphaOneExploresNoMoreThanDefaultAlpha) {
+  auto rules = testing::HandwrittenRules();
+  OptimizeOptions strict = Defaults();
+  strict.search.alpha = 1.0;
+  runtime::Graph a, b;
+  OptimizeReport ra, rb;
+  ASSERT_TRUE(Optimize(InceptionBlock(), *rules, strict, &a, &ra).ok());
+  ASSERT_TRUE(Optimize(InceptionBlock(), *rules, Defaults(), &b, &rb).ok());
+  EXPECT_LE(ra.search.graphs_explored, rb.search.graphs_explored);
+  EXPECT_GT(ra.search.pruned_by_alpha, 0);
+}
+
+TEST(SearchTest, CycleGraphOptimizesWithoutCycles) {
+  auto rules = testing::HandwrittenRules();
+  GraphBuilder b;
+  int a = b.Input("a", {4, 4});
+  int w = b.Weight("w", {4, 4}, 1);
+  int r = b.Op("relu", {b.Op("matmul[activation=none]", {a, w})});
+  b.Output(b.Op("matmul[activation=none]", {a, r}));
+  runtime::Graph g = b.Finish();
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(g, *rules, Defaults(), &out, &report).ok());
+  EXPECT_GT(report.search.rejected[static_cast<int>(RejectReason::kCycle)], 0);
+  EXPECT_TRUE(runtime::CheckGraph(out).ok());
+  EXPECT_EQ(CountOp(out, "matmul"), 2);
+  VerifyReport vr;
+  EXPECT_TRUE(CompareOutputs(g, out, {}, &vr).ok());
+}
+
+TEST(SearchTest, BadOptionsAreErrorsNotCrashes) {
+  auto rules = testing::HandwrittenRules();
+  runtime::Graph out;
+  OptimizeReport report;
+  OptimizeOptions o = Defaults();
+  o.search.alpha = 0.5;
+  EXPECT_EQ(Optimize(InceptionBlock(), *rules, o, &out, &report).code(),
+            StatusCode::kInvalidArgument);
+  o = Defaults();
+  o.device = "tpu";
+  EXPECT_FALSE(Optimize(InceptionBlock(), *rules, o, &out, &report).ok());
+  runtime::Graph broken = InceptionBlock();
+  broken.mutable_outputs().push_back(12345);
+  EXPECT_FALSE(Optimize(broken, *rules, Defaults(), &out, &report).ok());
+}
+
+}  // namespace
+}  // namespace verisub::rewriter

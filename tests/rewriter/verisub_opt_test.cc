@@ -1,0 +1,160 @@
+// verisub-opt end to end: a model exported to ONNX, optimized, verified and reported; errors
+// leave no output; the program links no Z3, TBB, gen/ or verify/ code.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "rewriter/report_json.h"
+#include "runtime/onnx_export.h"
+#include "runtime/onnx_import.h"
+#include "tests/rewriter/test_graphs.h"
+
+namespace verisub::rewriter {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::GraphBuilder;
+
+struct CommandResult {
+  int code = -1;
+  std::string output;
+};
+
+CommandResult RunCommand(const std::string& cmd) {
+  CommandResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class VerisubOptTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        fs::temp_directory_path() /
+        ("verisub_opt_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    GraphBuilder b;
+    int x = b.Input("x", {1, 4, 8, 8});
+    // The weight is a graph input: this branch's importer drops initializers (fixed on the
+    // runtime branch), and the rule does not care where its inputs come from.
+    int w = b.Input("w", {4, 4, 3, 3});
+    int c = b.Op("conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]", {x, w});
+    b.Output(b.Op("relu", {c}));
+    runtime::Graph g = b.Finish();
+    Status st = runtime::ExportOnnxFile(g, (dir_ / "in.onnx").string());
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Opt(const std::string& args) {
+    return std::string(VERISUB_OPT_PATH) + " " + (dir_ / "in.onnx").string() + " -o " +
+           (dir_ / "out.onnx").string() + " " + args;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(VerisubOptTest, OptimizesVerifiesAndReports) {
+  CommandResult r =
+      RunCommand(Opt("--rules data/rules/handwritten.txt --allow-unproved --verify-outputs "
+                     "--report " +
+                     (dir_ / "report.json").string()));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("cost before:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stop reason:     queue_empty"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("verify outputs:  ok"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("x1  (relu (conv2d"), std::string::npos) << r.output;
+  auto out = runtime::ImportOnnxFile((dir_ / "out.onnx").string());
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  // The fused convolution is exported as the standard Conv + Relu pair.
+  EXPECT_NE(r.output.find("nodes:           2 -> 1"), std::string::npos) << r.output;
+  EXPECT_EQ(testing::CountOp(*out, "conv2d"), 1);
+  std::string json = ReadFile(dir_ / "report.json");
+  for (const char* key :
+       {"\"cost_before_us\"", "\"rules_applied\"", "\"stop_reason\": \"queue_empty\"",
+        "\"graphs_explored\"", "\"peak_rss_bytes\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  EXPECT_FALSE(fs::exists(dir_ / "report.json.tmp"));
+}
+
+TEST_F(VerisubOptTest, MissingRulesFileFailsAndWritesNothing) {
+  CommandResult r = RunCommand(Opt("--rules " + (dir_ / "none.rules").string()));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("none.rules"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+}
+
+TEST_F(VerisubOptTest, UnprovedRulesNeedAFlag) {
+  CommandResult r = RunCommand(Opt("--rules data/rules/handwritten.txt"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("--allow-unproved"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("0 used"), std::string::npos) << r.output;
+}
+
+TEST_F(VerisubOptTest, BadArgumentsAndModelsFail) {
+  EXPECT_EQ(RunCommand(Opt("--alpha 0.5")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--budget x")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--frobnicate")).code, 2);
+  std::ofstream(dir_ / "bad.onnx") << "not a model";
+  CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "bad.onnx").string() +
+                               " -o " + (dir_ / "out.onnx").string() +
+                               " --rules data/rules/handwritten.txt --allow-unproved");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+}
+
+// An unsound rule (it drops a relu) must be caught by --verify-outputs: exit 3, nothing written.
+TEST_F(VerisubOptTest, VerifyOutputsCatchesAnUnsoundRule) {
+  GraphBuilder b;
+  b.Output(b.Op("tanh", {b.Op("relu", {b.Input("x", {2, 16})})}));
+  ASSERT_TRUE(runtime::ExportOnnxFile(b.Finish(), (dir_ / "in.onnx").string()).ok());
+  std::ofstream(dir_ / "bad.rules") << "(tanh (relu ?a)) => (tanh ?a)\n";
+  CommandResult r =
+      RunCommand(Opt("--rules " + (dir_ / "bad.rules").string() + " --allow-unproved " +
+                     "--verify-outputs --report " + (dir_ / "report.json").string()));
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("VERIFY FAILED"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+  EXPECT_FALSE(fs::exists(dir_ / "report.json"));
+}
+
+TEST(ReportJsonTest, EscapesStrings) {
+  EXPECT_EQ(JsonEscape("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+}
+
+TEST(LinkTest, NoZ3TbbGenOrVerifyInVerisubOpt) {
+  std::string closure = VERISUB_OPT_LINK_CLOSURE;
+  EXPECT_NE(closure.find("verisub_rewriter"), std::string::npos) << closure;
+  for (const char* banned : {"z3", "Z3", "tbb", "TBB", "verisub_gen", "verisub_verify"})
+    EXPECT_EQ(closure.find(banned), std::string::npos) << banned << " in " << closure;
+  CommandResult ldd = RunCommand(std::string("ldd ") + VERISUB_OPT_PATH);
+  ASSERT_EQ(ldd.code, 0) << ldd.output;
+  EXPECT_EQ(ldd.output.find("libz3"), std::string::npos) << ldd.output;
+  EXPECT_EQ(ldd.output.find("libtbb"), std::string::npos) << ldd.output;
+  CommandResult nm = RunCommand(std::string("nm -C ") + VERISUB_OPT_PATH +
+                                " | grep -c 'verisub::gen::\\|verisub::verify::\\|z3::' || true");
+  EXPECT_EQ(nm.output, "0\n") << nm.output;
+}
+
+}  // namespace
+}  // namespace verisub::rewriter
