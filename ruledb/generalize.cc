@@ -19,26 +19,6 @@ std::vector<std::string> InputNames(int n) {
   return names;
 }
 
-// Formats a value, writing uses of `replace_node` as `?new<k>` for its output k.
-std::string FormatReplacing(const PatternGraph& g, ValueRef v,
-                            const std::vector<std::string>& names, int replace_node) {
-  if (v.is_input()) return names[v.index];
-  if (v.node == replace_node) return "?new" + std::to_string(v.index);
-  const PatternNode& node = g.nodes[v.node];
-  const specs::OpSpec& op = specs::GetOp(node.op);
-  std::string s = "(" + op.name;
-  if (op.num_outputs > 1) s += "." + std::to_string(v.index);
-  if (!op.params.empty()) {
-    s += "[";
-    for (size_t i = 0; i < op.params.size(); ++i)
-      s += (i ? "," : "") + op.params[i].name + "=" +
-           specs::FormatParamValue(op.params[i], node.params);
-    s += "]";
-  }
-  for (const ValueRef& in : node.inputs) s += " " + FormatReplacing(g, in, names, replace_node);
-  return s + ")";
-}
-
 std::string JoinOutputs(const std::vector<std::string>& terms) {
   std::string s;
   for (size_t i = 0; i < terms.size(); ++i) s += (i ? " ; " : "") + terms[i];
@@ -106,9 +86,9 @@ std::vector<Rule> CommonOperatorGeneralizations(const Rule& r) {
       if (!(r.dst.nodes[j] == n)) continue;
       std::vector<std::string> src, dst;
       for (ValueRef v : r.src.outputs)
-        src.push_back(FormatReplacing(r.src, v, names, static_cast<int>(i)));
+        src.push_back(FormatValue(r.src, v, names, static_cast<int>(i)));
       for (ValueRef v : r.dst.outputs)
-        dst.push_back(FormatReplacing(r.dst, v, names, static_cast<int>(j)));
+        dst.push_back(FormatValue(r.dst, v, names, static_cast<int>(j)));
       if (auto g = MakeRule(JoinOutputs(src), JoinOutputs(dst))) out.push_back(std::move(*g));
     }
   }

@@ -18,8 +18,9 @@ int PatternGraph::NumInputsUsed() const {
 }
 
 std::string FormatValue(const PatternGraph& g, ValueRef v,
-                        const std::vector<std::string>& input_names) {
+                        const std::vector<std::string>& input_names, int replace_node) {
   if (v.is_input()) return input_names[v.index];
+  if (v.node == replace_node) return "?new" + std::to_string(v.index);
   const PatternNode& node = g.nodes[v.node];
   const specs::OpSpec& op = specs::GetOp(node.op);
   std::string s = "(" + op.name;
@@ -31,7 +32,7 @@ std::string FormatValue(const PatternGraph& g, ValueRef v,
            specs::FormatParamValue(op.params[i], node.params);
     s += "]";
   }
-  for (const ValueRef& in : node.inputs) s += " " + FormatValue(g, in, input_names);
+  for (const ValueRef& in : node.inputs) s += " " + FormatValue(g, in, input_names, replace_node);
   return s + ")";
 }
 

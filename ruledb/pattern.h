@@ -44,7 +44,9 @@ struct PatternGraph {
 // One term per output, `;`-separated; inputs print as names[index]. Shared subterms print
 // once per use; parsing merges identical subterms back into one node.
 std::string FormatPattern(const PatternGraph& g, const std::vector<std::string>& input_names);
+// `replace_node` >= 0 prints every use of that node's output k as the fresh input `?new<k>`
+// (pruning's generalization of a common operator).
 std::string FormatValue(const PatternGraph& g, ValueRef v,
-                        const std::vector<std::string>& input_names);
+                        const std::vector<std::string>& input_names, int replace_node = -1);
 
 }  // namespace verisub::ruledb
