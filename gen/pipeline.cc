@@ -42,12 +42,11 @@ std::string PipelineReport::Summary() const {
                 "candidates %lld, proved %d, not proved %d (unknown %d, timeout %d, countermodel "
                 "%d, error %d), oracle proofs %lld/%lld, rules written %lld, %lld bytes (text "
                 "%lld), %.1f s\n",
-                static_cast<long long>(candidates), verify.proved,
-                verify.total - verify.proved, verify.unknown, verify.timeout, verify.not_proved,
-                verify.error, static_cast<long long>(oracle_proved),
-                static_cast<long long>(oracle_queries), static_cast<long long>(rules_written),
-                static_cast<long long>(file_bytes), static_cast<long long>(text_file_bytes),
-                seconds);
+                static_cast<long long>(candidates), verify.proved, verify.total - verify.proved,
+                verify.unknown, verify.timeout, verify.not_proved, verify.error,
+                static_cast<long long>(oracle_proved), static_cast<long long>(oracle_queries),
+                static_cast<long long>(rules_written), static_cast<long long>(file_bytes),
+                static_cast<long long>(text_file_bytes), seconds);
   return buf;
 }
 
@@ -116,9 +115,11 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   header.counts = {{"candidates", report.candidates},
                    {"proved", report.verify.proved},
                    {"not_proved", report.verify.total - report.verify.proved}};
-  for (const auto& kv : report.prune.Counts()) header.counts.emplace_back("prune." + kv.first, kv.second);
+  for (const auto& kv : report.prune.Counts())
+    header.counts.emplace_back("prune." + kv.first, kv.second);
   report.rules_written = static_cast<int64_t>(pruned->rules.size());
-  VERISUB_RETURN_IF_ERROR(ruledb::WriteRuleDatabase(options.out_path, header, std::move(pruned->rules)));
+  VERISUB_RETURN_IF_ERROR(
+      ruledb::WriteRuleDatabase(options.out_path, header, std::move(pruned->rules)));
   auto bytes = ruledb::ReadFile(options.out_path);
   auto text = ruledb::ReadFile(ruledb::TextPathFor(options.out_path));
   if (bytes.ok()) report.file_bytes = static_cast<int64_t>(bytes->size());

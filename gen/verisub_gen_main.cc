@@ -135,8 +135,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "verisub-gen: bad %s value '%s'\n%s", a.c_str(), argv[i], kUsage);
         return 2;
       }
-      if (a == "--rlimit") pipeline.prover.resource_limit = static_cast<unsigned>(v);
-      else pipeline.prover.timeout_ms = static_cast<int>(v);
+      if (a == "--rlimit")
+        pipeline.prover.resource_limit = static_cast<unsigned>(v);
+      else
+        pipeline.prover.timeout_ms = static_cast<int>(v);
     } else if (a == "--record-proof-times") {
       pipeline.record_proof_times = true;
     } else {
