@@ -86,6 +86,16 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   auto verified = verify::VerifyRules(rules, verify_options);
   if (!verified.ok()) return verified.status();
   report.verify = *verified;
+  if (!options.unproved_path.empty()) {
+    // No paths in the file: it is committed beside the database and must regenerate identically.
+    std::string text = "# candidates that were not proved: rule  # status reason\n";
+    for (const ruledb::Rule& r : rules) {
+      if (r.proof.status == ruledb::ProofStatus::kProved) continue;
+      text += r.ToText() + "  # " + ruledb::ProofStatusName(r.proof.status) + " " + r.proof.reason +
+              "\n";
+    }
+    VERISUB_RETURN_IF_ERROR(ruledb::WriteFileAtomically(options.unproved_path, text));
+  }
 
   // Generalizations that pruning proposes are proved by the same prover, one at a time.
   auto axioms = specs::AllAxioms();

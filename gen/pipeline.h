@@ -22,6 +22,9 @@ struct PipelineOptions {
   // proofs are bounded by Z3's deterministic rlimit, not only by the wall clock.
   bool record_proof_times = false;
   ruledb::PruneOptions prune;
+  // When set, every candidate that was not proved is written there, one per line with its
+  // status and reason (`rule  # status reason`).
+  std::string unproved_path;
 };
 
 struct PipelineReport {

@@ -44,7 +44,7 @@ int ListOps() {
 constexpr const char* kUsage =
     "usage: verisub-gen --list-ops\n"
     "       verisub-gen --config FILE --out RULES.pb [--threads N] [--quiet]\n"
-    "                   [--rlimit N] [--timeout-ms N] [--record-proof-times]\n"
+    "                   [--rlimit N] [--timeout-ms N] [--record-proof-times] [--unproved FILE]\n"
     "           enumerate, prove, prune and write the rules database (and RULES.txt)\n"
     "       verisub-gen --config FILE --candidates OUT.txt [--threads N] [--quiet]\n"
     "           enumerate only and write the candidate rules, one per line\n"
@@ -139,6 +139,8 @@ int main(int argc, char** argv) {
         pipeline.prover.resource_limit = static_cast<unsigned>(v);
       else
         pipeline.prover.timeout_ms = static_cast<int>(v);
+    } else if (a == "--unproved" && has_value) {
+      pipeline.unproved_path = argv[++i];
     } else if (a == "--record-proof-times") {
       pipeline.record_proof_times = true;
     } else {
