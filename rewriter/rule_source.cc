@@ -5,35 +5,13 @@
 #include <sstream>
 
 #include "ruledb/database.h"
+#include "ruledb/rule_list.h"
 
 namespace verisub::rewriter {
 
 StatusOr<std::vector<ruledb::Rule>> ParseRulesText(std::string_view text,
                                                    const std::string& source) {
-  std::vector<ruledb::Rule> rules;
-  size_t pos = 0;
-  int line_no = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    ++line_no;
-    pos = end + 1;
-    size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos || line[first] == '#') {
-      if (end == text.size()) break;
-      continue;
-    }
-    size_t last = line.find_last_not_of(" \t\r");
-    line = line.substr(first, last - first + 1);
-    auto rule = ruledb::ParseRule(line);
-    if (!rule.ok()) return rule.status().WithContext(source + ":" + std::to_string(line_no));
-    Status valid = ruledb::ValidateRule(*rule);
-    if (!valid.ok()) return valid.WithContext(source + ":" + std::to_string(line_no));
-    rules.push_back(std::move(rule).value());
-    if (end == text.size()) break;
-  }
-  return rules;
+  return ruledb::ParseRuleList(text, source);
 }
 
 StatusOr<std::vector<ruledb::Rule>> LoadRules(const std::string& path) {
