@@ -87,35 +87,52 @@ bool TopologicalOrder(const std::vector<std::shared_ptr<const Node>>& nodes,
 
 }  // namespace
 
-ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& rules,
-                       const Match& match, CostEvaluator* cost, const ApplyOptions& options,
-                       double max_cost_delta) {
+RewritePlan PlanRewrite(const Graph& g, const GraphIndex& index, const RuleSet& rules,
+                        const Match& match, CostEvaluator* cost, const ApplyOptions& options,
+                        double max_cost_delta, const std::vector<double>* node_costs) {
   const ruledb::Rule& rule = rules.rule(match.rule).rule;
-  ApplyResult res;
-  Graph& ng = res.graph;
-  ng = g;
+  RewritePlan plan;
+  auto reject = [&plan](RejectReason r, std::string detail) {
+    plan.rejected = r;
+    plan.detail = std::move(detail);
+    return std::move(plan);
+  };
+  const int first_new = g.num_values();
+  auto type_of = [&](int v) -> const specs::TensorType* {
+    if (v >= first_new) return &plan.new_types[v - first_new];
+    const Value& val = g.value(v);
+    return val.spec_type ? &*val.spec_type : nullptr;
+  };
+  auto elem_type_of = [&](int v) {
+    return v < first_new ? g.value(v).elem_type : plan.new_elem_types[v - first_new];
+  };
+  auto weight_only = [&](int v) {
+    return v < first_new ? index.weight_only[v] != 0 : plan.new_weight_only[v - first_new] != 0;
+  };
+
+  // Source outputs in the graph; target outputs that stay graph outputs are never folded.
+  const int num_out = static_cast<int>(rule.src.outputs.size());
+  std::vector<int> old_out(num_out);
+  for (int i = 0; i < num_out; ++i) {
+    const ruledb::ValueRef& o = rule.src.outputs[i];
+    old_out[i] = g.node(match.nodes[o.node]).outputs[o.index];
+  }
+  auto keep_computed = [&](int d, int k) {
+    for (int i = 0; i < num_out; ++i)
+      if (index.is_output[old_out[i]] && rule.dst.outputs[i] == ruledb::ValueRef{d, k}) return true;
+    return false;
+  };
+
+  // Target nodes, typed by the spec shape rules and priced.
   double delta = 0;
-
-  // Source outputs in the graph, and which of them are graph outputs.
-  std::vector<int> old_out;
-  for (const ruledb::ValueRef& o : rule.src.outputs)
-    old_out.push_back(g.node(match.nodes[o.node]).outputs[o.index]);
-  std::set<ruledb::ValueRef> keep_computed;
-  for (size_t i = 0; i < old_out.size(); ++i)
-    if (index.is_output[old_out[i]]) keep_computed.insert(rule.dst.outputs[i]);
-
-  // Target nodes.
-  std::vector<std::vector<int>> dst_out(rule.dst.nodes.size());
+  std::vector<std::array<int, specs::kMaxOpOutputs>> dst_out(rule.dst.nodes.size());
   auto resolve = [&](const ruledb::ValueRef& v) {
     return v.is_input() ? match.input_vals[v.index] : dst_out[v.node][v.index];
   };
-  std::vector<Node> new_nodes;
-  std::set<int> new_weight_only;
-  const int first_new_value = ng.num_values();
   for (size_t d = 0; d < rule.dst.nodes.size(); ++d) {
     const ruledb::PatternNode& pn = rule.dst.nodes[d];
     const specs::OpSpec& spec = specs::GetOp(pn.op);
-    Node n;
+    RewritePlan::NewNode n;
     n.op = pn.op;
     n.params = pn.params;
     const specs::TensorType* in[specs::kMaxOpInputs];
@@ -123,156 +140,184 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
     for (size_t k = 0; k < pn.inputs.size(); ++k) {
       int v = resolve(pn.inputs[k]);
       n.inputs.push_back(v);
-      const Value& val = ng.value(v);
-      if (!val.spec_type)
-        return Reject(RejectReason::kTypeError,
-                      spec.name + ": input '" + val.name + "' has no static shape");
-      in[k] = &*val.spec_type;
-      all_constant &=
-          v < first_new_value ? index.weight_only[v] != 0 : new_weight_only.count(v) > 0;
+      in[k] = type_of(v);
+      if (!in[k])
+        return reject(RejectReason::kTypeError,
+                      spec.name + ": input '" + g.value(v).name + "' has no static shape");
+      all_constant &= weight_only(v);
     }
     specs::TensorType out[specs::kMaxOpOutputs];
     Status st = specs::InferTypes(pn.op, pn.params, in, out);
-    if (!st.ok()) return Reject(RejectReason::kTypeError, st.message());
+    if (!st.ok()) return reject(RejectReason::kTypeError, st.message());
     if (pn.op == specs::OpKind::kEnlarge && out[0] == *in[0]) {
-      dst_out[d].push_back(n.inputs[0]);  // enlarging to the kernel's own size: the identity
+      dst_out[d][0] = n.inputs[0];  // enlarging to the kernel's own size: the identity
       continue;
     }
-    int32_t elem_type = ng.value(n.inputs[0]).elem_type;
-    n.name = "verisub_rw_n" + std::to_string(ng.num_values());
-    for (int k = 0; k < spec.num_outputs; ++k) {
-      Value val;
-      val.name = "verisub_rw_v" + std::to_string(ng.num_values());
-      val.elem_type = elem_type;
-      val.dims = out[k].shape.ToVector();
-      val.rank_known = true;
-      val.spec_type = out[k];
-      int id = ng.AddValue(std::move(val));
-      n.outputs.push_back(id);
-      dst_out[d].push_back(id);
-    }
+    int32_t elem_type = elem_type_of(n.inputs[0]);
     bool foldable = options.fold_constants && all_constant;
     for (int k = 0; foldable && k < spec.num_outputs; ++k) {
-      foldable &= !keep_computed.count({static_cast<int>(d), k});
+      foldable &= !keep_computed(static_cast<int>(d), k);
       foldable &= out[k].shape.NumElements() <= kFoldMaxElements;
     }
     if (foldable) {  // folded into a weight when the search ends: free
-      for (int o : n.outputs) new_weight_only.insert(o);
-      ++res.weight_only_nodes;
-      new_nodes.push_back(std::move(n));
-      continue;
+      ++plan.weight_only_nodes;
+    } else {
+      auto c = cost->SpecCost(pn.op, pn.params, in, static_cast<int>(pn.inputs.size()), out,
+                              spec.num_outputs, elem_type, spec.name);
+      if (!c.ok()) return reject(RejectReason::kCost, c.status().message());
+      delta += *c;
     }
-    auto c = cost->NodeCost(ng, n);
-    if (!c.ok()) return Reject(RejectReason::kCost, c.status().message());
-    delta += *c;
-    new_nodes.push_back(std::move(n));
+    n.first_output = static_cast<int>(plan.new_types.size());
+    n.num_outputs = spec.num_outputs;
+    for (int k = 0; k < spec.num_outputs; ++k) {
+      dst_out[d][k] = first_new + static_cast<int>(plan.new_types.size());
+      plan.new_types.push_back(std::move(out[k]));
+      plan.new_elem_types.push_back(elem_type);
+      plan.new_weight_only.push_back(foldable);
+    }
+    plan.new_nodes.push_back(std::move(n));
   }
 
   // Mapped outputs must keep their shape and element type.
-  std::unordered_map<int, int> redirect;
-  std::vector<int> retyped;  // replacements whose split trees differ
-  for (size_t i = 0; i < old_out.size(); ++i) {
+  for (int i = 0; i < num_out; ++i) {
     int from = old_out[i], to = resolve(rule.dst.outputs[i]);
     const Value& a = g.value(from);
-    const Value& b = ng.value(to);
-    if (a.elem_type != b.elem_type || a.dims != b.dims)
-      return Reject(RejectReason::kShapeMismatch, "output " + std::to_string(i) + " '" + a.name +
+    const specs::TensorType* b = type_of(to);
+    std::vector<int64_t> b_dims = to < first_new ? g.value(to).dims : b->shape.ToVector();
+    if (a.elem_type != elem_type_of(to) || a.dims != b_dims)
+      return reject(RejectReason::kShapeMismatch, "output " + std::to_string(i) + " '" + a.name +
                                                       "' is " + runtime::DimsToString(a.dims) +
                                                       " but the target gives " +
-                                                      runtime::DimsToString(b.dims));
+                                                      runtime::DimsToString(b_dims));
     if (from == to) continue;
-    redirect[from] = to;
-    if (a.spec_type && b.spec_type && !(*a.spec_type == *b.spec_type)) retyped.push_back(to);
+    bool seen = false;
+    for (const auto& [f, t] : plan.redirect) seen |= f == from;
+    if (seen) continue;
+    plan.redirect.push_back({from, to});
+    if (a.spec_type && b && !(*a.spec_type == *b)) plan.retyped.push_back(to);
   }
 
-  // Node list: unmatched old nodes (uses redirected), then the target nodes.
-  std::vector<char> matched(g.num_nodes(), 0);
-  int anchor = 0;
+  // Removed nodes: the matched ones, then producers whose every output lost its last reader
+  // (e.g. the producer of a pattern input the target no longer reads), transitively. Use counts
+  // change only around the match, so they are kept sparsely.
+  std::vector<std::pair<int, int>> uses;  // (value, readers after the rewrite)
+  auto uses_of = [&](int v) -> int& {
+    for (auto& [u, n] : uses)
+      if (u == v) return n;
+    uses.push_back({v, index.use_count[v]});
+    return uses.back().second;
+  };
   for (int gn : match.nodes) {
-    matched[gn] = 1;
-    anchor = std::max(anchor, gn);
-    if (IsFoldedNode(g.node(gn), index.weight_only)) continue;
-    auto c = cost->NodeCost(g, g.node(gn));
-    if (!c.ok()) return Reject(RejectReason::kCost, c.status().message());
-    delta -= *c;
+    plan.removed.push_back(gn);
+    for (int v : g.node(gn).inputs)
+      if (v != kNoValue) --uses_of(v);
   }
-  // Only dead producers of pattern inputs could lower the cost further.
-  bool may_free_more = false;
-  for (int v : match.input_vals) {
-    if (index.producer[v] < 0) continue;
-    int inside = 0;
+  for (const RewritePlan::NewNode& n : plan.new_nodes)
+    for (int v : n.inputs)
+      if (v < first_new) ++uses_of(v);
+  for (const auto& [from, to] : plan.redirect) {
+    if (to >= first_new) continue;
+    int inside = 0;  // reads by matched nodes go away with them
     for (int gn : match.nodes)
-      for (int in : g.node(gn).inputs) inside += in == v;
-    may_free_more |= index.use_count[v] == inside;
+      for (int in : g.node(gn).inputs) inside += in == from;
+    uses_of(to) += index.use_count[from] - inside;
   }
-  if (!may_free_more && delta >= max_cost_delta) return Reject(RejectReason::kCostLimit, "");
-  std::vector<std::shared_ptr<const Node>> all;
+  auto is_removed = [&](int gn) {
+    return std::find(plan.removed.begin(), plan.removed.end(), gn) != plan.removed.end();
+  };
+  for (size_t i = 0; i < plan.removed.size(); ++i) {
+    const int gn = plan.removed[i];
+    if (node_costs) {
+      if (!IsFoldedNode(g.node(gn), index.weight_only)) delta -= (*node_costs)[gn];
+    } else if (!IsFoldedNode(g.node(gn), index.weight_only)) {
+      auto c = cost->NodeCost(g, g.node(gn));
+      if (!c.ok()) return reject(RejectReason::kCost, c.status().message());
+      delta -= *c;
+    }
+    // Producers of this node's inputs may have lost their last reader.
+    for (int v : g.node(gn).inputs) {
+      if (v == kNoValue) continue;
+      int p = index.producer[v];
+      if (p < 0 || is_removed(p)) continue;
+      bool dead = true;
+      for (int o : g.node(p).outputs) dead &= o == kNoValue || uses_of(o) == 0;
+      if (!dead) continue;
+      plan.removed.push_back(p);
+      for (int in : g.node(p).inputs)
+        if (in != kNoValue) --uses_of(in);
+    }
+  }
+  plan.cost_delta = delta;
+  if (delta >= max_cost_delta) return reject(RejectReason::kCostLimit, "");
+  return plan;
+}
+
+ApplyResult BuildRewrite(const Graph& g, const GraphIndex& index, const Match& match,
+                         RewritePlan plan) {
+  ApplyResult res;
+  res.cost_delta = plan.cost_delta;
+  res.weight_only_nodes = plan.weight_only_nodes;
+  Graph& ng = res.graph;
+  ng = g;
+  const int first_new = g.num_values();
+  for (size_t i = 0; i < plan.new_types.size(); ++i) {
+    Value val;
+    val.name = "verisub_rw_v" + std::to_string(first_new + i);
+    val.elem_type = plan.new_elem_types[i];
+    val.dims = plan.new_types[i].shape.ToVector();
+    val.rank_known = true;
+    val.spec_type = std::move(plan.new_types[i]);
+    ng.AddValue(std::move(val));
+  }
+  auto redirected = [&plan](int v) {
+    for (const auto& [from, to] : plan.redirect)
+      if (from == v) return to;
+    return v;
+  };
+
+  // Node list: kept old nodes (uses redirected), then the target nodes where the last matched
+  // node was.
+  std::vector<char> removed(g.num_nodes(), 0);
+  for (int gn : plan.removed) removed[gn] = 1;
+  int anchor = 0;
+  for (int gn : match.nodes) anchor = std::max(anchor, gn);
+  std::vector<std::shared_ptr<const Node>> live;
   std::vector<std::pair<int, int>> keys;
   for (int i = 0; i < g.num_nodes(); ++i) {
-    if (matched[i]) continue;
+    if (removed[i]) continue;
     const auto& np = g.node_ptr(i);
     bool reads = false;
-    for (int v : np->inputs) reads |= v != kNoValue && redirect.count(v);
+    for (int v : np->inputs) reads |= v != kNoValue && redirected(v) != v;
     if (reads) {
       auto copy = std::make_shared<Node>(*np);
       for (int& v : copy->inputs)
-        if (v != kNoValue && redirect.count(v)) v = redirect[v];
-      all.push_back(std::move(copy));
+        if (v != kNoValue) v = redirected(v);
+      live.push_back(std::move(copy));
     } else {
-      all.push_back(np);
+      live.push_back(np);
     }
     keys.push_back({i, 0});
   }
-  for (size_t k = 0; k < new_nodes.size(); ++k) {
-    all.push_back(std::make_shared<const Node>(std::move(new_nodes[k])));
+  for (size_t k = 0; k < plan.new_nodes.size(); ++k) {
+    RewritePlan::NewNode& pn = plan.new_nodes[k];
+    auto n = std::make_shared<Node>();
+    n->op = pn.op;
+    n->params = pn.params;
+    n->inputs = std::move(pn.inputs);
+    for (int o = 0; o < pn.num_outputs; ++o) n->outputs.push_back(first_new + pn.first_output + o);
+    n->name = "verisub_rw_n" + std::to_string(n->outputs[0]);
+    live.push_back(std::move(n));
     keys.push_back({anchor, static_cast<int>(k) + 1});
   }
-  for (int& v : ng.mutable_outputs())
-    if (redirect.count(v)) v = redirect[v];
+  for (int& v : ng.mutable_outputs()) v = redirected(v);
 
-  // Dead nodes (e.g. the producer of a pattern input the target no longer reads).
-  std::vector<int> uses(ng.num_values(), 0);
-  for (const auto& np : all)
-    for (int v : np->inputs)
-      if (v != kNoValue) ++uses[v];
-  for (int v : ng.outputs()) ++uses[v];
-  std::vector<char> dead(all.size(), 0);
-  // Repeated until stable: removing a node can make its producers dead.
-  bool removed = true;
-  while (removed) {
-    removed = false;
-    for (int i = static_cast<int>(all.size()) - 1; i >= 0; --i) {
-      if (dead[i]) continue;
-      bool used = false;
-      for (int o : all[i]->outputs) used |= o != kNoValue && uses[o] > 0;
-      if (used) continue;
-      dead[i] = 1;
-      removed = true;
-      for (int v : all[i]->inputs)
-        if (v != kNoValue) --uses[v];
-      bool free = keys[i].second == 0
-                      ? IsFoldedNode(*all[i], index.weight_only)
-                      : !all[i]->outputs.empty() && new_weight_only.count(all[i]->outputs[0]);
-      if (free) continue;
-      auto c = cost->NodeCost(ng, *all[i]);
-      if (!c.ok()) return Reject(RejectReason::kCost, c.status().message());
-      delta -= *c;
-    }
-  }
-  std::vector<std::shared_ptr<const Node>> live;
-  std::vector<std::pair<int, int>> live_keys;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (dead[i]) continue;
-    live.push_back(all[i]);
-    live_keys.push_back(keys[i]);
-  }
   // The target nodes sit where the last matched node was; that order is usually already
   // topological (one linear check), otherwise Kahn's algorithm reorders or finds the cycle.
   std::vector<std::shared_ptr<const Node>> order;
   std::vector<int> positions(live.size());
   for (size_t i = 0; i < live.size(); ++i) positions[i] = static_cast<int>(i);
   std::stable_sort(positions.begin(), positions.end(),
-                   [&](int a, int b) { return live_keys[a] < live_keys[b]; });
+                   [&](int a, int b) { return keys[a] < keys[b]; });
   std::vector<char> defined(ng.num_values(), 0);
   for (int v : ng.inputs()) defined[v] = 1;
   bool in_order = true;
@@ -285,20 +330,23 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
   }
   if (in_order) {
     for (int i : positions) order.push_back(live[i]);
-  } else if (!TopologicalOrder(live, live_keys, ng.num_values(), &order)) {
+  } else if (!TopologicalOrder(live, keys, ng.num_values(), &order)) {
     return Reject(RejectReason::kCycle, "the rewrite would create a cycle");
   }
   // Weights nothing reads any more are released (the value slot stays until FinalizeGraph).
-  for (int v = 0; v < first_new_value; ++v)
-    if (uses[v] == 0 && ng.value(v).constant && g.value(v).constant) {
-      bool was_read = index.use_count[v] > 0;
-      if (was_read) ng.mutable_value(v).constant.reset();
-    }
+  std::vector<int> uses(ng.num_values(), 0);
+  for (const auto& np : order)
+    for (int v : np->inputs)
+      if (v != kNoValue) ++uses[v];
+  for (int v : ng.outputs()) ++uses[v];
+  for (int v = 0; v < g.num_values(); ++v)
+    if (uses[v] == 0 && index.use_count[v] > 0 && g.value(v).constant)
+      ng.mutable_value(v).constant.reset();
 
   // Consumers of replaced values whose split trees changed: re-infer, shapes must not change.
-  if (!retyped.empty()) {
+  if (!plan.retyped.empty()) {
     std::vector<char> changed(ng.num_values(), 0);
-    for (int v : retyped) changed[v] = 1;
+    for (int v : plan.retyped) changed[v] = 1;
     for (auto& np : order) {
       const Node& n = *np;
       bool affected = false;
@@ -322,8 +370,15 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
     }
   }
   ng.SetNodes(std::move(order));
-  res.cost_delta = delta;
   return res;
+}
+
+ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& rules,
+                       const Match& match, CostEvaluator* cost, const ApplyOptions& options,
+                       double max_cost_delta) {
+  RewritePlan plan = PlanRewrite(g, index, rules, match, cost, options, max_cost_delta);
+  if (plan.rejected != RejectReason::kNone) return Reject(plan.rejected, std::move(plan.detail));
+  return BuildRewrite(g, index, match, std::move(plan));
 }
 
 Status FinalizeGraph(Graph* g) {

@@ -39,11 +39,49 @@ struct ApplyResult {
   int weight_only_nodes = 0;  // target nodes computed from weights only (folded at the end)
 };
 
-// `index` must describe `g`. The result is topologically ordered and free of dead nodes; new
-// values and nodes get names starting with "verisub_rw" (made unique by FinalizeGraph). When the
-// cost delta is known to be at least `max_cost_delta` before the graph is built, the rewrite is
-// rejected with kCostLimit without building it. An enlarge target node that would not change
-// its kernel's size is the identity and is not created.
+// A rewrite worked out without building the graph: the target nodes (new values numbered from
+// the input graph's num_values(), in creation order), the uses to redirect, the nodes left dead
+// and the exact cost change. Cheap enough to compute for every match of a search.
+struct RewritePlan {
+  struct NewNode {
+    specs::OpKind op = specs::OpKind::kNumOps;
+    specs::Params params;
+    std::vector<int> inputs;  // value ids; new values count from the input's num_values()
+    int first_output = 0;     // index of its first output in new_types
+    int num_outputs = 0;
+  };
+  RejectReason rejected = RejectReason::kNone;
+  std::string detail;
+  double cost_delta = 0;
+  int weight_only_nodes = 0;
+  std::vector<NewNode> new_nodes;
+  // Per new value (id = input num_values() + position): type, element type, and whether it is
+  // folded into a weight when the search ends.
+  std::vector<specs::TensorType> new_types;
+  std::vector<int32_t> new_elem_types;
+  std::vector<char> new_weight_only;
+  std::vector<std::pair<int, int>> redirect;  // (source output, replacement), distinct sources
+  std::vector<int> retyped;                   // replacements whose split trees differ
+  std::vector<int> removed;                   // input node indices: matched or left dead
+};
+
+// Plans the rewrite of `match`; `index` must describe `g`. Rejects with kCostLimit when the cost
+// change is at least `max_cost_delta`. The cycle check and the re-inference of consumers need
+// the built graph and happen in BuildRewrite. `node_costs`, when given, holds
+// cost->NodeCost() of every node of `g` (a search plans many matches on one graph).
+RewritePlan PlanRewrite(const runtime::Graph& g, const GraphIndex& index, const RuleSet& rules,
+                        const Match& match, CostEvaluator* cost, const ApplyOptions& options = {},
+                        double max_cost_delta = 1e300,
+                        const std::vector<double>* node_costs = nullptr);
+
+// Builds the graph of an accepted plan of `match` on `g` (the input graph is never edited).
+ApplyResult BuildRewrite(const runtime::Graph& g, const GraphIndex& index, const Match& match,
+                         RewritePlan plan);
+
+// PlanRewrite, then BuildRewrite. The result is topologically ordered and free of dead nodes; new
+// values and nodes get names starting with "verisub_rw" (made unique by FinalizeGraph). An
+// enlarge target node that would not change its kernel's size is the identity and is not
+// created.
 ApplyResult ApplyMatch(const runtime::Graph& g, const GraphIndex& index, const RuleSet& rules,
                        const Match& match, CostEvaluator* cost, const ApplyOptions& options = {},
                        double max_cost_delta = 1e300);

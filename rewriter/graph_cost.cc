@@ -60,12 +60,72 @@ runtime::OpCostQuery NodeQuery(const Graph& g, const Node& n) {
 }
 
 StatusOr<double> CostEvaluator::NodeCost(const Graph& g, const Node& n) {
-  runtime::OpCostQuery q = NodeQuery(g, n);
+  if (!n.op) return Query(NodeQuery(g, n), n.name);
+  const specs::TensorType* in[specs::kMaxOpInputs];
+  specs::TensorType out[specs::kMaxOpOutputs];
+  bool typed = n.inputs.size() <= specs::kMaxOpInputs && n.outputs.size() <= specs::kMaxOpOutputs;
+  for (size_t k = 0; typed && k < n.inputs.size(); ++k) {
+    typed = n.inputs[k] != kNoValue && g.value(n.inputs[k]).spec_type.has_value();
+    if (typed) in[k] = &*g.value(n.inputs[k]).spec_type;
+  }
+  for (size_t k = 0; typed && k < n.outputs.size(); ++k) {
+    typed = n.outputs[k] != kNoValue && g.value(n.outputs[k]).spec_type.has_value();
+    if (typed) out[k] = *g.value(n.outputs[k]).spec_type;
+  }
+  if (!typed) return Query(NodeQuery(g, n), n.name);
+  return SpecCost(*n.op, n.params, in, static_cast<int>(n.inputs.size()), out,
+                  static_cast<int>(n.outputs.size()), g.value(n.outputs.back()).elem_type, n.name);
+}
+
+size_t CostEvaluator::SpecKeyHash::operator()(const SpecKey& k) const {
+  // Words are packed from the front: hashing stops at the trailing zeros.
+  size_t end = k.size();
+  while (end > 0 && k[end - 1] == 0) --end;
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < end; ++i) {
+    h = (h ^ static_cast<uint64_t>(k[i])) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return static_cast<size_t>(h);
+}
+
+StatusOr<double> CostEvaluator::SpecCost(specs::OpKind op, const specs::Params& params,
+                                         const specs::TensorType* const* inputs, int num_inputs,
+                                         const specs::TensorType* outputs, int num_outputs,
+                                         int32_t elem_type, const std::string& node_name) {
+  SpecKey key{};  // unused words stay zero, so equal instances give equal keys
+  size_t w = 0;
+  key[w++] = static_cast<int64_t>(op);
+  key[w++] = BytesPerElement(elem_type);
+  key[w++] = num_inputs;
+  key[w++] = num_outputs;
+  for (int64_t p : params.v) key[w++] = p;
+  auto put = [&](const specs::Shape& s) {
+    key[w++] = s.rank;
+    for (int i = 0; i < s.rank; ++i) key[w++] = s.dims[i];
+  };
+  for (int k = 0; k < num_inputs; ++k) put(inputs[k]->shape);
+  for (int k = 0; k < num_outputs; ++k) put(outputs[k].shape);
+  auto it = spec_cache_.find(key);
+  if (it != spec_cache_.end()) return it->second;
+  runtime::OpCostQuery q;
+  q.op = op;
+  q.params = params;
+  for (int k = 0; k < num_inputs; ++k) q.inputs.push_back(inputs[k]->shape);
+  for (int k = 0; k < num_outputs; ++k) q.outputs.push_back(outputs[k].shape);
+  q.bytes_per_element = BytesPerElement(elem_type);
+  auto t = model_->OpTimeUs(q);
+  if (!t.ok()) return t.status().WithContext("cost of node '" + node_name + "'");
+  spec_cache_.emplace(key, *t);
+  return *t;
+}
+
+StatusOr<double> CostEvaluator::Query(const runtime::OpCostQuery& q, const std::string& node_name) {
   std::string key = q.Key();
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   auto t = model_->OpTimeUs(q);
-  if (!t.ok()) return t.status().WithContext("cost of node '" + n.name + "'");
+  if (!t.ok()) return t.status().WithContext("cost of node '" + node_name + "'");
   cache_.emplace(std::move(key), *t);
   return *t;
 }

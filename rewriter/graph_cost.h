@@ -2,6 +2,7 @@
 // instance (OpCostQuery::Key), so each distinct instance is asked once per optimization.
 #pragma once
 
+#include <array>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,13 +33,30 @@ class CostEvaluator {
   explicit CostEvaluator(const runtime::CostModel* model) : model_(model) {}
 
   StatusOr<double> NodeCost(const runtime::Graph& g, const runtime::Node& n);
+  // A spec operator instance given its types, before any node exists; `node_name` only names
+  // the node in an error.
+  StatusOr<double> SpecCost(specs::OpKind op, const specs::Params& params,
+                            const specs::TensorType* const* inputs, int num_inputs,
+                            const specs::TensorType* outputs, int num_outputs, int32_t elem_type,
+                            const std::string& node_name);
   // Sum over nodes, weight-only nodes excluded.
   StatusOr<double> GraphCost(const runtime::Graph& g);
-  int cache_size() const { return static_cast<int>(cache_.size()); }
+  int cache_size() const { return static_cast<int>(cache_.size() + spec_cache_.size()); }
 
  private:
+  // A spec operator instance packed into words (operator, bytes per element, parameters,
+  // shapes): the search prices every candidate rewrite, so this key avoids building text.
+  using SpecKey =
+      std::array<int64_t, 4 + specs::kParamSlots +
+                              (specs::kMaxOpInputs + specs::kMaxOpOutputs) * (1 + specs::kMaxRank)>;
+  struct SpecKeyHash {
+    size_t operator()(const SpecKey& k) const;
+  };
+  StatusOr<double> Query(const runtime::OpCostQuery& q, const std::string& node_name);
+
   const runtime::CostModel* model_;
-  std::unordered_map<std::string, double> cache_;
+  std::unordered_map<std::string, double> cache_;  // opaque operators, by OpCostQuery::Key()
+  std::unordered_map<SpecKey, double, SpecKeyHash> spec_cache_;
 };
 
 }  // namespace verisub::rewriter

@@ -40,9 +40,10 @@ namespace {
 
 class Matcher {
  public:
+  // `root_node` >= 0 binds the plan's root to that node only; -1 tries every node.
   Matcher(const Graph& g, const GraphIndex& index, const CompiledRule& rule, int rule_index,
-          std::vector<Match>* out)
-      : g_(g), index_(index), rule_(rule), src_(rule.rule.src), out_(out) {
+          int root_node, std::vector<Match>* out)
+      : g_(g), index_(index), rule_(rule), src_(rule.rule.src), root_node_(root_node), out_(out) {
     cur_.rule = rule_index;
     cur_.nodes.assign(src_.nodes.size(), -1);
     cur_.input_vals.assign(rule.rule.num_inputs, kNoValue);
@@ -73,6 +74,10 @@ class Matcher {
     const MatchStep& step = rule_.plan[s];
     switch (step.kind) {
       case MatchStep::Kind::kRoot:
+        if (root_node_ >= 0) {
+          TryBind(s, step.pnode, root_node_);
+          break;
+        }
         for (int gn : index_.by_op[static_cast<int>(src_.nodes[step.pnode].op)])
           TryBind(s, step.pnode, gn);
         break;
@@ -180,6 +185,7 @@ class Matcher {
   const GraphIndex& index_;
   const CompiledRule& rule_;
   const ruledb::PatternGraph& src_;
+  const int root_node_;
   std::vector<Match>* out_;
   Match cur_;
   std::vector<char> swapped_;  // pattern node -> bound with its two operands swapped
@@ -190,8 +196,48 @@ class Matcher {
 std::vector<Match> FindMatches(const Graph& g, const GraphIndex& index, const RuleSet& rules,
                                int rule_index) {
   std::vector<Match> out;
-  Matcher(g, index, rules.rule(rule_index), rule_index, &out).Run();
+  Matcher(g, index, rules.rule(rule_index), rule_index, -1, &out).Run();
   return out;
+}
+
+namespace {
+
+// The producer test of one root slot against the value the graph node reads there.
+bool SlotPasses(const Graph& g, const GraphIndex& index, const RootSlotTest& t, int v) {
+  if (t.any) return true;
+  if (v == kNoValue) return false;
+  int p = index.producer[v];
+  if (p < 0) return false;
+  const Node& n = g.node(p);
+  return n.op && *n.op == t.op && n.params == t.params &&
+         t.output < static_cast<int>(n.outputs.size()) && n.outputs[t.output] == v;
+}
+
+// Cheap necessary condition for a match rooted at `n`: the producers feeding the root.
+bool RootPasses(const Graph& g, const GraphIndex& index, const CompiledRule& rule, const Node& n) {
+  const auto& slots = rule.root_slots;
+  if (n.inputs.size() != slots.size()) return false;
+  auto in_order = [&](bool swap) {
+    for (size_t k = 0; k < slots.size(); ++k) {
+      size_t slot = swap && k < 2 ? 1 - k : k;
+      if (!SlotPasses(g, index, slots[k], n.inputs[slot])) return false;
+    }
+    return true;
+  };
+  return in_order(false) || (rule.root_commutative && slots.size() >= 2 && in_order(true));
+}
+
+}  // namespace
+
+void FindMatchesRootedAt(const Graph& g, const GraphIndex& index, const RuleSet& rules, int node,
+                         std::vector<Match>* out) {
+  const Node& n = g.node(node);
+  if (!n.op) return;
+  for (int r : rules.RulesWithRoot(*n.op, n.params)) {
+    const CompiledRule& rule = rules.rule(r);
+    if (!RootPasses(g, index, rule, n)) continue;
+    Matcher(g, index, rule, r, node, out).Run();
+  }
 }
 
 std::vector<Match> FindAllMatches(const Graph& g, const GraphIndex& index, const RuleSet& rules) {

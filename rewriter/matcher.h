@@ -39,6 +39,12 @@ struct Match {
 std::vector<Match> FindMatches(const runtime::Graph& g, const GraphIndex& index,
                                const RuleSet& rules, int rule_index);
 
+// Matches of every rule whose root source node binds graph node `node`, appended to `out` in
+// rule order. Rules are looked up by the node's operator and parameters and filtered by the
+// producers feeding it before any backtracking: this is what a search runs on every node.
+void FindMatchesRootedAt(const runtime::Graph& g, const GraphIndex& index, const RuleSet& rules,
+                         int node, std::vector<Match>* out);
+
 // Matches of every rule, rules in order.
 std::vector<Match> FindAllMatches(const runtime::Graph& g, const GraphIndex& index,
                                   const RuleSet& rules);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "specs/registry.h"
+
 namespace verisub::rewriter {
 namespace {
 
@@ -82,7 +84,20 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     if (usable) {
       int root = src.outputs[0].node;
       usable = BuildPlan(src, root, &c.plan);
-      c.root_op = src.nodes[root].op;
+      const ruledb::PatternNode& rn = src.nodes[root];
+      c.root_op = rn.op;
+      c.root_params = rn.params;
+      c.root_commutative = specs::GetOp(rn.op).commutative;
+      for (const ruledb::ValueRef& in : rn.inputs) {
+        RootSlotTest t;
+        if (!in.is_input()) {
+          t.any = false;
+          t.op = src.nodes[in.node].op;
+          t.params = src.nodes[in.node].params;
+          t.output = in.index;
+        }
+        c.root_slots.push_back(t);
+      }
     }
     if (!usable) {
       ++set->stats_.skipped_unmatchable;
@@ -90,10 +105,19 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     }
     c.rule = std::move(r);
     set->by_root_[static_cast<int>(c.root_op)].push_back(static_cast<int>(set->rules_.size()));
+    set->by_root_instance_[{c.root_op, c.root_params}].push_back(
+        static_cast<int>(set->rules_.size()));
     set->rules_.push_back(std::move(c));
     ++set->stats_.compiled;
   }
   return std::shared_ptr<const RuleSet>(std::move(set));
+}
+
+const std::vector<int>& RuleSet::RulesWithRoot(specs::OpKind op,
+                                               const specs::Params& params) const {
+  static const std::vector<int> kNone;
+  auto it = by_root_instance_.find({op, params});
+  return it == by_root_instance_.end() ? kNone : it->second;
 }
 
 }  // namespace verisub::rewriter

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,11 +28,24 @@ struct MatchStep {
   ruledb::ValueRef via;
 };
 
+// What the root's input slot `k` must be fed by: any value, or output `output` of a spec node
+// with this operator and these parameters.
+struct RootSlotTest {
+  bool any = true;
+  specs::OpKind op = specs::OpKind::kNumOps;
+  specs::Params params;
+  int output = 0;
+};
+
 struct CompiledRule {
   ruledb::Rule rule;
   std::string id;    // ruledb::Rule::Id()
   std::string text;  // canonical text
   specs::OpKind root_op = specs::OpKind::kNumOps;
+  specs::Params root_params;
+  bool root_commutative = false;  // the root's first two slots may be read in either order
+  // One test per input slot of the root: a cheap filter run before the matcher.
+  std::vector<RootSlotTest> root_slots;
   // Binds every source node; each step after the first reaches a node connected to those
   // already bound, so matching never enumerates unrelated nodes.
   std::vector<MatchStep> plan;
@@ -65,12 +79,16 @@ class RuleSet {
   const std::vector<int>& RulesWithRoot(specs::OpKind op) const {
     return by_root_[static_cast<int>(op)];
   }
+  // Indices of the rules whose root source node has this operator and these parameters, in
+  // rule order (empty when none).
+  const std::vector<int>& RulesWithRoot(specs::OpKind op, const specs::Params& params) const;
   const RuleSetStats& stats() const { return stats_; }
 
  private:
   RuleSet() = default;
   std::vector<CompiledRule> rules_;
   std::array<std::vector<int>, specs::kNumOpKinds + 1> by_root_;
+  std::map<std::pair<specs::OpKind, specs::Params>, std::vector<int>> by_root_instance_;
   RuleSetStats stats_;
 };
 

@@ -51,17 +51,43 @@ struct Derivation {
   std::shared_ptr<const Derivation> parent;
 };
 
+// A graph taken from the queue and expanded; kept while candidates derived from it wait.
+struct Expanded {
+  explicit Expanded(std::shared_ptr<const Graph> g) : graph(std::move(g)), index(*graph) {}
+  std::shared_ptr<const Graph> graph;
+  GraphIndex index;
+};
+
+// CostEvaluator::NodeCost of every node: every match on the graph prices the nodes it removes.
+StatusOr<std::vector<double>> NodeCosts(const Graph& g, CostEvaluator* cost) {
+  std::vector<double> out(g.num_nodes());
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    auto c = cost->NodeCost(g, g.node(i));
+    if (!c.ok()) return c.status();
+    out[i] = *c;
+  }
+  return out;
+}
+
+// A queue entry is a delta: the graph its parent becomes when `match` is applied. Its cost is
+// exact (PlanRewrite), so the queue orders candidates without building them; only the graphs
+// taken from the queue are built, hashed and deduplicated.
 struct Entry {
   double cost = 0;
-  uint64_t hash = 0;
-  int64_t seq = 0;  // generation order: the last tie breaker
-  std::shared_ptr<const Graph> graph;
+  int64_t seq = 0;                         // generation order: the tie breaker
+  std::shared_ptr<const Expanded> parent;  // null: the input graph itself
+  Match match;
   std::shared_ptr<const Derivation> derivation;
   bool operator<(const Entry& o) const {
     if (cost != o.cost) return cost < o.cost;
-    if (hash != o.hash) return hash < o.hash;
     return seq < o.seq;
   }
+};
+
+struct Best {
+  double cost = 0;
+  std::shared_ptr<const Graph> graph;
+  std::shared_ptr<const Derivation> derivation;
 };
 
 }  // namespace
@@ -79,56 +105,74 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
   if (!initial_cost.ok()) return initial_cost.status();
 
   int64_t seq = 0;
-  Entry best{*initial_cost, hasher.Hash(g), seq++, std::make_shared<const Graph>(g), nullptr};
-  std::set<Entry> queue{best};
-  std::unordered_set<uint64_t> seen{best.hash};
+  const auto initial = std::make_shared<const Graph>(g);
+  Best best{*initial_cost, initial, nullptr};
+  std::set<Entry> queue{Entry{best.cost, seq++, nullptr, Match(), nullptr}};
+  std::unordered_set<uint64_t> seen;
   report->cost_before_us = best.cost;
   report->stop = StopReason::kQueueEmpty;
-  bool out_of_time = false;
 
-  while (!queue.empty() && !out_of_time) {
+  // Builds the graph of a queue entry; null when the rewrite is rejected (cycle, consumers) or
+  // the graph was seen before.
+  auto materialize = [&](const Entry& e) -> std::shared_ptr<const Graph> {
+    std::shared_ptr<const Graph> graph = initial;
+    if (e.parent) {
+      const Expanded& p = *e.parent;
+      ApplyResult res = ApplyMatch(*p.graph, p.index, rules, e.match, &cost, options.apply);
+      if (res.rejected != RejectReason::kNone) {
+        ++report->rejected[static_cast<int>(res.rejected)];
+        return nullptr;
+      }
+      graph = std::make_shared<const Graph>(std::move(res.graph));
+    }
+    if (!seen.insert(hasher.Hash(*graph)).second) {
+      ++report->duplicates;
+      return nullptr;
+    }
+    if (e.cost < best.cost) best = Best{e.cost, graph, e.derivation};
+    return graph;
+  };
+
+  bool out_of_time = false;
+  while (!queue.empty()) {
     if (report->graphs_explored >= options.budget) {
       report->stop = StopReason::kBudget;
       break;
     }
-    Entry cur = *queue.begin();
-    queue.erase(queue.begin());
+    if (options.time_limit_s > 0 && elapsed() > options.time_limit_s) out_of_time = true;
+    if (out_of_time) break;
+    Entry cur = std::move(queue.extract(queue.begin()).value());
+    std::shared_ptr<const Graph> graph = materialize(cur);
+    if (!graph) continue;
     ++report->graphs_explored;
-    const Graph& cg = *cur.graph;
-    GraphIndex index(cg);
-    for (int r = 0; r < rules.size() && !out_of_time; ++r) {
-      for (const Match& m : FindMatches(cg, index, rules, r)) {
+    auto expanded = std::make_shared<const Expanded>(graph);
+    auto node_costs = NodeCosts(*graph, &cost);
+    if (!node_costs.ok()) return node_costs.status();
+    std::vector<Match> matches;
+    for (int gn = 0; gn < graph->num_nodes() && !out_of_time; ++gn) {
+      matches.clear();
+      FindMatchesRootedAt(*graph, expanded->index, rules, gn, &matches);
+      for (Match& m : matches) {
         if (options.time_limit_s > 0 && elapsed() > options.time_limit_s) {
           out_of_time = true;
           break;
         }
         ++report->matches;
-        ApplyResult res = ApplyMatch(cg, index, rules, m, &cost, options.apply,
-                                     options.alpha * best.cost - cur.cost);
-        if (res.rejected == RejectReason::kCostLimit) {
+        RewritePlan plan = PlanRewrite(*graph, expanded->index, rules, m, &cost, options.apply,
+                                       options.alpha * best.cost - cur.cost, &*node_costs);
+        if (plan.rejected == RejectReason::kCostLimit) {
           ++report->pruned_by_alpha;
           continue;
         }
-        if (res.rejected != RejectReason::kNone) {
-          ++report->rejected[static_cast<int>(res.rejected)];
+        if (plan.rejected != RejectReason::kNone) {
+          ++report->rejected[static_cast<int>(plan.rejected)];
           continue;
         }
         ++report->graphs_generated;
-        report->weight_only_nodes += res.weight_only_nodes;
-        double c = cur.cost + res.cost_delta;
-        if (c >= options.alpha * best.cost) {
-          ++report->pruned_by_alpha;
-          continue;
-        }
-        uint64_t h = hasher.Hash(res.graph);
-        if (!seen.insert(h).second) {
-          ++report->duplicates;
-          continue;
-        }
-        Entry e{c, h, seq++, std::make_shared<const Graph>(std::move(res.graph)),
-                std::make_shared<const Derivation>(Derivation{r, cur.derivation})};
-        if (e.cost < best.cost) best = e;
-        queue.insert(std::move(e));
+        report->weight_only_nodes += plan.weight_only_nodes;
+        const int rule = m.rule;
+        queue.insert(Entry{cur.cost + plan.cost_delta, seq++, expanded, std::move(m),
+                           std::make_shared<const Derivation>(Derivation{rule, cur.derivation})});
         if (static_cast<int>(queue.size()) > options.max_queue) {
           queue.erase(std::prev(queue.end()));
           ++report->dropped_queue_full;
@@ -137,6 +181,11 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
     }
   }
   if (out_of_time) report->stop = StopReason::kTimeLimit;
+  // Candidates cheaper than the best graph may still wait unbuilt: the cheapest one that builds
+  // is the result, as if every candidate had been built when it was generated.
+  while (!queue.empty() && queue.begin()->cost < best.cost) {
+    if (materialize(queue.extract(queue.begin()).value())) break;
+  }
 
   std::map<int, int> counts;
   for (const Derivation* d = best.derivation.get(); d; d = d->parent.get()) {
@@ -150,6 +199,7 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
               return a.count != b.count ? a.count > b.count : a.id < b.id;
             });
   Graph result = *best.graph;
+  queue.clear();
   VERISUB_RETURN_IF_ERROR(FinalizeGraph(&result));
   // The reported cost is recomputed from scratch, not accumulated along the derivation.
   auto final_cost = cost.GraphCost(result);
