@@ -87,173 +87,222 @@ bool TopologicalOrder(const std::vector<std::shared_ptr<const Node>>& nodes,
 
 }  // namespace
 
-RewritePlan PlanRewrite(const Graph& g, const GraphIndex& index, const RuleSet& rules,
-                        const Match& match, CostEvaluator* cost, const ApplyOptions& options,
-                        double max_cost_delta, const std::vector<double>* node_costs) {
-  const ruledb::Rule& rule = rules.rule(match.rule).rule;
-  RewritePlan plan;
-  auto reject = [&plan](RejectReason r, std::string detail) {
-    plan.rejected = r;
-    plan.detail = std::move(detail);
-    return std::move(plan);
-  };
-  const int first_new = g.num_values();
-  auto type_of = [&](int v) -> const specs::TensorType* {
-    if (v >= first_new) return &plan.new_types[v - first_new];
-    const Value& val = g.value(v);
-    return val.spec_type ? &*val.spec_type : nullptr;
-  };
-  auto elem_type_of = [&](int v) {
-    return v < first_new ? g.value(v).elem_type : plan.new_elem_types[v - first_new];
-  };
-  auto weight_only = [&](int v) {
-    return v < first_new ? index.weight_only[v] != 0 : plan.new_weight_only[v - first_new] != 0;
-  };
+void RewritePlan::Clear() {
+  rejected = RejectReason::kNone;
+  detail.clear();
+  cost_delta = 0;
+  weight_only_nodes = 0;
+  new_nodes.clear();
+  new_types.clear();
+  new_elem_types.clear();
+  new_weight_only.clear();
+  redirect.clear();
+  retyped.clear();
+  removed.clear();
+}
 
-  // Source outputs in the graph; target outputs that stay graph outputs are never folded.
-  const int num_out = static_cast<int>(rule.src.outputs.size());
-  std::vector<int> old_out(num_out);
-  for (int i = 0; i < num_out; ++i) {
-    const ruledb::ValueRef& o = rule.src.outputs[i];
-    old_out[i] = g.node(match.nodes[o.node]).outputs[o.index];
-  }
+void RewritePlanner::Reject(RejectReason r, std::string detail) {
+  plan_.rejected = r;
+  plan_.detail = std::move(detail);
+}
+
+const RewritePlan& RewritePlanner::Plan(const Match& match, double max_cost_delta) {
+  plan_.Clear();
+  rule_ = &rules_.rule(match.rule).rule;
+  old_out_.clear();
+  for (const ruledb::ValueRef& o : rule_->src.outputs)
+    old_out_.push_back(g_.node(match.nodes[o.node]).outputs[o.index]);
+  if (!PlanTargets(match) || !PlanOutputs() || !PlanRemovals(match)) return plan_;
+  if (plan_.cost_delta >= max_cost_delta) Reject(RejectReason::kCostLimit, "");
+  return plan_;
+}
+
+// Target nodes, typed by the spec shape rules and priced.
+bool RewritePlanner::PlanTargets(const Match& match) {
+  const int first_new = g_.num_values();
+  const ruledb::PatternGraph& dst = rule_->dst;
+  dst_out_.assign(dst.nodes.size(), {});
+  auto resolve = [&](const ruledb::ValueRef& v) {
+    return v.is_input() ? match.input_vals[v.index] : dst_out_[v.node][v.index];
+  };
+  // Target outputs that stay graph outputs are never folded.
   auto keep_computed = [&](int d, int k) {
-    for (int i = 0; i < num_out; ++i)
-      if (index.is_output[old_out[i]] && rule.dst.outputs[i] == ruledb::ValueRef{d, k}) return true;
+    for (size_t i = 0; i < old_out_.size(); ++i)
+      if (index_.is_output[old_out_[i]] && dst.outputs[i] == ruledb::ValueRef{d, k}) return true;
     return false;
   };
-
-  // Target nodes, typed by the spec shape rules and priced.
-  double delta = 0;
-  std::vector<std::array<int, specs::kMaxOpOutputs>> dst_out(rule.dst.nodes.size());
-  auto resolve = [&](const ruledb::ValueRef& v) {
-    return v.is_input() ? match.input_vals[v.index] : dst_out[v.node][v.index];
-  };
-  for (size_t d = 0; d < rule.dst.nodes.size(); ++d) {
-    const ruledb::PatternNode& pn = rule.dst.nodes[d];
+  for (size_t d = 0; d < dst.nodes.size(); ++d) {
+    const ruledb::PatternNode& pn = dst.nodes[d];
     const specs::OpSpec& spec = specs::GetOp(pn.op);
     RewritePlan::NewNode n;
     n.op = pn.op;
     n.params = pn.params;
+    n.num_inputs = static_cast<int>(pn.inputs.size());
     const specs::TensorType* in[specs::kMaxOpInputs];
     bool all_constant = true;
-    for (size_t k = 0; k < pn.inputs.size(); ++k) {
+    for (int k = 0; k < n.num_inputs; ++k) {
       int v = resolve(pn.inputs[k]);
-      n.inputs.push_back(v);
-      in[k] = type_of(v);
-      if (!in[k])
-        return reject(RejectReason::kTypeError,
-                      spec.name + ": input '" + g.value(v).name + "' has no static shape");
-      all_constant &= weight_only(v);
+      n.inputs[k] = v;
+      if (v >= first_new) {
+        in[k] = &plan_.new_types[v - first_new];
+        all_constant &= plan_.new_weight_only[v - first_new] != 0;
+        continue;
+      }
+      const Value& val = g_.value(v);
+      if (!val.spec_type) {
+        Reject(RejectReason::kTypeError,
+               spec.name + ": input '" + val.name + "' has no static shape");
+        return false;
+      }
+      in[k] = &*val.spec_type;
+      all_constant &= index_.weight_only[v] != 0;
     }
     specs::TensorType out[specs::kMaxOpOutputs];
     Status st = specs::InferTypes(pn.op, pn.params, in, out);
-    if (!st.ok()) return reject(RejectReason::kTypeError, st.message());
+    if (!st.ok()) {
+      Reject(RejectReason::kTypeError, st.message());
+      return false;
+    }
     if (pn.op == specs::OpKind::kEnlarge && out[0] == *in[0]) {
-      dst_out[d][0] = n.inputs[0];  // enlarging to the kernel's own size: the identity
+      dst_out_[d][0] = n.inputs[0];  // enlarging to the kernel's own size: the identity
       continue;
     }
-    int32_t elem_type = elem_type_of(n.inputs[0]);
-    bool foldable = options.fold_constants && all_constant;
+    const int v0 = n.inputs[0];
+    const int32_t elem_type =
+        v0 < first_new ? g_.value(v0).elem_type : plan_.new_elem_types[v0 - first_new];
+    bool foldable = options_.fold_constants && all_constant;
     for (int k = 0; foldable && k < spec.num_outputs; ++k) {
       foldable &= !keep_computed(static_cast<int>(d), k);
       foldable &= out[k].shape.NumElements() <= kFoldMaxElements;
     }
     if (foldable) {  // folded into a weight when the search ends: free
-      ++plan.weight_only_nodes;
+      ++plan_.weight_only_nodes;
     } else {
-      auto c = cost->SpecCost(pn.op, pn.params, in, static_cast<int>(pn.inputs.size()), out,
-                              spec.num_outputs, elem_type, spec.name);
-      if (!c.ok()) return reject(RejectReason::kCost, c.status().message());
-      delta += *c;
+      auto c = cost_->SpecCost(pn.op, pn.params, in, n.num_inputs, out, spec.num_outputs, elem_type,
+                               spec.name);
+      if (!c.ok()) {
+        Reject(RejectReason::kCost, c.status().message());
+        return false;
+      }
+      plan_.cost_delta += *c;
     }
-    n.first_output = static_cast<int>(plan.new_types.size());
+    n.first_output = static_cast<int>(plan_.new_types.size());
     n.num_outputs = spec.num_outputs;
     for (int k = 0; k < spec.num_outputs; ++k) {
-      dst_out[d][k] = first_new + static_cast<int>(plan.new_types.size());
-      plan.new_types.push_back(std::move(out[k]));
-      plan.new_elem_types.push_back(elem_type);
-      plan.new_weight_only.push_back(foldable);
+      dst_out_[d][k] = first_new + static_cast<int>(plan_.new_types.size());
+      plan_.new_types.push_back(std::move(out[k]));
+      plan_.new_elem_types.push_back(elem_type);
+      plan_.new_weight_only.push_back(foldable);
     }
-    plan.new_nodes.push_back(std::move(n));
+    plan_.new_nodes.push_back(n);
   }
-
-  // Mapped outputs must keep their shape and element type.
-  for (int i = 0; i < num_out; ++i) {
-    int from = old_out[i], to = resolve(rule.dst.outputs[i]);
-    const Value& a = g.value(from);
-    const specs::TensorType* b = type_of(to);
-    std::vector<int64_t> b_dims = to < first_new ? g.value(to).dims : b->shape.ToVector();
-    if (a.elem_type != elem_type_of(to) || a.dims != b_dims)
-      return reject(RejectReason::kShapeMismatch, "output " + std::to_string(i) + " '" + a.name +
-                                                      "' is " + runtime::DimsToString(a.dims) +
-                                                      " but the target gives " +
-                                                      runtime::DimsToString(b_dims));
-    if (from == to) continue;
+  // The replacement of every source output.
+  for (size_t i = 0; i < old_out_.size(); ++i) {
+    int to = resolve(dst.outputs[i]);
+    if (to == old_out_[i]) continue;
     bool seen = false;
-    for (const auto& [f, t] : plan.redirect) seen |= f == from;
-    if (seen) continue;
-    plan.redirect.push_back({from, to});
-    if (a.spec_type && b && !(*a.spec_type == *b)) plan.retyped.push_back(to);
+    for (const auto& [f, t] : plan_.redirect) seen |= f == old_out_[i];
+    if (!seen) plan_.redirect.push_back({old_out_[i], to});
   }
+  return true;
+}
 
-  // Removed nodes: the matched ones, then producers whose every output lost its last reader
-  // (e.g. the producer of a pattern input the target no longer reads), transitively. Use counts
-  // change only around the match, so they are kept sparsely.
-  std::vector<std::pair<int, int>> uses;  // (value, readers after the rewrite)
-  auto uses_of = [&](int v) -> int& {
-    for (auto& [u, n] : uses)
-      if (u == v) return n;
-    uses.push_back({v, index.use_count[v]});
-    return uses.back().second;
-  };
-  for (int gn : match.nodes) {
-    plan.removed.push_back(gn);
-    for (int v : g.node(gn).inputs)
-      if (v != kNoValue) --uses_of(v);
+// Mapped outputs must keep their shape and element type.
+bool RewritePlanner::PlanOutputs() {
+  const int first_new = g_.num_values();
+  for (const auto& [from, to] : plan_.redirect) {
+    const Value& a = g_.value(from);
+    const specs::TensorType* b = nullptr;
+    int32_t b_elem;
+    bool same_dims;
+    if (to < first_new) {
+      const Value& tv = g_.value(to);
+      b = tv.spec_type ? &*tv.spec_type : nullptr;
+      b_elem = tv.elem_type;
+      same_dims = a.dims == tv.dims;
+    } else {
+      b = &plan_.new_types[to - first_new];
+      b_elem = plan_.new_elem_types[to - first_new];
+      same_dims = static_cast<int>(a.dims.size()) == b->shape.rank &&
+                  std::equal(a.dims.begin(), a.dims.end(), b->shape.dims.begin());
+    }
+    if (a.elem_type != b_elem || !same_dims) {
+      std::vector<int64_t> b_dims = to < first_new ? g_.value(to).dims : b->shape.ToVector();
+      int i =
+          static_cast<int>(std::find(old_out_.begin(), old_out_.end(), from) - old_out_.begin());
+      Reject(RejectReason::kShapeMismatch, "output " + std::to_string(i) + " '" + a.name + "' is " +
+                                               runtime::DimsToString(a.dims) +
+                                               " but the target gives " +
+                                               runtime::DimsToString(b_dims));
+      return false;
+    }
+    if (a.spec_type && b && !(*a.spec_type == *b)) plan_.retyped.push_back(to);
   }
-  for (const RewritePlan::NewNode& n : plan.new_nodes)
-    for (int v : n.inputs)
-      if (v < first_new) ++uses_of(v);
-  for (const auto& [from, to] : plan.redirect) {
+  return true;
+}
+
+int& RewritePlanner::UsesAfter(int v) {
+  for (auto& [u, n] : uses_)
+    if (u == v) return n;
+  uses_.push_back({v, index_.use_count[v]});
+  return uses_.back().second;
+}
+
+// Removed nodes: the matched ones, then producers whose every output lost its last reader (e.g.
+// the producer of a pattern input the target no longer reads), transitively. Use counts change
+// only around the match, so they are kept sparsely.
+bool RewritePlanner::PlanRemovals(const Match& match) {
+  const int first_new = g_.num_values();
+  uses_.clear();
+  std::vector<int>& removed = plan_.removed;
+  for (int gn : match.nodes) {
+    removed.push_back(gn);
+    for (int v : g_.node(gn).inputs)
+      if (v != kNoValue) --UsesAfter(v);
+  }
+  for (const RewritePlan::NewNode& n : plan_.new_nodes)
+    for (int k = 0; k < n.num_inputs; ++k)
+      if (n.inputs[k] < first_new) ++UsesAfter(n.inputs[k]);
+  for (const auto& [from, to] : plan_.redirect) {
     if (to >= first_new) continue;
     int inside = 0;  // reads by matched nodes go away with them
     for (int gn : match.nodes)
-      for (int in : g.node(gn).inputs) inside += in == from;
-    uses_of(to) += index.use_count[from] - inside;
+      for (int in : g_.node(gn).inputs) inside += in == from;
+    UsesAfter(to) += index_.use_count[from] - inside;
   }
-  auto is_removed = [&](int gn) {
-    return std::find(plan.removed.begin(), plan.removed.end(), gn) != plan.removed.end();
-  };
-  for (size_t i = 0; i < plan.removed.size(); ++i) {
-    const int gn = plan.removed[i];
-    if (node_costs) {
-      if (!IsFoldedNode(g.node(gn), index.weight_only)) delta -= (*node_costs)[gn];
-    } else if (!IsFoldedNode(g.node(gn), index.weight_only)) {
-      auto c = cost->NodeCost(g, g.node(gn));
-      if (!c.ok()) return reject(RejectReason::kCost, c.status().message());
-      delta -= *c;
+  for (size_t i = 0; i < removed.size(); ++i) {
+    const int gn = removed[i];
+    const Node& n = g_.node(gn);
+    if (!IsFoldedNode(n, index_.weight_only)) {
+      if (node_costs_) {
+        plan_.cost_delta -= (*node_costs_)[gn];
+      } else {
+        auto c = cost_->NodeCost(g_, n);
+        if (!c.ok()) {
+          Reject(RejectReason::kCost, c.status().message());
+          return false;
+        }
+        plan_.cost_delta -= *c;
+      }
     }
     // Producers of this node's inputs may have lost their last reader.
-    for (int v : g.node(gn).inputs) {
+    for (int v : n.inputs) {
       if (v == kNoValue) continue;
-      int p = index.producer[v];
-      if (p < 0 || is_removed(p)) continue;
+      int p = index_.producer[v];
+      if (p < 0 || std::find(removed.begin(), removed.end(), p) != removed.end()) continue;
       bool dead = true;
-      for (int o : g.node(p).outputs) dead &= o == kNoValue || uses_of(o) == 0;
+      for (int o : g_.node(p).outputs) dead &= o == kNoValue || UsesAfter(o) == 0;
       if (!dead) continue;
-      plan.removed.push_back(p);
-      for (int in : g.node(p).inputs)
-        if (in != kNoValue) --uses_of(in);
+      removed.push_back(p);
+      for (int in : g_.node(p).inputs)
+        if (in != kNoValue) --UsesAfter(in);
     }
   }
-  plan.cost_delta = delta;
-  if (delta >= max_cost_delta) return reject(RejectReason::kCostLimit, "");
-  return plan;
+  return true;
 }
 
 ApplyResult BuildRewrite(const Graph& g, const GraphIndex& index, const Match& match,
-                         RewritePlan plan) {
+                         const RewritePlan& plan) {
   ApplyResult res;
   res.cost_delta = plan.cost_delta;
   res.weight_only_nodes = plan.weight_only_nodes;
@@ -266,7 +315,7 @@ ApplyResult BuildRewrite(const Graph& g, const GraphIndex& index, const Match& m
     val.elem_type = plan.new_elem_types[i];
     val.dims = plan.new_types[i].shape.ToVector();
     val.rank_known = true;
-    val.spec_type = std::move(plan.new_types[i]);
+    val.spec_type = plan.new_types[i];
     ng.AddValue(std::move(val));
   }
   auto redirected = [&plan](int v) {
@@ -299,11 +348,11 @@ ApplyResult BuildRewrite(const Graph& g, const GraphIndex& index, const Match& m
     keys.push_back({i, 0});
   }
   for (size_t k = 0; k < plan.new_nodes.size(); ++k) {
-    RewritePlan::NewNode& pn = plan.new_nodes[k];
+    const RewritePlan::NewNode& pn = plan.new_nodes[k];
     auto n = std::make_shared<Node>();
     n->op = pn.op;
     n->params = pn.params;
-    n->inputs = std::move(pn.inputs);
+    n->inputs.assign(pn.inputs.begin(), pn.inputs.begin() + pn.num_inputs);
     for (int o = 0; o < pn.num_outputs; ++o) n->outputs.push_back(first_new + pn.first_output + o);
     n->name = "verisub_rw_n" + std::to_string(n->outputs[0]);
     live.push_back(std::move(n));
@@ -376,9 +425,10 @@ ApplyResult BuildRewrite(const Graph& g, const GraphIndex& index, const Match& m
 ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& rules,
                        const Match& match, CostEvaluator* cost, const ApplyOptions& options,
                        double max_cost_delta) {
-  RewritePlan plan = PlanRewrite(g, index, rules, match, cost, options, max_cost_delta);
-  if (plan.rejected != RejectReason::kNone) return Reject(plan.rejected, std::move(plan.detail));
-  return BuildRewrite(g, index, match, std::move(plan));
+  RewritePlanner planner(g, index, rules, cost, options);
+  const RewritePlan& plan = planner.Plan(match, max_cost_delta);
+  if (plan.rejected != RejectReason::kNone) return Reject(plan.rejected, plan.detail);
+  return BuildRewrite(g, index, match, plan);
 }
 
 Status FinalizeGraph(Graph* g) {

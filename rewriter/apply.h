@@ -2,6 +2,7 @@
 // in place of the matched source, or says why the rewrite is rejected.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,12 +47,15 @@ struct RewritePlan {
   struct NewNode {
     specs::OpKind op = specs::OpKind::kNumOps;
     specs::Params params;
-    std::vector<int> inputs;  // value ids; new values count from the input's num_values()
-    int first_output = 0;     // index of its first output in new_types
+    // Value ids; new values count from the input graph's num_values().
+    std::array<int, specs::kMaxOpInputs> inputs{};
+    int num_inputs = 0;
+    int first_output = 0;  // index of its first output in new_types
     int num_outputs = 0;
   };
   RejectReason rejected = RejectReason::kNone;
   std::string detail;
+  // Exact even when the plan is rejected for its cost (kCostLimit).
   double cost_delta = 0;
   int weight_only_nodes = 0;
   std::vector<NewNode> new_nodes;
@@ -63,24 +67,58 @@ struct RewritePlan {
   std::vector<std::pair<int, int>> redirect;  // (source output, replacement), distinct sources
   std::vector<int> retyped;                   // replacements whose split trees differ
   std::vector<int> removed;                   // input node indices: matched or left dead
+
+  void Clear();
 };
 
-// Plans the rewrite of `match`; `index` must describe `g`. Rejects with kCostLimit when the cost
-// change is at least `max_cost_delta`. The cycle check and the re-inference of consumers need
-// the built graph and happen in BuildRewrite. `node_costs`, when given, holds
-// cost->NodeCost() of every node of `g` (a search plans many matches on one graph).
-RewritePlan PlanRewrite(const runtime::Graph& g, const GraphIndex& index, const RuleSet& rules,
-                        const Match& match, CostEvaluator* cost, const ApplyOptions& options = {},
-                        double max_cost_delta = 1e300,
-                        const std::vector<double>* node_costs = nullptr);
+// Plans rewrites of matches on one graph, reusing its buffers from plan to plan (a search plans
+// every match of every graph it expands). `index` must describe `g`; `node_costs`, when given,
+// holds cost->NodeCost() of every node of `g`.
+class RewritePlanner {
+ public:
+  RewritePlanner(const runtime::Graph& g, const GraphIndex& index, const RuleSet& rules,
+                 CostEvaluator* cost, const ApplyOptions& options = {},
+                 const std::vector<double>* node_costs = nullptr)
+      : g_(g),
+        index_(index),
+        rules_(rules),
+        cost_(cost),
+        options_(options),
+        node_costs_(node_costs) {}
+
+  // Plans `match`; rejects with kCostLimit when the cost change is at least `max_cost_delta`.
+  // The cycle check and the re-inference of consumers need the built graph and happen in
+  // BuildRewrite. The plan stays valid until the next call.
+  const RewritePlan& Plan(const Match& match, double max_cost_delta = 1e300);
+
+ private:
+  bool PlanTargets(const Match& match);
+  bool PlanOutputs();
+  bool PlanRemovals(const Match& match);
+  void Reject(RejectReason r, std::string detail);
+  int& UsesAfter(int v);
+
+  const runtime::Graph& g_;
+  const GraphIndex& index_;
+  const RuleSet& rules_;
+  CostEvaluator* cost_;
+  const ApplyOptions options_;
+  const std::vector<double>* node_costs_;
+  RewritePlan plan_;
+  // Scratch of one plan: source outputs, target node outputs, sparse use counts after it.
+  std::vector<int> old_out_;
+  std::vector<std::array<int, specs::kMaxOpOutputs>> dst_out_;
+  std::vector<std::pair<int, int>> uses_;
+  const ruledb::Rule* rule_ = nullptr;
+};
 
 // Builds the graph of an accepted plan of `match` on `g` (the input graph is never edited).
 ApplyResult BuildRewrite(const runtime::Graph& g, const GraphIndex& index, const Match& match,
-                         RewritePlan plan);
+                         const RewritePlan& plan);
 
-// PlanRewrite, then BuildRewrite. The result is topologically ordered and free of dead nodes; new
-// values and nodes get names starting with "verisub_rw" (made unique by FinalizeGraph). An
-// enlarge target node that would not change its kernel's size is the identity and is not
+// RewritePlanner::Plan, then BuildRewrite. The result is topologically ordered and free of dead
+// nodes; new values and nodes get names starting with "verisub_rw" (made unique by FinalizeGraph).
+// An enlarge target node that would not change its kernel's size is the identity and is not
 // created.
 ApplyResult ApplyMatch(const runtime::Graph& g, const GraphIndex& index, const RuleSet& rules,
                        const Match& match, CostEvaluator* cost, const ApplyOptions& options = {},

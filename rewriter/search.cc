@@ -70,7 +70,7 @@ StatusOr<std::vector<double>> NodeCosts(const Graph& g, CostEvaluator* cost) {
 }
 
 // A queue entry is a delta: the graph its parent becomes when `match` is applied. Its cost is
-// exact (PlanRewrite), so the queue orders candidates without building them; only the graphs
+// exact (RewritePlanner), so the queue orders candidates without building them; only the graphs
 // taken from the queue are built, hashed and deduplicated.
 struct Entry {
   double cost = 0;
@@ -148,6 +148,7 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
     auto expanded = std::make_shared<const Expanded>(graph);
     auto node_costs = NodeCosts(*graph, &cost);
     if (!node_costs.ok()) return node_costs.status();
+    RewritePlanner planner(*graph, expanded->index, rules, &cost, options.apply, &*node_costs);
     std::vector<Match> matches;
     for (int gn = 0; gn < graph->num_nodes() && !out_of_time; ++gn) {
       matches.clear();
@@ -158,10 +159,19 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
           break;
         }
         ++report->matches;
-        RewritePlan plan = PlanRewrite(*graph, expanded->index, rules, m, &cost, options.apply,
-                                       options.alpha * best.cost - cur.cost, &*node_costs);
+        // A full queue keeps only candidates cheaper than its costliest entry: tell the plan,
+        // so that a candidate headed for the bin is not even finished.
+        const double alpha_limit = options.alpha * best.cost - cur.cost;
+        double limit = alpha_limit;
+        if (static_cast<int>(queue.size()) >= options.max_queue)
+          limit = std::min(limit, std::prev(queue.end())->cost - cur.cost);
+        const RewritePlan& plan = planner.Plan(m, limit);
         if (plan.rejected == RejectReason::kCostLimit) {
-          ++report->pruned_by_alpha;
+          if (plan.cost_delta < alpha_limit) {
+            ++report->dropped_queue_full;
+          } else {
+            ++report->pruned_by_alpha;
+          }
           continue;
         }
         if (plan.rejected != RejectReason::kNone) {
