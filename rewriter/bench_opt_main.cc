@@ -18,9 +18,11 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: verisub-bench-opt [MODEL_DIR] [--rules FILE] [--allow-unproved] [--budget N]\n"
-    "                         [--device NAME]\n"
+    "                         [--device NAME] [--check-factor F]\n"
     "  MODEL_DIR defaults to build/models (written by verisub-models --out DIR)\n"
-    "  Each model runs in its own process (--one PATH), so peak memory is per model.\n";
+    "  Each model runs in its own process (--one PATH), so peak memory is per model.\n"
+    "  Each model is optimized again with F times the budget and no time limit (default 10,\n"
+    "  0 to skip): the table says whether that larger search found a cheaper graph.\n";
 
 }  // namespace
 
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
   std::string dir = "build/models", rules_path = rewriter::kDefaultRulesPath, one;
   bool allow_unproved = false;
+  int check_factor = 10;
   OptimizeOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -42,6 +45,8 @@ int main(int argc, char** argv) {
       options.search.budget = std::atoi(next());
     } else if (a == "--device" && i + 1 < argc) {
       options.device = next();
+    } else if (a == "--check-factor" && i + 1 < argc) {
+      check_factor = std::atoi(next());
     } else if (a == "-h" || a == "--help") {
       std::printf("%s", kUsage);
       return 0;
@@ -71,12 +76,19 @@ int main(int argc, char** argv) {
     }
     std::string flags = "--rules '" + rules_path + "' --budget " +
                         std::to_string(options.search.budget) + " --device " + options.device +
+                        " --check-factor " + std::to_string(check_factor) +
                         (allow_unproved ? " --allow-unproved" : "");
     std::printf("rules: %s, device %s, alpha %.2f, budget %d, time limit %.0f s\n\n",
                 rules_path.c_str(), options.device.c_str(), options.search.alpha,
                 options.search.budget, options.search.time_limit_s);
-    std::printf("%-18s %6s %11s %11s %6s %6s %9s %8s %8s %s\n", "model", "nodes", "before_us",
-                "after_us", "ratio", "steps", "explored", "time_s", "peak_MB", "stop");
+    std::printf(
+        "peak_MB is the process's high-water mark during the search, weights_MB the\n"
+        "model's weights (part of it); x%d: the same search with %d times the budget\n"
+        "and no time limit, its final cost and time.\n\n",
+        check_factor, check_factor);
+    std::printf("%-18s %6s %11s %11s %6s %6s %9s %8s %8s %10s %-11s %11s %8s\n", "model", "nodes",
+                "before_us", "after_us", "ratio", "steps", "explored", "time_s", "peak_MB",
+                "weights_MB", "stop", "check_after", "check_s");
     int failures = 0;
     std::string rules_text;
     for (const std::string& path : models) {
@@ -94,6 +106,7 @@ int main(int argc, char** argv) {
       failures += pclose(p) != 0;
       std::fflush(stdout);
     }
+    std::printf("\n* marks a model where the larger search found a cheaper graph.\n");
     std::printf("\nrules applied per model (count, rule), at most 5 each:\n%s", rules_text.c_str());
     return failures ? 1 : 0;
   }
@@ -116,6 +129,12 @@ int main(int argc, char** argv) {
     std::printf("%-18s import failed: %s\n", name.c_str(), g.status().message().c_str());
     return 1;
   }
+  int64_t weight_bytes = 0;
+  for (int v = 0; v < g->num_values(); ++v)
+    if (const auto& t = g->value(v).constant)
+      weight_bytes +=
+          static_cast<int64_t>(t->f32.size() * sizeof(float) + t->f64.size() * sizeof(double) +
+                               t->ints.size() * sizeof(int64_t));
   runtime::Graph out;
   OptimizeReport report;
   auto t0 = std::chrono::steady_clock::now();
@@ -125,12 +144,38 @@ int main(int argc, char** argv) {
     std::printf("%-18s optimize failed: %s\n", name.c_str(), st.message().c_str());
     return 1;
   }
+  const double peak_mb = rewriter::PeakRssBytes() / 1048576.0;
   const rewriter::SearchReport& s = report.search;
-  std::printf("%-18s %6d %11.1f %11.1f %6.3f %6d %9lld %8.3f %8.1f %s\n", name.c_str(),
-              report.nodes_before, s.cost_before_us, s.cost_after_us,
+  // The same search with a larger budget: does the default budget leave a cheaper graph behind?
+  std::string check = "-";
+  std::string check_time = "-";
+  if (check_factor > 0) {
+    OptimizeOptions larger = options;
+    larger.search.budget = options.search.budget * check_factor;
+    larger.search.time_limit_s = 0;
+    runtime::Graph out_larger;
+    OptimizeReport report_larger;
+    auto t1 = std::chrono::steady_clock::now();
+    Status st_larger = Optimize(*g, **set, larger, &out_larger, &report_larger);
+    double wall_larger =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    if (!st_larger.ok()) {
+      std::printf("%-18s optimize (x%d budget) failed: %s\n", name.c_str(), check_factor,
+                  st_larger.message().c_str());
+      return 1;
+    }
+    char buf[64];
+    double c = report_larger.search.cost_after_us;
+    std::snprintf(buf, sizeof buf, "%.1f%s", c, c < s.cost_after_us - 1e-9 ? "*" : "");
+    check = buf;
+    std::snprintf(buf, sizeof buf, "%.3f", wall_larger);
+    check_time = buf;
+  }
+  std::printf("%-18s %6d %11.1f %11.1f %6.3f %6d %9lld %8.3f %8.1f %10.1f %-11s %11s %8s\n",
+              name.c_str(), report.nodes_before, s.cost_before_us, s.cost_after_us,
               s.cost_after_us > 0 ? s.cost_before_us / s.cost_after_us : 0.0, s.rewrite_steps,
-              static_cast<long long>(s.graphs_explored), wall, rewriter::PeakRssBytes() / 1048576.0,
-              rewriter::StopReasonName(s.stop));
+              static_cast<long long>(s.graphs_explored), wall, peak_mb, weight_bytes / 1048576.0,
+              rewriter::StopReasonName(s.stop), check.c_str(), check_time.c_str());
   if (!s.rules_applied.empty()) std::printf("rule   %s\n", name.c_str());
   for (size_t k = 0; k < s.rules_applied.size() && k < 5; ++k)
     std::printf("rule     %4d  %s\n", s.rules_applied[k].count, s.rules_applied[k].text.c_str());

@@ -107,6 +107,23 @@ TEST(SearchTest, BudgetStopsTheSearch) {
   EXPECT_EQ(report.search.graphs_explored, 1);
 }
 
+// Candidates wait in the queue unbuilt; when the budget stops the search, the cheapest one that
+// beats the best built graph is still built and returned, as an eager search would have.
+TEST(SearchTest, CheapestWaitingCandidateIsReturnedWhenTheBudgetStops) {
+  auto rules = testing::HandwrittenRules();
+  OptimizeOptions o = Defaults();
+  o.search.budget = 1;
+  runtime::Graph g = InceptionBlock();
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(g, *rules, o, &out, &report).ok());
+  EXPECT_EQ(report.search.graphs_explored, 1);
+  EXPECT_LT(report.search.cost_after_us, report.search.cost_before_us);
+  EXPECT_EQ(report.search.rewrite_steps, 1);
+  VerifyReport vr;
+  EXPECT_TRUE(CompareOutputs(g, out, {}, &vr).ok());
+}
+
 TEST(SearchTest, TimeLimitIsReported) {
   auto rules = testing::HandwrittenRules();
   OptimizeOptions o = Defaults();
