@@ -1,0 +1,190 @@
+// Parsing and printing the golden tests' graph text.
+#include "tests/rewriter/graph_text.h"
+
+#include <functional>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "specs/registry.h"
+#include "specs/term.h"
+#include "tests/rewriter/test_graphs.h"
+
+namespace verisub::rewriter::testing {
+namespace {
+
+using runtime::Graph;
+using runtime::Node;
+
+StatusOr<std::vector<int64_t>> ParseDims(const std::string& text) {
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']')
+    return InvalidArgument("shape '" + text + "' is not [d,...]");
+  std::vector<int64_t> dims;
+  std::stringstream in(text.substr(1, text.size() - 2));
+  std::string item;
+  while (std::getline(in, item, ',')) dims.push_back(std::stoll(item));
+  return dims;
+}
+
+class TextBuilder {
+ public:
+  Status Line(const std::string& line) {
+    std::stringstream in(line);
+    std::string kind, name;
+    in >> kind;
+    if (kind == "input" || kind == "weight") {
+      std::string shape;
+      in >> name >> shape;
+      auto dims = ParseDims(shape);
+      if (!dims.ok()) return dims.status();
+      names_[name] = kind == "input" ? b_.Input(name, *dims)
+                                     : b_.Weight(name, *dims, std::hash<std::string>()(name));
+      return Status::Ok();
+    }
+    std::string rest;
+    std::getline(in, rest);
+    if (kind == "let") {
+      size_t eq = rest.find('=');
+      if (eq == std::string::npos) return InvalidArgument("let without '=': " + line);
+      std::stringstream nm(rest.substr(0, eq));
+      nm >> name;
+      auto v = Term(rest.substr(eq + 1));
+      if (!v.ok()) return v.status();
+      names_[name] = *v;
+      return Status::Ok();
+    }
+    if (kind == "output") {
+      auto v = Term(rest);
+      if (!v.ok()) return v.status();
+      b_.Output(*v);
+      return Status::Ok();
+    }
+    return InvalidArgument("unknown line: " + line);
+  }
+
+  Graph Finish() { return b_.Finish(); }
+
+ private:
+  StatusOr<int> Term(const std::string& text) {
+    auto ast = specs::ParseTermString(text);
+    if (!ast.ok()) return ast.status();
+    return Build(*ast);
+  }
+
+  StatusOr<int> Build(const specs::TermAst& t) {
+    if (t.is_leaf) {
+      auto it = names_.find(t.head);
+      if (it != names_.end()) return it->second;
+      if (t.head.rfind("folded-", 0) == 0) {  // a weight the optimizer computed
+        std::vector<int64_t> dims;
+        std::stringstream in(t.head.substr(7));
+        std::string d;
+        while (std::getline(in, d, 'x')) dims.push_back(std::stoll(d));
+        return names_[t.head] = b_.Weight(t.head, dims, std::hash<std::string>()(t.head));
+      }
+      return InvalidArgument("unknown value '" + t.head + "'");
+    }
+    std::vector<int> args;
+    for (const specs::TermAst& a : t.args) {
+      auto v = Build(a);
+      if (!v.ok()) return v.status();
+      args.push_back(*v);
+    }
+    std::string op = t.head;
+    if (!t.params.empty()) {
+      op += "[";
+      for (size_t i = 0; i < t.params.size(); ++i)
+        op += (i ? "," : "") + t.params[i].first + "=" + t.params[i].second;
+      op += "]";
+    }
+    // Equal terms are one node.
+    auto key = std::make_tuple(op, args);
+    auto it = nodes_.find(key);
+    if (it == nodes_.end()) {
+      std::vector<int> outs;
+      if (op.rfind("onnx-", 0) == 0) {
+        if (args.size() != 1) return InvalidArgument(op + " takes one input here");
+        outs = {b_.Opaque(op.substr(5), args[0])};
+      } else {
+        if (!specs::FindOp(t.head)) return InvalidArgument("unknown operator '" + t.head + "'");
+        outs = b_.Ops(op, args);
+      }
+      it = nodes_.emplace(key, outs).first;
+    }
+    if (t.output >= static_cast<int>(it->second.size()))
+      return InvalidArgument(op + " has no output " + std::to_string(t.output));
+    return it->second[t.output];
+  }
+
+  GraphBuilder b_;
+  std::map<std::string, int> names_;
+  std::map<std::tuple<std::string, std::vector<int>>, std::vector<int>> nodes_;
+};
+
+}  // namespace
+
+StatusOr<Graph> ParseGraphText(const std::string& text) {
+  TextBuilder b;
+  std::stringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    VERISUB_RETURN_IF_ERROR(b.Line(line.substr(start)));
+  }
+  return b.Finish();
+}
+
+std::string PrintGraphText(const Graph& g) {
+  std::vector<int> producer = g.Producers();
+  std::vector<int> uses = g.UseCounts();
+  std::vector<std::string> let_name(g.num_values());
+  std::function<std::string(int, bool)> term = [&](int v, bool define) -> std::string {
+    const runtime::Value& val = g.value(v);
+    if (producer[v] < 0) {
+      if (val.constant && val.name.rfind("verisub_", 0) == 0) {
+        std::string s = "folded";
+        for (size_t d = 0; d < val.dims.size(); ++d)
+          s += (d ? "x" : "-") + std::to_string(val.dims[d]);
+        return s;
+      }
+      return val.name;
+    }
+    if (!define && !let_name[v].empty()) return let_name[v];
+    const Node& n = g.node(producer[v]);
+    std::string s = "(";
+    if (n.op) {
+      const specs::OpSpec& spec = specs::GetOp(*n.op);
+      s += spec.name;
+      if (spec.num_outputs > 1) {
+        for (size_t k = 0; k < n.outputs.size(); ++k)
+          if (n.outputs[k] == v) s += "." + std::to_string(k);
+      }
+      if (!spec.params.empty()) {
+        s += "[";
+        for (size_t i = 0; i < spec.params.size(); ++i)
+          s += (i ? "," : "") + spec.params[i].name + "=" +
+               specs::FormatParamValue(spec.params[i], n.params);
+        s += "]";
+      }
+    } else {
+      s += "onnx-" + n.op_type;
+    }
+    for (int in : n.inputs) s += " " + term(in, false);
+    return s + ")";
+  };
+  std::string out;
+  int lets = 0;
+  for (const auto& np : g.nodes()) {
+    for (int o : np->outputs) {
+      if (o == runtime::kNoValue || uses[o] < 2) continue;
+      std::string name = "t" + std::to_string(lets++);
+      out += "let " + name + " = " + term(o, true) + "\n";
+      let_name[o] = name;
+    }
+  }
+  for (int v : g.outputs()) out += "output " + term(v, false) + "\n";
+  return out;
+}
+
+}  // namespace verisub::rewriter::testing
