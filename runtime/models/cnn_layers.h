@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/models/graph_builder.h"
+#include "runtime/models/models.h"
 
 namespace verisub::runtime::models {
 
@@ -34,6 +35,10 @@ struct ConvOptions {
 ConvOptions SquareConv(int64_t out_channels, int64_t kernel, int64_t stride = 1, int64_t group = 1);
 
 FeatureMap ImageInput(GraphBuilder& b, int64_t channels, int64_t size);
+// The input image size: options.image_size when set, else the network's own.
+inline int64_t ImageSize(const BuildOptions& options, int64_t network_default) {
+  return options.image_size > 0 ? options.image_size : network_default;
+}
 FeatureMap Conv(GraphBuilder& b, const FeatureMap& x, const ConvOptions& options);
 // Inference-mode BatchNormalization with random but well-conditioned statistics.
 FeatureMap BatchNorm(GraphBuilder& b, const FeatureMap& x, float epsilon = 1e-5f);

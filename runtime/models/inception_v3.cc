@@ -74,7 +74,7 @@ FeatureMap InceptionE(GraphBuilder& b, const FeatureMap& x) {
 
 onnx::ModelProto BuildInceptionV3(const BuildOptions& options) {
   GraphBuilder b("inception_v3", options.seed);
-  FeatureMap x = ImageInput(b, 3, 299);
+  FeatureMap x = ImageInput(b, 3, ImageSize(options, 299));
   x = Valid(b, x, 32, 3, 2);   // 149
   x = Valid(b, x, 32, 3, 1);   // 147
   x = Basic(b, x, 64, 3, 3);   // 147

@@ -25,7 +25,7 @@ FeatureMap InvertedResidual(GraphBuilder& b, const FeatureMap& x, int64_t out, i
 
 onnx::ModelProto BuildMobileNetV2(const BuildOptions& options) {
   GraphBuilder b("mobilenet_v2", options.seed);
-  FeatureMap x = ImageInput(b, 3, 224);
+  FeatureMap x = ImageInput(b, 3, ImageSize(options, 224));
   x = ConvBnRelu6(b, x, SquareConv(32, 3, 2));
   struct Stage {
     int64_t expand, channels, repeats, stride;

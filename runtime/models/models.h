@@ -19,6 +19,9 @@ inline constexpr int64_t kOpsetVersion = 17;
 struct BuildOptions {
   // Seeds every random initializer; equal options give byte-identical models.
   uint64_t seed = 20260601;
+  // Height and width of a CNN's input image; 0 is the network's own (224, Inception's 299).
+  // Smaller images keep every operator and the wiring, and make the reference executor fast.
+  int64_t image_size = 0;
 };
 
 onnx::ModelProto BuildResNet50(const BuildOptions& options);

@@ -77,7 +77,7 @@ FeatureMap ReductionCell(GraphBuilder& b, const FeatureMap& prev_in, const Featu
 
 onnx::ModelProto BuildNasNetA(const BuildOptions& options) {
   GraphBuilder b("nasnet_a", options.seed);
-  FeatureMap x = ImageInput(b, 3, 224);
+  FeatureMap x = ImageInput(b, 3, ImageSize(options, 224));
   x = ConvRelu(b, x, SquareConv(64, 7, 2));  // 112
   x = MaxPool(b, x, 3, 2, 1);                // 56
   int64_t out = 128;

@@ -30,7 +30,7 @@ FeatureMap Bottleneck(GraphBuilder& b, const FeatureMap& x, int64_t planes, int6
 
 onnx::ModelProto BuildBottleneckNet(const BottleneckNet& net, const BuildOptions& options) {
   GraphBuilder b(net.name, options.seed);
-  FeatureMap x = ImageInput(b, 3, 224);
+  FeatureMap x = ImageInput(b, 3, ImageSize(options, 224));
   x = ConvBnRelu(b, x, SquareConv(64, 7, 2));
   x = MaxPool(b, x, 3, 2, 1);
   constexpr int64_t kBlocks[] = {3, 4, 6, 3};

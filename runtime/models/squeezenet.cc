@@ -23,7 +23,7 @@ FeatureMap Fire(GraphBuilder& b, const FeatureMap& x, int64_t squeeze, int64_t e
 
 onnx::ModelProto BuildSqueezeNet11(const BuildOptions& options) {
   GraphBuilder b("squeezenet1_1", options.seed);
-  FeatureMap x = ImageInput(b, 3, 224);
+  FeatureMap x = ImageInput(b, 3, ImageSize(options, 224));
   x = ConvRelu(b, x, 64, 3, 2);                    // 111
   x = MaxPool(b, x, 3, 2, 0, /*ceil_mode=*/true);  // 55
   x = Fire(b, x, 16, 64);
