@@ -1,7 +1,6 @@
 // Prover: one query per rule, tracked axiom assertions for the unsat core, dumps of non-proofs.
 #include "verify/prover.h"
 
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -117,7 +116,9 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
   }
   try {
     relevant = Relevant(functions, excluded_axiom);
-    z3::solver solver(ctx());
+    // The plain SMT core: the default solver wraps it with a tactic front end that a query with
+    // tracked assertions never uses, but that costs milliseconds to set up per query.
+    z3::solver solver(ctx(), z3::solver::simple());
     z3::params p(ctx());
     p.set("timeout", static_cast<unsigned>(std::max(1, options_.timeout_ms)));
     p.set("mbqi", options_.model_based_instantiation);
@@ -186,7 +187,7 @@ void Prover::Dump(const std::vector<int>& instances, const z3::expr& negated_goa
                   const std::string& dump_name, const std::string& comment,
                   const ProofRecord& record) {
   // An untracked copy of the query, so that `z3 file.smt2` replays exactly what was asked.
-  z3::solver plain(ctx());
+  z3::solver plain(ctx(), z3::solver::simple());
   for (int i : instances) plain.add(Formula(i));
   plain.add(negated_goal);
   std::filesystem::path path = std::filesystem::path(options_.smt2_dir) / (dump_name + ".smt2");
@@ -236,19 +237,20 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
 
   int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
   tbb::task_arena arena(threads);
-  tbb::enumerable_thread_specific<std::unique_ptr<Prover>> provers;
   std::atomic<int> done{0}, proved{0};
   std::mutex progress_mu;
   auto last_progress = start;
   const int n = static_cast<int>(rules.size());
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<int>(0, n, 1), [&](const tbb::blocked_range<int>& r) {
-      auto& prover = provers.local();
-      if (!prover) prover = std::make_unique<Prover>(*base, options.prover);
       for (int i = r.begin(); i < r.end(); ++i) {
         char name[32];
         std::snprintf(name, sizeof(name), "rule-%05d", i);
-        rules[i].proof = prover->ProveRule(rules[i], name);
+        // A fresh context per rule: Z3's search (and so its resource count) depends on the terms
+        // a context has seen, so a shared one would make outcomes near the limit depend on which
+        // rules a thread happened to decide before.
+        Prover prover(*base, options.prover);
+        rules[i].proof = prover.ProveRule(rules[i], name);
         if (rules[i].proof.status == ProofStatus::kProved) ++proved;
         int d = ++done;
         if (!options.progress) continue;
