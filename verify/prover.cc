@@ -87,13 +87,26 @@ ProofRecord Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_
     }
     std::vector<std::pair<z3::expr, z3::expr>> goals;
     for (size_t i = 0; i < src.size(); ++i) goals.emplace_back(src[i], dst[i]);
-    if (!refutation.refuted)
-      return Prove(goals, functions, -1, dump_name, "rule: " + rule.ToText());
+    if (!refutation.refuted) {
+      ProofRecord proof = Prove(goals, functions, -1, dump_name, "rule: " + rule.ToText());
+      if (proof.status != ProofStatus::kProved) return proof;
+      // A proof is what gets shipped: look harder for a counterexample first.
+      Refutation late = RefuteByEvaluation(rule, options_.refute, options_.refute.max_cases,
+                                           options_.refute.proof_cases);
+      if (!late.refuted) return proof;
+      refuted.status = ProofStatus::kNotProved;
+      refuted.reason = late.reason + " (z3 proved it: the encoding ignores ranks and types)";
+      refuted.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (options_.smt2_dir.empty()) return refuted;
+    }
     // Dump the query anyway, so that everything not proved can be replayed.
     z3::expr_vector differ(ctx());
     for (const auto& [l, r] : goals) differ.push_back(l != r);
     Dump(Relevant(functions, -1), z3::mk_or(differ), dump_name,
-         "rule: " + rule.ToText() + "\n; not sent to z3: refuted by evaluation", refuted);
+         "rule: " + rule.ToText() + "\n; refuted by evaluation" +
+             (refutation.refuted ? " (not sent to z3)" : " (z3: unsat)"),
+         refuted);
     return refuted;
   } catch (const z3::exception& e) {
     ProofRecord r;
@@ -122,6 +135,7 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
     z3::params p(ctx());
     p.set("timeout", static_cast<unsigned>(std::max(1, options_.timeout_ms)));
     p.set("mbqi", options_.model_based_instantiation);
+    p.set("qi.lazy_threshold", options_.lazy_threshold);
     if (options_.resource_limit > 0) p.set("rlimit", options_.resource_limit);
     solver.set(p);
     // One tracking literal per axiom instance, `axiom!<name>!<instance>`: the core names axioms.
@@ -209,6 +223,7 @@ void Prover::Dump(const std::vector<int>& instances, const z3::expr& negated_goa
     out << "(set-option :rlimit " << options_.resource_limit << ")\n";
   out << "(set-option :smt.mbqi " << (options_.model_based_instantiation ? "true" : "false")
       << ")\n";
+  out << "(set-option :smt.qi.lazy_threshold " << options_.lazy_threshold << ")\n";
   out << plain.to_smt2();
 }
 

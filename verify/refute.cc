@@ -18,8 +18,8 @@ using specs::Shape;
 using specs::TensorType;
 
 std::vector<Shape> DefaultBaseShapes() {
-  return {Shape{},           Shape{2, 4},       Shape{4, 4},       Shape{2, 4, 5, 5},
-          Shape{4, 4, 3, 3}, Shape{4, 4, 1, 3}, Shape{4, 4, 3, 1}, Shape{4, 1, 3, 3}};
+  return {Shape{2, 4},       Shape{4, 4},       Shape{2, 4, 5, 5}, Shape{4, 4, 3, 3},
+          Shape{4, 4, 1, 3}, Shape{4, 4, 3, 1}, Shape{4, 1, 3, 3}, Shape{}};
 }
 
 namespace {
@@ -73,6 +73,7 @@ class TypeChecker {
 
   bool Check(const Assignment& shapes, int k) const {
     std::vector<TensorType> inputs;
+    inputs.reserve(k);
     for (int i = 0; i < k; ++i) inputs.emplace_back(shapes[i]);
     for (int s = 0; s < 2; ++s) {
       const PatternGraph& g = *sides_[s];
@@ -233,7 +234,7 @@ CaseOutcome EvaluateCase(const ruledb::Rule& rule, const Assignment& shapes, uin
       double x = a.data[e], y = b.data[e];
       if (std::fabs(x - y) <= tolerance * std::max({1.0, std::fabs(x), std::fabs(y)})) continue;
       char buf[160];
-      std::snprintf(buf, sizeof buf, "output %zu element %zu: %.9g vs %.9g", o, e, x, y);
+      std::snprintf(buf, sizeof buf, "output %zu element %zu: %.4g vs %.4g", o, e, x, y);
       *detail = buf;
       return CaseOutcome::kDiffer;
     }
@@ -243,16 +244,33 @@ CaseOutcome EvaluateCase(const ruledb::Rule& rule, const Assignment& shapes, uin
 
 }  // namespace
 
-Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options) {
+Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options,
+                              int first_case, int end_case) {
   Refutation result;
-  if (!options.enabled || rule.num_inputs <= 0) return result;
-  const std::vector<Shape> catalog =
-      options.base_shapes.empty() ? DefaultBaseShapes() : options.base_shapes;
+  if (end_case < 0) end_case = options.max_cases;
+  if (!options.enabled || rule.num_inputs <= 0 || first_case >= end_case) return result;
+  std::vector<Shape> catalog;
+  for (const Shape& s : options.base_shapes.empty() ? DefaultBaseShapes() : options.base_shapes)
+    if (std::find(catalog.begin(), catalog.end(), s) == catalog.end()) catalog.push_back(s);
   TypeChecker tc(rule);
-  std::vector<Assignment> bases;
+  std::vector<Assignment> found;
   Assignment current(rule.num_inputs);
   int budget = 4096;  // type checks of partial assignments
-  FindBases(tc, catalog, 0, &current, options.max_bases, &budget, &bases);
+  FindBases(tc, catalog, 0, &current, 8 * options.max_bases, &budget, &found);
+  // Ranks first: one base per combination of input ranks (a rule may hold for 2-D tensors only),
+  // in the order found, then the others.
+  std::vector<Assignment> bases;
+  std::vector<bool> taken(found.size(), false);
+  std::set<std::vector<int>> rank_sets;
+  for (size_t i = 0; i < found.size(); ++i) {
+    std::vector<int> ranks;
+    for (const Shape& s : found[i]) ranks.push_back(s.rank);
+    taken[i] = rank_sets.insert(ranks).second;
+    if (taken[i]) bases.push_back(found[i]);
+  }
+  for (size_t i = 0; i < found.size(); ++i)
+    if (!taken[i]) bases.push_back(found[i]);
+  if (static_cast<int>(bases.size()) > options.max_bases) bases.resize(options.max_bases);
   if (bases.empty()) return result;
 
   const uint64_t rule_seed = Mix(options.seed, HashText(rule.ToText()));
@@ -266,10 +284,12 @@ Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& opt
     }
     return k;
   };
+  int index = 0;  // of the next case in the sequence
   auto try_case = [&](const Assignment& a) {
     if (!seen.insert(key(a)).second) return false;
     for (const Shape& s : a)
       if (s.NumElements() > options.max_elements) return false;
+    if (index++ < first_case) return false;  // evaluated by an earlier call
     std::string detail;
     CaseOutcome out =
         EvaluateCase(rule, a, Mix(rule_seed, seen.size()), options.tolerance, &detail);
@@ -281,19 +301,16 @@ Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& opt
     return true;
   };
   // Generic points first (most false candidates are identities of a coincidence), then the
-  // bases themselves, then random variants.
+  // bases themselves, then random variants, half of them with dimensions of at most 3 (a
+  // batched matmul breaks some rules only when one batch dimension is 1 and another 2).
   int untie_budget = 2048;
-  for (const Assignment& b : bases) {
-    if (result.cases >= options.max_cases) return result;
-    if (try_case(Untie(tc, b, options.max_dim, &untie_budget))) return result;
-  }
-  for (const Assignment& b : bases) {
-    if (result.cases >= options.max_cases) return result;
-    if (try_case(b)) return result;
-  }
-  for (int t = 0; t < options.max_variants && result.cases < options.max_cases; ++t) {
-    const Assignment& base = bases[t % bases.size()];
-    Assignment a = Perturb(base, t % 2 == 1, options.max_dim, &rng);
+  for (const Assignment& b : bases)
+    if (index < end_case && try_case(Untie(tc, b, options.max_dim, &untie_budget))) return result;
+  for (const Assignment& b : bases)
+    if (index < end_case && try_case(b)) return result;
+  for (int t = 0; t < options.max_variants && index < end_case; ++t) {
+    int max_dim = (t / 4) % 2 == 0 ? options.max_dim : std::min(3, options.max_dim);
+    Assignment a = Perturb(bases[t % bases.size()], t % 2 == 1, max_dim, &rng);
     if (seen.count(key(a)) || !tc.Check(a, rule.num_inputs)) continue;
     if (try_case(a)) return result;
   }

@@ -21,18 +21,25 @@ struct RefuteOptions {
   // Shapes tried for each rule input when looking for shapes at which both sides type-check;
   // empty: DefaultBaseShapes(). Give the generator's input shapes so every candidate has one.
   std::vector<specs::Shape> base_shapes;
-  int max_bases = 8;               // well-typed combinations of base shapes kept as starting points
-  int max_variants = 48;           // perturbed shape assignments type-checked per rule
-  int max_cases = 16;              // shape cases evaluated per rule (bases and variants)
-  int max_dim = 7;                 // largest dimension a perturbation picks
-  int64_t max_elements = 1 << 14;  // skip a case with a larger input tensor
+  int max_bases = 8;       // well-typed combinations of base shapes kept as starting points
+  int max_variants = 128;  // random shape assignments type-checked per rule
+  // Shape cases evaluated per rule before Z3 is asked. On taso.cfg most refutations come at the
+  // first case (a generic point); rules that only batched matmuls break need a few dozen.
+  int max_cases = 32;
+  // Before a Z3 proof is accepted, the sequence goes on up to this many cases: Z3 proves some
+  // false rules (the encoding drops the ranks declared on axiom variables, and instantiates an
+  // axiom where only one side type-checks), and a proof is what gets shipped. On taso.cfg the
+  // last such rule is refuted at case 54 (no other up to case 512).
+  int proof_cases = 64;
+  int max_dim = 5;                 // largest dimension chosen when shapes are changed
+  int64_t max_elements = 1 << 14;  // a case with a larger input tensor is skipped
   // Outputs differ when |a - b| > tolerance * max(1, |a|, |b|) for some element. The kernels are
   // continuous, so a true identity differs by rounding only (~1e-15 here).
   double tolerance = 1e-6;
 };
 
-// The base shapes used when none are given: a scalar and the 2-D and 4-D shapes of the
-// generator's default search space (activations, 3x3, 1x3, 3x1 and depthwise kernels).
+// The base shapes used when none are given: the input shapes of data/gen/taso.cfg, in its order
+// (2-D, 4-D activations, 3x3, 1x3, 3x1 and depthwise kernels, a scalar).
 std::vector<specs::Shape> DefaultBaseShapes();
 
 // Every refutation's reason starts with this.
@@ -48,8 +55,10 @@ struct Refutation {
 
 // Evaluates both sides of `rule` in double precision on seeded random inputs in [-1, 1], at
 // shapes where both sides type-check: combinations of the base shapes, then perturbations of
-// them (equal dimensions split apart or changed together). Deterministic: the result depends on
-// the rule and the options only.
-Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options);
+// them (equal dimensions split apart or changed together). Deterministic: the sequence of cases
+// depends on the rule and the options only; this evaluates its cases [first_case, end_case)
+// (end_case < 0: options.max_cases), so a later call can go on where an earlier one stopped.
+Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options,
+                              int first_case = 0, int end_case = -1);
 
 }  // namespace verisub::verify
