@@ -31,7 +31,7 @@ double Since(std::chrono::steady_clock::time_point t0) {
 
 verify::ProverOptions DefaultPipelineProver() {
   verify::ProverOptions p;
-  p.resource_limit = 1'000'000;
+  p.resource_limit = verify::kDefaultResourceLimit;
   p.timeout_ms = 30'000;
   return p;
 }
@@ -39,14 +39,15 @@ verify::ProverOptions DefaultPipelineProver() {
 std::string PipelineReport::Summary() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "candidates %lld, proved %d, not proved %d (unknown %d, timeout %d, countermodel "
-                "%d, error %d), oracle proofs %lld/%lld, rules written %lld, %lld bytes (text "
-                "%lld), %.1f s\n",
+                "candidates %lld, proved %d, not proved %d (refuted by evaluation %d, unknown %d, "
+                "timeout %d, countermodel %d, error %d), oracle proofs %lld/%lld, rules written "
+                "%lld, %lld bytes (text %lld), %.1f s\n",
                 static_cast<long long>(candidates), verify.proved, verify.total - verify.proved,
-                verify.unknown, verify.timeout, verify.not_proved, verify.error,
-                static_cast<long long>(oracle_proved), static_cast<long long>(oracle_queries),
-                static_cast<long long>(rules_written), static_cast<long long>(file_bytes),
-                static_cast<long long>(text_file_bytes), seconds);
+                verify.refuted, verify.unknown, verify.timeout, verify.not_proved - verify.refuted,
+                verify.error, static_cast<long long>(oracle_proved),
+                static_cast<long long>(oracle_queries), static_cast<long long>(rules_written),
+                static_cast<long long>(file_bytes), static_cast<long long>(text_file_bytes),
+                seconds);
   return buf;
 }
 
@@ -81,6 +82,10 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
 
   verify::VerifyOptions verify_options;
   verify_options.prover = options.prover;
+  // Refutation by evaluation starts from the shapes the candidates were found at.
+  if (verify_options.prover.refute.base_shapes.empty())
+    for (const InputDecl& in : config->inputs)
+      verify_options.prover.refute.base_shapes.push_back(in.shape);
   verify_options.threads = options.threads < 0 ? config->threads : options.threads;
   verify_options.progress = options.progress;
   auto verified = verify::VerifyRules(rules, verify_options);
@@ -102,10 +107,11 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   if (!axioms.ok()) return axioms.status();
   auto base = verify::MakeAxiomBase(*axioms);
   if (!base.ok()) return base.status();
-  auto prover = std::make_shared<verify::Prover>(*base, options.prover);
   ruledb::ValidityOracle oracle = [&](const ruledb::Rule& r) {
     ++report.oracle_queries;
-    bool ok = prover->ProveRule(r, "oracle-" + std::to_string(report.oracle_queries)).status ==
+    // A fresh prover (Z3 context) per query, as in VerifyRules: the outcome is the rule's own.
+    verify::Prover prover(*base, verify_options.prover);
+    bool ok = prover.ProveRule(r, "oracle-" + std::to_string(report.oracle_queries)).status ==
               ruledb::ProofStatus::kProved;
     report.oracle_proved += ok;
     return ok;

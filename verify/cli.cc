@@ -19,7 +19,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: verisub-verify --verify CANDIDATES.txt [--out proved.txt] [--timeout-ms N]\n"
-    "                      [--threads N] [--smt2-dir DIR] [--rlimit N]\n"
+    "                      [--threads N] [--smt2-dir DIR] [--rlimit N] [--no-refute]\n"
+    "           (defaults: --rlimit 30000, 0 for none; --timeout-ms 10000; --no-refute skips\n"
+    "           the refutation by evaluation before Z3)\n"
     "       verisub-verify --validate-axioms [--max-dim N] [--max-cases N] [--threads N]\n"
     "                      [--axioms NAME,NAME...]\n"
     "       every mode also takes --extra-axioms FILE (axioms under development)\n"
@@ -27,9 +29,9 @@ constexpr const char* kUsage =
 
 struct Flags {
   std::string verify, out, smt2_dir;
-  bool validate = false, redundant = false;
-  int timeout_ms = 1000;
-  int rlimit = 0;
+  bool validate = false, redundant = false, refute = true;
+  int timeout_ms = 0;  // 0: the mode's default
+  int rlimit = static_cast<int>(kDefaultResourceLimit);
   int threads = 0;
   int max_dim = 4;
   int max_cases = 0;
@@ -93,9 +95,10 @@ int Verify(const Flags& f) {
   }
   VerifyOptions opt;
   opt.axioms = std::move(*axioms);
-  opt.prover.timeout_ms = f.timeout_ms;
+  if (f.timeout_ms > 0) opt.prover.timeout_ms = f.timeout_ms;
   opt.prover.smt2_dir = f.smt2_dir;
   opt.prover.resource_limit = static_cast<unsigned>(f.rlimit);
+  opt.prover.refute.enabled = f.refute;
   opt.threads = f.threads;
   auto report = VerifyRules(*rules, opt);
   if (!report.ok()) {
@@ -163,7 +166,7 @@ int Redundant(const Flags& f) {
   }
   RedundancyOptions opt;
   opt.axioms = std::move(*axioms);
-  opt.timeout_ms = f.timeout_ms;
+  if (f.timeout_ms > 0) opt.timeout_ms = f.timeout_ms;
   opt.threads = f.threads;
   opt.smt2_dir = f.smt2_dir;
   auto report = FindRedundantAxioms(opt);
@@ -178,7 +181,7 @@ int Redundant(const Flags& f) {
     std::printf("redundant: %s follows from%s\n", r.name.c_str(), from.c_str());
   }
   std::printf("%d of %zu axioms are entailed by the others (timeout %d ms each, %.1f s)\n",
-              report->redundant, report->axioms.size(), f.timeout_ms, report->seconds);
+              report->redundant, report->axioms.size(), opt.timeout_ms, report->seconds);
   return 0;
 }
 
@@ -195,6 +198,8 @@ int RunCli(int argc, char** argv) {
       f.validate = true;
     } else if (a == "--redundant-axioms") {
       f.redundant = true;
+    } else if (a == "--no-refute") {
+      f.refute = false;
     } else if (a == "--max-dim" && has_value) {
       if (!ParseInt(argv[++i], &f.max_dim) || f.max_dim == 0) {
         std::fprintf(stderr, "verisub-verify: --max-dim needs a positive integer\n%s", kUsage);

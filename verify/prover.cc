@@ -1,7 +1,6 @@
 // Prover: one query per rule, tracked axiom assertions for the unsat core, dumps of non-proofs.
 #include "verify/prover.h"
 
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -29,29 +28,57 @@ StatusOr<std::shared_ptr<const AxiomBase>> MakeAxiomBase(std::vector<specs::Axio
 }
 
 Prover::Prover(std::shared_ptr<const AxiomBase> base, ProverOptions options)
-    : base_(std::move(base)), options_(std::move(options)), encoder_(ctx_) {
+    : base_(std::move(base)), options_(std::move(options)) {
   formulas_.resize(base_->instances.size());
+}
+
+Encoder& Prover::encoder() {
+  if (!encoder_) {
+    ctx_ = std::make_unique<z3::context>();
+    encoder_ = std::make_unique<Encoder>(*ctx_);
+  }
+  return *encoder_;
 }
 
 const z3::expr& Prover::Formula(int instance) {
   if (!formulas_[instance]) {
     const AxiomInstance& inst = base_->instances[instance];
     formulas_[instance] =
-        std::make_unique<z3::expr>(encoder_.AxiomFormula(base_->axioms[inst.axiom], inst));
+        std::make_unique<z3::expr>(encoder().AxiomFormula(base_->axioms[inst.axiom], inst));
   }
   return *formulas_[instance];
 }
 
+std::vector<int> Prover::Relevant(const std::vector<std::string>& functions,
+                                  int excluded_axiom) const {
+  std::vector<int> relevant;
+  for (int i : RelevantInstances(base_->instances, functions))
+    if (base_->instances[i].axiom != excluded_axiom) relevant.push_back(i);
+  return relevant;
+}
+
 ProofRecord Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_name) {
+  auto start = std::chrono::steady_clock::now();
+  // A rule whose sides differ at some shapes is false, whatever the axioms let Z3 derive.
+  Refutation refutation = RefuteByEvaluation(rule, options_.refute);
+  ProofRecord refuted;
+  if (refutation.refuted) {
+    refuted.status = ProofStatus::kNotProved;
+    refuted.reason = refutation.reason;
+    refuted.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options_.smt2_dir.empty()) return refuted;
+  }
   try {
+    Encoder& enc = encoder();
     std::vector<z3::expr> inputs;
     for (int i = 0; i < rule.num_inputs; ++i) {
       std::string name = ruledb::InputName(i).substr(1);  // `?a` -> `a`
-      inputs.push_back(ctx_.constant(name.c_str(), encoder_.tensor_sort()));
+      inputs.push_back(ctx().constant(name.c_str(), enc.tensor_sort()));
     }
     std::vector<std::string> functions;
-    std::vector<z3::expr> src = encoder_.EncodePattern(rule.src, inputs, &functions);
-    std::vector<z3::expr> dst = encoder_.EncodePattern(rule.dst, inputs, &functions);
+    std::vector<z3::expr> src = enc.EncodePattern(rule.src, inputs, &functions);
+    std::vector<z3::expr> dst = enc.EncodePattern(rule.dst, inputs, &functions);
     if (src.size() != dst.size() || src.empty()) {
       ProofRecord r;
       r.status = ProofStatus::kError;
@@ -60,7 +87,27 @@ ProofRecord Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_
     }
     std::vector<std::pair<z3::expr, z3::expr>> goals;
     for (size_t i = 0; i < src.size(); ++i) goals.emplace_back(src[i], dst[i]);
-    return Prove(goals, functions, -1, dump_name, "rule: " + rule.ToText());
+    if (!refutation.refuted) {
+      ProofRecord proof = Prove(goals, functions, -1, dump_name, "rule: " + rule.ToText());
+      if (proof.status != ProofStatus::kProved) return proof;
+      // A proof is what gets shipped: look harder for a counterexample first.
+      Refutation late = RefuteByEvaluation(rule, options_.refute, options_.refute.max_cases,
+                                           options_.refute.proof_cases);
+      if (!late.refuted) return proof;
+      refuted.status = ProofStatus::kNotProved;
+      refuted.reason = late.reason + " (z3 proved it: the encoding ignores ranks and types)";
+      refuted.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (options_.smt2_dir.empty()) return refuted;
+    }
+    // Dump the query anyway, so that everything not proved can be replayed.
+    z3::expr_vector differ(ctx());
+    for (const auto& [l, r] : goals) differ.push_back(l != r);
+    Dump(Relevant(functions, -1), z3::mk_or(differ), dump_name,
+         "rule: " + rule.ToText() + "\n; refuted by evaluation" +
+             (refutation.refuted ? " (not sent to z3)" : " (z3: unsat)"),
+         refuted);
+    return refuted;
   } catch (const z3::exception& e) {
     ProofRecord r;
     r.status = ProofStatus::kError;
@@ -81,21 +128,23 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
     return record;
   }
   try {
-    for (int i : RelevantInstances(base_->instances, functions))
-      if (base_->instances[i].axiom != excluded_axiom) relevant.push_back(i);
-    z3::solver solver(ctx_);
-    z3::params p(ctx_);
+    relevant = Relevant(functions, excluded_axiom);
+    // The plain SMT core: the default solver wraps it with a tactic front end that a query with
+    // tracked assertions never uses, but that costs milliseconds to set up per query.
+    z3::solver solver(ctx(), z3::solver::simple());
+    z3::params p(ctx());
     p.set("timeout", static_cast<unsigned>(std::max(1, options_.timeout_ms)));
     p.set("mbqi", options_.model_based_instantiation);
+    p.set("qi.lazy_threshold", options_.lazy_threshold);
     if (options_.resource_limit > 0) p.set("rlimit", options_.resource_limit);
     solver.set(p);
     // One tracking literal per axiom instance, `axiom!<name>!<instance>`: the core names axioms.
     for (int i : relevant) {
       int ax = base_->instances[i].axiom;
       std::string track = "axiom!" + base_->axioms[ax].name + "!" + std::to_string(i);
-      solver.add(Formula(i), ctx_.bool_const(track.c_str()));
+      solver.add(Formula(i), ctx().bool_const(track.c_str()));
     }
-    z3::expr_vector differ(ctx_);
+    z3::expr_vector differ(ctx());
     for (const auto& [l, r] : goals) differ.push_back(l != r);
     z3::expr negated_goal = z3::mk_or(differ);
     solver.add(negated_goal);
@@ -152,7 +201,7 @@ void Prover::Dump(const std::vector<int>& instances, const z3::expr& negated_goa
                   const std::string& dump_name, const std::string& comment,
                   const ProofRecord& record) {
   // An untracked copy of the query, so that `z3 file.smt2` replays exactly what was asked.
-  z3::solver plain(ctx_);
+  z3::solver plain(ctx(), z3::solver::simple());
   for (int i : instances) plain.add(Formula(i));
   plain.add(negated_goal);
   std::filesystem::path path = std::filesystem::path(options_.smt2_dir) / (dump_name + ".smt2");
@@ -174,16 +223,19 @@ void Prover::Dump(const std::vector<int>& instances, const z3::expr& negated_goa
     out << "(set-option :rlimit " << options_.resource_limit << ")\n";
   out << "(set-option :smt.mbqi " << (options_.model_based_instantiation ? "true" : "false")
       << ")\n";
+  out << "(set-option :smt.qi.lazy_threshold " << options_.lazy_threshold << ")\n";
   out << plain.to_smt2();
 }
 
 std::string VerifyReport::Summary() const {
-  char buf[320];
-  std::snprintf(buf, sizeof(buf),
-                "%d candidates: %d proved, %d not proved (%d countermodel, %d unknown, %d timeout, "
-                "%d error) in %.2f s on %d threads; proofs: median %.1f ms, max %.1f ms",
-                total, proved, total - proved, not_proved, unknown, timeout, error, seconds,
-                threads, proof_median_seconds * 1e3, proof_max_seconds * 1e3);
+  char buf[400];
+  std::snprintf(
+      buf, sizeof(buf),
+      "%d candidates: %d proved, %d not proved (%d refuted by evaluation, %d countermodel, "
+      "%d unknown, %d timeout, %d error) in %.2f s on %d threads; proofs: median %.1f "
+      "ms, max %.1f ms",
+      total, proved, total - proved, refuted, not_proved - refuted, unknown, timeout, error,
+      seconds, threads, proof_median_seconds * 1e3, proof_max_seconds * 1e3);
   return buf;
 }
 
@@ -200,19 +252,20 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
 
   int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
   tbb::task_arena arena(threads);
-  tbb::enumerable_thread_specific<std::unique_ptr<Prover>> provers;
   std::atomic<int> done{0}, proved{0};
   std::mutex progress_mu;
   auto last_progress = start;
   const int n = static_cast<int>(rules.size());
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<int>(0, n, 1), [&](const tbb::blocked_range<int>& r) {
-      auto& prover = provers.local();
-      if (!prover) prover = std::make_unique<Prover>(*base, options.prover);
       for (int i = r.begin(); i < r.end(); ++i) {
         char name[32];
         std::snprintf(name, sizeof(name), "rule-%05d", i);
-        rules[i].proof = prover->ProveRule(rules[i], name);
+        // A fresh context per rule: Z3's search (and so its resource count) depends on the terms
+        // a context has seen, so a shared one would make outcomes near the limit depend on which
+        // rules a thread happened to decide before.
+        Prover prover(*base, options.prover);
+        rules[i].proof = prover.ProveRule(rules[i], name);
         if (rules[i].proof.status == ProofStatus::kProved) ++proved;
         int d = ++done;
         if (!options.progress) continue;
@@ -243,6 +296,7 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
         break;
       case ProofStatus::kNotProved:
         ++report.not_proved;
+        if (p.reason.rfind(kRefutationReasonPrefix, 0) == 0) ++report.refuted;
         break;
       case ProofStatus::kUnknown:
         ++report.unknown;

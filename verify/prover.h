@@ -12,22 +12,37 @@
 #include "ruledb/rule.h"
 #include "specs/axiom.h"
 #include "verify/encoding.h"
+#include "verify/refute.h"
 
 namespace verisub::verify {
 
+// The default resource limit of a query. Every proof of taso.cfg's candidates takes at most
+// 10,499 (median 2,200); the unprovable ones that do not saturate run on, at ~0.25 us per unit
+// here, so the limit bounds their cost.
+inline constexpr unsigned kDefaultResourceLimit = 30'000;
+
 struct ProverOptions {
-  // Per query; a query that runs out is a timeout, never a proof. Proofs of TASO-size candidates
-  // take tens of milliseconds, so 1 s leaves a wide margin while bounding the unprovable ones.
-  int timeout_ms = 1000;
-  // Z3's deterministic resource limit per query (0: none). Unlike the wall-clock timeout it
-  // does not depend on machine load, so outcomes are reproducible bit for bit.
-  unsigned resource_limit = 0;
+  // Per query; a query that runs out is a timeout, never a proof. A backstop only: the
+  // resource limit ends queries in tens of milliseconds, and unlike the wall clock it does not
+  // depend on the machine's load.
+  int timeout_ms = 10'000;
+  // Z3's deterministic resource limit per query (0: none), so that outcomes are reproducible
+  // bit for bit.
+  unsigned resource_limit = kDefaultResourceLimit;
+  // E-matching instances whose cost (generation) exceeds this are dropped (Z3's
+  // smt.qi.lazy_threshold, default 20): no proof of taso.cfg needs more than 10, and the
+  // unprovable candidates whose instantiation feeds on itself (linearity with commutativity
+  // and associativity) saturate sooner.
+  double lazy_threshold = 10.0;
   // Model-based quantifier instantiation: finds countermodels for some false candidates, but
   // on most it runs until the timeout. Off, a false candidate usually ends quickly with
   // "unknown" once E-matching saturates. Proofs come from E-matching either way.
   bool model_based_instantiation = false;
   // Directory for `.smt2` dumps of every query that is not a proof (empty: no dumps).
   std::string smt2_dir;
+  // ProveRule first evaluates the rule at other shapes; a rule whose sides differ there is
+  // `not_proved` with the counterexample as its reason, and Z3 is not asked.
+  RefuteOptions refute;
 };
 
 // Everything a query needs that is independent of the Z3 context: the axioms and their
@@ -44,8 +59,9 @@ class Prover {
   Prover(const Prover&) = delete;
   Prover& operator=(const Prover&) = delete;
 
-  // Decides whether the axioms entail equality of every mapped output of `rule`. `dump_name`
-  // names the .smt2 file written when it is not proved (inside options.smt2_dir).
+  // Decides whether the axioms entail equality of every mapped output of `rule` (after trying to
+  // refute it by evaluation, see ProverOptions::refute). `dump_name` names the .smt2 file
+  // written when it is not proved (inside options.smt2_dir).
   ruledb::ProofRecord ProveRule(const ruledb::Rule& rule, const std::string& dump_name);
 
   // The general query: the axioms (all but `excluded_axiom`, if >= 0) entail every equality in
@@ -55,19 +71,22 @@ class Prover {
                             const std::vector<std::string>& functions, int excluded_axiom,
                             const std::string& dump_name, const std::string& comment);
 
-  Encoder& encoder() { return encoder_; }
-  z3::context& ctx() { return ctx_; }
+  // The context is created on first use: a rule refuted by evaluation never needs one.
+  Encoder& encoder();
+  z3::context& ctx() { return encoder().ctx(); }
 
  private:
   const z3::expr& Formula(int instance);
+  // The relevant axiom instances of a query (all but those of `excluded_axiom`).
+  std::vector<int> Relevant(const std::vector<std::string>& functions, int excluded_axiom) const;
   void Dump(const std::vector<int>& instances, const z3::expr& negated_goal,
             const std::string& dump_name, const std::string& comment,
             const ruledb::ProofRecord& record);
 
   std::shared_ptr<const AxiomBase> base_;
   ProverOptions options_;
-  z3::context ctx_;
-  Encoder encoder_;
+  std::unique_ptr<z3::context> ctx_;
+  std::unique_ptr<Encoder> encoder_;
   std::vector<std::unique_ptr<z3::expr>> formulas_;  // per instance, built on first use
 };
 
@@ -88,6 +107,7 @@ struct QueryTime {
 
 struct VerifyReport {
   int total = 0, proved = 0, not_proved = 0, unknown = 0, timeout = 0, error = 0;
+  int refuted = 0;  // of not_proved: refuted by evaluation (the others have a countermodel)
   double seconds = 0;
   int threads = 0;
   double proof_median_seconds = 0, proof_max_seconds = 0;  // over proved rules

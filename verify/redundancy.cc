@@ -25,6 +25,10 @@ StatusOr<RedundancyReport> FindRedundantAxioms(const RedundancyOptions& options)
   ProverOptions popt;
   popt.timeout_ms = options.timeout_ms;
   popt.smt2_dir = options.smt2_dir;
+  // Bounded by time as before, with Z3's own instantiation threshold: the candidates' tuned
+  // budget (ProverOptions defaults) was measured on rules, not on whole axioms.
+  popt.resource_limit = 0;
+  popt.lazy_threshold = 20.0;
 
   RedundancyReport report;
   report.axioms.resize(axioms.size());
