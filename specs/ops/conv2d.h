@@ -1,6 +1,10 @@
 // conv2d: 2-D convolution over NCHW with groups and a fused activation.
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
 #include "specs/op_spec.h"
 #include "specs/ops/common.h"
 
@@ -34,6 +38,47 @@ void Conv2dKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* c
   int64_t pw = p[kConvPadding] == static_cast<int64_t>(Padding::kSame) ? (kw - 1) / 2 : 0;
   auto act = static_cast<Activation>(p[kConvActivation]);
   y.data.assign(ys.NumElements(), s.Zero());
+  using Elem = typename S::Elem;
+  if constexpr (std::is_arithmetic_v<Elem>) {
+    // The same sum per output (over c, a, b in that order, in-range positions only), a whole
+    // output plane at a time so that neighbouring outputs do not wait on each other's additions.
+    // Starting from zero rather than from the first product gives the same value in numeric
+    // semantics (0 + x == x, up to the sign of a zero).
+    // Outputs i in [lo, hi) read input row i * stride + off; off = a - pad for kernel row a.
+    auto range = [](int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo,
+                    int64_t* hi) {
+      *lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+      *hi = in - 1 - off < 0 ? 0 : std::min(out, (in - 1 - off) / stride + 1);
+    };
+    std::vector<int64_t> i_lo(kh), i_hi(kh), j_lo(kw), j_hi(kw);
+    for (int64_t a = 0; a < kh; ++a) range(a - ph, sh, xs[2], ys[2], &i_lo[a], &i_hi[a]);
+    for (int64_t b = 0; b < kw; ++b) range(b - pw, sw, xs[3], ys[3], &j_lo[b], &j_hi[b]);
+    const int64_t plane = ys[2] * ys[3];
+    const Elem* xd = x.data.data();
+    const Elem* wd = w.data.data();
+    Elem* yd = y.data.data();
+    for (int64_t n = 0; n < ys[0]; ++n)
+      for (int64_t o = 0; o < ys[1]; ++o) {
+        int64_t g = o / og;
+        Elem* acc = yd + (n * ys[1] + o) * plane;
+        for (int64_t c = 0; c < cg; ++c) {
+          const Elem* xc = xd + (n * xs[1] + g * cg + c) * xs[2] * xs[3];
+          const Elem* wc = wd + (o * cg + c) * kh * kw;
+          for (int64_t a = 0; a < kh; ++a)
+            for (int64_t b = 0; b < kw; ++b) {
+              const Elem wv = wc[a * kw + b];
+              for (int64_t i = i_lo[a]; i < i_hi[a]; ++i) {
+                const Elem* xr = xc + (i * sh + a - ph) * xs[3] + b - pw;
+                Elem* ar = acc + i * ys[3];
+                for (int64_t j = j_lo[b]; j < j_hi[b]; ++j)
+                  ar[j] = s.Add(ar[j], s.Mul(xr[j * sw], wv));
+              }
+            }
+        }
+        for (int64_t e = 0; e < plane; ++e) acc[e] = s.Activate(act, acc[e]);
+      }
+    return;
+  }
   for (int64_t n = 0; n < ys[0]; ++n)
     for (int64_t o = 0; o < ys[1]; ++o) {
       int64_t g = o / og;
