@@ -4,7 +4,6 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <unordered_map>
 
 #include "gen/graph_code.h"
+#include "gen/type_cache.h"
 #include "specs/evaluate.h"
 #include "specs/semantics.h"
 
@@ -21,58 +21,6 @@ namespace {
 
 constexpr uint64_t kReportBatch = 4096;
 
-// Interned tensor types and cached shape-rule results. Ids are local to one worker.
-class TypeCache {
- public:
-  struct Result {
-    bool ok = false;
-    int out[specs::kMaxOpOutputs] = {-1, -1};
-  };
-
-  int Intern(const specs::TensorType& t) {
-    uint64_t h = HashType(t);
-    auto [it, end] = by_hash_.equal_range(h);
-    for (; it != end; ++it)
-      if (types_[it->second] == t) return it->second;
-    int id = static_cast<int>(types_.size());
-    types_.push_back(t);
-    hashes_.push_back(h);
-    by_hash_.emplace(h, id);
-    return id;
-  }
-  const specs::TensorType& type(int id) const { return types_[id]; }
-  uint64_t hash(int id) const { return hashes_[id]; }
-
-  const Result& Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected) {
-    uint64_t key = (static_cast<uint64_t>(inst_id) << 42) | (static_cast<uint64_t>(t0) << 21) |
-                   static_cast<uint64_t>(t1 + 1);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      if (!it->second.ok) ++*rejected;
-      return it->second;
-    }
-    const specs::TensorType* in[2] = {&types_[t0], t1 >= 0 ? &types_[t1] : nullptr};
-    specs::TensorType out[specs::kMaxOpOutputs];
-    Result r;
-    uint32_t ranks = inst.input_ranks;
-    bool rank_ok = !ranks || ((ranks >> in[0]->shape.rank) & 1);
-    if (t1 >= 0 && ranks) rank_ok = rank_ok && ((ranks >> in[1]->shape.rank) & 1);
-    r.ok = rank_ok && specs::InferTypes(inst.kind, inst.params, in, out).ok();
-    if (r.ok) {
-      for (int j = 0; j < specs::GetOp(inst.kind).num_outputs; ++j) r.out[j] = Intern(out[j]);
-    } else {
-      ++*rejected;
-    }
-    return cache_.emplace(key, r).first->second;
-  }
-
- private:
-  std::vector<specs::TensorType> types_;
-  std::vector<uint64_t> hashes_;
-  std::unordered_multimap<uint64_t, int> by_hash_;
-  std::unordered_map<uint64_t, Result> cache_;
-};
-
 struct TaskOutput {
   std::vector<uint8_t> arena;
   std::vector<GraphEntry> graphs;
@@ -80,9 +28,9 @@ struct TaskOutput {
 
 class Worker {
  public:
-  Worker(const SearchSpace& s, ProgressCounters* progress, std::atomic<bool>* stop,
-         std::atomic<uint64_t>* total)
-      : s_(s), progress_(progress), stop_(stop), total_(total) {
+  Worker(const SearchSpace& s, const GraphCodec& codec, ProgressCounters* progress,
+         std::atomic<bool>* stop, std::atomic<uint64_t>* total)
+      : s_(s), codec_(codec), progress_(progress), stop_(stop), total_(total) {
     const GenConfig& c = *s.config;
     num_initial_ = static_cast<int>(s.initial.size());
     slots_.resize(num_initial_ + 2 * c.max_ops);
@@ -100,6 +48,7 @@ class Worker {
       sl.member = t.member;
     }
     out_.resize(c.max_ops);
+    codes_.assign(c.max_ops + 1, 0);
     memo_.resize(size_t{1} << 20);
     used_.assign(s.num_groups, 0);
     for (const OpInstance& inst : c.ops) {
@@ -317,6 +266,7 @@ class Worker {
       ++out_count_;
     }
     ops_.push_back({GraphOp{inst_id, {a, b}}, key});
+    if (codec_.packed()) codes_[k + 1] = codes_[k] | codec_.Field(k, ops_.back().op);
     Record();
     if (static_cast<int>(ops_.size()) < s_.config->max_ops &&
         !stop_->load(std::memory_order_relaxed))
@@ -331,17 +281,20 @@ class Worker {
   void Record() {
     GraphEntry e;
     e.fingerprint = FinishFingerprint(out_sum_, static_cast<uint64_t>(out_count_));
-    e.task = task_;
-    e.offset = static_cast<uint32_t>(out_task_->arena.size());
-    out_task_->graphs.push_back(e);
-    auto& arena = out_task_->arena;
-    arena.push_back(static_cast<uint8_t>(ops_.size()));
-    for (const OpRec& r : ops_) {
-      arena.push_back(static_cast<uint8_t>(r.op.inst & 0xff));
-      arena.push_back(static_cast<uint8_t>(r.op.inst >> 8));
-      arena.push_back(r.op.in[0]);
-      arena.push_back(r.op.in[1]);
+    if (codec_.packed()) {
+      e.code = codes_[ops_.size()];
+    } else {
+      auto& arena = out_task_->arena;
+      e.code = (uint64_t{task_} << 32) | arena.size();
+      arena.push_back(static_cast<uint8_t>(ops_.size()));
+      for (const OpRec& r : ops_) {
+        arena.push_back(static_cast<uint8_t>(r.op.inst & 0xff));
+        arena.push_back(static_cast<uint8_t>(r.op.inst >> 8));
+        arena.push_back(r.op.in[0]);
+        arena.push_back(r.op.in[1]);
+      }
     }
+    out_task_->graphs.push_back(e);
     ++stats.graphs;
     if (++unreported_ == kReportBatch) Flush();
   }
@@ -355,6 +308,7 @@ class Worker {
   }
 
   const SearchSpace& s_;
+  const GraphCodec& codec_;
   ProgressCounters* progress_;
   std::atomic<bool>* stop_;
   std::atomic<uint64_t>* total_;
@@ -367,6 +321,7 @@ class Worker {
   std::vector<int> arity_, outputs_;
   std::vector<bool> commutative_, swappable_, enlarge_;
   std::vector<OpRec> ops_;
+  std::vector<uint64_t> codes_;  // packed code of the first k operators
   std::vector<MemoEntry> memo_;  // direct-mapped: a clash overwrites
   uint64_t out_sum_ = 0;
   int out_count_ = 0;
@@ -393,38 +348,47 @@ uint64_t HashTensor(const specs::Tensor<uint32_t>& t, uint64_t type_hash) {
   return XXH3_64bits_withSeed(t.data.data(), t.data.size() * sizeof(uint32_t), type_hash);
 }
 
-Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progress) {
+Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progress,
+                      bool pack_codes) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> total{0};
   Enumeration result;
+  const GenConfig& c = *s.config;
+  result.codec = GraphCodec(static_cast<int>(c.ops.size()),
+                            static_cast<int>(s.initial.size()) + c.max_ops * specs::kMaxOpOutputs,
+                            c.max_ops, pack_codes);
+  const GraphCodec& codec = result.codec;
 
   // Task 0 holds the identity graphs (one per group: the first member stands for the others).
   std::vector<TaskOutput> tasks(1);
-  if (s.config->identity_graphs) {
+  if (c.identity_graphs) {
     for (size_t i = 0; i < s.initial.size(); ++i) {
       const InitialTensor& t = s.initial[i];
       if (!t.is_input || t.member != 0) continue;
       uint64_t h = HashTensor(s.modint[i], HashType(t.type));
-      tasks[0].graphs.push_back(
-          {FinishFingerprint(Mix64(h), 1), 0, static_cast<uint32_t>(tasks[0].arena.size())});
-      Graph g;
-      g.identity_of = static_cast<int>(i);
-      AppendGraph(g, &tasks[0].arena);
+      GraphEntry e{FinishFingerprint(Mix64(h), 1), codec.IdentityCode(static_cast<int>(i))};
+      if (!codec.packed()) {
+        e.code = tasks[0].arena.size();
+        Graph g;
+        g.identity_of = static_cast<int>(i);
+        AppendGraph(g, &tasks[0].arena);
+      }
+      tasks[0].graphs.push_back(e);
       ++result.stats.identity_graphs;
     }
     result.stats.graphs += result.stats.identity_graphs;
   }
 
-  Worker root(s, progress, &stop, &total);
+  Worker root(s, codec, progress, &stop, &total);
   std::vector<GraphOp> roots = root.RootChoices();
   AddStats(root.stats, &result.stats);
   tasks.resize(1 + roots.size());
   result.stats.tasks = roots.size();
 
   tbb::enumerable_thread_specific<Worker> workers(
-      [&] { return Worker(s, progress, &stop, &total); });
+      [&] { return Worker(s, codec, progress, &stop, &total); });
   tbb::parallel_for(tbb::blocked_range<size_t>(0, roots.size(), 1),
                     [&](const tbb::blocked_range<size_t>& range) {
                       Worker& w = workers.local();
@@ -432,19 +396,28 @@ Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progr
                         w.RunTask(roots[i], static_cast<uint32_t>(i + 1), &tasks[i + 1]);
                     });
   for (const Worker& w : workers) AddStats(w.stats, &result.stats);
+  workers.clear();
   result.stats.stopped_early = stop.load();
 
-  size_t total_graphs = 0;
-  for (const TaskOutput& t : tasks) total_graphs += t.graphs.size();
-  result.graphs.reserve(total_graphs);
+  // Counting sort on the partition, each task's entries freed as soon as they are placed, then
+  // each partition sorted on its own. (fingerprint, code) is unique, so the order is too.
+  const size_t num_partitions = size_t{1} << kPartitionBits;
+  std::vector<size_t> next(num_partitions + 1, 0);
+  for (const TaskOutput& t : tasks)
+    for (const GraphEntry& e : t.graphs) ++next[PartitionOf(e.fingerprint) + 1];
+  for (size_t p = 0; p < num_partitions; ++p) next[p + 1] += next[p];
+  result.partitions = next;
+  result.graphs = GraphEntries(next.back());
   for (TaskOutput& t : tasks) {
-    result.graphs.insert(result.graphs.end(), t.graphs.begin(), t.graphs.end());
+    for (const GraphEntry& e : t.graphs) result.graphs[next[PartitionOf(e.fingerprint)]++] = e;
     std::vector<GraphEntry>().swap(t.graphs);
     t.arena.shrink_to_fit();
     result.arenas.push_back(std::move(t.arena));
   }
-  // (fingerprint, task, offset) is unique, so the parallel sort is deterministic.
-  tbb::parallel_sort(result.graphs.begin(), result.graphs.end());
+  tbb::parallel_for(size_t{0}, num_partitions, [&](size_t p) {
+    std::sort(result.graphs.begin() + result.partitions[p],
+              result.graphs.begin() + result.partitions[p + 1]);
+  });
   return result;
 }
 

@@ -2,6 +2,8 @@
 #include "gen/generator.h"
 
 #include <sys/resource.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 
 #include <chrono>
 #include <cstdio>
@@ -33,7 +35,7 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
   rep.setup_seconds = Since(start);
 
   ProgressCounters counters;
-  Candidates candidates;
+  CandidateTexts candidates;
   {
     ProgressPrinter printer(&counters, options.progress);
     auto t = std::chrono::steady_clock::now();
@@ -47,7 +49,19 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
     counters.stage = 2;
   }
   rep.pairs = candidates.stats;
-  result.rules = std::move(candidates.rules);
+  // Candidates travel as text (a fraction of a Rule's memory) and become rules only now, after
+  // the enumeration is freed.
+  auto t = std::chrono::steady_clock::now();
+  result.rules.resize(candidates.texts.size());
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    tbb::parallel_for(size_t{0}, candidates.texts.size(), [&](size_t i) {
+      auto rule = ruledb::ParseRule(candidates.texts[i]);
+      VERISUB_CHECK(rule.ok());
+      result.rules[i] = std::move(*rule);
+    });
+  }
+  rep.rules_seconds = Since(t);
   rep.stop_reason = rep.enumeration.stopped_early
                         ? "max_graphs (" + std::to_string(config.max_graphs) + ") reached"
                         : "complete";
@@ -80,15 +94,18 @@ std::string FormatReport(const GenReport& r) {
     << "buckets (>= 2 graphs): " << p.buckets << " holding " << p.graphs_in_buckets
     << " graphs (largest " << p.largest_bucket << "); not evaluated in double "
     << p.graphs_not_evaluated << "\n"
+    << "double evaluation: " << p.terms_evaluated << " terms computed, " << p.terms_reused
+    << " reused\n"
     << "double-equal classes: " << p.classes << " (largest " << p.largest_class
     << "); graphs split off by the double test: " << p.double_mismatches << "\n"
     << "pairs in classes: " << p.pairs << " (common output " << p.common_output_pairs
     << ", decomposable " << p.decomposable_pairs << ", congruent " << p.congruent_pairs
     << ", trivial " << p.trivial_pairs << ", unorientable " << p.unorientable_pairs << ")\n"
+    << "rules kept: " << p.rules_before_dedup << "\n"
     << "candidate rules: " << p.candidates << "\n"
     << "time: setup " << secs(r.setup_seconds) << ", enumerate " << secs(r.enumerate_seconds)
-    << ", pairs " << secs(r.pairs_seconds) << ", wall " << secs(r.wall_seconds) << ", cpu "
-    << secs(r.cpu_seconds) << "\n"
+    << ", pairs " << secs(r.pairs_seconds) << ", rules " << secs(r.rules_seconds) << ", wall "
+    << secs(r.wall_seconds) << ", cpu " << secs(r.cpu_seconds) << "\n"
     << "peak memory: " << r.peak_rss_kb / 1024 << " MiB\n";
   return o.str();
 }

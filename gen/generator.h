@@ -21,7 +21,8 @@ struct GenReport {
   int threads = 0;
   EnumerationStats enumeration;
   PairStats pairs;
-  double setup_seconds = 0, enumerate_seconds = 0, pairs_seconds = 0, wall_seconds = 0;
+  double setup_seconds = 0, enumerate_seconds = 0, pairs_seconds = 0, rules_seconds = 0;
+  double wall_seconds = 0;
   double cpu_seconds = 0;    // user + system, whole process
   uint64_t peak_rss_kb = 0;  // getrusage ru_maxrss, whole process
   std::string stop_reason;   // "complete" or why the enumeration stopped early

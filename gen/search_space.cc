@@ -70,7 +70,12 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     s.initial.push_back(std::move(t));
   }
   s.num_groups = static_cast<int>(group_ids.size());
-  for (const OpInstance& inst : config.ops) s.op_keys.push_back(OpKey(inst));
+  for (const OpInstance& inst : config.ops) {
+    const specs::OpSpec& op = specs::GetOp(inst.kind);
+    s.op_keys.push_back(OpKey(inst));
+    s.num_outputs.push_back(op.num_outputs);
+    s.ordered_operands.push_back(op.commutative && config.break_commutative);
+  }
 
   const int num_tests = config.double_tests;
   s.doubles.resize(num_tests);
@@ -118,6 +123,8 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     }
     s.initial.push_back(std::move(t));
   }
+  for (size_t i = 0; i < s.initial.size(); ++i)
+    s.term_keys.push_back(HashCombine(0x3c6ef372ull, static_cast<uint64_t>(i)));
   return s;
 }
 

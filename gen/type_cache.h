@@ -1,0 +1,39 @@
+// Interned tensor types and cached shape-rule results: the enumeration asks the same question
+// (this operator on inputs of these types) millions of times.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "gen/config.h"
+#include "specs/op_spec.h"
+#include "specs/tensor.h"
+
+namespace verisub::gen {
+
+// Type ids are local to one cache (one thread).
+class TypeCache {
+ public:
+  struct Result {
+    bool ok = false;
+    int out[specs::kMaxOpOutputs] = {-1, -1};
+  };
+
+  int Intern(const specs::TensorType& t);
+  const specs::TensorType& type(int id) const { return types_[id]; }
+  uint64_t hash(int id) const { return hashes_[id]; }
+
+  // The output types of `inst` (index inst_id in GenConfig::ops) on inputs of types t0 and t1
+  // (-1: unary), or !ok when its input ranks or shape rule refuse them; every refusal, cached or
+  // not, is counted in *rejected.
+  const Result& Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected);
+
+ private:
+  std::vector<specs::TensorType> types_;
+  std::vector<uint64_t> hashes_;
+  std::unordered_multimap<uint64_t, int> by_hash_;
+  std::unordered_map<uint64_t, Result> cache_;
+};
+
+}  // namespace verisub::gen
