@@ -20,6 +20,7 @@ size_t DoubleCache::Bytes(const Values& v) {
 }
 
 void DoubleCache::Trim() {
+  whole_graph_terms_.clear();
   if (2 * recent_bytes_ <= max_bytes_) return;
   old_ = std::move(recent_);
   recent_ = Map();
@@ -36,38 +37,60 @@ const DoubleCache::Values* DoubleCache::Find(uint64_t key) {
   return &recent_.insert(std::move(node)).position->second;
 }
 
+void DoubleCache::Compute(const GraphOp& op, const Values* const* in, Values* const* out) const {
+  const OpInstance& inst = s_.config->ops[op.inst];
+  specs::DoubleSemantics db;
+  for (size_t t = 0; t < s_.doubles.size(); ++t) {
+    const specs::Tensor<double>* args[specs::kMaxOpInputs];
+    for (int i = 0; i < 2 && op.in[i] != kNoTensor; ++i) args[i] = &(*in[i])[t];
+    specs::Tensor<double> results[specs::kMaxOpOutputs];
+    // The integer evaluation of the same graph passed shape inference.
+    VERISUB_CHECK(specs::Evaluate(db, inst.kind, inst.params, args, results).ok());
+    for (int j = 0; j < s_.num_outputs[op.inst]; ++j) out[j]->push_back(std::move(results[j]));
+  }
+}
+
 void DoubleCache::Evaluate(const Graph& g, const uint64_t* op_keys, const Values** op_values) {
   const int num_initial = static_cast<int>(s_.initial.size());
-  const int num_tests = static_cast<int>(s_.doubles.size());
-  auto value = [&](int id) {
-    return id < num_initial ? &initial_[id] : op_values[id - num_initial];
-  };
-  specs::DoubleSemantics db;
+  uint32_t deps[kMaxGraphOps];  // bit i: operator k's outputs depend on operator i
   for (size_t k = 0; k < g.ops.size(); ++k) {
     const GraphOp& op = g.ops[k];
     const int num_outputs = s_.num_outputs[op.inst];
-    bool found = true;
-    for (int j = 0; j < num_outputs && found; ++j)
-      found = (op_values[2 * k + j] = Find(op_keys[2 * k + j])) != nullptr;
-    if (found) {
-      ++reused_;
-      continue;
+    const Values* in[2] = {nullptr, nullptr};
+    deps[k] = 1u << k;
+    for (int i = 0; i < 2 && op.in[i] != kNoTensor; ++i) {
+      const int id = op.in[i];
+      in[i] = id < num_initial ? &initial_[id] : op_values[id - num_initial];
+      if (id >= num_initial) deps[k] |= deps[(id - num_initial) / 2];
+    }
+    Values* out[specs::kMaxOpOutputs];
+    if (__builtin_popcount(deps[k]) == s_.config->max_ops) {
+      for (int j = 0; j < num_outputs; ++j) out[j] = &whole_graph_terms_.emplace_back();
+    } else {
+      bool found = true;
+      for (int j = 0; j < num_outputs && found; ++j)
+        found = (op_values[2 * k + j] = Find(op_keys[2 * k + j])) != nullptr;
+      if (found) {
+        ++reused_;
+        continue;
+      }
+      // Outputs of one operator enter the cache together; one may still be there without the
+      // other (moved back from the old generation alone), and then keeps its value.
+      for (int j = 0; j < num_outputs; ++j) {
+        auto [it, fresh] = recent_.try_emplace(op_keys[2 * k + j]);
+        out[j] = fresh ? &it->second : &scratch_[j];
+      }
     }
     ++evaluated_;
-    const OpInstance& inst = s_.config->ops[op.inst];
-    Values results[specs::kMaxOpOutputs];
-    for (int t = 0; t < num_tests; ++t) {
-      const specs::Tensor<double>* in[specs::kMaxOpInputs];
-      for (int i = 0; i < 2 && op.in[i] != kNoTensor; ++i) in[i] = &(*value(op.in[i]))[t];
-      specs::Tensor<double> out[specs::kMaxOpOutputs];
-      // The integer evaluation of the same graph passed shape inference.
-      VERISUB_CHECK(specs::Evaluate(db, inst.kind, inst.params, in, out).ok());
-      for (int j = 0; j < num_outputs; ++j) results[j].push_back(std::move(out[j]));
-    }
+    for (int j = 0; j < num_outputs; ++j) out[j]->clear();
+    Compute(op, in, out);
     for (int j = 0; j < num_outputs; ++j) {
-      recent_bytes_ += Bytes(results[j]);
-      auto [it, fresh] = recent_.try_emplace(op_keys[2 * k + j], std::move(results[j]));
-      op_values[2 * k + j] = &it->second;
+      if (out[j] == &scratch_[j]) {
+        op_values[2 * k + j] = Find(op_keys[2 * k + j]);
+        continue;
+      }
+      if (__builtin_popcount(deps[k]) != s_.config->max_ops) recent_bytes_ += Bytes(*out[j]);
+      op_values[2 * k + j] = out[j];
     }
   }
 }

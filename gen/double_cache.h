@@ -1,9 +1,12 @@
 // Double evaluation of many graphs that share subterms: each term is evaluated once (on every
 // test input) and kept while it is recent. Two generations: when the recent terms pass half the
 // byte budget they become the old generation, and a term found there moves back to the recent.
+// A term of max_ops operators is in no other graph (each graph is built once), so it is only
+// kept until the next Trim(), outside the budget.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -31,12 +34,15 @@ class DoubleCache {
  private:
   using Map = std::unordered_map<uint64_t, Values>;
   const Values* Find(uint64_t key);
+  void Compute(const GraphOp& op, const Values* const* in, Values* const* out) const;
   static size_t Bytes(const Values& v);
 
   const SearchSpace& s_;
   size_t max_bytes_;
   std::vector<Values> initial_;
   Map recent_, old_;
+  std::deque<Values> whole_graph_terms_;  // terms of max_ops operators, until Trim()
+  Values scratch_[specs::kMaxOpOutputs];  // an output whose value is already cached
   size_t recent_bytes_ = 0;
   uint64_t evaluated_ = 0, reused_ = 0;
 };

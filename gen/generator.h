@@ -17,11 +17,16 @@ struct GenOptions {
   bool progress = false;  // progress line on stderr
 };
 
+struct StageTime {
+  double wall = 0;
+  double cpu = 0;  // user + system, whole process
+};
+
 struct GenReport {
   int threads = 0;
   EnumerationStats enumeration;
   PairStats pairs;
-  double setup_seconds = 0, enumerate_seconds = 0, pairs_seconds = 0, rules_seconds = 0;
+  StageTime setup_time, enumerate_time, pairs_time, rules_time;
   double wall_seconds = 0;
   double cpu_seconds = 0;    // user + system, whole process
   uint64_t peak_rss_kb = 0;  // getrusage ru_maxrss, whole process

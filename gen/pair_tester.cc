@@ -19,7 +19,7 @@ namespace verisub::gen {
 namespace {
 
 // Per thread: terms kept in double across buckets.
-constexpr size_t kDoubleCacheBytes = size_t{64} << 20;
+constexpr size_t kDoubleCacheBytes = size_t{128} << 20;
 
 // One graph of a bucket.
 struct Evaluated {
