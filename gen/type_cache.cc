@@ -1,6 +1,8 @@
 // Type interning and the shape-rule cache.
 #include "gen/type_cache.h"
 
+#include <algorithm>
+
 #include "gen/search_space.h"
 #include "specs/evaluate.h"
 #include "specs/registry.h"
@@ -19,28 +21,54 @@ int TypeCache::Intern(const specs::TensorType& t) {
   return id;
 }
 
-const TypeCache::Result& TypeCache::Infer(const OpInstance& inst, int inst_id, int t0, int t1,
-                                          uint64_t* rejected) {
-  uint64_t key = (static_cast<uint64_t>(inst_id) << 42) | (static_cast<uint64_t>(t0) << 21) |
-                 static_cast<uint64_t>(t1 + 1);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) {
-    if (!it->second.ok) ++*rejected;
-    return it->second;
+void TypeCache::Grow(int num_insts, int capacity) {
+  std::vector<uint32_t> old = std::move(table_);
+  const int old_insts = num_insts_, old_capacity = capacity_;
+  num_insts_ = num_insts;
+  capacity_ = capacity;
+  table_.assign(static_cast<size_t>(num_insts_) * capacity_ * (capacity_ + 1), 0);
+  for (int i = 0; i < old_insts; ++i)
+    for (int t0 = 0; t0 < old_capacity; ++t0)
+      for (int t1 = -1; t1 < old_capacity; ++t1)
+        table_[Slot(i, t0, t1)] =
+            old[(static_cast<size_t>(i) * old_capacity + t0) * (old_capacity + 1) + (t1 + 1)];
+}
+
+TypeCache::Result TypeCache::Infer(const OpInstance& inst, int inst_id, int t0, int t1,
+                                   uint64_t* rejected) {
+  if (inst_id >= num_insts_ || std::max(t0, t1) >= capacity_) {
+    const int needed = std::max(t0, t1) + 1;
+    Grow(std::max(num_insts_, inst_id + 1),
+         needed > capacity_ ? std::max({2 * capacity_, needed, 16}) : capacity_);
   }
-  const specs::TensorType* in[2] = {&types_[t0], t1 >= 0 ? &types_[t1] : nullptr};
-  specs::TensorType out[specs::kMaxOpOutputs];
+  const size_t slot = Slot(inst_id, t0, t1);
   Result r;
-  uint32_t ranks = inst.input_ranks;
-  bool rank_ok = !ranks || ((ranks >> in[0]->shape.rank) & 1);
-  if (t1 >= 0 && ranks) rank_ok = rank_ok && ((ranks >> in[1]->shape.rank) & 1);
-  r.ok = rank_ok && specs::InferTypes(inst.kind, inst.params, in, out).ok();
-  if (r.ok) {
-    for (int j = 0; j < specs::GetOp(inst.kind).num_outputs; ++j) r.out[j] = Intern(out[j]);
-  } else {
-    ++*rejected;
+  if (!(table_[slot] & kKnown)) {
+    const specs::TensorType* in[2] = {&types_[t0], t1 >= 0 ? &types_[t1] : nullptr};
+    specs::TensorType out[specs::kMaxOpOutputs];
+    uint32_t ranks = inst.input_ranks;
+    bool rank_ok = !ranks || ((ranks >> in[0]->shape.rank) & 1);
+    if (t1 >= 0 && ranks) rank_ok = rank_ok && ((ranks >> in[1]->shape.rank) & 1);
+    uint32_t value = kKnown;
+    if (rank_ok && specs::InferTypes(inst.kind, inst.params, in, out).ok()) {
+      value |= kOk;
+      for (int j = 0; j < specs::GetOp(inst.kind).num_outputs; ++j) {
+        const int id = Intern(out[j]);
+        VERISUB_CHECK(id + 1 < (1 << 15));
+        value |= static_cast<uint32_t>(id + 1) << (15 * j);
+      }
+    }
+    table_[slot] = value;  // Intern adds types, the table grows only in a later Infer
   }
-  return cache_.emplace(key, r).first->second;
+  const uint32_t e = table_[slot];
+  r.ok = (e & kOk) != 0;
+  if (!r.ok) {
+    ++*rejected;
+    return r;
+  }
+  r.out[0] = static_cast<int>(e & 0x7fff) - 1;
+  r.out[1] = static_cast<int>((e >> 15) & 0x7fff) - 1;
+  return r;
 }
 
 }  // namespace verisub::gen

@@ -27,13 +27,21 @@ class TypeCache {
   // The output types of `inst` (index inst_id in GenConfig::ops) on inputs of types t0 and t1
   // (-1: unary), or !ok when its input ranks or shape rule refuse them; every refusal, cached or
   // not, is counted in *rejected.
-  const Result& Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected);
+  Result Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected);
 
  private:
+  // Dense table over (instance, t0, t1 + 1): kKnown | kOk | output type ids + 1 (15 bits each).
+  static constexpr uint32_t kKnown = 1u << 31, kOk = 1u << 30;
+  size_t Slot(int inst_id, int t0, int t1) const {
+    return (static_cast<size_t>(inst_id) * capacity_ + t0) * (capacity_ + 1) + (t1 + 1);
+  }
+  void Grow(int num_insts, int capacity);
+
   std::vector<specs::TensorType> types_;
   std::vector<uint64_t> hashes_;
   std::unordered_multimap<uint64_t, int> by_hash_;
-  std::unordered_map<uint64_t, Result> cache_;
+  std::vector<uint32_t> table_;
+  int num_insts_ = 0, capacity_ = 0;
 };
 
 }  // namespace verisub::gen
