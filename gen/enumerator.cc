@@ -39,7 +39,6 @@ class Worker {
       const InitialTensor& t = s.initial[i];
       sl.type = types_.Intern(t.type);
       sl.key = t.key;
-      sl.exact = HashCombine(t.key, static_cast<uint64_t>(i));
       sl.value = &s.modint[i];
       sl.hash = HashTensor(s.modint[i], types_.hash(sl.type));
       sl.producer = -1;
@@ -50,7 +49,11 @@ class Worker {
     out_.resize(c.max_ops);
     codes_.assign(c.max_ops + 1, 0);
     memo_.resize(size_t{1} << 20);
-    used_.assign(s.num_groups, 0);
+    member_uses_.resize(s.num_groups);
+    members_used_.assign(s.num_groups, 0);
+    for (const InitialTensor& t : s.initial)
+      if (static_cast<int>(member_uses_[t.group].size()) <= t.member)
+        member_uses_[t.group].resize(t.member + 1, 0);
     for (const OpInstance& inst : c.ops) {
       const specs::OpSpec& op = specs::GetOp(inst.kind);
       arity_.push_back(op.num_inputs);
@@ -81,8 +84,7 @@ class Worker {
  private:
   struct Slot {
     int type = 0;
-    uint64_t key = 0;    // equal for tensors that differ by a renaming of interchangeable inputs
-    uint64_t exact = 0;  // distinct for distinct computations
+    uint64_t key = 0;  // structural: distinct for distinct computations
     uint64_t hash = 0;
     const specs::Tensor<uint32_t>* value = nullptr;
     int producer = -1;  // operator index, -1 for initial tensors
@@ -150,8 +152,7 @@ class Worker {
       return;
     }
     uint64_t ka = slots_[a].key, kb = binary ? slots_[b].key : 0;
-    uint64_t ea = slots_[a].exact, eb = binary ? slots_[b].exact : 0;
-    if (binary && commutative_[inst] && (ka > kb || (ka == kb && ea > eb))) {
+    if (binary && commutative_[inst] && ka > kb) {
       ++stats.symmetry_rejected;
       return;
     }
@@ -163,12 +164,8 @@ class Worker {
         return;
       }
     }
-    if (binary && swappable_[inst] && (ka > kb || (ka == kb && ea > eb))) {
-      std::swap(ka, kb);
-      std::swap(ea, eb);
-    }
+    if (binary && swappable_[inst] && ka > kb) std::swap(ka, kb);
     uint64_t key = HashCombine(HashCombine(s_.op_keys[inst], ka), kb);
-    uint64_t exact = HashCombine(HashCombine(s_.op_keys[inst], ea), eb);
     // Canonical order: every operator after this one's last dependency must sort before it.
     int last_dep = std::max(slots_[a].producer, binary ? slots_[b].producer : -1);
     for (size_t j = last_dep + 1; j < ops_.size(); ++j)
@@ -176,37 +173,42 @@ class Worker {
         ++stats.order_rejected;
         return;
       }
-    // Interchangeable inputs: the members of each group used so far are a prefix of the group.
-    std::array<std::pair<int, int>, 2> uses;
-    int num_uses = 0;
+    // Interchangeable inputs: a graph is kept only if the members of each group it uses are the
+    // group's first ones, in any order (Record); one that lacks more members than its remaining
+    // operators could bring is not extended.
+    uint8_t used[2] = {};
+    int num_used = 0;
     for (uint8_t t : {a, b})
-      if (t != kNoTensor && t < num_initial_)
-        uses[num_uses++] = {slots_[t].group, slots_[t].member};
-    if (num_uses == 2 && uses[1] < uses[0]) std::swap(uses[0], uses[1]);
-    std::array<std::pair<int, int>, 2> saved;
-    int num_saved = 0;
-    bool ok = true;
-    for (int u = 0; u < num_uses && ok; ++u) {
-      auto [g, m] = uses[u];
-      if (m < used_[g]) continue;
-      if (m == used_[g]) {
-        saved[num_saved++] = {g, used_[g]};
-        ++used_[g];
-      } else {
-        ok = false;
+      if (t != kNoTensor && t < num_initial_ && member_uses_[slots_[t].group].size() > 1) {
+        UseMember(t, 1);
+        used[num_used++] = t;
       }
-    }
-    if (ok && roots_) {
-      roots_->push_back(GraphOp{inst, {a, b}});
-    } else if (ok) {
-      Apply(inst, a, b, key, exact);
-    } else {
+    const int remaining = s_.config->max_ops - static_cast<int>(ops_.size()) - 1;
+    if (missing_members_ > 2 * remaining) {
       ++stats.symmetry_rejected;
+    } else if (roots_) {
+      roots_->push_back(GraphOp{inst, {a, b}});
+    } else {
+      Apply(inst, a, b, key);
     }
-    for (int u = num_saved - 1; u >= 0; --u) used_[saved[u].first] = saved[u].second;
+    for (int u = num_used - 1; u >= 0; --u) UseMember(used[u], -1);
   }
 
-  void Apply(uint16_t inst_id, uint8_t a, uint8_t b, uint64_t key, uint64_t exact) {
+  // Counts one more (delta 1) or one fewer (-1) use of an interchangeable input's member.
+  void UseMember(uint8_t t, int delta) {
+    const int g = slots_[t].group, m = slots_[t].member;
+    int& uses = member_uses_[g][m];
+    uses += delta;
+    if (uses != (delta > 0 ? 1 : 0)) return;
+    auto missing = [](uint64_t mask) {
+      return mask ? 64 - __builtin_clzll(mask) - __builtin_popcountll(mask) : 0;
+    };
+    missing_members_ -= missing(members_used_[g]);
+    members_used_[g] ^= uint64_t{1} << m;
+    missing_members_ += missing(members_used_[g]);
+  }
+
+  void Apply(uint16_t inst_id, uint8_t a, uint8_t b, uint64_t key) {
     const OpInstance& inst = s_.config->ops[inst_id];
     const bool binary = b != kNoTensor;
     const int k = static_cast<int>(ops_.size());
@@ -257,7 +259,6 @@ class Worker {
       Slot& sl = slots_[num_initial_ + 2 * k + j];
       sl.type = types[j];
       sl.key = HashCombine(key, static_cast<uint64_t>(j));
-      sl.exact = HashCombine(exact, static_cast<uint64_t>(j));
       sl.hash = hashes[j];
       sl.value = &outs[j];
       sl.producer = k;
@@ -267,7 +268,11 @@ class Worker {
     }
     ops_.push_back({GraphOp{inst_id, {a, b}}, key});
     if (codec_.packed()) codes_[k + 1] = codes_[k] | codec_.Field(k, ops_.back().op);
-    Record();
+    if (missing_members_ == 0) {
+      Record();
+    } else {
+      ++stats.interchangeable_skipped;
+    }
     if (static_cast<int>(ops_.size()) < s_.config->max_ops &&
         !stop_->load(std::memory_order_relaxed))
       Expand();
@@ -317,7 +322,10 @@ class Worker {
   int num_initial_ = 0;
   std::vector<Slot> slots_;
   std::vector<std::array<specs::Tensor<uint32_t>, specs::kMaxOpOutputs>> out_;
-  std::vector<int> used_;
+  // Interchangeable inputs: per group, the operators using each member, and the members used.
+  std::vector<std::vector<int>> member_uses_;
+  std::vector<uint64_t> members_used_;
+  int missing_members_ = 0;  // over all groups: unused members below a used one
   std::vector<int> arity_, outputs_;
   std::vector<bool> commutative_, swappable_, enlarge_;
   std::vector<OpRec> ops_;
@@ -340,6 +348,7 @@ void AddStats(const EnumerationStats& from, EnumerationStats* to) {
   to->symmetry_rejected += from.symmetry_rejected;
   to->memo_hits += from.memo_hits;
   to->consumer_rejected += from.consumer_rejected;
+  to->interchangeable_skipped += from.interchangeable_skipped;
 }
 
 }  // namespace

@@ -51,9 +51,12 @@ struct EnumerationStats {
   uint64_t consumer_rejected = 0;   // an initial tensor in an argument its `consumers=` excludes
   uint64_t order_rejected = 0;      // not the canonical order of the same graph's operators
   uint64_t symmetry_rejected = 0;   // commutative operands or interchangeable inputs
-  uint64_t memo_hits = 0;           // full-size graphs whose last operator's result was memoized
-  uint64_t tasks = 0;               // subtrees run in parallel (one per first operator)
-  bool stopped_early = false;       // max_graphs reached: the graph set is incomplete
+  // Graphs built but not kept: the members they use of an interchangeable group are not its
+  // first ones (their extensions may still be kept).
+  uint64_t interchangeable_skipped = 0;
+  uint64_t memo_hits = 0;      // full-size graphs whose last operator's result was memoized
+  uint64_t tasks = 0;          // subtrees run in parallel (one per first operator)
+  bool stopped_early = false;  // max_graphs reached: the graph set is incomplete
 };
 
 struct Enumeration {

@@ -64,7 +64,10 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     t.input = static_cast<int>(i);
     t.group = it->second;
     t.member = group_size[t.group]++;
-    t.key = HashCombine(0x1a7b5ull, static_cast<uint64_t>(t.group));
+    // Per input, not per group: a graph and its renamings are built alike, so a group only
+    // filters the ungrouped enumeration (enumerator.cc) and keeps its order. Without groups the
+    // input index is the group index, as before groups worked this way.
+    t.key = HashCombine(0x1a7b5ull, static_cast<uint64_t>(i));
     t.type = specs::TensorType(in.shape);
     t.allowed_args = AllowedArgs(config, in.consumers);
     s.initial.push_back(std::move(t));

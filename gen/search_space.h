@@ -19,7 +19,7 @@ struct InitialTensor {
   OpInstance constant;  // constants only
   int group = 0;        // interchangeable group of `input`
   int member = 0;       // index of `input` inside its group
-  // Structural key that is equal for interchangeable tensors (used to order operators).
+  // Structural key, distinct per initial tensor (orders operands and operators).
   uint64_t key = 0;
   specs::TensorType type;
   // Per config.ops entry, the arguments this tensor may feed (bit a: argument a).
