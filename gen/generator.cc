@@ -72,14 +72,15 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
     counters.stage = 2;
   }
   rep.pairs = candidates.stats;
+  result.texts = std::move(candidates.texts);
   // Candidates travel as text (a fraction of a Rule's memory) and become rules only now, after
   // the enumeration is freed.
   StageClock rules;
-  result.rules.resize(candidates.texts.size());
-  {
+  if (options.rules) {
+    result.rules.resize(result.texts.size());
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-    tbb::parallel_for(size_t{0}, candidates.texts.size(), [&](size_t i) {
-      auto rule = ruledb::ParseRule(candidates.texts[i]);
+    tbb::parallel_for(size_t{0}, result.texts.size(), [&](size_t i) {
+      auto rule = ruledb::ParseRule(result.texts[i]);
       VERISUB_CHECK(rule.ok());
       result.rules[i] = std::move(*rule);
     });
@@ -142,12 +143,12 @@ std::string CandidatesText(const std::vector<ruledb::Rule>& rules) {
   return out;
 }
 
-Status WriteCandidates(const std::vector<ruledb::Rule>& rules, const std::string& path) {
+Status WriteCandidates(const std::vector<std::string>& texts, const std::string& path) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return FailedPrecondition(tmp + ": cannot open for writing");
-    f << CandidatesText(rules);
+    for (const std::string& t : texts) f << t << '\n';
     f.flush();
     if (!f) return DataLoss(tmp + ": write failed");
   }

@@ -15,6 +15,7 @@ namespace verisub::gen {
 struct GenOptions {
   int threads = -1;       // -1: the config's `threads`; 0: one per core
   bool progress = false;  // progress line on stderr
+  bool rules = true;      // also parse the candidates into GenResult::rules (the pipeline's input)
 };
 
 struct StageTime {
@@ -34,7 +35,8 @@ struct GenReport {
 };
 
 struct GenResult {
-  std::vector<ruledb::Rule> rules;  // canonical, sorted by ToText(), unique, proof unchecked
+  std::vector<std::string> texts;   // the candidates' canonical text, sorted, unique
+  std::vector<ruledb::Rule> rules;  // the same parsed (GenOptions::rules), proof unchecked
   GenReport report;
 };
 
@@ -45,7 +47,7 @@ std::string FormatReport(const GenReport& r);
 
 // The candidates dump: one Rule::ToText() per line (ruledb::ParseRule reads each back).
 std::string CandidatesText(const std::vector<ruledb::Rule>& rules);
-// Writes CandidatesText to `path` through a temporary file and a rename.
-Status WriteCandidates(const std::vector<ruledb::Rule>& rules, const std::string& path);
+// Writes GenResult::texts, one per line, to `path` through a temporary file and a rename.
+Status WriteCandidates(const std::vector<std::string>& texts, const std::string& path);
 
 }  // namespace verisub::gen

@@ -353,6 +353,21 @@ TEST(GeneratorTest, EveryStageIsCounted) {
   EXPECT_NE(report.find("candidate rules: " + std::to_string(r.rules.size())), std::string::npos);
 }
 
+TEST(GeneratorTest, TextsAreTheRulesAndRulesAreOptional) {
+  GenResult r = Generate(kMixed, 2);
+  ASSERT_EQ(r.texts.size(), r.rules.size());
+  for (size_t i = 0; i < r.texts.size(); ++i) EXPECT_EQ(r.texts[i], r.rules[i].ToText());
+  auto config = ParseConfig(kMixed, "test.cfg");
+  ASSERT_TRUE(config.ok());
+  GenOptions options;
+  options.threads = 1;
+  options.rules = false;
+  auto texts_only = RunGenerator(*config, options);
+  ASSERT_TRUE(texts_only.ok());
+  EXPECT_TRUE(texts_only->rules.empty());
+  EXPECT_EQ(texts_only->texts, r.texts);
+}
+
 TEST(GeneratorTest, GraphLimitStopsEarlyAndSaysSo) {
   GenResult r = Generate(kMixed, 1, "max_graphs 100\n");
   EXPECT_TRUE(r.report.enumeration.stopped_early);
@@ -364,7 +379,7 @@ TEST(GeneratorTest, GraphLimitStopsEarlyAndSaysSo) {
 TEST(GeneratorTest, WritesTheDumpAtomically) {
   GenResult r = Generate(kConvRelu, 1);
   std::string path = ::testing::TempDir() + "gen_candidates_test.txt";
-  ASSERT_TRUE(WriteCandidates(r.rules, path).ok());
+  ASSERT_TRUE(WriteCandidates(r.texts, path).ok());
   FILE* f = std::fopen(path.c_str(), "rb");
   ASSERT_NE(f, nullptr);
   std::string content;
@@ -375,7 +390,7 @@ TEST(GeneratorTest, WritesTheDumpAtomically) {
   EXPECT_EQ(content, CandidatesText(r.rules));
   EXPECT_EQ(std::fopen((path + ".tmp").c_str(), "rb"), nullptr);
   std::remove(path.c_str());
-  EXPECT_FALSE(WriteCandidates(r.rules, "/no/such/dir/out.txt").ok());
+  EXPECT_FALSE(WriteCandidates(r.texts, "/no/such/dir/out.txt").ok());
 }
 
 }  // namespace
