@@ -20,7 +20,7 @@ size_t DoubleCache::Bytes(const Values& v) {
 }
 
 void DoubleCache::Trim() {
-  whole_graph_terms_.clear();
+  whole_graph_terms_used_ = 0;
   if (2 * recent_bytes_ <= max_bytes_) return;
   old_ = std::move(recent_);
   recent_ = Map();
@@ -39,14 +39,20 @@ const DoubleCache::Values* DoubleCache::Find(uint64_t key) {
 
 void DoubleCache::Compute(const GraphOp& op, const Values* const* in, Values* const* out) const {
   const OpInstance& inst = s_.config->ops[op.inst];
+  const int num_outputs = s_.num_outputs[op.inst];
+  const size_t num_tests = s_.doubles.size();
+  for (int j = 0; j < num_outputs; ++j) out[j]->resize(num_tests);
   specs::DoubleSemantics db;
-  for (size_t t = 0; t < s_.doubles.size(); ++t) {
+  for (size_t t = 0; t < num_tests; ++t) {
     const specs::Tensor<double>* args[specs::kMaxOpInputs];
     for (int i = 0; i < 2 && op.in[i] != kNoTensor; ++i) args[i] = &(*in[i])[t];
-    specs::Tensor<double> results[specs::kMaxOpOutputs];
+    // A single output is computed in place, reusing its buffer; a split's two need an array.
+    specs::Tensor<double> pair[specs::kMaxOpOutputs];
+    specs::Tensor<double>* results = num_outputs == 1 ? &(*out[0])[t] : pair;
     // The integer evaluation of the same graph passed shape inference.
     VERISUB_CHECK(specs::Evaluate(db, inst.kind, inst.params, args, results).ok());
-    for (int j = 0; j < s_.num_outputs[op.inst]; ++j) out[j]->push_back(std::move(results[j]));
+    if (num_outputs > 1)
+      for (int j = 0; j < num_outputs; ++j) (*out[j])[t] = std::move(pair[j]);
   }
 }
 
@@ -65,7 +71,11 @@ void DoubleCache::Evaluate(const Graph& g, const uint64_t* op_keys, const Values
     }
     Values* out[specs::kMaxOpOutputs];
     if (__builtin_popcount(deps[k]) == s_.config->max_ops) {
-      for (int j = 0; j < num_outputs; ++j) out[j] = &whole_graph_terms_.emplace_back();
+      // Kept until Trim(); their buffers are reused by the next bucket's.
+      for (int j = 0; j < num_outputs; ++j) {
+        if (whole_graph_terms_used_ == whole_graph_terms_.size()) whole_graph_terms_.emplace_back();
+        out[j] = &whole_graph_terms_[whole_graph_terms_used_++];
+      }
     } else {
       bool found = true;
       for (int j = 0; j < num_outputs && found; ++j)
@@ -82,7 +92,6 @@ void DoubleCache::Evaluate(const Graph& g, const uint64_t* op_keys, const Values
       }
     }
     ++evaluated_;
-    for (int j = 0; j < num_outputs; ++j) out[j]->clear();
     Compute(op, in, out);
     for (int j = 0; j < num_outputs; ++j) {
       if (out[j] == &scratch_[j]) {

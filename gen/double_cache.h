@@ -41,7 +41,8 @@ class DoubleCache {
   size_t max_bytes_;
   std::vector<Values> initial_;
   Map recent_, old_;
-  std::deque<Values> whole_graph_terms_;  // terms of max_ops operators, until Trim()
+  std::deque<Values> whole_graph_terms_;  // terms of max_ops operators: the first `used`
+  size_t whole_graph_terms_used_ = 0;
   Values scratch_[specs::kMaxOpOutputs];  // an output whose value is already cached
   size_t recent_bytes_ = 0;
   uint64_t evaluated_ = 0, reused_ = 0;
