@@ -120,23 +120,39 @@ class Worker {
       for (int j = 0; j < outputs_[ops_[k].op.inst]; ++j)
         add(num_initial_ + 2 * static_cast<int>(k) + j);
     const auto& insts = s_.config->ops;
+    // Which instances accept each pair of types (bit i: instance i): one cache lookup per pair.
+    const size_t n = type_ids.size();
+    const bool masks = insts.size() <= 64;
+    std::vector<uint64_t> accepts;
+    if (masks) {
+      accepts.resize(n * (n + 1));
+      for (size_t a = 0; a < n; ++a)
+        for (size_t b = 0; b <= n; ++b)
+          accepts[a * (n + 1) + b] =
+              types_.Accepting(insts, type_ids[a], b == 0 ? -1 : type_ids[b - 1]);
+    }
+    auto ok = [&](size_t inst, size_t a, int b) {  // b: type index, -1 for unary
+      bool accepted = masks ? (accepts[a * (n + 1) + (b + 1)] >> inst) & 1
+                            : types_
+                                  .Infer(insts[inst], static_cast<int>(inst), type_ids[a],
+                                         b < 0 ? -1 : type_ids[b], &stats.shape_rejected)
+                                  .ok;
+      if (masks && !accepted) ++stats.shape_rejected;
+      return accepted;
+    };
     for (size_t inst = 0; inst < insts.size(); ++inst) {
       if (stop_->load(std::memory_order_relaxed)) return;
-      for (size_t a = 0; a < type_ids.size(); ++a) {
+      for (size_t a = 0; a < n; ++a) {
         if (arity_[inst] == 1) {
-          const auto& r = types_.Infer(insts[inst], static_cast<int>(inst), type_ids[a], -1,
-                                       &stats.shape_rejected);
-          if (!r.ok) continue;
+          if (!ok(inst, a, -1)) continue;
           for (uint8_t t : by_type[a]) {
             if (enlarge_[inst] && !slots_[t].is_input) continue;
             Try(static_cast<uint16_t>(inst), t, kNoTensor);
           }
           continue;
         }
-        for (size_t b = 0; b < type_ids.size(); ++b) {
-          const auto& r = types_.Infer(insts[inst], static_cast<int>(inst), type_ids[a],
-                                       type_ids[b], &stats.shape_rejected);
-          if (!r.ok) continue;
+        for (size_t b = 0; b < n; ++b) {
+          if (!ok(inst, a, static_cast<int>(b))) continue;
           for (uint8_t t0 : by_type[a])
             for (uint8_t t1 : by_type[b]) Try(static_cast<uint16_t>(inst), t0, t1);
         }

@@ -71,4 +71,34 @@ TypeCache::Result TypeCache::Infer(const OpInstance& inst, int inst_id, int t0, 
   return r;
 }
 
+uint64_t TypeCache::Accepting(const std::vector<OpInstance>& ops, int t0, int t1) {
+  VERISUB_CHECK(ops.size() <= 64);
+  if (std::max(t0, t1) >= mask_capacity_) {
+    const int capacity = std::max({2 * mask_capacity_, std::max(t0, t1) + 1, 16});
+    std::vector<uint64_t> masks(static_cast<size_t>(capacity) * (capacity + 1), 0);
+    std::vector<bool> known(masks.size(), false);
+    for (int a = 0; a < mask_capacity_; ++a)
+      for (int b = 0; b <= mask_capacity_; ++b) {
+        masks[static_cast<size_t>(a) * (capacity + 1) + b] =
+            masks_[static_cast<size_t>(a) * (mask_capacity_ + 1) + b];
+        known[static_cast<size_t>(a) * (capacity + 1) + b] =
+            mask_known_[static_cast<size_t>(a) * (mask_capacity_ + 1) + b];
+      }
+    masks_ = std::move(masks);
+    mask_known_ = std::move(known);
+    mask_capacity_ = capacity;
+  }
+  const size_t slot = static_cast<size_t>(t0) * (mask_capacity_ + 1) + (t1 + 1);
+  if (!mask_known_[slot]) {
+    uint64_t mask = 0, ignored = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if ((specs::GetOp(ops[i].kind).num_inputs == 1) != (t1 < 0)) continue;
+      if (Infer(ops[i], static_cast<int>(i), t0, t1, &ignored).ok) mask |= uint64_t{1} << i;
+    }
+    masks_[slot] = mask;
+    mask_known_[slot] = true;
+  }
+  return masks_[slot];
+}
+
 }  // namespace verisub::gen

@@ -29,6 +29,10 @@ class TypeCache {
   // not, is counted in *rejected.
   Result Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected);
 
+  // Bit i: ops[i] (at most 64) accepts inputs of types t0 and t1; unary operators are asked
+  // with t1 = -1, binary ones with t1 >= 0. One lookup instead of one per operator.
+  uint64_t Accepting(const std::vector<OpInstance>& ops, int t0, int t1);
+
  private:
   // Dense table over (instance, t0, t1 + 1): kKnown | kOk | output type ids + 1 (15 bits each).
   static constexpr uint32_t kKnown = 1u << 31, kOk = 1u << 30;
@@ -42,6 +46,10 @@ class TypeCache {
   std::unordered_multimap<uint64_t, int> by_hash_;
   std::vector<uint32_t> table_;
   int num_insts_ = 0, capacity_ = 0;
+  // Accepting(): masks over (t0, t1 + 1), computed once each.
+  std::vector<uint64_t> masks_;
+  std::vector<bool> mask_known_;
+  int mask_capacity_ = 0;
 };
 
 }  // namespace verisub::gen
