@@ -12,6 +12,20 @@
 namespace verisub::gen {
 namespace {
 
+// An interchangeable group's members are tracked in a 64-bit mask (enumerator.cc).
+constexpr int kMaxGroupMembers = 64;
+
+bool SameConsumers(std::vector<Consumer> a, std::vector<Consumer> b) {
+  auto less = [](const Consumer& x, const Consumer& y) {
+    return x.kind != y.kind ? x.kind < y.kind : x.arg < y.arg;
+  };
+  std::sort(a.begin(), a.end(), less);
+  std::sort(b.begin(), b.end(), less);
+  return std::equal(
+      a.begin(), a.end(), b.begin(), b.end(),
+      [](const Consumer& x, const Consumer& y) { return x.kind == y.kind && x.arg == y.arg; });
+}
+
 // Splits on whitespace, keeping bracketed text ("[2, 4]") in one token.
 std::vector<std::string> Tokenize(std::string_view line) {
   std::vector<std::string> out;
@@ -260,11 +274,22 @@ class Parser {
     if (!shape.ok()) return shape.status().WithContext("input '" + in.name + "'");
     in.shape = *shape;
     in.group = t.size() == 4 ? t[3] : in.name;
-    for (const InputDecl& o : c_->inputs)
-      if (o.group == in.group && o.shape != in.shape)
+    int members = 1;
+    for (const InputDecl& o : c_->inputs) {
+      if (o.group != in.group) continue;
+      ++members;
+      if (o.shape != in.shape)
         return InvalidArgument("input '" + in.name + "' has shape " + in.shape.ToString() +
                                " but '" + o.name + "' in its group '" + in.group + "' has " +
                                o.shape.ToString() + "; interchangeable inputs need one shape");
+      if (!SameConsumers(o.consumers, in.consumers))
+        return InvalidArgument("input '" + in.name + "' and '" + o.name + "' in group '" +
+                               in.group + "' have different consumers=; interchangeable " +
+                               "inputs need the same");
+    }
+    if (members > kMaxGroupMembers)
+      return InvalidArgument("group '" + in.group + "' has more than " +
+                             std::to_string(kMaxGroupMembers) + " inputs");
     input_index_[in.name] = static_cast<int>(c_->inputs.size());
     c_->inputs.push_back(std::move(in));
     return Status::Ok();
@@ -336,6 +361,14 @@ StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source
   auto whole = [&](const std::string& m) { return InvalidArgument(source_name + ": " + m); };
   if (c.inputs.empty()) return whole("no 'input' lines: the generator needs graph inputs");
   if (c.ops.empty()) return whole("no 'op' lines: the generator needs operators");
+  for (const ConstantDecl& k : c.constants) {
+    const InputDecl& src = c.inputs[k.source];
+    for (const InputDecl& o : c.inputs)
+      if (o.group == src.group && o.name != src.name)
+        return whole("constant '" + specs::GetOp(k.op.kind).name + " " + src.name + "': '" +
+                     src.name + "' is interchangeable with '" + o.name + "' (group '" + src.group +
+                     "'), but the constant is not; give it an input of its own");
+  }
   size_t tensors =
       c.inputs.size() + c.constants.size() + static_cast<size_t>(c.max_ops) * specs::kMaxOpOutputs;
   if (tensors > 255)

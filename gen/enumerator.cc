@@ -4,7 +4,6 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <unordered_map>
 
 #include "gen/graph_code.h"
+#include "gen/type_cache.h"
 #include "specs/evaluate.h"
 #include "specs/semantics.h"
 
@@ -21,58 +21,6 @@ namespace {
 
 constexpr uint64_t kReportBatch = 4096;
 
-// Interned tensor types and cached shape-rule results. Ids are local to one worker.
-class TypeCache {
- public:
-  struct Result {
-    bool ok = false;
-    int out[specs::kMaxOpOutputs] = {-1, -1};
-  };
-
-  int Intern(const specs::TensorType& t) {
-    uint64_t h = HashType(t);
-    auto [it, end] = by_hash_.equal_range(h);
-    for (; it != end; ++it)
-      if (types_[it->second] == t) return it->second;
-    int id = static_cast<int>(types_.size());
-    types_.push_back(t);
-    hashes_.push_back(h);
-    by_hash_.emplace(h, id);
-    return id;
-  }
-  const specs::TensorType& type(int id) const { return types_[id]; }
-  uint64_t hash(int id) const { return hashes_[id]; }
-
-  const Result& Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected) {
-    uint64_t key = (static_cast<uint64_t>(inst_id) << 42) | (static_cast<uint64_t>(t0) << 21) |
-                   static_cast<uint64_t>(t1 + 1);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      if (!it->second.ok) ++*rejected;
-      return it->second;
-    }
-    const specs::TensorType* in[2] = {&types_[t0], t1 >= 0 ? &types_[t1] : nullptr};
-    specs::TensorType out[specs::kMaxOpOutputs];
-    Result r;
-    uint32_t ranks = inst.input_ranks;
-    bool rank_ok = !ranks || ((ranks >> in[0]->shape.rank) & 1);
-    if (t1 >= 0 && ranks) rank_ok = rank_ok && ((ranks >> in[1]->shape.rank) & 1);
-    r.ok = rank_ok && specs::InferTypes(inst.kind, inst.params, in, out).ok();
-    if (r.ok) {
-      for (int j = 0; j < specs::GetOp(inst.kind).num_outputs; ++j) r.out[j] = Intern(out[j]);
-    } else {
-      ++*rejected;
-    }
-    return cache_.emplace(key, r).first->second;
-  }
-
- private:
-  std::vector<specs::TensorType> types_;
-  std::vector<uint64_t> hashes_;
-  std::unordered_multimap<uint64_t, int> by_hash_;
-  std::unordered_map<uint64_t, Result> cache_;
-};
-
 struct TaskOutput {
   std::vector<uint8_t> arena;
   std::vector<GraphEntry> graphs;
@@ -80,9 +28,9 @@ struct TaskOutput {
 
 class Worker {
  public:
-  Worker(const SearchSpace& s, ProgressCounters* progress, std::atomic<bool>* stop,
-         std::atomic<uint64_t>* total)
-      : s_(s), progress_(progress), stop_(stop), total_(total) {
+  Worker(const SearchSpace& s, const GraphCodec& codec, ProgressCounters* progress,
+         std::atomic<bool>* stop, std::atomic<uint64_t>* total)
+      : s_(s), codec_(codec), progress_(progress), stop_(stop), total_(total) {
     const GenConfig& c = *s.config;
     num_initial_ = static_cast<int>(s.initial.size());
     slots_.resize(num_initial_ + 2 * c.max_ops);
@@ -91,7 +39,6 @@ class Worker {
       const InitialTensor& t = s.initial[i];
       sl.type = types_.Intern(t.type);
       sl.key = t.key;
-      sl.exact = HashCombine(t.key, static_cast<uint64_t>(i));
       sl.value = &s.modint[i];
       sl.hash = HashTensor(s.modint[i], types_.hash(sl.type));
       sl.producer = -1;
@@ -100,8 +47,13 @@ class Worker {
       sl.member = t.member;
     }
     out_.resize(c.max_ops);
+    codes_.assign(c.max_ops + 1, 0);
     memo_.resize(size_t{1} << 20);
-    used_.assign(s.num_groups, 0);
+    member_uses_.resize(s.num_groups);
+    members_used_.assign(s.num_groups, 0);
+    for (const InitialTensor& t : s.initial)
+      if (static_cast<int>(member_uses_[t.group].size()) <= t.member)
+        member_uses_[t.group].resize(t.member + 1, 0);
     for (const OpInstance& inst : c.ops) {
       const specs::OpSpec& op = specs::GetOp(inst.kind);
       arity_.push_back(op.num_inputs);
@@ -132,8 +84,7 @@ class Worker {
  private:
   struct Slot {
     int type = 0;
-    uint64_t key = 0;    // equal for tensors that differ by a renaming of interchangeable inputs
-    uint64_t exact = 0;  // distinct for distinct computations
+    uint64_t key = 0;  // structural: distinct for distinct computations
     uint64_t hash = 0;
     const specs::Tensor<uint32_t>* value = nullptr;
     int producer = -1;  // operator index, -1 for initial tensors
@@ -169,23 +120,39 @@ class Worker {
       for (int j = 0; j < outputs_[ops_[k].op.inst]; ++j)
         add(num_initial_ + 2 * static_cast<int>(k) + j);
     const auto& insts = s_.config->ops;
+    // Which instances accept each pair of types (bit i: instance i): one cache lookup per pair.
+    const size_t n = type_ids.size();
+    const bool masks = insts.size() <= 64;
+    std::vector<uint64_t> accepts;
+    if (masks) {
+      accepts.resize(n * (n + 1));
+      for (size_t a = 0; a < n; ++a)
+        for (size_t b = 0; b <= n; ++b)
+          accepts[a * (n + 1) + b] =
+              types_.Accepting(insts, type_ids[a], b == 0 ? -1 : type_ids[b - 1]);
+    }
+    auto ok = [&](size_t inst, size_t a, int b) {  // b: type index, -1 for unary
+      bool accepted = masks ? (accepts[a * (n + 1) + (b + 1)] >> inst) & 1
+                            : types_
+                                  .Infer(insts[inst], static_cast<int>(inst), type_ids[a],
+                                         b < 0 ? -1 : type_ids[b], &stats.shape_rejected)
+                                  .ok;
+      if (masks && !accepted) ++stats.shape_rejected;
+      return accepted;
+    };
     for (size_t inst = 0; inst < insts.size(); ++inst) {
       if (stop_->load(std::memory_order_relaxed)) return;
-      for (size_t a = 0; a < type_ids.size(); ++a) {
+      for (size_t a = 0; a < n; ++a) {
         if (arity_[inst] == 1) {
-          const auto& r = types_.Infer(insts[inst], static_cast<int>(inst), type_ids[a], -1,
-                                       &stats.shape_rejected);
-          if (!r.ok) continue;
+          if (!ok(inst, a, -1)) continue;
           for (uint8_t t : by_type[a]) {
             if (enlarge_[inst] && !slots_[t].is_input) continue;
             Try(static_cast<uint16_t>(inst), t, kNoTensor);
           }
           continue;
         }
-        for (size_t b = 0; b < type_ids.size(); ++b) {
-          const auto& r = types_.Infer(insts[inst], static_cast<int>(inst), type_ids[a],
-                                       type_ids[b], &stats.shape_rejected);
-          if (!r.ok) continue;
+        for (size_t b = 0; b < n; ++b) {
+          if (!ok(inst, a, static_cast<int>(b))) continue;
           for (uint8_t t0 : by_type[a])
             for (uint8_t t1 : by_type[b]) Try(static_cast<uint16_t>(inst), t0, t1);
         }
@@ -201,8 +168,7 @@ class Worker {
       return;
     }
     uint64_t ka = slots_[a].key, kb = binary ? slots_[b].key : 0;
-    uint64_t ea = slots_[a].exact, eb = binary ? slots_[b].exact : 0;
-    if (binary && commutative_[inst] && (ka > kb || (ka == kb && ea > eb))) {
+    if (binary && commutative_[inst] && ka > kb) {
       ++stats.symmetry_rejected;
       return;
     }
@@ -214,12 +180,8 @@ class Worker {
         return;
       }
     }
-    if (binary && swappable_[inst] && (ka > kb || (ka == kb && ea > eb))) {
-      std::swap(ka, kb);
-      std::swap(ea, eb);
-    }
+    if (binary && swappable_[inst] && ka > kb) std::swap(ka, kb);
     uint64_t key = HashCombine(HashCombine(s_.op_keys[inst], ka), kb);
-    uint64_t exact = HashCombine(HashCombine(s_.op_keys[inst], ea), eb);
     // Canonical order: every operator after this one's last dependency must sort before it.
     int last_dep = std::max(slots_[a].producer, binary ? slots_[b].producer : -1);
     for (size_t j = last_dep + 1; j < ops_.size(); ++j)
@@ -227,37 +189,42 @@ class Worker {
         ++stats.order_rejected;
         return;
       }
-    // Interchangeable inputs: the members of each group used so far are a prefix of the group.
-    std::array<std::pair<int, int>, 2> uses;
-    int num_uses = 0;
+    // Interchangeable inputs: a graph is kept only if the members of each group it uses are the
+    // group's first ones, in any order (Record); one that lacks more members than its remaining
+    // operators could bring is not extended.
+    uint8_t used[2] = {};
+    int num_used = 0;
     for (uint8_t t : {a, b})
-      if (t != kNoTensor && t < num_initial_)
-        uses[num_uses++] = {slots_[t].group, slots_[t].member};
-    if (num_uses == 2 && uses[1] < uses[0]) std::swap(uses[0], uses[1]);
-    std::array<std::pair<int, int>, 2> saved;
-    int num_saved = 0;
-    bool ok = true;
-    for (int u = 0; u < num_uses && ok; ++u) {
-      auto [g, m] = uses[u];
-      if (m < used_[g]) continue;
-      if (m == used_[g]) {
-        saved[num_saved++] = {g, used_[g]};
-        ++used_[g];
-      } else {
-        ok = false;
+      if (t != kNoTensor && t < num_initial_ && member_uses_[slots_[t].group].size() > 1) {
+        UseMember(t, 1);
+        used[num_used++] = t;
       }
-    }
-    if (ok && roots_) {
-      roots_->push_back(GraphOp{inst, {a, b}});
-    } else if (ok) {
-      Apply(inst, a, b, key, exact);
-    } else {
+    const int remaining = s_.config->max_ops - static_cast<int>(ops_.size()) - 1;
+    if (missing_members_ > 2 * remaining) {
       ++stats.symmetry_rejected;
+    } else if (roots_) {
+      roots_->push_back(GraphOp{inst, {a, b}});
+    } else {
+      Apply(inst, a, b, key);
     }
-    for (int u = num_saved - 1; u >= 0; --u) used_[saved[u].first] = saved[u].second;
+    for (int u = num_used - 1; u >= 0; --u) UseMember(used[u], -1);
   }
 
-  void Apply(uint16_t inst_id, uint8_t a, uint8_t b, uint64_t key, uint64_t exact) {
+  // Counts one more (delta 1) or one fewer (-1) use of an interchangeable input's member.
+  void UseMember(uint8_t t, int delta) {
+    const int g = slots_[t].group, m = slots_[t].member;
+    int& uses = member_uses_[g][m];
+    uses += delta;
+    if (uses != (delta > 0 ? 1 : 0)) return;
+    auto missing = [](uint64_t mask) {
+      return mask ? 64 - __builtin_clzll(mask) - __builtin_popcountll(mask) : 0;
+    };
+    missing_members_ -= missing(members_used_[g]);
+    members_used_[g] ^= uint64_t{1} << m;
+    missing_members_ += missing(members_used_[g]);
+  }
+
+  void Apply(uint16_t inst_id, uint8_t a, uint8_t b, uint64_t key) {
     const OpInstance& inst = s_.config->ops[inst_id];
     const bool binary = b != kNoTensor;
     const int k = static_cast<int>(ops_.size());
@@ -308,7 +275,6 @@ class Worker {
       Slot& sl = slots_[num_initial_ + 2 * k + j];
       sl.type = types[j];
       sl.key = HashCombine(key, static_cast<uint64_t>(j));
-      sl.exact = HashCombine(exact, static_cast<uint64_t>(j));
       sl.hash = hashes[j];
       sl.value = &outs[j];
       sl.producer = k;
@@ -317,7 +283,12 @@ class Worker {
       ++out_count_;
     }
     ops_.push_back({GraphOp{inst_id, {a, b}}, key});
-    Record();
+    if (codec_.packed()) codes_[k + 1] = codes_[k] | codec_.Field(k, ops_.back().op);
+    if (missing_members_ == 0) {
+      Record();
+    } else {
+      ++stats.interchangeable_skipped;
+    }
     if (static_cast<int>(ops_.size()) < s_.config->max_ops &&
         !stop_->load(std::memory_order_relaxed))
       Expand();
@@ -331,17 +302,20 @@ class Worker {
   void Record() {
     GraphEntry e;
     e.fingerprint = FinishFingerprint(out_sum_, static_cast<uint64_t>(out_count_));
-    e.task = task_;
-    e.offset = static_cast<uint32_t>(out_task_->arena.size());
-    out_task_->graphs.push_back(e);
-    auto& arena = out_task_->arena;
-    arena.push_back(static_cast<uint8_t>(ops_.size()));
-    for (const OpRec& r : ops_) {
-      arena.push_back(static_cast<uint8_t>(r.op.inst & 0xff));
-      arena.push_back(static_cast<uint8_t>(r.op.inst >> 8));
-      arena.push_back(r.op.in[0]);
-      arena.push_back(r.op.in[1]);
+    if (codec_.packed()) {
+      e.code = codes_[ops_.size()];
+    } else {
+      auto& arena = out_task_->arena;
+      e.code = (uint64_t{task_} << 32) | arena.size();
+      arena.push_back(static_cast<uint8_t>(ops_.size()));
+      for (const OpRec& r : ops_) {
+        arena.push_back(static_cast<uint8_t>(r.op.inst & 0xff));
+        arena.push_back(static_cast<uint8_t>(r.op.inst >> 8));
+        arena.push_back(r.op.in[0]);
+        arena.push_back(r.op.in[1]);
+      }
     }
+    out_task_->graphs.push_back(e);
     ++stats.graphs;
     if (++unreported_ == kReportBatch) Flush();
   }
@@ -355,6 +329,7 @@ class Worker {
   }
 
   const SearchSpace& s_;
+  const GraphCodec& codec_;
   ProgressCounters* progress_;
   std::atomic<bool>* stop_;
   std::atomic<uint64_t>* total_;
@@ -363,10 +338,14 @@ class Worker {
   int num_initial_ = 0;
   std::vector<Slot> slots_;
   std::vector<std::array<specs::Tensor<uint32_t>, specs::kMaxOpOutputs>> out_;
-  std::vector<int> used_;
+  // Interchangeable inputs: per group, the operators using each member, and the members used.
+  std::vector<std::vector<int>> member_uses_;
+  std::vector<uint64_t> members_used_;
+  int missing_members_ = 0;  // over all groups: unused members below a used one
   std::vector<int> arity_, outputs_;
   std::vector<bool> commutative_, swappable_, enlarge_;
   std::vector<OpRec> ops_;
+  std::vector<uint64_t> codes_;  // packed code of the first k operators
   std::vector<MemoEntry> memo_;  // direct-mapped: a clash overwrites
   uint64_t out_sum_ = 0;
   int out_count_ = 0;
@@ -385,6 +364,7 @@ void AddStats(const EnumerationStats& from, EnumerationStats* to) {
   to->symmetry_rejected += from.symmetry_rejected;
   to->memo_hits += from.memo_hits;
   to->consumer_rejected += from.consumer_rejected;
+  to->interchangeable_skipped += from.interchangeable_skipped;
 }
 
 }  // namespace
@@ -393,38 +373,47 @@ uint64_t HashTensor(const specs::Tensor<uint32_t>& t, uint64_t type_hash) {
   return XXH3_64bits_withSeed(t.data.data(), t.data.size() * sizeof(uint32_t), type_hash);
 }
 
-Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progress) {
+Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progress,
+                      bool pack_codes) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> total{0};
   Enumeration result;
+  const GenConfig& c = *s.config;
+  result.codec = GraphCodec(static_cast<int>(c.ops.size()),
+                            static_cast<int>(s.initial.size()) + c.max_ops * specs::kMaxOpOutputs,
+                            c.max_ops, pack_codes);
+  const GraphCodec& codec = result.codec;
 
   // Task 0 holds the identity graphs (one per group: the first member stands for the others).
   std::vector<TaskOutput> tasks(1);
-  if (s.config->identity_graphs) {
+  if (c.identity_graphs) {
     for (size_t i = 0; i < s.initial.size(); ++i) {
       const InitialTensor& t = s.initial[i];
       if (!t.is_input || t.member != 0) continue;
       uint64_t h = HashTensor(s.modint[i], HashType(t.type));
-      tasks[0].graphs.push_back(
-          {FinishFingerprint(Mix64(h), 1), 0, static_cast<uint32_t>(tasks[0].arena.size())});
-      Graph g;
-      g.identity_of = static_cast<int>(i);
-      AppendGraph(g, &tasks[0].arena);
+      GraphEntry e{FinishFingerprint(Mix64(h), 1), codec.IdentityCode(static_cast<int>(i))};
+      if (!codec.packed()) {
+        e.code = tasks[0].arena.size();
+        Graph g;
+        g.identity_of = static_cast<int>(i);
+        AppendGraph(g, &tasks[0].arena);
+      }
+      tasks[0].graphs.push_back(e);
       ++result.stats.identity_graphs;
     }
     result.stats.graphs += result.stats.identity_graphs;
   }
 
-  Worker root(s, progress, &stop, &total);
+  Worker root(s, codec, progress, &stop, &total);
   std::vector<GraphOp> roots = root.RootChoices();
   AddStats(root.stats, &result.stats);
   tasks.resize(1 + roots.size());
   result.stats.tasks = roots.size();
 
   tbb::enumerable_thread_specific<Worker> workers(
-      [&] { return Worker(s, progress, &stop, &total); });
+      [&] { return Worker(s, codec, progress, &stop, &total); });
   tbb::parallel_for(tbb::blocked_range<size_t>(0, roots.size(), 1),
                     [&](const tbb::blocked_range<size_t>& range) {
                       Worker& w = workers.local();
@@ -432,19 +421,28 @@ Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progr
                         w.RunTask(roots[i], static_cast<uint32_t>(i + 1), &tasks[i + 1]);
                     });
   for (const Worker& w : workers) AddStats(w.stats, &result.stats);
+  workers.clear();
   result.stats.stopped_early = stop.load();
 
-  size_t total_graphs = 0;
-  for (const TaskOutput& t : tasks) total_graphs += t.graphs.size();
-  result.graphs.reserve(total_graphs);
+  // Counting sort on the partition, each task's entries freed as soon as they are placed, then
+  // each partition sorted on its own. (fingerprint, code) is unique, so the order is too.
+  const size_t num_partitions = size_t{1} << kPartitionBits;
+  std::vector<size_t> next(num_partitions + 1, 0);
+  for (const TaskOutput& t : tasks)
+    for (const GraphEntry& e : t.graphs) ++next[PartitionOf(e.fingerprint) + 1];
+  for (size_t p = 0; p < num_partitions; ++p) next[p + 1] += next[p];
+  result.partitions = next;
+  result.graphs = GraphEntries(next.back());
   for (TaskOutput& t : tasks) {
-    result.graphs.insert(result.graphs.end(), t.graphs.begin(), t.graphs.end());
+    for (const GraphEntry& e : t.graphs) result.graphs[next[PartitionOf(e.fingerprint)]++] = e;
     std::vector<GraphEntry>().swap(t.graphs);
     t.arena.shrink_to_fit();
     result.arenas.push_back(std::move(t.arena));
   }
-  // (fingerprint, task, offset) is unique, so the parallel sort is deterministic.
-  tbb::parallel_sort(result.graphs.begin(), result.graphs.end());
+  tbb::parallel_for(size_t{0}, num_partitions, [&](size_t p) {
+    std::sort(result.graphs.begin() + result.partitions[p],
+              result.graphs.begin() + result.partitions[p + 1]);
+  });
   return result;
 }
 

@@ -2,6 +2,8 @@
 #include "gen/generator.h"
 
 #include <sys/resource.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 
 #include <chrono>
 #include <cstdio>
@@ -18,6 +20,28 @@ double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// User + system time of the whole process.
+double ProcessCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
+}
+
+// Wall and CPU time of one stage.
+class StageClock {
+ public:
+  StageClock() : wall_(std::chrono::steady_clock::now()), cpu_(ProcessCpuSeconds()) {}
+  void Stop(StageTime* t) const {
+    t->wall = Since(wall_);
+    t->cpu = ProcessCpuSeconds() - cpu_;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point wall_;
+  double cpu_;
+};
+
 }  // namespace
 
 StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& options) {
@@ -28,34 +52,47 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   rep.threads = threads;
 
+  StageClock setup;
   auto space = BuildSearchSpace(config);
   if (!space.ok()) return space.status();
-  rep.setup_seconds = Since(start);
+  setup.Stop(&rep.setup_time);
 
   ProgressCounters counters;
-  Candidates candidates;
+  CandidateTexts candidates;
   {
     ProgressPrinter printer(&counters, options.progress);
-    auto t = std::chrono::steady_clock::now();
+    StageClock enumerate;
     Enumeration e = Enumerate(*space, threads, &counters);
-    rep.enumerate_seconds = Since(t);
+    enumerate.Stop(&rep.enumerate_time);
     rep.enumeration = e.stats;
     counters.stage = 1;
-    t = std::chrono::steady_clock::now();
+    StageClock pairs;
     candidates = TestPairs(*space, e, threads, &counters);
-    rep.pairs_seconds = Since(t);
+    pairs.Stop(&rep.pairs_time);
     counters.stage = 2;
   }
   rep.pairs = candidates.stats;
-  result.rules = std::move(candidates.rules);
+  result.texts = std::move(candidates.texts);
+  // Candidates travel as text (a fraction of a Rule's memory) and become rules only now, after
+  // the enumeration is freed.
+  StageClock rules;
+  if (options.rules) {
+    result.rules.resize(result.texts.size());
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    tbb::parallel_for(size_t{0}, result.texts.size(), [&](size_t i) {
+      auto rule = ruledb::ParseRule(result.texts[i]);
+      VERISUB_CHECK(rule.ok());
+      result.rules[i] = std::move(*rule);
+    });
+  }
+  rules.Stop(&rep.rules_time);
   rep.stop_reason = rep.enumeration.stopped_early
                         ? "max_graphs (" + std::to_string(config.max_graphs) + ") reached"
                         : "complete";
   rep.wall_seconds = Since(start);
+  rep.cpu_seconds = ProcessCpuSeconds();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  rep.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-                    ru.ru_stime.tv_usec * 1e-6;
   rep.peak_rss_kb = static_cast<uint64_t>(ru.ru_maxrss);
   return result;
 }
@@ -69,6 +106,10 @@ std::string FormatReport(const GenReport& r) {
     std::snprintf(buf, sizeof buf, "%.2f s", s);
     return std::string(buf);
   };
+  auto stage = [&](const StageTime& t) {
+    std::snprintf(buf, sizeof buf, "%.2f s (cpu %.2f s)", t.wall, t.cpu);
+    return std::string(buf);
+  };
   o << "threads: " << r.threads << "\n"
     << "stop reason: " << r.stop_reason << "\n"
     << "graphs visited: " << e.graphs << " (identity graphs " << e.identity_graphs << ", "
@@ -80,15 +121,18 @@ std::string FormatReport(const GenReport& r) {
     << "buckets (>= 2 graphs): " << p.buckets << " holding " << p.graphs_in_buckets
     << " graphs (largest " << p.largest_bucket << "); not evaluated in double "
     << p.graphs_not_evaluated << "\n"
+    << "double evaluation: " << p.terms_evaluated << " terms computed, " << p.terms_reused
+    << " reused\n"
     << "double-equal classes: " << p.classes << " (largest " << p.largest_class
     << "); graphs split off by the double test: " << p.double_mismatches << "\n"
     << "pairs in classes: " << p.pairs << " (common output " << p.common_output_pairs
     << ", decomposable " << p.decomposable_pairs << ", congruent " << p.congruent_pairs
     << ", trivial " << p.trivial_pairs << ", unorientable " << p.unorientable_pairs << ")\n"
+    << "rules kept: " << p.rules_before_dedup << "\n"
     << "candidate rules: " << p.candidates << "\n"
-    << "time: setup " << secs(r.setup_seconds) << ", enumerate " << secs(r.enumerate_seconds)
-    << ", pairs " << secs(r.pairs_seconds) << ", wall " << secs(r.wall_seconds) << ", cpu "
-    << secs(r.cpu_seconds) << "\n"
+    << "time: setup " << stage(r.setup_time) << ", enumerate " << stage(r.enumerate_time)
+    << ", pairs " << stage(r.pairs_time) << ", rules " << stage(r.rules_time) << "; wall "
+    << secs(r.wall_seconds) << ", cpu " << secs(r.cpu_seconds) << "\n"
     << "peak memory: " << r.peak_rss_kb / 1024 << " MiB\n";
   return o.str();
 }
@@ -99,12 +143,12 @@ std::string CandidatesText(const std::vector<ruledb::Rule>& rules) {
   return out;
 }
 
-Status WriteCandidates(const std::vector<ruledb::Rule>& rules, const std::string& path) {
+Status WriteCandidates(const std::vector<std::string>& texts, const std::string& path) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return FailedPrecondition(tmp + ": cannot open for writing");
-    f << CandidatesText(rules);
+    for (const std::string& t : texts) f << t << '\n';
     f.flush();
     if (!f) return DataLoss(tmp + ": write failed");
   }

@@ -15,20 +15,28 @@ namespace verisub::gen {
 struct GenOptions {
   int threads = -1;       // -1: the config's `threads`; 0: one per core
   bool progress = false;  // progress line on stderr
+  bool rules = true;      // also parse the candidates into GenResult::rules (the pipeline's input)
+};
+
+struct StageTime {
+  double wall = 0;
+  double cpu = 0;  // user + system, whole process
 };
 
 struct GenReport {
   int threads = 0;
   EnumerationStats enumeration;
   PairStats pairs;
-  double setup_seconds = 0, enumerate_seconds = 0, pairs_seconds = 0, wall_seconds = 0;
+  StageTime setup_time, enumerate_time, pairs_time, rules_time;
+  double wall_seconds = 0;
   double cpu_seconds = 0;    // user + system, whole process
   uint64_t peak_rss_kb = 0;  // getrusage ru_maxrss, whole process
   std::string stop_reason;   // "complete" or why the enumeration stopped early
 };
 
 struct GenResult {
-  std::vector<ruledb::Rule> rules;  // canonical, sorted by ToText(), unique, proof unchecked
+  std::vector<std::string> texts;   // the candidates' canonical text, sorted, unique
+  std::vector<ruledb::Rule> rules;  // the same parsed (GenOptions::rules), proof unchecked
   GenReport report;
 };
 
@@ -39,7 +47,7 @@ std::string FormatReport(const GenReport& r);
 
 // The candidates dump: one Rule::ToText() per line (ruledb::ParseRule reads each back).
 std::string CandidatesText(const std::vector<ruledb::Rule>& rules);
-// Writes CandidatesText to `path` through a temporary file and a rename.
-Status WriteCandidates(const std::vector<ruledb::Rule>& rules, const std::string& path);
+// Writes GenResult::texts, one per line, to `path` through a temporary file and a rename.
+Status WriteCandidates(const std::vector<std::string>& texts, const std::string& path);
 
 }  // namespace verisub::gen

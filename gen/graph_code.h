@@ -1,57 +1,80 @@
-// Compact encoding of an enumerated graph (a few bytes per operator), and what can be rebuilt
-// from it: its pattern graph, its outputs, and its values in double.
+// An enumerated graph and its compact encoding: one 64-bit code, or a few bytes per operator in
+// an arena when the config's graphs do not fit in 64 bits.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
-#include "gen/search_space.h"
-#include "ruledb/pattern.h"
+#include "specs/op_spec.h"
 
 namespace verisub::gen {
 
 // Tensor ids: initial tensors are 0..I-1; operator k's output j is I + 2k + j.
 inline constexpr uint8_t kNoTensor = 255;
+// GenConfig::max_ops is at most this.
+inline constexpr int kMaxGraphOps = 8;
+inline constexpr int kMaxGraphOutputs = kMaxGraphOps * specs::kMaxOpOutputs;
 
 struct GraphOp {
   uint16_t inst = 0;  // index into GenConfig::ops
   uint8_t in[2] = {kNoTensor, kNoTensor};
 };
 
+// The operators of a graph, stored inline (a graph has at most kMaxGraphOps).
+class OpList {
+ public:
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const GraphOp& operator[](size_t k) const { return ops_[k]; }
+  GraphOp& operator[](size_t k) { return ops_[k]; }
+  const GraphOp* begin() const { return ops_.data(); }
+  const GraphOp* end() const { return ops_.data() + size_; }
+  void push_back(const GraphOp& op) { ops_[size_++] = op; }
+  void resize(size_t n) { size_ = static_cast<uint8_t>(n); }
+
+ private:
+  std::array<GraphOp, kMaxGraphOps> ops_{};
+  uint8_t size_ = 0;
+};
+
 // A decoded graph. A graph with no operators is an identity graph: its one output is the
 // initial tensor `identity_of`.
 struct Graph {
-  std::vector<GraphOp> ops;
+  OpList ops;
   int identity_of = -1;
 };
 
-// Encoding: one byte with the operator count n, then 4 bytes per operator (instance low, high,
-// input 0, input 1); an identity graph is a 0 followed by the tensor id.
+// Graph codes. Packed: operator k is a field of `bits_per_op` bits, the first operator in the
+// highest bits, holding (instance + 1, input 0 + 1, input 1 + 1) with 0 for "none", so the
+// fields of a graph's prefix are the prefix's code; an identity graph has a zero first field and
+// its tensor + 1 in the lowest bits. Arena: the code is (task << 32 | byte offset) into the
+// task's arena, where a graph is one byte with the operator count n, then 4 bytes per operator
+// (instance low, high, input 0, input 1); an identity graph is a 0 followed by the tensor id.
+class GraphCodec {
+ public:
+  GraphCodec() = default;
+  // Packs when every graph of up to max_ops operators fits in 64 bits, unless allow_packed is
+  // false (tests use it to exercise the arena form).
+  GraphCodec(int num_insts, int num_tensors, int max_ops, bool allow_packed = true);
+
+  bool packed() const { return packed_; }
+  // The field of one operator at position k (packed codes only); OR the fields of a graph.
+  uint64_t Field(int k, const GraphOp& op) const {
+    uint64_t f = ((op.inst + uint64_t{1}) << (2 * tensor_bits_)) |
+                 (uint64_t{op.in[0] + 1u} << tensor_bits_) |
+                 (op.in[1] == kNoTensor ? 0 : op.in[1] + uint64_t{1});
+    return f << (64 - (k + 1) * bits_per_op_);
+  }
+  uint64_t IdentityCode(int tensor) const { return static_cast<uint64_t>(tensor) + 1; }
+
+  Graph Decode(uint64_t code, const std::vector<std::vector<uint8_t>>& arenas) const;
+
+ private:
+  bool packed_ = false;
+  int tensor_bits_ = 0, bits_per_op_ = 0, max_ops_ = 0;
+};
+
 void AppendGraph(const Graph& g, std::vector<uint8_t>* arena);
-Graph DecodeGraph(const uint8_t* code);
-
-// Graph outputs: operator outputs no operator of the graph consumes, in production order.
-std::vector<int> GraphOutputs(const SearchSpace& s, const Graph& g);
-
-// The graph as a pattern over the config's inputs (constants become constant nodes on their
-// source input); outputs in the order given (tensor ids).
-ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g,
-                               const std::vector<int>& outputs);
-
-// A key per tensor id that is equal exactly when two tensors are the same term over the same
-// initial tensors (operands of commutative operators unordered, unless break_commutative is off).
-std::vector<uint64_t> TermKeys(const SearchSpace& s, const Graph& g);
-
-// For each of `outputs`, the set of operators it depends on (bit k: operator k).
-std::vector<uint32_t> OutputOpSets(const SearchSpace& s, const Graph& g,
-                                   const std::vector<int>& outputs);
-
-// Number of groups the outputs fall into when outputs that share an operator (on either side)
-// are grouped; `other` may be empty.
-int CountOutputGroups(const std::vector<uint32_t>& sets, const std::vector<uint32_t>& other);
-
-// Values of the given output tensors on double test `test`.
-std::vector<specs::Tensor<double>> EvalDouble(const SearchSpace& s, const Graph& g, int test,
-                                              const std::vector<int>& outputs);
 
 }  // namespace verisub::gen

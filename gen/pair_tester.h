@@ -1,6 +1,6 @@
 // Candidate pairs: graphs that share a fingerprint are split into classes that agree on random
-// double inputs (which also fixes the output mapping), and every pair in a class becomes a
-// candidate rule.
+// double inputs (which also fixes the output mapping), and pairs in a class become candidate
+// rules.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,8 @@ struct PairStats {
   uint64_t graphs_in_buckets = 0;
   uint64_t largest_bucket = 0;
   uint64_t graphs_not_evaluated = 0;  // no pair with them could be kept (drop_composite_pairs)
+  uint64_t terms_evaluated = 0;       // operator outputs computed in double (all tests)
+  uint64_t terms_reused = 0;          // operator outputs found in the double cache
   uint64_t classes = 0;               // classes that agree in double, over all buckets
   uint64_t double_mismatches = 0;     // graphs that disagreed in double with their bucket's first
                                       // class (integer-only coincidences)
@@ -30,23 +32,26 @@ struct PairStats {
   uint64_t decomposable_pairs = 0;   // a union of smaller rules (dropped)
   uint64_t congruent_pairs = 0;      // every output the same operator on equal inputs (dropped)
   uint64_t unorientable_pairs = 0;   // each side uses an input the other lacks
+  uint64_t rules_before_dedup = 0;   // pairs kept as rules, before duplicates are removed
   uint64_t candidates = 0;           // distinct rules
 };
 
-struct Candidates {
-  std::vector<ruledb::Rule> rules;  // canonical, sorted by ToText(), unique
+struct CandidateTexts {
+  std::vector<std::string> texts;  // canonical rule texts (Rule::ToText()), sorted, unique
   PairStats stats;
 };
 
-Candidates TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
-                     ProgressCounters* progress);
+// Tests the buckets of `e`, partitions in parallel; the result does not depend on `threads`.
+CandidateTexts TestPairs(const SearchSpace& s, const Enumeration& e, int threads,
+                         ProgressCounters* progress);
 
-// The rule `a => b` or `b => a` (whichever has the target's inputs among the source's; if both,
-// the one with the smaller text), with the output order that gives the smallest canonical text.
-// `a_outputs[i]` and `b_outputs[i]` are equal outputs. Empty when no orientation is valid.
-std::optional<ruledb::Rule> MakeRule(const SearchSpace& s, const Graph& a,
-                                     const std::vector<int>& a_outputs, const Graph& b,
-                                     const std::vector<int>& b_outputs);
+// The canonical text of the rule `a => b` or `b => a` (whichever has the target's inputs among
+// the source's; if both, the one with the smaller text), with the output order that gives the
+// smallest text. `a_outputs[i]` and `b_outputs[i]` are equal outputs. Empty when no orientation
+// is valid.
+std::optional<std::string> RuleText(const SearchSpace& s, const Graph& a,
+                                    const std::vector<int>& a_outputs, const Graph& b,
+                                    const std::vector<int>& b_outputs);
 
 // |x - y| <= tolerance * max(1, |x|, |y|) for every element, and equal types.
 bool Close(const specs::Tensor<double>& x, const specs::Tensor<double>& y, double tolerance);

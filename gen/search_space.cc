@@ -64,13 +64,21 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     t.input = static_cast<int>(i);
     t.group = it->second;
     t.member = group_size[t.group]++;
-    t.key = HashCombine(0x1a7b5ull, static_cast<uint64_t>(t.group));
+    // Per input, not per group: a graph and its renamings are built alike, so a group only
+    // filters the ungrouped enumeration (enumerator.cc) and keeps its order. Without groups the
+    // input index is the group index, as before groups worked this way.
+    t.key = HashCombine(0x1a7b5ull, static_cast<uint64_t>(i));
     t.type = specs::TensorType(in.shape);
     t.allowed_args = AllowedArgs(config, in.consumers);
     s.initial.push_back(std::move(t));
   }
   s.num_groups = static_cast<int>(group_ids.size());
-  for (const OpInstance& inst : config.ops) s.op_keys.push_back(OpKey(inst));
+  for (const OpInstance& inst : config.ops) {
+    const specs::OpSpec& op = specs::GetOp(inst.kind);
+    s.op_keys.push_back(OpKey(inst));
+    s.num_outputs.push_back(op.num_outputs);
+    s.ordered_operands.push_back(op.commutative && config.break_commutative);
+  }
 
   const int num_tests = config.double_tests;
   s.doubles.resize(num_tests);
@@ -118,6 +126,8 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     }
     s.initial.push_back(std::move(t));
   }
+  for (size_t i = 0; i < s.initial.size(); ++i)
+    s.term_keys.push_back(HashCombine(0x3c6ef372ull, static_cast<uint64_t>(i)));
   return s;
 }
 

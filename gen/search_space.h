@@ -19,7 +19,7 @@ struct InitialTensor {
   OpInstance constant;  // constants only
   int group = 0;        // interchangeable group of `input`
   int member = 0;       // index of `input` inside its group
-  // Structural key that is equal for interchangeable tensors (used to order operators).
+  // Structural key, distinct per initial tensor (orders operands and operators).
   uint64_t key = 0;
   specs::TensorType type;
   // Per config.ops entry, the arguments this tensor may feed (bit a: argument a).
@@ -30,7 +30,12 @@ struct SearchSpace {
   const GenConfig* config = nullptr;
   std::vector<InitialTensor> initial;  // inputs first (config order), then constants
   int num_groups = 0;
-  std::vector<uint64_t> op_keys;                            // per config.ops entry
+  std::vector<uint64_t> op_keys;  // per config.ops entry
+  std::vector<int> num_outputs;   // per config.ops entry
+  // Per config.ops entry: its operands are put in key order in term keys (commutative, and
+  // break_commutative on).
+  std::vector<bool> ordered_operands;
+  std::vector<uint64_t> term_keys;                          // per initial tensor (graph_terms.h)
   std::vector<specs::Tensor<uint32_t>> modint;              // per initial tensor
   std::vector<std::vector<specs::Tensor<double>>> doubles;  // [test][initial tensor]
 };

@@ -7,6 +7,7 @@
 #include "gen/config.h"
 #include "gen/generator.h"
 #include "gen/pipeline.h"
+#include "gen/rule_coverage.h"
 #include "ruledb/database.h"
 #include "specs/axiom.h"
 #include "specs/registry.h"
@@ -47,7 +48,9 @@ constexpr const char* kUsage =
     "                   [--rlimit N] [--timeout-ms N] [--record-proof-times] [--unproved FILE]\n"
     "           enumerate, prove, prune and write the rules database (and RULES.txt)\n"
     "       verisub-gen --config FILE --candidates OUT.txt [--threads N] [--quiet]\n"
-    "           enumerate only and write the candidate rules, one per line\n"
+    "                   [--reference RULES.txt]\n"
+    "           enumerate only and write the candidate rules, one per line; with --reference,\n"
+    "           report the listed rules that are not candidates (exit code 3 if any)\n"
     "       verisub-gen --verify CANDIDATES.txt [--out PROVED.txt] [verifier options]\n"
     "       verisub-gen --validate-axioms | --redundant-axioms [verifier options]\n"
     "           (see verisub-verify --help)\n";
@@ -70,29 +73,53 @@ int GenerateDatabase(const verisub::gen::PipelineOptions& options) {
   return 0;
 }
 
-// Exit codes: 0 success, 1 generation failed, 2 usage or config error.
-int Generate(const std::string& config_path, const std::string& out_path, int threads, bool quiet) {
+// Exit codes: 0 success, 1 generation failed, 2 usage or config error, 3 a reference rule is
+// not among the candidates.
+int Generate(const std::string& config_path, const std::string& out_path,
+             const std::string& reference_path, int threads, bool quiet) {
   auto config = verisub::gen::LoadConfig(config_path);
   if (!config.ok()) {
     std::fprintf(stderr, "verisub-gen: %s\n", config.status().message().c_str());
     return 2;
   }
+  std::vector<verisub::gen::ReferenceRule> reference;
+  if (!reference_path.empty()) {
+    auto text = verisub::ruledb::ReadFile(reference_path);
+    auto rules = text.ok()
+                     ? verisub::gen::ParseReferenceRules(*text, reference_path)
+                     : verisub::StatusOr<std::vector<verisub::gen::ReferenceRule>>(text.status());
+    if (!rules.ok()) {
+      std::fprintf(stderr, "verisub-gen: %s\n", rules.status().message().c_str());
+      return 2;
+    }
+    reference = std::move(*rules);
+  }
   verisub::gen::GenOptions options;
   options.threads = threads;
   options.progress = !quiet;
+  options.rules = false;  // the dump is text
   auto result = verisub::gen::RunGenerator(*config, options);
   if (!result.ok()) {
     std::fprintf(stderr, "verisub-gen: %s\n", result.status().message().c_str());
     return 2;
   }
-  verisub::Status st = verisub::gen::WriteCandidates(result->rules, out_path);
+  verisub::Status st = verisub::gen::WriteCandidates(result->texts, out_path);
   if (!st.ok()) {
     std::fprintf(stderr, "verisub-gen: %s\n", st.message().c_str());
     return 1;
   }
   std::printf("%s", verisub::gen::FormatReport(result->report).c_str());
   std::printf("candidates written to %s\n", out_path.c_str());
-  return 0;
+  if (reference_path.empty()) return 0;
+  verisub::gen::CoverageReport cov =
+      verisub::gen::CheckCoverage(verisub::gen::RuleIndex(result->texts), reference);
+  std::printf(
+      "reference rules (%s): %zu; candidates %d, through a smaller equal graph %zu, missing %zu\n",
+      reference_path.c_str(), reference.size(), cov.candidates, cov.via.size(), cov.missing.size());
+  for (const std::string& m : cov.via)
+    std::printf("through a smaller equal graph: %s\n", m.c_str());
+  for (const std::string& m : cov.missing) std::printf("missing: %s\n", m.c_str());
+  return cov.missing.empty() ? 0 : 3;
 }
 
 }  // namespace
@@ -106,7 +133,7 @@ int main(int argc, char** argv) {
   }
   verisub::gen::PipelineOptions pipeline;
   pipeline.prover = verisub::gen::DefaultPipelineProver();
-  std::string config, out;
+  std::string config, out, reference;
   int threads = -1;
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
@@ -116,6 +143,8 @@ int main(int argc, char** argv) {
       config = argv[++i];
     } else if (a == "--candidates" && has_value) {
       out = argv[++i];
+    } else if (a == "--reference" && has_value) {
+      reference = argv[++i];
     } else if (a == "--threads" && has_value) {
       char* end = nullptr;
       long v = std::strtol(argv[++i], &end, 10);
@@ -153,7 +182,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
-  if (!out.empty()) return Generate(config, out, threads, quiet);
+  if (!reference.empty() && out.empty()) {
+    std::fprintf(stderr, "verisub-gen: --reference goes with --candidates\n%s", kUsage);
+    return 2;
+  }
+  if (!out.empty()) return Generate(config, out, reference, threads, quiet);
   pipeline.config_path = config;
   pipeline.threads = threads;
   pipeline.progress = !quiet;

@@ -1,8 +1,13 @@
 // conv2d: 2-D convolution over NCHW with groups and a fused activation.
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
 #include "specs/op_spec.h"
 #include "specs/ops/common.h"
+#include "specs/semantics.h"
 
 namespace verisub::specs::ops {
 
@@ -15,6 +20,27 @@ OpSpec Conv2dSpec();
 inline int64_t ConvGroups(const Params& p, const Shape& x) {
   return p[kConvGroup] == kDepthwiseGroup ? x[1] : p[kConvGroup];
 }
+
+// How the numeric path sums products: in the element type, except that modular products are
+// summed unreduced in 64 bits (each below 2^32 after one fold, fewer than 2^30 of them) and
+// reduced once per output, which gives the same residue.
+template <class S>
+struct ConvAccumulator {
+  using Elem = typename S::Elem;
+  using Acc = Elem;
+  static Acc MulAdd(const S& s, Acc acc, Elem x, Elem w) { return s.Add(acc, s.Mul(x, w)); }
+  static Elem Finish(Acc acc) { return acc; }
+};
+template <>
+struct ConvAccumulator<ModIntSemantics> {
+  using Elem = ModIntSemantics::Elem;
+  using Acc = uint64_t;
+  static Acc MulAdd(const ModIntSemantics&, Acc acc, Elem x, Elem w) {
+    const uint64_t p = uint64_t{x} * w;
+    return acc + (p & ModIntSemantics::kPrime) + (p >> 31);
+  }
+  static Elem Finish(Acc acc) { return ModIntSemantics::Reduce(acc); }
+};
 
 // out[n,o,i,j] = act(sum_{c,a,b} x[n, g*Cg + c, i*s - pad + a, j*s - pad + b] * w[o, c, a, b]),
 // where g = o / (O / groups) and out-of-range input positions contribute nothing.
@@ -34,6 +60,49 @@ void Conv2dKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* c
   int64_t pw = p[kConvPadding] == static_cast<int64_t>(Padding::kSame) ? (kw - 1) / 2 : 0;
   auto act = static_cast<Activation>(p[kConvActivation]);
   y.data.assign(ys.NumElements(), s.Zero());
+  using Elem = typename S::Elem;
+  if constexpr (std::is_arithmetic_v<Elem>) {
+    // The same sum per output (over c, a, b in that order, in-range positions only), a whole
+    // output plane at a time so that neighbouring outputs do not wait on each other's additions.
+    // Starting from zero rather than from the first product gives the same value in numeric
+    // semantics (0 + x == x, up to the sign of a zero).
+    // Outputs i in [lo, hi) read input row i * stride + off; off = a - pad for kernel row a.
+    auto range = [](int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo,
+                    int64_t* hi) {
+      *lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+      *hi = in - 1 - off < 0 ? 0 : std::min(out, (in - 1 - off) / stride + 1);
+    };
+    std::vector<int64_t> i_lo(kh), i_hi(kh), j_lo(kw), j_hi(kw);
+    for (int64_t a = 0; a < kh; ++a) range(a - ph, sh, xs[2], ys[2], &i_lo[a], &i_hi[a]);
+    for (int64_t b = 0; b < kw; ++b) range(b - pw, sw, xs[3], ys[3], &j_lo[b], &j_hi[b]);
+    const int64_t plane = ys[2] * ys[3];
+    using Accumulator = ConvAccumulator<S>;
+    std::vector<typename Accumulator::Acc> acc(plane);
+    const Elem* xd = x.data.data();
+    const Elem* wd = w.data.data();
+    for (int64_t n = 0; n < ys[0]; ++n)
+      for (int64_t o = 0; o < ys[1]; ++o) {
+        int64_t g = o / og;
+        std::fill(acc.begin(), acc.end(), typename Accumulator::Acc{});
+        for (int64_t c = 0; c < cg; ++c) {
+          const Elem* xc = xd + (n * xs[1] + g * cg + c) * xs[2] * xs[3];
+          const Elem* wc = wd + (o * cg + c) * kh * kw;
+          for (int64_t a = 0; a < kh; ++a)
+            for (int64_t b = 0; b < kw; ++b) {
+              const Elem wv = wc[a * kw + b];
+              for (int64_t i = i_lo[a]; i < i_hi[a]; ++i) {
+                const Elem* xr = xc + (i * sh + a - ph) * xs[3] + b - pw;
+                auto* ar = acc.data() + i * ys[3];
+                for (int64_t j = j_lo[b]; j < j_hi[b]; ++j)
+                  ar[j] = Accumulator::MulAdd(s, ar[j], xr[j * sw], wv);
+              }
+            }
+        }
+        Elem* yr = y.data.data() + (n * ys[1] + o) * plane;
+        for (int64_t e = 0; e < plane; ++e) yr[e] = s.Activate(act, Accumulator::Finish(acc[e]));
+      }
+    return;
+  }
   for (int64_t n = 0; n < ys[0]; ++n)
     for (int64_t o = 0; o < ys[1]; ++o) {
       int64_t g = o / og;

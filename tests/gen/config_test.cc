@@ -17,11 +17,11 @@ threads 1
 seed 7
 double_tests 2
 tolerance 1e-6
-input a [1, 2, 3, 3] act
+input a [1, 2, 3, 3] act consumers=relu,conv2d.0
 input b [1,2,3,3] act consumers=conv2d.0,relu
 input w [2,2,3,3] consumers=conv2d.1
 input s []
-constant const_iconv a kernel_h=3 kernel_w=3 consumers=conv2d.1
+constant const_iconv w kernel_h=3 kernel_w=3 consumers=conv2d.1
 op conv2d stride_h=1 stride_w=1 padding=same activation=none,relu group=1
 op relu
 op matmul activation=none input_rank=2
@@ -44,7 +44,7 @@ TEST(ConfigTest, ParsesEveryKind) {
   EXPECT_EQ(c->inputs[1].consumers[0].arg, 0);
   EXPECT_EQ(c->inputs[1].consumers[1].arg, -1);
   ASSERT_EQ(c->constants.size(), 1u);
-  EXPECT_EQ(c->constants[0].source, 0);
+  EXPECT_EQ(c->constants[0].source, 2);
   // conv2d: 2 activations; relu; matmul: 4 instances, sorted by operator.
   ASSERT_EQ(c->ops.size(), 4u);
   EXPECT_EQ(c->ops[0].kind, specs::OpKind::kConv2d);
@@ -70,8 +70,8 @@ TEST(ConfigTest, FormatRoundTrips) {
 }
 
 TEST(ConfigTest, ShippedConfigsLoad) {
-  for (const char* path :
-       {"data/gen/taso.cfg", "data/gen/taso_n4_reduced.cfg", "data/gen/ewadd_ewmul.cfg"}) {
+  for (const char* path : {"data/gen/taso.cfg", "data/gen/taso_full.cfg",
+                           "data/gen/taso_n4_reduced.cfg", "data/gen/ewadd_ewmul.cfg"}) {
     auto c = LoadConfig(path);
     EXPECT_TRUE(c.ok()) << path << ": " << c.status().message();
   }
@@ -126,6 +126,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "bad.cfg:2:", "defined twice"},
         BadConfig{"GroupShapes", "input x [2,4] g\ninput y [4,4] g\n",
                   "bad.cfg:2:", "interchangeable inputs need one shape"},
+        BadConfig{"GroupConsumers", "input x [2,4] g consumers=relu\ninput y [2,4] g\n",
+                  "bad.cfg:2:", "interchangeable inputs need the same"},
+        BadConfig{"GroupedConstantSource",
+                  "input x [2,4] g\ninput y [2,4] g\nconstant const_ones y\nop relu\n",
+                  "bad.cfg:", "'y' is interchangeable with 'x'"},
         BadConfig{"ConstantAsOp", "input x [2,4]\nop const_ones\n", "bad.cfg:2:", "is a constant"},
         BadConfig{"ConstantSource", "input x [2,4]\nconstant const_ones y\n",
                   "bad.cfg:2:", "unknown input 'y'"},
