@@ -79,6 +79,13 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   if (options.progress)
     std::fprintf(stderr, "verisub-gen: %lld candidates, %zu after pruning before proofs\n",
                  static_cast<long long>(report.candidates), rules.size());
+  if (!options.prepruned_path.empty()) {
+    std::string text;
+    for (const ruledb::Rule& r : rules) text += r.ToText() + "\n";
+    VERISUB_RETURN_IF_ERROR(ruledb::WriteFileAtomically(options.prepruned_path, text));
+    report.seconds = Since(t0);
+    return report;
+  }
 
   verify::VerifyOptions verify_options;
   verify_options.prover = options.prover;

@@ -25,6 +25,10 @@ struct PipelineOptions {
   // When set, every candidate that was not proved is written there, one per line with its
   // status and reason (`rule  # status reason`).
   std::string unproved_path;
+  // When set, the pipeline stops after the syntactic pruning and writes the candidates the
+  // prover would be given there, one per line (what `make bench-verify` proves); out_path is
+  // then not needed.
+  std::string prepruned_path;
 };
 
 struct PipelineReport {

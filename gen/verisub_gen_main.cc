@@ -47,6 +47,8 @@ constexpr const char* kUsage =
     "       verisub-gen --config FILE --out RULES.pb [--threads N] [--quiet]\n"
     "                   [--rlimit N] [--timeout-ms N] [--record-proof-times] [--unproved FILE]\n"
     "           enumerate, prove, prune and write the rules database (and RULES.txt)\n"
+    "       verisub-gen --config FILE --prepruned OUT.txt [--threads N] [--quiet]\n"
+    "           enumerate and prune syntactically; write the candidates the prover would get\n"
     "       verisub-gen --config FILE --candidates OUT.txt [--threads N] [--quiet]\n"
     "                   [--reference RULES.txt]\n"
     "           enumerate only and write the candidate rules, one per line; with --reference,\n"
@@ -64,7 +66,12 @@ int GenerateDatabase(const verisub::gen::PipelineOptions& options) {
   }
   std::printf("%s", verisub::gen::FormatReport(report->gen).c_str());
   std::printf("pruning before proofs:\n%s", report->preprune.ToString().c_str());
-  std::printf("%s", report->verify.Summary().c_str());
+  if (!options.prepruned_path.empty()) {
+    std::printf("%lld candidates for the prover written to %s\n",
+                static_cast<long long>(report->preprune.output), options.prepruned_path.c_str());
+    return 0;
+  }
+  std::printf("%s\n", report->verify.Summary().c_str());
   std::printf("pruning after proofs:\n");
   std::printf("%s", report->prune.ToString().c_str());
   std::printf("%s", report->Summary().c_str());
@@ -168,6 +175,8 @@ int main(int argc, char** argv) {
         pipeline.prover.resource_limit = static_cast<unsigned>(v);
       else
         pipeline.prover.timeout_ms = static_cast<int>(v);
+    } else if (a == "--prepruned" && has_value) {
+      pipeline.prepruned_path = argv[++i];
     } else if (a == "--unproved" && has_value) {
       pipeline.unproved_path = argv[++i];
     } else if (a == "--record-proof-times") {
@@ -178,7 +187,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (config.empty() || (out.empty() == pipeline.out_path.empty())) {
+  const int outputs = !out.empty() + !pipeline.out_path.empty() + !pipeline.prepruned_path.empty();
+  if (config.empty() || outputs != 1) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }

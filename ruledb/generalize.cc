@@ -146,14 +146,16 @@ std::vector<Rule> CommonOutputGeneralizations(const Rule& r) {
   return out;
 }
 
-bool IsInstanceOf(const Rule& specific, const Rule& general, bool modulo_symmetry, bool strict) {
+bool IsInstanceOf(const Rule& specific, const Rule& general, bool modulo_symmetry, bool strict,
+                  std::optional<std::string>* specific_key) {
   if (specific.src.outputs.size() != general.src.outputs.size()) return false;
   Todo todo;
   for (size_t k = 0; k < general.src.outputs.size(); ++k)
     todo.push_back({general.src.outputs[k], specific.src.outputs[k]});
   const std::vector<std::string> names = InputNames(specific.num_inputs);
   // Computed on the first source match only: most pairs of rules fail to match at the root.
-  std::optional<std::string> want;
+  std::optional<std::string> local_key;
+  std::optional<std::string>& want = specific_key ? *specific_key : local_key;
   // Instantiates the general target with the bound terms and compares it with the specific one.
   auto accept = [&](const Binding& binding) {
     if (strict) {

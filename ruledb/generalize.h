@@ -2,6 +2,7 @@
 // between rules (subsumption). All results are canonical rules.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ruledb/rule.h"
@@ -24,6 +25,9 @@ std::vector<Rule> CommonOutputGeneralizations(const Rule& r);
 // the source matches, and the instantiated target equals `specific`'s target, exactly or, when
 // `modulo_symmetry`, up to the symmetries of SymmetryKey. With `strict`, bindings that only
 // rename inputs one to one do not count (a rule is then not an instance of itself).
-bool IsInstanceOf(const Rule& specific, const Rule& general, bool modulo_symmetry, bool strict);
+// `specific_key`, when given, caches `specific`'s key across calls (it is computed on the first
+// source match and reused): pruning compares one rule with thousands.
+bool IsInstanceOf(const Rule& specific, const Rule& general, bool modulo_symmetry, bool strict,
+                  std::optional<std::string>* specific_key = nullptr);
 
 }  // namespace verisub::ruledb

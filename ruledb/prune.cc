@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "ruledb/database.h"
@@ -15,9 +16,9 @@ namespace {
 
 size_t NumNodes(const Rule& r) { return r.src.nodes.size() + r.dst.nodes.size(); }
 
-uint32_t SourceOpMask(const Rule& r) {
+uint32_t OpMask(const PatternGraph& p) {
   uint32_t mask = 0;
-  for (const PatternNode& n : r.src.nodes) mask |= 1u << static_cast<int>(n.op);
+  for (const PatternNode& n : p.nodes) mask |= 1u << static_cast<int>(n.op);
   return mask;
 }
 
@@ -112,29 +113,32 @@ int64_t PruneSubsumed(std::vector<Rule>* rules, const PruneOptions& options) {
   // A rule is dropped when it is a strict instance of another rule of the set. Strict instance
   // is a well-founded order, so every dropped rule is an instance of a kept one. Candidates are
   // indexed by output count and the operator at the root of the first source output (-1 for a
-  // bare input, which matches anything); their source operators must all occur in the rule's.
+  // bare input, which matches anything); their source operators, and their target operators,
+  // must all occur in the rule's (an instance only adds nodes to both sides).
   auto root = [](const Rule& r) {
     ValueRef v = r.src.outputs[0];
     return v.is_input() ? -1 : static_cast<int>(r.src.nodes[v.node].op);
   };
   std::map<std::pair<size_t, int>, std::vector<size_t>> index;
-  std::vector<uint32_t> masks;
+  std::vector<uint32_t> masks, dst_masks;
   for (size_t j = 0; j < rules->size(); ++j) {
     const Rule& r = (*rules)[j];
-    masks.push_back(SourceOpMask(r));
+    masks.push_back(OpMask(r.src));
+    dst_masks.push_back(OpMask(r.dst));
     index[{r.src.outputs.size(), root(r)}].push_back(j);
   }
   std::vector<bool> drop(rules->size(), false);
   for (size_t i = 0; i < rules->size(); ++i) {
     const Rule& specific = (*rules)[i];
+    std::optional<std::string> specific_key;
     for (int key : {root(specific), -1}) {
       auto it = index.find({specific.src.outputs.size(), key});
       if (it == index.end()) continue;
       for (size_t j : it->second) {
         if (drop[i]) break;
-        if (i == j || (masks[j] & ~masks[i]) != 0) continue;
+        if (i == j || (masks[j] & ~masks[i]) != 0 || (dst_masks[j] & ~dst_masks[i]) != 0) continue;
         drop[i] = IsInstanceOf(specific, (*rules)[j], options.merge_symmetric_variants,
-                               /*strict=*/true);
+                               /*strict=*/true, &specific_key);
       }
       if (key == -1) break;
     }
