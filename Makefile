@@ -43,21 +43,28 @@ bench-ruledb: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ruledb_load_bench
 	$(BUILD)/tests/ruledb/ruledb_load_bench 1000
 
-# Proves every candidate of data/gen/taso.cfg (dumped by the generator to CANDIDATES) and prints
-# proved / not proved / time with the slowest queries; non-proofs are dumped as .smt2 files.
-# Without a generator dump it runs on the hand-written fixture of tests/verify/.
-CANDIDATES ?= $(BUILD)/candidates-taso.txt
+# Proves the candidates of data/gen/taso.cfg: first those the pipeline gives the prover (after
+# syntactic pruning; verisub-gen --prepruned), then every raw candidate of the generator
+# (verisub-gen --candidates). Prints proved / not proved / time with the slowest queries; the
+# first set's non-proofs are dumped as .smt2 files that `z3 FILE` replays.
+# CANDIDATES=FILE proves that file instead.
 VERIFY_THREADS ?= 2
 .PHONY: bench-verify
 bench-verify: configure
-	cmake --build $(BUILD) -j $(JOBS) --target verisub-verify
-	@f=$(CANDIDATES); if [ ! -f "$$f" ]; then \
-	  echo "bench-verify: $$f not found; using the fixture tests/verify/candidates_*.txt"; \
-	  f=$(BUILD)/candidates-fixture.txt; \
-	  cat tests/verify/candidates_true.txt tests/verify/candidates_false.txt > $$f; \
-	fi; \
-	time $(BUILD)/verify/verisub-verify --verify $$f --out $(BUILD)/proved.txt \
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-gen verisub-verify
+ifdef CANDIDATES
+	time $(BUILD)/verify/verisub-verify --verify $(CANDIDATES) --out $(BUILD)/proved.txt \
 	  --smt2-dir $(BUILD)/verify-smt2 --threads $(VERIFY_THREADS)
+else
+	$(BUILD)/gen/verisub-gen --config data/gen/taso.cfg --prepruned $(BUILD)/prepruned-taso.txt \
+	  --quiet | tail -1
+	time $(BUILD)/verify/verisub-verify --verify $(BUILD)/prepruned-taso.txt \
+	  --out $(BUILD)/proved.txt --smt2-dir $(BUILD)/verify-smt2 --threads $(VERIFY_THREADS)
+	$(BUILD)/gen/verisub-gen --config data/gen/taso.cfg --candidates $(BUILD)/candidates-taso.txt \
+	  --quiet | tail -1
+	time $(BUILD)/verify/verisub-verify --verify $(BUILD)/candidates-taso.txt \
+	  --out $(BUILD)/proved-raw.txt --threads $(VERIFY_THREADS)
+endif
 
 # Validates every axiom against the reference kernels on every shape with dimensions 1..4.
 .PHONY: validate-axioms
