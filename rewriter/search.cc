@@ -10,7 +10,9 @@
 #include <unordered_set>
 
 #include "rewriter/graph_hash.h"
+#include "rewriter/graph_key.h"
 #include "rewriter/matcher.h"
+#include "specs/registry.h"
 
 namespace verisub::rewriter {
 
@@ -53,9 +55,11 @@ struct Derivation {
 
 // A graph taken from the queue and expanded; kept while candidates derived from it wait.
 struct Expanded {
-  explicit Expanded(std::shared_ptr<const Graph> g) : graph(std::move(g)), index(*graph) {}
+  Expanded(std::shared_ptr<const Graph> g, GraphKeys k)
+      : graph(std::move(g)), index(*graph), keys(std::move(k)) {}
   std::shared_ptr<const Graph> graph;
   GraphIndex index;
+  GraphKeys keys;
 };
 
 // CostEvaluator::NodeCost of every node: every match on the graph prices the nodes it removes.
@@ -75,6 +79,7 @@ StatusOr<std::vector<double>> NodeCosts(const Graph& g, CostEvaluator* cost) {
 struct Entry {
   double cost = 0;
   int64_t seq = 0;                         // generation order: the tie breaker
+  uint64_t key = 0;                        // GraphKeys::key() of the graph it stands for
   std::shared_ptr<const Expanded> parent;  // null: the input graph itself
   Match match;
   std::shared_ptr<const Derivation> derivation;
@@ -106,31 +111,43 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
 
   int64_t seq = 0;
   const auto initial = std::make_shared<const Graph>(g);
+  GraphKeys initial_keys = GraphKeys::ForInput(g);
   Best best{*initial_cost, initial, nullptr};
-  std::set<Entry> queue{Entry{best.cost, seq++, nullptr, Match(), nullptr}};
-  std::unordered_set<uint64_t> seen;
+  std::set<Entry> queue{Entry{best.cost, seq++, initial_keys.key(), nullptr, Match(), nullptr}};
+  std::unordered_set<uint64_t> seen;  // structural hashes of the graphs built
+  // Keys (GraphKeys) of the graphs queued, expanded or built: a candidate with one of them is
+  // the same graph again and is neither queued nor built.
+  std::unordered_set<uint64_t> queued_keys{initial_keys.key()};
   report->cost_before_us = best.cost;
   report->stop = StopReason::kQueueEmpty;
 
   // Builds the graph of a queue entry; null when the rewrite is rejected (cycle, consumers) or
   // the graph was seen before.
-  auto materialize = [&](const Entry& e) -> std::shared_ptr<const Graph> {
+  auto materialize = [&](const Entry& e) -> std::shared_ptr<const Expanded> {
     std::shared_ptr<const Graph> graph = initial;
+    GraphKeys keys = initial_keys;
     if (e.parent) {
       const Expanded& p = *e.parent;
-      ApplyResult res = ApplyMatch(*p.graph, p.index, rules, e.match, &cost, options.apply);
+      RewritePlanner planner(*p.graph, p.index, rules, &cost, options.apply);
+      const RewritePlan& plan = planner.Plan(e.match);
+      if (plan.rejected != RejectReason::kNone) {  // as when it was queued: a cost-model error
+        ++report->rejected[static_cast<int>(plan.rejected)];
+        return nullptr;
+      }
+      ApplyResult res = BuildRewrite(*p.graph, p.index, e.match, plan);
       if (res.rejected != RejectReason::kNone) {
         ++report->rejected[static_cast<int>(res.rejected)];
         return nullptr;
       }
       graph = std::make_shared<const Graph>(std::move(res.graph));
+      keys = p.keys.ForChild(*p.graph, plan, *graph);
     }
     if (!seen.insert(hasher.Hash(*graph)).second) {
       ++report->duplicates;
       return nullptr;
     }
     if (e.cost < best.cost) best = Best{e.cost, graph, e.derivation};
-    return graph;
+    return std::make_shared<const Expanded>(graph, std::move(keys));
   };
 
   bool out_of_time = false;
@@ -142,10 +159,10 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
     if (options.time_limit_s > 0 && elapsed() > options.time_limit_s) out_of_time = true;
     if (out_of_time) break;
     Entry cur = std::move(queue.extract(queue.begin()).value());
-    std::shared_ptr<const Graph> graph = materialize(cur);
-    if (!graph) continue;
+    std::shared_ptr<const Expanded> expanded = materialize(cur);
+    if (!expanded) continue;
     ++report->graphs_explored;
-    auto expanded = std::make_shared<const Expanded>(graph);
+    const std::shared_ptr<const Graph>& graph = expanded->graph;
     auto node_costs = NodeCosts(*graph, &cost);
     if (!node_costs.ok()) return node_costs.status();
     RewritePlanner planner(*graph, expanded->index, rules, &cost, options.apply, &*node_costs);
@@ -178,12 +195,18 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
           ++report->rejected[static_cast<int>(plan.rejected)];
           continue;
         }
+        const uint64_t key = expanded->keys.KeyAfter(*graph, expanded->index, plan);
+        if (!queued_keys.insert(key).second) {
+          ++report->duplicates;
+          continue;
+        }
         ++report->graphs_generated;
         report->weight_only_nodes += plan.weight_only_nodes;
         const int rule = m.rule;
-        queue.insert(Entry{cur.cost + plan.cost_delta, seq++, expanded, std::move(m),
+        queue.insert(Entry{cur.cost + plan.cost_delta, seq++, key, expanded, std::move(m),
                            std::make_shared<const Derivation>(Derivation{rule, cur.derivation})});
         if (static_cast<int>(queue.size()) > options.max_queue) {
+          queued_keys.erase(std::prev(queue.end())->key);
           queue.erase(std::prev(queue.end()));
           ++report->dropped_queue_full;
         }

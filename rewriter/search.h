@@ -48,7 +48,10 @@ struct SearchReport {
   int64_t graphs_explored = 0;   // graphs expanded
   int64_t graphs_generated = 0;  // rewrites that produced a valid graph
   int64_t matches = 0;
-  int64_t duplicates = 0;       // candidates whose hash was already seen
+  // Candidates for a graph already queued or built: recognized by what their derivation's
+  // rewrites do (rewrites that commute, rules that make the same change) before they are
+  // queued, or by their structural hash once built.
+  int64_t duplicates = 0;
   int64_t pruned_by_alpha = 0;  // candidates costlier than alpha x best
   int64_t dropped_queue_full = 0;
   std::array<int64_t, kNumRejectReasons> rejected{};  // by RejectReason
