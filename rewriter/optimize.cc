@@ -24,7 +24,7 @@ bool NeedsTypes(const runtime::Graph& g) {
   return false;
 }
 
-Status OptimizeImpl(const runtime::Graph& input, const rewriter::RuleSet& rules,
+Status OptimizeImpl(runtime::Graph g, const rewriter::RuleSet& rules,
                     const OptimizeOptions& options, runtime::Graph* output,
                     OptimizeReport* report) {
   *report = OptimizeReport();
@@ -44,11 +44,10 @@ Status OptimizeImpl(const runtime::Graph& input, const rewriter::RuleSet& rules,
     model = owned.get();
   }
   report->cost_model = model->Name();
-  runtime::Graph g = input;
   VERISUB_RETURN_IF_ERROR(runtime::CheckGraph(g).WithContext("input graph"));
   if (NeedsTypes(g)) VERISUB_RETURN_IF_ERROR(runtime::InferSpecTypes(&g));
   report->nodes_before = g.num_nodes();
-  auto result = rewriter::Search(g, rules, *model, options.search, &report->search);
+  auto result = rewriter::Search(std::move(g), rules, *model, options.search, &report->search);
   if (!result.ok()) return result.status();
   Status check = runtime::CheckGraph(*result);
   if (!check.ok()) return InternalError("optimized graph fails the checker: " + check.message());
@@ -61,8 +60,13 @@ Status OptimizeImpl(const runtime::Graph& input, const rewriter::RuleSet& rules,
 
 Status Optimize(const runtime::Graph& input, const rewriter::RuleSet& rules,
                 const OptimizeOptions& options, runtime::Graph* output, OptimizeReport* report) {
+  return Optimize(runtime::Graph(input), rules, options, output, report);
+}
+
+Status Optimize(runtime::Graph&& input, const rewriter::RuleSet& rules,
+                const OptimizeOptions& options, runtime::Graph* output, OptimizeReport* report) {
   try {
-    return OptimizeImpl(input, rules, options, output, report);
+    return OptimizeImpl(std::move(input), rules, options, output, report);
   } catch (const std::bad_alloc&) {
     return InternalError("out of memory during optimization");
   } catch (const std::exception& e) {
@@ -77,7 +81,7 @@ Status OptimizeModelFile(const std::string& model_path, const std::string& outpu
     auto g = runtime::ImportOnnxFile(model_path);
     if (!g.ok()) return g.status();
     runtime::Graph out;
-    VERISUB_RETURN_IF_ERROR(Optimize(*g, rules, options, &out, report));
+    VERISUB_RETURN_IF_ERROR(Optimize(std::move(g).value(), rules, options, &out, report));
     if (!output_path.empty()) VERISUB_RETURN_IF_ERROR(runtime::ExportOnnxFile(out, output_path));
     if (optimized) *optimized = std::move(out);
     return Status::Ok();

@@ -30,6 +30,10 @@ struct OptimizeReport {
 // `input` is left untouched; on success `*output` holds the optimized, export-ready graph.
 Status Optimize(const runtime::Graph& input, const rewriter::RuleSet& rules,
                 const OptimizeOptions& options, runtime::Graph* output, OptimizeReport* report);
+// The same, consuming `input`: the weights the result no longer reads (replaced by folded ones)
+// are freed during the optimization instead of living on in the caller's graph.
+Status Optimize(runtime::Graph&& input, const rewriter::RuleSet& rules,
+                const OptimizeOptions& options, runtime::Graph* output, OptimizeReport* report);
 
 // Imports `model_path`, optimizes it and, when `output_path` is not empty, exports the result
 // (temporary file + rename: nothing is written on error). `optimized` may be null.

@@ -97,7 +97,7 @@ struct Best {
 
 }  // namespace
 
-StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::CostModel& cost_model,
+StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& cost_model,
                        const SearchOptions& options, SearchReport* report) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -110,8 +110,8 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
   if (!initial_cost.ok()) return initial_cost.status();
 
   int64_t seq = 0;
-  const auto initial = std::make_shared<const Graph>(g);
   GraphKeys initial_keys = GraphKeys::ForInput(g);
+  auto initial = std::make_shared<const Graph>(std::move(g));
   Best best{*initial_cost, initial, nullptr};
   std::set<Entry> queue{Entry{best.cost, seq++, initial_keys.key(), nullptr, Match(), nullptr}};
   std::unordered_set<uint64_t> seen;  // structural hashes of the graphs built
@@ -232,7 +232,10 @@ StatusOr<Graph> Search(const Graph& g, const RuleSet& rules, const runtime::Cost
               return a.count != b.count ? a.count > b.count : a.id < b.id;
             });
   Graph result = *best.graph;
+  // Only the result holds weights now: those folding replaces are freed as it goes.
   queue.clear();
+  best = Best();
+  initial.reset();
   VERISUB_RETURN_IF_ERROR(FinalizeGraph(&result));
   // The reported cost is recomputed from scratch, not accumulated along the derivation.
   auto final_cost = cost.GraphCost(result);

@@ -64,8 +64,10 @@ struct SearchReport {
 };
 
 // Returns the cheapest graph found (the input itself when nothing helps). `g` must have spec
-// types (runtime::InferSpecTypes). Errors only when the input graph cannot be priced.
-StatusOr<runtime::Graph> Search(const runtime::Graph& g, const RuleSet& rules,
+// types (runtime::InferSpecTypes). Errors only when the input graph cannot be priced. The search
+// owns `g`: a caller that moves its graph in lets the weights the result replaces (folded into
+// new ones) be freed before the search returns.
+StatusOr<runtime::Graph> Search(runtime::Graph g, const RuleSet& rules,
                                 const runtime::CostModel& cost_model, const SearchOptions& options,
                                 SearchReport* report);
 

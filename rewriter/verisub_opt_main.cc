@@ -148,7 +148,11 @@ int main(int argc, char** argv) {
   if (!original.ok()) return Fail(original.status());
   runtime::Graph optimized;
   OptimizeReport report;
-  Status st = Optimize(*original, **rule_set, options, &optimized, &report);
+  // Without --verify-outputs the original is not needed afterwards: the optimizer consumes it,
+  // so weights the result replaces are freed rather than held twice.
+  Status st = verify
+                  ? Optimize(*original, **rule_set, options, &optimized, &report)
+                  : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
   if (!st.ok()) return Fail(st);
   std::printf("%s", rewriter::ReportSummary(report).c_str());
 
