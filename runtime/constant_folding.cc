@@ -18,6 +18,9 @@ StatusOr<FoldReport> FoldConstants(Graph* g, const FoldOptions& options) {
   FoldReport report;
   std::vector<char> is_output(g->num_values(), 0);
   for (int v : g->outputs()) is_output[v] = 1;
+  // Readers left per value: a weight whose last reader is folded is released at once, so a
+  // chain of folds holds one generation of weights, not two (RemoveDeadCode drops the slot).
+  std::vector<int> uses = g->UseCounts();
   std::vector<std::shared_ptr<const Node>> kept;
   bool changed = false;
   for (const auto& np : g->nodes()) {
@@ -94,6 +97,9 @@ StatusOr<FoldReport> FoldConstants(Graph* g, const FoldOptions& options) {
       val.rank_known = true;
       val.constant = std::make_shared<const HostTensor>(std::move(t));
     }
+    for (int v : n.inputs)
+      if (v != kNoValue && --uses[v] == 0 && !is_output[v] && g->value(v).constant)
+        g->mutable_value(v).constant.reset();
     ++report.folded_nodes;
     changed = true;
   }
