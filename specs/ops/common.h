@@ -4,6 +4,7 @@
 #include <string>
 
 #include "specs/op_spec.h"
+#include "specs/semantics.h"
 #include "specs/tensor.h"
 
 namespace verisub::specs::ops {
@@ -23,6 +24,27 @@ ParamDesc ActivationParam(int slot);
 ParamDesc PaddingParam(int slot);
 ParamDesc IntParam(const char* name, int slot, std::vector<int64_t> domain);
 ParamDesc AxisParam(int slot);
+
+// How the numeric paths of conv2d and matmul sum products: in the element type, except that
+// modular products are summed unreduced in 64 bits (each below 2^32 after one fold, fewer than
+// 2^30 of them) and reduced once per output, which gives the same residue.
+template <class S>
+struct SumAccumulator {
+  using Elem = typename S::Elem;
+  using Acc = Elem;
+  static Acc MulAdd(const S& s, Acc acc, Elem x, Elem w) { return s.Add(acc, s.Mul(x, w)); }
+  static Elem Finish(Acc acc) { return acc; }
+};
+template <>
+struct SumAccumulator<ModIntSemantics> {
+  using Elem = ModIntSemantics::Elem;
+  using Acc = uint64_t;
+  static Acc MulAdd(const ModIntSemantics&, Acc acc, Elem x, Elem w) {
+    const uint64_t p = uint64_t{x} * w;
+    return acc + (p & ModIntSemantics::kPrime) + (p >> 31);
+  }
+  static Elem Finish(Acc acc) { return ModIntSemantics::Reduce(acc); }
+};
 
 // Index of the element of a broadcast input for a given output index.
 inline int64_t BroadcastOffset(const Shape& out, const Shape& in, const int64_t* out_index) {

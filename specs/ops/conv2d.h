@@ -21,27 +21,6 @@ inline int64_t ConvGroups(const Params& p, const Shape& x) {
   return p[kConvGroup] == kDepthwiseGroup ? x[1] : p[kConvGroup];
 }
 
-// How the numeric path sums products: in the element type, except that modular products are
-// summed unreduced in 64 bits (each below 2^32 after one fold, fewer than 2^30 of them) and
-// reduced once per output, which gives the same residue.
-template <class S>
-struct ConvAccumulator {
-  using Elem = typename S::Elem;
-  using Acc = Elem;
-  static Acc MulAdd(const S& s, Acc acc, Elem x, Elem w) { return s.Add(acc, s.Mul(x, w)); }
-  static Elem Finish(Acc acc) { return acc; }
-};
-template <>
-struct ConvAccumulator<ModIntSemantics> {
-  using Elem = ModIntSemantics::Elem;
-  using Acc = uint64_t;
-  static Acc MulAdd(const ModIntSemantics&, Acc acc, Elem x, Elem w) {
-    const uint64_t p = uint64_t{x} * w;
-    return acc + (p & ModIntSemantics::kPrime) + (p >> 31);
-  }
-  static Elem Finish(Acc acc) { return ModIntSemantics::Reduce(acc); }
-};
-
 // out[n,o,i,j] = act(sum_{c,a,b} x[n, g*Cg + c, i*s - pad + a, j*s - pad + b] * w[o, c, a, b]),
 // where g = o / (O / groups) and out-of-range input positions contribute nothing.
 template <class S>
@@ -76,7 +55,7 @@ void Conv2dKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* c
     for (int64_t a = 0; a < kh; ++a) range(a - ph, sh, xs[2], ys[2], &i_lo[a], &i_hi[a]);
     for (int64_t b = 0; b < kw; ++b) range(b - pw, sw, xs[3], ys[3], &j_lo[b], &j_hi[b]);
     const int64_t plane = ys[2] * ys[3];
-    using Accumulator = ConvAccumulator<S>;
+    using Accumulator = SumAccumulator<S>;
     std::vector<typename Accumulator::Acc> acc(plane);
     const Elem* xd = x.data.data();
     const Elem* wd = w.data.data();

@@ -1,6 +1,10 @@
 // matmul: (batched) matrix multiplication with a fused activation.
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
 #include "specs/op_spec.h"
 #include "specs/ops/common.h"
 
@@ -31,6 +35,31 @@ void MatmulKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* c
   auto act = static_cast<Activation>(p[kMatmulActivation]);
   y.data.assign(ys.NumElements(), s.Zero());
   int64_t out_batch = 0;
+  using Elem = typename S::Elem;
+  if constexpr (std::is_arithmetic_v<Elem>) {
+    // The same sum per output (over t in order), a row of outputs at a time so that the inner
+    // loop reads b along its rows. Starting from zero rather than from the first product gives
+    // the same value in numeric semantics (up to the sign of a zero).
+    using Accumulator = SumAccumulator<S>;
+    std::vector<typename Accumulator::Acc> acc(n);
+    ForEachBroadcast(batch, abatch, bbatch, [&](int64_t ab, int64_t bb) {
+      const Elem* pa = &a.data[ab * m * k];
+      const Elem* pb = &b.data[bb * k * n];
+      Elem* py = &y.data[out_batch * m * n];
+      for (int64_t i = 0; i < m; ++i) {
+        std::fill(acc.begin(), acc.end(), typename Accumulator::Acc{});
+        for (int64_t t = 0; t < k; ++t) {
+          const Elem av = pa[i * k + t];
+          const Elem* br = pb + t * n;
+          for (int64_t j = 0; j < n; ++j) acc[j] = Accumulator::MulAdd(s, acc[j], av, br[j]);
+        }
+        for (int64_t j = 0; j < n; ++j)
+          py[i * n + j] = s.Activate(act, Accumulator::Finish(acc[j]));
+      }
+      ++out_batch;
+    });
+    return;
+  }
   ForEachBroadcast(batch, abatch, bbatch, [&](int64_t ab, int64_t bb) {
     const auto* pa = &a.data[ab * m * k];
     const auto* pb = &b.data[bb * k * n];
