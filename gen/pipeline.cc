@@ -118,8 +118,11 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
     ++report.oracle_queries;
     // A fresh prover (Z3 context) per query, as in VerifyRules: the outcome is the rule's own.
     verify::Prover prover(*base, verify_options.prover);
-    bool ok = prover.ProveRule(r, "oracle-" + std::to_string(report.oracle_queries)).status ==
-              ruledb::ProofStatus::kProved;
+    // Valid means proved as asked: a rule without ranks that holds at some ranks only is not.
+    verify::RuleVerdict verdict =
+        prover.ProveRule(r, "oracle-" + std::to_string(report.oracle_queries));
+    bool ok = verdict.proof.status == ruledb::ProofStatus::kProved &&
+              verdict.input_ranks == r.input_ranks;
     report.oracle_proved += ok;
     return ok;
   };

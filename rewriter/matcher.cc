@@ -132,6 +132,7 @@ class Matcher {
         int& b = cur_.input_vals[in.index];
         if (b == kNoValue) {
           b = v;
+          ok = RankFits(in.index, v);
         } else {
           ok = b == v;
         }
@@ -152,6 +153,19 @@ class Matcher {
     cur_.nodes[p] = -1;
     swapped_[p] = 0;
     cur_.input_vals = std::move(saved_inputs);
+  }
+
+  // A rule with input ranks holds only there: the value bound to input i must have rank
+  // input_ranks[i] (known from its type).
+  bool RankFits(int input, int v) const {
+    const std::vector<int>& ranks = rule_.rule.input_ranks;
+    if (ranks.empty()) return true;
+    if (v == kNoValue) return false;
+    const runtime::Value& value = g_.value(v);
+    int rank = value.spec_type    ? value.spec_type->shape.rank
+               : value.rank_known ? static_cast<int>(value.dims.size())
+                                  : -1;
+    return rank == ranks[input];
   }
 
   // Whole-match conditions: inputs bound outside the match, and every value read outside the

@@ -35,7 +35,8 @@ struct Match {
 // order). A match binds distinct pattern nodes to distinct spec nodes (opaque nodes never
 // match), binds each pattern input to one value, and every value computed by a matched node that
 // is read outside the match (or is a graph output) is one of the rule's source outputs. Pattern
-// inputs never bind values computed inside the match.
+// inputs never bind values computed inside the match. A rule with input ranks binds each input
+// only to a value of its rank.
 std::vector<Match> FindMatches(const runtime::Graph& g, const GraphIndex& index,
                                const RuleSet& rules, int rule_index);
 

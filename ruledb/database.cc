@@ -20,14 +20,14 @@
 namespace verisub::ruledb {
 namespace {
 
-StatusOr<v1::RuleDatabase> BuildProto(const DatabaseHeader& h, std::vector<Rule> rules) {
+StatusOr<v2::RuleDatabase> BuildProto(const DatabaseHeader& h, std::vector<Rule> rules) {
   for (size_t i = 0; i < rules.size(); ++i) {
     Status st = ValidateRule(rules[i]);
     if (!st.ok()) return st.WithContext("rule " + std::to_string(i));
   }
   SortRules(&rules);
-  v1::RuleDatabase db;
-  v1::Header* ph = db.mutable_header();
+  v2::RuleDatabase db;
+  v2::Header* ph = db.mutable_header();
   ph->set_magic(kDatabaseMagic);
   ph->set_schema_version(h.schema_version);
   ph->set_op_set_fingerprint(h.op_set_fingerprint);
@@ -36,7 +36,7 @@ StatusOr<v1::RuleDatabase> BuildProto(const DatabaseHeader& h, std::vector<Rule>
   ph->set_tool_version(h.tool_version);
   ph->set_z3_version(h.z3_version);
   for (const auto& [name, value] : h.counts) {
-    v1::Count* c = ph->add_counts();
+    v2::Count* c = ph->add_counts();
     c->set_name(name);
     c->set_value(value);
   }
@@ -58,14 +58,18 @@ std::string PrintableId(const std::string& id) {
   return hex ? id : QuoteString(id.substr(0, 32));
 }
 
-StatusOr<RuleDatabase> Decode(const v1::RuleDatabase& p, const std::string& file,
+StatusOr<RuleDatabase> Decode(const v2::RuleDatabase& p, const std::string& file,
                               const LoadOptions& options) {
-  const v1::Header& h = p.header();
+  const v2::Header& h = p.header();
   if (h.magic() != kDatabaseMagic)
     return DataLoss(file + ": not a verisub rule database (bad magic)");
   if (h.schema_version() != kSchemaVersion)
     return FailedPrecondition(file + ": schema version " + std::to_string(h.schema_version()) +
-                              "; this tool reads version " + std::to_string(kSchemaVersion));
+                              "; this tool reads version " + std::to_string(kSchemaVersion) +
+                              (h.schema_version() == 1
+                                   ? " (version 1 rules carry no input ranks and were proved "
+                                     "without them: regenerate the file with verisub-gen)"
+                                   : ""));
   RuleDatabase db;
   db.header.schema_version = h.schema_version();
   db.header.op_set_fingerprint = h.op_set_fingerprint();
@@ -73,7 +77,7 @@ StatusOr<RuleDatabase> Decode(const v1::RuleDatabase& p, const std::string& file
   db.header.max_ops = h.max_ops();
   db.header.tool_version = h.tool_version();
   db.header.z3_version = h.z3_version();
-  for (const v1::Count& c : h.counts()) db.header.counts.emplace_back(c.name(), c.value());
+  for (const v2::Count& c : h.counts()) db.header.counts.emplace_back(c.name(), c.value());
   const std::string ours = specs::OpSetFingerprintHex();
   if (h.op_set_fingerprint() != ours) {
     std::string msg = file + ": generated from operator set '" + h.op_set_fingerprint() +
@@ -89,7 +93,7 @@ StatusOr<RuleDatabase> Decode(const v1::RuleDatabase& p, const std::string& file
   db.rules.reserve(p.rules_size());
   std::unordered_set<std::string> ids;
   for (int i = 0; i < p.rules_size(); ++i) {
-    const v1::Rule& pr = p.rules(i);
+    const v2::Rule& pr = p.rules(i);
     const std::string where =
         file + ": rule " + std::to_string(i) + " (id " + PrintableId(pr.id()) + ")";
     auto r = RuleFromProto(pr);
@@ -111,16 +115,16 @@ StatusOr<RuleDatabase> Decode(const v1::RuleDatabase& p, const std::string& file
 
 // Parses into a message on `arena` (one allocation pool instead of one per node: loading is
 // about twice as fast).
-StatusOr<v1::RuleDatabase*> ParseBytes(std::string_view bytes, const std::string& file,
+StatusOr<v2::RuleDatabase*> ParseBytes(std::string_view bytes, const std::string& file,
                                        google::protobuf::Arena* arena) {
-  auto* p = google::protobuf::Arena::CreateMessage<v1::RuleDatabase>(arena);
+  auto* p = google::protobuf::Arena::CreateMessage<v2::RuleDatabase>(arena);
   if (bytes.size() > INT_MAX || !p->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return DataLoss(file +
                     ": not a valid rules file (protobuf parse failed: truncated or corrupt)");
   return p;
 }
 
-StatusOr<v1::RuleDatabase> ParseText(std::string_view text, const std::string& file) {
+StatusOr<v2::RuleDatabase> ParseText(std::string_view text, const std::string& file) {
   auto p = ParseDatabaseText(text);
   if (!p.ok()) return p.status().WithContext(file);
   return p;
@@ -156,7 +160,7 @@ void SortRules(std::vector<Rule>* rules) {
 }
 
 StatusOr<std::string> SerializeRuleDatabase(const DatabaseHeader& header, std::vector<Rule> rules) {
-  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, BuildProto(header, std::move(rules)));
+  VERISUB_ASSIGN_OR_RETURN(v2::RuleDatabase p, BuildProto(header, std::move(rules)));
   std::string out;
   if (!p.SerializeToString(&out)) return InternalError("protobuf serialization failed");
   return out;
@@ -164,25 +168,25 @@ StatusOr<std::string> SerializeRuleDatabase(const DatabaseHeader& header, std::v
 
 StatusOr<std::string> FormatRuleDatabaseText(const DatabaseHeader& header,
                                              std::vector<Rule> rules) {
-  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, BuildProto(header, std::move(rules)));
+  VERISUB_ASSIGN_OR_RETURN(v2::RuleDatabase p, BuildProto(header, std::move(rules)));
   return FormatDatabaseText(p);
 }
 
 StatusOr<RuleDatabase> ParseRuleDatabaseBytes(std::string_view bytes, const std::string& file,
                                               const LoadOptions& options) {
   google::protobuf::Arena arena;
-  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase * p, ParseBytes(bytes, file, &arena));
+  VERISUB_ASSIGN_OR_RETURN(v2::RuleDatabase * p, ParseBytes(bytes, file, &arena));
   return Decode(*p, file, options);
 }
 
 StatusOr<RuleDatabase> ParseRuleDatabaseText(std::string_view text, const std::string& file,
                                              const LoadOptions& options) {
-  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, ParseText(text, file));
+  VERISUB_ASSIGN_OR_RETURN(v2::RuleDatabase p, ParseText(text, file));
   return Decode(p, file, options);
 }
 
 StatusOr<std::string> RuleDatabaseTextToBytes(std::string_view text, const std::string& file) {
-  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, ParseText(text, file));
+  VERISUB_ASSIGN_OR_RETURN(v2::RuleDatabase p, ParseText(text, file));
   std::string out;
   if (!p.SerializeToString(&out)) return InternalError(file + ": protobuf serialization failed");
   return out;
@@ -190,7 +194,7 @@ StatusOr<std::string> RuleDatabaseTextToBytes(std::string_view text, const std::
 
 StatusOr<std::string> RuleDatabaseBytesToText(std::string_view bytes, const std::string& file) {
   google::protobuf::Arena arena;
-  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase * p, ParseBytes(bytes, file, &arena));
+  VERISUB_ASSIGN_OR_RETURN(v2::RuleDatabase * p, ParseBytes(bytes, file, &arena));
   auto text = FormatDatabaseText(*p);
   if (!text.ok()) return text.status().WithContext(file);
   return text;
@@ -236,7 +240,7 @@ StatusOr<std::string> ReadFile(const std::string& path) {
 
 Status WriteRuleDatabase(const std::string& path, const DatabaseHeader& header,
                          std::vector<Rule> rules) {
-  VERISUB_ASSIGN_OR_RETURN(v1::RuleDatabase p, BuildProto(header, std::move(rules)));
+  VERISUB_ASSIGN_OR_RETURN(v2::RuleDatabase p, BuildProto(header, std::move(rules)));
   std::string bytes;
   if (!p.SerializeToString(&bytes)) return InternalError(path + ": protobuf serialization failed");
   auto text = FormatDatabaseText(p);

@@ -12,7 +12,9 @@
 
 namespace verisub::ruledb {
 
-inline constexpr uint32_t kSchemaVersion = 1;
+// 2: rules carry input ranks (version 1 files are refused: their rules were proved by an
+// encoding that ignored the ranks axioms are declared for).
+inline constexpr uint32_t kSchemaVersion = 2;
 
 struct DatabaseHeader {
   uint32_t schema_version = kSchemaVersion;

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "ruledb/pattern_ranks.h"
 #include "ruledb/rule_symmetry.h"
 #include "specs/registry.h"
 
@@ -26,12 +28,29 @@ std::string JoinOutputs(const std::vector<std::string>& terms) {
 }
 
 // Parses `src => dst`; nullopt when it is not a valid rule (e.g. the target would use an input
-// the source lost) or when both sides are the same (a trivial rule generalizes nothing).
-std::optional<Rule> MakeRule(const std::string& src, const std::string& dst) {
+// the source lost) or when both sides are the same (a trivial rule generalizes nothing). With
+// `ranks` (input name -> rank), the rule is ranked: a generalization of a ranked rule holds
+// only where the terms it abstracts have the ranks they had there.
+std::optional<Rule> MakeRule(const std::string& src, const std::string& dst,
+                             const std::map<std::string, int>* ranks = nullptr) {
   if (src == dst) return std::nullopt;
-  auto r = ParseRule(src + " => " + dst);
+  std::string text = src + " => " + dst;
+  auto r = ranks ? ParseRuleWithRanks(text, *ranks) : ParseRule(text);
   if (!r.ok()) return std::nullopt;
   return std::move(*r);
+}
+
+// Input name -> rank of a ranked rule (empty for a rule without ranks).
+std::map<std::string, int> RanksByName(const Rule& r, const std::vector<std::string>& names) {
+  std::map<std::string, int> out;
+  for (size_t i = 0; i < r.input_ranks.size(); ++i) out[names[i]] = r.input_ranks[i];
+  return out;
+}
+
+Rule WithoutRanks(const Rule& r) {
+  Rule out = r;
+  out.input_ranks.clear();
+  return out;
 }
 
 bool SameOperator(const PatternNode& a, const PatternNode& b) {
@@ -78,10 +97,20 @@ bool Match(const PatternGraph& g, const PatternGraph& s, Todo todo, Binding bind
 std::vector<Rule> CommonOperatorGeneralizations(const Rule& r) {
   std::vector<Rule> out;
   const std::vector<std::string> names = InputNames(r.num_inputs);
+  const bool ranked = !r.input_ranks.empty();
+  const PatternRanks src_ranks(r.src, r.input_ranks);
   for (size_t i = 0; i < r.src.nodes.size(); ++i) {
     const PatternNode& n = r.src.nodes[i];
     if (!std::all_of(n.inputs.begin(), n.inputs.end(), [](ValueRef v) { return v.is_input(); }))
       continue;
+    // The fresh inputs `?new<k>` stand for the operator's outputs, with their ranks.
+    std::map<std::string, int> ranks = RanksByName(r, names);
+    bool known = true;
+    for (int k = 0; ranked && k < specs::GetOp(n.op).num_outputs; ++k) {
+      ranks["?new" + std::to_string(k)] = src_ranks.Rank({static_cast<int>(i), k});
+      known = known && ranks["?new" + std::to_string(k)] >= 0;
+    }
+    if (!known) continue;
     for (size_t j = 0; j < r.dst.nodes.size(); ++j) {
       if (!(r.dst.nodes[j] == n)) continue;
       std::vector<std::string> src, dst;
@@ -89,7 +118,8 @@ std::vector<Rule> CommonOperatorGeneralizations(const Rule& r) {
         src.push_back(FormatValue(r.src, v, names, static_cast<int>(i)));
       for (ValueRef v : r.dst.outputs)
         dst.push_back(FormatValue(r.dst, v, names, static_cast<int>(j)));
-      if (auto g = MakeRule(JoinOutputs(src), JoinOutputs(dst))) out.push_back(std::move(*g));
+      if (auto g = MakeRule(JoinOutputs(src), JoinOutputs(dst), ranked ? &ranks : nullptr))
+        out.push_back(std::move(*g));
     }
   }
   return out;
@@ -123,6 +153,9 @@ std::vector<Rule> CommonOutputGeneralizations(const Rule& r) {
     choices.push_back(std::move(alternatives));
   }
   if (!stripped) return {};
+  // The operands that become outputs are terms over the same inputs: their ranks carry over.
+  const std::map<std::string, int> ranks = RanksByName(r, names);
+  const std::map<std::string, int>* ranks_or_null = r.input_ranks.empty() ? nullptr : &ranks;
   std::vector<Rule> out;
   std::set<std::string> seen;
   std::vector<size_t> pick(choices.size(), 0);
@@ -137,7 +170,7 @@ std::vector<Rule> CommonOutputGeneralizations(const Rule& r) {
         dst.push_back(std::move(dt));
       }
     if (!src.empty())
-      if (auto g = MakeRule(JoinOutputs(src), JoinOutputs(dst)))
+      if (auto g = MakeRule(JoinOutputs(src), JoinOutputs(dst), ranks_or_null))
         if (seen.insert(g->ToText()).second) out.push_back(std::move(*g));
     size_t k = 0;
     while (k < pick.size() && ++pick[k] == choices[k].size()) pick[k++] = 0;
@@ -149,6 +182,12 @@ std::vector<Rule> CommonOutputGeneralizations(const Rule& r) {
 bool IsInstanceOf(const Rule& specific, const Rule& general, bool modulo_symmetry, bool strict,
                   std::optional<std::string>* specific_key) {
   if (specific.src.outputs.size() != general.src.outputs.size()) return false;
+  // A ranked rule covers only instances whose terms bound to its inputs have its ranks: the
+  // instance must be ranked itself, so that those ranks are known.
+  const bool general_ranked = !general.input_ranks.empty();
+  if (general_ranked && specific.input_ranks.empty()) return false;
+  std::optional<PatternRanks> specific_ranks;
+  if (general_ranked) specific_ranks.emplace(specific.src, specific.input_ranks);
   Todo todo;
   for (size_t k = 0; k < general.src.outputs.size(); ++k)
     todo.push_back({general.src.outputs[k], specific.src.outputs[k]});
@@ -166,15 +205,21 @@ bool IsInstanceOf(const Rule& specific, const Rule& general, bool modulo_symmetr
       if (renaming) return false;
     }
     std::vector<std::string> bound;
-    for (const std::optional<ValueRef>& b : binding) {
+    for (size_t i = 0; i < binding.size(); ++i) {
+      const std::optional<ValueRef>& b = binding[i];
       if (!b) return false;  // a target-only input cannot happen in a valid rule
+      if (general_ranked && specific_ranks->Rank(*b) != general.input_ranks[i]) return false;
       bound.push_back(FormatValue(specific.src, *b, names));
     }
     std::vector<std::string> dst;
     for (ValueRef v : general.dst.outputs) dst.push_back(FormatValue(general.dst, v, bound));
     auto inst = ParseRule(FormatPattern(specific.src, names) + " => " + JoinOutputs(dst));
     if (!inst.ok()) return false;
-    if (!want) want = modulo_symmetry ? SymmetryKey(specific) : Canonicalize(specific).ToText();
+    // Texts without ranks: the instance is built from text, and ranks were checked above.
+    if (!want) {
+      Rule plain = WithoutRanks(specific);
+      want = modulo_symmetry ? SymmetryKey(plain) : Canonicalize(plain).ToText();
+    }
     return (modulo_symmetry ? SymmetryKey(*inst) : inst->ToText()) == *want;
   };
   return Match(general.src, specific.src, std::move(todo), Binding(general.num_inputs), accept);

@@ -1,6 +1,7 @@
 // Rules <-> protobuf messages.
 #include "ruledb/proto_rule.h"
 
+#include <algorithm>
 #include <string>
 
 #include "ruledb/text_form.h"
@@ -9,18 +10,18 @@
 namespace verisub::ruledb {
 namespace {
 
-void ValueToProto(ValueRef v, v1::Value* p) {
+void ValueToProto(ValueRef v, v2::Value* p) {
   p->set_node(v.node);
   p->set_index(static_cast<uint32_t>(v.index));
 }
 
-void GraphToProto(const PatternGraph& g, v1::Graph* p) {
+void GraphToProto(const PatternGraph& g, v2::Graph* p) {
   for (const PatternNode& n : g.nodes) {
     const specs::OpSpec& op = specs::GetOp(n.op);
-    v1::Node* pn = p->add_nodes();
+    v2::Node* pn = p->add_nodes();
     pn->set_op(op.name);
     for (const specs::ParamDesc& d : op.params) {
-      v1::Param* pp = pn->add_params();
+      v2::Param* pp = pn->add_params();
       pp->set_name(d.name);
       pp->set_value(specs::FormatParamValue(d, n.params));
     }
@@ -29,18 +30,18 @@ void GraphToProto(const PatternGraph& g, v1::Graph* p) {
   for (const ValueRef& v : g.outputs) ValueToProto(v, p->add_outputs());
 }
 
-StatusOr<ValueRef> ValueFromProto(const v1::Value& p) {
+StatusOr<ValueRef> ValueFromProto(const v2::Value& p) {
   // Bounds are checked by ValidateRule; here only what cannot be represented.
   if (p.node() < ValueRef::kInput) return DataLoss("negative node index");
   if (p.index() > 1000000) return DataLoss("output index out of range");
   return ValueRef{p.node(), static_cast<int>(p.index())};
 }
 
-StatusOr<PatternGraph> GraphFromProto(const v1::Graph& p) {
+StatusOr<PatternGraph> GraphFromProto(const v2::Graph& p) {
   PatternGraph g;
   g.nodes.reserve(p.nodes_size());
   for (int i = 0; i < p.nodes_size(); ++i) {
-    const v1::Node& pn = p.nodes(i);
+    const v2::Node& pn = p.nodes(i);
     const std::string where = "node " + std::to_string(i);
     const specs::OpSpec* op = specs::FindOp(pn.op());
     if (!op) return NotFound(where + ": unknown operator '" + pn.op() + "'");
@@ -49,7 +50,7 @@ StatusOr<PatternGraph> GraphFromProto(const v1::Graph& p) {
     if (pn.params_size() != static_cast<int>(op->params.size()))
       return NotFound(where + ": '" + op->name + "' has " + std::to_string(op->params.size()) +
                       " parameters, the file gives " + std::to_string(pn.params_size()));
-    for (const v1::Param& pp : pn.params()) {
+    for (const v2::Param& pp : pn.params()) {
       const specs::ParamDesc* d = op->FindParam(pp.name());
       if (!d) return NotFound(where + ": '" + op->name + "' has no parameter '" + pp.name() + "'");
       Status st = specs::ParseParamValue(*d, pp.value(), &n.params);
@@ -58,32 +59,32 @@ StatusOr<PatternGraph> GraphFromProto(const v1::Graph& p) {
     if (pn.inputs_size() != op->num_inputs)
       return DataLoss(where + ": '" + op->name + "' takes " + std::to_string(op->num_inputs) +
                       " inputs, the file gives " + std::to_string(pn.inputs_size()));
-    for (const v1::Value& pv : pn.inputs()) {
+    for (const v2::Value& pv : pn.inputs()) {
       VERISUB_ASSIGN_OR_RETURN(ValueRef v, ValueFromProto(pv));
       n.inputs.push_back(v);
     }
     g.nodes.push_back(std::move(n));
   }
-  for (const v1::Value& pv : p.outputs()) {
+  for (const v2::Value& pv : p.outputs()) {
     VERISUB_ASSIGN_OR_RETURN(ValueRef v, ValueFromProto(pv));
     g.outputs.push_back(v);
   }
   return g;
 }
 
-StatusOr<ProofStatus> ProofStatusFromProto(v1::ProofStatus s) {
+StatusOr<ProofStatus> ProofStatusFromProto(v2::ProofStatus s) {
   switch (s) {
-    case v1::PROOF_STATUS_UNCHECKED:
+    case v2::PROOF_STATUS_UNCHECKED:
       return ProofStatus::kUnchecked;
-    case v1::PROOF_STATUS_PROVED:
+    case v2::PROOF_STATUS_PROVED:
       return ProofStatus::kProved;
-    case v1::PROOF_STATUS_NOT_PROVED:
+    case v2::PROOF_STATUS_NOT_PROVED:
       return ProofStatus::kNotProved;
-    case v1::PROOF_STATUS_UNKNOWN:
+    case v2::PROOF_STATUS_UNKNOWN:
       return ProofStatus::kUnknown;
-    case v1::PROOF_STATUS_TIMEOUT:
+    case v2::PROOF_STATUS_TIMEOUT:
       return ProofStatus::kTimeout;
-    case v1::PROOF_STATUS_ERROR:
+    case v2::PROOF_STATUS_ERROR:
       return ProofStatus::kError;
     default:
       break;
@@ -93,46 +94,47 @@ StatusOr<ProofStatus> ProofStatusFromProto(v1::ProofStatus s) {
 
 }  // namespace
 
-v1::ProofStatus ProofStatusToProto(ProofStatus s) {
+v2::ProofStatus ProofStatusToProto(ProofStatus s) {
   switch (s) {
     case ProofStatus::kUnchecked:
-      return v1::PROOF_STATUS_UNCHECKED;
+      return v2::PROOF_STATUS_UNCHECKED;
     case ProofStatus::kProved:
-      return v1::PROOF_STATUS_PROVED;
+      return v2::PROOF_STATUS_PROVED;
     case ProofStatus::kNotProved:
-      return v1::PROOF_STATUS_NOT_PROVED;
+      return v2::PROOF_STATUS_NOT_PROVED;
     case ProofStatus::kUnknown:
-      return v1::PROOF_STATUS_UNKNOWN;
+      return v2::PROOF_STATUS_UNKNOWN;
     case ProofStatus::kTimeout:
-      return v1::PROOF_STATUS_TIMEOUT;
+      return v2::PROOF_STATUS_TIMEOUT;
     case ProofStatus::kError:
-      return v1::PROOF_STATUS_ERROR;
+      return v2::PROOF_STATUS_ERROR;
   }
-  return v1::PROOF_STATUS_ERROR;
+  return v2::PROOF_STATUS_ERROR;
 }
 
-v1::Rule RuleToProto(const Rule& r) {
+v2::Rule RuleToProto(const Rule& r) {
   const Rule c = Canonicalize(r);
-  v1::Rule p;
+  v2::Rule p;
   p.set_id(c.Id());
   p.set_num_inputs(static_cast<uint32_t>(c.num_inputs));
   GraphToProto(c.src, p.mutable_src());
   GraphToProto(c.dst, p.mutable_dst());
-  v1::ProofRecord* pr = p.mutable_proof();
+  v2::ProofRecord* pr = p.mutable_proof();
   pr->set_status(ProofStatusToProto(c.proof.status));
   for (const std::string& a : c.proof.axioms_used) pr->add_axioms_used(a);
   pr->set_seconds(c.proof.seconds);
   pr->set_reason(c.proof.reason);
+  for (int rank : c.input_ranks) p.add_input_ranks(static_cast<uint32_t>(rank));
   return p;
 }
 
-StatusOr<Rule> RuleFromProto(const v1::Rule& p) {
+StatusOr<Rule> RuleFromProto(const v2::Rule& p) {
   Rule r;
   if (p.num_inputs() > 1000) return DataLoss("input count " + std::to_string(p.num_inputs()));
   r.num_inputs = static_cast<int>(p.num_inputs());
   // Formatting a DAG as a tree can blow up exponentially; a crafted file must not hang us.
   constexpr int64_t kMaxTree = 4096;
-  for (const v1::Graph* g : {&p.src(), &p.dst()}) {
+  for (const v2::Graph* g : {&p.src(), &p.dst()}) {
     int64_t size = TreeTextSize(*g, p.num_inputs(), kMaxTree);
     if (size < 0) return DataLoss("graph reference out of range");
     if (size > kMaxTree) return DataLoss("rule too large");
@@ -143,6 +145,8 @@ StatusOr<Rule> RuleFromProto(const v1::Rule& p) {
   if (!dst.ok()) return dst.status().WithContext("target");
   r.src = std::move(*src);
   r.dst = std::move(*dst);
+  for (uint32_t rank : p.input_ranks())
+    r.input_ranks.push_back(static_cast<int>(std::min<uint32_t>(rank, 1000)));
   Status valid = ValidateRule(r);
   if (!valid.ok()) return DataLoss(valid.message());
   VERISUB_ASSIGN_OR_RETURN(r.proof.status, ProofStatusFromProto(p.proof().status()));

@@ -7,15 +7,15 @@
 
 namespace verisub::ruledb {
 
-v1::ProofStatus ProofStatusToProto(ProofStatus s);
+v2::ProofStatus ProofStatusToProto(ProofStatus s);
 
 // The message for a rule: canonical node order, every parameter by name, id = r.Id().
-v1::Rule RuleToProto(const Rule& r);
+v2::Rule RuleToProto(const Rule& r);
 
 // Rebuilds a rule against the current operator set and checks that its canonical text hashes
 // to the stored id. Errors: kNotFound when the message names an operator, parameter or
 // parameter value the op set does not know (a rule from another op set: callers may skip it);
 // kDataLoss for anything else (a corrupt message).
-StatusOr<Rule> RuleFromProto(const v1::Rule& p);
+StatusOr<Rule> RuleFromProto(const v2::Rule& p);
 
 }  // namespace verisub::ruledb

@@ -16,6 +16,12 @@ namespace {
 
 size_t NumNodes(const Rule& r) { return r.src.nodes.size() + r.dst.nodes.size(); }
 
+Rule WithoutRanks(const Rule& r) {
+  Rule out = r;
+  out.input_ranks.clear();
+  return out;
+}
+
 uint32_t OpMask(const PatternGraph& p) {
   uint32_t mask = 0;
   for (const PatternNode& n : p.nodes) mask |= 1u << static_cast<int>(n.op);
@@ -97,14 +103,23 @@ int64_t DropTrivial(std::vector<Rule>* rules) {
 int64_t PruneInputRenaming(std::vector<Rule>* rules, const PruneOptions& options) {
   // Canonical text already names inputs by first appearance, so renamings have equal text;
   // symmetry keys also merge commutative and output-order variants. Rules are sorted, so the
-  // first of each class (fewest nodes, then smallest text) is kept.
+  // first of each class (fewest nodes, then smallest text) is kept. A rule without ranks covers
+  // its ranked variants; ranked variants with different ranks cover each other only when equal.
+  auto key = [&](const Rule& r) {
+    return options.merge_symmetric_variants ? SymmetryKey(r, options.max_symmetry_variants)
+                                            : Canonicalize(r).ToText();
+  };
+  std::unordered_set<std::string> generic;
+  for (const Rule& r : *rules)
+    if (r.input_ranks.empty()) generic.insert(key(r));
   std::unordered_set<std::string> seen;
   std::vector<bool> drop;
   for (const Rule& r : *rules) {
-    std::string key = options.merge_symmetric_variants
-                          ? SymmetryKey(r, options.max_symmetry_variants)
-                          : Canonicalize(r).ToText();
-    drop.push_back(!seen.insert(std::move(key)).second);
+    if (!r.input_ranks.empty() && generic.count(key(WithoutRanks(r)))) {
+      drop.push_back(true);
+      continue;
+    }
+    drop.push_back(!seen.insert(key(r)).second);
   }
   return EraseFlagged(rules, drop);
 }
@@ -160,6 +175,8 @@ std::string KnownValidRules::Key(const Rule& r) const {
 bool KnownValidRules::IsValid(const Rule& r, std::vector<Rule>* added) {
   std::string key = Key(r);
   if (keys_.count(key)) return true;
+  // A ranked rule is also valid when the same rule without ranks is.
+  if (!r.input_ranks.empty() && keys_.count(Key(WithoutRanks(r)))) return true;
   if (!is_valid_ || rejected_.count(key)) return false;
   if (!is_valid_(r)) {
     rejected_.insert(std::move(key));

@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -158,13 +159,68 @@ Rule Canonicalize(const Rule& r) {
   out.src = Renumberer(&input_map).Run(r.src);
   out.dst = Renumberer(&input_map).Run(r.dst);
   for (int m : input_map) out.num_inputs += m >= 0;
+  if (!r.input_ranks.empty()) {
+    out.input_ranks.assign(out.num_inputs, -1);
+    for (size_t i = 0; i < input_map.size() && i < r.input_ranks.size(); ++i)
+      if (input_map[i] >= 0) out.input_ranks[input_map[i]] = r.input_ranks[i];
+  }
   return out;
 }
 
 std::string Rule::ToText() const {
   std::vector<std::string> names;
   for (int i = 0; i < num_inputs; ++i) names.push_back(InputName(i));
-  return FormatPattern(src, names) + " => " + FormatPattern(dst, names);
+  return FormatPattern(src, names) + " => " + FormatPattern(dst, names) +
+         InputRanksText(input_ranks);
+}
+
+std::string InputRanksText(const std::vector<int>& input_ranks) {
+  if (input_ranks.empty()) return "";
+  std::string s = " where";
+  for (size_t i = 0; i < input_ranks.size(); ++i)
+    s += " " + InputName(static_cast<int>(i)) + ":" + std::to_string(input_ranks[i]);
+  return s;
+}
+
+std::pair<std::string_view, std::string_view> SplitWhereClause(std::string_view text) {
+  constexpr std::string_view kWhere = "where";
+  for (size_t pos = text.find(kWhere); pos != std::string_view::npos;
+       pos = text.find(kWhere, pos + 1)) {
+    size_t end = pos + kWhere.size();
+    bool word_start = pos > 0 && std::isspace(static_cast<unsigned char>(text[pos - 1]));
+    bool word_end = end == text.size() || std::isspace(static_cast<unsigned char>(text[end]));
+    if (word_start && word_end) return {text.substr(0, pos), text.substr(end)};
+  }
+  return {text, {}};
+}
+
+StatusOr<std::vector<int>> ParseInputRanks(std::string_view clause,
+                                           const std::map<std::string, int>& inputs) {
+  std::vector<int> ranks(inputs.size(), -1);
+  size_t pos = 0;
+  while (true) {
+    while (pos < clause.size() && std::isspace(static_cast<unsigned char>(clause[pos]))) ++pos;
+    if (pos == clause.size()) break;
+    size_t end = pos;
+    while (end < clause.size() && !std::isspace(static_cast<unsigned char>(clause[end]))) ++end;
+    std::string_view item = clause.substr(pos, end - pos);
+    pos = end;
+    size_t colon = item.rfind(':');
+    if (colon == std::string_view::npos)
+      return InvalidArgument("where: expected ?input:rank, got '" + std::string(item) + "'");
+    auto it = inputs.find(std::string(item.substr(0, colon)));
+    if (it == inputs.end())
+      return InvalidArgument("where: '" + std::string(item.substr(0, colon)) +
+                             "' is not an input of the rule");
+    std::string_view digits = item.substr(colon + 1);
+    if (digits.size() != 1 || digits[0] < '0' || digits[0] - '0' > specs::kMaxRank)
+      return InvalidArgument("where: bad rank '" + std::string(digits) + "' for " + it->first);
+    if (ranks[it->second] >= 0) return InvalidArgument("where: " + it->first + " is given twice");
+    ranks[it->second] = digits[0] - '0';
+  }
+  for (const auto& [name, index] : inputs)
+    if (ranks[index] < 0) return InvalidArgument("where: no rank for input " + name);
+  return ranks;
 }
 
 std::string Rule::Id() const {
@@ -175,7 +231,13 @@ std::string Rule::Id() const {
   return buf;
 }
 
-StatusOr<Rule> ParseRule(std::string_view text) {
+namespace {
+
+// `ranks_by_name`, when given, supplies the input ranks instead of a where clause.
+StatusOr<Rule> ParseRuleText(std::string_view full_text,
+                             const std::map<std::string, int>* ranks_by_name) {
+  auto [text, where] = SplitWhereClause(full_text);
+  if (ranks_by_name && where.data()) return InvalidArgument("unexpected where clause");
   size_t arrow = text.find("=>");
   if (arrow == std::string_view::npos) return InvalidArgument("expected 'source => target'");
   if (text.find("=>", arrow + 2) != std::string_view::npos)
@@ -192,11 +254,38 @@ StatusOr<Rule> ParseRule(std::string_view text) {
   r.num_inputs = static_cast<int>(inputs.size());
   r.src = std::move(*src);
   r.dst = std::move(*dst);
+  if (where.data()) {
+    auto ranks = ParseInputRanks(where, inputs);
+    if (!ranks.ok()) return ranks.status();
+    r.input_ranks = std::move(*ranks);
+  } else if (ranks_by_name) {
+    r.input_ranks.assign(inputs.size(), -1);
+    for (const auto& [name, index] : inputs) {
+      auto it = ranks_by_name->find(name);
+      if (it == ranks_by_name->end()) return InvalidArgument("no rank for input " + name);
+      r.input_ranks[index] = it->second;
+    }
+  }
   VERISUB_RETURN_IF_ERROR(ValidateRule(r));
   return Canonicalize(r);
 }
 
+}  // namespace
+
+StatusOr<Rule> ParseRule(std::string_view text) { return ParseRuleText(text, nullptr); }
+
+StatusOr<Rule> ParseRuleWithRanks(std::string_view text,
+                                  const std::map<std::string, int>& ranks_by_name) {
+  return ParseRuleText(text, &ranks_by_name);
+}
+
 Status ValidateRule(const Rule& r) {
+  if (!r.input_ranks.empty() && static_cast<int>(r.input_ranks.size()) != r.num_inputs)
+    return InvalidArgument(std::to_string(r.input_ranks.size()) + " input ranks for " +
+                           std::to_string(r.num_inputs) + " inputs");
+  for (int rank : r.input_ranks)
+    if (rank < 0 || rank > specs::kMaxRank)
+      return InvalidArgument("input rank " + std::to_string(rank) + " out of range");
   if (r.src.outputs.size() != r.dst.outputs.size())
     return InvalidArgument("source has " + std::to_string(r.src.outputs.size()) +
                            " outputs, target has " + std::to_string(r.dst.outputs.size()));

@@ -10,7 +10,7 @@ namespace verisub::ruledb {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: verisub-rules stats FILE    counts by size, operator, outputs and proof status\n"
+    "usage: verisub-rules stats FILE    counts by size, operator, outputs, proof status and ranks\n"
     "       verisub-rules dump FILE     the canonical text form\n"
     "       verisub-rules diff A B      rules added and removed, by id\n"
     "       verisub-rules check FILE    schema, op set and proof status (exit 1 on a problem)\n";
@@ -41,7 +41,9 @@ void AppendWarnings(const RuleDatabase& db, std::string* err) {
 std::string FormatRuleStats(const RuleDatabase& db) {
   std::map<size_t, int> by_size, by_outputs;
   std::map<std::string, int> by_op, by_status;
+  int ranked = 0;
   for (const Rule& r : db.rules) {
+    ranked += !r.input_ranks.empty();
     ++by_size[r.src.nodes.size() + r.dst.nodes.size()];
     ++by_outputs[r.src.outputs.size()];
     ++by_status[ProofStatusName(r.proof.status)];
@@ -51,6 +53,7 @@ std::string FormatRuleStats(const RuleDatabase& db) {
     for (const std::string& op : ops) ++by_op[op];
   }
   std::string s = "rules: " + std::to_string(db.rules.size()) + "\n";
+  s += "with input ranks: " + std::to_string(ranked) + "\n";
   if (db.skipped_unknown_operator > 0)
     s += "skipped (unknown operators): " + std::to_string(db.skipped_unknown_operator) + "\n";
   s += "by size (operators in source + target):\n";

@@ -45,7 +45,7 @@ StatusOr<T> ParseNumber(std::string_view s, const char* what) {
 // operators this op set does not know, whenever k > 0).
 class GraphFormatter {
  public:
-  explicit GraphFormatter(const v1::Graph& g) : g_(g) {}
+  explicit GraphFormatter(const v2::Graph& g) : g_(g) {}
 
   std::string Side() const {
     std::string s;
@@ -57,12 +57,12 @@ class GraphFormatter {
   }
 
  private:
-  void Value(const v1::Value& v, std::string* s) const {
+  void Value(const v2::Value& v, std::string* s) const {
     if (v.node() < 0) {
       *s += InputName(static_cast<int>(v.index()));
       return;
     }
-    const v1::Node& n = g_.nodes(v.node());
+    const v2::Node& n = g_.nodes(v.node());
     const specs::OpSpec* op = specs::FindOp(n.op());
     *s += "(" + n.op();
     if (op ? op->num_outputs > 1 : v.index() > 0) *s += "." + std::to_string(v.index());
@@ -72,21 +72,21 @@ class GraphFormatter {
         *s += (i ? "," : "") + n.params(i).name() + "=" + n.params(i).value();
       *s += "]";
     }
-    for (const v1::Value& in : n.inputs()) {
+    for (const v2::Value& in : n.inputs()) {
       *s += " ";
       Value(in, s);
     }
     *s += ")";
   }
 
-  const v1::Graph& g_;
+  const v2::Graph& g_;
 };
 
-Status CheckNodeNames(const v1::Graph& g) {
-  for (const v1::Node& n : g.nodes()) {
+Status CheckNodeNames(const v2::Graph& g) {
+  for (const v2::Node& n : g.nodes()) {
     if (!IsName(n.op()) || n.op().find('.') != std::string::npos)
       return InvalidArgument("operator name '" + n.op() + "' cannot be written as text");
-    for (const v1::Param& p : n.params()) {
+    for (const v2::Param& p : n.params()) {
       if (!IsName(p.name()) || p.name().find('.') != std::string::npos)
         return InvalidArgument("parameter name '" + p.name() + "' cannot be written as text");
       for (char c : p.value())
@@ -103,8 +103,8 @@ class GraphBuilder {
  public:
   explicit GraphBuilder(std::map<std::string, int>* inputs) : inputs_(inputs) {}
 
-  StatusOr<v1::Value> Add(const specs::TermAst& t) {
-    v1::Value v;
+  StatusOr<v2::Value> Add(const specs::TermAst& t) {
+    v2::Value v;
     if (t.is_leaf) {
       if (t.head.size() < 2 || t.head[0] != '?')
         return InvalidArgument("input '" + t.head + "' must be written ?name");
@@ -113,15 +113,15 @@ class GraphBuilder {
       v.set_index(static_cast<uint32_t>(it->second));
       return v;
     }
-    v1::Node n;
+    v2::Node n;
     n.set_op(t.head);
     for (const auto& [key, value] : t.params) {
-      v1::Param* p = n.add_params();
+      v2::Param* p = n.add_params();
       p->set_name(key);
       p->set_value(value);
     }
     for (const specs::TermAst& a : t.args) {
-      VERISUB_ASSIGN_OR_RETURN(v1::Value in, Add(a));
+      VERISUB_ASSIGN_OR_RETURN(v2::Value in, Add(a));
       *n.add_inputs() = in;
     }
     std::string key = n.SerializeAsString();
@@ -132,15 +132,15 @@ class GraphBuilder {
     return v;
   }
 
-  v1::Graph& graph() { return g_; }
+  v2::Graph& graph() { return g_; }
 
  private:
   std::map<std::string, int>* inputs_;
   std::map<std::string, int> node_ids_;
-  v1::Graph g_;
+  v2::Graph g_;
 };
 
-StatusOr<v1::Graph> ParseSide(std::string_view text, std::map<std::string, int>* inputs,
+StatusOr<v2::Graph> ParseSide(std::string_view text, std::map<std::string, int>* inputs,
                               const char* side) {
   GraphBuilder b(inputs);
   size_t start = 0;
@@ -159,14 +159,14 @@ StatusOr<v1::Graph> ParseSide(std::string_view text, std::map<std::string, int>*
   return std::move(b.graph());
 }
 
-StatusOr<v1::ProofStatus> ParseStatusName(std::string_view s) {
+StatusOr<v2::ProofStatus> ParseStatusName(std::string_view s) {
   for (int i = 0; i <= static_cast<int>(ProofStatus::kError); ++i)
-    if (s == ProofStatusName(static_cast<ProofStatus>(i))) return static_cast<v1::ProofStatus>(i);
+    if (s == ProofStatusName(static_cast<ProofStatus>(i))) return static_cast<v2::ProofStatus>(i);
   return InvalidArgument("unknown proof status '" + std::string(s) + "'");
 }
 
 // `id status [axioms=a,b] seconds=s [reason="..."]`
-Status ParseProofSuffix(std::string_view s, v1::Rule* r) {
+Status ParseProofSuffix(std::string_view s, v2::Rule* r) {
   std::string_view reason;
   if (size_t q = s.find(" reason="); q != std::string_view::npos) {
     reason = s.substr(q + 8);
@@ -184,8 +184,8 @@ Status ParseProofSuffix(std::string_view s, v1::Rule* r) {
       }))
     return InvalidArgument("bad rule id '" + std::string(words[0]) + "'");
   r->set_id(std::string(words[0]));
-  v1::ProofRecord* p = r->mutable_proof();
-  VERISUB_ASSIGN_OR_RETURN(v1::ProofStatus st, ParseStatusName(words[1]));
+  v2::ProofRecord* p = r->mutable_proof();
+  VERISUB_ASSIGN_OR_RETURN(v2::ProofStatus st, ParseStatusName(words[1]));
   p->set_status(st);
   size_t w = 2;
   if (words[w].substr(0, 7) == "axioms=") {
@@ -227,7 +227,7 @@ constexpr std::pair<Field, const char*> kFields[] = {
 };
 
 // `seen` collects the fields read so far: each but `count` appears once, and all of them must.
-Status ParseHeaderLine(std::string_view line, v1::Header* h, unsigned* seen) {
+Status ParseHeaderLine(std::string_view line, v2::Header* h, unsigned* seen) {
   size_t colon = line.find(": ");
   if (colon == std::string_view::npos) return InvalidArgument("expected '# key: value'");
   std::string_view key = line.substr(0, colon), value = line.substr(colon + 2);
@@ -268,7 +268,7 @@ Status ParseHeaderLine(std::string_view line, v1::Header* h, unsigned* seen) {
         size_t sp = value.find(' ');
         if (sp == std::string_view::npos || !IsName(value.substr(0, sp)))
           return InvalidArgument("expected 'count: name value'");
-        v1::Count* c = h->add_counts();
+        v2::Count* c = h->add_counts();
         c->set_name(std::string(value.substr(0, sp)));
         VERISUB_ASSIGN_OR_RETURN(int64_t v, ParseNumber<int64_t>(value.substr(sp + 1), "count"));
         c->set_value(v);
@@ -288,22 +288,22 @@ Status CheckHeaderComplete(unsigned seen) {
 
 }  // namespace
 
-int64_t TreeTextSize(const v1::Graph& g, uint32_t num_inputs, int64_t limit) {
+int64_t TreeTextSize(const v2::Graph& g, uint32_t num_inputs, int64_t limit) {
   std::vector<int64_t> size(g.nodes_size());
-  auto value_size = [&](const v1::Value& v, int before) -> int64_t {
+  auto value_size = [&](const v2::Value& v, int before) -> int64_t {
     if (v.node() < 0) return v.node() == -1 && v.index() < num_inputs ? 1 : -1;
     return v.node() < before ? size[v.node()] : -1;
   };
   for (int i = 0; i < g.nodes_size(); ++i) {
     size[i] = 1;
-    for (const v1::Value& in : g.nodes(i).inputs()) {
+    for (const v2::Value& in : g.nodes(i).inputs()) {
       int64_t s = value_size(in, i);
       if (s < 0) return -1;
       size[i] = std::min(limit + 1, size[i] + s);
     }
   }
   int64_t total = 0;
-  for (const v1::Value& out : g.outputs()) {
+  for (const v2::Value& out : g.outputs()) {
     int64_t s = value_size(out, g.nodes_size());
     if (s < 0) return -1;
     total = std::min(limit + 1, total + s);
@@ -311,8 +311,8 @@ int64_t TreeTextSize(const v1::Graph& g, uint32_t num_inputs, int64_t limit) {
   return total;
 }
 
-StatusOr<std::string> FormatRuleLine(const v1::Rule& r) {
-  for (const v1::Graph* g : {&r.src(), &r.dst()}) {
+StatusOr<std::string> FormatRuleLine(const v2::Rule& r) {
+  for (const v2::Graph* g : {&r.src(), &r.dst()}) {
     int64_t size = TreeTextSize(*g, r.num_inputs(), kMaxTreeSize);
     if (size < 0) return InvalidArgument("graph reference out of range");
     if (size > kMaxTreeSize) return InvalidArgument("rule too large to write as text");
@@ -320,9 +320,14 @@ StatusOr<std::string> FormatRuleLine(const v1::Rule& r) {
     VERISUB_RETURN_IF_ERROR(CheckNodeNames(*g));
   }
   std::string s = GraphFormatter(r.src()).Side() + " => " + GraphFormatter(r.dst()).Side();
+  if (r.input_ranks_size() > 0) {
+    if (static_cast<uint32_t>(r.input_ranks_size()) != r.num_inputs())
+      return InvalidArgument("input ranks do not match the inputs");
+    s += InputRanksText(std::vector<int>(r.input_ranks().begin(), r.input_ranks().end()));
+  }
   s += kProofSeparator;
   s += r.id() + " ";
-  const v1::ProofRecord& p = r.proof();
+  const v2::ProofRecord& p = r.proof();
   int status = static_cast<int>(p.status());
   if (status < 0 || status > static_cast<int>(ProofStatus::kError))
     return InvalidArgument("unknown proof status " + std::to_string(status));
@@ -340,25 +345,29 @@ StatusOr<std::string> FormatRuleLine(const v1::Rule& r) {
   return s;
 }
 
-StatusOr<v1::Rule> ParseRuleLine(std::string_view line) {
+StatusOr<v2::Rule> ParseRuleLine(std::string_view line) {
   size_t sep = line.find(kProofSeparator);
   if (sep == std::string_view::npos) return InvalidArgument("expected '  # id status ...'");
-  std::string_view text = line.substr(0, sep);
+  auto [text, where] = SplitWhereClause(line.substr(0, sep));
   size_t arrow = text.find("=>");
   if (arrow == std::string_view::npos) return InvalidArgument("expected 'source => target'");
   if (text.find("=>", arrow + 2) != std::string_view::npos)
     return InvalidArgument("more than one '=>'");
-  v1::Rule r;
+  v2::Rule r;
   std::map<std::string, int> inputs;
   VERISUB_ASSIGN_OR_RETURN(*r.mutable_src(), ParseSide(text.substr(0, arrow), &inputs, "source"));
   VERISUB_ASSIGN_OR_RETURN(*r.mutable_dst(), ParseSide(text.substr(arrow + 2), &inputs, "target"));
   r.set_num_inputs(static_cast<uint32_t>(inputs.size()));
+  if (where.data()) {
+    VERISUB_ASSIGN_OR_RETURN(std::vector<int> ranks, ParseInputRanks(where, inputs));
+    for (int rank : ranks) r.add_input_ranks(static_cast<uint32_t>(rank));
+  }
   VERISUB_RETURN_IF_ERROR(ParseProofSuffix(line.substr(sep + kProofSeparator.size()), &r));
   return r;
 }
 
-StatusOr<std::string> FormatDatabaseText(const v1::RuleDatabase& db) {
-  const v1::Header& h = db.header();
+StatusOr<std::string> FormatDatabaseText(const v2::RuleDatabase& db) {
+  const v2::Header& h = db.header();
   if (h.magic() != kDatabaseMagic) return InvalidArgument("not a verisub rule database");
   std::string s = std::string("# ") + kDatabaseMagic + "\n";
   s += "# schema_version: " + std::to_string(h.schema_version()) + "\n";
@@ -367,7 +376,7 @@ StatusOr<std::string> FormatDatabaseText(const v1::RuleDatabase& db) {
   s += "# tool_version: " + QuoteString(h.tool_version()) + "\n";
   s += "# z3_version: " + QuoteString(h.z3_version()) + "\n";
   s += "# generator_config: " + QuoteString(h.generator_config()) + "\n";
-  for (const v1::Count& c : h.counts()) {
+  for (const v2::Count& c : h.counts()) {
     if (!IsName(c.name())) return InvalidArgument("count name '" + c.name() + "' is not a name");
     s += "# count: " + c.name() + " " + std::to_string(c.value()) + "\n";
   }
@@ -380,8 +389,8 @@ StatusOr<std::string> FormatDatabaseText(const v1::RuleDatabase& db) {
   return s;
 }
 
-StatusOr<v1::RuleDatabase> ParseDatabaseText(std::string_view text) {
-  v1::RuleDatabase db;
+StatusOr<v2::RuleDatabase> ParseDatabaseText(std::string_view text) {
+  v2::RuleDatabase db;
   size_t line_no = 0;
   bool in_rules = false;
   unsigned seen = 0;

@@ -4,7 +4,7 @@
 // another operator set still converts (unknown operators are skipped later, when decoding).
 //
 //   # verisub-ruledb
-//   # schema_version: 1
+//   # schema_version: 2
 //   # op_set_fingerprint: "9c0e4a1b2d3f4e5a"
 //   # max_ops: 3
 //   # tool_version: "verisub 0.1"
@@ -13,6 +13,7 @@
 //   # count: proved 120
 //   # num_rules: 2
 //   (relu (relu ?a)) => (relu ?a)  # 1f0c... proved axioms=relu_idem seconds=0.012
+//   (matmul[activation=none] ?a (const_imatmul ?b)) => ?a where ?a:2 ?b:2  # 8e1d... proved ...
 //   ...
 #pragma once
 
@@ -27,17 +28,17 @@ namespace verisub::ruledb {
 
 inline constexpr char kDatabaseMagic[] = "verisub-ruledb";
 
-// `src => dst  # id status [axioms=a,b] seconds=s [reason="..."]`. Errors on a message whose
-// graph references are out of range or whose names cannot be written losslessly.
-StatusOr<std::string> FormatRuleLine(const v1::Rule& rule);
-StatusOr<v1::Rule> ParseRuleLine(std::string_view line);
+// `src => dst[ where ?a:R ...]  # id status [axioms=a,b] seconds=s [reason="..."]`. Errors on a
+// message whose graph references are out of range or whose names cannot be written losslessly.
+StatusOr<std::string> FormatRuleLine(const v2::Rule& rule);
+StatusOr<v2::Rule> ParseRuleLine(std::string_view line);
 
-StatusOr<std::string> FormatDatabaseText(const v1::RuleDatabase& db);
+StatusOr<std::string> FormatDatabaseText(const v2::RuleDatabase& db);
 // Errors name the line (1-based) and, for rule lines, the rule index.
-StatusOr<v1::RuleDatabase> ParseDatabaseText(std::string_view text);
+StatusOr<v2::RuleDatabase> ParseDatabaseText(std::string_view text);
 
 // Size of the largest side when written as a tree (shared subterms once per use), or -1 when a
 // reference is out of range; rules whose text would be huge are rejected before formatting.
-int64_t TreeTextSize(const v1::Graph& g, uint32_t num_inputs, int64_t limit);
+int64_t TreeTextSize(const v2::Graph& g, uint32_t num_inputs, int64_t limit);
 
 }  // namespace verisub::ruledb

@@ -113,6 +113,7 @@ StatusOr<Axiom> ParseAxiomLine(const std::string& line) {
     if (colon == std::string::npos) {
       tv.ranks = {1, 2, 3, 4};
     } else {
+      tv.ranks_declared = true;
       std::istringstream ranks(v.substr(colon + 1));
       std::string r;
       while (std::getline(ranks, r, '|')) {

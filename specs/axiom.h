@@ -27,6 +27,9 @@ struct AxiomTerm {
 struct AxiomTensorVar {
   std::string name;
   std::vector<int> ranks;
+  // Written with ranks (`x:2`). Without, `ranks` is 1..4 (what validation covers), and the
+  // verifier applies the axiom at any rank.
+  bool ranks_declared = false;
 };
 
 struct AxiomParamVar {

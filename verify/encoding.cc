@@ -53,7 +53,15 @@ void SortUnique(std::vector<std::string>* v) {
 
 }  // namespace
 
-StatusOr<std::vector<AxiomInstance>> InstantiateAxioms(const std::vector<specs::Axiom>& axioms) {
+bool AxiomInstance::guarded() const {
+  return std::any_of(guards.begin(), guards.end(),
+                     [](const std::vector<int>& g) { return !g.empty(); });
+}
+
+StatusOr<std::vector<AxiomInstance>> InstantiateAxioms(const std::vector<specs::Axiom>& axioms,
+                                                       FunctionRanks* functions) {
+  FunctionRanks local;
+  if (!functions) functions = &local;
   std::vector<AxiomInstance> out;
   for (size_t i = 0; i < axioms.size(); ++i) {
     const specs::Axiom& ax = axioms[i];
@@ -72,6 +80,9 @@ StatusOr<std::vector<AxiomInstance>> InstantiateAxioms(const std::vector<specs::
       SortUnique(&inst.rhs_functions);
       inst.lhs_trigger = lt;
       inst.rhs_trigger = rt;
+      CollectAxiomSignatures(ax.lhs, assignment, functions);
+      CollectAxiomSignatures(ax.rhs, assignment, functions);
+      inst.guards = AxiomGuards(ax, assignment, functions);
       out.push_back(std::move(inst));
     }
   }
@@ -79,7 +90,7 @@ StatusOr<std::vector<AxiomInstance>> InstantiateAxioms(const std::vector<specs::
 }
 
 std::vector<int> RelevantInstances(const std::vector<AxiomInstance>& instances,
-                                   std::vector<std::string> functions) {
+                                   std::vector<std::string> functions, bool include_guarded) {
   std::set<std::string> present(functions.begin(), functions.end());
   std::vector<bool> on(instances.size(), false);
   auto all_present = [&](const std::vector<std::string>& fs) {
@@ -92,6 +103,7 @@ std::vector<int> RelevantInstances(const std::vector<AxiomInstance>& instances,
     for (size_t i = 0; i < instances.size(); ++i) {
       if (on[i]) continue;
       const AxiomInstance& in = instances[i];
+      if (!include_guarded && in.guarded()) continue;
       if ((in.lhs_trigger && all_present(in.lhs_functions)) ||
           (in.rhs_trigger && all_present(in.rhs_functions))) {
         on[i] = true;
@@ -107,7 +119,29 @@ std::vector<int> RelevantInstances(const std::vector<AxiomInstance>& instances,
   return out;
 }
 
-Encoder::Encoder(z3::context& ctx) : ctx_(ctx), tensor_(ctx.uninterpreted_sort("Tensor")) {}
+z3::expr Forall(const z3::expr_vector& vars, const std::vector<z3::expr>& triggers,
+                const z3::expr& body) {
+  z3::context& ctx = body.ctx();
+  // The context counts references: each raw pattern is held by a z3::ast until the quantifier
+  // owns it.
+  std::vector<Z3_pattern> patterns;
+  std::vector<z3::ast> holders;
+  for (const z3::expr& t : triggers) {
+    Z3_ast term = t;
+    patterns.push_back(Z3_mk_pattern(ctx, 1, &term));
+    ctx.check_error();
+    holders.emplace_back(ctx, Z3_pattern_to_ast(ctx, patterns.back()));
+  }
+  std::vector<Z3_app> apps;
+  for (unsigned i = 0; i < vars.size(); ++i) apps.push_back(Z3_to_app(ctx, vars[i]));
+  Z3_ast q = Z3_mk_forall_const(ctx, 0, static_cast<unsigned>(apps.size()), apps.data(),
+                                static_cast<unsigned>(patterns.size()), patterns.data(), body);
+  ctx.check_error();
+  return z3::expr(ctx, q);
+}
+
+Encoder::Encoder(z3::context& ctx)
+    : ctx_(ctx), tensor_(ctx.uninterpreted_sort("Tensor")), ranks_(ctx, tensor_) {}
 
 z3::func_decl Encoder::Function(specs::OpKind op, const specs::Params& params, int output) {
   std::string name = FunctionName(op, params, output);
@@ -159,24 +193,16 @@ z3::expr Encoder::AxiomFormula(const specs::Axiom& ax, const AxiomInstance& inst
   }
   z3::expr lhs = EncodeAxiomTerm(ax.lhs, inst.assignment, vars);
   z3::expr rhs = EncodeAxiomTerm(ax.rhs, inst.assignment, vars);
-  // The context counts references: each raw pattern is held by a z3::ast until the quantifier
-  // owns it.
-  std::vector<Z3_pattern> patterns;
-  std::vector<z3::ast> holders;
-  for (const z3::expr* side : {&lhs, &rhs}) {
-    if (side == &lhs ? !inst.lhs_trigger : !inst.rhs_trigger) continue;
-    Z3_ast term = *side;
-    patterns.push_back(Z3_mk_pattern(ctx_, 1, &term));
-    ctx_.check_error();
-    holders.emplace_back(ctx_, Z3_pattern_to_ast(ctx_, patterns.back()));
-  }
-  std::vector<Z3_app> apps;
-  for (unsigned i = 0; i < bound.size(); ++i) apps.push_back(Z3_to_app(ctx_, bound[i]));
+  std::vector<z3::expr> triggers;
+  if (inst.lhs_trigger) triggers.push_back(lhs);
+  if (inst.rhs_trigger) triggers.push_back(rhs);
   z3::expr body = lhs == rhs;
-  Z3_ast q = Z3_mk_forall_const(ctx_, 0, static_cast<unsigned>(apps.size()), apps.data(),
-                                static_cast<unsigned>(patterns.size()), patterns.data(), body);
-  ctx_.check_error();
-  return z3::expr(ctx_, q);
+  z3::expr_vector guard(ctx_);
+  for (size_t v = 0; v < vars.size(); ++v)
+    if (!inst.guards.empty() && !inst.guards[v].empty())
+      guard.push_back(ranks_.RankIn(vars[v], inst.guards[v]));
+  if (!guard.empty()) body = z3::implies(z3::mk_and(guard), body);
+  return Forall(bound, triggers, body);
 }
 
 }  // namespace verisub::verify

@@ -11,7 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
+
+#include "ruledb/pattern_ranks.h"
+#include "specs/registry.h"
 
 namespace verisub::verify {
 
@@ -20,7 +24,7 @@ using ruledb::ProofStatus;
 
 StatusOr<std::shared_ptr<const AxiomBase>> MakeAxiomBase(std::vector<specs::Axiom> axioms) {
   auto base = std::make_shared<AxiomBase>();
-  auto inst = InstantiateAxioms(axioms);
+  auto inst = InstantiateAxioms(axioms, &base->functions);
   if (!inst.ok()) return inst.status();
   base->axioms = std::move(axioms);
   base->instances = std::move(*inst);
@@ -49,24 +53,136 @@ const z3::expr& Prover::Formula(int instance) {
   return *formulas_[instance];
 }
 
-std::vector<int> Prover::Relevant(const std::vector<std::string>& functions,
-                                  int excluded_axiom) const {
+std::vector<int> Prover::Relevant(const std::vector<std::string>& functions, int excluded_axiom,
+                                  bool include_guarded) const {
   std::vector<int> relevant;
-  for (int i : RelevantInstances(base_->instances, functions))
+  for (int i : RelevantInstances(base_->instances, functions, include_guarded))
     if (base_->instances[i].axiom != excluded_axiom) relevant.push_back(i);
   return relevant;
 }
 
-ProofRecord Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_name) {
+std::vector<z3::expr> Prover::RankFacts(const Query& query, const std::vector<int>& instances) {
+  std::set<std::string> names(query.functions.begin(), query.functions.end());
+  for (int i : instances) {
+    const AxiomInstance& in = base_->instances[i];
+    names.insert(in.lhs_functions.begin(), in.lhs_functions.end());
+    names.insert(in.rhs_functions.begin(), in.rhs_functions.end());
+  }
+  std::vector<const FunctionRanks::Entry*> entries;
+  for (const std::string& name : names) {
+    const FunctionRanks::Entry* e = base_->functions.Find(name);
+    if (!e && query.signatures) e = query.signatures->Find(name);
+    if (e) entries.push_back(e);  // one never probed gets no fact: no guard on it ever holds
+  }
+  // Only ranks a term of this query can have matter: those assumed, closed under the
+  // functions' cases. Cases with other input ranks could never fire.
+  uint32_t reachable = 0;
+  for (const auto& [term, ranks] : query.ranks)
+    for (int r : ranks) reachable |= 1u << r;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const FunctionRanks::Entry* e : entries)
+      for (const specs::RankCase& c : e->cases) {
+        uint32_t out = 1u << c.outputs[e->sig.output];
+        if ((reachable & out) || !RanksWithin(c.inputs, reachable)) continue;
+        reachable |= out;
+        changed = true;
+      }
+  }
+  std::vector<z3::expr> facts;
+  for (const FunctionRanks::Entry* e : entries) {
+    z3::func_decl f = encoder().Function(e->sig.op, e->sig.params, e->sig.output);
+    if (auto fact = encoder().ranks().Facts(f, e->sig, e->cases, reachable)) facts.push_back(*fact);
+  }
+  return facts;
+}
+
+namespace {
+
+// The function names a rule applies; `signatures`, when given, receives those of the functions
+// `known` has not probed.
+std::vector<std::string> RuleFunctions(const ruledb::Rule& rule, const FunctionRanks& known,
+                                       FunctionRanks* signatures) {
+  std::vector<std::string> names;
+  for (const ruledb::PatternGraph* g : {&rule.src, &rule.dst})
+    for (const ruledb::PatternNode& n : g->nodes)
+      for (int k = 0; k < specs::GetOp(n.op).num_outputs; ++k) {
+        names.push_back(FunctionName(n.op, n.params, k));
+        if (signatures && !known.Find(names.back()))
+          signatures->Get(names.back(), {n.op, n.params, k});
+      }
+  return names;
+}
+
+std::string RanksComment(const std::vector<int>& ranks) {
+  if (ranks.empty()) return "";
+  return "\n; input ranks asserted:" + ruledb::InputRanksText(ranks).substr(6);
+}
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+RuleVerdict Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_name) {
+  // Ranks matter when a relevant axiom instance is guarded (or the rule claims ranks): then Z3
+  // is told the ranks of the rule's inputs at its well-typed base shapes, one tuple at a time.
+  std::vector<std::vector<int>> tuples;
+  if (!rule.input_ranks.empty()) {
+    tuples.push_back(rule.input_ranks);
+  } else {
+    std::vector<int> relevant = Relevant(RuleFunctions(rule, base_->functions, nullptr), -1, true);
+    if (std::any_of(relevant.begin(), relevant.end(),
+                    [&](int i) { return base_->instances[i].guarded(); }))
+      tuples = WellTypedRankTuples(rule, options_.refute, kMaxRankTuples);
+  }
+  RuleVerdict verdict;
+  if (tuples.empty()) {
+    bool used_ranks = false;
+    verdict.proof = Decide(rule, {}, dump_name, &used_ranks);
+    return verdict;
+  }
+  // Not proved at any tuple: the first refutation (the rule as stated is false), else the
+  // outcome at the first tuple; its time is that of every attempt.
+  std::optional<ruledb::ProofRecord> first, first_refuted;
+  double seconds = 0;
+  for (size_t t = 0; t < tuples.size(); ++t) {
+    bool used_ranks = false;
+    std::string name = t == 0 ? dump_name : dump_name + "-ranks" + std::to_string(t + 1);
+    ruledb::ProofRecord record = Decide(rule, tuples[t], name, &used_ranks);
+    seconds += record.seconds;
+    if (record.status == ProofStatus::kProved) {
+      verdict.proof = std::move(record);
+      // Ranks the rule could not have anyway are not worth stating.
+      if (!rule.input_ranks.empty() || (used_ranks && !ruledb::RanksAreForced(rule, tuples[t])))
+        verdict.input_ranks = tuples[t];
+      return verdict;
+    }
+    bool refuted = record.status == ProofStatus::kNotProved &&
+                   record.reason.rfind(kRefutationReasonPrefix, 0) == 0;
+    if (refuted && !first_refuted) first_refuted = record;
+    if (!first) first = std::move(record);
+  }
+  verdict.proof = first_refuted ? *first_refuted : *first;
+  verdict.proof.seconds = seconds;
+  verdict.input_ranks = rule.input_ranks;
+  return verdict;
+}
+
+ProofRecord Prover::Decide(const ruledb::Rule& rule, const std::vector<int>& ranks,
+                           const std::string& dump_name, bool* used_ranks) {
   auto start = std::chrono::steady_clock::now();
+  // The claim this attempt checks: the rule at `ranks` (or at every rank).
+  ruledb::Rule claim = rule;
+  if (!ranks.empty()) claim.input_ranks = ranks;
   // A rule whose sides differ at some shapes is false, whatever the axioms let Z3 derive.
-  Refutation refutation = RefuteByEvaluation(rule, options_.refute);
+  Refutation refutation = RefuteByEvaluation(claim, options_.refute);
   ProofRecord refuted;
   if (refutation.refuted) {
     refuted.status = ProofStatus::kNotProved;
     refuted.reason = refutation.reason;
-    refuted.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    refuted.seconds = Since(start);
     if (options_.smt2_dir.empty()) return refuted;
   }
   try {
@@ -76,37 +192,53 @@ ProofRecord Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_
       std::string name = ruledb::InputName(i).substr(1);  // `?a` -> `a`
       inputs.push_back(ctx().constant(name.c_str(), enc.tensor_sort()));
     }
-    std::vector<std::string> functions;
-    std::vector<z3::expr> src = enc.EncodePattern(rule.src, inputs, &functions);
-    std::vector<z3::expr> dst = enc.EncodePattern(rule.dst, inputs, &functions);
+    FunctionRanks signatures;
+    Query query;
+    query.functions = RuleFunctions(rule, base_->functions, ranks.empty() ? nullptr : &signatures);
+    query.signatures = &signatures;
+    std::vector<z3::expr> src = enc.EncodePattern(rule.src, inputs, nullptr);
+    std::vector<z3::expr> dst = enc.EncodePattern(rule.dst, inputs, nullptr);
     if (src.size() != dst.size() || src.empty()) {
       ProofRecord r;
       r.status = ProofStatus::kError;
       r.reason = "source and target have different numbers of outputs";
       return r;
     }
-    std::vector<std::pair<z3::expr, z3::expr>> goals;
-    for (size_t i = 0; i < src.size(); ++i) goals.emplace_back(src[i], dst[i]);
+    for (size_t i = 0; i < src.size(); ++i) query.goals.emplace_back(src[i], dst[i]);
+    for (size_t i = 0; i < ranks.size(); ++i) query.ranks.push_back({inputs[i], {ranks[i]}});
+    query.dump_name = dump_name;
+    query.comment = "rule: " + rule.ToText() + RanksComment(ranks);
     if (!refutation.refuted) {
-      ProofRecord proof = Prove(goals, functions, -1, dump_name, "rule: " + rule.ToText());
+      bool used = false;
+      ProofRecord proof = Prove(query, &used);
       if (proof.status != ProofStatus::kProved) return proof;
-      // A proof is what gets shipped: look harder for a counterexample first.
-      Refutation late = RefuteByEvaluation(rule, options_.refute, options_.refute.max_cases,
-                                           options_.refute.proof_cases);
-      if (!late.refuted) return proof;
+      // A proof is what gets shipped: look harder for a counterexample first, at the ranks the
+      // proof holds at (every rank when it needed none and the rule claims none).
+      bool ranked = used || !rule.input_ranks.empty();
+      const RefuteOptions& ro = options_.refute;
+      Refutation late = ranked || ranks.empty() ? RefuteByEvaluation(ranked ? claim : rule, ro,
+                                                                     ro.max_cases, ro.proof_cases)
+                                                : RefuteByEvaluation(rule, ro, 0, ro.proof_cases);
+      if (!late.refuted) {
+        *used_ranks = used;
+        return proof;
+      }
       refuted.status = ProofStatus::kNotProved;
-      refuted.reason = late.reason + " (z3 proved it: the encoding ignores ranks and types)";
-      refuted.seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      refuted.reason = late.reason + " (z3 proved it: the encoding abstracts shapes away)";
+      refuted.seconds = Since(start);
       if (options_.smt2_dir.empty()) return refuted;
     }
     // Dump the query anyway, so that everything not proved can be replayed.
+    query.comment += std::string("\n; refuted by evaluation") +
+                     (refutation.refuted ? " (not sent to z3)" : " (z3: unsat)");
+    std::vector<int> relevant = Relevant(query.functions, -1, !query.ranks.empty());
+    std::vector<z3::expr> background;
+    if (!query.ranks.empty()) background = RankFacts(query, relevant);
+    for (const auto& [term, allowed] : query.ranks)
+      background.push_back(enc.ranks().RankIn(term, allowed));
     z3::expr_vector differ(ctx());
-    for (const auto& [l, r] : goals) differ.push_back(l != r);
-    Dump(Relevant(functions, -1), z3::mk_or(differ), dump_name,
-         "rule: " + rule.ToText() + "\n; refuted by evaluation" +
-             (refutation.refuted ? " (not sent to z3)" : " (z3: unsat)"),
-         refuted);
+    for (const auto& [l, r] : query.goals) differ.push_back(l != r);
+    Dump(relevant, background, z3::mk_or(differ), dump_name, query.comment, refuted);
     return refuted;
   } catch (const z3::exception& e) {
     ProofRecord r;
@@ -116,19 +248,20 @@ ProofRecord Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_
   }
 }
 
-ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goals,
-                          const std::vector<std::string>& functions, int excluded_axiom,
-                          const std::string& dump_name, const std::string& comment) {
+ProofRecord Prover::Prove(const Query& query, bool* used_ranks) {
   auto start = std::chrono::steady_clock::now();
   ProofRecord record;
   std::vector<int> relevant;
-  if (goals.empty()) {  // an empty disjunction is false: "proved" without saying anything
+  if (query.goals.empty()) {  // an empty disjunction is false: "proved" without saying anything
     record.status = ProofStatus::kError;
     record.reason = "no equality to prove";
     return record;
   }
   try {
-    relevant = Relevant(functions, excluded_axiom);
+    const bool with_ranks = !query.ranks.empty();
+    relevant = Relevant(query.functions, query.excluded_axiom, with_ranks);
+    std::vector<z3::expr> background;
+    if (with_ranks) background = RankFacts(query, relevant);
     // The plain SMT core: the default solver wraps it with a tactic front end that a query with
     // tracked assertions never uses, but that costs milliseconds to set up per query.
     z3::solver solver(ctx(), z3::solver::simple());
@@ -144,21 +277,41 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
       std::string track = "axiom!" + base_->axioms[ax].name + "!" + std::to_string(i);
       solver.add(Formula(i), ctx().bool_const(track.c_str()));
     }
+    // Rank facts hold for every tensor (untracked); the ranks assumed are tracked, `rank!<k>`.
+    for (const z3::expr& fact : background) solver.add(fact);
+    std::vector<z3::expr> assumed;
+    for (size_t k = 0; k < query.ranks.size(); ++k) {
+      assumed.push_back(encoder().ranks().RankIn(query.ranks[k].first, query.ranks[k].second));
+      std::string track = "rank!" + std::to_string(k);
+      solver.add(assumed.back(), ctx().bool_const(track.c_str()));
+    }
     z3::expr_vector differ(ctx());
-    for (const auto& [l, r] : goals) differ.push_back(l != r);
+    for (const auto& [l, r] : query.goals) differ.push_back(l != r);
     z3::expr negated_goal = z3::mk_or(differ);
     solver.add(negated_goal);
     z3::check_result result = solver.check();
     if (result == z3::unsat) {
       record.status = ProofStatus::kProved;
       std::set<std::string> used;
+      bool ranks_in_core = false;
       z3::expr_vector core = solver.unsat_core();
       for (unsigned i = 0; i < core.size(); ++i) {
         std::string name = core[i].decl().name().str();
+        if (name.rfind("rank!", 0) == 0) {
+          ranks_in_core = true;
+          continue;
+        }
         size_t a = name.find('!'), b = name.rfind('!');
         used.insert(name.substr(a + 1, b - a - 1));
+        ranks_in_core = ranks_in_core || base_->instances[std::stoi(name.substr(b + 1))].guarded();
       }
       record.axioms_used.assign(used.begin(), used.end());
+      if (used_ranks) *used_ranks = ranks_in_core;
+    } else if (result == z3::sat && !with_ranks &&
+               Relevant(query.functions, query.excluded_axiom, true).size() != relevant.size()) {
+      // Not a countermodel of the axioms: those guarded by ranks were left out.
+      record.status = ProofStatus::kUnknown;
+      record.reason = "no proof without rank-guarded axioms (no input ranks known)";
     } else if (result == z3::sat) {
       record.status = ProofStatus::kNotProved;
       record.reason = "countermodel: the axioms hold but the outputs differ";
@@ -166,8 +319,7 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
       std::string why = solver.reason_unknown();
       // Z3 reports an exhausted rlimit as "canceled", "timeout" or plain "unknown" depending on
       // where it stops; before the wall-clock budget is spent, that can only be the rlimit.
-      double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double elapsed = Since(start);
       bool saturated = why.find("incomplete quantifiers") != std::string::npos;
       bool out_of_resources =
           options_.resource_limit > 0 && !saturated &&
@@ -184,25 +336,26 @@ ProofRecord Prover::Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goal
       else
         record.reason = "solver answered unknown: " + why;
     }
-    record.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (record.status != ProofStatus::kProved && !options_.smt2_dir.empty())
-      Dump(relevant, negated_goal, dump_name, comment, record);
+    record.seconds = Since(start);
+    if (record.status != ProofStatus::kProved && !options_.smt2_dir.empty()) {
+      background.insert(background.end(), assumed.begin(), assumed.end());
+      Dump(relevant, background, negated_goal, query.dump_name, query.comment, record);
+    }
   } catch (const z3::exception& e) {
     record.status = ProofStatus::kError;
     record.reason = std::string("z3: ") + e.msg();
-    record.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    record.seconds = Since(start);
   }
   return record;
 }
 
-void Prover::Dump(const std::vector<int>& instances, const z3::expr& negated_goal,
-                  const std::string& dump_name, const std::string& comment,
-                  const ProofRecord& record) {
+void Prover::Dump(const std::vector<int>& instances, const std::vector<z3::expr>& background,
+                  const z3::expr& negated_goal, const std::string& dump_name,
+                  const std::string& comment, const ProofRecord& record) {
   // An untracked copy of the query, so that `z3 file.smt2` replays exactly what was asked.
   z3::solver plain(ctx(), z3::solver::simple());
   for (int i : instances) plain.add(Formula(i));
+  for (const z3::expr& e : background) plain.add(e);
   plain.add(negated_goal);
   std::filesystem::path path = std::filesystem::path(options_.smt2_dir) / (dump_name + ".smt2");
   std::error_code ec;
@@ -231,11 +384,11 @@ std::string VerifyReport::Summary() const {
   char buf[400];
   std::snprintf(
       buf, sizeof(buf),
-      "%d candidates: %d proved, %d not proved (%d refuted by evaluation, %d countermodel, "
-      "%d unknown, %d timeout, %d error) in %.2f s on %d threads; proofs: median %.1f "
-      "ms, max %.1f ms",
-      total, proved, total - proved, refuted, not_proved - refuted, unknown, timeout, error,
-      seconds, threads, proof_median_seconds * 1e3, proof_max_seconds * 1e3);
+      "%d candidates: %d proved (%d at input ranks only), %d not proved (%d refuted by "
+      "evaluation, %d countermodel, %d unknown, %d timeout, %d error) in %.2f s on %d threads; "
+      "proofs: median %.1f ms, max %.1f ms",
+      total, proved, proved_ranked, total - proved, refuted, not_proved - refuted, unknown, timeout,
+      error, seconds, threads, proof_median_seconds * 1e3, proof_max_seconds * 1e3);
   return buf;
 }
 
@@ -265,7 +418,10 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
         // a context has seen, so a shared one would make outcomes near the limit depend on which
         // rules a thread happened to decide before.
         Prover prover(*base, options.prover);
-        rules[i].proof = prover.ProveRule(rules[i], name);
+        RuleVerdict verdict = prover.ProveRule(rules[i], name);
+        rules[i].proof = std::move(verdict.proof);
+        if (rules[i].proof.status == ProofStatus::kProved)
+          rules[i].input_ranks = std::move(verdict.input_ranks);
         if (rules[i].proof.status == ProofStatus::kProved) ++proved;
         int d = ++done;
         if (!options.progress) continue;
@@ -293,6 +449,7 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
     switch (p.status) {
       case ProofStatus::kProved:
         ++report.proved;
+        report.proved_ranked += !rules[i].input_ranks.empty();
         break;
       case ProofStatus::kNotProved:
         ++report.not_proved;

@@ -45,11 +45,40 @@ struct ProverOptions {
   RefuteOptions refute;
 };
 
-// Everything a query needs that is independent of the Z3 context: the axioms and their
-// instances. Build once, share read-only between threads.
+// How many of a rule's well-typed input-rank tuples (WellTypedRankTuples) the prover tries
+// when its proof may need ranks.
+inline constexpr int kMaxRankTuples = 3;
+
+// Everything a query needs that is independent of the Z3 context: the axioms, their instances
+// and the rank cases of the functions they apply. Build once, share read-only between threads.
 struct AxiomBase {
   std::vector<specs::Axiom> axioms;
   std::vector<AxiomInstance> instances;
+  FunctionRanks functions;
+};
+
+// One question to Z3: the axioms (all but `excluded_axiom`, if >= 0) entail every equality in
+// `goals`.
+struct Query {
+  std::vector<std::pair<z3::expr, z3::expr>> goals;
+  // The functions the goals apply (relevance filtering) and their signatures (rank facts).
+  std::vector<std::string> functions;
+  FunctionRanks* signatures = nullptr;  // for functions no axiom applies; may be null
+  int excluded_axiom = -1;
+  // Terms of the goals (a rule's inputs, an axiom's variables) with the ranks they may have.
+  // With any, the query asserts them (tracked, `rank!<k>`) and the rank facts of every function
+  // it applies, so that rank-guarded axiom instances can fire; without, guarded instances are
+  // left out (nothing could discharge their guards).
+  std::vector<std::pair<z3::expr, std::vector<int>>> ranks;
+  std::string dump_name, comment;
+};
+
+// A rule's outcome: its proof record and the input ranks the proof holds at (empty: every
+// rank). A rule with input ranks keeps its own; one without gets the ranks Z3 was given when
+// the proof used a rank-guarded axiom instance (or a rank assertion).
+struct RuleVerdict {
+  ruledb::ProofRecord proof;
+  std::vector<int> input_ranks;
 };
 StatusOr<std::shared_ptr<const AxiomBase>> MakeAxiomBase(std::vector<specs::Axiom> axioms);
 
@@ -60,16 +89,16 @@ class Prover {
   Prover& operator=(const Prover&) = delete;
 
   // Decides whether the axioms entail equality of every mapped output of `rule` (after trying to
-  // refute it by evaluation, see ProverOptions::refute). `dump_name` names the .smt2 file
-  // written when it is not proved (inside options.smt2_dir).
-  ruledb::ProofRecord ProveRule(const ruledb::Rule& rule, const std::string& dump_name);
+  // refute it by evaluation, see ProverOptions::refute). When relevant axiom instances are
+  // rank-guarded (or the rule has input ranks), the query asserts the input ranks of the rule's
+  // first well-typed base assignment, then of the next distinct ones (at most kMaxRankTuples),
+  // until one is proved; evaluation then looks at shapes of those ranks. `dump_name` names the
+  // .smt2 file written when it is not proved (inside options.smt2_dir).
+  RuleVerdict ProveRule(const ruledb::Rule& rule, const std::string& dump_name);
 
-  // The general query: the axioms (all but `excluded_axiom`, if >= 0) entail every equality in
-  // `goals`. `functions` names the functions the goals mention (for relevance filtering);
-  // `comment` heads the dump.
-  ruledb::ProofRecord Prove(const std::vector<std::pair<z3::expr, z3::expr>>& goals,
-                            const std::vector<std::string>& functions, int excluded_axiom,
-                            const std::string& dump_name, const std::string& comment);
+  // The general query; `used_ranks`, when given, says whether a proof's unsat core holds a
+  // rank-guarded axiom instance or a rank assertion. `comment` heads the dump.
+  ruledb::ProofRecord Prove(const Query& query, bool* used_ranks = nullptr);
 
   // The context is created on first use: a rule refuted by evaluation never needs one.
   Encoder& encoder();
@@ -77,10 +106,18 @@ class Prover {
 
  private:
   const z3::expr& Formula(int instance);
-  // The relevant axiom instances of a query (all but those of `excluded_axiom`).
-  std::vector<int> Relevant(const std::vector<std::string>& functions, int excluded_axiom) const;
-  void Dump(const std::vector<int>& instances, const z3::expr& negated_goal,
-            const std::string& dump_name, const std::string& comment,
+  // The relevant axiom instances of a query (all but those of `excluded_axiom`; guarded ones
+  // only with `include_guarded`).
+  std::vector<int> Relevant(const std::vector<std::string>& functions, int excluded_axiom,
+                            bool include_guarded) const;
+  // The rank facts of every function the query applies (its own and its instances').
+  std::vector<z3::expr> RankFacts(const Query& query, const std::vector<int>& instances);
+  // One attempt at a rule: refutation, Z3 and refutation again, at input ranks `ranks` (empty:
+  // none asserted, every rank evaluated). `used_ranks` says whether a proof needs the ranks.
+  ruledb::ProofRecord Decide(const ruledb::Rule& rule, const std::vector<int>& ranks,
+                             const std::string& dump_name, bool* used_ranks);
+  void Dump(const std::vector<int>& instances, const std::vector<z3::expr>& background,
+            const z3::expr& negated_goal, const std::string& dump_name, const std::string& comment,
             const ruledb::ProofRecord& record);
 
   std::shared_ptr<const AxiomBase> base_;
@@ -107,7 +144,8 @@ struct QueryTime {
 
 struct VerifyReport {
   int total = 0, proved = 0, not_proved = 0, unknown = 0, timeout = 0, error = 0;
-  int refuted = 0;  // of not_proved: refuted by evaluation (the others have a countermodel)
+  int proved_ranked = 0;  // of proved: at input ranks only
+  int refuted = 0;        // of not_proved: refuted by evaluation (the others have a countermodel)
   double seconds = 0;
   int threads = 0;
   double proof_median_seconds = 0, proof_max_seconds = 0;  // over proved rules
@@ -115,9 +153,10 @@ struct VerifyReport {
   std::string Summary() const;
 };
 
-// Decides every rule; each rule's `proof` is overwritten with the outcome. Results do not depend
-// on the thread count (each rule is decided by itself), only timings do. Fails only when the
-// axioms cannot be loaded or instantiated.
+// Decides every rule; each rule's `proof` is overwritten with the outcome, and a rule proved at
+// input ranks only gets them (which changes its text and id). Results do not depend on the
+// thread count (each rule is decided by itself), only timings do. Fails only when the axioms
+// cannot be loaded or instantiated.
 StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const VerifyOptions& options);
 
 }  // namespace verisub::verify

@@ -49,16 +49,20 @@ StatusOr<RedundancyReport> FindRedundantAxioms(const RedundancyOptions& options)
           std::string name = "goal!" + v.name;
           vars.push_back(prover->ctx().constant(name.c_str(), enc.tensor_sort()));
         }
-        std::vector<std::pair<z3::expr, z3::expr>> goals;
-        std::vector<std::string> functions;
+        Query query;
         for (const auto& assignment : ax.ParamAssignments()) {
-          goals.emplace_back(enc.EncodeAxiomTerm(ax.lhs, assignment, vars),
-                             enc.EncodeAxiomTerm(ax.rhs, assignment, vars));
-          CollectAxiomFunctions(ax.lhs, assignment, &functions);
-          CollectAxiomFunctions(ax.rhs, assignment, &functions);
+          query.goals.emplace_back(enc.EncodeAxiomTerm(ax.lhs, assignment, vars),
+                                   enc.EncodeAxiomTerm(ax.rhs, assignment, vars));
+          CollectAxiomFunctions(ax.lhs, assignment, &query.functions);
+          CollectAxiomFunctions(ax.rhs, assignment, &query.functions);
         }
-        out.proof = prover->Prove(goals, functions, static_cast<int>(a), "axiom-" + ax.name,
-                                  "is axiom " + ax.name + " entailed by the others? " + ax.text);
+        // The axiom claims its equation at its declared ranks only.
+        for (size_t v = 0; v < ax.vars.size(); ++v)
+          if (ax.vars[v].ranks_declared) query.ranks.push_back({vars[v], ax.vars[v].ranks});
+        query.excluded_axiom = static_cast<int>(a);
+        query.dump_name = "axiom-" + ax.name;
+        query.comment = "is axiom " + ax.name + " entailed by the others? " + ax.text;
+        out.proof = prover->Prove(query);
       } catch (const z3::exception& e) {
         out.proof.status = ruledb::ProofStatus::kError;
         out.proof.reason = std::string("z3: ") + e.msg();

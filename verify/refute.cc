@@ -97,19 +97,22 @@ class TypeChecker {
   std::vector<int> depends_[2];  // per node: the highest input index it depends on
 };
 
-// Depth-first over the inputs, each taking every base shape, pruned by partial type checks.
-void FindBases(const TypeChecker& tc, const std::vector<Shape>& catalog, size_t k,
-               Assignment* current, int max_bases, int* budget, std::vector<Assignment>* out) {
+// Depth-first over the inputs, each taking every base shape (of its rank, when the rule has
+// input ranks), pruned by partial type checks.
+void FindBases(const TypeChecker& tc, const std::vector<Shape>& catalog,
+               const std::vector<int>& ranks, size_t k, Assignment* current, int max_bases,
+               int* budget, std::vector<Assignment>* out) {
   if (k == current->size()) {
     out->push_back(*current);
     return;
   }
   for (const Shape& s : catalog) {
     if (static_cast<int>(out->size()) >= max_bases || *budget <= 0) return;
+    if (!ranks.empty() && s.rank != ranks[k]) continue;
     --*budget;
     (*current)[k] = s;
     if (tc.Check(*current, static_cast<int>(k) + 1))
-      FindBases(tc, catalog, k + 1, current, max_bases, budget, out);
+      FindBases(tc, catalog, ranks, k + 1, current, max_bases, budget, out);
   }
 }
 
@@ -242,23 +245,17 @@ CaseOutcome EvaluateCase(const ruledb::Rule& rule, const Assignment& shapes, uin
   return CaseOutcome::kAgree;
 }
 
-}  // namespace
-
-Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options,
-                              int first_case, int end_case) {
-  Refutation result;
-  if (end_case < 0) end_case = options.max_cases;
-  if (!options.enabled || rule.num_inputs <= 0 || first_case >= end_case) return result;
+// The starting points: well-typed combinations of base shapes, one per combination of input
+// ranks first (a rule may hold for 2-D tensors only), in the order found, then the others.
+std::vector<Assignment> Bases(const ruledb::Rule& rule, const RefuteOptions& options,
+                              const TypeChecker& tc) {
   std::vector<Shape> catalog;
   for (const Shape& s : options.base_shapes.empty() ? DefaultBaseShapes() : options.base_shapes)
     if (std::find(catalog.begin(), catalog.end(), s) == catalog.end()) catalog.push_back(s);
-  TypeChecker tc(rule);
   std::vector<Assignment> found;
   Assignment current(rule.num_inputs);
   int budget = 4096;  // type checks of partial assignments
-  FindBases(tc, catalog, 0, &current, 8 * options.max_bases, &budget, &found);
-  // Ranks first: one base per combination of input ranks (a rule may hold for 2-D tensors only),
-  // in the order found, then the others.
+  FindBases(tc, catalog, rule.input_ranks, 0, &current, 8 * options.max_bases, &budget, &found);
   std::vector<Assignment> bases;
   std::vector<bool> taken(found.size(), false);
   std::set<std::vector<int>> rank_sets;
@@ -271,6 +268,32 @@ Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& opt
   for (size_t i = 0; i < found.size(); ++i)
     if (!taken[i]) bases.push_back(found[i]);
   if (static_cast<int>(bases.size()) > options.max_bases) bases.resize(options.max_bases);
+  return bases;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> WellTypedRankTuples(const ruledb::Rule& rule,
+                                                  const RefuteOptions& options, int max_tuples) {
+  std::vector<std::vector<int>> out;
+  if (rule.num_inputs <= 0) return out;
+  TypeChecker tc(rule);
+  for (const Assignment& a : Bases(rule, options, tc)) {
+    std::vector<int> ranks;
+    for (const Shape& s : a) ranks.push_back(s.rank);
+    if (static_cast<int>(out.size()) >= max_tuples) break;
+    if (std::find(out.begin(), out.end(), ranks) == out.end()) out.push_back(std::move(ranks));
+  }
+  return out;
+}
+
+Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options,
+                              int first_case, int end_case) {
+  Refutation result;
+  if (end_case < 0) end_case = options.max_cases;
+  if (!options.enabled || rule.num_inputs <= 0 || first_case >= end_case) return result;
+  TypeChecker tc(rule);
+  std::vector<Assignment> bases = Bases(rule, options, tc);
   if (bases.empty()) return result;
 
   const uint64_t rule_seed = Mix(options.seed, HashText(rule.ToText()));

@@ -55,10 +55,18 @@ struct Refutation {
 
 // Evaluates both sides of `rule` in double precision on seeded random inputs in [-1, 1], at
 // shapes where both sides type-check: combinations of the base shapes, then perturbations of
-// them (equal dimensions split apart or changed together). Deterministic: the sequence of cases
-// depends on the rule and the options only; this evaluates its cases [first_case, end_case)
-// (end_case < 0: options.max_cases), so a later call can go on where an earlier one stopped.
+// them (equal dimensions split apart or changed together). A rule with input ranks is evaluated
+// at shapes of those ranks only (it claims nothing elsewhere). Deterministic: the sequence of
+// cases depends on the rule and the options only; this evaluates its cases [first_case,
+// end_case) (end_case < 0: options.max_cases), so a later call can go on where an earlier one
+// stopped.
 Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options,
                               int first_case = 0, int end_case = -1);
+
+// The distinct input-rank tuples of the well-typed base assignments RefuteByEvaluation starts
+// from, in its order (the first is that of the first well-typed base), at most `max_tuples`.
+// Computed whether or not refutation is enabled.
+std::vector<std::vector<int>> WellTypedRankTuples(const ruledb::Rule& rule,
+                                                  const RefuteOptions& options, int max_tuples);
 
 }  // namespace verisub::verify

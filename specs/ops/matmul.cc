@@ -41,15 +41,17 @@ OpSpec MatmulSpec() {
   op.params = {ActivationParam(kMatmulActivation)};
   op.shape_rule = MatmulShape;
   op.layouts = {"row_major", "col_major"};
+  // Ranks 2|3|4: batched matmuls (broadcast batch dimensions) obey these too. The concat axioms
+  // are 2-D only: a batched matmul's rows and columns are its last two axes, not axes 0 and 1.
   op.axioms = R"(
-matmul_relu_fusion (x:2 y:2) (matmul[activation=relu] x y) = (relu (matmul[activation=none] x y))
-matmul_sigmoid_fusion (x:2 y:2) (matmul[activation=sigmoid] x y) = (sigmoid (matmul[activation=none] x y))
-matmul_tanh_fusion (x:2 y:2) (matmul[activation=tanh] x y) = (tanh (matmul[activation=none] x y))
-matmul_assoc (x:2 y:2 z:2) (matmul[activation=none] x (matmul[activation=none] y z)) = (matmul[activation=none] (matmul[activation=none] x y) z)
-matmul_linear_left (x:2 y:2 z:2) (matmul[activation=none] (ewadd x y) z) = (ewadd (matmul[activation=none] x z) (matmul[activation=none] y z))
-matmul_linear_right (x:2 y:2 z:2) (matmul[activation=none] x (ewadd y z)) = (ewadd (matmul[activation=none] x y) (matmul[activation=none] x z))
-matmul_smul_left (x:2 y:2 s:0) (matmul[activation=none] (smul x s) y) = (smul (matmul[activation=none] x y) s)
-matmul_smul_right (x:2 y:2 s:0) (matmul[activation=none] x (smul y s)) = (smul (matmul[activation=none] x y) s)
+matmul_relu_fusion (x:2|3|4 y:2|3|4) (matmul[activation=relu] x y) = (relu (matmul[activation=none] x y))
+matmul_sigmoid_fusion (x:2|3|4 y:2|3|4) (matmul[activation=sigmoid] x y) = (sigmoid (matmul[activation=none] x y))
+matmul_tanh_fusion (x:2|3|4 y:2|3|4) (matmul[activation=tanh] x y) = (tanh (matmul[activation=none] x y))
+matmul_assoc (x:2|3|4 y:2|3|4 z:2|3|4) (matmul[activation=none] x (matmul[activation=none] y z)) = (matmul[activation=none] (matmul[activation=none] x y) z)
+matmul_linear_left (x:2|3|4 y:2|3|4 z:2|3|4) (matmul[activation=none] (ewadd x y) z) = (ewadd (matmul[activation=none] x z) (matmul[activation=none] y z))
+matmul_linear_right (x:2|3|4 y:2|3|4 z:2|3|4) (matmul[activation=none] x (ewadd y z)) = (ewadd (matmul[activation=none] x y) (matmul[activation=none] x z))
+matmul_smul_left (x:2|3|4 y:2|3|4 s:0) (matmul[activation=none] (smul x s) y) = (smul (matmul[activation=none] x y) s)
+matmul_smul_right (x:2|3|4 y:2|3|4 s:0) (matmul[activation=none] x (smul y s)) = (smul (matmul[activation=none] x y) s)
 matmul_transpose (x:2 y:2) (transpose[perm=[1,0]] (matmul[activation=none] x y)) = (matmul[activation=none] (transpose[perm=[1,0]] y) (transpose[perm=[1,0]] x))
 matmul_concat_rows (x:2 y:2 z:2) (concat[axis=0] (matmul x z) (matmul y z)) = (matmul (concat[axis=0] x y) z)
 matmul_concat_cols (x:2 y:2 z:2) (concat[axis=1] (matmul x y) (matmul x z)) = (matmul x (concat[axis=1] y z))

@@ -146,5 +146,27 @@ TEST(MatcherTest, NonCommutativeTwinNeedsTheWrittenOrder) {
   EXPECT_TRUE(MatchesOf(b.Finish(), *rules).empty());
 }
 
+TEST(MatcherTest, RankedRuleMatchesInputsOfItsRanksOnly) {
+  // Batched matmuls are read by the same rule at 3-D and 2-D; with input ranks only the 2-D
+  // pair matches, and a rank a bound weight does not have (?c:3) matches nothing.
+  const std::string ranked = kMergeMatmul + " where ?a:2 ?b:2 ?c:2";
+  GraphBuilder b;
+  int a2 = b.Input("a2", {4, 8});
+  int a3 = b.Input("a3", {2, 4, 8});
+  int w1 = b.Weight("w1", {8, 6}, 1);
+  int w2 = b.Weight("w2", {8, 5}, 2);
+  for (int a : {a3, a2}) {
+    b.Output(b.Op("matmul[activation=none]", {a, w1}));
+    b.Output(b.Op("matmul[activation=none]", {a, w2}));
+  }
+  runtime::Graph g = b.Finish();
+  EXPECT_EQ(MatchesOf(g, *Rules({kMergeMatmul})).size(), 4u);
+  auto m = MatchesOf(g, *Rules({ranked}));
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].input_vals, (std::vector<int>{a2, w1, w2}));
+  EXPECT_EQ(m[1].input_vals, (std::vector<int>{a2, w2, w1}));
+  EXPECT_TRUE(MatchesOf(g, *Rules({kMergeMatmul + " where ?a:2 ?b:2 ?c:3"})).empty());
+}
+
 }  // namespace
 }  // namespace verisub::rewriter

@@ -75,7 +75,8 @@ TEST(DatabaseTest, GoldenText) {
   auto a = ParseRule(
       "(matmul[activation=none] (matmul[activation=none] ?x ?y) ?z) => "
       "(matmul[activation=none] ?x (matmul[activation=none] ?y ?z))");
-  auto b = ParseRule("(relu (matmul[activation=none] ?p ?q)) => (matmul[activation=relu] ?p ?q)");
+  auto b = ParseRule(
+      "(relu (matmul[activation=none] ?p ?q)) => (matmul[activation=relu] ?p ?q) where ?q:3 ?p:2");
   ASSERT_TRUE(a.ok() && b.ok());
   a->proof = {ProofStatus::kProved, {"matmul_assoc"}, 0.25, ""};
   b->proof = {ProofStatus::kTimeout, {}, 10, "solver \"timeout\""};
@@ -89,7 +90,7 @@ TEST(DatabaseTest, GoldenText) {
   ASSERT_TRUE(text.ok()) << text.status().message();
   const std::string expected =
       "# verisub-ruledb\n"
-      "# schema_version: 1\n"
+      "# schema_version: 2\n"
       "# op_set_fingerprint: \"0123456789abcdef\"\n"
       "# max_ops: 2\n"
       "# tool_version: \"t\"\n"
@@ -97,7 +98,8 @@ TEST(DatabaseTest, GoldenText) {
       "# generator_config: \"max_ops = 2\\n\"\n"
       "# count: proved 1\n"
       "# num_rules: 2\n"
-      "(relu (matmul[activation=none] ?a ?b)) => (matmul[activation=relu] ?a ?b)  # " +
+      "(relu (matmul[activation=none] ?a ?b)) => (matmul[activation=relu] ?a ?b) where ?a:2 "
+      "?b:3  # " +
       b->Id() +
       " timeout seconds=10 reason=\"solver \\\"timeout\\\"\"\n"
       "(matmul[activation=none] (matmul[activation=none] ?a ?b) ?c) => (matmul[activation=none] "
@@ -131,15 +133,64 @@ TEST(DatabaseTest, ProvedOnlyIsTheDefault) {
 
 TEST(DatabaseTest, OtherSchemaVersionIsAnError) {
   DatabaseHeader h = TestHeader();
-  h.schema_version = 2;
+  h.schema_version = 3;
   auto bytes = SerializeRuleDatabase(h, Fixture());
   ASSERT_TRUE(bytes.ok());
   auto db = ParseRuleDatabaseBytes(*bytes, "future.pb");
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(db.status().message(), "future.pb: schema version 2; this tool reads version 1");
-  // Twin: version 1 loads.
+  EXPECT_EQ(db.status().message(), "future.pb: schema version 3; this tool reads version 2");
+  // Version 1 rules carry no ranks: refused with what to do, in either form.
+  h.schema_version = 1;
+  auto old = FormatRuleDatabaseText(h, Fixture());
+  ASSERT_TRUE(old.ok());
+  auto v1 = ParseRuleDatabaseText(*old, "taso.txt");
+  ASSERT_FALSE(v1.ok());
+  EXPECT_EQ(v1.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(v1.status().message(),
+            "taso.txt: schema version 1; this tool reads version 2 (version 1 rules carry no "
+            "input ranks and were proved without them: regenerate the file with verisub-gen)");
+  // Twin: the current version loads.
   EXPECT_TRUE(ParseRuleDatabaseBytes(*SerializeRuleDatabase(TestHeader(), Fixture()), "f").ok());
+}
+
+TEST(DatabaseTest, InputRanksRoundTripThroughBothForms) {
+  std::vector<Rule> rules = Fixture();
+  for (size_t i = 0; i < rules.size(); i += 3)
+    for (int k = 0; k < rules[i].num_inputs; ++k)
+      rules[i].input_ranks.push_back(static_cast<int>((i + k) % 5));
+  // A rule and its ranked twin are different rules.
+  Rule twin = rules[1];
+  twin.input_ranks.assign(twin.num_inputs, 2);
+  rules.push_back(twin);
+  auto bytes = SerializeRuleDatabase(TestHeader(), rules);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto text = RuleDatabaseBytesToText(*bytes, "db.pb");
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_NE(text->find(" where ?a:"), std::string::npos);
+  auto bytes2 = RuleDatabaseTextToBytes(*text, "db.txt");
+  ASSERT_TRUE(bytes2.ok()) << bytes2.status().message();
+  EXPECT_EQ(*bytes2, *bytes);
+  auto from_bytes = ParseRuleDatabaseBytes(*bytes, "db.pb");
+  auto from_text = ParseRuleDatabaseText(*text, "db.txt");
+  ASSERT_TRUE(from_bytes.ok() && from_text.ok());
+  SortRules(&rules);
+  ASSERT_EQ(from_bytes->rules.size(), rules.size());
+  for (size_t i = 0; i < rules.size(); ++i) {
+    EXPECT_EQ(from_bytes->rules[i].input_ranks, rules[i].input_ranks) << rules[i].ToText();
+    EXPECT_EQ(from_text->rules[i].input_ranks, rules[i].input_ranks) << rules[i].ToText();
+    EXPECT_EQ(from_text->rules[i].Id(), rules[i].Id());
+  }
+  // A rank dropped from the text no longer matches the stored id; a rank count that does not
+  // match the inputs is an error.
+  std::string edited = *text;
+  size_t at = edited.find(" where ");
+  size_t end = edited.find("  # ", at);
+  edited.erase(at, end - at);
+  auto loaded = ParseRuleDatabaseText(edited, "db.txt");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("does not match the rule's id"), std::string::npos)
+      << loaded.status().message();
 }
 
 TEST(DatabaseTest, OtherOpSetIsAnErrorUnlessAllowed) {

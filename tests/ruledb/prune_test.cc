@@ -202,6 +202,68 @@ TEST(PruneTest, SubsumptionMatchesCommutativeOperandsInEitherOrder) {
   EXPECT_FALSE(IsInstanceOf(Rules({comm})[0], Rules({inst})[0], false, true));
 }
 
+// Ranked rules (input ranks) cover less than rules without: a rule without ranks covers its
+// ranked variants; a ranked rule covers only instances whose bound terms have its ranks.
+TEST(PruneTest, RankedVariantsOfARuleWithoutRanksAreRenamings) {
+  const std::string comm = "(ewadd ?a ?b) => (ewadd ?b ?a)";
+  Outcome o = Prune({comm + " where ?a:2 ?b:2", comm, comm + " where ?b:4 ?a:4"});
+  EXPECT_EQ(o.rules, Canonical({comm}));
+  EXPECT_EQ(o.Removed("input_renaming"), 2);
+  // Twin: ranked variants with different ranks cover each other only when equal.
+  Outcome twin = Prune({comm + " where ?a:2 ?b:2", comm + " where ?a:4 ?b:4",
+                        "(ewadd ?b ?a) => (ewadd ?a ?b) where ?a:2 ?b:2"});
+  EXPECT_EQ(twin.rules, Canonical({comm + " where ?a:2 ?b:2", comm + " where ?a:4 ?b:4"}));
+  EXPECT_EQ(twin.Removed("input_renaming"), 1);
+}
+
+TEST(PruneTest, ARankedRuleSubsumesOnlyInstancesAtItsRanks) {
+  PruneOptions only_subsumption;
+  only_subsumption.common_operator = false;
+  only_subsumption.common_outputs = false;
+  const std::string split0 = "(split.0[axis=0] (concat[axis=0] ?a ?b)) => ?a";
+  const std::string inst = "(split.0[axis=0] (concat[axis=0] ?a (MM ?b ?c))) => ?a";
+  // A rule without ranks covers a ranked instance.
+  Outcome o = Prune({split0, inst + " where ?a:2 ?b:2 ?c:2"}, only_subsumption);
+  EXPECT_EQ(o.rules, Canonical({split0}));
+  // A ranked rule covers an instance whose bound terms have its ranks: (MM ?b ?c) of two 3-D
+  // inputs is 3-D.
+  const std::string ranked = split0 + " where ?a:3 ?b:3";
+  Outcome at3 = Prune({ranked, inst + " where ?a:3 ?b:3 ?c:3"}, only_subsumption);
+  EXPECT_EQ(at3.rules, Canonical({ranked}));
+  EXPECT_TRUE(
+      IsInstanceOf(Rules({inst + " where ?a:3 ?b:2 ?c:3"})[0], Rules({ranked})[0], true, true));
+  // Twins: other ranks, or an instance without ranks (it claims every rank).
+  for (const std::string& other : {inst + " where ?a:3 ?b:2 ?c:2", inst}) {
+    Outcome twin = Prune({ranked, other}, only_subsumption);
+    EXPECT_EQ(twin.rules.size(), 2u) << other;
+    EXPECT_EQ(twin.Removed("subsumed"), 0) << other;
+  }
+}
+
+TEST(PruneTest, GeneralizationsOfARankedRuleCarryTheRanksOfWhatTheyReplace) {
+  // (MM ?a ?b) of a 4-D and a 2-D input is 4-D: the fresh input that replaces it is too.
+  Rule r = Rules({"(ewadd (MM ?a ?b) ?c) => (ewadd ?c (MM ?a ?b)) where ?a:4 ?b:2 ?c:4"})[0];
+  std::vector<Rule> g = CommonOperatorGeneralizations(r);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].ToText(), "(ewadd ?a ?b) => (ewadd ?b ?a) where ?a:4 ?b:4");
+  Rule top = Rules({"(relu (MM ?a ?b)) => (relu (MM ?b ?a)) where ?a:3 ?b:3"})[0];
+  std::vector<Rule> stripped = CommonOutputGeneralizations(top);
+  ASSERT_EQ(stripped.size(), 1u);
+  EXPECT_EQ(stripped[0].ToText(), Expand("(MM ?a ?b) => (MM ?b ?a) where ?a:3 ?b:3"));
+  // Pruning: the ranked rule goes when its ranked generalization, or the same without ranks,
+  // is valid; a generalization at other ranks does not cover it.
+  const std::string specific =
+      "(ewadd (MM ?a ?b) ?c) => (ewadd ?c (MM ?a ?b)) where ?a:4 ?b:2 ?c:4";
+  const std::string comm = "(ewadd ?a ?b) => (ewadd ?b ?a)";
+  for (const std::string& general : {comm, comm + " where ?a:4 ?b:4"}) {
+    Outcome o = Prune({general, specific});
+    EXPECT_EQ(o.rules, Canonical({general})) << general;
+  }
+  Outcome twin = Prune({comm + " where ?a:2 ?b:2", specific});
+  EXPECT_EQ(twin.rules.size(), 2u);
+  EXPECT_EQ(twin.Removed("common_operator"), 0);
+}
+
 TEST(PruneTest, GeneralizationsAreWhatTasoDescribes) {
   auto form1 = CommonOperatorGeneralizations(
       Rules({"(MM (MM ?a ?b) (relu ?c)) => (MM ?a (MM ?b (relu ?c)))"})[0]);

@@ -81,6 +81,42 @@ TEST(RuleTest, BothSidesEvaluateEqual) {
   EXPECT_NE(bad.status().message().find("matmul: inner dimensions differ"), std::string::npos);
 }
 
+TEST(RuleTest, InputRanksAreWrittenAfterTheRuleAndFollowTheInputs) {
+  auto plain = ParseRule(kAssoc);
+  auto ranked = ParseRule(std::string(kAssoc) + " where ?a:2 ?b:3 ?c:4");
+  ASSERT_TRUE(plain.ok() && ranked.ok()) << ranked.status().message();
+  EXPECT_TRUE(plain->input_ranks.empty());
+  EXPECT_EQ(ranked->input_ranks, (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(ranked->ToText(), std::string(kAssoc) + " where ?a:2 ?b:3 ?c:4");
+  EXPECT_NE(ranked->Id(), plain->Id());
+  // Renamed inputs, listed in any order: the ranks move with the inputs they name.
+  auto renamed = ParseRule(
+      "(matmul[activation=none] (matmul[activation=none] ?z ?x) ?y) => "
+      "(matmul[activation=none] ?z (matmul[activation=none] ?x ?y)) where ?y:4 ?z:2 ?x:3");
+  ASSERT_TRUE(renamed.ok()) << renamed.status().message();
+  EXPECT_EQ(renamed->ToText(), ranked->ToText());
+  // Canonicalize renumbers inputs by first appearance and keeps each rank with its input.
+  Rule r = *ranked;
+  std::swap(r.src.nodes[0].inputs[0], r.src.nodes[0].inputs[1]);  // (MM ?b ?a) first
+  r.dst = PatternGraph();
+  r.dst.outputs = {{ValueRef::kInput, 0}};
+  Rule c = Canonicalize(r);
+  EXPECT_EQ(c.ToText(),
+            "(matmul[activation=none] (matmul[activation=none] ?a ?b) ?c) => ?b where ?a:3 ?b:2 "
+            "?c:4");
+  // A rule built from rewritten text gets its ranks by input name.
+  auto by_name = ParseRuleWithRanks("(relu ?x) => (relu ?x)", {{"?x", 2}, {"?unused", 4}});
+  ASSERT_TRUE(by_name.ok()) << by_name.status().message();
+  EXPECT_EQ(by_name->ToText(), "(relu ?a) => (relu ?a) where ?a:2");
+  EXPECT_FALSE(ParseRuleWithRanks("(relu ?x) => (relu ?x)", {{"?y", 2}}).ok());
+  // Sizes are checked.
+  Rule wrong = *plain;
+  wrong.input_ranks = {2, 2};
+  EXPECT_FALSE(ValidateRule(wrong).ok());
+  wrong.input_ranks = {2, 2, 9};
+  EXPECT_FALSE(ValidateRule(wrong).ok());
+}
+
 TEST(RuleTest, MalformedRulesGiveErrors) {
   struct Case {
     const char* text;
@@ -96,6 +132,11 @@ TEST(RuleTest, MalformedRulesGiveErrors) {
       {"(relu ?a) ; (relu ?b) => ?a", "source has 2 outputs, target has 1"},
       {"(relu ?a => ?a", "missing ')'"},
       {"(split.3[axis=0] ?a) => ?a", "'split' has no output 3"},
+      {"(ewadd ?a ?b) => ?a where ?a:2", "where: no rank for input ?b"},
+      {"(relu ?a) => ?a where ?a:2 ?a:3", "where: ?a is given twice"},
+      {"(relu ?a) => ?a where ?b:2", "where: '?b' is not an input of the rule"},
+      {"(relu ?a) => ?a where ?a:7", "where: bad rank '7' for ?a"},
+      {"(relu ?a) => ?a where ?a", "where: expected ?input:rank, got '?a'"},
   };
   for (const Case& c : cases) {
     auto r = ParseRule(c.text);

@@ -181,12 +181,15 @@ TEST(ProverTest, ResultsDoNotDependOnThreadCount) {
   }
   ASSERT_TRUE(VerifyRules(a, one).ok());
   ASSERT_TRUE(VerifyRules(b, two).ok());
+  int ranked = 0;
   for (size_t i = 0; i < a.size(); ++i) {
+    ranked += !a[i].input_ranks.empty();
     EXPECT_EQ(a[i].ToText(), b[i].ToText());
     EXPECT_EQ(a[i].proof.status, b[i].proof.status) << a[i].ToText();
     EXPECT_EQ(a[i].proof.reason, b[i].proof.reason) << a[i].ToText();
     EXPECT_EQ(a[i].proof.axioms_used, b[i].proof.axioms_used) << a[i].ToText();
   }
+  EXPECT_GE(ranked, 3);  // ranked candidates and proofs at input ranks among them
 }
 
 TEST(ProverTest, AnOutcomeDoesNotDependOnTheRulesDecidedBefore) {
@@ -220,6 +223,31 @@ TEST(ProverTest, AnOutcomeDoesNotDependOnTheRulesDecidedBefore) {
     EXPECT_EQ(alone[0].proof.reason, after[2].proof.reason) << threads;
     EXPECT_EQ(alone[0].proof.axioms_used, after[2].proof.axioms_used) << threads;
   }
+}
+
+TEST(ProverTest, RanksAreRecordedWhenTheProofNeedsThem) {
+  const std::string mm = "matmul[activation=none]";
+  std::vector<ruledb::Rule> rules = {
+      // Needs matmul_concat_inner (2-D only): proved at its first base's ranks, recorded.
+      Rule("(ewadd (" + mm + " ?a ?b) (" + mm + " ?c ?d)) => (" + mm +
+           " (concat[axis=1] ?a ?c) (concat[axis=0] ?b ?d))"),
+      // matmul_assoc is declared for every rank it type-checks at: no ranks.
+      Rule("(" + mm + " (" + mm + " ?a ?b) ?c) => (" + mm + " ?a (" + mm + " ?b ?c))"),
+      // Guarded (transpose_involution's right side is a bare variable), but the rule
+      // type-checks at 2-D only: ranks that say nothing are left out.
+      Rule("(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a"),
+      // A ranked candidate keeps its ranks, even proved without them.
+      Rule("(ewadd ?a ?b) => (ewadd ?b ?a) where ?a:3 ?b:3"),
+  };
+  auto report = VerifyRules(rules, Quiet());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->proved, 4);
+  EXPECT_EQ(report->proved_ranked, 2);
+  EXPECT_EQ(rules[0].input_ranks, (std::vector<int>{2, 2, 2, 2}));
+  EXPECT_TRUE(Uses(rules[0].proof, "matmul_concat_inner"));
+  EXPECT_TRUE(rules[1].input_ranks.empty());
+  EXPECT_TRUE(rules[2].input_ranks.empty());
+  EXPECT_EQ(rules[3].ToText(), "(ewadd ?a ?b) => (ewadd ?b ?a) where ?a:3 ?b:3");
 }
 
 TEST(ProverTest, OnlyTheGivenAxiomsAreUsed) {

@@ -39,29 +39,38 @@ TEST(RefuteTest, DifferentValuesAreReportedWithTheElement) {
   EXPECT_TRUE(Contains(r.reason, " vs ")) << r.reason;
 }
 
-TEST(RefuteTest, TwoDimensionalMatmulRuleIsRefutedAtFourDimensionsAndNeverProved) {
-  // Z3 derives it from matmul_concat_cols, an axiom declared for 2-D tensors only; a batched
-  // matmul concatenates its columns along the last axis, not axis 1.
-  ruledb::Rule rule = Rule(
+TEST(RefuteTest, TwoDimensionalMatmulRuleIsRefutedAtFourDimensionsAndProvedOnlyAtTwo) {
+  // True for 2-D matmuls only: a batched matmul concatenates its columns along the last axis,
+  // not axis 1. Z3 proves it from matmul_concat_cols, an axiom declared for 2-D tensors.
+  const std::string text =
       "(concat[axis=1] (matmul[activation=none] ?a ?b) (matmul[activation=none] ?a ?c)) => "
-      "(matmul[activation=none] ?a (concat[axis=1] ?b ?c))");
+      "(matmul[activation=none] ?a (concat[axis=1] ?b ?c))";
+  ruledb::Rule rule = Rule(text);
   Refutation r = RefuteByEvaluation(rule, {});
   ASSERT_TRUE(r.refuted);
   EXPECT_TRUE(Contains(r.reason, ",")) << r.reason;
-  std::vector<ruledb::Rule> rules = {rule, rule};
-  VerifyOptions opt;
-  opt.threads = 1;
-  opt.progress = false;
-  opt.prover.refute.enabled = false;
-  ASSERT_TRUE(VerifyRules(rules, opt).ok());
-  EXPECT_EQ(rules[0].proof.status, ruledb::ProofStatus::kProved);  // the gap this closes
-  opt.prover.refute.enabled = true;
-  auto report = VerifyRules(rules, opt);
-  ASSERT_TRUE(report.ok());
-  EXPECT_EQ(rules[0].proof.status, ruledb::ProofStatus::kNotProved);
-  EXPECT_EQ(rules[0].proof.reason, r.reason);
-  EXPECT_TRUE(rules[0].proof.axioms_used.empty());
-  EXPECT_EQ(report->refuted, 2);
+  // A ranked rule is evaluated at its ranks only: at 2-D it holds, at 4-D it is refuted.
+  EXPECT_FALSE(RefuteByEvaluation(Rule(text + " where ?a:2 ?b:2 ?c:2"), {}, 0, 128).refuted);
+  EXPECT_TRUE(RefuteByEvaluation(Rule(text + " where ?a:4 ?b:4 ?c:4"), {}).refuted);
+  EXPECT_EQ(WellTypedRankTuples(rule, {}, 3).front(), (std::vector<int>{2, 2, 2}));
+  // Proved, with or without refutation, and only at the ranks of its first base (2-D): the
+  // guard of matmul_concat_cols keeps Z3 from using it at 4-D.
+  for (bool refute : {false, true}) {
+    std::vector<ruledb::Rule> rules = {rule, Rule(text + " where ?a:4 ?b:4 ?c:4")};
+    VerifyOptions opt;
+    opt.threads = 1;
+    opt.progress = false;
+    opt.prover.refute.enabled = refute;
+    auto report = VerifyRules(rules, opt);
+    ASSERT_TRUE(report.ok());
+    EXPECT_EQ(rules[0].proof.status, ruledb::ProofStatus::kProved) << rules[0].proof.reason;
+    EXPECT_EQ(rules[0].input_ranks, (std::vector<int>{2, 2, 2}));
+    EXPECT_EQ(rules[0].ToText(), text + " where ?a:2 ?b:2 ?c:2");
+    EXPECT_NE(rules[1].proof.status, ruledb::ProofStatus::kProved);
+    EXPECT_TRUE(rules[1].proof.axioms_used.empty());
+    EXPECT_EQ(report->proved_ranked, 1);
+    EXPECT_EQ(report->refuted, refute ? 1 : 0);
+  }
 }
 
 TEST(RefuteTest, TrueCandidatesAreNeverRefuted) {

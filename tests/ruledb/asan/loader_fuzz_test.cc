@@ -104,40 +104,46 @@ TEST(LoaderAsanTest, MutatedFilesNeverCrash) {
   EXPECT_LT(loaded, 1500 * 6);
 }
 
-v1::RuleDatabase FixtureProto() {
-  v1::RuleDatabase p;
+v2::RuleDatabase FixtureProto() {
+  v2::RuleDatabase p;
   EXPECT_TRUE(p.ParseFromString(FixtureFiles().bytes));
   return p;
 }
 
 TEST(LoaderAsanTest, CraftedMessagesAreErrors) {
-  using Edit = void (*)(v1::Rule*);
+  using Edit = void (*)(v2::Rule*);
   const Edit edits[] = {
-      [](v1::Rule* r) { r->mutable_src()->mutable_outputs(0)->set_node(1000); },
-      [](v1::Rule* r) { r->mutable_src()->mutable_outputs(0)->set_node(-7); },
-      [](v1::Rule* r) { r->mutable_src()->mutable_outputs(0)->set_index(1u << 31); },
-      [](v1::Rule* r) { r->set_num_inputs(0); },
-      [](v1::Rule* r) { r->set_num_inputs(4000000000u); },
-      [](v1::Rule* r) {  // a node that reads itself
-        v1::Node* n = r->mutable_src()->mutable_nodes(0);
+      [](v2::Rule* r) { r->mutable_src()->mutable_outputs(0)->set_node(1000); },
+      [](v2::Rule* r) { r->mutable_src()->mutable_outputs(0)->set_node(-7); },
+      [](v2::Rule* r) { r->mutable_src()->mutable_outputs(0)->set_index(1u << 31); },
+      [](v2::Rule* r) { r->set_num_inputs(0); },
+      [](v2::Rule* r) { r->set_num_inputs(4000000000u); },
+      [](v2::Rule* r) {  // a node that reads itself
+        v2::Node* n = r->mutable_src()->mutable_nodes(0);
         if (n->inputs_size() > 0) {
           n->mutable_inputs(0)->set_node(0);
           n->mutable_inputs(0)->set_index(0);
         }
       },
-      [](v1::Rule* r) { r->mutable_dst()->clear_outputs(); },
-      [](v1::Rule* r) { r->mutable_src()->mutable_nodes(0)->clear_inputs(); },
-      [](v1::Rule* r) { r->mutable_proof()->set_status(static_cast<v1::ProofStatus>(99)); },
-      [](v1::Rule* r) { r->set_id("not an id"); },
-      [](v1::Rule* r) {  // 60 relus each reading the previous twice: 2^60 as a tree
-        v1::Graph* g = r->mutable_src();
+      [](v2::Rule* r) { r->mutable_dst()->clear_outputs(); },
+      [](v2::Rule* r) { r->mutable_src()->mutable_nodes(0)->clear_inputs(); },
+      [](v2::Rule* r) { r->mutable_proof()->set_status(static_cast<v2::ProofStatus>(99)); },
+      [](v2::Rule* r) { r->set_id("not an id"); },
+      [](v2::Rule* r) {  // one input rank more than inputs
+        for (uint32_t i = 0; i <= r->num_inputs(); ++i) r->add_input_ranks(2);
+      },
+      [](v2::Rule* r) {  // ranks no tensor has
+        for (uint32_t i = 0; i < r->num_inputs(); ++i) r->add_input_ranks(4000000000u);
+      },
+      [](v2::Rule* r) {  // 60 relus each reading the previous twice: 2^60 as a tree
+        v2::Graph* g = r->mutable_src();
         g->clear_nodes();
         g->clear_outputs();
         for (int i = 0; i < 60; ++i) {
-          v1::Node* n = g->add_nodes();
+          v2::Node* n = g->add_nodes();
           n->set_op("ewadd");
           for (int k = 0; k < 2; ++k) {
-            v1::Value* v = n->add_inputs();
+            v2::Value* v = n->add_inputs();
             v->set_node(i - 1);
             v->set_index(0);
           }
@@ -145,12 +151,12 @@ TEST(LoaderAsanTest, CraftedMessagesAreErrors) {
         g->add_outputs()->set_node(59);
       },
   };
-  v1::RuleDatabase base = FixtureProto();
+  v2::RuleDatabase base = FixtureProto();
   ASSERT_GT(base.rules_size(), 5);
   int e = 0;
   for (Edit edit : edits) {
     for (int which : {0, 5, base.rules_size() - 1}) {
-      v1::RuleDatabase p = base;
+      v2::RuleDatabase p = base;
       edit(p.mutable_rules(which));
       std::string bytes = p.SerializeAsString();
       auto db = ParseRuleDatabaseBytes(bytes, "fuzz.file");
