@@ -1,6 +1,10 @@
 // Rank probing with the shape rules.
 #include "specs/rank_probe.h"
 
+#include <map>
+#include <mutex>
+#include <tuple>
+
 #include "specs/evaluate.h"
 
 namespace verisub::specs {
@@ -44,9 +48,16 @@ bool ProbeOutputRanks(OpKind op, const Params& params, const std::vector<int>& i
   return false;
 }
 
-std::vector<RankCase> ProbeRankCases(OpKind op, const Params& params, int max_rank) {
+const std::vector<RankCase>& ProbeRankCases(OpKind op, const Params& params, int max_rank) {
+  // Verification asks for the same few dozen instances thousands of times; entries of a std::map
+  // stay where they are, so the references handed out remain valid.
+  static std::mutex mu;
+  static std::map<std::tuple<OpKind, Params, int>, std::vector<RankCase>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = cache.try_emplace({op, params, max_rank});
+  if (!inserted) return it->second;
   const int n = GetOp(op).num_inputs;
-  std::vector<RankCase> out;
+  std::vector<RankCase>& out = it->second;
   RankCase c;
   c.inputs.assign(n, 0);
   while (true) {

@@ -29,7 +29,7 @@ struct RankCase {
 };
 
 // Every combination of input ranks in 0..max_rank for which ProbeOutputRanks succeeds, in
-// lexicographic order of the input ranks.
-std::vector<RankCase> ProbeRankCases(OpKind op, const Params& params, int max_rank = kProbeMaxRank);
+// lexicographic order of the input ranks. Memoized (thread-safe); the reference stays valid.
+const std::vector<RankCase>& ProbeRankCases(OpKind op, const Params& params, int max_rank = kProbeMaxRank);
 
 }  // namespace verisub::specs
