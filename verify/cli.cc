@@ -20,8 +20,10 @@ namespace {
 constexpr const char* kUsage =
     "usage: verisub-verify --verify CANDIDATES.txt [--out proved.txt] [--timeout-ms N]\n"
     "                      [--threads N] [--smt2-dir DIR] [--rlimit N] [--no-refute]\n"
+    "                      [--rules-per-context N]\n"
     "           (defaults: --rlimit 30000, 0 for none; --timeout-ms 10000; --no-refute skips\n"
-    "           the refutation by evaluation before Z3)\n"
+    "           the refutation by evaluation before Z3; --rules-per-context 32: consecutive\n"
+    "           rules decided in one Z3 context)\n"
     "       verisub-verify --validate-axioms [--max-dim N] [--max-cases N] [--threads N]\n"
     "                      [--axioms NAME,NAME...]\n"
     "       every mode also takes --extra-axioms FILE (axioms under development)\n"
@@ -33,6 +35,7 @@ struct Flags {
   int timeout_ms = 0;  // 0: the mode's default
   int rlimit = static_cast<int>(kDefaultResourceLimit);
   int threads = 0;
+  int rules_per_context = VerifyOptions().rules_per_context;
   int max_dim = 4;
   int max_cases = 0;
   std::string only_axioms;   // comma-separated names; empty: all
@@ -100,6 +103,7 @@ int Verify(const Flags& f) {
   opt.prover.resource_limit = static_cast<unsigned>(f.rlimit);
   opt.prover.refute.enabled = f.refute;
   opt.threads = f.threads;
+  opt.rules_per_context = f.rules_per_context;
   auto report = VerifyRules(*rules, opt);
   if (!report.ok()) {
     std::fprintf(stderr, "verisub-verify: %s\n", report.status().message().c_str());
@@ -226,6 +230,12 @@ int RunCli(int argc, char** argv) {
     } else if (a == "--rlimit" && has_value) {
       if (!ParseInt(argv[++i], &f.rlimit)) {
         std::fprintf(stderr, "verisub-verify: --rlimit needs an integer\n%s", kUsage);
+        return 2;
+      }
+    } else if (a == "--rules-per-context" && has_value) {
+      if (!ParseInt(argv[++i], &f.rules_per_context) || f.rules_per_context == 0) {
+        std::fprintf(stderr, "verisub-verify: --rules-per-context needs a positive integer\n%s",
+                     kUsage);
         return 2;
       }
     } else if (a == "--threads" && has_value) {

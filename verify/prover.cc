@@ -16,6 +16,7 @@
 
 #include "ruledb/pattern_ranks.h"
 #include "specs/registry.h"
+#include "verify/watchdog.h"
 
 namespace verisub::verify {
 
@@ -34,6 +35,15 @@ StatusOr<std::shared_ptr<const AxiomBase>> MakeAxiomBase(std::vector<specs::Axio
 Prover::Prover(std::shared_ptr<const AxiomBase> base, ProverOptions options)
     : base_(std::move(base)), options_(std::move(options)) {
   formulas_.resize(base_->instances.size());
+  tracks_.resize(base_->instances.size());
+}
+
+void Prover::ResetContext() {
+  for (auto& f : formulas_) f.reset();
+  for (auto& t : tracks_) t.reset();
+  encoder_.reset();
+  ctx_.reset();
+  context_spent_ = false;
 }
 
 Encoder& Prover::encoder() {
@@ -53,10 +63,33 @@ const z3::expr& Prover::Formula(int instance) {
   return *formulas_[instance];
 }
 
+const z3::expr& Prover::Track(int instance) {
+  if (!tracks_[instance]) {
+    int ax = base_->instances[instance].axiom;
+    std::string name = "axiom!" + base_->axioms[ax].name + "!" + std::to_string(instance);
+    tracks_[instance] = std::make_unique<z3::expr>(ctx().bool_const(name.c_str()));
+  }
+  return *tracks_[instance];
+}
+
 std::vector<int> Prover::Relevant(const std::vector<std::string>& functions, int excluded_axiom,
                                   bool include_guarded) const {
+  std::pair<std::vector<std::string>, bool> key(functions, include_guarded);
+  std::sort(key.first.begin(), key.first.end());
+  key.first.erase(std::unique(key.first.begin(), key.first.end()), key.first.end());
+  std::vector<int> all;
+  {
+    std::lock_guard<std::mutex> lock(base_->relevant_mu);
+    auto it = base_->relevant.find(key);
+    if (it != base_->relevant.end()) all = it->second;
+  }
+  if (all.empty()) {
+    all = RelevantInstances(base_->instances, key.first, include_guarded);
+    std::lock_guard<std::mutex> lock(base_->relevant_mu);
+    base_->relevant.emplace(std::move(key), all);
+  }
   std::vector<int> relevant;
-  for (int i : RelevantInstances(base_->instances, functions, include_guarded))
+  for (int i : all)
     if (base_->instances[i].axiom != excluded_axiom) relevant.push_back(i);
   return relevant;
 }
@@ -126,6 +159,7 @@ double Since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 RuleVerdict Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_name) {
+  if (context_spent_) ResetContext();
   // Ranks matter when a relevant axiom instance is guarded (or the rule claims ranks): then Z3
   // is told the ranks of the rule's inputs at its well-typed base shapes, one tuple at a time.
   std::vector<std::vector<int>> tuples;
@@ -177,7 +211,8 @@ ProofRecord Prover::Decide(const ruledb::Rule& rule, const std::vector<int>& ran
   ruledb::Rule claim = rule;
   if (!ranks.empty()) claim.input_ranks = ranks;
   // A rule whose sides differ at some shapes is false, whatever the axioms let Z3 derive.
-  Refutation refutation = RefuteByEvaluation(claim, options_.refute);
+  Refuter refuter(claim, options_.refute);
+  Refutation refutation = refuter.Run(options_.refute.max_cases);
   ProofRecord refuted;
   if (refutation.refuted) {
     refuted.status = ProofStatus::kNotProved;
@@ -192,10 +227,9 @@ ProofRecord Prover::Decide(const ruledb::Rule& rule, const std::vector<int>& ran
       std::string name = ruledb::InputName(i).substr(1);  // `?a` -> `a`
       inputs.push_back(ctx().constant(name.c_str(), enc.tensor_sort()));
     }
-    FunctionRanks signatures;
     Query query;
-    query.functions = RuleFunctions(rule, base_->functions, ranks.empty() ? nullptr : &signatures);
-    query.signatures = &signatures;
+    query.functions = RuleFunctions(rule, base_->functions, ranks.empty() ? nullptr : &signatures_);
+    query.signatures = &signatures_;
     std::vector<z3::expr> src = enc.EncodePattern(rule.src, inputs, nullptr);
     std::vector<z3::expr> dst = enc.EncodePattern(rule.dst, inputs, nullptr);
     if (src.size() != dst.size() || src.empty()) {
@@ -216,8 +250,9 @@ ProofRecord Prover::Decide(const ruledb::Rule& rule, const std::vector<int>& ran
       // proof holds at (every rank when it needed none and the rule claims none).
       bool ranked = used || !rule.input_ranks.empty();
       const RefuteOptions& ro = options_.refute;
-      Refutation late = ranked || ranks.empty() ? RefuteByEvaluation(ranked ? claim : rule, ro,
-                                                                     ro.max_cases, ro.proof_cases)
+      // The claim checked before (the rule itself when no ranks were asserted) goes on where it
+      // stopped; a proof that did not need the ranks asserted must hold at every rank.
+      Refutation late = ranked || ranks.empty() ? refuter.Run(ro.proof_cases)
                                                 : RefuteByEvaluation(rule, ro, 0, ro.proof_cases);
       if (!late.refuted) {
         *used_ranks = used;
@@ -266,17 +301,12 @@ ProofRecord Prover::Prove(const Query& query, bool* used_ranks) {
     // tracked assertions never uses, but that costs milliseconds to set up per query.
     z3::solver solver(ctx(), z3::solver::simple());
     z3::params p(ctx());
-    p.set("timeout", static_cast<unsigned>(std::max(1, options_.timeout_ms)));
     p.set("mbqi", options_.model_based_instantiation);
     p.set("qi.lazy_threshold", options_.lazy_threshold);
     if (options_.resource_limit > 0) p.set("rlimit", options_.resource_limit);
     solver.set(p);
     // One tracking literal per axiom instance, `axiom!<name>!<instance>`: the core names axioms.
-    for (int i : relevant) {
-      int ax = base_->instances[i].axiom;
-      std::string track = "axiom!" + base_->axioms[ax].name + "!" + std::to_string(i);
-      solver.add(Formula(i), ctx().bool_const(track.c_str()));
-    }
+    for (int i : relevant) solver.add(Formula(i), Track(i));
     // Rank facts hold for every tensor (untracked); the ranks assumed are tracked, `rank!<k>`.
     for (const z3::expr& fact : background) solver.add(fact);
     std::vector<z3::expr> assumed;
@@ -289,7 +319,15 @@ ProofRecord Prover::Prove(const Query& query, bool* used_ranks) {
     for (const auto& [l, r] : query.goals) differ.push_back(l != r);
     z3::expr negated_goal = z3::mk_or(differ);
     solver.add(negated_goal);
-    z3::check_result result = solver.check();
+    // The wall-clock budget (the resource limit normally decides first); see watchdog.h.
+    bool interrupted = false;
+    z3::check_result result;
+    {
+      ScopedDeadline deadline(ctx(), std::chrono::milliseconds(std::max(1, options_.timeout_ms)));
+      result = solver.check();
+      interrupted = deadline.fired();
+    }
+    if (interrupted) context_spent_ = true;
     if (result == z3::unsat) {
       record.status = ProofStatus::kProved;
       std::set<std::string> used;
@@ -324,12 +362,12 @@ ProofRecord Prover::Prove(const Query& query, bool* used_ranks) {
       bool out_of_resources =
           options_.resource_limit > 0 && !saturated &&
           (why.find("resource") != std::string::npos || elapsed * 1e3 < 0.9 * options_.timeout_ms);
-      bool timed_out = out_of_resources || why.find("timeout") != std::string::npos ||
+      bool timed_out = interrupted || out_of_resources || why.find("timeout") != std::string::npos ||
                        why.find("canceled") != std::string::npos;
       record.status = timed_out ? ProofStatus::kTimeout : ProofStatus::kUnknown;
       if (out_of_resources)
         record.reason = "resource limit " + std::to_string(options_.resource_limit) + " exceeded";
-      else if (timed_out)
+      else if (timed_out)  // interrupted at the deadline
         record.reason = "timeout after " + std::to_string(options_.timeout_ms) + " ms";
       else if (saturated)
         record.reason = "no proof: axiom instantiation saturated (z3: " + why + ")";
@@ -409,29 +447,35 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
   std::mutex progress_mu;
   auto last_progress = start;
   const int n = static_cast<int>(rules.size());
+  // Z3's search (and so its resource count) depends on the terms a context has seen, so a
+  // context shared by whatever rules a thread happened to take would make outcomes near the limit
+  // vary between runs. Batches are fixed ranges of rule indices, each decided in order in a
+  // context of its own: the same outcomes at any thread count, and a context costs ~1 ms to make
+  // and free, as much as a typical proof.
+  const int per_context = std::max(1, options.rules_per_context);
+  const int batches = (n + per_context - 1) / per_context;
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<int>(0, n, 1), [&](const tbb::blocked_range<int>& r) {
-      for (int i = r.begin(); i < r.end(); ++i) {
-        char name[32];
-        std::snprintf(name, sizeof(name), "rule-%05d", i);
-        // A fresh context per rule: Z3's search (and so its resource count) depends on the terms
-        // a context has seen, so a shared one would make outcomes near the limit depend on which
-        // rules a thread happened to decide before.
+    tbb::parallel_for(tbb::blocked_range<int>(0, batches, 1), [&](const tbb::blocked_range<int>& r) {
+      for (int b = r.begin(); b < r.end(); ++b) {
         Prover prover(*base, options.prover);
-        RuleVerdict verdict = prover.ProveRule(rules[i], name);
-        rules[i].proof = std::move(verdict.proof);
-        if (rules[i].proof.status == ProofStatus::kProved)
-          rules[i].input_ranks = std::move(verdict.input_ranks);
-        if (rules[i].proof.status == ProofStatus::kProved) ++proved;
-        int d = ++done;
-        if (!options.progress) continue;
-        auto now = std::chrono::steady_clock::now();
-        std::lock_guard<std::mutex> lock(progress_mu);
-        if (d == n || now - last_progress > std::chrono::seconds(2)) {
-          last_progress = now;
-          double el = std::chrono::duration<double>(now - start).count();
-          std::fprintf(stderr, "verify: %d/%d decided, %d proved, %.1f rules/s\n", d, n,
-                       proved.load(), el > 0 ? d / el : 0.0);
+        for (int i = b * per_context; i < std::min(n, (b + 1) * per_context); ++i) {
+          char name[32];
+          std::snprintf(name, sizeof(name), "rule-%05d", i);
+          RuleVerdict verdict = prover.ProveRule(rules[i], name);
+          rules[i].proof = std::move(verdict.proof);
+          if (rules[i].proof.status == ProofStatus::kProved)
+            rules[i].input_ranks = std::move(verdict.input_ranks);
+          if (rules[i].proof.status == ProofStatus::kProved) ++proved;
+          int d = ++done;
+          if (!options.progress) continue;
+          auto now = std::chrono::steady_clock::now();
+          std::lock_guard<std::mutex> lock(progress_mu);
+          if (d == n || now - last_progress > std::chrono::seconds(2)) {
+            last_progress = now;
+            double el = std::chrono::duration<double>(now - start).count();
+            std::fprintf(stderr, "verify: %d/%d decided, %d proved, %.1f rules/s\n", d, n,
+                         proved.load(), el > 0 ? d / el : 0.0);
+          }
         }
       }
     });

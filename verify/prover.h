@@ -4,7 +4,9 @@
 
 #include <z3++.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +57,9 @@ struct AxiomBase {
   std::vector<specs::Axiom> axioms;
   std::vector<AxiomInstance> instances;
   FunctionRanks functions;
+  // RelevantInstances by (sorted distinct functions, include_guarded), filled as provers ask.
+  mutable std::mutex relevant_mu;
+  mutable std::map<std::pair<std::vector<std::string>, bool>, std::vector<int>> relevant;
 };
 
 // One question to Z3: the axioms (all but `excluded_axiom`, if >= 0) entail every equality in
@@ -106,6 +111,8 @@ class Prover {
 
  private:
   const z3::expr& Formula(int instance);
+  void ResetContext();  // drops the context and everything built in it
+  const z3::expr& Track(int instance);
   // The relevant axiom instances of a query (all but those of `excluded_axiom`; guarded ones
   // only with `include_guarded`).
   std::vector<int> Relevant(const std::vector<std::string>& functions, int excluded_axiom,
@@ -125,6 +132,13 @@ class Prover {
   std::unique_ptr<z3::context> ctx_;
   std::unique_ptr<Encoder> encoder_;
   std::vector<std::unique_ptr<z3::expr>> formulas_;  // per instance, built on first use
+  // Per instance, its tracking literal `axiom!<name>!<instance>` (the unsat core names axioms).
+  std::vector<std::unique_ptr<z3::expr>> tracks_;
+  // A check was interrupted at its deadline: the next rule gets a new context.
+  bool context_spent_ = false;
+  // Rank cases of functions no axiom applies, probed on first use (pure functions of the
+  // signature, so the rules a prover decides can share them).
+  FunctionRanks signatures_;
 };
 
 struct VerifyOptions {
@@ -132,6 +146,9 @@ struct VerifyOptions {
   int threads = 0;       // 0: every core
   bool progress = true;  // progress lines and a summary on stderr
   int num_slowest = 10;  // how many of the slowest queries the report lists
+  // Rules per Z3 context: consecutive rules (by index, whatever the thread count) share one, so
+  // outcomes stay deterministic while context set-up and axiom encoding are paid once a batch.
+  int rules_per_context = 32;
   // The axioms to prove from; empty means specs::AllAxioms().
   std::vector<specs::Axiom> axioms;
 };

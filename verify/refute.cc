@@ -72,12 +72,14 @@ class TypeChecker {
   }
 
   bool Check(const Assignment& shapes, int k) const {
-    std::vector<TensorType> inputs;
-    inputs.reserve(k);
-    for (int i = 0; i < k; ++i) inputs.emplace_back(shapes[i]);
+    // Scratch reused between calls (a rule's shape search makes thousands).
+    std::vector<TensorType>& inputs = inputs_;
+    inputs.resize(k);
+    for (int i = 0; i < k; ++i) inputs[i] = TensorType(shapes[i]);
     for (int s = 0; s < 2; ++s) {
       const PatternGraph& g = *sides_[s];
-      std::vector<std::array<TensorType, specs::kMaxOpOutputs>> types(g.nodes.size());
+      std::vector<std::array<TensorType, specs::kMaxOpOutputs>>& types = types_;
+      types.resize(g.nodes.size());
       for (size_t i = 0; i < g.nodes.size(); ++i) {
         if (depends_[s][i] >= k) continue;
         const ruledb::PatternNode& n = g.nodes[i];
@@ -95,6 +97,8 @@ class TypeChecker {
  private:
   const PatternGraph* sides_[2];
   std::vector<int> depends_[2];  // per node: the highest input index it depends on
+  mutable std::vector<TensorType> inputs_;
+  mutable std::vector<std::array<TensorType, specs::kMaxOpOutputs>> types_;
 };
 
 // Depth-first over the inputs, each taking every base shape (of its rank, when the rule has
@@ -287,57 +291,101 @@ std::vector<std::vector<int>> WellTypedRankTuples(const ruledb::Rule& rule,
   return out;
 }
 
-Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options,
-                              int first_case, int end_case) {
-  Refutation result;
-  if (end_case < 0) end_case = options.max_cases;
-  if (!options.enabled || rule.num_inputs <= 0 || first_case >= end_case) return result;
-  TypeChecker tc(rule);
-  std::vector<Assignment> bases = Bases(rule, options, tc);
-  if (bases.empty()) return result;
+struct Refuter::State {
+  State(const ruledb::Rule& r, const RefuteOptions& o)
+      : rule(r), options(o), tc(rule), rng{Mix(o.seed, HashText(rule.ToText()))} {
+    rule_seed = rng.state;
+    if (options.enabled && rule.num_inputs > 0) bases = Bases(rule, options, tc);
+  }
 
-  const uint64_t rule_seed = Mix(options.seed, HashText(rule.ToText()));
-  SplitMix rng{rule_seed};
-  std::set<std::vector<int64_t>> seen;
-  auto key = [](const Assignment& a) {
+  // Appends the next case of the sequence to `cases`; false when the sequence has ended.
+  // Generic points first (most false candidates are identities of a coincidence), then the
+  // bases themselves, then random variants, half of them with dimensions of at most 3 (a batched
+  // matmul breaks some rules only when one batch dimension is 1 and another 2).
+  bool Generate() {
+    while (true) {
+      Assignment a;
+      if (phase == 0 || phase == 1) {
+        if (position >= bases.size()) {
+          ++phase;
+          position = 0;
+          continue;
+        }
+        a = phase == 0 ? Untie(tc, bases[position], options.max_dim, &untie_budget)
+                       : bases[position];
+        ++position;
+      } else {
+        if (position >= static_cast<size_t>(options.max_variants)) return false;
+        const int t = static_cast<int>(position++);
+        int max_dim = (t / 4) % 2 == 0 ? options.max_dim : std::min(3, options.max_dim);
+        a = Perturb(bases[t % bases.size()], t % 2 == 1, max_dim, &rng);
+        if (seen.count(Key(a)) || !tc.Check(a, rule.num_inputs)) continue;
+      }
+      if (!seen.insert(Key(a)).second) continue;
+      bool small = true;
+      for (const Shape& s : a) small = small && s.NumElements() <= options.max_elements;
+      if (!small) continue;
+      cases.push_back({std::move(a), Mix(rule_seed, seen.size())});
+      return true;
+    }
+  }
+
+  static std::vector<int64_t> Key(const Assignment& a) {
     std::vector<int64_t> k;
     for (const Shape& s : a) {
       k.push_back(s.rank);
       for (int d = 0; d < s.rank; ++d) k.push_back(s[d]);
     }
     return k;
-  };
-  int index = 0;  // of the next case in the sequence
-  auto try_case = [&](const Assignment& a) {
-    if (!seen.insert(key(a)).second) return false;
-    for (const Shape& s : a)
-      if (s.NumElements() > options.max_elements) return false;
-    if (index++ < first_case) return false;  // evaluated by an earlier call
-    std::string detail;
-    CaseOutcome out =
-        EvaluateCase(rule, a, Mix(rule_seed, seen.size()), options.tolerance, &detail);
-    ++result.cases;
-    if (out != CaseOutcome::kDiffer) return false;
-    result.refuted = true;
-    result.reason =
-        std::string(kRefutationReasonPrefix) + ": inputs " + AssignmentString(a) + ": " + detail;
-    return true;
-  };
-  // Generic points first (most false candidates are identities of a coincidence), then the
-  // bases themselves, then random variants, half of them with dimensions of at most 3 (a
-  // batched matmul breaks some rules only when one batch dimension is 1 and another 2).
-  int untie_budget = 2048;
-  for (const Assignment& b : bases)
-    if (index < end_case && try_case(Untie(tc, b, options.max_dim, &untie_budget))) return result;
-  for (const Assignment& b : bases)
-    if (index < end_case && try_case(b)) return result;
-  for (int t = 0; t < options.max_variants && index < end_case; ++t) {
-    int max_dim = (t / 4) % 2 == 0 ? options.max_dim : std::min(3, options.max_dim);
-    Assignment a = Perturb(bases[t % bases.size()], t % 2 == 1, max_dim, &rng);
-    if (seen.count(key(a)) || !tc.Check(a, rule.num_inputs)) continue;
-    if (try_case(a)) return result;
   }
-  return result;
+
+  const ruledb::Rule rule;
+  const RefuteOptions options;
+  TypeChecker tc;
+  SplitMix rng;
+  uint64_t rule_seed = 0;
+  std::vector<Assignment> bases;
+  std::set<std::vector<int64_t>> seen;
+  int untie_budget = 2048;
+  int phase = 0;
+  size_t position = 0;  // in the current phase
+  std::vector<std::pair<Assignment, uint64_t>> cases;  // the sequence so far, with input seeds
+  size_t next = 0;                                      // first case not evaluated
+  Refutation result;
+};
+
+Refuter::Refuter(const ruledb::Rule& rule, const RefuteOptions& options)
+    : state_(std::make_unique<State>(rule, options)) {}
+
+Refuter::~Refuter() = default;
+
+int Refuter::next_case() const { return static_cast<int>(state_->next); }
+
+const Refutation& Refuter::Run(int end_case, bool evaluate) {
+  State& st = *state_;
+  if (st.bases.empty()) return st.result;
+  while (!st.result.refuted && static_cast<int>(st.next) < end_case) {
+    if (st.next == st.cases.size() && !st.Generate()) break;
+    const auto& [a, seed] = st.cases[st.next++];
+    if (!evaluate) continue;
+    std::string detail;
+    CaseOutcome out = EvaluateCase(st.rule, a, seed, st.options.tolerance, &detail);
+    ++st.result.cases;
+    if (out != CaseOutcome::kDiffer) continue;
+    st.result.refuted = true;
+    st.result.reason =
+        std::string(kRefutationReasonPrefix) + ": inputs " + AssignmentString(a) + ": " + detail;
+  }
+  return st.result;
+}
+
+Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options,
+                              int first_case, int end_case) {
+  if (end_case < 0) end_case = options.max_cases;
+  if (!options.enabled || rule.num_inputs <= 0 || first_case >= end_case) return {};
+  Refuter refuter(rule, options);
+  refuter.Run(first_case, /*evaluate=*/false);
+  return refuter.Run(end_case);
 }
 
 }  // namespace verisub::verify

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,26 @@ struct Refutation {
 // stopped.
 Refutation RefuteByEvaluation(const ruledb::Rule& rule, const RefuteOptions& options,
                               int first_case = 0, int end_case = -1);
+
+// The same sequence of cases, kept between calls: the prover evaluates the first cases before
+// asking Z3 and goes on to more when Z3 proves the rule, without finding the shapes again.
+class Refuter {
+ public:
+  Refuter(const ruledb::Rule& rule, const RefuteOptions& options);  // copies both
+  ~Refuter();
+  Refuter(const Refuter&) = delete;
+  Refuter& operator=(const Refuter&) = delete;
+
+  // Goes on with the sequence up to case `end_case` (exclusive), evaluating each case unless
+  // `evaluate` is false; stops at the first counterexample. The result counts every case
+  // evaluated so far. Nothing is evaluated when refutation is disabled.
+  const Refutation& Run(int end_case, bool evaluate = true);
+  int next_case() const;  // the first case not yet passed
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The distinct input-rank tuples of the well-typed base assignments RefuteByEvaluation starts
 // from, in its order (the first is that of the first well-typed base), at most `max_tuples`.
