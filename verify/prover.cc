@@ -204,6 +204,56 @@ RuleVerdict Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_
   return verdict;
 }
 
+bool Prover::RuleQuery(const ruledb::Rule& rule, const std::vector<int>& ranks,
+                       const std::string& dump_name, Query* query, std::string* error) {
+  Encoder& enc = encoder();
+  std::vector<z3::expr> inputs;
+  for (int i = 0; i < rule.num_inputs; ++i) {
+    std::string name = ruledb::InputName(i).substr(1);  // `?a` -> `a`
+    inputs.push_back(ctx().constant(name.c_str(), enc.tensor_sort()));
+  }
+  query->functions = RuleFunctions(rule, base_->functions, ranks.empty() ? nullptr : &signatures_);
+  query->signatures = &signatures_;
+  std::vector<z3::expr> src = enc.EncodePattern(rule.src, inputs, nullptr);
+  std::vector<z3::expr> dst = enc.EncodePattern(rule.dst, inputs, nullptr);
+  if (src.size() != dst.size() || src.empty()) {
+    *error = "source and target have different numbers of outputs";
+    return false;
+  }
+  for (size_t i = 0; i < src.size(); ++i) query->goals.emplace_back(src[i], dst[i]);
+  for (size_t i = 0; i < ranks.size(); ++i) query->ranks.push_back({inputs[i], {ranks[i]}});
+  query->dump_name = dump_name;
+  query->comment = "rule: " + rule.ToText() + RanksComment(ranks);
+  return true;
+}
+
+void Prover::DumpRule(const ruledb::Rule& rule, const std::vector<int>& ranks,
+                      const std::string& dump_name, const std::string& note,
+                      const ProofRecord& record) {
+  if (options_.smt2_dir.empty()) return;
+  // In a context of its own: encoding a query adds terms to a context, and what a context has
+  // seen steers Z3's later searches in it, so dumping must not touch the batch's context.
+  if (!dump_prover_) dump_prover_ = std::make_unique<Prover>(base_, options_);
+  Prover& p = *dump_prover_;
+  try {
+    Query query;
+    std::string error;
+    if (!p.RuleQuery(rule, ranks, dump_name, &query, &error)) return;
+    query.comment += note;
+    std::vector<int> relevant = p.Relevant(query.functions, -1, !query.ranks.empty());
+    std::vector<z3::expr> background;
+    if (!query.ranks.empty()) background = p.RankFacts(query, relevant);
+    for (const auto& [term, allowed] : query.ranks)
+      background.push_back(p.encoder().ranks().RankIn(term, allowed));
+    z3::expr_vector differ(p.ctx());
+    for (const auto& [l, r] : query.goals) differ.push_back(l != r);
+    p.Dump(relevant, background, z3::mk_or(differ), dump_name, query.comment, record);
+  } catch (const z3::exception& e) {
+    std::fprintf(stderr, "verify: cannot write the query of %s: z3: %s\n", dump_name.c_str(),
+                 e.msg());
+  }
+}
+
 ProofRecord Prover::Decide(const ruledb::Rule& rule, const std::vector<int>& ranks,
                            const std::string& dump_name, bool* used_ranks) {
   auto start = std::chrono::steady_clock::now();
@@ -214,66 +264,44 @@ ProofRecord Prover::Decide(const ruledb::Rule& rule, const std::vector<int>& ran
   Refuter refuter(claim, options_.refute);
   Refutation refutation = refuter.Run(options_.refute.max_cases);
   ProofRecord refuted;
+  refuted.status = ProofStatus::kNotProved;
   if (refutation.refuted) {
-    refuted.status = ProofStatus::kNotProved;
     refuted.reason = refutation.reason;
     refuted.seconds = Since(start);
-    if (options_.smt2_dir.empty()) return refuted;
+    // Dumped anyway, so that everything not proved can be replayed.
+    DumpRule(rule, ranks, dump_name, "\n; refuted by evaluation (not sent to z3)", refuted);
+    return refuted;
   }
   try {
-    Encoder& enc = encoder();
-    std::vector<z3::expr> inputs;
-    for (int i = 0; i < rule.num_inputs; ++i) {
-      std::string name = ruledb::InputName(i).substr(1);  // `?a` -> `a`
-      inputs.push_back(ctx().constant(name.c_str(), enc.tensor_sort()));
-    }
     Query query;
-    query.functions = RuleFunctions(rule, base_->functions, ranks.empty() ? nullptr : &signatures_);
-    query.signatures = &signatures_;
-    std::vector<z3::expr> src = enc.EncodePattern(rule.src, inputs, nullptr);
-    std::vector<z3::expr> dst = enc.EncodePattern(rule.dst, inputs, nullptr);
-    if (src.size() != dst.size() || src.empty()) {
+    std::string error;
+    if (!RuleQuery(rule, ranks, "", &query, &error)) {  // no dump from Prove: DumpRule's below
       ProofRecord r;
       r.status = ProofStatus::kError;
-      r.reason = "source and target have different numbers of outputs";
+      r.reason = error;
       return r;
     }
-    for (size_t i = 0; i < src.size(); ++i) query.goals.emplace_back(src[i], dst[i]);
-    for (size_t i = 0; i < ranks.size(); ++i) query.ranks.push_back({inputs[i], {ranks[i]}});
-    query.dump_name = dump_name;
-    query.comment = "rule: " + rule.ToText() + RanksComment(ranks);
-    if (!refutation.refuted) {
-      bool used = false;
-      ProofRecord proof = Prove(query, &used);
-      if (proof.status != ProofStatus::kProved) return proof;
-      // A proof is what gets shipped: look harder for a counterexample first, at the ranks the
-      // proof holds at (every rank when it needed none and the rule claims none).
-      bool ranked = used || !rule.input_ranks.empty();
-      const RefuteOptions& ro = options_.refute;
-      // The claim checked before (the rule itself when no ranks were asserted) goes on where it
-      // stopped; a proof that did not need the ranks asserted must hold at every rank.
-      Refutation late = ranked || ranks.empty() ? refuter.Run(ro.proof_cases)
-                                                : RefuteByEvaluation(rule, ro, 0, ro.proof_cases);
-      if (!late.refuted) {
-        *used_ranks = used;
-        return proof;
-      }
-      refuted.status = ProofStatus::kNotProved;
-      refuted.reason = late.reason + " (z3 proved it: the encoding abstracts shapes away)";
-      refuted.seconds = Since(start);
-      if (options_.smt2_dir.empty()) return refuted;
+    bool used = false;
+    ProofRecord proof = Prove(query, &used);
+    if (proof.status != ProofStatus::kProved) {
+      DumpRule(rule, ranks, dump_name, "", proof);
+      return proof;
     }
-    // Dump the query anyway, so that everything not proved can be replayed.
-    query.comment += std::string("\n; refuted by evaluation") +
-                     (refutation.refuted ? " (not sent to z3)" : " (z3: unsat)");
-    std::vector<int> relevant = Relevant(query.functions, -1, !query.ranks.empty());
-    std::vector<z3::expr> background;
-    if (!query.ranks.empty()) background = RankFacts(query, relevant);
-    for (const auto& [term, allowed] : query.ranks)
-      background.push_back(enc.ranks().RankIn(term, allowed));
-    z3::expr_vector differ(ctx());
-    for (const auto& [l, r] : query.goals) differ.push_back(l != r);
-    Dump(relevant, background, z3::mk_or(differ), dump_name, query.comment, refuted);
+    // A proof is what gets shipped: look harder for a counterexample first, at the ranks the
+    // proof holds at (every rank when it needed none and the rule claims none).
+    bool ranked = used || !rule.input_ranks.empty();
+    const RefuteOptions& ro = options_.refute;
+    // The claim checked before (the rule itself when no ranks were asserted) goes on where it
+    // stopped; a proof that did not need the ranks asserted must hold at every rank.
+    Refutation late = ranked || ranks.empty() ? refuter.Run(ro.proof_cases)
+                                              : RefuteByEvaluation(rule, ro, 0, ro.proof_cases);
+    if (!late.refuted) {
+      *used_ranks = used;
+      return proof;
+    }
+    refuted.reason = late.reason + " (z3 proved it: the encoding abstracts shapes away)";
+    refuted.seconds = Since(start);
+    DumpRule(rule, ranks, dump_name, "\n; refuted by evaluation (z3: unsat)", refuted);
     return refuted;
   } catch (const z3::exception& e) {
     ProofRecord r;
@@ -375,7 +403,8 @@ ProofRecord Prover::Prove(const Query& query, bool* used_ranks) {
         record.reason = "solver answered unknown: " + why;
     }
     record.seconds = Since(start);
-    if (record.status != ProofStatus::kProved && !options_.smt2_dir.empty()) {
+    if (record.status != ProofStatus::kProved && !options_.smt2_dir.empty() &&
+        !query.dump_name.empty()) {
       background.insert(background.end(), assumed.begin(), assumed.end());
       Dump(relevant, background, negated_goal, query.dump_name, query.comment, record);
     }

@@ -75,7 +75,7 @@ struct Query {
   // it applies, so that rank-guarded axiom instances can fire; without, guarded instances are
   // left out (nothing could discharge their guards).
   std::vector<std::pair<z3::expr, std::vector<int>>> ranks;
-  std::string dump_name, comment;
+  std::string dump_name, comment;  // dump_name empty: no .smt2 dump of this query
 };
 
 // A rule's outcome: its proof record and the input ranks the proof holds at (empty: every
@@ -123,6 +123,15 @@ class Prover {
   // none asserted, every rank evaluated). `used_ranks` says whether a proof needs the ranks.
   ruledb::ProofRecord Decide(const ruledb::Rule& rule, const std::vector<int>& ranks,
                              const std::string& dump_name, bool* used_ranks);
+  // The query of a rule at input ranks `ranks` (empty: none asserted), encoded in this context;
+  // false with `error` when the rule cannot be encoded.
+  bool RuleQuery(const ruledb::Rule& rule, const std::vector<int>& ranks,
+                 const std::string& dump_name, Query* query, std::string* error);
+  // Writes the .smt2 file of an attempt that is not a proof (with options.smt2_dir), encoded
+  // in a second context so that dumping leaves this one as it was; `note` ends the header.
+  void DumpRule(const ruledb::Rule& rule, const std::vector<int>& ranks,
+                const std::string& dump_name, const std::string& note,
+                const ruledb::ProofRecord& record);
   void Dump(const std::vector<int>& instances, const std::vector<z3::expr>& background,
             const z3::expr& negated_goal, const std::string& dump_name, const std::string& comment,
             const ruledb::ProofRecord& record);
@@ -134,6 +143,7 @@ class Prover {
   std::vector<std::unique_ptr<z3::expr>> formulas_;  // per instance, built on first use
   // Per instance, its tracking literal `axiom!<name>!<instance>` (the unsat core names axioms).
   std::vector<std::unique_ptr<z3::expr>> tracks_;
+  std::unique_ptr<Prover> dump_prover_;  // DumpRule's context, created on first use
   // A check was interrupted at its deadline: the next rule gets a new context.
   bool context_spent_ = false;
   // Rank cases of functions no axiom applies, probed on first use (pure functions of the

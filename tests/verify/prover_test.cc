@@ -228,6 +228,33 @@ TEST(ProverTest, AnOutcomeDependsOnItsBatchOnly) {
   }
 }
 
+TEST(ProverTest, DumpsDoNotChangeOutcomes) {
+  // Dumps are encoded in a context of their own: the batch's context, and so every later
+  // outcome in it, is the same with and without --smt2-dir. (Encoded in the batch's context,
+  // the dumps of this batch's first rules changed two later outcomes.)
+  std::vector<ruledb::Rule> a = Load("tests/verify/candidates_batch.txt");
+  std::vector<ruledb::Rule> b = a;
+  VerifyOptions plain = Quiet(1), dumping = Quiet(1);
+  for (VerifyOptions* o : {&plain, &dumping}) o->rules_per_context = 32;
+  std::string dir = TempDir("dumps");
+  dumping.prover.smt2_dir = dir;
+  auto ra = VerifyRules(a, plain);
+  auto rb = VerifyRules(b, dumping);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].ToText(), b[i].ToText());
+    EXPECT_EQ(a[i].proof.status, b[i].proof.status) << a[i].ToText();
+    EXPECT_EQ(a[i].proof.reason, b[i].proof.reason) << a[i].ToText();
+    EXPECT_EQ(a[i].proof.axioms_used, b[i].proof.axioms_used) << a[i].ToText();
+  }
+  // Every rule that is not proved has its dump.
+  int dumps = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    dumps += e.path().filename().string().find("-ranks") == std::string::npos;
+  EXPECT_EQ(dumps, rb->total - rb->proved);
+  EXPECT_GT(rb->total - rb->proved, 5);
+}
+
 TEST(ProverTest, RanksAreRecordedWhenTheProofNeedsThem) {
   const std::string mm = "matmul[activation=none]";
   std::vector<ruledb::Rule> rules = {
