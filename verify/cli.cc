@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "ruledb/database.h"
 #include "verify/candidates.h"
 #include "verify/prover.h"
 #include "verify/redundancy.h"
@@ -86,6 +88,16 @@ StatusOr<std::vector<specs::Axiom>> SelectAxioms(const Flags& f) {
 }
 
 int Verify(const Flags& f) {
+  // Say so before the proofs, not after: the output goes next to an existing directory.
+  if (!f.out.empty()) {
+    std::filesystem::path dir = std::filesystem::path(f.out).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+      std::fprintf(stderr, "verisub-verify: cannot write '%s': no directory '%s'\n",
+                   f.out.c_str(), dir.string().c_str());
+      return 2;
+    }
+  }
   auto rules = ReadCandidates(f.verify);
   if (!rules.ok()) {
     std::fprintf(stderr, "verisub-verify: %s\n", rules.status().message().c_str());
@@ -121,13 +133,14 @@ int Verify(const Flags& f) {
                 ruledb::ProofStatusName(q.status), (*rules)[q.rule].ToText().c_str());
   std::printf("%s\n", report->Summary().c_str());
   if (!f.out.empty()) {
-    std::ofstream out(f.out);
-    if (!out) {
-      std::fprintf(stderr, "verisub-verify: cannot write '%s'\n", f.out.c_str());
+    std::string text;
+    for (const ruledb::Rule& r : *rules)
+      if (r.proof.status == ruledb::ProofStatus::kProved) text += r.ToText() + "\n";
+    Status written = ruledb::WriteFileAtomically(f.out, text);  // never half-written
+    if (!written.ok()) {
+      std::fprintf(stderr, "verisub-verify: %s\n", written.message().c_str());
       return 2;
     }
-    for (const ruledb::Rule& r : *rules)
-      if (r.proof.status == ruledb::ProofStatus::kProved) out << r.ToText() << "\n";
   }
   return 0;
 }

@@ -43,6 +43,29 @@ TEST(CliTest, VerifyWritesOnlyProvedRules) {
   EXPECT_TRUE(std::filesystem::exists(dir / "smt2" / "rule-00001.smt2"));
 }
 
+TEST(CliTest, AnOutputThatCannotBeWrittenIsReportedBeforeTheProofs) {
+  auto dir = std::filesystem::temp_directory_path() / "verisub_cli_out_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string in = (dir / "candidates.txt").string();
+  {
+    std::ofstream f(in);
+    f << "(ewadd ?a ?b) => (ewadd ?b ?a)\n";
+  }
+  std::string out = (dir / "missing" / "proved.txt").string();
+  EXPECT_EQ(RunVerifyCli({"--verify", in, "--out", out, "--threads", "1"}), 2);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // A directory where the file should be: the atomic write fails, nothing is left behind.
+  std::filesystem::create_directories(dir / "taken.txt");
+  EXPECT_EQ(RunVerifyCli({"--verify", in, "--out", (dir / "taken.txt").string(), "--threads",
+                          "1"}),
+            2);
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "taken.txt"));
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);  // the candidates only: no temporary file left
+}
+
 TEST(CliTest, BadUsageIsExitCodeTwo) {
   EXPECT_EQ(RunVerifyCli({}), 2);
   EXPECT_EQ(RunVerifyCli({"--frobnicate"}), 2);
