@@ -98,6 +98,15 @@ int Verify(const Flags& f) {
       return 2;
     }
   }
+  if (!f.smt2_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.smt2_dir, ec);
+    if (!std::filesystem::is_directory(f.smt2_dir, ec)) {
+      std::fprintf(stderr, "verisub-verify: cannot create the dump directory '%s'\n",
+                   f.smt2_dir.c_str());
+      return 2;
+    }
+  }
   auto rules = ReadCandidates(f.verify);
   if (!rules.ok()) {
     std::fprintf(stderr, "verisub-verify: %s\n", rules.status().message().c_str());

@@ -9,11 +9,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 
+#include "ruledb/database.h"
 #include "ruledb/pattern_ranks.h"
 #include "specs/registry.h"
 #include "verify/watchdog.h"
@@ -427,11 +428,7 @@ void Prover::Dump(const std::vector<int>& instances, const std::vector<z3::expr>
   std::filesystem::path path = std::filesystem::path(options_.smt2_dir) / (dump_name + ".smt2");
   std::error_code ec;
   std::filesystem::create_directories(options_.smt2_dir, ec);
-  std::ofstream out(path);
-  if (!out) {
-    std::fprintf(stderr, "verify: cannot write %s\n", path.string().c_str());
-    return;
-  }
+  std::ostringstream out;
   out << "; verisub verify query (" << ruledb::ProofStatusName(record.status) << ": "
       << record.reason << ")\n; " << comment << "\n; axioms:";
   std::set<std::string> names;
@@ -445,6 +442,8 @@ void Prover::Dump(const std::vector<int>& instances, const std::vector<z3::expr>
       << ")\n";
   out << "(set-option :smt.qi.lazy_threshold " << options_.lazy_threshold << ")\n";
   out << plain.to_smt2();
+  Status written = ruledb::WriteFileAtomically(path.string(), out.str());
+  if (!written.ok()) std::fprintf(stderr, "verify: %s\n", written.message().c_str());
 }
 
 std::string VerifyReport::Summary() const {
