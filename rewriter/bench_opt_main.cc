@@ -28,7 +28,7 @@ constexpr const char* kUsage =
 
 int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
-  std::string dir = "build/models", rules_path = rewriter::kDefaultRulesPath, one;
+  std::string dir = "build/models", rules_path = rewriter::FindDefaultRules(), one;
   bool allow_unproved = false;
   int check_factor = 10;
   OptimizeOptions options;

@@ -1,6 +1,7 @@
 // Where rules come from: the rules database (protobuf or text form) or a plain list of rules.
 #include "rewriter/rule_source.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -12,6 +13,23 @@ namespace verisub::rewriter {
 StatusOr<std::vector<ruledb::Rule>> ParseRulesText(std::string_view text,
                                                    const std::string& source) {
   return ruledb::ParseRuleList(text, source);
+}
+
+std::string FindDefaultRules() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> candidates = {kDefaultRulesPath};
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / "../.." / kDefaultRulesPath);
+    candidates.push_back(exe.parent_path() / "../share/verisub/rules/taso.pb");
+  }
+#ifdef VERISUB_SOURCE_DIR
+  candidates.push_back(fs::path(VERISUB_SOURCE_DIR) / kDefaultRulesPath);
+#endif
+  for (const fs::path& p : candidates)
+    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+  return kDefaultRulesPath;
 }
 
 StatusOr<std::vector<ruledb::Rule>> LoadRules(const std::string& path) {

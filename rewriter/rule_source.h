@@ -12,8 +12,15 @@
 
 namespace verisub::rewriter {
 
-// Default rules file for verisub-opt, relative to the working directory.
+// Default rules file for verisub-opt, relative to the repository (or working directory).
 inline constexpr const char* kDefaultRulesPath = "data/rules/taso.pb";
+
+// Where the shipped database is when no --rules is given: kDefaultRulesPath in the working
+// directory, else beside the running executable's tree (`<exe>/../../data/rules/taso.pb` in a
+// build directory inside the checkout, `<exe>/../share/verisub/rules/taso.pb` installed), else
+// in the source tree this was built from. kDefaultRulesPath when none exists (LoadRules then
+// reports it missing).
+std::string FindDefaultRules();
 
 // Parses rules text: one rule per line, blank lines and lines starting with '#' ignored. Every
 // rule gets ProofStatus::kUnchecked (text carries no proof record). Errors name `source` and

@@ -20,7 +20,8 @@ constexpr const char* kUsage =
     "                   [--alpha A] [--budget N] [--time-limit SECONDS] [--max-queue N]\n"
     "                   [--device v100|cpu-2core|h100] [--report REPORT.json]\n"
     "                   [--verify-outputs] [--seed N]\n"
-    "  --rules           rules database or plain rule list (default data/rules/taso.pb)\n"
+    "  --rules           rules database or plain rule list (default: the shipped\n"
+    "                    data/rules/taso.pb, in the working directory or this checkout)\n"
     "  --allow-unproved  use rules without a proof record (hand-written text rules)\n";
 
 bool ParseDouble(const char* s, double* out) {
@@ -69,7 +70,7 @@ int Fail(const verisub::Status& st) {
 
 int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
-  std::string model, output, report_path, rules_path = rewriter::kDefaultRulesPath;
+  std::string model, output, report_path, rules_path = rewriter::FindDefaultRules();
   bool verify = false, allow_unproved = false;
   OptimizeOptions options;
   rewriter::VerifyOptions verify_options;
@@ -136,9 +137,10 @@ int main(int argc, char** argv) {
   auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
   if (!rule_set.ok()) return Fail(rule_set.status());
   const rewriter::RuleSetStats& stats = (*rule_set)->stats();
-  std::printf("rules: %d loaded, %d used (%d unproved, %d duplicate, %d unmatchable skipped)\n",
-              stats.loaded, stats.compiled, stats.skipped_unproved, stats.skipped_duplicate,
-              stats.skipped_unmatchable);
+  std::printf(
+      "rules: %d loaded from %s, %d used (%d unproved, %d duplicate, %d unmatchable skipped)\n",
+      stats.loaded, rules_path.c_str(), stats.compiled, stats.skipped_unproved,
+      stats.skipped_duplicate, stats.skipped_unmatchable);
   if (stats.compiled == 0 && stats.skipped_unproved > 0)
     std::fprintf(stderr,
                  "warning: every rule lacks a proof record; pass --allow-unproved to use "

@@ -97,6 +97,15 @@ TEST_F(VerisubOptTest, OptimizesVerifiesAndReports) {
   EXPECT_FALSE(fs::exists(dir_ / "report.json.tmp"));
 }
 
+TEST_F(VerisubOptTest, FindsTheShippedRulesFromAnyDirectory) {
+  // No --rules, run from a directory without data/rules/: the shipped database is found
+  // beside the executable's tree (or in this checkout) and named in the summary.
+  CommandResult r = RunCommand("cd " + dir_.string() + " && " + Opt(""));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("data/rules/taso.pb, "), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out.onnx"));
+}
+
 TEST_F(VerisubOptTest, MissingRulesFileFailsAndWritesNothing) {
   CommandResult r = RunCommand(Opt("--rules " + (dir_ / "none.rules").string()));
   EXPECT_EQ(r.code, 1) << r.output;
