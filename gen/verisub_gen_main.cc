@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "gen/config.h"
@@ -195,6 +196,17 @@ int main(int argc, char** argv) {
   if (!reference.empty() && out.empty()) {
     std::fprintf(stderr, "verisub-gen: --reference goes with --candidates\n%s", kUsage);
     return 2;
+  }
+  // An output that cannot be written is said before the run, not after it.
+  for (const std::string* path :
+       {&out, &pipeline.out_path, &pipeline.prepruned_path, &pipeline.unproved_path}) {
+    std::filesystem::path dir = std::filesystem::path(*path).parent_path();
+    std::error_code ec;
+    if (!path->empty() && !dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+      std::fprintf(stderr, "verisub-gen: cannot write '%s': no directory '%s'\n", path->c_str(),
+                   dir.string().c_str());
+      return 2;
+    }
   }
   if (!out.empty()) return Generate(config, out, reference, threads, quiet);
   pipeline.config_path = config;
