@@ -27,6 +27,8 @@ smul_comm (x s:0 t:0) (smul (smul x s) t) = (smul (smul x t) s)
 smul_ewadd (x y s:0) (smul (ewadd x y) s) = (ewadd (smul x s) (smul y s))
 smul_transpose (x s:0) (transpose (smul x s)) = (smul (transpose x) s)
 smul_concat (x y s:0) (concat (smul x s) (smul y s)) = (smul (concat x y) s)
+smul_scalar_ewmul (x s:0 t:0) (smul (smul x s) t) = (smul x (ewmul s t))
+smul_scalar_ewadd (x s:0 t:0) (smul x (ewadd s t)) = (ewadd (smul x s) (smul x t))
 )";
   return op;
 }
