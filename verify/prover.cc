@@ -79,12 +79,16 @@ std::vector<int> Prover::Relevant(const std::vector<std::string>& functions, int
   std::sort(key.first.begin(), key.first.end());
   key.first.erase(std::unique(key.first.begin(), key.first.end()), key.first.end());
   std::vector<int> all;
+  bool cached = false;
   {
     std::lock_guard<std::mutex> lock(base_->relevant_mu);
     auto it = base_->relevant.find(key);
-    if (it != base_->relevant.end()) all = it->second;
+    if (it != base_->relevant.end()) {
+      all = it->second;
+      cached = true;
+    }
   }
-  if (all.empty()) {
+  if (!cached) {
     all = RelevantInstances(base_->instances, key.first, include_guarded);
     std::lock_guard<std::mutex> lock(base_->relevant_mu);
     base_->relevant.emplace(std::move(key), all);
