@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ruledb/rule_list.h"
 #include "specs/registry.h"
 
 namespace verisub::gen {
@@ -95,25 +96,14 @@ std::vector<std::string> MissingRules(const std::vector<ruledb::Rule>& candidate
 StatusOr<std::vector<ReferenceRule>> ParseReferenceRules(std::string_view text,
                                                          const std::string& source) {
   std::vector<ReferenceRule> out;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string line = Trim(text.substr(pos, end - pos));
-    pos = end + 1;
-    ++line_no;
-    if (line.empty() || line[0] == '#') continue;
-    auto where = [&](const Status& st) {
-      return st.WithContext(source + ":" + std::to_string(line_no));
-    };
+  Status st = ruledb::ForEachListLine(text, source, [&](std::string_view view) -> Status {
+    std::string line(view);
     ReferenceRule ref;
     ref.text = line;
     size_t via = line.find(" via ");
     auto rule = ruledb::ParseRule(line.substr(0, via));
-    if (!rule.ok()) return where(rule.status());
-    Status valid = ruledb::ValidateRule(*rule);
-    if (!valid.ok()) return where(valid);
+    if (!rule.ok()) return rule.status();
+    VERISUB_RETURN_IF_ERROR(ruledb::ValidateRule(*rule));
     ref.rule = std::move(*rule);
     if (via != std::string::npos) {
       size_t arrow = line.find(" => ");
@@ -121,12 +111,14 @@ StatusOr<std::vector<ReferenceRule>> ParseReferenceRules(std::string_view text,
       for (const std::string& side :
            {Trim(line.substr(0, arrow)), Trim(line.substr(arrow + 4, via - arrow - 4))}) {
         auto r = EitherWay(side, c);
-        if (!r.ok()) return where(r.status());
+        if (!r.ok()) return r.status();
         ref.via.push_back(std::move(*r));
       }
     }
     out.push_back(std::move(ref));
-  }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
   return out;
 }
 

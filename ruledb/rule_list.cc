@@ -3,8 +3,8 @@
 
 namespace verisub::ruledb {
 
-StatusOr<std::vector<Rule>> ParseRuleList(std::string_view text, const std::string& source) {
-  std::vector<Rule> rules;
+Status ForEachListLine(std::string_view text, const std::string& source,
+                       const std::function<Status(std::string_view line)>& on_line) {
   int line_no = 0;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -16,12 +16,22 @@ StatusOr<std::vector<Rule>> ParseRuleList(std::string_view text, const std::stri
     size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || line[first] == '#') continue;
     line = line.substr(first, line.find_last_not_of(" \t\r") + 1 - first);
-    auto rule = ParseRule(line);
-    if (!rule.ok()) return rule.status().WithContext(source + ":" + std::to_string(line_no));
-    Status valid = ValidateRule(*rule);
-    if (!valid.ok()) return valid.WithContext(source + ":" + std::to_string(line_no));
-    rules.push_back(std::move(*rule));
+    Status st = on_line(line);
+    if (!st.ok()) return st.WithContext(source + ":" + std::to_string(line_no));
   }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Rule>> ParseRuleList(std::string_view text, const std::string& source) {
+  std::vector<Rule> rules;
+  Status st = ForEachListLine(text, source, [&](std::string_view line) {
+    auto rule = ParseRule(line);
+    if (!rule.ok()) return rule.status();
+    VERISUB_RETURN_IF_ERROR(ValidateRule(*rule));
+    rules.push_back(std::move(*rule));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
   return rules;
 }
 
