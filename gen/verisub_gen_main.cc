@@ -2,7 +2,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
 
 #include "gen/config.h"
@@ -200,11 +199,9 @@ int main(int argc, char** argv) {
   // An output that cannot be written is said before the run, not after it.
   for (const std::string* path :
        {&out, &pipeline.out_path, &pipeline.prepruned_path, &pipeline.unproved_path}) {
-    std::filesystem::path dir = std::filesystem::path(*path).parent_path();
-    std::error_code ec;
-    if (!path->empty() && !dir.empty() && !std::filesystem::is_directory(dir, ec)) {
-      std::fprintf(stderr, "verisub-gen: cannot write '%s': no directory '%s'\n", path->c_str(),
-                   dir.string().c_str());
+    verisub::Status st = verisub::ruledb::CheckOutputPath(*path);
+    if (!st.ok()) {
+      std::fprintf(stderr, "verisub-gen: %s\n", st.message().c_str());
       return 2;
     }
   }

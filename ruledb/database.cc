@@ -229,6 +229,14 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   return Status::Ok();
 }
 
+Status CheckOutputPath(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+    return NotFound("cannot write '" + path + "': no directory '" + dir.string() + "'");
+  return Status::Ok();
+}
+
 StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot open");

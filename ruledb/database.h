@@ -79,6 +79,9 @@ StatusOr<RuleDatabase> LoadRuleDatabase(const std::string& path, const LoadOptio
 
 // Writes `contents` to `path` through a temporary file and a rename.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
+// Whether `path` can be written at all (the directory it names exists): for tools to check their
+// outputs before a long run rather than after it.
+Status CheckOutputPath(const std::string& path);
 StatusOr<std::string> ReadFile(const std::string& path);
 
 }  // namespace verisub::ruledb

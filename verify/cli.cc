@@ -89,14 +89,9 @@ StatusOr<std::vector<specs::Axiom>> SelectAxioms(const Flags& f) {
 
 int Verify(const Flags& f) {
   // Say so before the proofs, not after: the output goes next to an existing directory.
-  if (!f.out.empty()) {
-    std::filesystem::path dir = std::filesystem::path(f.out).parent_path();
-    std::error_code ec;
-    if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
-      std::fprintf(stderr, "verisub-verify: cannot write '%s': no directory '%s'\n",
-                   f.out.c_str(), dir.string().c_str());
-      return 2;
-    }
+  if (Status st = ruledb::CheckOutputPath(f.out); !st.ok()) {
+    std::fprintf(stderr, "verisub-verify: %s\n", st.message().c_str());
+    return 2;
   }
   if (!f.smt2_dir.empty()) {
     std::error_code ec;
