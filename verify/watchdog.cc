@@ -4,7 +4,6 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 
 namespace verisub::verify {
@@ -34,12 +33,12 @@ class Watchdog {
   void Disarm(long id) {
     std::lock_guard<std::mutex> lock(mu_);
     armed_.erase(id);
-    fired_.erase(id);
   }
 
   bool Fired(long id) {
     std::lock_guard<std::mutex> lock(mu_);
-    return fired_.count(id) > 0;
+    auto it = armed_.find(id);
+    return it != armed_.end() && it->second.fired;
   }
 
   ~Watchdog() {
@@ -55,6 +54,7 @@ class Watchdog {
   struct Entry {
     Z3_context ctx;
     Clock::time_point deadline;
+    bool fired = false;  // interrupted; stays armed until its check disarms it
   };
 
   void Loop() {
@@ -62,7 +62,7 @@ class Watchdog {
     while (!stop_) {
       Clock::time_point earliest = Clock::time_point::max();
       for (const auto& [id, e] : armed_)
-        if (!fired_.count(id) && e.deadline < earliest) earliest = e.deadline;
+        if (!e.fired && e.deadline < earliest) earliest = e.deadline;
       sleeping_until_ = earliest;
       if (earliest == Clock::time_point::max()) {
         cv_.wait(lock);
@@ -73,10 +73,10 @@ class Watchdog {
         continue;
       }
       sleeping_until_ = Clock::time_point::min();  // awake
-      for (const auto& [id, e] : armed_)
-        if (!fired_.count(id) && e.deadline <= Clock::now()) {
+      for (auto& [id, e] : armed_)
+        if (!e.fired && e.deadline <= Clock::now()) {
           Z3_interrupt(e.ctx);
-          fired_.insert(id);
+          e.fired = true;
         }
     }
   }
@@ -84,7 +84,6 @@ class Watchdog {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<long, Entry> armed_;
-  std::set<long> fired_;
   long next_id_ = 0;
   Clock::time_point sleeping_until_ = Clock::time_point::max();  // min while awake
   bool stop_ = false;
