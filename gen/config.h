@@ -8,7 +8,7 @@
 
 #include "specs/op_spec.h"
 #include "specs/params.h"
-#include "specs/status.h"
+#include "base/status.h"
 #include "specs/tensor.h"
 
 namespace verisub::gen {

@@ -9,7 +9,7 @@
 #include "rewriter/search.h"
 #include "runtime/cost/cost_model.h"
 #include "runtime/graph.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub {
 

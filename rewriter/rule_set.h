@@ -10,7 +10,7 @@
 
 #include "ruledb/rule.h"
 #include "specs/op_spec.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::rewriter {
 

@@ -12,7 +12,7 @@
 #include "rewriter/rule_set.h"
 #include "runtime/cost/cost_model.h"
 #include "runtime/graph.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::rewriter {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "runtime/graph.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::rewriter {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ruledb/rule.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::ruledb {
 

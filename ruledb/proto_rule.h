@@ -3,7 +3,7 @@
 
 #include "ruledb/rule.h"
 #include "ruledb/ruledb.pb.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::ruledb {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ruledb/pattern.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::ruledb {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::ruledb {
 

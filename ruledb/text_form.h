@@ -22,7 +22,7 @@
 
 #include "ruledb/ruledb.pb.h"
 #include "ruledb/text_escape.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::ruledb {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "runtime/graph.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime {
 

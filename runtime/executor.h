@@ -7,7 +7,7 @@
 
 #include "runtime/graph.h"
 #include "runtime/host_tensor.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime {
 

@@ -12,7 +12,7 @@
 #include "runtime/host_tensor.h"
 #include "specs/op_spec.h"
 #include "specs/params.h"
-#include "specs/status.h"
+#include "base/status.h"
 #include "specs/tensor.h"
 
 namespace onnx {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "runtime/graph.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace onnx {
 class ModelProto;

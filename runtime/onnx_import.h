@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "runtime/graph.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace onnx {
 class ModelProto;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "runtime/host_tensor.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace onnx {
 class NodeProto;

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "runtime/graph.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "runtime/host_tensor.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace onnx {
 class TensorProto;

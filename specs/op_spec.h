@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "specs/params.h"
-#include "specs/status.h"
+#include "base/status.h"
 #include "specs/tensor.h"
 
 namespace verisub::specs {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::specs {
 

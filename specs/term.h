@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::specs {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::verify {
 

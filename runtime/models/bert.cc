@@ -6,7 +6,7 @@
 
 #include "runtime/models/graph_builder.h"
 #include "runtime/models/models.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime::models {
 namespace {

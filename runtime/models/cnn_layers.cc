@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime::models {
 namespace {

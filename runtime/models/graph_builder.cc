@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "runtime/models/models.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime::models {
 namespace {

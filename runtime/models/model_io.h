@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime::models {
 

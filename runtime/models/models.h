@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime::models {
 

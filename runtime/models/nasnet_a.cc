@@ -4,7 +4,7 @@
 // add a classifier head so the output is [1, 1000].
 #include "runtime/models/cnn_layers.h"
 #include "runtime/models/models.h"
-#include "specs/status.h"
+#include "base/status.h"
 
 namespace verisub::runtime::models {
 namespace {

@@ -1,4 +1,4 @@
-// Status and StatusOr: how every error a user or a file can cause is reported.
+// Status and StatusOr: how every error a user or a file can cause is reported (the one status type).
 #pragma once
 
 #include <cstdio>
