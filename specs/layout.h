@@ -1,0 +1,44 @@
+// Typed data layouts: how a tensor's elements are laid out in memory. A property of a value in a
+// prepared graph (chosen by the layout pass, honoured by backends), never of an operator's meaning:
+// layouts are outside the op-set fingerprint, so layout work never invalidates a rules file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace verisub::specs {
+
+enum class Layout : uint8_t {
+  kPlain,     // row-major in the logical dimension order: NCHW for images, NC, [.., M, K]
+  kNHWC,      // channels last (rank 4)
+  kNCHW8c,    // channels blocked by 8, padded: N, C/8, H, W, 8 (rank 4)
+  kNCHW16c,   // channels blocked by 16, padded: N, C/16, H, W, 16 (rank 4)
+  kColMajor,  // matrices (rank >= 2): the last two dimensions swapped in memory
+  kNumLayouts,
+};
+inline constexpr int kNumLayouts = static_cast<int>(Layout::kNumLayouts);
+
+// "plain", "nhwc", "nchw8c", "nchw16c", "col_major".
+std::string_view LayoutName(Layout l);
+std::optional<Layout> ParseLayout(std::string_view name);
+
+// True when a tensor of `rank` can be stored in layout `l` (blocked and NHWC need rank 4,
+// column-major rank >= 2; plain fits everything).
+bool LayoutFitsRank(Layout l, int rank);
+
+// Channel block of a blocked layout (8, 16), 1 otherwise.
+int LayoutChannelBlock(Layout l);
+
+// The layouts an operator's kernels accept for its inputs and produce for its outputs. The
+// reference kernels take plain only; a backend may accept more (it says so when asked).
+struct LayoutSupport {
+  // Layouts the operator's kernel variants exist for; empty means plain only.
+  std::vector<Layout> layouts;
+  // True when the operator works elementwise on its data (relu, add of equal shapes): it can run
+  // in any layout, producing its output in the layout of its inputs.
+  bool layout_agnostic = false;
+};
+
+}  // namespace verisub::specs
