@@ -4,7 +4,7 @@
 'use strict';
 
 const path = require('path');
-const {readTensorFile, writeTensorFile, compareTensors} = require('./tensor_proto');
+const {readTensorFile, writeTensorFile, compareTensors} = require('./onnx_proto');
 
 const REPO = path.resolve(__dirname, '..', '..');
 const USAGE = `usage:

@@ -1,5 +1,6 @@
-// Reads and writes ONNX TensorProto files (.pb, the layout of ONNX's backend test data and of
-// data/models/*.input_0.pb) without a protobuf library: the few fields a dense tensor uses.
+// The few ONNX protobuf facts the benchmark needs, read without a protobuf library: TensorProto
+// files (.pb, the layout of ONNX's backend test data and of data/models/*.input_0.pb) read and
+// written for dense tensors, and the node count of a model's main graph.
 'use strict';
 
 const fs = require('fs');
@@ -157,6 +158,27 @@ function writeTensorFile(path, tensor) {
   fs.renameSync(tmp, path);
 }
 
+// ModelProto.graph (7) -> GraphProto.node (1): the nodes of the main graph, without subgraphs.
+function countOnnxNodes(path) {
+  const count = (buf, field) => {
+    const r = new Reader(buf);
+    const found = [];
+    while (!r.done()) {
+      const key = Number(r.varint());
+      if (key >> 3 === field && (key & 7) === 2) found.push(r.bytes());
+      else r.skip(key & 7);
+    }
+    return found;
+  };
+  try {
+    const graphs = count(fs.readFileSync(path), 7);
+    if (graphs.length !== 1) throw new Error('no graph');
+    return count(graphs[0], 1).length;
+  } catch (e) {
+    throw new Error(`${path}: ${e.message}`);
+  }
+}
+
 // Largest absolute difference, and that difference relative to the reference's largest
 // magnitude (element-wise relative errors explode on values near zero, e.g. random logits).
 function compareTensors(actual, reference) {
@@ -172,4 +194,4 @@ function compareTensors(actual, reference) {
   return {maxAbs, maxRel: maxRef > 0 ? maxAbs / maxRef : maxAbs};
 }
 
-module.exports = {readTensorFile, writeTensorFile, decodeTensor, encodeTensor, compareTensors};
+module.exports = {countOnnxNodes, readTensorFile, writeTensorFile, decodeTensor, encodeTensor, compareTensors};
