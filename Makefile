@@ -118,8 +118,8 @@ ort:
 # verisub-opt's output compared. BENCH_ROUNDS alternations of BENCH_RUNS runs after BENCH_WARMUP
 # warm-ups per column; BENCH_MODEL=NAME runs one model.
 BENCH_ROUNDS ?= 3
-BENCH_RUNS ?= 10
-BENCH_WARMUP ?= 3
+BENCH_RUNS ?= 5
+BENCH_WARMUP ?= 2
 BENCH_THREADS ?= 1,2
 .PHONY: bench-run
 bench-run: configure dev-models ort

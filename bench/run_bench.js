@@ -7,6 +7,7 @@
 'use strict';
 
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const {spawnSync} = require('child_process');
 const {countOnnxNodes, readTensorFile, compareTensors} = require('./ort/onnx_proto');
@@ -21,7 +22,7 @@ const USAGE = `usage: node bench/run_bench.js [--models DIR] [--build DIR] [--ou
             when built, verisub-run (default build)
   --out     where optimized models, outputs and bench-run.json go (default build/bench-run)
   --rounds  alternations of the columns; each round runs every column R times after W
-            warm-up runs (default 3 rounds, 10 runs, 3 warm-up)`;
+            warm-up runs (default 3 rounds, 5 runs, 2 warm-up)`;
 
 function fail(message) {
   console.error(`run_bench: ${message}`);
@@ -31,7 +32,7 @@ function fail(message) {
 function parseArgs(argv) {
   const o = {models: path.join(REPO, 'build', 'devmodels'), build: path.join(REPO, 'build'),
              out: path.join(REPO, 'build', 'bench-run'), only: [], threads: [1, 2], rounds: 3,
-             runs: 10, warmup: 3, rules: null, ortDir: path.join(REPO, 'build', 'ort')};
+             runs: 5, warmup: 2, rules: null, ortDir: path.join(REPO, 'build', 'ort')};
   const count = (name, v, min) => {
     if (v === undefined || !/^\d+$/.test(v) || Number(v) < min)
       fail(`${name} needs an integer >= ${min}\n${USAGE}`);
@@ -105,7 +106,9 @@ function importSummary(o, model) {
     const m = new RegExp(`^${name}: (\\d+)$`, 'm').exec(r.stdout);
     return m ? Number(m[1]) : null;
   };
-  return {nodes: field('nodes'), opaque: field('opaque'), seconds: r.seconds};
+  // Op counts follow as '  <op> <count>'; ONNX operators kept opaque are named 'onnx:<Op>'.
+  const opaqueOps = [...r.stdout.matchAll(/^ +onnx:(\S+) +(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+  return {nodes: field('nodes'), opaque: field('opaque'), opaqueOps, seconds: r.seconds};
 }
 
 function optimize(o, name, model) {
@@ -153,26 +156,28 @@ function checkOutputs(o, name, model, opt) {
 const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
 
 // One thread count: K rounds, each timing every column once (R runs after W warm-ups); the
-// columns' order rotates per round. A column's figure is the median of its round medians.
+// columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure is the median of its round medians.
 function timeModel(o, model, opt, verisubRun, threads) {
   const columns = {a: [], b: [], c: [], d: []};
   const errors = {};
   const common = ['--threads', String(threads), '--runs', String(o.runs), '--warmup',
                   String(o.warmup)];
+  let round = 0;
   const groups = [
-    () => {  // (a) and (b) in one process, their runs alternating
+    () => {  // (a) and (b) in one process, their runs alternating, who goes first by round
       const models = opt.path ? [model, opt.path] : [model];
+      if (round % 2) models.reverse();
       const r = run(process.execPath, [ORT_BENCH, ...models, ...common, '--ort-dir', o.ortDir],
                     900);
       if (!r.ok) {
         errors.a = errors.b = r.error;
         return;
       }
-      const lines = r.stdout.split('\n').filter((l) => l.startsWith('ort-bench:'));
-      lines.forEach((l, i) => {
-        const m = LINE.exec(l);
-        if (m) columns[i === 0 ? 'a' : 'b'].push({median: Number(m[1]), min: Number(m[2])});
-      });
+      for (const l of r.stdout.split('\n')) {
+        const m = LINE.exec(l), who = / model=(.*)$/.exec(l);
+        if (!l.startsWith('ort-bench:') || !m || !who) continue;
+        columns[who[1] === model ? 'a' : 'b'].push({median: Number(m[1]), min: Number(m[2])});
+      }
     },
   ];
   if (verisubRun) {
@@ -189,8 +194,8 @@ function timeModel(o, model, opt, verisubRun, threads) {
       });
     }
   }
-  for (let k = 0; k < o.rounds; ++k)
-    for (let g = 0; g < groups.length; ++g) groups[(g + k) % groups.length]();
+  for (round = 0; round < o.rounds; ++round)
+    for (let g = 0; g < groups.length; ++g) groups[(g + round) % groups.length]();
   const result = {};
   for (const key of Object.keys(columns)) {
     if (errors[key]) result[key] = {error: errors[key]};
@@ -214,10 +219,12 @@ const pad = (s, n) => String(s).padEnd(n);
 const padl = (s, n) => String(s).padStart(n);
 const exp = (x) => (x === undefined ? '-' : x.toExponential(1));
 
-function printTables(o, results, verisubRun) {
+function printTables(o, results, verisubRun, load) {
   console.log(`\n== bench-run ${new Date().toISOString()}: ${o.rounds} rounds x ${o.runs} runs ` +
               `(${o.warmup} warm-up) per column, columns alternating; verisub-run: ` +
               `${verisubRun || 'not built (n/a)'}`);
+  console.log(`   machine: ${os.cpus().length} cores (${os.cpus()[0].model.trim()}), load average ` +
+              `${load.start.toFixed(1)} at start, ${load.end.toFixed(1)} at end`);
   console.log('   medians in ms; (ratio) = column median / ORT original median, below 1 is faster');
   const head = [pad('model', 20), padl('threads', 7), padl('(a) ORT orig', 14),
                 padl('(b) ORT verisub-opt', 20), padl('(c) verisub-run', 18),
@@ -235,7 +242,8 @@ function printTables(o, results, verisubRun) {
               'max abs / max abs relative to max |reference|');
   console.log([pad('model', 20), padl('onnx nodes', 10), padl('imported', 9), padl('opaque', 7),
                padl('cost before', 12), padl('cost after', 11), padl('steps', 6),
-               padl('opt s', 6), padl('vs torch', 17), padl('opt vs orig', 17)].join(' '));
+               padl('opt s', 6), padl('vs torch', 17), padl('opt vs orig', 17),
+               ' opaque ops'].join(' '));
   for (const r of results) {
     const imp = r.import || {}, opt = r.opt || {}, chk = r.check || {};
     const pair = (d) => (d ? `${exp(d.maxAbs)}/${exp(d.maxRel)}` : '-');
@@ -245,7 +253,9 @@ function printTables(o, results, verisubRun) {
                  padl(opt.error ? '-' : opt.costAfter.toFixed(1), 11),
                  padl(opt.error ? '-' : opt.steps, 6),
                  padl(opt.error ? '-' : opt.seconds.toFixed(1), 6), padl(pair(chk.vsTorch), 17),
-                 padl(pair(chk.optVsOrig), 17)].join(' '));
+                 padl(pair(chk.optVsOrig), 17),
+                 ' ' + (imp.opaqueOps && imp.opaqueOps.length ? imp.opaqueOps.join(', ') : '-')]
+                    .join(' '));
   }
   const notes = [];
   for (const r of results) {
@@ -279,6 +289,7 @@ function main() {
   fs.mkdirSync(o.out, {recursive: true});
   const verisubRun = findVerisubRun(o.build);
   const results = [];
+  const load = {start: os.loadavg()[0]};
   for (const name of names) {
     const model = path.join(o.models, `${name}.onnx`);
     console.error(`-- ${name}: import, verisub-opt, output check`);
@@ -292,11 +303,12 @@ function main() {
     }
     results.push(r);
   }
-  printTables(o, results, verisubRun);
+  load.end = os.loadavg()[0];
+  printTables(o, results, verisubRun, load);
   const json = path.join(o.out, 'bench-run.json');
-  fs.writeFileSync(json, JSON.stringify({date: new Date().toISOString(), options: o,
+  fs.writeFileSync(json, JSON.stringify({date: new Date().toISOString(), options: o, load,
                                          verisubRun, results}, null, 1));
-  console.log(`\n   figures: ${path.relative(process.cwd(), json)}`);
+  console.log(`\n   figures: ${json}`);
 }
 
 main();
