@@ -14,7 +14,8 @@ const {countOnnxNodes, readTensorFile, compareTensors} = require('./ort/onnx_pro
 
 const REPO = path.resolve(__dirname, '..');
 const ORT_BENCH = path.join(__dirname, 'ort', 'ort_bench.js');
-const USAGE = `usage: node bench/run_bench.js [--models DIR] [--build DIR] [--out DIR] [--only NAME]...
+const USAGE =
+    `usage: node bench/run_bench.js [--models DIR] [--build DIR] [--out DIR] [--only NAME]...
        [--threads 1,2] [--rounds K] [--runs R] [--warmup W] [--rules R] [--ort-dir DIR]
   --models  exported models, NAME.onnx with NAME.input_0.pb (default build/devmodels;
             make dev-models writes them)
@@ -30,9 +31,18 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const o = {models: path.join(REPO, 'build', 'devmodels'), build: path.join(REPO, 'build'),
-             out: path.join(REPO, 'build', 'bench-run'), only: [], threads: [1, 2], rounds: 3,
-             runs: 5, warmup: 2, rules: null, ortDir: path.join(REPO, 'build', 'ort')};
+  const o = {
+    models: path.join(REPO, 'build', 'devmodels'),
+    build: path.join(REPO, 'build'),
+    out: path.join(REPO, 'build', 'bench-run'),
+    only: [],
+    threads: [1, 2],
+    rounds: 3,
+    runs: 5,
+    warmup: 2,
+    rules: null,
+    ortDir: path.join(REPO, 'build', 'ort')
+  };
   const count = (name, v, min) => {
     if (v === undefined || !/^\d+$/.test(v) || Number(v) < min)
       fail(`${name} needs an integer >= ${min}\n${USAGE}`);
@@ -44,15 +54,24 @@ function parseArgs(argv) {
       if (i + 1 >= argv.length) fail(`${a} needs a value\n${USAGE}`);
       return argv[++i];
     };
-    if (a === '--models') o.models = path.resolve(next());
-    else if (a === '--build') o.build = path.resolve(next());
-    else if (a === '--out') o.out = path.resolve(next());
-    else if (a === '--only') o.only.push(next());
-    else if (a === '--rules') o.rules = path.resolve(next());
-    else if (a === '--ort-dir') o.ortDir = path.resolve(next());
-    else if (a === '--rounds') o.rounds = count(a, next(), 1);
-    else if (a === '--runs') o.runs = count(a, next(), 1);
-    else if (a === '--warmup') o.warmup = count(a, next(), 0);
+    if (a === '--models')
+      o.models = path.resolve(next());
+    else if (a === '--build')
+      o.build = path.resolve(next());
+    else if (a === '--out')
+      o.out = path.resolve(next());
+    else if (a === '--only')
+      o.only.push(next());
+    else if (a === '--rules')
+      o.rules = path.resolve(next());
+    else if (a === '--ort-dir')
+      o.ortDir = path.resolve(next());
+    else if (a === '--rounds')
+      o.rounds = count(a, next(), 1);
+    else if (a === '--runs')
+      o.runs = count(a, next(), 1);
+    else if (a === '--warmup')
+      o.warmup = count(a, next(), 0);
     else if (a === '--threads') {
       const v = next();
       if (!/^\d+(,\d+)*$/.test(v)) fail(`--threads needs a list like 1,2\n${USAGE}`);
@@ -60,7 +79,8 @@ function parseArgs(argv) {
     } else if (a === '-h' || a === '--help') {
       console.log(USAGE);
       process.exit(0);
-    } else fail(`unknown argument '${a}'\n${USAGE}`);
+    } else
+      fail(`unknown argument '${a}'\n${USAGE}`);
   }
   return o;
 }
@@ -68,12 +88,12 @@ function parseArgs(argv) {
 // Runs a program; returns {ok, stdout, stderr, error (one line), seconds}.
 function run(cmd, args, timeoutS) {
   const start = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, {encoding: 'utf8', timeout: timeoutS * 1000,
-                                  maxBuffer: 64 << 20});
+  const r = spawnSync(cmd, args, {encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 64 << 20});
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const stdout = r.stdout || '', stderr = r.stderr || '';
   let error = null;
-  if (r.error) error = r.error.code === 'ETIMEDOUT' ? `timed out after ${timeoutS} s` : r.error.message;
+  if (r.error)
+    error = r.error.code === 'ETIMEDOUT' ? `timed out after ${timeoutS} s` : r.error.message;
   else if (r.status !== 0) {
     const lines = (stderr.trim() || stdout.trim()).split('\n');
     error = `exit ${r.status === null ? r.signal : r.status}: ${lines[lines.length - 1]}`;
@@ -87,7 +107,8 @@ function findVerisubRun(build) {
     try {
       fs.accessSync(p, fs.constants.X_OK);
       return p;
-    } catch (e) { /* not there */ }
+    } catch (e) { /* not there */
+    }
   }
   return null;
 }
@@ -120,9 +141,16 @@ function optimize(o, name, model) {
   const r = run(path.join(o.build, 'rewriter', 'verisub-opt'), args, 900);
   if (!r.ok) return {error: r.error};
   const j = JSON.parse(fs.readFileSync(report, 'utf8'));
-  return {path: out, costBefore: j.cost_before_us, costAfter: j.cost_after_us,
-          nodesBefore: j.nodes_before, nodesAfter: j.nodes_after, steps: j.rewrite_steps,
-          stop: j.stop_reason, seconds: r.seconds};
+  return {
+    path: out,
+    costBefore: j.cost_before_us,
+    costAfter: j.cost_after_us,
+    nodesBefore: j.nodes_before,
+    nodesAfter: j.nodes_after,
+    steps: j.rewrite_steps,
+    stop: j.stop_reason,
+    seconds: r.seconds
+  };
 }
 
 // ORT on the recorded input: the original against PyTorch, verisub-opt's output against the
@@ -132,8 +160,8 @@ function checkOutputs(o, name, model, opt) {
   const expected = path.join(o.models, `${name}.output_0.pb`);
   if (!fs.existsSync(input)) return {error: `no recorded input ${input}`};
   const origPrefix = path.join(o.out, `${name}.ort`);
-  const args = [ORT_BENCH, model, '--input', input, '--dump-outputs', origPrefix,
-                '--ort-dir', o.ortDir];
+  const args =
+      [ORT_BENCH, model, '--input', input, '--dump-outputs', origPrefix, '--ort-dir', o.ortDir];
   if (fs.existsSync(expected)) args.push('--expect', expected);
   const r = run(process.execPath, args, 600);
   if (!r.ok) return {error: `ORT on the original: ${r.error}`};
@@ -142,11 +170,13 @@ function checkOutputs(o, name, model, opt) {
   if (m) result.vsTorch = {maxAbs: Number(m[1]), maxRel: Number(m[2])};
   if (opt.path) {
     const optPrefix = path.join(o.out, `${name}.verisub.ort`);
-    const q = run(process.execPath, [ORT_BENCH, opt.path, '--input', input, '--dump-outputs',
-                                     optPrefix, '--ort-dir', o.ortDir], 600);
+    const q = run(
+        process.execPath,
+        [ORT_BENCH, opt.path, '--input', input, '--dump-outputs', optPrefix, '--ort-dir', o.ortDir],
+        600);
     if (!q.ok) return {...result, error: `ORT on verisub-opt's output: ${q.error}`};
-    const d = compareTensors(readTensorFile(`${optPrefix}.output_0.pb`),
-                             readTensorFile(`${origPrefix}.output_0.pb`));
+    const d = compareTensors(
+        readTensorFile(`${optPrefix}.output_0.pb`), readTensorFile(`${origPrefix}.output_0.pb`));
     if (d.error) return {...result, error: d.error};
     result.optVsOrig = d;
   }
@@ -156,19 +186,20 @@ function checkOutputs(o, name, model, opt) {
 const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
 
 // One thread count: K rounds, each timing every column once (R runs after W warm-ups); the
-// columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure is the median of its round medians.
+// columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure
+// is the median of its round medians.
 function timeModel(o, model, opt, verisubRun, threads) {
   const columns = {a: [], b: [], c: [], d: []};
   const errors = {};
-  const common = ['--threads', String(threads), '--runs', String(o.runs), '--warmup',
-                  String(o.warmup)];
+  const common =
+      ['--threads', String(threads), '--runs', String(o.runs), '--warmup', String(o.warmup)];
   let round = 0;
   const groups = [
     () => {  // (a) and (b) in one process, their runs alternating, who goes first by round
       const models = opt.path ? [model, opt.path] : [model];
       if (round % 2) models.reverse();
-      const r = run(process.execPath, [ORT_BENCH, ...models, ...common, '--ort-dir', o.ortDir],
-                    900);
+      const r =
+          run(process.execPath, [ORT_BENCH, ...models, ...common, '--ort-dir', o.ortDir], 900);
       if (!r.ok) {
         errors.a = errors.b = r.error;
         return;
@@ -176,7 +207,12 @@ function timeModel(o, model, opt, verisubRun, threads) {
       for (const l of r.stdout.split('\n')) {
         const m = LINE.exec(l), who = / model=(.*)$/.exec(l);
         if (!l.startsWith('ort-bench:') || !m || !who) continue;
-        columns[who[1] === model ? 'a' : 'b'].push({median: Number(m[1]), min: Number(m[2])});
+        const times = / times_ms=([0-9.,]+)/.exec(l);
+        columns[who[1] === model ? 'a' : 'b'].push({
+          median: Number(m[1]),
+          min: Number(m[2]),
+          times: times ? times[1].split(',').map(Number) : []
+        });
       }
     },
   ];
@@ -189,21 +225,45 @@ function timeModel(o, model, opt, verisubRun, threads) {
         const r = run(verisubRun, args, 900);
         const last = r.stdout.trim().split('\n').pop() || '';
         const m = /^verisub-run: /.test(last) && LINE.exec(last);
-        if (!r.ok || !m) errors[key] = r.error || `no result line (last line: '${last}')`;
-        else columns[key].push({median: Number(m[1]), min: Number(m[2])});
+        if (!r.ok || !m)
+          errors[key] = r.error || `no result line (last line: '${last}')`;
+        else
+          columns[key].push({median: Number(m[1]), min: Number(m[2])});
       });
     }
   }
   for (round = 0; round < o.rounds; ++round)
     for (let g = 0; g < groups.length; ++g) groups[(g + round) % groups.length]();
   const result = {};
+  // (b)/(a) from paired samples: run k of (b) came right before or after run k of (a), so the
+  // median of the per-pair ratios cancels drift slower than one run.
+  const pairs = [];
+  columns.a.forEach((a, i) => {
+    const b = columns.b[i];
+    if (b && a.times.length === b.times.length)
+      a.times.forEach((t, k) => pairs.push(b.times[k] / t));
+  });
+  if (pairs.length) {
+    const s = [...pairs].sort((x, y) => x - y);
+    result.pairedRatio = {
+      median: median(pairs),
+      q1: s[Math.floor((s.length - 1) / 4)],
+      q3: s[Math.ceil((3 * (s.length - 1)) / 4)],
+      n: pairs.length
+    };
+  }
   for (const key of Object.keys(columns)) {
-    if (errors[key]) result[key] = {error: errors[key]};
+    if (errors[key])
+      result[key] = {error: errors[key]};
     else if (columns[key].length)
-      result[key] = {median: median(columns[key].map((x) => x.median)),
-                     min: Math.min(...columns[key].map((x) => x.min))};
-    else if (key === 'b') result[key] = {error: opt.error ? 'verisub-opt failed' : 'no result'};
-    else result[key] = {na: true};
+      result[key] = {
+        median: median(columns[key].map((x) => x.median)),
+        min: Math.min(...columns[key].map((x) => x.min))
+      };
+    else if (key === 'b')
+      result[key] = {error: opt.error ? 'verisub-opt failed' : 'no result'};
+    else
+      result[key] = {na: true};
   }
   return result;
 }
@@ -220,42 +280,57 @@ const padl = (s, n) => String(s).padStart(n);
 const exp = (x) => (x === undefined ? '-' : x.toExponential(1));
 
 function printTables(o, results, verisubRun, load) {
-  console.log(`\n== bench-run ${new Date().toISOString()}: ${o.rounds} rounds x ${o.runs} runs ` +
-              `(${o.warmup} warm-up) per column, columns alternating; verisub-run: ` +
-              `${verisubRun || 'not built (n/a)'}`);
-  console.log(`   machine: ${os.cpus().length} cores (${os.cpus()[0].model.trim()}), load average ` +
-              `${load.start.toFixed(1)} at start, ${load.end.toFixed(1)} at end`);
-  console.log('   medians in ms; (ratio) = column median / ORT original median, below 1 is faster');
-  const head = [pad('model', 20), padl('threads', 7), padl('(a) ORT orig', 14),
-                padl('(b) ORT verisub-opt', 20), padl('(c) verisub-run', 18),
-                padl('(d) verisub-run --opt', 22)].join(' ');
+  console.log(
+      `\n== bench-run ${new Date().toISOString()}: ${o.rounds} rounds x ${o.runs} runs ` +
+      `(${o.warmup} warm-up) per column, columns alternating; verisub-run: ` +
+      `${verisubRun || 'not built (n/a)'}`);
+  console.log(
+      `   machine: ${os.cpus().length} cores (${os.cpus()[0].model.trim()}), load average ` +
+      `${load.start.toFixed(1)} at start, ${load.end.toFixed(1)} at end`);
+  console.log(
+      '   medians in ms; (ratio) = column median / ORT original median, below 1 is faster;\n' +
+      '   paired = median of per-run ratios (b)/(a), each pair run back to back, with quartiles');
+  const head = [
+    pad('model', 20), padl('threads', 7), padl('(a) ORT orig', 14), padl('(b) ORT verisub-opt', 20),
+    padl('(c) verisub-run', 18), padl('(d) verisub-run --opt', 22),
+    padl('(b)/(a) paired [q1-q3]', 24)
+  ].join(' ');
   console.log(head);
   for (const r of results) {
     for (const t of o.threads) {
       const c = r.timings[t] || {};
-      console.log([pad(r.name, 20), padl(t, 7), padl(cell(c.a), 14), padl(cell(c.b, c.a), 20),
-                   padl(cell(c.c, c.a), 18), padl(cell(c.d, c.a), 22)].join(' '));
+      console.log([
+        pad(r.name, 20), padl(t, 7), padl(cell(c.a), 14), padl(cell(c.b, c.a), 20),
+        padl(cell(c.c, c.a), 18), padl(cell(c.d, c.a), 22),
+        padl(
+            c.pairedRatio ? `${c.pairedRatio.median.toFixed(2)} [${c.pairedRatio.q1.toFixed(2)}-` +
+                    `${c.pairedRatio.q3.toFixed(2)}]` :
+                            '-',
+            24)
+      ].join(' '));
     }
   }
-  console.log('\n   import and rewrite (analytic cost of verisub-opt\'s default model, us); output ' +
-              'checks on the recorded input: ORT(orig) vs PyTorch, ORT(verisub-opt) vs ORT(orig), ' +
-              'max abs / max abs relative to max |reference|');
-  console.log([pad('model', 20), padl('onnx nodes', 10), padl('imported', 9), padl('opaque', 7),
-               padl('cost before', 12), padl('cost after', 11), padl('steps', 6),
-               padl('opt s', 6), padl('vs torch', 17), padl('opt vs orig', 17),
-               ' opaque ops'].join(' '));
+  console.log(
+      '\n   import and rewrite (analytic cost of verisub-opt\'s default model, us); output ' +
+      'checks on the recorded input: ORT(orig) vs PyTorch, ORT(verisub-opt) vs ORT(orig), ' +
+      'max abs / max abs relative to max |reference|');
+  console.log([
+    pad('model', 20), padl('onnx nodes', 10), padl('imported', 9), padl('opaque', 7),
+    padl('cost before', 12), padl('cost after', 11), padl('steps', 6), padl('opt s', 6),
+    padl('vs torch', 17), padl('opt vs orig', 17), ' opaque ops'
+  ].join(' '));
   for (const r of results) {
     const imp = r.import || {}, opt = r.opt || {}, chk = r.check || {};
     const pair = (d) => (d ? `${exp(d.maxAbs)}/${exp(d.maxRel)}` : '-');
-    console.log([pad(r.name, 20), padl(r.onnxNodes, 10), padl(imp.error ? 'FAILED' : imp.nodes, 9),
-                 padl(imp.error ? '-' : imp.opaque, 7),
-                 padl(opt.error ? 'FAILED' : opt.costBefore.toFixed(1), 12),
-                 padl(opt.error ? '-' : opt.costAfter.toFixed(1), 11),
-                 padl(opt.error ? '-' : opt.steps, 6),
-                 padl(opt.error ? '-' : opt.seconds.toFixed(1), 6), padl(pair(chk.vsTorch), 17),
-                 padl(pair(chk.optVsOrig), 17),
-                 ' ' + (imp.opaqueOps && imp.opaqueOps.length ? imp.opaqueOps.join(', ') : '-')]
-                    .join(' '));
+    console.log([
+      pad(r.name, 20), padl(r.onnxNodes, 10), padl(imp.error ? 'FAILED' : imp.nodes, 9),
+      padl(imp.error ? '-' : imp.opaque, 7),
+      padl(opt.error ? 'FAILED' : opt.costBefore.toFixed(1), 12),
+      padl(opt.error ? '-' : opt.costAfter.toFixed(1), 11), padl(opt.error ? '-' : opt.steps, 6),
+      padl(opt.error ? '-' : opt.seconds.toFixed(1), 6), padl(pair(chk.vsTorch), 17),
+      padl(pair(chk.optVsOrig), 17),
+      ' ' + (imp.opaqueOps && imp.opaqueOps.length ? imp.opaqueOps.join(', ') : '-')
+    ].join(' '));
   }
   const notes = [];
   for (const r of results) {
@@ -263,7 +338,8 @@ function printTables(o, results, verisubRun, load) {
     if (r.opt && r.opt.error) notes.push(`${r.name}: verisub-opt: ${r.opt.error}`);
     if (r.check && r.check.error) notes.push(`${r.name}: output check: ${r.check.error}`);
     for (const t of o.threads) {
-      for (const [key, label] of [['a', 'ORT'], ['c', 'verisub-run'], ['d', 'verisub-run --optimize']]) {
+      for (const [key, label] of [
+               ['a', 'ORT'], ['c', 'verisub-run'], ['d', 'verisub-run --optimize']]) {
         const col = (r.timings[t] || {})[key];
         if (col && col.error) notes.push(`${r.name}, ${t} thread(s): ${label}: ${col.error}`);
       }
@@ -306,8 +382,10 @@ function main() {
   load.end = os.loadavg()[0];
   printTables(o, results, verisubRun, load);
   const json = path.join(o.out, 'bench-run.json');
-  fs.writeFileSync(json, JSON.stringify({date: new Date().toISOString(), options: o, load,
-                                         verisubRun, results}, null, 1));
+  fs.writeFileSync(
+      json,
+      JSON.stringify(
+          {date: new Date().toISOString(), options: o, load, verisubRun, results}, null, 1));
   console.log(`\n   figures: ${json}`);
 }
 

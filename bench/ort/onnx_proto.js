@@ -16,8 +16,8 @@ const DATA_TYPES = {
   11: ['float64', Float64Array],
 };
 // TensorProto field numbers.
-const F_DIMS = 1, F_DATA_TYPE = 2, F_FLOAT_DATA = 4, F_INT32_DATA = 5, F_INT64_DATA = 7,
-      F_NAME = 8, F_RAW_DATA = 9, F_DOUBLE_DATA = 10;
+const F_DIMS = 1, F_DATA_TYPE = 2, F_FLOAT_DATA = 4, F_INT32_DATA = 5, F_INT64_DATA = 7, F_NAME = 8,
+      F_RAW_DATA = 9, F_DOUBLE_DATA = 10;
 
 class Reader {
   constructor(buf) {
@@ -45,11 +45,16 @@ class Reader {
     return out;
   }
   skip(wire) {
-    if (wire === 0) this.varint();
-    else if (wire === 1) this.pos += 8;
-    else if (wire === 2) this.bytes();
-    else if (wire === 5) this.pos += 4;
-    else throw new Error(`unsupported wire type ${wire}`);
+    if (wire === 0)
+      this.varint();
+    else if (wire === 1)
+      this.pos += 8;
+    else if (wire === 2)
+      this.bytes();
+    else if (wire === 5)
+      this.pos += 4;
+    else
+      throw new Error(`unsupported wire type ${wire}`);
   }
 }
 
@@ -104,8 +109,9 @@ function decodeTensor(buf) {
   let data;
   if (raw) {
     if (raw.length !== count * Ctor.BYTES_PER_ELEMENT)
-      throw new Error(`raw_data holds ${raw.length} bytes, dims [${dims}] need ` +
-                      `${count * Ctor.BYTES_PER_ELEMENT}`);
+      throw new Error(
+          `raw_data holds ${raw.length} bytes, dims [${dims}] need ` +
+          `${count * Ctor.BYTES_PER_ELEMENT}`);
     data = new Ctor(count);  // a copy: raw_data need not be aligned
     new Uint8Array(data.buffer).set(raw);
   } else {
@@ -165,8 +171,10 @@ function countOnnxNodes(path) {
     const found = [];
     while (!r.done()) {
       const key = Number(r.varint());
-      if (key >> 3 === field && (key & 7) === 2) found.push(r.bytes());
-      else r.skip(key & 7);
+      if (key >> 3 === field && (key & 7) === 2)
+        found.push(r.bytes());
+      else
+        r.skip(key & 7);
     }
     return found;
   };
@@ -194,4 +202,11 @@ function compareTensors(actual, reference) {
   return {maxAbs, maxRel: maxRef > 0 ? maxAbs / maxRef : maxAbs};
 }
 
-module.exports = {countOnnxNodes, readTensorFile, writeTensorFile, decodeTensor, encodeTensor, compareTensors};
+module.exports = {
+  countOnnxNodes,
+  readTensorFile,
+  writeTensorFile,
+  decodeTensor,
+  encodeTensor,
+  compareTensors
+};

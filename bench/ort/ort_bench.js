@@ -12,7 +12,9 @@ const USAGE = `usage:
        [--seed S] [--input-shape NAME=d0,d1,...] [--ort-dir DIR]
     Times every model on random inputs (fixed seed), the models' runs alternating
     (A B A B ...) so that drift of a shared machine hits all alike. One line per model:
-      ort-bench: median_ms=<float> min_ms=<float> runs=<int> threads=<int> model=<path>
+      ort-bench: median_ms=<float> min_ms=<float> runs=<int> threads=<int>
+                 times_ms=<float>,... model=<path>
+    (the k-th times of all models were taken one right after the other: paired samples)
   node bench/ort/ort_bench.js MODEL.onnx --input IN.pb [--input IN2.pb ...]
        [--dump-outputs PREFIX] [--expect OUT.pb ...] [--threads N]
     Runs once on recorded inputs (ONNX TensorProto, in the order of the model's inputs);
@@ -25,8 +27,18 @@ function fail(message, code = 2) {
 }
 
 function parseArgs(argv) {
-  const opts = {models: [], threads: 1, runs: 20, warmup: 5, seed: 1, shapes: {}, inputs: [],
-                expect: [], dumpPrefix: null, ortDir: path.join(REPO, 'build', 'ort')};
+  const opts = {
+    models: [],
+    threads: 1,
+    runs: 20,
+    warmup: 5,
+    seed: 1,
+    shapes: {},
+    inputs: [],
+    expect: [],
+    dumpPrefix: null,
+    ortDir: path.join(REPO, 'build', 'ort')
+  };
   const count = (name, v, min) => {
     if (v === undefined || !/^\d+$/.test(v) || Number(v) < min)
       fail(`${name} needs an integer >= ${min}\n${USAGE}`);
@@ -38,14 +50,22 @@ function parseArgs(argv) {
       if (i + 1 >= argv.length) fail(`${a} needs a value\n${USAGE}`);
       return argv[++i];
     };
-    if (a === '--threads') opts.threads = count(a, next(), 1);
-    else if (a === '--runs') opts.runs = count(a, next(), 1);
-    else if (a === '--warmup') opts.warmup = count(a, next(), 0);
-    else if (a === '--seed') opts.seed = count(a, next(), 0);
-    else if (a === '--input') opts.inputs.push(next());
-    else if (a === '--expect') opts.expect.push(next());
-    else if (a === '--dump-outputs') opts.dumpPrefix = next();
-    else if (a === '--ort-dir') opts.ortDir = path.resolve(next());
+    if (a === '--threads')
+      opts.threads = count(a, next(), 1);
+    else if (a === '--runs')
+      opts.runs = count(a, next(), 1);
+    else if (a === '--warmup')
+      opts.warmup = count(a, next(), 0);
+    else if (a === '--seed')
+      opts.seed = count(a, next(), 0);
+    else if (a === '--input')
+      opts.inputs.push(next());
+    else if (a === '--expect')
+      opts.expect.push(next());
+    else if (a === '--dump-outputs')
+      opts.dumpPrefix = next();
+    else if (a === '--ort-dir')
+      opts.ortDir = path.resolve(next());
     else if (a === '--input-shape') {
       const m = /^([^=]+)=(\d+(?:,\d+)*)$/.exec(next());
       if (!m) fail(`--input-shape needs NAME=d0,d1,...\n${USAGE}`);
@@ -53,12 +73,13 @@ function parseArgs(argv) {
     } else if (a === '-h' || a === '--help') {
       console.log(USAGE);
       process.exit(0);
-    } else if (a.startsWith('-')) fail(`unknown argument '${a}'\n${USAGE}`);
-    else opts.models.push(a);
+    } else if (a.startsWith('-'))
+      fail(`unknown argument '${a}'\n${USAGE}`);
+    else
+      opts.models.push(a);
   }
   if (opts.models.length === 0) fail(USAGE);
-  if (opts.inputs.length > 0 && opts.models.length !== 1)
-    fail('--input runs exactly one model');
+  if (opts.inputs.length > 0 && opts.models.length !== 1) fail('--input runs exactly one model');
   return opts;
 }
 
@@ -67,8 +88,10 @@ function loadOrt(ortDir) {
   try {
     return require(modulePath);
   } catch (e) {
-    fail(`cannot load onnxruntime-node from ${modulePath} (${e.message.split('\n')[0]}); ` +
-         'install it with `make ort`', 1);
+    fail(
+        `cannot load onnxruntime-node from ${modulePath} (${e.message.split('\n')[0]}); ` +
+            'install it with `make ort`',
+        1);
   }
 }
 
@@ -87,12 +110,21 @@ function rng(seed) {
 function randomTensor(ort, meta, dims, next) {
   const n = dims.reduce((a, b) => a * b, 1);
   switch (meta.type) {
-    case 'float32': return new ort.Tensor('float32', Float32Array.from({length: n}, () => next() * 2 - 1), dims);
-    case 'float64': return new ort.Tensor('float64', Float64Array.from({length: n}, () => next() * 2 - 1), dims);
-    case 'int32': return new ort.Tensor('int32', Int32Array.from({length: n}, () => Math.floor(next() * 100)), dims);
-    case 'int64': return new ort.Tensor('int64', BigInt64Array.from({length: n}, () => BigInt(Math.floor(next() * 100))), dims);
-    case 'bool': return new ort.Tensor('bool', Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0)), dims);
-    default: fail(`input '${meta.name}' has type ${meta.type}, which random inputs do not cover`, 1);
+    case 'float32':
+      return new ort.Tensor('float32', Float32Array.from({length: n}, () => next() * 2 - 1), dims);
+    case 'float64':
+      return new ort.Tensor('float64', Float64Array.from({length: n}, () => next() * 2 - 1), dims);
+    case 'int32':
+      return new ort.Tensor(
+          'int32', Int32Array.from({length: n}, () => Math.floor(next() * 100)), dims);
+    case 'int64':
+      return new ort.Tensor(
+          'int64', BigInt64Array.from({length: n}, () => BigInt(Math.floor(next() * 100))), dims);
+    case 'bool':
+      return new ort.Tensor(
+          'bool', Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0)), dims);
+    default:
+      fail(`input '${meta.name}' has type ${meta.type}, which random inputs do not cover`, 1);
   }
 }
 
@@ -103,8 +135,10 @@ function randomFeeds(ort, session, opts) {
     let dims = opts.shapes[meta.name];
     if (!dims) {
       if (!meta.shape.every((d) => typeof d === 'number' && d >= 0))
-        fail(`input '${meta.name}' has symbolic shape [${meta.shape}]; give --input-shape ` +
-             `${meta.name}=d0,d1,...`, 1);
+        fail(
+            `input '${meta.name}' has symbolic shape [${meta.shape}]; give --input-shape ` +
+                `${meta.name}=d0,d1,...`,
+            1);
       dims = meta.shape;
     }
     feeds[meta.name] = randomTensor(ort, meta, dims, next);
@@ -148,9 +182,11 @@ async function timeModels(ort, opts) {
     }
   }
   for (const s of sessions) {
-    console.log(`ort-bench: median_ms=${median(s.times).toFixed(3)} ` +
-                `min_ms=${Math.min(...s.times).toFixed(3)} runs=${opts.runs} ` +
-                `threads=${opts.threads} model=${s.model}`);
+    console.log(
+        `ort-bench: median_ms=${median(s.times).toFixed(3)} ` +
+        `min_ms=${Math.min(...s.times).toFixed(3)} runs=${opts.runs} ` +
+        `threads=${opts.threads} times_ms=${s.times.map((t) => t.toFixed(3)).join(',')} ` +
+        `model=${s.model}`);
   }
 }
 
@@ -174,8 +210,9 @@ async function runRecorded(ort, opts) {
       const d = compareTensors(tensor, readTensorFile(opts.expect[i]));
       if (d.error) fail(`output ${i} '${name}': ${d.error}`, 1);
       worst = Math.max(worst, d.maxRel);
-      console.log(`ort-bench: output=${i} max_abs=${d.maxAbs.toExponential(3)} ` +
-                  `max_rel=${d.maxRel.toExponential(3)} name=${name}`);
+      console.log(
+          `ort-bench: output=${i} max_abs=${d.maxAbs.toExponential(3)} ` +
+          `max_rel=${d.maxRel.toExponential(3)} name=${name}`);
     }
   });
   return worst;
@@ -184,8 +221,10 @@ async function runRecorded(ort, opts) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const ort = loadOrt(opts.ortDir);
-  if (opts.inputs.length > 0) await runRecorded(ort, opts);
-  else await timeModels(ort, opts);
+  if (opts.inputs.length > 0)
+    await runRecorded(ort, opts);
+  else
+    await timeModels(ort, opts);
 }
 
 main().catch((e) => fail(e.stack || String(e), 1));
