@@ -97,7 +97,7 @@ DEV_MODEL_PACKAGES := python3-torch python3-torchvision python3-onnx python3-num
 .PHONY: dev-models
 dev-models:
 	@/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy' 2>/dev/null || { \
-	  echo "dev-models: /usr/bin/python3 lacks torch, torchvision, onnx or numpy; installing$(foreach p,$(DEV_MODEL_PACKAGES), $(p))"; \
+	  echo "dev-models: /usr/bin/python3 lacks torch, torchvision, onnx or numpy; installing $(DEV_MODEL_PACKAGES)"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEV_MODEL_PACKAGES); } || { \
 	    echo "dev-models: could not install $(DEV_MODEL_PACKAGES) (Debian bookworm packages);" \
