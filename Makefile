@@ -85,6 +85,55 @@ bench-opt: configure
 	@[ -f $(RULES) ] || echo "bench-opt: $(RULES) not found; using data/rules/handwritten.txt (unproved)"
 	$(BUILD)/rewriter/verisub-bench-opt $(BUILD)/models $(BENCH_RULES)
 
+# Development models of issue 14, exported by PyTorch as users do (eval mode, constant folding,
+# so BatchNormalization is folded into Conv): ResNet-50, MobileNet-v2, Inception-v3,
+# SqueezeNet-1.1, ShuffleNet-v2 x1.0 at 1x3x224x224 and a BERT-base encoder (12 layers,
+# 1x128x768), random seeded weights, each with a recorded input and PyTorch's output, into
+# $(DEV_MODELS) (not in git; about 600 MB). Models already there are skipped;
+# DEV_MODEL="NAME ..." exports only those. Needs Debian's python3-torch, python3-torchvision and
+# python3-onnx, installed here when missing.
+DEV_MODELS ?= $(BUILD)/devmodels
+DEV_MODEL_PACKAGES := python3-torch python3-torchvision python3-onnx python3-numpy
+.PHONY: dev-models
+dev-models:
+	@/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy' 2>/dev/null || { \
+	  echo "dev-models: /usr/bin/python3 lacks torch, torchvision, onnx or numpy;" \
+	       "installing $(DEV_MODEL_PACKAGES)"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  { $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEV_MODEL_PACKAGES); } || { \
+	    echo "dev-models: could not install $(DEV_MODEL_PACKAGES) (Debian bookworm packages);" \
+	         "the models are exported with PyTorch, so they cannot be made without them" >&2; \
+	    exit 1; }; }
+	/usr/bin/python3 bench/models/export_dev_models.py --out $(DEV_MODELS) \
+	  $(foreach m,$(DEV_MODEL),--only $(m))
+
+# ONNX Runtime's CPU engine for node (onnxruntime-node $(ORT_VERSION) from the npm registry) in
+# $(BUILD)/ort, for benchmarks only; says so and fails when the registry cannot be reached.
+ORT_VERSION ?= 1.30.0
+.PHONY: ort
+ort:
+	@sh bench/ort/install.sh $(BUILD)/ort $(ORT_VERSION)
+
+# Every development model against ONNX Runtime, side by side in one run with alternating
+# repetitions: (a) ORT at its highest optimization level on the original, (b) ORT on verisub-opt's
+# output, (c) verisub-run, (d) verisub-run --optimize (n/a while verisub-run is not built), at
+# 1 and 2 threads; medians in ms and ratios to (a); ORT's outputs on the original and on
+# verisub-opt's output compared. BENCH_ROUNDS alternations of BENCH_RUNS runs after BENCH_WARMUP
+# warm-ups per column; BENCH_MODEL="NAME ..." runs only those models.
+BENCH_ROUNDS ?= 3
+BENCH_RUNS ?= 5
+BENCH_WARMUP ?= 2
+BENCH_THREADS ?= 1,2
+.PHONY: bench-run
+bench-run: DEV_MODEL = $(BENCH_MODEL)
+bench-run: configure dev-models ort
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt verisub-onnx
+	@if cmake --build $(BUILD) --target help | grep -q 'verisub-run'; then \
+	  cmake --build $(BUILD) -j $(JOBS) --target verisub-run; fi
+	node bench/run_bench.js --build $(BUILD) --models $(DEV_MODELS) --out $(BUILD)/bench-run \
+	  --rounds $(BENCH_ROUNDS) --runs $(BENCH_RUNS) --warmup $(BENCH_WARMUP) \
+	  --threads $(BENCH_THREADS) $(foreach m,$(BENCH_MODEL),--only $(m))
 
 format:
 	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i

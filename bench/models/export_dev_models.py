@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Exports the development models (issue 14) as users do, with a recorded input and output.
+
+For each model NAME this writes into the output directory (default build/devmodels):
+  NAME.onnx           the model as torch.onnx.export writes it (eval mode, constant folding on,
+                      so BatchNormalization is folded into the convolutions as in real exports)
+  NAME.input_0.pb     a random input, an ONNX TensorProto
+  NAME.output_0.pb    PyTorch's output for that input, an ONNX TensorProto
+
+Weights are random (no downloads), seeded, so every run writes the same numbers. A model whose
+three files all exist is skipped unless --force is given.
+
+Run with Debian's interpreter, which has python3-torch, python3-torchvision and python3-onnx:
+  /usr/bin/python3 bench/models/export_dev_models.py [--out DIR] [--only NAME]... [--force]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+try:
+    import numpy as np
+    import onnx
+    import torch
+    import torch.nn as nn
+    import torchvision
+    from onnx import numpy_helper
+except ImportError as e:  # the Makefile prints how to install them; say which one is missing
+    sys.exit(f"export_dev_models.py: {e}; needs Debian's python3-torch, python3-torchvision, "
+             "python3-onnx and python3-numpy under /usr/bin/python3")
+
+OPSET = 17
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IMAGE = (1, 3, 224, 224)
+SEQ_LEN = 128
+D_MODEL = 768
+
+
+def bert_encoder(layers):
+    """BERT-base's encoder stack: post-norm layers, 12 heads, GELU feed-forward of 3072."""
+    layer = nn.TransformerEncoderLayer(D_MODEL, nhead=12, dim_feedforward=3072, dropout=0.1,
+                                       activation="gelu", batch_first=True)
+    encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
+    # TransformerEncoder deep-copies one layer, so every layer starts with the same weights, and
+    # the exporter then keeps one copy of each equal initializer: a 12-layer model would be 1/12
+    # of BERT-base's size. Draw every parameter anew, as BERT's initializer does (normal, 0.02),
+    # with LayerNorm scales near 1.
+    gen = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for name, p in encoder.named_parameters():
+            noise = torch.randn(p.shape, generator=gen)
+            if p.dim() > 1:
+                p.copy_(noise * 0.02)
+            elif "norm" in name and name.endswith("weight"):
+                p.copy_(1 + noise * 0.1)
+            else:
+                p.copy_(noise * 0.02)
+    return encoder
+
+
+def models():
+    """name -> (module factory, input shape, note for the log)."""
+    tv = torchvision.models
+    return {
+        "resnet50": (lambda: tv.resnet50(weights=None), IMAGE),
+        "mobilenet_v2": (lambda: tv.mobilenet_v2(weights=None), IMAGE),
+        # aux_logits off (inference graph), init_weights off (truncated-normal init is slow and
+        # the values do not matter), transform_input off (the plain network, as exported).
+        "inception_v3": (lambda: tv.inception_v3(weights=None, aux_logits=False,
+                                                 init_weights=False, transform_input=False),
+                         IMAGE),
+        "squeezenet1_1": (lambda: tv.squeezenet1_1(weights=None), IMAGE),
+        "shufflenet_v2_x1_0": (lambda: tv.shufflenet_v2_x1_0(weights=None), IMAGE),
+        # BERT-base: 12 layers; the input is the embedded sequence [batch, seq, d_model].
+        "bert_encoder": (lambda: bert_encoder(12), (1, SEQ_LEN, D_MODEL)),
+    }
+
+
+def randomize_batchnorm(model, seed):
+    # Fresh statistics are 0/1; random ones make the folded Conv weights and biases realistic.
+    gen = torch.Generator().manual_seed(seed)
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.copy_(torch.rand(m.num_features, generator=gen) * 0.2 - 0.1)
+            m.running_var.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+            m.weight.data.copy_(torch.rand(m.num_features, generator=gen) * 0.4 + 0.8)
+            m.bias.data.copy_(torch.rand(m.num_features, generator=gen) * 0.2 - 0.1)
+
+
+def save_tensor(array, path):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(np.ascontiguousarray(array)).SerializeToString())
+
+
+def files_of(out_dir, name):
+    return [os.path.join(out_dir, name + suffix)
+            for suffix in (".onnx", ".input_0.pb", ".output_0.pb")]
+
+
+def export(out_dir, name, factory, shape):
+    start = time.monotonic()
+    torch.manual_seed(0)
+    model = factory()
+    with torch.no_grad():
+        randomize_batchnorm(model, 1)
+    model.eval()
+    x = torch.rand(shape, generator=torch.Generator().manual_seed(2)) * 2 - 1
+    with torch.no_grad():
+        y = model(x)
+    onnx_path, input_path, output_path = files_of(out_dir, name)
+    tmp_path = onnx_path + ".tmp"
+    # Defaults as a user leaves them: training=EVAL and do_constant_folding=True fold
+    # BatchNormalization into Conv.
+    torch.onnx.export(model, (x,), tmp_path, opset_version=OPSET, input_names=["input"],
+                      output_names=["output"], do_constant_folding=True)
+    exported = onnx.load(tmp_path)
+    onnx.checker.check_model(tmp_path)  # by path: models over 2 GB would need it, and it is cheap
+    save_tensor(x.numpy(), input_path)
+    save_tensor(y.numpy(), output_path)
+    os.replace(tmp_path, onnx_path)  # the .onnx last: its presence means the model is complete
+    ops = sorted({n.op_type for n in exported.graph.node})
+    print(f"{name}: input {tuple(shape)}, output {tuple(y.shape)}, "
+          f"{os.path.getsize(onnx_path) / 1e6:.1f} MB, {len(exported.graph.node)} nodes, "
+          f"{time.monotonic() - start:.1f} s; ops {' '.join(ops)}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(REPO, "build", "devmodels"),
+                        help="output directory (default: build/devmodels of the repository)")
+    parser.add_argument("--only", action="append", metavar="NAME", choices=list(models()),
+                        help="export only this model (repeatable); default: all")
+    parser.add_argument("--force", action="store_true", help="re-export models already present")
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)  # deterministic reductions for the recorded outputs
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.only or list(models()):
+        if not args.force and all(os.path.exists(p) for p in files_of(args.out, name)):
+            print(f"{name}: present in {args.out}, skipped (--force re-exports)")
+            continue
+        factory, shape = models()[name]
+        export(args.out, name, factory, shape)
+    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, "
+          f"onnx {onnx.__version__}, opset {OPSET}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+#!/usr/bin/env node
+// Times ONNX Runtime's CPU engine (onnxruntime-node, highest graph optimization level) on one or
+// more models, side by side, or runs a model once on recorded inputs and dumps its outputs.
+'use strict';
+
+const path = require('path');
+const {readTensorFile, writeTensorFile, compareTensors} = require('./onnx_proto');
+
+const REPO = path.resolve(__dirname, '..', '..');
+const USAGE = `usage:
+  node bench/ort/ort_bench.js MODEL.onnx [MODEL2.onnx ...] [--threads N] [--runs R] [--warmup W]
+       [--seed S] [--input-shape NAME=d0,d1,...] [--ort-dir DIR]
+    Times every model on random inputs (fixed seed), the models' runs alternating
+    (A B A B ...) so that drift of a shared machine hits all alike. One line per model:
+      ort-bench: median_ms=<float> min_ms=<float> runs=<int> threads=<int>
+                 times_ms=<float>,... model=<path>
+    (the k-th times of all models were taken one right after the other: paired samples)
+  node bench/ort/ort_bench.js MODEL.onnx --input IN.pb [--input IN2.pb ...]
+       [--dump-outputs PREFIX] [--expect OUT.pb ...] [--threads N]
+    Runs once on recorded inputs (ONNX TensorProto, in the order of the model's inputs);
+    writes PREFIX.output_<i>.pb and prints the largest differences from the --expect tensors.
+  --ort-dir: where onnxruntime-node is installed (default build/ort; make ort installs it)`;
+
+function fail(message, code = 2) {
+  console.error(`ort_bench: ${message}`);
+  process.exit(code);
+}
+
+function parseArgs(argv) {
+  const opts = {
+    models: [],
+    threads: 1,
+    runs: 20,
+    warmup: 5,
+    seed: 1,
+    shapes: {},
+    inputs: [],
+    expect: [],
+    dumpPrefix: null,
+    ortDir: path.join(REPO, 'build', 'ort')
+  };
+  const count = (name, v, min) => {
+    if (v === undefined || !/^\d+$/.test(v) || Number(v) < min)
+      fail(`${name} needs an integer >= ${min}\n${USAGE}`);
+    return Number(v);
+  };
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) fail(`${a} needs a value\n${USAGE}`);
+      return argv[++i];
+    };
+    if (a === '--threads')
+      opts.threads = count(a, next(), 1);
+    else if (a === '--runs')
+      opts.runs = count(a, next(), 1);
+    else if (a === '--warmup')
+      opts.warmup = count(a, next(), 0);
+    else if (a === '--seed')
+      opts.seed = count(a, next(), 0);
+    else if (a === '--input')
+      opts.inputs.push(next());
+    else if (a === '--expect')
+      opts.expect.push(next());
+    else if (a === '--dump-outputs')
+      opts.dumpPrefix = next();
+    else if (a === '--ort-dir')
+      opts.ortDir = path.resolve(next());
+    else if (a === '--input-shape') {
+      const m = /^([^=]+)=(\d+(?:,\d+)*)$/.exec(next());
+      if (!m) fail(`--input-shape needs NAME=d0,d1,...\n${USAGE}`);
+      opts.shapes[m[1]] = m[2].split(',').map(Number);
+    } else if (a === '-h' || a === '--help') {
+      console.log(USAGE);
+      process.exit(0);
+    } else if (a.startsWith('-'))
+      fail(`unknown argument '${a}'\n${USAGE}`);
+    else
+      opts.models.push(a);
+  }
+  if (opts.models.length === 0) fail(USAGE);
+  if (opts.inputs.length > 0 && opts.models.length !== 1) fail('--input runs exactly one model');
+  return opts;
+}
+
+function loadOrt(ortDir) {
+  const modulePath = path.join(ortDir, 'node_modules', 'onnxruntime-node');
+  try {
+    return require(modulePath);
+  } catch (e) {
+    fail(
+        `cannot load onnxruntime-node from ${modulePath} (${e.message.split('\n')[0]}); ` +
+            'install it with `make ort`',
+        1);
+  }
+}
+
+// mulberry32: a small seeded generator, so every run draws the same inputs.
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function randomTensor(ort, meta, dims, next) {
+  const n = dims.reduce((a, b) => a * b, 1);
+  switch (meta.type) {
+    case 'float32':
+      return new ort.Tensor('float32', Float32Array.from({length: n}, () => next() * 2 - 1), dims);
+    case 'float64':
+      return new ort.Tensor('float64', Float64Array.from({length: n}, () => next() * 2 - 1), dims);
+    case 'int32':
+      return new ort.Tensor(
+          'int32', Int32Array.from({length: n}, () => Math.floor(next() * 100)), dims);
+    case 'int64':
+      return new ort.Tensor(
+          'int64', BigInt64Array.from({length: n}, () => BigInt(Math.floor(next() * 100))), dims);
+    case 'bool':
+      return new ort.Tensor(
+          'bool', Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0)), dims);
+    default:
+      fail(`input '${meta.name}' has type ${meta.type}, which random inputs do not cover`, 1);
+  }
+}
+
+function randomFeeds(ort, session, opts) {
+  const next = rng(opts.seed);
+  const feeds = {};
+  for (const meta of session.inputMetadata) {
+    let dims = opts.shapes[meta.name];
+    if (!dims) {
+      if (!meta.shape.every((d) => typeof d === 'number' && d >= 0))
+        fail(
+            `input '${meta.name}' has symbolic shape [${meta.shape}]; give --input-shape ` +
+                `${meta.name}=d0,d1,...`,
+            1);
+      dims = meta.shape;
+    }
+    feeds[meta.name] = randomTensor(ort, meta, dims, next);
+  }
+  return feeds;
+}
+
+async function createSession(ort, model, threads) {
+  try {
+    return await ort.InferenceSession.create(model, {
+      graphOptimizationLevel: 'all',
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      logSeverityLevel: 3,
+    });
+  } catch (e) {
+    fail(`${model}: ${e.message}`, 1);
+  }
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+async function timeModels(ort, opts) {
+  const sessions = [];
+  for (const model of opts.models) {
+    const session = await createSession(ort, model, opts.threads);
+    sessions.push({model, session, feeds: randomFeeds(ort, session, opts), times: []});
+  }
+  for (let w = 0; w < opts.warmup; ++w)
+    for (const s of sessions) await s.session.run(s.feeds);
+  for (let r = 0; r < opts.runs; ++r) {
+    for (const s of sessions) {
+      const start = process.hrtime.bigint();
+      await s.session.run(s.feeds);
+      s.times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+  }
+  for (const s of sessions) {
+    console.log(
+        `ort-bench: median_ms=${median(s.times).toFixed(3)} ` +
+        `min_ms=${Math.min(...s.times).toFixed(3)} runs=${opts.runs} ` +
+        `threads=${opts.threads} times_ms=${s.times.map((t) => t.toFixed(3)).join(',')} ` +
+        `model=${s.model}`);
+  }
+}
+
+async function runRecorded(ort, opts) {
+  const model = opts.models[0];
+  const session = await createSession(ort, model, opts.threads);
+  if (opts.inputs.length !== session.inputNames.length)
+    fail(`${model} has ${session.inputNames.length} input(s), ${opts.inputs.length} given`, 1);
+  const feeds = {};
+  session.inputMetadata.forEach((meta, i) => {
+    const t = readTensorFile(opts.inputs[i]);
+    feeds[meta.name] = new ort.Tensor(t.type, t.data, t.dims);
+  });
+  const results = await session.run(feeds);
+  let worst = 0;
+  session.outputNames.forEach((name, i) => {
+    const out = results[name];
+    const tensor = {name, type: out.type, dims: out.dims.map(Number), data: out.data};
+    if (opts.dumpPrefix) writeTensorFile(`${opts.dumpPrefix}.output_${i}.pb`, tensor);
+    if (i < opts.expect.length) {
+      const d = compareTensors(tensor, readTensorFile(opts.expect[i]));
+      if (d.error) fail(`output ${i} '${name}': ${d.error}`, 1);
+      worst = Math.max(worst, d.maxRel);
+      console.log(
+          `ort-bench: output=${i} max_abs=${d.maxAbs.toExponential(3)} ` +
+          `max_rel=${d.maxRel.toExponential(3)} name=${name}`);
+    }
+  });
+  return worst;
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const ort = loadOrt(opts.ortDir);
+  if (opts.inputs.length > 0)
+    await runRecorded(ort, opts);
+  else
+    await timeModels(ort, opts);
+}
+
+main().catch((e) => fail(e.stack || String(e), 1));

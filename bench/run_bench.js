@@ -1,0 +1,392 @@
+#!/usr/bin/env node
+// make bench-run: every development model, side by side in one run, against ONNX Runtime.
+// Columns: (a) ONNX Runtime at its highest optimization level on the original model, (b) the
+// same on verisub-opt's output, (c) verisub-run, (d) verisub-run --optimize; at each thread
+// count. Repetitions alternate (a b c d a b c d ...), so drift of a shared machine hits every
+// column alike; only the ratios to (a) mean something across runs.
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const {spawnSync} = require('child_process');
+const {countOnnxNodes, readTensorFile, compareTensors} = require('./ort/onnx_proto');
+
+const REPO = path.resolve(__dirname, '..');
+const ORT_BENCH = path.join(__dirname, 'ort', 'ort_bench.js');
+const USAGE =
+    `usage: node bench/run_bench.js [--models DIR] [--build DIR] [--out DIR] [--only NAME]...
+       [--threads 1,2] [--rounds K] [--runs R] [--warmup W] [--rules R] [--ort-dir DIR]
+  --models  exported models, NAME.onnx with NAME.input_0.pb (default build/devmodels;
+            make dev-models writes them)
+  --build   the CMake build folder holding rewriter/verisub-opt, runtime/verisub-onnx and,
+            when built, verisub-run (default build)
+  --out     where optimized models, outputs and bench-run.json go (default build/bench-run)
+  --rounds  alternations of the columns; each round runs every column R times after W
+            warm-up runs (default 3 rounds, 5 runs, 2 warm-up)`;
+
+function fail(message) {
+  console.error(`run_bench: ${message}`);
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = {
+    models: path.join(REPO, 'build', 'devmodels'),
+    build: path.join(REPO, 'build'),
+    out: path.join(REPO, 'build', 'bench-run'),
+    only: [],
+    threads: [1, 2],
+    rounds: 3,
+    runs: 5,
+    warmup: 2,
+    rules: null,
+    ortDir: path.join(REPO, 'build', 'ort')
+  };
+  const count = (name, v, min) => {
+    if (v === undefined || !/^\d+$/.test(v) || Number(v) < min)
+      fail(`${name} needs an integer >= ${min}\n${USAGE}`);
+    return Number(v);
+  };
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) fail(`${a} needs a value\n${USAGE}`);
+      return argv[++i];
+    };
+    if (a === '--models')
+      o.models = path.resolve(next());
+    else if (a === '--build')
+      o.build = path.resolve(next());
+    else if (a === '--out')
+      o.out = path.resolve(next());
+    else if (a === '--only')
+      o.only.push(next());
+    else if (a === '--rules')
+      o.rules = path.resolve(next());
+    else if (a === '--ort-dir')
+      o.ortDir = path.resolve(next());
+    else if (a === '--rounds')
+      o.rounds = count(a, next(), 1);
+    else if (a === '--runs')
+      o.runs = count(a, next(), 1);
+    else if (a === '--warmup')
+      o.warmup = count(a, next(), 0);
+    else if (a === '--threads') {
+      const v = next();
+      if (!/^\d+(,\d+)*$/.test(v)) fail(`--threads needs a list like 1,2\n${USAGE}`);
+      o.threads = v.split(',').map(Number);
+    } else if (a === '-h' || a === '--help') {
+      console.log(USAGE);
+      process.exit(0);
+    } else
+      fail(`unknown argument '${a}'\n${USAGE}`);
+  }
+  return o;
+}
+
+// Runs a program; returns {ok, stdout, stderr, error (one line), seconds}.
+function run(cmd, args, timeoutS) {
+  const start = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, {encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 64 << 20});
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const stdout = r.stdout || '', stderr = r.stderr || '';
+  let error = null;
+  if (r.error)
+    error = r.error.code === 'ETIMEDOUT' ? `timed out after ${timeoutS} s` : r.error.message;
+  else if (r.status !== 0) {
+    const lines = (stderr.trim() || stdout.trim()).split('\n');
+    error = `exit ${r.status === null ? r.signal : r.status}: ${lines[lines.length - 1]}`;
+  }
+  return {ok: error === null, stdout, stderr, error, seconds};
+}
+
+function findVerisubRun(build) {
+  for (const dir of ['rewriter', 'runtime', 'session', 'bench', '.']) {
+    const p = path.join(build, dir, 'verisub-run');
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch (e) { /* not there */
+    }
+  }
+  return null;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+// The import summary verisub-onnx prints: nodes and opaque nodes after import and folding.
+function importSummary(o, model) {
+  const r = run(path.join(o.build, 'runtime', 'verisub-onnx'), [model], 600);
+  if (!r.ok) return {error: r.error};
+  const field = (name) => {
+    const m = new RegExp(`^${name}: (\\d+)$`, 'm').exec(r.stdout);
+    return m ? Number(m[1]) : null;
+  };
+  // Op counts follow as '  <op> <count>'; ONNX operators kept opaque are named 'onnx:<Op>'.
+  const opaqueOps = [...r.stdout.matchAll(/^ +onnx:(\S+) +(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+  return {nodes: field('nodes'), opaque: field('opaque'), opaqueOps, seconds: r.seconds};
+}
+
+function optimize(o, name, model) {
+  const out = path.join(o.out, `${name}.verisub.onnx`);
+  const report = path.join(o.out, `${name}.report.json`);
+  fs.rmSync(out, {force: true});
+  const args = [model, '-o', out, '--report', report];
+  if (o.rules) args.push('--rules', o.rules);
+  const r = run(path.join(o.build, 'rewriter', 'verisub-opt'), args, 900);
+  if (!r.ok) return {error: r.error};
+  const j = JSON.parse(fs.readFileSync(report, 'utf8'));
+  return {
+    path: out,
+    costBefore: j.cost_before_us,
+    costAfter: j.cost_after_us,
+    nodesBefore: j.nodes_before,
+    nodesAfter: j.nodes_after,
+    steps: j.rewrite_steps,
+    stop: j.stop_reason,
+    seconds: r.seconds
+  };
+}
+
+// ORT on the recorded input: the original against PyTorch, verisub-opt's output against the
+// original's ORT output.
+function checkOutputs(o, name, model, opt) {
+  const input = path.join(o.models, `${name}.input_0.pb`);
+  const expected = path.join(o.models, `${name}.output_0.pb`);
+  if (!fs.existsSync(input)) return {error: `no recorded input ${input}`};
+  const origPrefix = path.join(o.out, `${name}.ort`);
+  const args =
+      [ORT_BENCH, model, '--input', input, '--dump-outputs', origPrefix, '--ort-dir', o.ortDir];
+  if (fs.existsSync(expected)) args.push('--expect', expected);
+  const r = run(process.execPath, args, 600);
+  if (!r.ok) return {error: `ORT on the original: ${r.error}`};
+  const result = {};
+  const m = /max_abs=(\S+) max_rel=(\S+)/.exec(r.stdout);
+  if (m) result.vsTorch = {maxAbs: Number(m[1]), maxRel: Number(m[2])};
+  if (opt.path) {
+    const optPrefix = path.join(o.out, `${name}.verisub.ort`);
+    const q = run(
+        process.execPath,
+        [ORT_BENCH, opt.path, '--input', input, '--dump-outputs', optPrefix, '--ort-dir', o.ortDir],
+        600);
+    if (!q.ok) return {...result, error: `ORT on verisub-opt's output: ${q.error}`};
+    const d = compareTensors(
+        readTensorFile(`${optPrefix}.output_0.pb`), readTensorFile(`${origPrefix}.output_0.pb`));
+    if (d.error) return {...result, error: d.error};
+    result.optVsOrig = d;
+  }
+  return result;
+}
+
+const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
+
+// One thread count: K rounds, each timing every column once (R runs after W warm-ups); the
+// columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure
+// is the median of its round medians.
+function timeModel(o, model, opt, verisubRun, threads) {
+  const columns = {a: [], b: [], c: [], d: []};
+  const errors = {};
+  const common =
+      ['--threads', String(threads), '--runs', String(o.runs), '--warmup', String(o.warmup)];
+  let round = 0;
+  const groups = [
+    () => {  // (a) and (b) in one process, their runs alternating, who goes first by round
+      const models = opt.path ? [model, opt.path] : [model];
+      if (round % 2) models.reverse();
+      const r =
+          run(process.execPath, [ORT_BENCH, ...models, ...common, '--ort-dir', o.ortDir], 900);
+      if (!r.ok) {
+        errors.a = errors.b = r.error;
+        return;
+      }
+      for (const l of r.stdout.split('\n')) {
+        const m = LINE.exec(l), who = / model=(.*)$/.exec(l);
+        if (!l.startsWith('ort-bench:') || !m || !who) continue;
+        const times = / times_ms=([0-9.,]+)/.exec(l);
+        columns[who[1] === model ? 'a' : 'b'].push({
+          median: Number(m[1]),
+          min: Number(m[2]),
+          times: times ? times[1].split(',').map(Number) : []
+        });
+      }
+    },
+  ];
+  if (verisubRun) {
+    for (const [key, extra] of [['c', []], ['d', ['--optimize']]]) {
+      groups.push(() => {
+        if (errors[key]) return;  // a failed column is not retried every round
+        const args = [model, ...extra, ...common];
+        if (o.rules && extra.length) args.push('--rules', o.rules);
+        const r = run(verisubRun, args, 900);
+        const last = r.stdout.trim().split('\n').pop() || '';
+        const m = /^verisub-run: /.test(last) && LINE.exec(last);
+        if (!r.ok || !m)
+          errors[key] = r.error || `no result line (last line: '${last}')`;
+        else
+          columns[key].push({median: Number(m[1]), min: Number(m[2])});
+      });
+    }
+  }
+  for (round = 0; round < o.rounds; ++round)
+    for (let g = 0; g < groups.length; ++g) groups[(g + round) % groups.length]();
+  const result = {};
+  // (b)/(a) from paired samples: run k of (b) came right before or after run k of (a), so the
+  // median of the per-pair ratios cancels drift slower than one run.
+  const pairs = [];
+  columns.a.forEach((a, i) => {
+    const b = columns.b[i];
+    if (b && a.times.length === b.times.length)
+      a.times.forEach((t, k) => pairs.push(b.times[k] / t));
+  });
+  if (pairs.length) {
+    const s = [...pairs].sort((x, y) => x - y);
+    result.pairedRatio = {
+      median: median(pairs),
+      q1: s[Math.floor((s.length - 1) / 4)],
+      q3: s[Math.ceil((3 * (s.length - 1)) / 4)],
+      n: pairs.length
+    };
+  }
+  for (const key of Object.keys(columns)) {
+    if (errors[key])
+      result[key] = {error: errors[key]};
+    else if (columns[key].length)
+      result[key] = {
+        median: median(columns[key].map((x) => x.median)),
+        min: Math.min(...columns[key].map((x) => x.min))
+      };
+    else if (key === 'b')
+      result[key] = {error: opt.error ? 'verisub-opt failed' : 'no result'};
+    else
+      result[key] = {na: true};
+  }
+  return result;
+}
+
+function cell(col, base) {
+  if (!col || col.na) return 'n/a';
+  if (col.error) return 'error';
+  const ratio = base && base.median ? ` (${(col.median / base.median).toFixed(2)})` : '';
+  return `${col.median.toFixed(2)}${ratio}`;
+}
+
+const pad = (s, n) => String(s).padEnd(n);
+const padl = (s, n) => String(s).padStart(n);
+const exp = (x) => (x === undefined ? '-' : x.toExponential(1));
+
+function printTables(o, results, verisubRun, load) {
+  console.log(
+      `\n== bench-run ${new Date().toISOString()}: ${o.rounds} rounds x ${o.runs} runs ` +
+      `(${o.warmup} warm-up) per column, columns alternating; verisub-run: ` +
+      `${verisubRun || 'not built (n/a)'}`);
+  console.log(
+      `   machine: ${os.cpus().length} cores (${os.cpus()[0].model.trim()}), load average ` +
+      `${load.start.toFixed(1)} at start, ${load.end.toFixed(1)} at end`);
+  console.log(
+      '   medians in ms; (ratio) = column median / ORT original median, below 1 is faster;\n' +
+      '   paired = median of per-run ratios (b)/(a), each pair run back to back, with quartiles');
+  const head = [
+    pad('model', 20), padl('threads', 7), padl('(a) ORT orig', 14), padl('(b) ORT verisub-opt', 20),
+    padl('(c) verisub-run', 18), padl('(d) verisub-run --opt', 22),
+    padl('(b)/(a) paired [q1-q3]', 24)
+  ].join(' ');
+  console.log(head);
+  for (const r of results) {
+    for (const t of o.threads) {
+      const c = r.timings[t] || {};
+      console.log([
+        pad(r.name, 20), padl(t, 7), padl(cell(c.a), 14), padl(cell(c.b, c.a), 20),
+        padl(cell(c.c, c.a), 18), padl(cell(c.d, c.a), 22),
+        padl(
+            c.pairedRatio ? `${c.pairedRatio.median.toFixed(2)} [${c.pairedRatio.q1.toFixed(2)}-` +
+                    `${c.pairedRatio.q3.toFixed(2)}]` :
+                            '-',
+            24)
+      ].join(' '));
+    }
+  }
+  console.log(
+      '\n   import and rewrite (analytic cost of verisub-opt\'s default model, us); output ' +
+      'checks on the recorded input: ORT(orig) vs PyTorch, ORT(verisub-opt) vs ORT(orig), ' +
+      'max abs / max abs relative to max |reference|');
+  console.log([
+    pad('model', 20), padl('onnx nodes', 10), padl('imported', 9), padl('opaque', 7),
+    padl('cost before', 12), padl('cost after', 11), padl('steps', 6), padl('opt s', 6),
+    padl('vs torch', 17), padl('opt vs orig', 17), ' opaque ops'
+  ].join(' '));
+  for (const r of results) {
+    const imp = r.import || {}, opt = r.opt || {}, chk = r.check || {};
+    const pair = (d) => (d ? `${exp(d.maxAbs)}/${exp(d.maxRel)}` : '-');
+    console.log([
+      pad(r.name, 20), padl(r.onnxNodes, 10), padl(imp.error ? 'FAILED' : imp.nodes, 9),
+      padl(imp.error ? '-' : imp.opaque, 7),
+      padl(opt.error ? 'FAILED' : opt.costBefore.toFixed(1), 12),
+      padl(opt.error ? '-' : opt.costAfter.toFixed(1), 11), padl(opt.error ? '-' : opt.steps, 6),
+      padl(opt.error ? '-' : opt.seconds.toFixed(1), 6), padl(pair(chk.vsTorch), 17),
+      padl(pair(chk.optVsOrig), 17),
+      ' ' + (imp.opaqueOps && imp.opaqueOps.length ? imp.opaqueOps.join(', ') : '-')
+    ].join(' '));
+  }
+  const notes = [];
+  for (const r of results) {
+    if (r.import && r.import.error) notes.push(`${r.name}: verisub-onnx: ${r.import.error}`);
+    if (r.opt && r.opt.error) notes.push(`${r.name}: verisub-opt: ${r.opt.error}`);
+    if (r.check && r.check.error) notes.push(`${r.name}: output check: ${r.check.error}`);
+    for (const t of o.threads) {
+      for (const [key, label] of [
+               ['a', 'ORT'], ['c', 'verisub-run'], ['d', 'verisub-run --optimize']]) {
+        const col = (r.timings[t] || {})[key];
+        if (col && col.error) notes.push(`${r.name}, ${t} thread(s): ${label}: ${col.error}`);
+      }
+    }
+  }
+  if (notes.length) console.log('\n   errors:\n' + notes.map((n) => `   ${n}`).join('\n'));
+}
+
+function main() {
+  const o = parseArgs(process.argv.slice(2));
+  for (const tool of [['rewriter', 'verisub-opt'], ['runtime', 'verisub-onnx']]) {
+    if (!fs.existsSync(path.join(o.build, ...tool)))
+      fail(`${path.join(o.build, ...tool)} is not built (cmake --build build --target ${tool[1]})`);
+  }
+  let names;
+  try {
+    names = fs.readdirSync(o.models).filter((f) => f.endsWith('.onnx')).map((f) => f.slice(0, -5));
+  } catch (e) {
+    fail(`cannot read ${o.models} (${e.code}); make dev-models writes the models`);
+  }
+  names = names.sort().filter((n) => o.only.length === 0 || o.only.includes(n));
+  if (names.length === 0) fail(`no models to run in ${o.models}`);
+  fs.mkdirSync(o.out, {recursive: true});
+  const verisubRun = findVerisubRun(o.build);
+  const results = [];
+  const load = {start: os.loadavg()[0]};
+  for (const name of names) {
+    const model = path.join(o.models, `${name}.onnx`);
+    console.error(`-- ${name}: import, verisub-opt, output check`);
+    const r = {name, onnxNodes: countOnnxNodes(model), timings: {}};
+    r.import = importSummary(o, model);
+    r.opt = optimize(o, name, model);
+    r.check = checkOutputs(o, name, model, r.opt);
+    for (const t of o.threads) {
+      console.error(`-- ${name}: timing, ${t} thread(s)`);
+      r.timings[t] = timeModel(o, model, r.opt, verisubRun, t);
+    }
+    results.push(r);
+  }
+  load.end = os.loadavg()[0];
+  printTables(o, results, verisubRun, load);
+  const json = path.join(o.out, 'bench-run.json');
+  fs.writeFileSync(
+      json,
+      JSON.stringify(
+          {date: new Date().toISOString(), options: o, load, verisubRun, results}, null, 1));
+  console.log(`\n   figures: ${json}`);
+}
+
+main();
