@@ -86,6 +86,13 @@ bench-opt: configure
 	$(BUILD)/rewriter/verisub-bench-opt $(BUILD)/models $(BENCH_RULES)
 
 
+# Layout DP benchmark: every model in $(BUILD)/models (written by verisub-models) and DenseNet-121,
+# analytic layout costs; states, time, pruned counts, cost all-plain vs DP, gap to exact.
+.PHONY: bench-layout
+bench-layout: configure
+	cmake --build $(BUILD) -j $(JOBS) --target models verisub-bench-layout
+	$(BUILD)/rewriter/verisub-bench-layout $(BUILD)/models
+
 format:
 	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
 

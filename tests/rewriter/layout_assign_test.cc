@@ -1,0 +1,215 @@
+// Layout assignment on real graphs: the benchmark models and the committed ONNX exports get
+// valid assignments (every node in an admissible combination, a conversion wherever a reader
+// needs another layout than the stored one, outputs delivered plain) that cost no more than
+// all-plain; the node order is never wider than the graph's own.
+#include "rewriter/layout_assign.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "rewriter/graph_cost.h"
+#include "rewriter/layout_costs.h"
+#include "rewriter/layout_order.h"
+#include "runtime/models/models.h"
+#include "runtime/onnx_import.h"
+
+namespace verisub::rewriter {
+namespace {
+
+using specs::Layout;
+
+class LayoutAssignTest : public ::testing::Test {
+ protected:
+  LayoutAssignTest()
+      : device_(*runtime::DevicePreset("cpu-2core")), model_(device_), costs_(&model_, device_) {}
+
+  runtime::DeviceDescription device_;
+  runtime::AnalyticCostModel model_;
+  AnalyticLayoutCosts costs_;
+};
+
+// Benchmark models at a small size (every operator and the wiring kept), by name.
+std::vector<std::pair<std::string, runtime::Graph>> SmallModels() {
+  std::vector<std::pair<std::string, runtime::Graph>> out;
+  runtime::models::BuildOptions options;
+  options.image_size = 64;
+  auto add = [&](const std::string& name, onnx::ModelProto m) {
+    auto g = runtime::ImportOnnxModel(std::move(m), name);
+    EXPECT_TRUE(g.ok()) << name << ": " << g.status().message();
+    if (g.ok()) out.emplace_back(name, std::move(*g));
+  };
+  for (const auto& m : runtime::models::ListModels()) {
+    if (m.name.find("bert") != std::string_view::npos) continue;
+    add(std::string(m.name), m.build(options));
+  }
+  runtime::models::BertConfig bert{2, 64, 2, 16, 128};
+  add("bert_small", runtime::models::BuildBert(bert, options));
+  add("densenet121", runtime::models::BuildDenseNet121(options));
+  return out;
+}
+
+// Checks an assignment against the graph and the cost source, and recomputes its cost.
+void ExpectValidAssignment(const std::string& name, const runtime::Graph& g,
+                           const LayoutCostSource& costs, const LayoutAssignment& a) {
+  ASSERT_EQ(static_cast<int>(a.value_layouts.size()), g.num_values());
+  ASSERT_EQ(static_cast<int>(a.node_input_layouts.size()), g.num_nodes());
+  std::map<std::pair<int, Layout>, const LayoutConversion*> conv;
+  double total = 0;
+  for (const LayoutConversion& c : a.conversions) {
+    EXPECT_EQ(c.from, a.value_layouts[c.value]) << name;
+    EXPECT_NE(c.from, c.to) << name;
+    EXPECT_FALSE(c.readers.empty());
+    EXPECT_TRUE(conv.emplace(std::make_pair(c.value, c.to), &c).second) << name << ": twice";
+    total += costs.ConversionCostUs(g.value(c.value), c.from, c.to);
+  }
+  auto has_reader = [&](int v, Layout to, int reader) {
+    auto it = conv.find({v, to});
+    if (it == conv.end()) return false;
+    const auto& r = it->second->readers;
+    return std::find(r.begin(), r.end(), reader) != r.end();
+  };
+  const std::vector<char> weight_only = WeightOnlyValues(g);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const runtime::Node& n = g.node(i);
+    if (IsFoldedNode(n, weight_only)) continue;
+    std::vector<Layout> out;
+    for (int v : n.outputs) out.push_back(v == runtime::kNoValue ? Layout::kPlain
+                                                                  : a.value_layouts[v]);
+    auto t = costs.KernelCostUs(g, n, a.node_input_layouts[i], out);
+    ASSERT_TRUE(t.has_value()) << name << ": node " << n.name << " in an inadmissible combination";
+    total += *t;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int v = n.inputs[k];
+      if (v == runtime::kNoValue || weight_only[v]) continue;
+      Layout need = a.node_input_layouts[i][k];
+      if (need != a.value_layouts[v]) {
+        EXPECT_TRUE(has_reader(v, need, i)) << name << ": no conversion for " << n.name;
+      }
+    }
+  }
+  for (int v : g.outputs()) {
+    if (!weight_only[v] && a.value_layouts[v] != Layout::kPlain) {
+      EXPECT_TRUE(has_reader(v, Layout::kPlain, -1)) << name << ": output not delivered plain";
+    }
+  }
+  EXPECT_NEAR(total, a.cost_us, 1e-6 * a.cost_us) << name;
+}
+
+TEST_F(LayoutAssignTest, BenchmarkModelsGetValidAssignments) {
+  for (const auto& [name, g] : SmallModels()) {
+    LayoutDpReport r;
+    auto a = AssignLayouts(g, costs_, LayoutDpOptions(), &r);
+    ASSERT_TRUE(a.ok()) << name << ": " << a.status().message();
+    ExpectValidAssignment(name, g, costs_, *a);
+    EXPECT_LE(r.cost_us, r.cost_plain_us * (1 + 1e-12)) << name;
+    EXPECT_LE(r.max_cut_width, r.given_max_cut_width) << name;
+    EXPECT_LE(r.peak_states, LayoutDpOptions().max_states) << name;
+    std::printf("%-16s nodes %4d width %2d (given %2d) states peak %4d mean %7.1f cost %.1f -> "
+                "%.1f us (%.2fx)%s\n",
+                name.c_str(), r.nodes, r.max_cut_width, r.given_max_cut_width, r.peak_states,
+                r.mean_states, r.cost_plain_us, r.cost_us, r.cost_plain_us / r.cost_us,
+                r.exact ? " exact" : "");
+  }
+}
+
+TEST_F(LayoutAssignTest, ResNetRunsBlocked) {
+  runtime::models::BuildOptions options;
+  options.image_size = 64;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildResNet50(options), "resnet50");
+  ASSERT_TRUE(g.ok());
+  LayoutDpReport r;
+  auto a = AssignLayouts(*g, costs_, LayoutDpOptions(), &r);
+  ASSERT_TRUE(a.ok());
+  int conv = 0, blocked = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const runtime::Node& n = g->node(i);
+    if (n.op != specs::OpKind::kConv2d) continue;
+    ++conv;
+    blocked += specs::LayoutChannelBlock(a->value_layouts[n.outputs[0]]) > 1;
+  }
+  EXPECT_GT(blocked, conv * 9 / 10);
+  EXPECT_LT(r.cost_us, 0.8 * r.cost_plain_us);
+}
+
+TEST_F(LayoutAssignTest, PrunedStaysAtOrAboveExactOnModels) {
+  for (const auto& [name, g] : SmallModels()) {
+    if (name != "squeezenet1_1" && name != "resnet50" && name != "mobilenet_v2") continue;
+    LayoutDpOptions exact;
+    exact.threshold = 0;
+    exact.pareto = false;
+    exact.max_states = 1 << 16;
+    LayoutDpReport re, rp;
+    auto e = AssignLayouts(g, costs_, exact, &re);
+    auto p = AssignLayouts(g, costs_, LayoutDpOptions(), &rp);
+    ASSERT_TRUE(e.ok() && p.ok());
+    if (!re.exact) continue;  // over the budget: no exact figure to compare with
+    EXPECT_GE(p->cost_us, e->cost_us * (1 - 1e-12)) << name;
+    std::printf("%-16s exact %.2f us (peak %d states), pruned %.2f us (peak %d): gap %.4f%%\n",
+                name.c_str(), e->cost_us, re.peak_states, p->cost_us, rp.peak_states,
+                100 * (p->cost_us / e->cost_us - 1));
+  }
+}
+
+TEST_F(LayoutAssignTest, CommittedExportsGetValidAssignments) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("data/models", ec))
+    if (e.path().extension() == ".onnx") files.push_back(e.path().string());
+  if (files.empty()) GTEST_SKIP() << "no data/models/*.onnx in this tree";
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    auto g = runtime::ImportOnnxFile(f);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    LayoutDpReport r;
+    auto a = AssignLayouts(*g, costs_, LayoutDpOptions(), &r);
+    ASSERT_TRUE(a.ok()) << f << ": " << a.status().message();
+    ExpectValidAssignment(f, *g, costs_, *a);
+    EXPECT_LE(r.max_cut_width, r.given_max_cut_width) << f;
+  }
+}
+
+TEST_F(LayoutAssignTest, GreedyOrderIsNarrowerOnDenseNet) {
+  runtime::models::BuildOptions options;
+  options.image_size = 64;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildDenseNet121(options), "densenet121");
+  ASSERT_TRUE(g.ok());
+  auto p = BuildLayoutProblem(*g, costs_);
+  ASSERT_TRUE(p.ok());
+  std::vector<int> greedy = GreedyNarrowOrder(*p);
+  EXPECT_TRUE(IsTopologicalOrder(*p, greedy));
+  const int given = MaxCutWidth(*p, GivenOrder(*p)), narrow = MaxCutWidth(*p, greedy);
+  std::printf("densenet121: max cut width %d in the graph's order, %d greedy\n", given, narrow);
+  EXPECT_GE(given, 20);  // a dense block keeps its feature maps live
+  EXPECT_LE(narrow, given);
+}
+
+// A source that runs nothing: the error names the node.
+class NoKernels : public LayoutCostSource {
+ public:
+  std::string Name() const override { return "none"; }
+  std::optional<double> KernelCostUs(const runtime::Graph&, const runtime::Node&,
+                                     std::span<const Layout>,
+                                     std::span<const Layout>) const override {
+    return std::nullopt;
+  }
+  double ConversionCostUs(const runtime::Value&, Layout, Layout) const override { return 1; }
+};
+
+TEST_F(LayoutAssignTest, NoAdmissibleCombinationIsAnError) {
+  runtime::models::BuildOptions options;
+  options.image_size = 32;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildSqueezeNet11(options), "squeezenet");
+  ASSERT_TRUE(g.ok());
+  auto a = AssignLayouts(*g, NoKernels(), LayoutDpOptions(), nullptr);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("runs in no layout combination of cost source none"),
+            std::string::npos)
+      << a.status().message();
+}
+
+}  // namespace
+}  // namespace verisub::rewriter
