@@ -18,7 +18,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: verisub-bench-layout [MODEL_DIR] [--device NAME] [--threshold T] [--max-states N]\n"
-    "                            [--exact-max-states N] [--repeat N] [--no-densenet]\n"
+    "                            [--exact-max-states N] [--exact-max-width W] [--no-pareto]\n"
+    "                            [--repeat N] [--only MODEL] [--no-densenet]\n"
     "  MODEL_DIR defaults to build/models (written by verisub-models --out DIR); DenseNet-121\n"
     "  (224x224) is built in process. DP times are the best of --repeat runs (default 5).\n";
 
@@ -29,6 +30,8 @@ struct Settings {
   rewriter::LayoutDpOptions pruned;
   rewriter::LayoutDpOptions exact;
   int repeat = 5;
+  // The exact run is skipped above this cut width (its states grow as 4^width).
+  int exact_max_width = 16;
 };
 
 // Best-of-N DP time; the report of the last run.
@@ -66,25 +69,28 @@ int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
   }
   rewriter::LayoutDpReport rp, re;
   Status st = RunDp(*p, s.pruned, s.repeat, &rp);
-  if (st.ok()) st = RunDp(*p, s.exact, 1, &re);
+  const bool try_exact = rp.max_cut_width <= s.exact_max_width;
+  if (st.ok() && try_exact) st = RunDp(*p, s.exact, 1, &re);
   if (!st.ok()) {
     std::fprintf(stderr, "%s: %s\n", name.c_str(), st.message().c_str());
     return 1;
   }
-  char exact[160] = "-";
-  if (re.exact)
+  char exact[160] = "- | - | - | -";
+  if (!try_exact) {
+    std::snprintf(exact, sizeof exact, "width > %d | - | - | -", s.exact_max_width);
+  } else if (re.exact)
     std::snprintf(exact, sizeof exact, "%.2f | %d | %.1f | %.3f", re.time_ms, re.peak_states,
                   re.cost_us, 100 * (rp.cost_us / re.cost_us - 1));
   else
     std::snprintf(exact, sizeof exact, "%.2f | %d (budget) | - | -", re.time_ms, re.peak_states);
-  std::printf("| %s | %d | %d | %d | %d | %.1f | %.2f | %lld/%lld/%lld/%lld | %.1f | %.1f | %.3f | "
-              "%s | %s |\n",
-              name.c_str(), rp.nodes, rp.given_max_cut_width, rp.max_cut_width, rp.peak_states,
-              rp.mean_states, rp.time_ms, static_cast<long long>(rp.pruned_dominated),
-              static_cast<long long>(rp.pruned_threshold),
-              static_cast<long long>(rp.pruned_pareto), static_cast<long long>(rp.pruned_beam),
-              rp.cost_plain_us, rp.cost_us, rp.cost_plain_us / rp.cost_us,
-              rp.exact ? "yes" : "no", exact);
+  std::printf(
+      "| %s | %d | %d | %d | %d | %.1f | %.2f | %lld/%lld/%lld/%lld | %.1f | %.1f | %.3f | "
+      "%s | %s |\n",
+      name.c_str(), rp.nodes, rp.given_max_cut_width, rp.max_cut_width, rp.peak_states,
+      rp.mean_states, rp.time_ms, static_cast<long long>(rp.pruned_dominated),
+      static_cast<long long>(rp.pruned_threshold), static_cast<long long>(rp.pruned_pareto),
+      static_cast<long long>(rp.pruned_beam), rp.cost_plain_us, rp.cost_us,
+      rp.cost_plain_us / rp.cost_us, rp.exact ? "yes" : "no", exact);
   std::fflush(stdout);
   return 0;
 }
@@ -94,6 +100,7 @@ int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
 int main(int argc, char** argv) {
   std::string dir = "build/models";
   bool densenet = true;
+  std::string only;
   Settings s;
   s.exact.threshold = 0;
   s.exact.pareto = false;
@@ -111,6 +118,12 @@ int main(int argc, char** argv) {
       s.exact.max_states = std::atoi(argv[++i]);
     } else if (a == "--repeat" && has_next) {
       s.repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--no-pareto") {
+      s.pruned.pareto = false;
+    } else if (a == "--exact-max-width" && has_next) {
+      s.exact_max_width = std::atoi(argv[++i]);
+    } else if (a == "--only" && has_next) {
+      only = argv[++i];
     } else if (a == "--no-densenet") {
       densenet = false;
     } else if (a == "-h" || a == "--help") {
@@ -129,15 +142,18 @@ int main(int argc, char** argv) {
     if (e.path().extension() == ".onnx") models.push_back(e.path().string());
   std::sort(models.begin(), models.end());
   if (models.empty())
-    std::printf("bench-layout: no .onnx files in '%s' (write them with `verisub-models --out %s`)\n",
-                dir.c_str(), dir.c_str());
-  std::printf("layout DP, analytic layout costs on %s; pruned: threshold %g, pareto %s, beam %d; "
-              "exact: threshold and pareto off, beam %d\n",
-              s.device.c_str(), s.pruned.threshold, s.pruned.pareto ? "on" : "off",
-              s.pruned.max_states, s.exact.max_states);
+    std::printf(
+        "bench-layout: no .onnx files in '%s' (write them with `verisub-models --out %s`)\n",
+        dir.c_str(), dir.c_str());
+  std::printf(
+      "layout DP, analytic layout costs on %s; pruned: threshold %g, pareto %s, beam %d; "
+      "exact: threshold and pareto off, beam %d\n",
+      s.device.c_str(), s.pruned.threshold, s.pruned.pareto ? "on" : "off", s.pruned.max_states,
+      s.exact.max_states);
   PrintHeader();
   int rc = 0;
   for (const std::string& path : models) {
+    if (!only.empty() && std::filesystem::path(path).stem().string() != only) continue;
     auto g = runtime::ImportOnnxFile(path);
     if (!g.ok()) {
       std::fprintf(stderr, "%s\n", g.status().message().c_str());
@@ -146,7 +162,7 @@ int main(int argc, char** argv) {
     }
     rc = std::max(rc, Row(std::filesystem::path(path).stem().string(), *g, s));
   }
-  if (densenet) {
+  if (densenet && (only.empty() || only == "densenet121")) {
     auto g = runtime::ImportOnnxModel(runtime::models::BuildDenseNet121({}), "densenet121");
     if (!g.ok()) {
       std::fprintf(stderr, "%s\n", g.status().message().c_str());

@@ -45,8 +45,7 @@ std::vector<int> ProblemIds(const Graph& g, const LayoutProblem& p) {
 }  // namespace
 
 StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSource& costs,
-                                           const LayoutSpaceOptions& space,
-                                           int* restricted_nodes) {
+                                           const LayoutSpaceOptions& space, int* restricted_nodes) {
   if (restricted_nodes) *restricted_nodes = 0;
   LayoutProblem p;
   const std::vector<char> weight_only = WeightOnlyValues(g);

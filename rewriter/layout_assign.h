@@ -34,7 +34,7 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const runtime::Graph& g, const Layout
                                            int* restricted_nodes = nullptr);
 
 struct LayoutConversion {
-  int value = -1;  // graph value id
+  int value = -1;                              // graph value id
   specs::Layout from = specs::Layout::kPlain;  // the stored layout
   specs::Layout to = specs::Layout::kPlain;
   // Graph node indices reading this converted copy, in graph order; -1 stands for delivering a

@@ -19,7 +19,9 @@ using runtime::Value;
 using specs::Layout;
 using specs::OpKind;
 
-const std::vector<int64_t>* StaticDims(const Value& v) { return v.StaticShape() ? &v.dims : nullptr; }
+const std::vector<int64_t>* StaticDims(const Value& v) {
+  return v.StaticShape() ? &v.dims : nullptr;
+}
 
 int64_t Padded(int64_t c, int block) { return (c + block - 1) / block * block; }
 
@@ -43,8 +45,7 @@ int64_t Channels(const Value& v) {
 }
 
 bool IsImageLayout(Layout l) {
-  return l == Layout::kPlain || l == Layout::kNHWC || l == Layout::kNCHW8c ||
-         l == Layout::kNCHW16c;
+  return l == Layout::kPlain || l == Layout::kNHWC || l == Layout::kNCHW8c || l == Layout::kNCHW16c;
 }
 
 // The convolution's factor for reading x in `in` and writing y in `out`, or nullopt.
@@ -52,9 +53,9 @@ std::optional<double> ConvFactor(const Graph& g, const Node& n, Layout in, Layou
   const Value& x = g.value(n.inputs[0]);
   const Value& y = g.value(n.outputs[0]);
   const int64_t cin = Channels(x), cout = Channels(y);
-  if (cin <= 0 || cout <= 0) return in == Layout::kPlain && out == Layout::kPlain
-                                        ? std::optional<double>(1.0)
-                                        : std::nullopt;
+  if (cin <= 0 || cout <= 0)
+    return in == Layout::kPlain && out == Layout::kPlain ? std::optional<double>(1.0)
+                                                         : std::nullopt;
   const int block = specs::LayoutChannelBlock(out);
   if (in != out) {
     // Only the first-layer kernels: plain in, blocked out, few input channels.
@@ -75,8 +76,8 @@ std::optional<double> ConvFactor(const Graph& g, const Node& n, Layout in, Layou
     default:
       return std::nullopt;
   }
-  const int64_t groups = specs::ops::ConvGroups(n.params, x.spec_type ? x.spec_type->shape
-                                                                      : specs::Shape());
+  const int64_t groups =
+      specs::ops::ConvGroups(n.params, x.spec_type ? x.spec_type->shape : specs::Shape());
   if (groups == cin && groups > 1) {  // depthwise: one lane per channel
     return factor * static_cast<double>(Padded(cin, block)) / static_cast<double>(cin);
   }
@@ -92,8 +93,8 @@ std::optional<double> ConvFactor(const Graph& g, const Node& n, Layout in, Layou
 // Concat or split along channels of rank-4 values: every part in the same layout; blocked only
 // when every part's channel count is a multiple of the block.
 std::optional<double> ChannelPartsFactor(const Graph& g, const Node& n, Layout l) {
-  const int64_t axis = n.params[n.op == OpKind::kConcat ? specs::ops::kConcatAxis
-                                                        : specs::ops::kSplitAxis];
+  const int64_t axis =
+      n.params[n.op == OpKind::kConcat ? specs::ops::kConcatAxis : specs::ops::kSplitAxis];
   if (l == Layout::kPlain) return 1.0;
   if (axis != 1) return std::nullopt;
   const int block = specs::LayoutChannelBlock(l);
@@ -147,7 +148,7 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
     case OpKind::kPoolMax:
     case OpKind::kPoolAvg: {
       if (inputs[0] != out) return std::nullopt;
-      double f = out == Layout::kNHWC ? kPoolNhwcFactor
+      double f = out == Layout::kNHWC                 ? kPoolNhwcFactor
                  : specs::LayoutChannelBlock(out) > 1 ? kPoolBlockedFactor
                                                       : 1.0;
       if (!IsImageLayout(out)) return std::nullopt;
@@ -204,8 +205,7 @@ double AnalyticLayoutCosts::ConversionCostUs(const Value& value, Layout from, La
     default:
       break;
   }
-  const double moved =
-      elements * bytes * (PaddingWaste(value, from) + PaddingWaste(value, to));
+  const double moved = elements * bytes * (PaddingWaste(value, from) + PaddingWaste(value, to));
   return moved / (device_.bandwidth_gbps * 1e3) + device_.launch_overhead_us;
 }
 

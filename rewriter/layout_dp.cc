@@ -141,20 +141,25 @@ void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
     for (int i = 0; i < w && !any_copies; ++i) any_copies = Copies(t.key(s)[i]) != 0;
   if (!any_copies) return;  // keys equal their stored layouts: no two share them
   // Group by stored layouts, each group by (cost, index).
-  std::vector<std::vector<uint8_t>> stored(t.size(), std::vector<uint8_t>(w));
+  std::vector<uint8_t> stored(static_cast<size_t>(t.size()) * w);
   for (int s = 0; s < t.size(); ++s)
-    for (int i = 0; i < w; ++i) stored[s][i] = static_cast<uint8_t>(Stored(t.key(s)[i]));
+    for (int i = 0; i < w; ++i) stored[static_cast<size_t>(s) * w + i] = Stored(t.key(s)[i]);
+  auto same_stored = [&](int a, int b) {
+    return std::memcmp(stored.data() + static_cast<size_t>(a) * w,
+                       stored.data() + static_cast<size_t>(b) * w, w) == 0;
+  };
   std::vector<int> idx;
   for (int s = 0; s < t.size(); ++s)
     if ((*keep)[s]) idx.push_back(s);
   std::sort(idx.begin(), idx.end(), [&](int a, int b) {
-    if (stored[a] != stored[b]) return stored[a] < stored[b];
-    return Before(t, a, b);
+    int c = std::memcmp(stored.data() + static_cast<size_t>(a) * w,
+                        stored.data() + static_cast<size_t>(b) * w, w);
+    return c != 0 ? c < 0 : Before(t, a, b);
   });
   constexpr int kMaxComparisons = 64;  // per state: bounds the work, never the exactness
   for (size_t g = 0; g < idx.size();) {
     size_t end = g;
-    while (end < idx.size() && stored[idx[end]] == stored[idx[g]]) ++end;
+    while (end < idx.size() && same_stored(idx[end], idx[g])) ++end;
     std::vector<int> kept;
     for (size_t j = g; j < end; ++j) {
       const int sj = idx[j];
@@ -210,6 +215,8 @@ void Solver::PrunePareto(const StateTable& t, const std::vector<int>& cut,
     }
   }
   std::vector<uint8_t> probe(w);
+  constexpr size_t kLeaders = 8;  // the cheapest kept states, candidates for the wide rule
+  std::vector<int> leaders;
   for (int sj : idx) {
     const uint8_t* kj = t.key(sj);
     bool dropped = false;
@@ -230,9 +237,22 @@ void Solver::PrunePareto(const StateTable& t, const std::vector<int>& cut,
         }
       }
     }
+    // Several values at once: one of the cheapest kept states converts every value that
+    // differs (beyond the single touched ones above, states also differ where earlier steps
+    // branched).
+    for (size_t k = 0; k < leaders.size() && !dropped; ++k) {
+      const int si = leaders[k];
+      const uint8_t* ki = t.key(si);
+      double extra = t.cost_[si];
+      for (int pos = 0; pos < w && extra <= t.cost_[sj]; ++pos)
+        if (ki[pos] != kj[pos]) extra += ExtraConversions(p_.values[cut[pos]], ki[pos], kj[pos]);
+      dropped = extra <= t.cost_[sj];
+    }
     if (dropped) {
       (*keep)[sj] = 0;
       ++report_.pruned_pareto;
+    } else if (leaders.size() < kLeaders) {
+      leaders.push_back(sj);
     }
   }
 }
@@ -256,6 +276,24 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
   // Back pointers per cut after compaction: cut i + 1's states point into cut i's.
   std::vector<std::vector<int>> prev(n + 1), choice(n + 1);
   std::vector<int> pos(nv, -1);
+  // Per value, its reads as (position in the order, layouts that reader may need), sorted by
+  // position: a converted copy matters only while a later reader may read its layout, so the
+  // copy bits of the others are cleared and states that differ only in them merge (exact).
+  std::vector<std::vector<std::pair<int, unsigned>>> reads(nv);
+  for (int i = 0; i < n; ++i) {
+    const LayoutProblemNode& node = p_.nodes[order[i]];
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      unsigned layouts = 0;
+      for (const LayoutChoice& ch : node.choices) layouts |= 1u << static_cast<int>(ch.inputs[k]);
+      reads[node.inputs[k]].emplace_back(i, layouts);
+    }
+  }
+  auto useful_after = [&](int v, int i) {
+    unsigned m = p_.values[v].graph_output ? 1u << static_cast<int>(specs::Layout::kPlain) : 0;
+    for (const auto& [at, layouts] : reads[v])
+      if (at > i) m |= layouts;
+    return m;
+  };
 
   // Cut 0: every live value is a graph input, stored plain with no copies.
   StateTable cur(static_cast<int>(cuts[0].size()));
@@ -282,11 +320,14 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
       int v = to[k];
       auto out = std::find(node.outputs.begin(), node.outputs.end(), v);
       bool read = std::find(node.inputs.begin(), node.inputs.end(), v) != node.inputs.end();
-      src[k] = out != node.outputs.end() ? -1 - static_cast<int>(out - node.outputs.begin())
-                                         : pos[v];
+      src[k] =
+          out != node.outputs.end() ? -1 - static_cast<int>(out - node.outputs.begin()) : pos[v];
       if (out != node.outputs.end() || read) touched.push_back(static_cast<int>(k));
     }
     for (size_t k = 0; k < from.size(); ++k) pos[from[k]] = -1;
+    std::vector<uint8_t> keep_bits(to.size());  // stored layout and the copies still useful
+    for (size_t k = 0; k < to.size(); ++k)
+      keep_bits[k] = static_cast<uint8_t>(7u | (useful_after(to[k], i) << 3));
 
     StateTable next(static_cast<int>(to.size()));
     work.resize(from.size());
@@ -303,11 +344,11 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
           const int l = static_cast<int>(ch.inputs[k]);
           if (l == Stored(b) || (Copies(b) >> l & 1)) continue;
           cost += p_.values[node.inputs[k]].Conversion(static_cast<specs::Layout>(Stored(b)),
-                                                      ch.inputs[k]);
+                                                       ch.inputs[k]);
           b = static_cast<uint8_t>(b | (8u << l));
         }
         for (size_t k = 0; k < to.size(); ++k)
-          next_key[k] = src[k] >= 0 ? work[src[k]]
+          next_key[k] = src[k] >= 0 ? static_cast<uint8_t>(work[src[k]] & keep_bits[k])
                                     : static_cast<uint8_t>(ch.outputs[-1 - src[k]]);
         next.Relax(next_key.data(), cost, s, c);
       }
@@ -388,8 +429,8 @@ StatusOr<LayoutSolution> SolveLayoutProblem(const LayoutProblem& p, const Layout
     if (plain[i] < 0) r.cost_plain_us = kInfiniteCost;
   }
   if (r.cost_plain_us == 0) r.cost_plain_us = EvaluateChoices(p, plain);
-  r.time_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                  .count();
+  r.time_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return sol;
 }
 

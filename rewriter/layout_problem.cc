@@ -36,8 +36,8 @@ Status CheckLayoutProblem(const LayoutProblem& p) {
         return InvalidArgument("layout problem: node '" + n.name + "' reads value id " +
                                std::to_string(v) + " out of range");
       if (!defined[v])
-        return InvalidArgument("layout problem: node '" + n.name + "' reads '" +
-                               p.values[v].name + "' before it is produced");
+        return InvalidArgument("layout problem: node '" + n.name + "' reads '" + p.values[v].name +
+                               "' before it is produced");
     }
     for (int v : n.outputs) {
       if (v < 0 || v >= nv)

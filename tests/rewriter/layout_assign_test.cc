@@ -77,8 +77,8 @@ void ExpectValidAssignment(const std::string& name, const runtime::Graph& g,
     const runtime::Node& n = g.node(i);
     if (IsFoldedNode(n, weight_only)) continue;
     std::vector<Layout> out;
-    for (int v : n.outputs) out.push_back(v == runtime::kNoValue ? Layout::kPlain
-                                                                  : a.value_layouts[v]);
+    for (int v : n.outputs)
+      out.push_back(v == runtime::kNoValue ? Layout::kPlain : a.value_layouts[v]);
     auto t = costs.KernelCostUs(g, n, a.node_input_layouts[i], out);
     ASSERT_TRUE(t.has_value()) << name << ": node " << n.name << " in an inadmissible combination";
     total += *t;
@@ -108,11 +108,11 @@ TEST_F(LayoutAssignTest, BenchmarkModelsGetValidAssignments) {
     EXPECT_LE(r.cost_us, r.cost_plain_us * (1 + 1e-12)) << name;
     EXPECT_LE(r.max_cut_width, r.given_max_cut_width) << name;
     EXPECT_LE(r.peak_states, LayoutDpOptions().max_states) << name;
-    std::printf("%-16s nodes %4d width %2d (given %2d) states peak %4d mean %7.1f cost %.1f -> "
-                "%.1f us (%.2fx)%s\n",
-                name.c_str(), r.nodes, r.max_cut_width, r.given_max_cut_width, r.peak_states,
-                r.mean_states, r.cost_plain_us, r.cost_us, r.cost_plain_us / r.cost_us,
-                r.exact ? " exact" : "");
+    std::printf(
+        "%-16s nodes %4d width %2d (given %2d) states peak %4d mean %7.1f cost %.1f -> "
+        "%.1f us (%.2fx)%s\n",
+        name.c_str(), r.nodes, r.max_cut_width, r.given_max_cut_width, r.peak_states, r.mean_states,
+        r.cost_plain_us, r.cost_us, r.cost_plain_us / r.cost_us, r.exact ? " exact" : "");
   }
 }
 

@@ -105,9 +105,9 @@ TEST_F(LayoutCostsTest, ConversionIsBytesOverBandwidth) {
   EXPECT_DOUBLE_EQ(costs_.ConversionCostUs(v, Layout::kPlain, Layout::kNHWC),
                    2 * bytes / (device_.bandwidth_gbps * 1e3) + device_.launch_overhead_us);
   // nchw8c pads 20 channels to 24.
-  EXPECT_DOUBLE_EQ(costs_.ConversionCostUs(v, Layout::kPlain, Layout::kNCHW8c),
-                   (bytes + bytes * 24 / 20) / (device_.bandwidth_gbps * 1e3) +
-                       device_.launch_overhead_us);
+  EXPECT_DOUBLE_EQ(
+      costs_.ConversionCostUs(v, Layout::kPlain, Layout::kNCHW8c),
+      (bytes + bytes * 24 / 20) / (device_.bandwidth_gbps * 1e3) + device_.launch_overhead_us);
   EXPECT_DOUBLE_EQ(costs_.ConversionCostUs(v, Layout::kNHWC, Layout::kNHWC), 0);
 }
 

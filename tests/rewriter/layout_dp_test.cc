@@ -85,35 +85,41 @@ TEST(LayoutDpTest, ExactWithoutPruningEqualsBruteForce) {
 }
 
 TEST(LayoutDpTest, PruningNeverBeatsTheOptimumAndReportsItsGap) {
-  double worst_gap = 0, gap_sum = 0;
-  int inexact_reports = 0, off_optimum = 0;
-  int64_t pruned = 0;
-  for (int seed = 0; seed < kRandomProblems; ++seed) {
-    LayoutProblem p = RandomLayoutProblem(seed);
-    const double exact = BruteForceOptimum(p);
-    LayoutDpOptions o;  // defaults: every pruning on
-    o.threshold = 1.2;  // partial costs of tiny problems are close: a wider threshold bites less
-    LayoutDpReport r;
-    auto s = SolveLayoutProblem(p, o, &r);
-    ASSERT_TRUE(s.ok());
-    ExpectValid(p, *s);
-    EXPECT_GE(s->cost_us, exact * (1 - 1e-12)) << "seed " << seed;
-    const double gap = s->cost_us / exact - 1;
-    if (r.exact) {
-      EXPECT_TRUE(Near(s->cost_us, exact)) << "seed " << seed << " claims exact";
+  for (double threshold : {0.0, 1.2}) {
+    double worst_gap = 0, gap_sum = 0;
+    int inexact_reports = 0, off_optimum = 0;
+    int64_t pruned = 0;
+    for (int seed = 0; seed < kRandomProblems; ++seed) {
+      LayoutProblem p = RandomLayoutProblem(seed);
+      const double exact = BruteForceOptimum(p);
+      LayoutDpOptions o;  // defaults: dominated and pareto on
+      o.threshold = threshold;
+      LayoutDpReport r;
+      auto s = SolveLayoutProblem(p, o, &r);
+      ASSERT_TRUE(s.ok());
+      ExpectValid(p, *s);
+      EXPECT_GE(s->cost_us, exact * (1 - 1e-12)) << "seed " << seed;
+      const double gap = s->cost_us / exact - 1;
+      if (r.exact) {
+        EXPECT_TRUE(Near(s->cost_us, exact)) << "seed " << seed << " claims exact";
+      }
+      inexact_reports += !r.exact;
+      off_optimum += gap > 1e-9;
+      worst_gap = std::max(worst_gap, gap);
+      gap_sum += gap;
+      pruned += r.pruned_threshold + r.pruned_pareto + r.pruned_dominated;
+      if (threshold == 0) {
+        EXPECT_EQ(r.pruned_threshold, 0);
+      }
     }
-    inexact_reports += !r.exact;
-    off_optimum += gap > 1e-9;
-    worst_gap = std::max(worst_gap, gap);
-    gap_sum += gap;
-    pruned += r.pruned_threshold + r.pruned_pareto + r.pruned_dominated;
+    EXPECT_GT(pruned, 0);
+    EXPECT_GE(inexact_reports, off_optimum);  // never off the optimum while claiming exactness
+    std::printf(
+        "pruned DP (threshold %g) on %d random problems: %d not proven exact, %d off the "
+        "optimum, mean gap %.4f%%, worst %.3f%%\n",
+        threshold, kRandomProblems, inexact_reports, off_optimum, 100 * gap_sum / kRandomProblems,
+        100 * worst_gap);
   }
-  EXPECT_GT(pruned, 0);
-  EXPECT_GE(inexact_reports, off_optimum);  // never off the optimum while claiming exactness
-  std::printf("pruned DP on %d random problems: %d not proven exact, %d off the optimum, mean gap "
-              "%.4f%%, worst %.3f%%\n",
-              kRandomProblems, inexact_reports, off_optimum, 100 * gap_sum / kRandomProblems,
-              100 * worst_gap);
 }
 
 TEST(LayoutDpTest, BeamKeepsTheBudgetAndSaysSo) {

@@ -16,7 +16,9 @@ constexpr Layout kImage[] = {Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
 LayoutProblem RandomLayoutProblem(uint64_t seed, int64_t max_assignments) {
   std::mt19937_64 rng(seed);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  auto real = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto real = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
   LayoutProblem p;
   auto new_value = [&](const std::string& name) {
     LayoutProblemValue v;
@@ -99,8 +101,8 @@ LayoutProblem RandomLayoutProblem(uint64_t seed, int64_t max_assignments) {
     if (p.values[v].graph_input) continue;
     bool produced = false;
     for (const auto& n : p.nodes)
-      produced |= std::find(n.outputs.begin(), n.outputs.end(), static_cast<int>(v)) !=
-                  n.outputs.end();
+      produced |=
+          std::find(n.outputs.begin(), n.outputs.end(), static_cast<int>(v)) != n.outputs.end();
     if (!produced) continue;
     if (reads[v] == 0 ? uniform(0, 3) > 0 : uniform(0, 4) == 0) {
       p.values[v].graph_output = true;
