@@ -171,9 +171,10 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
       return *base * PaddingWaste(g.value(n.outputs[0]), out);
     case OpKind::kConcat:
     case OpKind::kSplit: {
-      if (!uniform()) return std::nullopt;
+      for (Layout l : outputs)
+        if (l != out) return std::nullopt;
       for (size_t k = 0; k < inputs.size(); ++k)
-        if (inputs[k] != out) return std::nullopt;
+        if (!IsWeight(g, n.inputs[k]) && inputs[k] != out) return std::nullopt;
       auto f = ChannelPartsFactor(g, n, out);
       if (!f) return std::nullopt;
       return *base * *f;
