@@ -156,7 +156,7 @@ void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
                         stored.data() + static_cast<size_t>(b) * w, w);
     return c != 0 ? c < 0 : Before(t, a, b);
   });
-  constexpr int kMaxComparisons = 64;  // per state: bounds the work, never the exactness
+  constexpr int kMaxComparisons = 16;  // per state: bounds the work, never the exactness
   for (size_t g = 0; g < idx.size();) {
     size_t end = g;
     while (end < idx.size() && same_stored(idx[end], idx[g])) ++end;
@@ -166,10 +166,11 @@ void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
       bool dropped = false;
       for (size_t k = 0; k < kept.size() && k < kMaxComparisons && !dropped; ++k) {
         const int si = kept[k];
-        double extra = 0;
-        for (int i = 0; i < w; ++i)
-          extra += ExtraConversions(p_.values[cut[i]], t.key(si)[i], t.key(sj)[i]);
-        dropped = t.cost_[si] + extra <= t.cost_[sj];
+        const uint8_t *ki = t.key(si), *kj = t.key(sj);
+        double reach = t.cost_[si];
+        for (int i = 0; i < w && reach <= t.cost_[sj]; ++i)
+          if (ki[i] != kj[i]) reach += ExtraConversions(p_.values[cut[i]], ki[i], kj[i]);
+        dropped = reach <= t.cost_[sj];
       }
       if (dropped) {
         (*keep)[sj] = 0;
