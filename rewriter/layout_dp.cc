@@ -430,6 +430,12 @@ StatusOr<LayoutSolution> SolveLayoutProblem(const LayoutProblem& p, const Layout
     if (plain[i] < 0) r.cost_plain_us = kInfiniteCost;
   }
   if (r.cost_plain_us == 0) r.cost_plain_us = EvaluateChoices(p, plain);
+  r.lower_bound_us = 0;
+  for (const LayoutProblemNode& n : p.nodes) {
+    double cheapest = kInfiniteCost;
+    for (const LayoutChoice& c : n.choices) cheapest = std::min(cheapest, c.cost_us);
+    r.lower_bound_us += cheapest;
+  }
   r.time_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return sol;

@@ -60,6 +60,9 @@ struct LayoutDpReport {
   // All-plain cost (kInfiniteCost when some node has no all-plain choice) and the DP's cost.
   double cost_plain_us = 0;
   double cost_us = 0;
+  // Sum of every node's cheapest choice, conversions left out: no assignment costs less, so
+  // cost_us / lower_bound_us - 1 bounds the gap to the optimum where no exact run fits.
+  double lower_bound_us = 0;
   double time_ms = 0;  // the DP itself (order, states, backtracking)
   // Filled by AssignLayouts: nodes offered only uniform layout combinations (too many slots),
   // and the time spent building the problem (cost queries).
