@@ -58,7 +58,7 @@ Status RunDp(const rewriter::LayoutProblem& p, const rewriter::LayoutDpOptions& 
 void PrintHeader() {
   std::printf(
       "| model | nodes | build ms | width given | width used | states peak | states mean "
-      "| DP ms | DP cpu ms | pruned dom/thr/par/beam | plain us | DP us | speedup | exact? "
+      "| DP ms | DP cpu ms | pruned dom/thr/par/beam | plain us | DP us | speedup | proven exact "
       "| exact cpu ms | exact peak | exact us | gap %% | bound gap %% |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }

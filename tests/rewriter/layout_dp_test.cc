@@ -68,6 +68,7 @@ TEST(LayoutDpTest, ExactWithoutPruningEqualsBruteForce) {
                                            << s->cost_us << " brute force " << exact;
       EXPECT_TRUE(r.exact);
       EXPECT_EQ(r.pruned_dominated + r.pruned_threshold + r.pruned_pareto + r.pruned_beam, 0);
+      EXPECT_LE(r.lower_bound_us, s->cost_us * (1 + 1e-12));
     }
     // The dominated rule is exact too.
     LayoutDpOptions o = ExactOptions();
