@@ -108,6 +108,13 @@ TEST_F(LayoutAssignTest, BenchmarkModelsGetValidAssignments) {
     EXPECT_LE(r.cost_us, r.cost_plain_us * (1 + 1e-12)) << name;
     EXPECT_LE(r.max_cut_width, r.given_max_cut_width) << name;
     EXPECT_LE(r.peak_states, LayoutDpOptions().max_states) << name;
+    // The greedy order on its own: topological, and never wider than the graph's order on the
+    // benchmark models (the DP would fall back to the graph's order if it were).
+    auto p = BuildLayoutProblem(g, costs_);
+    ASSERT_TRUE(p.ok());
+    const std::vector<int> greedy = GreedyNarrowOrder(*p);
+    EXPECT_TRUE(IsTopologicalOrder(*p, greedy)) << name;
+    EXPECT_LE(MaxCutWidth(*p, greedy), MaxCutWidth(*p, GivenOrder(*p))) << name;
     std::printf(
         "%-16s nodes %4d width %2d (given %2d) states peak %4d mean %7.1f cost %.1f -> "
         "%.1f us (%.2fx)%s\n",
