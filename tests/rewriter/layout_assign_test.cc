@@ -16,11 +16,13 @@
 #include "rewriter/layout_order.h"
 #include "runtime/models/models.h"
 #include "runtime/onnx_import.h"
+#include "tests/rewriter/layout_test_problems.h"
 
 namespace verisub::rewriter {
 namespace {
 
 using specs::Layout;
+using testing::ExpectValidAssignment;
 
 class LayoutAssignTest : public ::testing::Test {
  protected:
@@ -50,53 +52,6 @@ std::vector<std::pair<std::string, runtime::Graph>> SmallModels() {
   add("bert_small", runtime::models::BuildBert(bert, options));
   add("densenet121", runtime::models::BuildDenseNet121(options));
   return out;
-}
-
-// Checks an assignment against the graph and the cost source, and recomputes its cost.
-void ExpectValidAssignment(const std::string& name, const runtime::Graph& g,
-                           const LayoutCostSource& costs, const LayoutAssignment& a) {
-  ASSERT_EQ(static_cast<int>(a.value_layouts.size()), g.num_values());
-  ASSERT_EQ(static_cast<int>(a.node_input_layouts.size()), g.num_nodes());
-  std::map<std::pair<int, Layout>, const LayoutConversion*> conv;
-  double total = 0;
-  for (const LayoutConversion& c : a.conversions) {
-    EXPECT_EQ(c.from, a.value_layouts[c.value]) << name;
-    EXPECT_NE(c.from, c.to) << name;
-    EXPECT_FALSE(c.readers.empty());
-    EXPECT_TRUE(conv.emplace(std::make_pair(c.value, c.to), &c).second) << name << ": twice";
-    total += costs.ConversionCostUs(g.value(c.value), c.from, c.to);
-  }
-  auto has_reader = [&](int v, Layout to, int reader) {
-    auto it = conv.find({v, to});
-    if (it == conv.end()) return false;
-    const auto& r = it->second->readers;
-    return std::find(r.begin(), r.end(), reader) != r.end();
-  };
-  const std::vector<char> weight_only = WeightOnlyValues(g);
-  for (int i = 0; i < g.num_nodes(); ++i) {
-    const runtime::Node& n = g.node(i);
-    if (IsFoldedNode(n, weight_only)) continue;
-    std::vector<Layout> out;
-    for (int v : n.outputs)
-      out.push_back(v == runtime::kNoValue ? Layout::kPlain : a.value_layouts[v]);
-    auto t = costs.KernelCostUs(g, n, a.node_input_layouts[i], out);
-    ASSERT_TRUE(t.has_value()) << name << ": node " << n.name << " in an inadmissible combination";
-    total += *t;
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      int v = n.inputs[k];
-      if (v == runtime::kNoValue || weight_only[v]) continue;
-      Layout need = a.node_input_layouts[i][k];
-      if (need != a.value_layouts[v]) {
-        EXPECT_TRUE(has_reader(v, need, i)) << name << ": no conversion for " << n.name;
-      }
-    }
-  }
-  for (int v : g.outputs()) {
-    if (!weight_only[v] && a.value_layouts[v] != Layout::kPlain) {
-      EXPECT_TRUE(has_reader(v, Layout::kPlain, -1)) << name << ": output not delivered plain";
-    }
-  }
-  EXPECT_NEAR(total, a.cost_us, 1e-6 * a.cost_us) << name;
 }
 
 TEST_F(LayoutAssignTest, BenchmarkModelsGetValidAssignments) {
