@@ -112,15 +112,19 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
                                                         std::span<const Layout> inputs,
                                                         std::span<const Layout> outputs) const {
   if (inputs.size() != n.inputs.size() || outputs.size() != n.outputs.size()) return std::nullopt;
-  auto base = kernels_->OpTimeUs(NodeQuery(g, n));
-  if (!base.ok()) return std::nullopt;
+  // The plain time, asked only for admissible combinations (most are refused by shape).
+  auto scaled = [&](double factor) -> std::optional<double> {
+    auto base = kernels_->OpTimeUs(NodeQuery(g, n));
+    if (!base.ok()) return std::nullopt;
+    return *base * factor;
+  };
   // Layouts of the data slots: activation inputs (weights are the backend's business).
   const bool plain = AllPlain(outputs) && [&] {
     for (size_t k = 0; k < inputs.size(); ++k)
       if (!IsWeight(g, n.inputs[k]) && inputs[k] != Layout::kPlain) return false;
     return true;
   }();
-  if (plain) return *base;
+  if (plain) return scaled(1);
   if (!n.op) return std::nullopt;  // opaque: plain only
   const OpKind op = *n.op;
   const Layout out = outputs.empty() ? Layout::kPlain : outputs[0];
@@ -143,7 +147,7 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
       if (inputs[1] != Layout::kPlain && !IsWeight(g, n.inputs[1])) return std::nullopt;
       auto f = ConvFactor(g, n, inputs[0], out);
       if (!f) return std::nullopt;
-      return *base * *f;
+      return scaled(*f);
     }
     case OpKind::kPoolMax:
     case OpKind::kPoolAvg: {
@@ -152,7 +156,7 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
                  : specs::LayoutChannelBlock(out) > 1 ? kPoolBlockedFactor
                                                       : 1.0;
       if (!IsImageLayout(out)) return std::nullopt;
-      return *base * f * PaddingWaste(g.value(n.inputs[0]), out);
+      return scaled(f * PaddingWaste(g.value(n.inputs[0]), out));
     }
     case OpKind::kBiasAdd: {
       const Value& y = g.value(n.outputs[0]);
@@ -168,7 +172,7 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
     case OpKind::kSmul:
     case OpKind::kBatchnorm:
       if (!uniform()) return std::nullopt;
-      return *base * PaddingWaste(g.value(n.outputs[0]), out);
+      return scaled(PaddingWaste(g.value(n.outputs[0]), out));
     case OpKind::kConcat:
     case OpKind::kSplit: {
       for (Layout l : outputs)
@@ -177,13 +181,13 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
         if (!IsWeight(g, n.inputs[k]) && inputs[k] != out) return std::nullopt;
       auto f = ChannelPartsFactor(g, n, out);
       if (!f) return std::nullopt;
-      return *base * *f;
+      return scaled(*f);
     }
     case OpKind::kMatmul:
       if (out != Layout::kPlain) return std::nullopt;
       for (Layout l : inputs)
         if (l != Layout::kPlain && l != Layout::kColMajor) return std::nullopt;
-      return *base;
+      return scaled(1);
     default:
       return std::nullopt;
   }
