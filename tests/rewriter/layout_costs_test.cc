@@ -53,6 +53,26 @@ TEST_F(LayoutCostsTest, BlockedConvolutionIsFasterAndPaysForPadding) {
   EXPECT_DOUBLE_EQ(*Cost(g, 1, {B16, P}, {B16}), plain2 * kConvBlocked16Factor * 32 / 20);
 }
 
+TEST_F(LayoutCostsTest, GroupedConvolutionNeedsWholeBlocksPerGroup) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 16, 8, 8});
+  // Two groups of 8 channels: whole blocks of 8, not of 16.
+  int y = b.Op("conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=2]",
+               {x, b.Weight("w", {16, 8, 3, 3}, 1)});
+  // Depthwise over 12 channels: any block, padded (12 -> 16).
+  int x2 = b.Input("x2", {1, 12, 8, 8});
+  int z = b.Op("conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=dw]",
+               {x2, b.Weight("w2", {12, 1, 3, 3}, 2)});
+  b.Output(y);
+  b.Output(z);
+  runtime::Graph g = b.Finish();
+  const Layout P = Layout::kPlain, B8 = Layout::kNCHW8c, B16 = Layout::kNCHW16c;
+  EXPECT_DOUBLE_EQ(*Cost(g, 0, {B8, P}, {B8}), *Cost(g, 0, {P, P}, {P}) * kConvBlocked8Factor);
+  EXPECT_FALSE(Cost(g, 0, {B16, P}, {B16}));
+  EXPECT_DOUBLE_EQ(*Cost(g, 1, {B8, P}, {B8}),
+                   *Cost(g, 1, {P, P}, {P}) * kConvBlocked8Factor * 16 / 12);
+}
+
 TEST_F(LayoutCostsTest, FirstLayerReadsPlainAndWritesBlocked) {
   GraphBuilder b;
   int x = b.Input("x", {1, 3, 32, 32});
