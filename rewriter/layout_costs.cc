@@ -76,8 +76,9 @@ std::optional<double> ConvFactor(const Graph& g, const Node& n, Layout in, Layou
     default:
       return std::nullopt;
   }
-  const int64_t groups =
-      specs::ops::ConvGroups(n.params, x.spec_type ? x.spec_type->shape : specs::Shape());
+  const int64_t groups = n.params[specs::ops::kConvGroup] == specs::kDepthwiseGroup
+                             ? cin
+                             : n.params[specs::ops::kConvGroup];
   if (groups == cin && groups > 1) {  // depthwise: one lane per channel
     return factor * static_cast<double>(Padded(cin, block)) / static_cast<double>(cin);
   }
