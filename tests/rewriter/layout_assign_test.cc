@@ -149,6 +149,25 @@ TEST_F(LayoutAssignTest, DenseNetCutsAreWideInAnyOrder) {
   EXPECT_LE(narrow, given);
 }
 
+TEST_F(LayoutAssignTest, SmallBeamOnDenseNetStaysValidAndSaysSo) {
+  runtime::models::BuildOptions options;
+  options.image_size = 96;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildDenseNet121(options), "densenet121");
+  ASSERT_TRUE(g.ok());
+  LayoutDpOptions o;
+  o.pareto = false;  // let the beam do the work
+  o.max_states = 8;
+  LayoutDpReport r;
+  auto a = AssignLayouts(*g, costs_, o, &r);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ExpectValidAssignment("densenet121 beam 8", *g, costs_, *a);
+  EXPECT_LE(r.peak_states, 8);
+  EXPECT_GT(r.beam_cuts, 0);
+  EXPECT_GT(r.pruned_beam, 0);
+  EXPECT_FALSE(r.exact);
+  EXPECT_GE(r.cost_us, r.lower_bound_us);
+}
+
 // A source that runs nothing: the error names the node.
 class NoKernels : public LayoutCostSource {
  public:
