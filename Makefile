@@ -135,6 +135,13 @@ bench-run: configure dev-models ort
 	  --rounds $(BENCH_ROUNDS) --runs $(BENCH_RUNS) --warmup $(BENCH_WARMUP) \
 	  --threads $(BENCH_THREADS) $(foreach m,$(BENCH_MODEL),--only $(m))
 
+# Layout DP benchmark: every model in $(BUILD)/models (written by verisub-models) and DenseNet-121,
+# analytic layout costs; states, time, pruned counts, cost all-plain vs DP, gap to exact.
+.PHONY: bench-layout
+bench-layout: configure
+	cmake --build $(BUILD) -j $(JOBS) --target models verisub-bench-layout
+	$(BUILD)/rewriter/verisub-bench-layout $(BUILD)/models
+
 format:
 	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
 

@@ -31,6 +31,8 @@ onnx::ModelProto BuildSqueezeNet11(const BuildOptions& options);
 onnx::ModelProto BuildMobileNetV2(const BuildOptions& options);
 onnx::ModelProto BuildNasNetA(const BuildOptions& options);
 onnx::ModelProto BuildNasRnn(const BuildOptions& options);
+// Not in ListModels (yet): the layout DP's benchmark builds it directly.
+onnx::ModelProto BuildDenseNet121(const BuildOptions& options);
 
 struct BertConfig {
   int64_t layers = 12;

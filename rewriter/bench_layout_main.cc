@@ -1,0 +1,191 @@
+// verisub-bench-layout: the layout DP on every .onnx model of a folder (and DenseNet-121, built
+// in process) with the analytic layout costs. One row per model: nodes, cut widths, states,
+// DP time and pruned counts with the default prunings, cost all-plain vs DP, and the exact
+// optimum (inexact prunings off, a large state budget) where it fits, with the gap.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "rewriter/layout_assign.h"
+#include "rewriter/layout_costs.h"
+#include "runtime/models/models.h"
+#include "runtime/onnx_import.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: verisub-bench-layout [MODEL_DIR] [--device NAME] [--threshold T] [--max-states N]\n"
+    "                            [--exact-max-states N] [--exact-max-width W] [--no-pareto]\n"
+    "                            [--no-dominated]\n"
+    "                            [--repeat N] [--only MODEL] [--no-densenet]\n"
+    "  MODEL_DIR defaults to build/models (written by verisub-models --out DIR); DenseNet-121\n"
+    "  (224x224) is built in process. DP times are the best of --repeat runs (default 5).\n";
+
+using namespace verisub;  // NOLINT
+
+struct Settings {
+  std::string device = "cpu-2core";
+  rewriter::LayoutDpOptions pruned;
+  rewriter::LayoutDpOptions exact;
+  int repeat = 5;
+  // The exact run is skipped above this cut width (its states grow as 4^width).
+  int exact_max_width = 16;
+};
+
+// Best-of-N DP wall time into r->time_ms and best-of-N process CPU time into *cpu_ms (CPU time
+// is less sensitive to other processes sharing the cores); the report of the last run.
+Status RunDp(const rewriter::LayoutProblem& p, const rewriter::LayoutDpOptions& o, int repeat,
+             rewriter::LayoutDpReport* r, double* cpu_ms) {
+  double best = 1e300, best_cpu = 1e300;
+  for (int k = 0; k < repeat; ++k) {
+    std::clock_t c0 = std::clock();
+    auto s = rewriter::SolveLayoutProblem(p, o, r);
+    std::clock_t c1 = std::clock();
+    if (!s.ok()) return s.status();
+    best = std::min(best, r->time_ms);
+    best_cpu = std::min(best_cpu, 1000.0 * static_cast<double>(c1 - c0) / CLOCKS_PER_SEC);
+  }
+  r->time_ms = best;
+  *cpu_ms = best_cpu;
+  return Status();
+}
+
+void PrintHeader() {
+  std::printf(
+      "| model | nodes | build ms | width given | width used | states peak | states mean "
+      "| DP ms | DP cpu ms | pruned dom/thr/par/beam | plain us | DP us | speedup | proven exact "
+      "| exact cpu ms | exact peak | exact us | gap %% | bound gap %% |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+}
+
+int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
+  auto device = runtime::DevicePreset(s.device);
+  if (!device.ok()) {
+    std::fprintf(stderr, "%s\n", device.status().message().c_str());
+    return 2;
+  }
+  runtime::AnalyticCostModel model(*device);
+  rewriter::AnalyticLayoutCosts costs(&model, *device);
+  auto start = std::chrono::steady_clock::now();
+  auto p = rewriter::BuildLayoutProblem(g, costs);
+  const double build_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!p.ok()) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), p.status().message().c_str());
+    return 1;
+  }
+  rewriter::LayoutDpReport rp, re;
+  double cpu_ms = 0, exact_cpu_ms = 0;
+  Status st = RunDp(*p, s.pruned, s.repeat, &rp, &cpu_ms);
+  const bool try_exact = rp.max_cut_width <= s.exact_max_width;
+  if (st.ok() && try_exact) st = RunDp(*p, s.exact, 1, &re, &exact_cpu_ms);
+  if (!st.ok()) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), st.message().c_str());
+    return 1;
+  }
+  char exact[160] = "- | - | - | -";
+  if (!try_exact) {
+    std::snprintf(exact, sizeof exact, "width > %d | - | - | -", s.exact_max_width);
+  } else if (re.exact)
+    std::snprintf(exact, sizeof exact, "%.2f | %d | %.1f | %.3f", exact_cpu_ms, re.peak_states,
+                  re.cost_us, 100 * (rp.cost_us / re.cost_us - 1));
+  else
+    std::snprintf(exact, sizeof exact, "%.2f | %d (budget) | - | -", exact_cpu_ms, re.peak_states);
+  std::printf(
+      "| %s | %d | %.1f | %d | %d | %d | %.1f | %.2f | %.2f | %lld/%lld/%lld/%lld | %.1f | %.1f | "
+      "%.3f | "
+      "%s | %s | %.3f |\n",
+      name.c_str(), rp.nodes, build_ms, rp.given_max_cut_width, rp.max_cut_width, rp.peak_states,
+      rp.mean_states, rp.time_ms, cpu_ms, static_cast<long long>(rp.pruned_dominated),
+      static_cast<long long>(rp.pruned_threshold), static_cast<long long>(rp.pruned_pareto),
+      static_cast<long long>(rp.pruned_beam), rp.cost_plain_us, rp.cost_us,
+      rp.cost_plain_us / rp.cost_us, rp.exact ? "yes" : "no", exact,
+      100 * (rp.cost_us / rp.lower_bound_us - 1));
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = "build/models";
+  bool densenet = true;
+  std::string only;
+  Settings s;
+  s.exact.threshold = 0;
+  s.exact.pareto = false;
+  s.exact.max_states = 1 << 16;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    const bool has_next = i + 1 < argc;
+    if (a == "--device" && has_next) {
+      s.device = argv[++i];
+    } else if (a == "--threshold" && has_next) {
+      s.pruned.threshold = std::atof(argv[++i]);
+    } else if (a == "--max-states" && has_next) {
+      s.pruned.max_states = std::atoi(argv[++i]);
+    } else if (a == "--exact-max-states" && has_next) {
+      s.exact.max_states = std::atoi(argv[++i]);
+    } else if (a == "--repeat" && has_next) {
+      s.repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--no-dominated") {
+      s.pruned.prune_dominated = false;
+    } else if (a == "--no-pareto") {
+      s.pruned.pareto = false;
+    } else if (a == "--exact-max-width" && has_next) {
+      s.exact_max_width = std::atoi(argv[++i]);
+    } else if (a == "--only" && has_next) {
+      only = argv[++i];
+    } else if (a == "--no-densenet") {
+      densenet = false;
+    } else if (a == "-h" || a == "--help") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (!a.empty() && a[0] != '-') {
+      dir = a;
+    } else {
+      std::fprintf(stderr, "unknown argument '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  std::vector<std::string> models;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".onnx") models.push_back(e.path().string());
+  std::sort(models.begin(), models.end());
+  if (models.empty())
+    std::printf(
+        "bench-layout: no .onnx files in '%s' (write them with `verisub-models --out %s`)\n",
+        dir.c_str(), dir.c_str());
+  std::printf(
+      "layout DP, analytic layout costs on %s; pruned: threshold %g, pareto %s, beam %d; "
+      "exact: threshold and pareto off, beam %d\n",
+      s.device.c_str(), s.pruned.threshold, s.pruned.pareto ? "on" : "off", s.pruned.max_states,
+      s.exact.max_states);
+  PrintHeader();
+  int rc = 0;
+  for (const std::string& path : models) {
+    if (!only.empty() && std::filesystem::path(path).stem().string() != only) continue;
+    auto g = runtime::ImportOnnxFile(path);
+    if (!g.ok()) {
+      std::fprintf(stderr, "%s\n", g.status().message().c_str());
+      rc = 1;
+      continue;
+    }
+    rc = std::max(rc, Row(std::filesystem::path(path).stem().string(), *g, s));
+  }
+  if (densenet && (only.empty() || only == "densenet121")) {
+    auto g = runtime::ImportOnnxModel(runtime::models::BuildDenseNet121({}), "densenet121");
+    if (!g.ok()) {
+      std::fprintf(stderr, "%s\n", g.status().message().c_str());
+      return 1;
+    }
+    rc = std::max(rc, Row("densenet121", *g, s));
+  }
+  return rc;
+}

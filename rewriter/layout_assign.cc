@@ -1,0 +1,208 @@
+// Building the layout problem of a graph, and translating a solution back to it.
+#include "rewriter/layout_assign.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "rewriter/graph_cost.h"
+
+namespace verisub::rewriter {
+namespace {
+
+using runtime::Graph;
+using runtime::kNoValue;
+using runtime::Node;
+using runtime::Value;
+using specs::Layout;
+
+int RankOf(const Value& v) {
+  if (v.spec_type) return v.spec_type->shape.rank;
+  return v.rank_known ? static_cast<int>(v.dims.size()) : -1;
+}
+
+std::vector<Layout> Candidates(const Value& v, const LayoutSpaceOptions& space) {
+  std::vector<Layout> c{Layout::kPlain};
+  const int rank = RankOf(v);
+  if (rank == 4) {
+    for (Layout l : space.image_layouts)
+      if (l != Layout::kPlain && specs::LayoutFitsRank(l, 4) &&
+          std::find(c.begin(), c.end(), l) == c.end())
+        c.push_back(l);
+  } else if ((rank == 2 || rank == 3) && space.column_major) {
+    c.push_back(Layout::kColMajor);
+  }
+  return c;
+}
+
+// Graph value id -> problem value id, -1 for values outside the problem.
+std::vector<int> ProblemIds(const Graph& g, const LayoutProblem& p) {
+  std::vector<int> id(g.num_values(), -1);
+  for (size_t v = 0; v < p.values.size(); ++v) id[p.values[v].graph_value] = static_cast<int>(v);
+  return id;
+}
+
+}  // namespace
+
+StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSource& costs,
+                                           const LayoutSpaceOptions& space, int* restricted_nodes) {
+  if (restricted_nodes) *restricted_nodes = 0;
+  LayoutProblem p;
+  const std::vector<char> weight_only = WeightOnlyValues(g);
+  std::vector<int> id(g.num_values(), -1);
+  auto value_id = [&](int gv) {
+    if (id[gv] >= 0) return id[gv];
+    const Value& v = g.value(gv);
+    LayoutProblemValue pv;
+    pv.name = v.name;
+    pv.graph_value = gv;
+    pv.candidates = Candidates(v, space);
+    for (auto& row : pv.conversion_us) row.fill(kInfiniteCost);
+    for (Layout a : pv.candidates)
+      for (Layout b : pv.candidates)
+        pv.conversion_us[static_cast<int>(a)][static_cast<int>(b)] =
+            a == b ? 0 : costs.ConversionCostUs(v, a, b);
+    id[gv] = static_cast<int>(p.values.size());
+    p.values.push_back(std::move(pv));
+    return id[gv];
+  };
+  for (int v : g.inputs())
+    if (!weight_only[v]) p.values[value_id(v)].graph_input = true;
+
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    if (IsFoldedNode(n, weight_only)) continue;
+    LayoutProblemNode pn;
+    pn.name = n.name;
+    pn.graph_node = i;
+    // Slots the DP decides: activation inputs, then outputs; graph slot index of each.
+    std::vector<int> in_slot, out_slot;
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] != kNoValue && !weight_only[n.inputs[k]]) {
+        in_slot.push_back(static_cast<int>(k));
+        pn.inputs.push_back(value_id(n.inputs[k]));
+      }
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (n.outputs[k] != kNoValue) {
+        out_slot.push_back(static_cast<int>(k));
+        pn.outputs.push_back(value_id(n.outputs[k]));
+      }
+    std::vector<const std::vector<Layout>*> slot_candidates;
+    for (int v : pn.inputs) slot_candidates.push_back(&p.values[v].candidates);
+    for (int v : pn.outputs) slot_candidates.push_back(&p.values[v].candidates);
+    const size_t slots = slot_candidates.size();
+
+    // Combinations: all of them (mixed-radix count, all-plain first), or the uniform ones.
+    std::vector<std::vector<int>> combos;  // per combination, candidate index per slot
+    double product = 1;
+    for (const auto* c : slot_candidates) product *= static_cast<double>(c->size());
+    if (product <= space.max_combinations_per_node) {
+      std::vector<int> digit(slots, 0);
+      for (;;) {
+        combos.push_back(digit);
+        size_t k = 0;
+        while (k < slots && ++digit[k] == static_cast<int>(slot_candidates[k]->size()))
+          digit[k++] = 0;
+        if (k == slots) break;
+      }
+    } else {
+      if (restricted_nodes) ++*restricted_nodes;
+      for (int l = 0; l < specs::kNumLayouts; ++l) {
+        std::vector<int> digit(slots, 0);
+        for (size_t k = 0; k < slots; ++k) {
+          const auto& c = *slot_candidates[k];
+          auto it = std::find(c.begin(), c.end(), static_cast<Layout>(l));
+          if (it != c.end()) digit[k] = static_cast<int>(it - c.begin());
+        }
+        if (std::find(combos.begin(), combos.end(), digit) == combos.end()) combos.push_back(digit);
+      }
+    }
+
+    std::vector<Layout> in_layouts(n.inputs.size()), out_layouts(n.outputs.size());
+    for (const std::vector<int>& digit : combos) {
+      std::fill(in_layouts.begin(), in_layouts.end(), Layout::kPlain);
+      std::fill(out_layouts.begin(), out_layouts.end(), Layout::kPlain);
+      LayoutChoice choice;
+      for (size_t k = 0; k < in_slot.size(); ++k) {
+        in_layouts[in_slot[k]] = (*slot_candidates[k])[digit[k]];
+        choice.inputs.push_back(in_layouts[in_slot[k]]);
+      }
+      for (size_t k = 0; k < out_slot.size(); ++k) {
+        const size_t s = in_slot.size() + k;
+        out_layouts[out_slot[k]] = (*slot_candidates[s])[digit[s]];
+        choice.outputs.push_back(out_layouts[out_slot[k]]);
+      }
+      std::optional<double> t = costs.KernelCostUs(g, n, in_layouts, out_layouts);
+      if (!t) continue;
+      choice.cost_us = *t;
+      pn.choices.push_back(std::move(choice));
+    }
+    if (pn.choices.empty())
+      return InvalidArgument("layout assignment: node '" + n.name + "' (" + n.KindName() +
+                             ") runs in no layout combination of cost source " + costs.Name());
+    p.nodes.push_back(std::move(pn));
+  }
+  for (int v : g.outputs())
+    if (!weight_only[v]) p.values[value_id(v)].graph_output = true;
+  VERISUB_RETURN_IF_ERROR(CheckLayoutProblem(p));
+  return p;
+}
+
+LayoutAssignment ToAssignment(const Graph& g, const LayoutProblem& p, const LayoutSolution& s) {
+  LayoutAssignment a;
+  a.cost_us = s.cost_us;
+  a.value_layouts.assign(g.num_values(), Layout::kPlain);
+  const std::vector<Layout> stored = StoredLayouts(p, s.choice);
+  for (size_t v = 0; v < p.values.size(); ++v) a.value_layouts[p.values[v].graph_value] = stored[v];
+  a.node_input_layouts.resize(g.num_nodes());
+  for (int i = 0; i < g.num_nodes(); ++i)
+    a.node_input_layouts[i].assign(g.node(i).inputs.size(), Layout::kPlain);
+  const std::vector<int> id = ProblemIds(g, p);
+  std::map<std::pair<int, int>, LayoutConversion> conversions;  // by (value, to)
+  auto need = [&](int gv, Layout to, int reader) {
+    if (a.value_layouts[gv] == to) return;
+    LayoutConversion& c = conversions[{gv, static_cast<int>(to)}];
+    c.value = gv;
+    c.from = a.value_layouts[gv];
+    c.to = to;
+    c.readers.push_back(reader);
+  };
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const LayoutProblemNode& pn = p.nodes[i];
+    const Node& n = g.node(pn.graph_node);
+    const LayoutChoice& ch = pn.choices[s.choice[i]];
+    size_t slot = 0;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k] == kNoValue || id[n.inputs[k]] < 0) continue;
+      VERISUB_CHECK(slot < ch.inputs.size() && pn.inputs[slot] == id[n.inputs[k]]);
+      a.node_input_layouts[pn.graph_node][k] = ch.inputs[slot];
+      need(n.inputs[k], ch.inputs[slot], pn.graph_node);
+      ++slot;
+    }
+  }
+  for (int v : g.outputs())
+    if (id[v] >= 0) need(v, Layout::kPlain, -1);
+  for (auto& [key, c] : conversions) {
+    c.readers.erase(std::unique(c.readers.begin(), c.readers.end()), c.readers.end());
+    a.conversions.push_back(std::move(c));
+  }
+  return a;
+}
+
+StatusOr<LayoutAssignment> AssignLayouts(const Graph& g, const LayoutCostSource& costs,
+                                         const LayoutDpOptions& options, LayoutDpReport* report,
+                                         const LayoutSpaceOptions& space) {
+  auto start = std::chrono::steady_clock::now();
+  int restricted = 0;
+  VERISUB_ASSIGN_OR_RETURN(LayoutProblem p, BuildLayoutProblem(g, costs, space, &restricted));
+  double build_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  VERISUB_ASSIGN_OR_RETURN(LayoutSolution s, SolveLayoutProblem(p, options, report));
+  if (report) {
+    report->restricted_nodes = restricted;
+    report->build_ms = build_ms;
+  }
+  return ToAssignment(g, p, s);
+}
+
+}  // namespace verisub::rewriter

@@ -1,0 +1,64 @@
+// Layout assignment for a model graph: the problem built from a runtime::Graph and a
+// LayoutCostSource (which layouts each node can run in, at what cost), solved by the layout DP,
+// and handed back per value with the conversions a backend inserts.
+#pragma once
+
+#include <vector>
+
+#include "base/status.h"
+#include "rewriter/layout_cost_source.h"
+#include "rewriter/layout_dp.h"
+#include "rewriter/layout_problem.h"
+#include "runtime/graph.h"
+
+namespace verisub::rewriter {
+
+// What the problem may use besides plain. Search-space options, kept apart from the DP's.
+struct LayoutSpaceOptions {
+  // Layouts a rank-4 value may take besides plain (nhwc, nchw8c, nchw16c by default).
+  std::vector<specs::Layout> image_layouts{specs::Layout::kNHWC, specs::Layout::kNCHW8c,
+                                           specs::Layout::kNCHW16c};
+  // Rank-2 and rank-3 values (matrices, batched matrices) may be stored column-major.
+  bool column_major = true;
+  // A node whose slots allow more layout combinations than this is offered only the uniform
+  // ones (every slot in the same layout where it fits, plain elsewhere).
+  int max_combinations_per_node = 1024;
+};
+
+// The problem of a graph: its nodes in the graph's order, except nodes computing weights only
+// (folded at prepare time, free); its values, except weights. Graph inputs are stored plain and
+// graph outputs delivered plain. Fails naming the node when the source admits no layout
+// combination for it.
+StatusOr<LayoutProblem> BuildLayoutProblem(const runtime::Graph& g, const LayoutCostSource& costs,
+                                           const LayoutSpaceOptions& space = {},
+                                           int* restricted_nodes = nullptr);
+
+struct LayoutConversion {
+  int value = -1;                              // graph value id
+  specs::Layout from = specs::Layout::kPlain;  // the stored layout
+  specs::Layout to = specs::Layout::kPlain;
+  // Graph node indices reading this converted copy, in graph order; -1 stands for delivering a
+  // graph output. One conversion per (value, to): its copy is shared by all of them.
+  std::vector<int> readers;
+};
+
+struct LayoutAssignment {
+  // Per graph value id: the layout it is stored in (weights and unused values: plain).
+  std::vector<specs::Layout> value_layouts;
+  // Per graph node, per input slot: the layout the node reads (weights, omitted inputs and
+  // folded nodes: plain).
+  std::vector<std::vector<specs::Layout>> node_input_layouts;
+  std::vector<LayoutConversion> conversions;  // by (value, to)
+  double cost_us = 0;                         // kernels and conversions, as the source priced them
+};
+
+// Builds the problem, solves it and translates the solution to the graph. `report` may be null.
+StatusOr<LayoutAssignment> AssignLayouts(const runtime::Graph& g, const LayoutCostSource& costs,
+                                         const LayoutDpOptions& options, LayoutDpReport* report,
+                                         const LayoutSpaceOptions& space = {});
+
+// The assignment of a solved problem built from `g` by BuildLayoutProblem.
+LayoutAssignment ToAssignment(const runtime::Graph& g, const LayoutProblem& p,
+                              const LayoutSolution& s);
+
+}  // namespace verisub::rewriter

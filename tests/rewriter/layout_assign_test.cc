@@ -1,0 +1,196 @@
+// Layout assignment on real graphs: the benchmark models and the committed ONNX exports get
+// valid assignments (every node in an admissible combination, a conversion wherever a reader
+// needs another layout than the stored one, outputs delivered plain) that cost no more than
+// all-plain; the node order is never wider than the graph's own.
+#include "rewriter/layout_assign.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "rewriter/graph_cost.h"
+#include "rewriter/layout_costs.h"
+#include "rewriter/layout_order.h"
+#include "runtime/models/models.h"
+#include "runtime/onnx_import.h"
+#include "tests/rewriter/layout_test_problems.h"
+
+namespace verisub::rewriter {
+namespace {
+
+using specs::Layout;
+using testing::ExpectValidAssignment;
+
+class LayoutAssignTest : public ::testing::Test {
+ protected:
+  LayoutAssignTest()
+      : device_(*runtime::DevicePreset("cpu-2core")), model_(device_), costs_(&model_, device_) {}
+
+  runtime::DeviceDescription device_;
+  runtime::AnalyticCostModel model_;
+  AnalyticLayoutCosts costs_;
+};
+
+// Benchmark models at 96x96 (every operator and the wiring kept), by name.
+std::vector<std::pair<std::string, runtime::Graph>> SmallModels() {
+  std::vector<std::pair<std::string, runtime::Graph>> out;
+  runtime::models::BuildOptions options;
+  options.image_size = 96;
+  auto add = [&](const std::string& name, onnx::ModelProto m) {
+    auto g = runtime::ImportOnnxModel(std::move(m), name);
+    EXPECT_TRUE(g.ok()) << name << ": " << g.status().message();
+    if (g.ok()) out.emplace_back(name, std::move(*g));
+  };
+  for (const auto& m : runtime::models::ListModels()) {
+    if (m.name.find("bert") != std::string_view::npos) continue;
+    add(std::string(m.name), m.build(options));
+  }
+  runtime::models::BertConfig bert{2, 64, 2, 16, 128};
+  add("bert_small", runtime::models::BuildBert(bert, options));
+  add("densenet121", runtime::models::BuildDenseNet121(options));
+  return out;
+}
+
+TEST_F(LayoutAssignTest, BenchmarkModelsGetValidAssignments) {
+  for (const auto& [name, g] : SmallModels()) {
+    LayoutDpReport r;
+    auto a = AssignLayouts(g, costs_, LayoutDpOptions(), &r);
+    ASSERT_TRUE(a.ok()) << name << ": " << a.status().message();
+    ExpectValidAssignment(name, g, costs_, *a);
+    EXPECT_LE(r.cost_us, r.cost_plain_us * (1 + 1e-12)) << name;
+    EXPECT_LE(r.max_cut_width, r.given_max_cut_width) << name;
+    EXPECT_LE(r.peak_states, LayoutDpOptions().max_states) << name;
+    // The greedy order on its own: topological, and never wider than the graph's order on the
+    // benchmark models (the DP would fall back to the graph's order if it were).
+    auto p = BuildLayoutProblem(g, costs_);
+    ASSERT_TRUE(p.ok());
+    const std::vector<int> greedy = GreedyNarrowOrder(*p);
+    EXPECT_TRUE(IsTopologicalOrder(*p, greedy)) << name;
+    EXPECT_LE(MaxCutWidth(*p, greedy), MaxCutWidth(*p, GivenOrder(*p))) << name;
+    std::printf(
+        "%-16s nodes %4d width %2d (given %2d) states peak %4d mean %7.1f cost %.1f -> "
+        "%.1f us (%.2fx)%s\n",
+        name.c_str(), r.nodes, r.max_cut_width, r.given_max_cut_width, r.peak_states, r.mean_states,
+        r.cost_plain_us, r.cost_us, r.cost_plain_us / r.cost_us, r.exact ? " exact" : "");
+  }
+}
+
+TEST_F(LayoutAssignTest, ResNetRunsBlocked) {
+  runtime::models::BuildOptions options;
+  options.image_size = 96;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildResNet50(options), "resnet50");
+  ASSERT_TRUE(g.ok());
+  LayoutDpReport r;
+  auto a = AssignLayouts(*g, costs_, LayoutDpOptions(), &r);
+  ASSERT_TRUE(a.ok());
+  int conv = 0, blocked = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const runtime::Node& n = g->node(i);
+    if (n.op != specs::OpKind::kConv2d) continue;
+    ++conv;
+    blocked += specs::LayoutChannelBlock(a->value_layouts[n.outputs[0]]) > 1;
+  }
+  EXPECT_GT(blocked, conv * 9 / 10);
+  EXPECT_LT(r.cost_us, 0.8 * r.cost_plain_us);
+}
+
+TEST_F(LayoutAssignTest, PrunedStaysAtOrAboveExactOnModels) {
+  for (const auto& [name, g] : SmallModels()) {
+    if (name != "squeezenet1_1" && name != "resnet50" && name != "mobilenet_v2") continue;
+    LayoutDpOptions exact;
+    exact.threshold = 0;
+    exact.pareto = false;
+    exact.max_states = 1 << 16;
+    LayoutDpReport re, rp;
+    auto e = AssignLayouts(g, costs_, exact, &re);
+    auto p = AssignLayouts(g, costs_, LayoutDpOptions(), &rp);
+    ASSERT_TRUE(e.ok() && p.ok());
+    if (!re.exact) continue;  // over the budget: no exact figure to compare with
+    EXPECT_GE(p->cost_us, e->cost_us * (1 - 1e-12)) << name;
+    std::printf("%-16s exact %.2f us (peak %d states), pruned %.2f us (peak %d): gap %.4f%%\n",
+                name.c_str(), e->cost_us, re.peak_states, p->cost_us, rp.peak_states,
+                100 * (p->cost_us / e->cost_us - 1));
+  }
+}
+
+TEST_F(LayoutAssignTest, CommittedExportsGetValidAssignments) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("data/models", ec))
+    if (e.path().extension() == ".onnx") files.push_back(e.path().string());
+  if (files.empty()) GTEST_SKIP() << "no data/models/*.onnx in this tree";
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    auto g = runtime::ImportOnnxFile(f);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    LayoutDpReport r;
+    auto a = AssignLayouts(*g, costs_, LayoutDpOptions(), &r);
+    ASSERT_TRUE(a.ok()) << f << ": " << a.status().message();
+    ExpectValidAssignment(f, *g, costs_, *a);
+    EXPECT_LE(r.max_cut_width, r.given_max_cut_width) << f;
+  }
+}
+
+TEST_F(LayoutAssignTest, DenseNetCutsAreWideInAnyOrder) {
+  runtime::models::BuildOptions options;
+  options.image_size = 96;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildDenseNet121(options), "densenet121");
+  ASSERT_TRUE(g.ok());
+  auto p = BuildLayoutProblem(*g, costs_);
+  ASSERT_TRUE(p.ok());
+  std::vector<int> greedy = GreedyNarrowOrder(*p);
+  EXPECT_TRUE(IsTopologicalOrder(*p, greedy));
+  const int given = MaxCutWidth(*p, GivenOrder(*p)), narrow = MaxCutWidth(*p, greedy);
+  std::printf("densenet121: max cut width %d in the graph's order, %d greedy\n", given, narrow);
+  EXPECT_GE(given, 20);  // a dense block keeps its feature maps live
+  EXPECT_LE(narrow, given);
+}
+
+TEST_F(LayoutAssignTest, SmallBeamOnDenseNetStaysValidAndSaysSo) {
+  runtime::models::BuildOptions options;
+  options.image_size = 96;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildDenseNet121(options), "densenet121");
+  ASSERT_TRUE(g.ok());
+  LayoutDpOptions o;
+  o.pareto = false;  // let the beam do the work
+  o.max_states = 8;
+  LayoutDpReport r;
+  auto a = AssignLayouts(*g, costs_, o, &r);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ExpectValidAssignment("densenet121 beam 8", *g, costs_, *a);
+  EXPECT_LE(r.peak_states, 8);
+  EXPECT_GT(r.beam_cuts, 0);
+  EXPECT_GT(r.pruned_beam, 0);
+  EXPECT_FALSE(r.exact);
+  EXPECT_GE(r.cost_us, r.lower_bound_us);
+}
+
+// A source that runs nothing: the error names the node.
+class NoKernels : public LayoutCostSource {
+ public:
+  std::string Name() const override { return "none"; }
+  std::optional<double> KernelCostUs(const runtime::Graph&, const runtime::Node&,
+                                     std::span<const Layout>,
+                                     std::span<const Layout>) const override {
+    return std::nullopt;
+  }
+  double ConversionCostUs(const runtime::Value&, Layout, Layout) const override { return 1; }
+};
+
+TEST_F(LayoutAssignTest, NoAdmissibleCombinationIsAnError) {
+  runtime::models::BuildOptions options;
+  options.image_size = 32;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildSqueezeNet11(options), "squeezenet");
+  ASSERT_TRUE(g.ok());
+  auto a = AssignLayouts(*g, NoKernels(), LayoutDpOptions(), nullptr);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("runs in no layout combination of cost source none"),
+            std::string::npos)
+      << a.status().message();
+}
+
+}  // namespace
+}  // namespace verisub::rewriter

@@ -1,0 +1,135 @@
+// The analytic layout cost source: which combinations each operator admits and how they are
+// priced.
+#include "rewriter/layout_costs.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/rewriter/test_graphs.h"
+
+namespace verisub::rewriter {
+namespace {
+
+using specs::Layout;
+using testing::GraphBuilder;
+
+constexpr const char* kConv = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
+
+class LayoutCostsTest : public ::testing::Test {
+ protected:
+  LayoutCostsTest()
+      : device_(*runtime::DevicePreset("cpu-2core")), model_(device_), costs_(&model_, device_) {}
+
+  // Cost of node `i` of `g` with its activation input 0 in `in` and output 0 in `out` (other
+  // inputs plain).
+  std::optional<double> Cost(const runtime::Graph& g, int i, std::vector<Layout> in,
+                             std::vector<Layout> out) {
+    return costs_.KernelCostUs(g, g.node(i), in, out);
+  }
+
+  runtime::DeviceDescription device_;
+  runtime::AnalyticCostModel model_;
+  AnalyticLayoutCosts costs_;
+};
+
+TEST_F(LayoutCostsTest, BlockedConvolutionIsFasterAndPaysForPadding) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 64, 28, 28});
+  int y = b.Op(kConv, {x, b.Weight("w", {64, 64, 3, 3}, 1)});
+  int z = b.Op(kConv, {y, b.Weight("w2", {20, 64, 3, 3}, 2)});  // 20 = 2.5 blocks of 8
+  b.Output(z);
+  runtime::Graph g = b.Finish();
+  const Layout P = Layout::kPlain, B8 = Layout::kNCHW8c, B16 = Layout::kNCHW16c;
+  const double plain = *Cost(g, 0, {P, P}, {P});
+  EXPECT_DOUBLE_EQ(*Cost(g, 0, {B8, P}, {B8}), plain * kConvBlocked8Factor);
+  EXPECT_DOUBLE_EQ(*Cost(g, 0, {B16, P}, {B16}), plain * kConvBlocked16Factor);
+  EXPECT_DOUBLE_EQ(*Cost(g, 0, {Layout::kNHWC, P}, {Layout::kNHWC}), plain * kConvNhwcFactor);
+  // Mixed layouts only for the first layer (C <= 4), and never column-major.
+  EXPECT_FALSE(Cost(g, 0, {P, P}, {B8}));
+  EXPECT_FALSE(Cost(g, 0, {B8, P}, {B16}));
+  EXPECT_FALSE(Cost(g, 0, {Layout::kColMajor, P}, {Layout::kColMajor}));
+  // 20 output channels padded to 24 (8c) or 32 (16c).
+  const double plain2 = *Cost(g, 1, {P, P}, {P});
+  EXPECT_DOUBLE_EQ(*Cost(g, 1, {B8, P}, {B8}), plain2 * kConvBlocked8Factor * 24 / 20);
+  EXPECT_DOUBLE_EQ(*Cost(g, 1, {B16, P}, {B16}), plain2 * kConvBlocked16Factor * 32 / 20);
+}
+
+TEST_F(LayoutCostsTest, GroupedConvolutionNeedsWholeBlocksPerGroup) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 16, 8, 8});
+  // Two groups of 8 channels: whole blocks of 8, not of 16.
+  int y = b.Op("conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=2]",
+               {x, b.Weight("w", {16, 8, 3, 3}, 1)});
+  // Depthwise over 12 channels: any block, padded (12 -> 16).
+  int x2 = b.Input("x2", {1, 12, 8, 8});
+  int z = b.Op("conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=dw]",
+               {x2, b.Weight("w2", {12, 1, 3, 3}, 2)});
+  b.Output(y);
+  b.Output(z);
+  runtime::Graph g = b.Finish();
+  const Layout P = Layout::kPlain, B8 = Layout::kNCHW8c, B16 = Layout::kNCHW16c;
+  EXPECT_DOUBLE_EQ(*Cost(g, 0, {B8, P}, {B8}), *Cost(g, 0, {P, P}, {P}) * kConvBlocked8Factor);
+  EXPECT_FALSE(Cost(g, 0, {B16, P}, {B16}));
+  EXPECT_DOUBLE_EQ(*Cost(g, 1, {B8, P}, {B8}),
+                   *Cost(g, 1, {P, P}, {P}) * kConvBlocked8Factor * 16 / 12);
+}
+
+TEST_F(LayoutCostsTest, FirstLayerReadsPlainAndWritesBlocked) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 3, 32, 32});
+  b.Output(b.Op(kConv, {x, b.Weight("w", {16, 3, 3, 3}, 1)}));
+  runtime::Graph g = b.Finish();
+  const double plain = *Cost(g, 0, {Layout::kPlain, Layout::kPlain}, {Layout::kPlain});
+  EXPECT_DOUBLE_EQ(*Cost(g, 0, {Layout::kPlain, Layout::kPlain}, {Layout::kNCHW8c}),
+                   plain * kConvBlocked8Factor);
+}
+
+TEST_F(LayoutCostsTest, ElementwiseIsLayoutAgnosticOpaqueIsPlainOnly) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 16, 8, 8});
+  int r = b.Op("relu", {x});
+  int s = b.Op("ewadd", {r, x});
+  int o = b.Opaque("Neg", s);
+  b.Output(o);
+  runtime::Graph g = b.Finish();
+  const Layout P = Layout::kPlain, B8 = Layout::kNCHW8c, H = Layout::kNHWC;
+  EXPECT_DOUBLE_EQ(*Cost(g, 0, {B8}, {B8}), *Cost(g, 0, {P}, {P}));
+  EXPECT_FALSE(Cost(g, 0, {B8}, {H}));
+  EXPECT_TRUE(Cost(g, 1, {H, H}, {H}));
+  EXPECT_FALSE(Cost(g, 1, {H, B8}, {H}));
+  EXPECT_TRUE(Cost(g, 2, {P}, {P}));
+  EXPECT_FALSE(Cost(g, 2, {B8}, {B8}));
+}
+
+TEST_F(LayoutCostsTest, ChannelConcatIsBlockedOnlyOnWholeBlocks) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 16, 8, 8});
+  int y = b.Input("y", {1, 8, 8, 8});
+  int c1 = b.Op("concat[axis=1]", {x, y});  // 16 + 8: whole blocks of 8, not of 16
+  int c2 = b.Op("concat[axis=2]", {x, x});
+  b.Output(c1);
+  b.Output(c2);
+  runtime::Graph g = b.Finish();
+  const Layout B8 = Layout::kNCHW8c, B16 = Layout::kNCHW16c;
+  EXPECT_TRUE(Cost(g, 0, {B8, B8}, {B8}));
+  EXPECT_FALSE(Cost(g, 0, {B16, B16}, {B16}));
+  EXPECT_TRUE(Cost(g, 0, {Layout::kNHWC, Layout::kNHWC}, {Layout::kNHWC}));
+  EXPECT_FALSE(Cost(g, 0, {B8, Layout::kPlain}, {B8}));
+  EXPECT_FALSE(Cost(g, 1, {B8, B8}, {B8}));  // not along channels
+}
+
+TEST_F(LayoutCostsTest, ConversionIsBytesOverBandwidth) {
+  runtime::Value v;
+  v.dims = {1, 20, 10, 10};
+  v.rank_known = true;
+  const double bytes = 4.0 * 2000;
+  EXPECT_DOUBLE_EQ(costs_.ConversionCostUs(v, Layout::kPlain, Layout::kNHWC),
+                   2 * bytes / (device_.bandwidth_gbps * 1e3) + device_.launch_overhead_us);
+  // nchw8c pads 20 channels to 24.
+  EXPECT_DOUBLE_EQ(
+      costs_.ConversionCostUs(v, Layout::kPlain, Layout::kNCHW8c),
+      (bytes + bytes * 24 / 20) / (device_.bandwidth_gbps * 1e3) + device_.launch_overhead_us);
+  EXPECT_DOUBLE_EQ(costs_.ConversionCostUs(v, Layout::kNHWC, Layout::kNHWC), 0);
+}
+
+}  // namespace
+}  // namespace verisub::rewriter
