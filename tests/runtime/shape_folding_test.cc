@@ -10,6 +10,7 @@
 #include "runtime/executor.h"
 #include "runtime/onnx_import.h"
 #include "runtime/opaque_stats.h"
+#include "runtime/tensor_proto.h"
 #include "tests/runtime/test_models.h"
 
 namespace verisub::runtime {
@@ -110,6 +111,58 @@ TEST(ShapeFoldingTest, ChannelShuffleComputesTheUnfoldedSemantics) {
       double v = x[((j % 2) * 4 + j / 2) * 16 + p];
       EXPECT_EQ(y[j * 16 + p], j < 4 ? v : std::max(v, 0.0)) << "channel " << j;
     }
+}
+
+// The other shape-arithmetic operators exporters emit: Cast to float and back, Div, Floor,
+// Squeeze, Range, ConstantOfShape; the computed length slices x and sizes a position vector.
+std::string ShapeArithmeticModel() {
+  ModelBuilder b(13);
+  b.Input("x", {2, 6}).Output("y", {2, 3});
+  ForgetOutputShape(b);
+  AddScalar(b, "i1", 1);
+  AddScalar(b, "start", 0);
+  AddScalar(b, "step", 1);
+  b.Weight("two", HostTensor::FromDoubles(kFloat, {}, {2.0}));
+  b.Int64Weight("axes0", {0}).Int64Weight("zero", {0}).Int64Weight("axis1", {1});
+  b.Node("Shape", {"x"}, {"s"}, "shape");
+  b.Node("Gather", {"s", "i1"}, {"len"}, "gather");
+  SetInt(b.Node("Cast", {"len"}, {"len_f"}, "to_float"), "to", kFloat);
+  b.Node("Div", {"len_f", "two"}, {"half_f"}, "div");
+  b.Node("Floor", {"half_f"}, {"half_floor"}, "floor");
+  SetInt(b.Node("Cast", {"half_floor"}, {"half"}, "to_int"), "to", kInt64);
+  b.Node("Unsqueeze", {"half", "axes0"}, {"half_u"}, "unsqueeze");
+  b.Node("Squeeze", {"half_u", "axes0"}, {"half_s"}, "squeeze");
+  b.Node("Range", {"start", "half_s", "step"}, {"positions"}, "range");
+  SetInt(b.Node("Cast", {"positions"}, {"positions_f"}, "positions_to_float"), "to", kFloat);
+  auto& ones = b.Node("ConstantOfShape", {"half_u"}, {"ones"}, "ones");
+  auto* value = ones.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  ToTensorProto(HostTensor::FromDoubles(kFloat, {1}, {1.0}), "value", value->mutable_t());
+  b.Node("Add", {"positions_f", "ones"}, {"offsets"}, "offsets");
+  b.Node("Slice", {"x", "zero", "half_u", "axis1"}, {"left"}, "slice");
+  b.Node("Add", {"left", "offsets"}, {"y"}, "add");
+  return b.Bytes();
+}
+
+TEST(ShapeFoldingTest, ShapeArithmeticFoldsThroughTheReferenceKernels) {
+  auto g = ImportOnnxBytes(ShapeArithmeticModel(), "arith.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(MeasureOpaque(*g).dynamic_values, 0);
+  EXPECT_EQ(g->value(g->outputs()[0]).dims, (std::vector<int64_t>{2, 3}));
+  for (const char* folded : {"onnx:Shape", "onnx:Gather", "onnx:Cast", "onnx:Div", "onnx:Floor",
+                             "onnx:Squeeze", "onnx:Range", "onnx:ConstantOfShape"})
+    EXPECT_EQ(testing::CountKind(*g, folded), 0) << folded;
+  auto unfolded = ImportOnnxBytes(ShapeArithmeticModel(), "arith.onnx", Unfolded());
+  ASSERT_TRUE(unfolded.ok()) << unfolded.status().message();
+  std::vector<HostTensor> in = {testing::RandomTensor({2, 6}, 5)};
+  auto a = Execute(*g, in);
+  auto b = Execute(*unfolded, in);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(testing::MaxAbsDiff(*a, *b), 0.0);
+  std::vector<double> x = in[0].ToDoubles(), y = (*a)[0].ToDoubles();
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c) EXPECT_FLOAT_EQ(y[r * 3 + c], x[r * 6 + c] + c + 1);
 }
 
 // Flatten of a dynamic batch as exporters write it: Reshape(x, Concat(Shape(x)[0], [-1])).
