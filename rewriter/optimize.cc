@@ -47,6 +47,7 @@ Status OptimizeImpl(runtime::Graph g, const rewriter::RuleSet& rules,
   VERISUB_RETURN_IF_ERROR(runtime::CheckGraph(g).WithContext("input graph"));
   if (NeedsTypes(g)) VERISUB_RETURN_IF_ERROR(runtime::InferSpecTypes(&g));
   report->nodes_before = g.num_nodes();
+  report->opaque = runtime::MeasureOpaque(g);
   auto result = rewriter::Search(std::move(g), rules, *model, options.search, &report->search);
   if (!result.ok()) return result.status();
   Status check = runtime::CheckGraph(*result);
@@ -78,7 +79,7 @@ Status OptimizeModelFile(const std::string& model_path, const std::string& outpu
                          const rewriter::RuleSet& rules, const OptimizeOptions& options,
                          OptimizeReport* report, runtime::Graph* optimized) {
   try {
-    auto g = runtime::ImportOnnxFile(model_path);
+    auto g = runtime::ImportOnnxFile(model_path, options.import);
     if (!g.ok()) return g.status();
     runtime::Graph out;
     VERISUB_RETURN_IF_ERROR(Optimize(std::move(g).value(), rules, options, &out, report));

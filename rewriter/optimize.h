@@ -5,11 +5,13 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "rewriter/rule_set.h"
 #include "rewriter/search.h"
 #include "runtime/cost/cost_model.h"
 #include "runtime/graph.h"
-#include "base/status.h"
+#include "runtime/onnx_import.h"
+#include "runtime/opaque_stats.h"
 
 namespace verisub {
 
@@ -18,12 +20,16 @@ struct OptimizeOptions {
   // Analytic device preset used when `cost_model` is null: "v100", "cpu-2core" or "h100".
   std::string device = "v100";
   const runtime::CostModel* cost_model = nullptr;  // not owned
+  // How OptimizeModelFile imports the model (input shapes for symbolic dimensions, ...).
+  runtime::ImportOptions import;
 };
 
 struct OptimizeReport {
   std::string cost_model;  // CostModel::Name()
   int nodes_before = 0;
   int nodes_after = 0;
+  // What the rules cannot see in the input graph (opaque nodes per ONNX operator).
+  runtime::OpaqueStats opaque;
   rewriter::SearchReport search;
 };
 

@@ -60,6 +60,15 @@ std::string ReportToJson(const OptimizeReport& r, const std::string& model,
   j += "  \"cost_after_us\": " + Num(s.cost_after_us) + ",\n";
   j += "  \"nodes_before\": " + std::to_string(r.nodes_before) + ",\n";
   j += "  \"nodes_after\": " + std::to_string(r.nodes_after) + ",\n";
+  j += "  \"nodes\": " + std::to_string(r.opaque.nodes) + ",\n";
+  j += "  \"opaque_nodes\": " + std::to_string(r.opaque.opaque) + ",\n";
+  j += "  \"opaque_percent\": " + Num(r.opaque.Percent()) + ",\n";
+  j += "  \"opaque_ops\": {";
+  for (size_t i = 0; i < r.opaque.opaque_ops.size(); ++i)
+    j += std::string(i ? ", " : "") + JsonEscape(r.opaque.opaque_ops[i].first) + ": " +
+         std::to_string(r.opaque.opaque_ops[i].second);
+  j += "},\n";
+  j += "  \"dynamic_values\": " + std::to_string(r.opaque.dynamic_values) + ",\n";
   j += "  \"rewrite_steps\": " + std::to_string(s.rewrite_steps) + ",\n";
   j += "  \"rules_applied\": [";
   for (size_t i = 0; i < s.rules_applied.size(); ++i) {
@@ -102,6 +111,7 @@ std::string ReportSummary(const OptimizeReport& r) {
                 static_cast<long long>(s.graphs_generated), static_cast<long long>(s.matches),
                 s.seconds, StopReasonName(s.stop), s.peak_rss_bytes / 1048576.0, s.rewrite_steps);
   std::string out = buf;
+  out += runtime::OpaqueSummaryLine(r.opaque) + " in the input\n";
   for (const RuleUse& u : s.rules_applied)
     out += "  " + u.id + " x" + std::to_string(u.count) + "  " + u.text + "\n";
   return out;

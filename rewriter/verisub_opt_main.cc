@@ -19,10 +19,11 @@ constexpr const char* kUsage =
     "usage: verisub-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--allow-unproved]\n"
     "                   [--alpha A] [--budget N] [--time-limit SECONDS] [--max-queue N]\n"
     "                   [--device v100|cpu-2core|h100] [--report REPORT.json]\n"
-    "                   [--verify-outputs] [--seed N]\n"
+    "                   [--verify-outputs] [--seed N] [--input-shape NAME=D0,D1,...]...\n"
     "  --rules           rules database or plain rule list (default: the shipped\n"
     "                    data/rules/taso.pb, in the working directory or this checkout)\n"
-    "  --allow-unproved  use rules without a proof record (hand-written text rules)\n";
+    "  --allow-unproved  use rules without a proof record (hand-written text rules)\n"
+    "  --input-shape     fixes a graph input's symbolic dimensions, e.g. input=1,3,224,224\n";
 
 bool ParseDouble(const char* s, double* out) {
   if (!s) return false;
@@ -113,6 +114,11 @@ int main(int argc, char** argv) {
       const char* v = next();
       if (!v) return std::fprintf(stderr, "--report needs a path\n%s", kUsage), 2;
       report_path = v;
+    } else if (a == "--input-shape") {
+      const char* v = next();
+      Status st = v ? runtime::ParseInputShapeFlag(v, &options.import.input_shapes)
+                    : InvalidArgument("--input-shape needs NAME=D0,D1,...");
+      if (!st.ok()) return std::fprintf(stderr, "error: %s\n%s", st.message().c_str(), kUsage), 2;
     } else if (a == "--verify-outputs") {
       verify = true;
     } else if (a == "--seed") {
@@ -146,7 +152,7 @@ int main(int argc, char** argv) {
                  "warning: every rule lacks a proof record; pass --allow-unproved to use "
                  "hand-written rules\n");
 
-  auto original = runtime::ImportOnnxFile(model);
+  auto original = runtime::ImportOnnxFile(model, options.import);
   if (!original.ok()) return Fail(original.status());
   runtime::Graph optimized;
   OptimizeReport report;

@@ -10,12 +10,6 @@
 namespace verisub::runtime {
 namespace {
 
-int64_t OpsetFor(const Graph& g, const std::string& domain) {
-  for (const auto& [d, v] : g.opsets())
-    if (d == domain || (domain.empty() && d == "ai.onnx")) return v;
-  return 0;
-}
-
 StatusOr<std::vector<HostTensor>> RunSpecNode(const Graph& g, const Node& n,
                                               const std::vector<const HostTensor*>& inputs) {
   const specs::OpSpec& spec = specs::GetOp(*n.op);
@@ -56,7 +50,7 @@ StatusOr<std::vector<HostTensor>> RunNode(const Graph& g, const Node& n,
   if (n.op) return RunSpecNode(g, n, inputs);
   const OnnxKernel* kernel = FindOnnxKernel(n.domain, n.op_type);
   if (!kernel) return Unimplemented("no reference kernel for " + n.KindName());
-  KernelContext ctx(*n.onnx, OpsetFor(g, n.domain), inputs);
+  KernelContext ctx(*n.onnx, g.OpsetFor(n.domain), inputs);
   std::vector<HostTensor> outputs(n.outputs.size());
   VERISUB_RETURN_IF_ERROR((*kernel)(ctx, &outputs));
   return outputs;

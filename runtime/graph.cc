@@ -49,9 +49,12 @@ Node& Graph::mutable_node(int i) {
 
 void Graph::SetNode(int i, Node n) { nodes_[i] = std::make_shared<const Node>(std::move(n)); }
 
-int64_t Graph::DefaultOpset() const {
-  for (const auto& [domain, version] : opsets_)
-    if (domain.empty() || domain == "ai.onnx") return version;
+int64_t Graph::DefaultOpset() const { return OpsetFor(""); }
+
+int64_t Graph::OpsetFor(const std::string& domain) const {
+  bool default_domain = domain.empty() || domain == "ai.onnx";
+  for (const auto& [d, version] : opsets_)
+    if (d == domain || (default_domain && (d.empty() || d == "ai.onnx"))) return version;
   return 0;
 }
 

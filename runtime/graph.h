@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/host_tensor.h"
 #include "specs/op_spec.h"
 #include "specs/params.h"
-#include "base/status.h"
 #include "specs/tensor.h"
 
 namespace onnx {
@@ -87,6 +87,8 @@ class Graph {
   std::vector<std::pair<std::string, int64_t>>& mutable_opsets() { return opsets_; }
   const std::vector<std::pair<std::string, int64_t>>& opsets() const { return opsets_; }
   int64_t DefaultOpset() const;
+  // The opset imported for `domain` ("" and "ai.onnx" are the default domain), 0 if none.
+  int64_t OpsetFor(const std::string& domain) const;
   std::string name;
 
   // Replaces every use of value `from` (node inputs and graph outputs) by `to`.

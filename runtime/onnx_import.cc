@@ -9,7 +9,9 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 #include "runtime/constant_folding.h"
+#include "runtime/onnx_node_inference.h"
 #include "runtime/op_mapping.h"
+#include "runtime/shape_folding.h"
 #include "runtime/tensor_proto.h"
 
 namespace verisub::runtime {
@@ -26,23 +28,6 @@ void ReadValueInfo(const onnx::ValueInfoProto& info, Value* v) {
   v->rank_known = true;
   v->dims.clear();
   for (const auto& d : tt.shape().dim()) v->dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-}
-
-Status ApplyInputShapes(const ImportOptions& options, onnx::GraphProto* g) {
-  for (const auto& [name, dims] : options.input_shapes) {
-    bool found = false;
-    for (auto& in : *g->mutable_input()) {
-      if (in.name() != name) continue;
-      found = true;
-      auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
-      shape->clear_dim();
-      for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
-    }
-    if (!found) return NotFound("--input-shape names '" + name + "', which is not a graph input");
-  }
-  // Stale intermediate shapes could contradict the new input shapes: infer them afresh.
-  if (!options.input_shapes.empty()) g->clear_value_info();
-  return Status::Ok();
 }
 
 using WeightMap = std::unordered_map<std::string, std::shared_ptr<const HostTensor>>;
@@ -147,53 +132,28 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weigh
   return g;
 }
 
-// Every value a node or the graph reads must have a static shape and a known element type.
-Status CheckStaticShapes(const Graph& g) {
-  std::vector<int> producer = g.Producers();
-  for (int v = 0; v < g.num_values(); ++v) {
-    const Value& val = g.value(v);
-    if (val.StaticShape() && val.elem_type != kUndefined) continue;
-    std::string why =
-        val.elem_type == kUndefined
-            ? "its element type"
-            : "its shape " + (val.rank_known ? DimsToString(val.dims) + " (-1 = unknown)"
-                                             : std::string("(unknown rank)"));
-    if (producer[v] < 0)
-      return InvalidArgument("graph input '" + val.name + "': " + why +
-                             " is not static; give it with ImportOptions::input_shapes "
-                             "(verisub-onnx --input-shape)");
-    const Node& n = g.node(producer[v]);
-    return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + why + " of output '" +
-                           val.name + "' cannot be inferred");
-  }
-  return Status::Ok();
-}
-
 // ONNX's own shape inference (1.12) dereferences a missing input type in some operators'
-// inference functions, which crashes on corrupt models. This pass replays the per-node type
-// inference with every input type checked first, so such a model gives an error naming the node
-// before ONNX's pass (which adds data propagation) runs.
-Status GuardTypeInference(const onnx::ModelProto& model) {
+// inference functions, which crashes on corrupt models and on known operators reading the
+// output of an unknown (custom-domain) one. This pass replays the per-node type inference with
+// every input type checked first: inference errors name the node, and the result says whether
+// ONNX's pass (which adds data propagation) can run safely.
+StatusOr<bool> GuardTypeInference(const onnx::ModelProto& model) {
   const onnx::GraphProto& gp = model.graph();
   std::unordered_map<std::string, int> opsets;
   for (const auto& op : model.opset_import())
     opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
-  std::unordered_map<std::string, onnx::TypeProto> types;  // node-based: pointers stay valid
-  std::unordered_map<std::string, onnx::TypeProto*> type_ptrs;
+  std::unordered_map<std::string, onnx::TypeProto> types;
   std::unordered_map<std::string, const onnx::TensorProto*> data;
-  for (const auto& in : gp.input()) {
-    types[in.name()] = in.type();
-    type_ptrs[in.name()] = &types[in.name()];
-  }
+  for (const auto& in : gp.input()) types[in.name()] = in.type();
   for (const auto& init : gp.initializer()) {
     onnx::TypeProto t;
     t.mutable_tensor_type()->set_elem_type(init.data_type());
     auto* shape = t.mutable_tensor_type()->mutable_shape();
     for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
     types[init.name()] = t;
-    type_ptrs[init.name()] = &types[init.name()];
     data[init.name()] = &init;
   }
+  bool onnx_pass_safe = true;
   for (const auto& np : gp.node()) {
     std::string where = "node '" + np.name() + "' (" + np.op_type() + ")";
     std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
@@ -201,43 +161,45 @@ Status GuardTypeInference(const onnx::ModelProto& model) {
     for (const auto& a : np.attribute()) has_graph |= a.has_g() || a.graphs_size() > 0;
     auto version = opsets.find(domain);
     const onnx::OpSchema* schema =
-        version == opsets.end()
-            ? nullptr
-            : onnx::OpSchemaRegistry::Schema(np.op_type(), version->second, domain);
+        version == opsets.end() ? nullptr : FindOnnxSchema(np.op_type(), domain, version->second);
     if (!schema || has_graph) {
       // Unknown operators and control flow: outputs get an empty type; a known operator that
       // reads one is refused below rather than handed to ONNX's inference.
       for (const auto& o : np.output())
-        if (!o.empty()) type_ptrs[o] = &(types[o] = onnx::TypeProto());
+        if (!o.empty()) types[o] = onnx::TypeProto();
       continue;
     }
+    std::vector<const onnx::TypeProto*> in_types;
+    std::vector<const onnx::TensorProto*> in_data;
+    bool untyped_input = false;
     for (const auto& in : np.input()) {
+      in_types.push_back(nullptr);
+      in_data.push_back(nullptr);
       if (in.empty()) continue;
-      auto it = type_ptrs.find(in);
-      if (it == type_ptrs.end())
+      auto it = types.find(in);
+      if (it == types.end())
         return NotFound(where + " reads '" + in +
                         "', which is not a graph input, an initializer or an earlier output "
                         "(missing initializer?)");
-      if (it->second->value_case() == onnx::TypeProto::VALUE_NOT_SET)
-        return InvalidArgument(where + ": the type of input '" + in + "' cannot be inferred");
+      if (it->second.value_case() == onnx::TypeProto::VALUE_NOT_SET) untyped_input = true;
+      in_types.back() = &it->second;
+      auto d = data.find(in);
+      if (d != data.end()) in_data.back() = d->second;
     }
-    onnx::NodeProto node = np;
-    onnx::shape_inference::InferenceContextImpl ctx(node, type_ptrs, data, {});
-    if (schema->has_type_and_shape_inference_function()) {
-      try {
-        schema->GetTypeAndShapeInferenceFunction()(ctx);
-      } catch (const std::exception& e) {
-        return InvalidArgument(where + ": ONNX shape inference: " + e.what());
-      }
+    if (untyped_input) {
+      // ONNX's pass would hand this node a missing type; the graph-level inference after
+      // folding types it if its inputs become known.
+      onnx_pass_safe = false;
+      for (const auto& o : np.output())
+        if (!o.empty()) types[o] = onnx::TypeProto();
+      continue;
     }
-    for (int i = 0; i < np.output_size(); ++i) {
-      const std::string& o = np.output(i);
-      if (o.empty()) continue;
-      types[o] = *ctx.getOutputType(i);
-      type_ptrs[o] = &types[o];
-    }
+    auto out = InferNodeTypes(np, *schema, in_types, in_data);
+    if (!out.ok()) return out.status().WithContext(where);
+    for (int i = 0; i < np.output_size(); ++i)
+      if (!np.output(i).empty()) types[np.output(i)] = std::move((*out)[i]);
   }
-  return Status::Ok();
+  return onnx_pass_safe;
 }
 
 }  // namespace
@@ -282,7 +244,9 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
     return fail(Unimplemented("unsupported opset " + std::to_string(opset) +
                               " (supported: " + std::to_string(kMinOpset) + " to " +
                               std::to_string(MaxSupportedOpset()) + ")"));
-  VERISUB_RETURN_IF_ERROR(fail(ApplyInputShapes(options, model.mutable_graph())));
+  VERISUB_RETURN_IF_ERROR(fail(ApplyInputShapes(options.input_shapes, model.mutable_graph())));
+  if (options.require_static_shapes)
+    VERISUB_RETURN_IF_ERROR(fail(CheckInputShapesStatic(model.graph())));
   auto weights = DecodeTensors(model.graph());
   if (!weights.ok()) return fail(weights.status());
   try {
@@ -290,23 +254,26 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
   } catch (const std::exception& e) {
     return fail(InvalidArgument(std::string("ONNX checker: ") + e.what()));
   }
-  VERISUB_RETURN_IF_ERROR(fail(GuardTypeInference(model)));
-  try {
-    onnx::ShapeInferenceOptions si(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
-  } catch (const std::exception& e) {
-    return fail(InvalidArgument(std::string("ONNX shape inference: ") + e.what()));
+  auto onnx_pass_safe = GuardTypeInference(model);
+  if (!onnx_pass_safe.ok()) return fail(onnx_pass_safe.status());
+  if (*onnx_pass_safe) {
+    try {
+      onnx::ShapeInferenceOptions si(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
+    } catch (const std::exception& e) {
+      return fail(InvalidArgument(std::string("ONNX shape inference: ") + e.what()));
+    }
   }
   auto graph = BuildGraph(model, *weights);
   if (!graph.ok()) return fail(graph.status());
   Graph g = std::move(*graph);
   if (options.fold_constants) {
-    FoldOptions fo;
-    fo.max_elements = options.fold_max_elements;
-    auto report = FoldConstants(&g, fo);
+    ShapeFoldOptions so;
+    so.fold.max_elements = options.fold_max_elements;
+    so.max_rounds = options.max_shape_fold_rounds;
+    auto report = FoldShapes(&g, so);
     if (!report.ok()) return fail(report.status());
   }
-  if (options.require_static_shapes) VERISUB_RETURN_IF_ERROR(fail(CheckStaticShapes(g)));
   if (options.map_to_spec_ops && opset >= kMinMappedOpset) {
     VERISUB_RETURN_IF_ERROR(fail(MapToSpecOps(&g)));
     if (options.fold_constants) {  // e.g. the transpose of a Gemm's constant B

@@ -2,12 +2,12 @@
 // folding, and mapping of ONNX operators onto the spec operator set where exact.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
-#include "runtime/graph.h"
 #include "base/status.h"
+#include "runtime/graph.h"
+#include "runtime/input_shapes.h"
 
 namespace onnx {
 class ModelProto;
@@ -16,15 +16,20 @@ class ModelProto;
 namespace verisub::runtime {
 
 struct ImportOptions {
-  // Shapes for graph inputs, replacing what the model says (e.g. fixing a symbolic batch size).
-  std::map<std::string, std::vector<int64_t>> input_shapes;
-  // Every value must have a static shape after shape inference and folding; otherwise import
-  // fails naming the node. Turned off only to run models with data-dependent shapes.
+  // Shapes for graph inputs, fixing symbolic dimensions (--input-shape NAME=1,3,224,224; see
+  // ParseInputShapeFlag). They must agree with the model's rank and fixed dimensions.
+  InputShapes input_shapes;
+  // Every graph input must have a static shape (the error names the input and the
+  // --input-shape that fixes it). Values computed from static inputs get static shapes by
+  // shape folding, except where data decides them (NonZero): those stay dynamic, and the nodes
+  // reading them opaque. Turned off only to run models whose input shapes vary.
   bool require_static_shapes = true;
   bool fold_constants = true;
   bool map_to_spec_ops = true;
   // Folded results larger than this stay computed at run time.
   int64_t fold_max_elements = int64_t{1} << 24;
+  // Rounds of shape folding (constant folding and ONNX shape inference alternated) at most.
+  int max_shape_fold_rounds = 10000;
 };
 
 // Oldest default-domain opset the importer accepts. Models older than kMinMappedOpset import

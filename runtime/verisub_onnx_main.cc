@@ -9,33 +9,13 @@
 #include "runtime/executor.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
+#include "runtime/opaque_stats.h"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: verisub-onnx MODEL.onnx [--input-shape NAME=D0,D1,...]... [--no-fold] [--no-map]\n"
     "                    [--run] [--seed N] [-o OUT.onnx]\n";
-
-bool ParseShape(const std::string& arg, verisub::runtime::ImportOptions* options) {
-  size_t eq = arg.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  std::vector<int64_t> dims;
-  std::string rest = arg.substr(eq + 1);
-  size_t pos = 0;
-  while (pos <= rest.size() && !rest.empty()) {
-    size_t comma = rest.find(',', pos);
-    std::string tok =
-        rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    long long v = std::strtoll(tok.c_str(), &end, 10);
-    if (tok.empty() || *end != '\0' || v < 0) return false;
-    dims.push_back(v);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  options->input_shapes[arg.substr(0, eq)] = dims;
-  return true;
-}
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -54,10 +34,9 @@ int main(int argc, char** argv) {
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--input-shape") {
       const char* v = next();
-      if (!v || !ParseShape(v, &options)) {
-        std::fprintf(stderr, "bad --input-shape\n%s", kUsage);
-        return 2;
-      }
+      verisub::Status st = v ? ParseInputShapeFlag(v, &options.input_shapes)
+                             : verisub::InvalidArgument("--input-shape needs NAME=D0,D1,...");
+      if (!st.ok()) return std::fprintf(stderr, "error: %s\n%s", st.message().c_str(), kUsage), 2;
     } else if (a == "--no-fold") {
       options.fold_constants = false;
     } else if (a == "--no-map") {
@@ -94,9 +73,12 @@ int main(int argc, char** argv) {
   const Graph& g = *graph;
   int weights = 0;
   for (int v = 0; v < g.num_values(); ++v) weights += g.value(v).constant != nullptr;
-  std::printf("model: %s\nnodes: %d\nopaque: %d\nweights: %d\ninputs: %zu\noutputs: %zu\n",
-              model.c_str(), g.num_nodes(), CountOpaque(g), weights, g.inputs().size(),
-              g.outputs().size());
+  OpaqueStats opaque = MeasureOpaque(g);
+  std::printf(
+      "model: %s\nnodes: %d\n%s\ndynamic shapes: %d values\nweights: %d\ninputs: %zu\n"
+      "outputs: %zu\n",
+      model.c_str(), g.num_nodes(), OpaqueSummaryLine(opaque).c_str(), opaque.dynamic_values,
+      weights, g.inputs().size(), g.outputs().size());
   std::printf("hash: %016llx\nimport_seconds: %.3f\n",
               static_cast<unsigned long long>(StructuralHash(g)), import_s);
   for (const auto& [op, count] : OpCounts(g)) std::printf("  %-28s %d\n", op.c_str(), count);

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "onnx/onnx_pb.h"
 #include "rewriter/report_json.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
@@ -92,7 +93,8 @@ TEST_F(VerisubOptTest, OptimizesVerifiesAndReports) {
   std::string json = ReadFile(dir_ / "report.json");
   for (const char* key :
        {"\"cost_before_us\"", "\"rules_applied\"", "\"stop_reason\": \"queue_empty\"",
-        "\"graphs_explored\"", "\"peak_rss_bytes\""})
+        "\"graphs_explored\"", "\"peak_rss_bytes\"", "\"nodes\": 2", "\"opaque_nodes\": 0",
+        "\"opaque_ops\": {}"})
     EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
   EXPECT_FALSE(fs::exists(dir_ / "report.json.tmp"));
 }
@@ -130,6 +132,32 @@ TEST_F(VerisubOptTest, BadArgumentsAndModelsFail) {
                                " --rules data/rules/handwritten.txt --allow-unproved");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+}
+
+TEST_F(VerisubOptTest, InputShapeFixesASymbolicBatch) {
+  onnx::ModelProto model;
+  {
+    std::ifstream in(dir_ / "in.onnx", std::ios::binary);
+    ASSERT_TRUE(model.ParseFromIstream(&in));
+  }
+  auto* dims = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type();
+  dims->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+  std::ofstream(dir_ / "in.onnx", std::ios::binary | std::ios::trunc) << model.SerializeAsString();
+  const std::string rules = " --rules data/rules/handwritten.txt --allow-unproved";
+  CommandResult r = RunCommand(Opt(rules));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("graph input 'x' has symbolic dimension 'batch'"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--input-shape x=1,4,8,8"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+  EXPECT_EQ(RunCommand(Opt(rules + " --input-shape x=1,4,8")).code, 1);     // rank 3, not 4
+  EXPECT_EQ(RunCommand(Opt(rules + " --input-shape x=1,-4,8,8")).code, 2);  // malformed
+  EXPECT_EQ(RunCommand(Opt(rules + " --input-shape z=1,4,8,8")).code, 1);   // no such input
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+  r = RunCommand(Opt(rules + " --input-shape x=1,4,8,8 --verify-outputs"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("opaque: 0 of 2 nodes (0.0%)"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out.onnx"));
 }
 
 // An unsound rule (it drops a relu) must be caught by --verify-outputs: exit 3, nothing written.
