@@ -41,7 +41,7 @@ demo: build
 .PHONY: bench-ruledb
 bench-ruledb: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ruledb_load_bench
-	$(BUILD)/tests/ruledb/ruledb_load_bench 1000
+	$(BUILD)/tests/ruledb/ruledb_load_bench --count 1000
 
 # Proves the candidates of data/gen/taso.cfg: first those the pipeline gives the prover (after
 # syntactic pruning; verisub-gen --prepruned), then every raw candidate of the generator

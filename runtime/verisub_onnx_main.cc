@@ -1,40 +1,41 @@
 // verisub-onnx: imports an ONNX model, prints a summary, optionally runs the reference executor
 // on random inputs and exports the imported graph.
+#include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 
+#include "base/flags.h"
 #include "runtime/executor.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: verisub-onnx MODEL.onnx [--input-shape NAME=D0,D1,...]... [--no-fold] [--no-map]\n"
-    "                    [--run] [--seed N] [-o OUT.onnx]\n";
-
-bool ParseShape(const std::string& arg, verisub::runtime::ImportOptions* options) {
-  size_t eq = arg.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
+// NAME=D0,D1,... (dimensions >= 0; "NAME=" is a scalar).
+verisub::Status ParseShape(const std::string& arg, verisub::runtime::ImportOptions* options) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return verisub::InvalidArgument("--input-shape needs NAME=D0,D1,..., not '" + arg + "'");
   std::vector<int64_t> dims;
-  std::string rest = arg.substr(eq + 1);
+  const std::string rest = arg.substr(eq + 1);
   size_t pos = 0;
-  while (pos <= rest.size() && !rest.empty()) {
-    size_t comma = rest.find(',', pos);
-    std::string tok =
-        rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    long long v = std::strtoll(tok.c_str(), &end, 10);
-    if (tok.empty() || *end != '\0' || v < 0) return false;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',', pos);
+    const std::string tok = rest.substr(pos, comma == std::string::npos ? comma : comma - pos);
+    int64_t v = -1;
+    auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (tok.empty() || ec != std::errc() || ptr != tok.data() + tok.size() || v < 0)
+      return verisub::InvalidArgument("--input-shape: bad dimension '" + tok + "' in '" + arg +
+                                      "' (dimensions are integers >= 0)");
     dims.push_back(v);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   options->input_shapes[arg.substr(0, eq)] = dims;
-  return true;
+  return verisub::Status::Ok();
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -46,43 +47,26 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 int main(int argc, char** argv) {
   using namespace verisub::runtime;  // NOLINT
   std::string model, output;
-  bool run = false;
+  bool run = false, no_fold = false, no_map = false;
   uint64_t seed = 1;
+  std::vector<std::string> shapes;
   ImportOptions options;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--input-shape") {
-      const char* v = next();
-      if (!v || !ParseShape(v, &options)) {
-        std::fprintf(stderr, "bad --input-shape\n%s", kUsage);
-        return 2;
-      }
-    } else if (a == "--no-fold") {
-      options.fold_constants = false;
-    } else if (a == "--no-map") {
-      options.map_to_spec_ops = false;
-    } else if (a == "--run") {
-      run = true;
-    } else if (a == "--seed") {
-      const char* v = next();
-      if (!v) return std::fprintf(stderr, "%s", kUsage), 2;
-      seed = std::strtoull(v, nullptr, 10);
-    } else if (a == "-o" || a == "--output") {
-      const char* v = next();
-      if (!v) return std::fprintf(stderr, "%s", kUsage), 2;
-      output = v;
-    } else if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (model.empty() && !a.empty() && a[0] != '-') {
-      model = a;
-    } else {
-      std::fprintf(stderr, "unknown argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (model.empty()) return std::fprintf(stderr, "%s", kUsage), 2;
+  verisub::base::Flags flags("verisub-onnx", "MODEL.onnx [flags]",
+                             "Exit codes: 0 success, 1 failed, 2 bad usage.");
+  flags.Positional("MODEL.onnx", &model, "the model to import")
+      .Repeated("--input-shape", &shapes, "NAME=D0,D1,...", "the shape of a dynamic input")
+      .Bool("--no-fold", &no_fold, "keep constant subgraphs")
+      .Bool("--no-map", &no_map, "keep ONNX operators instead of mapping them to spec operators")
+      .Bool("--run", &run, "run the reference executor on random inputs")
+      .Uint64("--seed", &seed, "--run: random seed for the inputs")
+      .Path("--output", &output, "export the imported graph here")
+      .Alias("-o", "--output");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  for (const std::string& shape : shapes)
+    if (verisub::Status st = ParseShape(shape, &options); !st.ok())
+      return flags.UsageError(st.message());
+  options.fold_constants = !no_fold;
+  options.map_to_spec_ops = !no_map;
 
   auto t0 = std::chrono::steady_clock::now();
   auto graph = ImportOnnxFile(model, options);

@@ -124,6 +124,19 @@ TEST_F(VerisubOptTest, BadArgumentsAndModelsFail) {
   EXPECT_EQ(RunCommand(Opt("--alpha 0.5")).code, 2);
   EXPECT_EQ(RunCommand(Opt("--budget x")).code, 2);
   EXPECT_EQ(RunCommand(Opt("--frobnicate")).code, 2);
+  // Issue 17: an unknown device was exit 1 (after loading the rules and the model), and a
+  // negative or overflowing seed was accepted.
+  CommandResult device = RunCommand(Opt("--device bogus"));
+  EXPECT_EQ(device.code, 2) << device.output;
+  EXPECT_NE(device.output.find("--device"), std::string::npos) << device.output;
+  EXPECT_EQ(RunCommand(Opt("--seed -1 --verify-outputs")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--seed 99999999999999999999999 --verify-outputs")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--seed 12x --verify-outputs")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--budget 99999999999")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--time-limit nan")).code, 2);
+  EXPECT_EQ(RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "in.onnx").string()).code,
+            2);  // no -o
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
   std::ofstream(dir_ / "bad.onnx") << "not a model";
   CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "bad.onnx").string() +
                                " -o " + (dir_ / "out.onnx").string() +
@@ -145,6 +158,15 @@ TEST_F(VerisubOptTest, VerifyOutputsCatchesAnUnsoundRule) {
   EXPECT_NE(r.output.find("VERIFY FAILED"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
   EXPECT_FALSE(fs::exists(dir_ / "report.json"));
+}
+
+TEST_F(VerisubOptTest, HelpListsEveryFlag) {
+  CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " --help");
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* flag :
+       {"usage: verisub-opt", "-o, --output PATH", "--rules", "--alpha", "--budget", "--time-limit",
+        "--max-queue", "--device", "--report", "--verify-outputs", "--seed", "--allow-unproved"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag << "\n" << r.output;
 }
 
 TEST(ReportJsonTest, EscapesStrings) {
