@@ -1,5 +1,6 @@
 // verisub-opt: optimizes an ONNX model with a rules file and a cost model, prints a summary,
 // optionally writes a JSON report and checks the outputs against the original.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/flags.h"
 #include "rewriter/optimize.h"
@@ -60,6 +62,9 @@ int main(int argc, char** argv) {
   OptimizeOptions options;
   rewriter::VerifyOptions verify_options;
   constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+  std::string dump_path, pass_names;
+  const std::vector<std::string> passes = OptimizePassNames();
+  for (const std::string& p : passes) pass_names += (pass_names.empty() ? "" : ", ") + p;
   base::Flags flags("verisub-opt", "MODEL.onnx -o OUT.onnx [flags]", kEpilog);
   flags.Positional("MODEL.onnx", &model, "the model to optimize")
       .Path("--output", &output, "where the optimized model goes (required)")
@@ -82,11 +87,17 @@ int main(int argc, char** argv) {
       .Path("--report", &report_path, "write a JSON report here")
       .Bool("--verify-outputs", &verify,
             "run the original and the optimized model on random inputs and compare")
-      .Uint64("--seed", &verify_options.seed, "--verify-outputs: random seed for the inputs");
+      .Uint64("--seed", &verify_options.seed, "--verify-outputs: random seed for the inputs")
+      .Pair("--dump-after", &options.dump_after, &dump_path, "PASS FILE",
+            "write the graph's text form after PASS to FILE (passes: " + pass_names + ")");
   if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
   if (output.empty()) return flags.UsageError("-o OUT.onnx is required");
   if (Status st = runtime::DevicePreset(options.device).status(); !st.ok())
     return flags.UsageError("--device: " + st.message());
+  if (!options.dump_after.empty() &&
+      std::find(passes.begin(), passes.end(), options.dump_after) == passes.end())
+    return flags.UsageError("--dump-after: no pass named '" + options.dump_after +
+                            "' (passes: " + pass_names + ")");
 
   auto rules = rewriter::LoadRules(rules_path);
   if (!rules.ok()) return Fail(rules.status());
@@ -113,6 +124,11 @@ int main(int argc, char** argv) {
   Status st = verify
                   ? Optimize(*original, **rule_set, options, &optimized, &report)
                   : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
+  // The dump is written even when a later pass fails: that is when it is wanted.
+  if (!dump_path.empty() && !report.dump_text.empty()) {
+    Status dumped = WriteFileAtomically(dump_path, report.dump_text);
+    if (!dumped.ok()) return Fail(dumped);
+  }
   if (!st.ok()) return Fail(st);
   std::printf("%s", rewriter::ReportSummary(report).c_str());
 

@@ -39,6 +39,7 @@ runtime::Graph InceptionBlock() {
 OptimizeOptions Defaults() {
   OptimizeOptions o;
   o.search.time_limit_s = 0;       // deterministic tests
+  o.check_after_each_pass = true;  // the checker between passes
   return o;
 }
 

@@ -160,12 +160,27 @@ TEST_F(VerisubOptTest, VerifyOutputsCatchesAnUnsoundRule) {
   EXPECT_FALSE(fs::exists(dir_ / "report.json"));
 }
 
+TEST_F(VerisubOptTest, DumpsTheGraphAfterAPass) {
+  const fs::path dump = dir_ / "after_folding.txt";
+  CommandResult r = RunCommand(Opt("--dump-after constant-folding " + dump.string()));
+  ASSERT_EQ(r.code, 0) << r.output;
+  // Before the search: the conv and the relu the model was built with, in the text form.
+  EXPECT_EQ(ReadFile(dump),
+            "output (relu (conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x "
+            "w))\n");
+  CommandResult bad = RunCommand(Opt("--dump-after nonesuch " + dump.string()));
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("import-fixes, constant-folding, search, finalize"), std::string::npos)
+      << bad.output;
+}
+
 TEST_F(VerisubOptTest, HelpListsEveryFlag) {
   CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " --help");
   EXPECT_EQ(r.code, 0) << r.output;
   for (const char* flag :
        {"usage: verisub-opt", "-o, --output PATH", "--rules", "--alpha", "--budget", "--time-limit",
-        "--max-queue", "--device", "--report", "--verify-outputs", "--seed", "--allow-unproved"})
+        "--max-queue", "--device", "--report", "--verify-outputs", "--seed", "--allow-unproved",
+        "--dump-after PASS FILE"})
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag << "\n" << r.output;
 }
 
