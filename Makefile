@@ -87,7 +87,7 @@ bench-opt: configure
 
 
 format:
-	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	find base specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
 # Generator benchmark, 1 and 2 threads: data/gen/taso.cfg (the shipped database's space) and
 # data/gen/taso_full.cfg (TASO's own space). Wall, CPU, peak memory and counts come from the
