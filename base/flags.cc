@@ -10,11 +10,6 @@
 
 namespace verisub::base {
 
-int MaxThreads() {
-  const int hw = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(4, 4 * hw);
-}
-
 struct Flags::Flag {
   enum class Kind {
     kBool,

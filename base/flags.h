@@ -7,13 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "base/process_stats.h"
 #include "base/status.h"
 
 namespace verisub::base {
-
-// The most threads a program accepts: 4 x the hardware threads (at least 4). More only slows a
-// run down, and a count in the thousands exhausts the thread library (issue 17).
-int MaxThreads();
 
 // A program's flags. Each flag writes into a variable the caller owns; the value the variable
 // holds when the flag is declared is its default (shown by --help). Flag names are written with
@@ -45,7 +42,8 @@ class Flags {
   // Finite numbers in [min, max]; max may be infinity (no upper bound).
   Flags& Double(const std::string& name, double* value, double min, double max,
                 const std::string& help);
-  // A thread count in [min, MaxThreads()]; `min` 0 usually means "one per core".
+  // A thread count in [min, MaxThreads()] (base/process_stats.h); `min` 0 usually means "one
+  // per core".
   Flags& Threads(const std::string& name, int* value, int min, const std::string& help);
   Flags& String(const std::string& name, std::string* value, const std::string& value_name,
                 const std::string& help);

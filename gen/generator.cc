@@ -43,6 +43,7 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
   GenResult result;
   GenReport& rep = result.report;
   int threads = options.threads >= 0 ? options.threads : config.threads;
+  VERISUB_RETURN_IF_ERROR(base::CheckThreadCount(std::max(0, threads), "threads"));
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   rep.threads = threads;
 

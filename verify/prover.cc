@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/process_stats.h"
 #include "base/progress.h"
 #include "ruledb/database.h"
 #include "ruledb/pattern_ranks.h"
@@ -474,6 +475,8 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
   auto base = MakeAxiomBase(std::move(axioms));
   if (!base.ok()) return base.status();
 
+  VERISUB_RETURN_IF_ERROR(
+      base::CheckThreadCount(std::max(0, options.threads), "VerifyOptions::threads"));
   int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
   tbb::task_arena arena(threads);
   std::atomic<int> done{0}, proved{0};

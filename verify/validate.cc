@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 
+#include "base/process_stats.h"
 #include "base/progress.h"
 #include "specs/axiom_eval.h"
 #include "verify/poly.h"
@@ -261,6 +262,8 @@ StatusOr<ValidationReport> ValidateAxioms(const ValidateOptions& options) {
   if (options.max_dim < 1 || options.max_dim > kMaxValidateDim)
     return InvalidArgument("max_dim must be in [1, " + std::to_string(kMaxValidateDim) +
                            "], not " + std::to_string(options.max_dim));
+  VERISUB_RETURN_IF_ERROR(
+      base::CheckThreadCount(std::max(0, options.threads), "ValidateOptions::threads"));
   int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
   tbb::task_arena arena(threads);
 

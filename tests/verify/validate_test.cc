@@ -156,6 +156,15 @@ TEST(ValidateTest, AnAbsurdDimensionBoundIsRefused) {
   }
 }
 
+// The library checks thread counts itself (issue 17: 100,000 threads crashed in TBB's teardown).
+TEST(ValidateTest, AnAbsurdThreadCountIsRefused) {
+  ValidateOptions o = Quiet({}, 2);
+  o.threads = 100000;
+  auto report = ValidateAxioms(o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("threads"), std::string::npos);
+}
+
 TEST(PolyStoreTest, EqualPolynomialsHaveEqualIds) {
   PolyStore s;
   PolySemantics p{&s};
