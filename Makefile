@@ -41,7 +41,7 @@ demo: build
 .PHONY: bench-ruledb
 bench-ruledb: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ruledb_load_bench
-	$(BUILD)/tests/ruledb/ruledb_load_bench 1000
+	$(BUILD)/tests/ruledb/ruledb_load_bench --count 1000
 
 # Proves the candidates of data/gen/taso.cfg: first those the pipeline gives the prover (after
 # syntactic pruning; verisub-gen --prepruned), then every raw candidate of the generator
@@ -143,7 +143,7 @@ bench-layout: configure
 	$(BUILD)/rewriter/verisub-bench-layout $(BUILD)/models
 
 format:
-	find specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	find base specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
 # Generator benchmark, 1 and 2 threads: data/gen/taso.cfg (the shipped database's space) and
 # data/gen/taso_full.cfg (TASO's own space). Wall, CPU, peak memory and counts come from the

@@ -1,7 +1,6 @@
 // Running the stages and reporting on them.
 #include "gen/generator.h"
 
-#include <sys/resource.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
@@ -11,6 +10,9 @@
 #include <sstream>
 #include <thread>
 
+#include "base/process_stats.h"
+#include "base/progress.h"
+#include "gen/progress.h"
 #include "gen/search_space.h"
 
 namespace verisub::gen {
@@ -20,21 +22,13 @@ double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// User + system time of the whole process.
-double ProcessCpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-         ru.ru_stime.tv_usec * 1e-6;
-}
-
 // Wall and CPU time of one stage.
 class StageClock {
  public:
-  StageClock() : wall_(std::chrono::steady_clock::now()), cpu_(ProcessCpuSeconds()) {}
+  StageClock() : wall_(std::chrono::steady_clock::now()), cpu_(base::ProcessCpuSeconds()) {}
   void Stop(StageTime* t) const {
     t->wall = Since(wall_);
-    t->cpu = ProcessCpuSeconds() - cpu_;
+    t->cpu = base::ProcessCpuSeconds() - cpu_;
   }
 
  private:
@@ -49,6 +43,7 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
   GenResult result;
   GenReport& rep = result.report;
   int threads = options.threads >= 0 ? options.threads : config.threads;
+  VERISUB_RETURN_IF_ERROR(base::CheckThreadCount(std::max(0, threads), "threads"));
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   rep.threads = threads;
 
@@ -60,7 +55,9 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
   ProgressCounters counters;
   CandidateTexts candidates;
   {
-    ProgressPrinter printer(&counters, options.progress);
+    base::Progress progress(
+        "verisub-gen", [&counters](double seconds) { return ProgressLine(counters, seconds); },
+        base::ProgressOptions{.enabled = options.progress});
     StageClock enumerate;
     Enumeration e = Enumerate(*space, threads, &counters);
     enumerate.Stop(&rep.enumerate_time);
@@ -90,10 +87,8 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
                         ? "max_graphs (" + std::to_string(config.max_graphs) + ") reached"
                         : "complete";
   rep.wall_seconds = Since(start);
-  rep.cpu_seconds = ProcessCpuSeconds();
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  rep.peak_rss_kb = static_cast<uint64_t>(ru.ru_maxrss);
+  rep.cpu_seconds = base::ProcessCpuSeconds();
+  rep.peak_rss_kb = static_cast<uint64_t>(base::PeakRssBytes() / 1024);
   return result;
 }
 

@@ -1,48 +1,20 @@
-// Progress line.
+// The generator's progress line.
 #include "gen/progress.h"
-
-#include <unistd.h>
 
 #include <cstdio>
 
+#include "base/progress.h"
+
 namespace verisub::gen {
 
-ProgressPrinter::ProgressPrinter(const ProgressCounters* counters, bool enabled,
-                                 std::chrono::milliseconds period)
-    : counters_(counters), period_(period), start_(std::chrono::steady_clock::now()) {
-  if (enabled) thread_ = std::thread([this] { Loop(); });
-}
-
-ProgressPrinter::~ProgressPrinter() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    done_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-  std::fprintf(stderr, "%s\n", Line().c_str());
-}
-
-std::string ProgressPrinter::Line() const {
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  uint64_t graphs = counters_->graphs.load(std::memory_order_relaxed);
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "verisub-gen: %6.1fs  graphs %llu (%.2f M/s)  buckets %llu/%llu  pairs kept %llu",
-                secs, static_cast<unsigned long long>(graphs), secs > 0 ? graphs / secs / 1e6 : 0.0,
-                static_cast<unsigned long long>(counters_->buckets_done.load()),
-                static_cast<unsigned long long>(counters_->buckets_total.load()),
-                static_cast<unsigned long long>(counters_->candidates.load()));
-  return buf;
-}
-
-void ProgressPrinter::Loop() {
-  // On a terminal the line is rewritten in place; in a log each update is a line of its own.
-  const char* end = isatty(2) ? "\r" : "\n";
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, period_, [this] { return done_; }))
-    std::fprintf(stderr, "%s%s", Line().c_str(), end);
+std::string ProgressLine(const ProgressCounters& counters, double seconds) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%6.1fs  ", seconds);
+  return buf +
+         base::CountWithRate("graphs", counters.graphs.load(std::memory_order_relaxed), seconds) +
+         "  buckets " + std::to_string(counters.buckets_done.load()) + "/" +
+         std::to_string(counters.buckets_total.load()) + "  pairs kept " +
+         std::to_string(counters.candidates.load());
 }
 
 }  // namespace verisub::gen

@@ -1,13 +1,10 @@
-// Live progress on stderr: counters the workers bump in batches, printed by a monitor thread.
+// The generator's progress counters (bumped by the workers in batches) and the line that
+// base::Progress prints from them.
 #pragma once
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
-#include <thread>
 
 namespace verisub::gen {
 
@@ -19,26 +16,7 @@ struct ProgressCounters {
   std::atomic<int> stage{0};            // 0 enumerate, 1 test pairs, 2 done
 };
 
-// Prints one line about every `period` while alive (nothing when disabled).
-class ProgressPrinter {
- public:
-  ProgressPrinter(const ProgressCounters* counters, bool enabled,
-                  std::chrono::milliseconds period = std::chrono::milliseconds(1000));
-  ~ProgressPrinter();
-  ProgressPrinter(const ProgressPrinter&) = delete;
-  ProgressPrinter& operator=(const ProgressPrinter&) = delete;
-
- private:
-  void Loop();
-  std::string Line() const;
-
-  const ProgressCounters* counters_;
-  std::chrono::milliseconds period_;
-  std::chrono::steady_clock::time_point start_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
+// "  12.3s  graphs 1234 (1.20 M/s)  buckets 3/9  pairs kept 17"
+std::string ProgressLine(const ProgressCounters& counters, double seconds);
 
 }  // namespace verisub::gen

@@ -1,9 +1,10 @@
 // verisub-gen: the offline half. Lists the operator set, or generates candidate rules.
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <optional>
 #include <string>
 
+#include "base/flags.h"
 #include "gen/config.h"
 #include "gen/generator.h"
 #include "gen/pipeline.h"
@@ -42,20 +43,22 @@ int ListOps() {
   return 0;
 }
 
-constexpr const char* kUsage =
-    "usage: verisub-gen --list-ops\n"
-    "       verisub-gen --config FILE --out RULES.pb [--threads N] [--quiet]\n"
-    "                   [--rlimit N] [--timeout-ms N] [--record-proof-times] [--unproved FILE]\n"
+constexpr const char* kSynopsis =
+    "--list-ops\n"
+    "       verisub-gen --config FILE --out RULES.pb [flags]\n"
     "           enumerate, prove, prune and write the rules database (and RULES.txt)\n"
-    "       verisub-gen --config FILE --prepruned OUT.txt [--threads N] [--quiet]\n"
+    "       verisub-gen --config FILE --prepruned OUT.txt [flags]\n"
     "           enumerate and prune syntactically; write the candidates the prover would get\n"
-    "       verisub-gen --config FILE --candidates OUT.txt [--threads N] [--quiet]\n"
-    "                   [--reference RULES.txt]\n"
+    "       verisub-gen --config FILE --candidates OUT.txt [--reference RULES.txt] [flags]\n"
     "           enumerate only and write the candidate rules, one per line; with --reference,\n"
     "           report the listed rules that are not candidates (exit code 3 if any)\n"
-    "       verisub-gen --verify CANDIDATES.txt [--out PROVED.txt] [verifier options]\n"
-    "       verisub-gen --validate-axioms | --redundant-axioms [verifier options]\n"
-    "           (see verisub-verify --help)\n";
+    "       verisub-gen --verify CANDIDATES.txt [--out PROVED.txt] [verifier flags]\n"
+    "       verisub-gen --validate-axioms | --redundant-axioms [verifier flags]\n"
+    "           (the verifier's modes: see verisub-verify --help)";
+
+constexpr const char* kEpilog =
+    "Exit codes: 0 success, 1 generation failed, 2 usage or config error, 3 a reference rule is\n"
+    "not among the candidates.";
 
 // Exit codes: 0 success, 1 failed, 2 usage or config error.
 int GenerateDatabase(const verisub::gen::PipelineOptions& options) {
@@ -132,7 +135,6 @@ int Generate(const std::string& config_path, const std::string& out_path,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--list-ops") == 0) return ListOps();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--verify" || a == "--validate-axioms" || a == "--redundant-axioms")
@@ -142,60 +144,35 @@ int main(int argc, char** argv) {
   pipeline.prover = verisub::gen::DefaultPipelineProver();
   std::string config, out, reference;
   int threads = -1;
-  bool quiet = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    bool has_value = i + 1 < argc;
-    if (a == "--config" && has_value) {
-      config = argv[++i];
-    } else if (a == "--candidates" && has_value) {
-      out = argv[++i];
-    } else if (a == "--reference" && has_value) {
-      reference = argv[++i];
-    } else if (a == "--threads" && has_value) {
-      char* end = nullptr;
-      long v = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || v < 0 || v > 1024) {
-        std::fprintf(stderr, "verisub-gen: bad --threads value '%s'\n%s", argv[i], kUsage);
-        return 2;
-      }
-      threads = static_cast<int>(v);
-    } else if (a == "--quiet") {
-      quiet = true;
-    } else if (a == "--out" && has_value) {
-      pipeline.out_path = argv[++i];
-    } else if ((a == "--rlimit" || a == "--timeout-ms") && has_value) {
-      char* end = nullptr;
-      long long v = std::strtoll(argv[++i], &end, 10);
-      if (*end != '\0' || v < 0) {
-        std::fprintf(stderr, "verisub-gen: bad %s value '%s'\n%s", a.c_str(), argv[i], kUsage);
-        return 2;
-      }
-      if (a == "--rlimit")
-        pipeline.prover.resource_limit = static_cast<unsigned>(v);
-      else
-        pipeline.prover.timeout_ms = static_cast<int>(v);
-    } else if (a == "--prepruned" && has_value) {
-      pipeline.prepruned_path = argv[++i];
-    } else if (a == "--unproved" && has_value) {
-      pipeline.unproved_path = argv[++i];
-    } else if (a == "--record-proof-times") {
-      pipeline.record_proof_times = true;
-    } else {
-      std::fprintf(stderr, "verisub-gen: unknown or incomplete argument '%s'\n%s", a.c_str(),
-                   kUsage);
-      return 2;
-    }
+  int64_t rlimit = pipeline.prover.resource_limit;
+  bool quiet = false, list_ops = false;
+  verisub::base::Flags flags("verisub-gen", kSynopsis, kEpilog);
+  flags.Bool("--list-ops", &list_ops, "list the operator set, its axioms and fingerprint")
+      .Path("--config", &config, "generator config (data/gen/*.cfg)")
+      .Path("--out", &pipeline.out_path, "write the proved, pruned rules database here")
+      .Path("--prepruned", &pipeline.prepruned_path,
+            "write the candidates left after syntactic pruning here and stop")
+      .Path("--candidates", &out, "write every candidate rule here and stop")
+      .Path("--reference", &reference, "with --candidates: rules that must be among them")
+      .Path("--unproved", &pipeline.unproved_path, "with --out: write the unproved rules here")
+      .Threads("--threads", &threads, 0, "worker threads, 0 for one per core")
+      .ShowDefault("--threads", "the config's")
+      .Bool("--quiet", &quiet, "no progress lines")
+      .Int64("--rlimit", &rlimit, 0, UINT32_MAX, "Z3 resource limit per query, 0 for none")
+      .Int("--timeout-ms", &pipeline.prover.timeout_ms, 0, 1000000000, "Z3 time limit per query")
+      .Bool("--record-proof-times", &pipeline.record_proof_times,
+            "keep each rule's proof time in the database");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  pipeline.prover.resource_limit = static_cast<unsigned>(rlimit);
+  if (list_ops) {
+    if (argc != 2) return flags.UsageError("--list-ops takes no other flag");
+    return ListOps();
   }
   const int outputs = !out.empty() + !pipeline.out_path.empty() + !pipeline.prepruned_path.empty();
-  if (config.empty() || outputs != 1) {
-    std::fprintf(stderr, "%s", kUsage);
-    return 2;
-  }
-  if (!reference.empty() && out.empty()) {
-    std::fprintf(stderr, "verisub-gen: --reference goes with --candidates\n%s", kUsage);
-    return 2;
-  }
+  if (config.empty()) return flags.UsageError("--config is required (or --list-ops)");
+  if (outputs != 1) return flags.UsageError("give exactly one of --out, --prepruned, --candidates");
+  if (!reference.empty() && out.empty())
+    return flags.UsageError("--reference goes with --candidates");
   // An output that cannot be written is said before the run, not after it.
   for (const std::string* path :
        {&out, &pipeline.out_path, &pipeline.prepruned_path, &pipeline.unproved_path}) {

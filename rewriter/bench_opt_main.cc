@@ -6,23 +6,26 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
+#include "base/process_stats.h"
 #include "rewriter/optimize.h"
 #include "rewriter/rule_source.h"
 #include "rewriter/search.h"
+#include "runtime/cost/analytic_cost.h"
 #include "runtime/onnx_import.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: verisub-bench-opt [MODEL_DIR] [--rules FILE] [--allow-unproved] [--budget N]\n"
-    "                         [--device NAME] [--check-factor F]\n"
-    "  MODEL_DIR defaults to build/models (written by verisub-models --out DIR)\n"
-    "  Each model runs in its own process (--one PATH), so peak memory is per model.\n"
-    "  Each model is optimized again with F times the budget and no time limit (default 10,\n"
-    "  0 to skip): the table says whether that larger search found a cheaper graph.\n";
+constexpr const char* kEpilog =
+    "MODEL_DIR defaults to build/models (written by verisub-models --out DIR). Each model runs\n"
+    "in its own process (--one PATH), so peak memory is per model. Each model is optimized\n"
+    "again with F times the budget and no time limit (--check-factor, 0 to skip): the table\n"
+    "says whether that larger search found a cheaper graph.";
 
 }  // namespace
 
@@ -32,31 +35,19 @@ int main(int argc, char** argv) {
   bool allow_unproved = false;
   int check_factor = 10;
   OptimizeOptions options;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--rules" && i + 1 < argc) {
-      rules_path = next();
-    } else if (a == "--one" && i + 1 < argc) {
-      one = next();
-    } else if (a == "--allow-unproved") {
-      allow_unproved = true;
-    } else if (a == "--budget" && i + 1 < argc) {
-      options.search.budget = std::atoi(next());
-    } else if (a == "--device" && i + 1 < argc) {
-      options.device = next();
-    } else if (a == "--check-factor" && i + 1 < argc) {
-      check_factor = std::atoi(next());
-    } else if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (!a.empty() && a[0] != '-') {
-      dir = a;
-    } else {
-      std::fprintf(stderr, "unknown argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
+  base::Flags flags("verisub-bench-opt", "[MODEL_DIR] [flags]", kEpilog);
+  flags.Positional("MODEL_DIR", &dir, "folder of .onnx models", /*required=*/false)
+      .Path("--rules", &rules_path, "rules database or plain rule list")
+      .Path("--one", &one, "optimize this one model and print its table row")
+      .Bool("--allow-unproved", &allow_unproved, "use rules without a proof record")
+      .Int("--budget", &options.search.budget, 0, 1000000000, "graphs the search may expand")
+      .String("--device", &options.device, "NAME",
+              "analytic cost model preset: v100, cpu-2core or h100")
+      .Int("--check-factor", &check_factor, 0, 1000,
+           "optimize again with this many times the budget, 0 to skip");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  if (Status st = runtime::DevicePreset(options.device).status(); !st.ok())
+    return flags.UsageError("--device: " + st.message());
   if (one.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
@@ -82,8 +73,9 @@ int main(int argc, char** argv) {
                 rules_path.c_str(), options.device.c_str(), options.search.alpha,
                 options.search.budget, options.search.time_limit_s);
     std::printf(
-        "peak_MB is the process's high-water mark during the search, weights_MB the\n"
-        "model's weights (part of it); x%d: the same search with %d times the budget\n"
+        "peak_MB is the process's high-water mark after import and search (one process\n"
+        "per model), weights_MB the model's weights (part of it); x%d: the same search\n"
+        "with %d times the budget\n"
         "and no time limit, its final cost and time.\n\n",
         check_factor, check_factor);
     std::printf("%-18s %6s %11s %11s %6s %6s %9s %8s %8s %10s %-11s %11s %8s\n", "model", "nodes",
@@ -145,14 +137,15 @@ int main(int argc, char** argv) {
     std::printf("%-18s optimize failed: %s\n", name.c_str(), st.message().c_str());
     return 1;
   }
-  const double peak_mb = rewriter::PeakRssBytes() / 1048576.0;
+  const double peak_mb = base::PeakRssBytes() / 1048576.0;
   const rewriter::SearchReport& s = report.search;
   // The same search with a larger budget: does the default budget leave a cheaper graph behind?
   std::string check = "-";
   std::string check_time = "-";
   if (check_factor > 0) {
     OptimizeOptions larger = options;
-    larger.search.budget = options.search.budget * check_factor;
+    larger.search.budget = static_cast<int>(std::min<int64_t>(
+        int64_t{options.search.budget} * check_factor, std::numeric_limits<int>::max()));
     larger.search.time_limit_s = 0;
     runtime::Graph out_larger;
     OptimizeReport report_larger;

@@ -1,9 +1,14 @@
-// verisub::Optimize: prepare types, pick the cost model, run the search.
+// verisub::Optimize: pick the cost model, then the pass pipeline (import fixes, constant
+// folding, search, finalize).
 #include "rewriter/optimize.h"
 
 #include <exception>
 #include <new>
 
+#include "rewriter/apply.h"
+#include "rewriter/graph_cost.h"
+#include "rewriter/pass_pipeline.h"
+#include "runtime/constant_folding.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
@@ -22,6 +27,34 @@ bool NeedsTypes(const runtime::Graph& g) {
       if (!g.value(v).spec_type) return true;
   }
   return false;
+}
+
+// The passes of OptimizePassNames(), bound to one run's rules, cost model, options and report
+// (null only to list the names).
+std::vector<rewriter::GraphPass> MakePasses(const rewriter::RuleSet* rules,
+                                            const runtime::CostModel* model,
+                                            const OptimizeOptions* options,
+                                            OptimizeReport* report) {
+  std::vector<rewriter::GraphPass> passes;
+  passes.push_back({"import-fixes", [](runtime::Graph* g) {
+                      return NeedsTypes(*g) ? runtime::InferSpecTypes(g) : Status::Ok();
+                    }});
+  passes.push_back({"constant-folding", [](runtime::Graph* g) {
+                      runtime::FoldOptions fold;
+                      fold.max_elements = rewriter::kFoldMaxElements;
+                      return runtime::FoldConstants(g, fold).status();
+                    }});
+  passes.push_back({"search", [rules, model, options, report](runtime::Graph* g) {
+                      auto result = rewriter::Search(std::move(*g), *rules, *model, options->search,
+                                                     &report->search);
+                      if (!result.ok()) return result.status();
+                      *g = std::move(result).value();
+                      return Status::Ok();
+                    }});
+  // Layout assignment goes here: the layout dynamic program (planned) picks a layout for every
+  // value and inserts the conversions; finalize then makes the result export-ready.
+  passes.push_back({"finalize", [](runtime::Graph* g) { return rewriter::FinalizeGraph(g); }});
+  return passes;
 }
 
 Status OptimizeImpl(runtime::Graph g, const rewriter::RuleSet& rules,
@@ -45,19 +78,26 @@ Status OptimizeImpl(runtime::Graph g, const rewriter::RuleSet& rules,
   }
   report->cost_model = model->Name();
   VERISUB_RETURN_IF_ERROR(runtime::CheckGraph(g).WithContext("input graph"));
-  if (NeedsTypes(g)) VERISUB_RETURN_IF_ERROR(runtime::InferSpecTypes(&g));
   report->nodes_before = g.num_nodes();
   report->opaque = runtime::MeasureOpaque(g);
-  auto result = rewriter::Search(std::move(g), rules, *model, options.search, &report->search);
-  if (!result.ok()) return result.status();
-  Status check = runtime::CheckGraph(*result);
-  if (!check.ok()) return InternalError("optimized graph fails the checker: " + check.message());
-  report->nodes_after = result->num_nodes();
-  *output = std::move(result).value();
+  rewriter::PassPipelineOptions pipeline;
+  pipeline.check_after_each_pass = options.check_after_each_pass;
+  pipeline.dump_after = options.dump_after;
+  VERISUB_RETURN_IF_ERROR(rewriter::RunPassPipeline(MakePasses(&rules, model, &options, report),
+                                                    pipeline, &g, &report->dump_text));
+  report->nodes_after = g.num_nodes();
+  *output = std::move(g);
   return Status::Ok();
 }
 
 }  // namespace
+
+std::vector<std::string> OptimizePassNames() {
+  std::vector<std::string> names;
+  for (const rewriter::GraphPass& p : MakePasses(nullptr, nullptr, nullptr, nullptr))
+    names.push_back(p.name);
+  return names;
+}
 
 Status Optimize(const runtime::Graph& input, const rewriter::RuleSet& rules,
                 const OptimizeOptions& options, runtime::Graph* output, OptimizeReport* report) {

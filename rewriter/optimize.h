@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "rewriter/rule_set.h"
@@ -15,8 +16,20 @@
 
 namespace verisub {
 
+// Debug builds check the graph after every pass by default; release builds after the last one
+// (tests turn the check on explicitly).
+#ifdef NDEBUG
+inline constexpr bool kCheckEveryPassByDefault = false;
+#else
+inline constexpr bool kCheckEveryPassByDefault = true;
+#endif
+
 struct OptimizeOptions {
   rewriter::SearchOptions search;
+  // runtime::CheckGraph after every pass of the pipeline (always after the last).
+  bool check_after_each_pass = kCheckEveryPassByDefault;
+  // A pass of OptimizePassNames(): after it, OptimizeReport::dump_text gets the graph's text form.
+  std::string dump_after;
   // Analytic device preset used when `cost_model` is null: "v100", "cpu-2core" or "h100".
   std::string device = "v100";
   const runtime::CostModel* cost_model = nullptr;  // not owned
@@ -31,9 +44,19 @@ struct OptimizeReport {
   // What the rules cannot see in the input graph (opaque nodes per ONNX operator).
   runtime::OpaqueStats opaque;
   rewriter::SearchReport search;
+  std::string dump_text;  // the graph after OptimizeOptions::dump_after, when set
 };
 
-// `input` is left untouched; on success `*output` holds the optimized, export-ready graph.
+// The passes Optimize runs, in order:
+//   import-fixes      spec types on every value a spec node touches (graphs not from the importer)
+//   constant-folding  weight-only nodes become weights (runtime::FoldConstants)
+//   search            the cost-based substitution search (rewriter::Search)
+//   [layout assignment: planned, the layout dynamic program's slot; no pass yet]
+//   finalize          fold, drop dead values, unique names: the graph is export-ready
+std::vector<std::string> OptimizePassNames();
+
+// `input` is left untouched; on success `*output` holds the optimized, export-ready graph. An
+// invariant broken by a pass is an internal error "failed after <pass>: ...".
 Status Optimize(const runtime::Graph& input, const rewriter::RuleSet& rules,
                 const OptimizeOptions& options, runtime::Graph* output, OptimizeReport* report);
 // The same, consuming `input`: the weights the result no longer reads (replaced by folded ones)

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
 #include <unordered_set>
 
+#include "base/process_stats.h"
 #include "rewriter/graph_hash.h"
 #include "rewriter/graph_key.h"
 #include "rewriter/matcher.h"
@@ -28,21 +28,6 @@ const char* StopReasonName(StopReason r) {
       return "time_limit";
   }
   return "?";
-}
-
-int64_t PeakRssBytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) != 0) continue;
-    return std::strtoll(line.c_str() + 6, nullptr, 10) * 1024;
-  }
-  return 0;
-}
-
-void ResetPeakRss() {
-  std::ofstream out("/proc/self/clear_refs");
-  if (out) out << "5";  // resets VmHWM to the current RSS (Linux 4.0+)
 }
 
 namespace {
@@ -103,7 +88,6 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   *report = SearchReport();
-  ResetPeakRss();
   CostEvaluator cost(&cost_model);
   GraphHasher hasher;
   auto initial_cost = cost.GraphCost(g);
@@ -242,7 +226,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   if (!final_cost.ok()) return final_cost.status();
   report->cost_after_us = *final_cost;
   report->seconds = elapsed();
-  report->peak_rss_bytes = PeakRssBytes();
+  report->peak_rss_bytes = base::PeakRssBytes();
   return result;
 }
 

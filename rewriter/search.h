@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "rewriter/apply.h"
 #include "rewriter/rule_set.h"
 #include "runtime/cost/cost_model.h"
 #include "runtime/graph.h"
-#include "base/status.h"
 
 namespace verisub::rewriter {
 
@@ -58,8 +58,8 @@ struct SearchReport {
   int64_t weight_only_nodes = 0;  // target nodes computed from weights only, over candidates
   double seconds = 0;
   StopReason stop = StopReason::kQueueEmpty;
-  // Process resident-set high-water mark during the search (VmHWM, reset at its start where the
-  // kernel allows; otherwise since process start).
+  // The process's resident-set high-water mark when the search ended (base::PeakRssBytes: since
+  // the process started, never reset, so it includes what the caller held and did before).
   int64_t peak_rss_bytes = 0;
 };
 
@@ -70,9 +70,5 @@ struct SearchReport {
 StatusOr<runtime::Graph> Search(runtime::Graph g, const RuleSet& rules,
                                 const runtime::CostModel& cost_model, const SearchOptions& options,
                                 SearchReport* report);
-
-// Process peak resident set size in bytes (0 where /proc is unavailable), and its reset.
-int64_t PeakRssBytes();
-void ResetPeakRss();
 
 }  // namespace verisub::rewriter

@@ -1,43 +1,30 @@
 // verisub-opt: optimizes an ONNX model with a rules file and a cost model, prints a summary,
 // optionally writes a JSON report and checks the outputs against the original.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "base/flags.h"
 #include "rewriter/optimize.h"
 #include "rewriter/report_json.h"
 #include "rewriter/rule_source.h"
 #include "rewriter/verify_outputs.h"
+#include "runtime/cost/analytic_cost.h"
 #include "runtime/onnx_export.h"
+#include "runtime/input_shapes.h"
 #include "runtime/onnx_import.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: verisub-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--allow-unproved]\n"
-    "                   [--alpha A] [--budget N] [--time-limit SECONDS] [--max-queue N]\n"
-    "                   [--device v100|cpu-2core|h100] [--report REPORT.json]\n"
-    "                   [--verify-outputs] [--seed N] [--input-shape NAME=D0,D1,...]...\n"
-    "  --rules           rules database or plain rule list (default: the shipped\n"
-    "                    data/rules/taso.pb, in the working directory or this checkout)\n"
-    "  --allow-unproved  use rules without a proof record (hand-written text rules)\n"
-    "  --input-shape     fixes a graph input's symbolic dimensions, e.g. input=1,3,224,224\n";
-
-bool ParseDouble(const char* s, double* out) {
-  if (!s) return false;
-  char* end = nullptr;
-  *out = std::strtod(s, &end);
-  return end != s && *end == '\0';
-}
-
-bool ParseInt(const char* s, long long* out) {
-  if (!s) return false;
-  char* end = nullptr;
-  *out = std::strtoll(s, &end, 10);
-  return end != s && *end == '\0';
-}
+constexpr const char* kEpilog =
+    "Exit codes: 0 written, 1 failed (nothing written), 2 bad usage, 3 --verify-outputs found\n"
+    "different outputs (nothing written).";
 
 // Writes through a temporary file and a rename, so a failed write leaves nothing behind.
 verisub::Status WriteFileAtomically(const std::string& path, const std::string& text) {
@@ -75,66 +62,49 @@ int main(int argc, char** argv) {
   bool verify = false, allow_unproved = false;
   OptimizeOptions options;
   rewriter::VerifyOptions verify_options;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    double d = 0;
-    long long n = 0;
-    if (a == "-o" || a == "--output") {
-      const char* v = next();
-      if (!v) return std::fprintf(stderr, "-o needs a path\n%s", kUsage), 2;
-      output = v;
-    } else if (a == "--rules") {
-      const char* v = next();
-      if (!v) return std::fprintf(stderr, "--rules needs a path\n%s", kUsage), 2;
-      rules_path = v;
-    } else if (a == "--allow-unproved") {
-      allow_unproved = true;
-    } else if (a == "--alpha") {
-      if (!ParseDouble(next(), &d) || !(d >= 1.0))
-        return std::fprintf(stderr, "--alpha needs a number >= 1\n%s", kUsage), 2;
-      options.search.alpha = d;
-    } else if (a == "--budget") {
-      if (!ParseInt(next(), &n) || n < 0 || n > 1000000000)
-        return std::fprintf(stderr, "--budget needs a count >= 0\n%s", kUsage), 2;
-      options.search.budget = static_cast<int>(n);
-    } else if (a == "--max-queue") {
-      if (!ParseInt(next(), &n) || n < 1 || n > 1000000000)
-        return std::fprintf(stderr, "--max-queue needs a count >= 1\n%s", kUsage), 2;
-      options.search.max_queue = static_cast<int>(n);
-    } else if (a == "--time-limit") {
-      if (!ParseDouble(next(), &d) || !(d >= 0))
-        return std::fprintf(stderr, "--time-limit needs seconds >= 0\n%s", kUsage), 2;
-      options.search.time_limit_s = d;
-    } else if (a == "--device") {
-      const char* v = next();
-      if (!v) return std::fprintf(stderr, "--device needs a name\n%s", kUsage), 2;
-      options.device = v;
-    } else if (a == "--report") {
-      const char* v = next();
-      if (!v) return std::fprintf(stderr, "--report needs a path\n%s", kUsage), 2;
-      report_path = v;
-    } else if (a == "--input-shape") {
-      const char* v = next();
-      Status st = v ? runtime::ParseInputShapeFlag(v, &options.import.input_shapes)
-                    : InvalidArgument("--input-shape needs NAME=D0,D1,...");
-      if (!st.ok()) return std::fprintf(stderr, "error: %s\n%s", st.message().c_str(), kUsage), 2;
-    } else if (a == "--verify-outputs") {
-      verify = true;
-    } else if (a == "--seed") {
-      if (!ParseInt(next(), &n)) return std::fprintf(stderr, "--seed needs a number\n"), 2;
-      verify_options.seed = static_cast<uint64_t>(n);
-    } else if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (model.empty() && !a.empty() && a[0] != '-') {
-      model = a;
-    } else {
-      std::fprintf(stderr, "unknown argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (model.empty() || output.empty()) return std::fprintf(stderr, "%s", kUsage), 2;
+  constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+  std::string dump_path, pass_names;
+  std::vector<std::string> input_shapes;
+  const std::vector<std::string> passes = OptimizePassNames();
+  for (const std::string& p : passes) pass_names += (pass_names.empty() ? "" : ", ") + p;
+  base::Flags flags("verisub-opt", "MODEL.onnx -o OUT.onnx [flags]", kEpilog);
+  flags.Positional("MODEL.onnx", &model, "the model to optimize")
+      .Path("--output", &output, "where the optimized model goes (required)")
+      .Alias("-o", "--output")
+      .Path("--rules", &rules_path,
+            "rules database or plain rule list (default: the shipped data/rules/taso.pb, in the "
+            "working directory or this checkout)")
+      .ShowDefault("--rules", "")
+      .Bool("--allow-unproved", &allow_unproved,
+            "use rules without a proof record (hand-written text rules)")
+      .Double("--alpha", &options.search.alpha, 1.0, kUnbounded,
+              "explore graphs up to alpha x the best cost")
+      .Int("--budget", &options.search.budget, 0, 1000000000, "graphs the search may expand")
+      .Double("--time-limit", &options.search.time_limit_s, 0.0, 1e7,
+              "search time limit in seconds, 0 for none")
+      .Int("--max-queue", &options.search.max_queue, 1, 1000000000,
+           "candidates the search queue may hold")
+      .String("--device", &options.device, "NAME",
+              "analytic cost model preset: v100, cpu-2core or h100")
+      .Path("--report", &report_path, "write a JSON report here")
+      .Bool("--verify-outputs", &verify,
+            "run the original and the optimized model on random inputs and compare")
+      .Uint64("--seed", &verify_options.seed, "--verify-outputs: random seed for the inputs")
+      .Repeated("--input-shape", &input_shapes, "NAME=D0,D1,...",
+                "fixes a graph input's symbolic dimensions, e.g. input=1,3,224,224")
+      .Pair("--dump-after", &options.dump_after, &dump_path, "PASS FILE",
+            "write the graph's text form after PASS to FILE (passes: " + pass_names + ")");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  if (output.empty()) return flags.UsageError("-o OUT.onnx is required");
+  for (const std::string& spec : input_shapes)
+    if (Status st = runtime::ParseInputShapeFlag(spec, &options.import.input_shapes); !st.ok())
+      return flags.UsageError(st.message());
+  if (Status st = runtime::DevicePreset(options.device).status(); !st.ok())
+    return flags.UsageError("--device: " + st.message());
+  if (!options.dump_after.empty() &&
+      std::find(passes.begin(), passes.end(), options.dump_after) == passes.end())
+    return flags.UsageError("--dump-after: no pass named '" + options.dump_after +
+                            "' (passes: " + pass_names + ")");
 
   auto rules = rewriter::LoadRules(rules_path);
   if (!rules.ok()) return Fail(rules.status());
@@ -161,6 +131,11 @@ int main(int argc, char** argv) {
   Status st = verify
                   ? Optimize(*original, **rule_set, options, &optimized, &report)
                   : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
+  // The dump is written even when a later pass fails: that is when it is wanted.
+  if (!dump_path.empty() && !report.dump_text.empty()) {
+    Status dumped = WriteFileAtomically(dump_path, report.dump_text);
+    if (!dumped.ok()) return Fail(dumped);
+  }
   if (!st.ok()) return Fail(st);
   std::printf("%s", rewriter::ReportSummary(report).c_str());
 

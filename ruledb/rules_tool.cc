@@ -4,16 +4,19 @@
 #include <map>
 #include <set>
 
+#include "base/flags.h"
 #include "specs/registry.h"
 
 namespace verisub::ruledb {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: verisub-rules stats FILE    counts by size, operator, outputs, proof status and ranks\n"
-    "       verisub-rules dump FILE     the canonical text form\n"
-    "       verisub-rules diff A B      rules added and removed, by id\n"
-    "       verisub-rules check FILE    schema, op set and proof status (exit 1 on a problem)\n";
+constexpr char kCommands[] =
+    "commands:\n"
+    "  stats FILE    counts by size, operator, outputs, proof status and ranks\n"
+    "  dump FILE     the canonical text form\n"
+    "  diff A B      rules added and removed, by id\n"
+    "  check FILE    schema, op set and proof status (exit 1 on a problem)\n"
+    "Exit codes: 0 ok, 1 a check failed or a file could not be read, 2 bad usage.";
 
 // Inspection loads everything: unproved rules, and files of other op sets (with a warning).
 LoadOptions InspectOptions() {
@@ -118,29 +121,40 @@ std::string CheckRuleDatabase(const RuleDatabase& db, bool* ok) {
 }
 
 int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::string* err) {
-  const size_t files = args.empty() ? 0 : (args[0] == "diff" ? 2 : 1);
-  if (args.empty() || args.size() != files + 1 ||
-      (args[0] != "stats" && args[0] != "dump" && args[0] != "diff" && args[0] != "check")) {
-    *err += kUsage;
+  std::string cmd;
+  std::vector<std::string> files;
+  base::Flags flags("verisub-rules", "stats|dump|check FILE | diff A B", kCommands);
+  flags.Positional("COMMAND", &cmd, "stats, dump, diff or check")
+      .Positionals("FILE", &files, "rules files (two for diff)");
+  Status parsed = flags.Parse(args);
+  if (flags.help_requested()) {
+    *out += flags.Help();
+    return 0;
+  }
+  if (parsed.ok() && cmd != "stats" && cmd != "dump" && cmd != "diff" && cmd != "check")
+    parsed = InvalidArgument("unknown command '" + cmd + "'");
+  if (parsed.ok() && files.size() != (cmd == "diff" ? 2u : 1u))
+    parsed = InvalidArgument(cmd + " takes " + (cmd == "diff" ? "two files" : "one file"));
+  if (!parsed.ok()) {
+    *err += "verisub-rules: " + parsed.message() + "\n" + flags.Help();
     return 2;
   }
-  const std::string& cmd = args[0];
   if (cmd == "dump") {
     // Straight from the file, without the operator registry: a lossless rendering of every
     // rule, including those this build cannot load.
-    auto contents = ReadFile(args[1]);
+    auto contents = ReadFile(files[0]);
     if (!contents.ok()) return Fail(contents.status(), err);
     StatusOr<std::string> bytes = *contents;
-    if (IsTextForm(*contents)) bytes = RuleDatabaseTextToBytes(*contents, args[1]);
+    if (IsTextForm(*contents)) bytes = RuleDatabaseTextToBytes(*contents, files[0]);
     if (!bytes.ok()) return Fail(bytes.status(), err);
-    auto text = RuleDatabaseBytesToText(*bytes, args[1]);
+    auto text = RuleDatabaseBytesToText(*bytes, files[0]);
     if (!text.ok()) return Fail(text.status(), err);
     *out += *text;
     return 0;
   }
   std::vector<RuleDatabase> dbs;
-  for (size_t i = 1; i < args.size(); ++i) {
-    auto db = LoadRuleDatabase(args[i], InspectOptions());
+  for (const std::string& file : files) {
+    auto db = LoadRuleDatabase(file, InspectOptions());
     if (!db.ok()) return Fail(db.status(), err);
     AppendWarnings(*db, err);
     dbs.push_back(std::move(*db));

@@ -2,20 +2,19 @@
 // on random inputs and exports the imported graph.
 #include <chrono>
 #include <cstdio>
-#include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 
+#include "base/flags.h"
 #include "runtime/executor.h"
 #include "runtime/onnx_export.h"
+#include "runtime/input_shapes.h"
 #include "runtime/onnx_import.h"
 #include "runtime/opaque_stats.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: verisub-onnx MODEL.onnx [--input-shape NAME=D0,D1,...]... [--no-fold] [--no-map]\n"
-    "                    [--run] [--seed N] [-o OUT.onnx]\n";
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -26,42 +25,26 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 int main(int argc, char** argv) {
   using namespace verisub::runtime;  // NOLINT
   std::string model, output;
-  bool run = false;
+  bool run = false, no_fold = false, no_map = false;
   uint64_t seed = 1;
+  std::vector<std::string> shapes;
   ImportOptions options;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--input-shape") {
-      const char* v = next();
-      verisub::Status st = v ? ParseInputShapeFlag(v, &options.input_shapes)
-                             : verisub::InvalidArgument("--input-shape needs NAME=D0,D1,...");
-      if (!st.ok()) return std::fprintf(stderr, "error: %s\n%s", st.message().c_str(), kUsage), 2;
-    } else if (a == "--no-fold") {
-      options.fold_constants = false;
-    } else if (a == "--no-map") {
-      options.map_to_spec_ops = false;
-    } else if (a == "--run") {
-      run = true;
-    } else if (a == "--seed") {
-      const char* v = next();
-      if (!v) return std::fprintf(stderr, "%s", kUsage), 2;
-      seed = std::strtoull(v, nullptr, 10);
-    } else if (a == "-o" || a == "--output") {
-      const char* v = next();
-      if (!v) return std::fprintf(stderr, "%s", kUsage), 2;
-      output = v;
-    } else if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (model.empty() && !a.empty() && a[0] != '-') {
-      model = a;
-    } else {
-      std::fprintf(stderr, "unknown argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (model.empty()) return std::fprintf(stderr, "%s", kUsage), 2;
+  verisub::base::Flags flags("verisub-onnx", "MODEL.onnx [flags]",
+                             "Exit codes: 0 success, 1 failed, 2 bad usage.");
+  flags.Positional("MODEL.onnx", &model, "the model to import")
+      .Repeated("--input-shape", &shapes, "NAME=D0,D1,...", "the shape of a dynamic input")
+      .Bool("--no-fold", &no_fold, "keep constant subgraphs")
+      .Bool("--no-map", &no_map, "keep ONNX operators instead of mapping them to spec operators")
+      .Bool("--run", &run, "run the reference executor on random inputs")
+      .Uint64("--seed", &seed, "--run: random seed for the inputs")
+      .Path("--output", &output, "export the imported graph here")
+      .Alias("-o", "--output");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  for (const std::string& shape : shapes)
+    if (verisub::Status st = ParseInputShapeFlag(shape, &options.input_shapes); !st.ok())
+      return flags.UsageError(st.message());
+  options.fold_constants = !no_fold;
+  options.map_to_spec_ops = !no_map;
 
   auto t0 = std::chrono::steady_clock::now();
   auto graph = ImportOnnxFile(model, options);

@@ -3,13 +3,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
+#include "base/flags.h"
 #include "ruledb/database.h"
 #include "verify/candidates.h"
 #include "verify/prover.h"
@@ -19,38 +19,28 @@
 namespace verisub::verify {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: verisub-verify --verify CANDIDATES.txt [--out proved.txt] [--timeout-ms N]\n"
-    "                      [--threads N] [--smt2-dir DIR] [--rlimit N] [--no-refute]\n"
-    "                      [--rules-per-context N]\n"
-    "           (defaults: --rlimit 30000, 0 for none; --timeout-ms 10000; --no-refute skips\n"
-    "           the refutation by evaluation before Z3; --rules-per-context 32: consecutive\n"
-    "           rules decided in one Z3 context)\n"
-    "       verisub-verify --validate-axioms [--max-dim N] [--max-cases N] [--threads N]\n"
-    "                      [--axioms NAME,NAME...]\n"
-    "       every mode also takes --extra-axioms FILE (axioms under development)\n"
-    "       verisub-verify --redundant-axioms [--timeout-ms N] [--threads N] [--smt2-dir DIR]\n";
+constexpr const char* kSynopsis =
+    "--verify CANDIDATES.txt [--out PROVED.txt] [flags]\n"
+    "       verisub-verify --validate-axioms [--max-dim N] [--max-cases N] [flags]\n"
+    "       verisub-verify --redundant-axioms [flags]";
+
+constexpr const char* kEpilog =
+    "Exactly one mode: --verify, --validate-axioms or --redundant-axioms.\n"
+    "Exit codes: 0 success, 1 the run found a problem (a wrong axiom), 2 bad usage or\n"
+    "unreadable input.";
 
 struct Flags {
   std::string verify, out, smt2_dir;
-  bool validate = false, redundant = false, refute = true;
+  bool validate = false, redundant = false, no_refute = false;
   int timeout_ms = 0;  // 0: the mode's default
   int rlimit = static_cast<int>(kDefaultResourceLimit);
   int threads = 0;
   int rules_per_context = VerifyOptions().rules_per_context;
   int max_dim = 4;
-  int max_cases = 0;
+  int64_t max_cases = 0;     // 0: every case
   std::string only_axioms;   // comma-separated names; empty: all
   std::string extra_axioms;  // file of axioms under development, added to the shipped ones
 };
-
-bool ParseInt(const char* s, int* out) {
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  if (!*s || *end || v < 0 || v > 1000000000) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
 
 // The shipped axioms plus those of --extra-axioms (same syntax as in specs/ops), restricted to
 // the names of --axioms when given.
@@ -117,7 +107,7 @@ int Verify(const Flags& f) {
   if (f.timeout_ms > 0) opt.prover.timeout_ms = f.timeout_ms;
   opt.prover.smt2_dir = f.smt2_dir;
   opt.prover.resource_limit = static_cast<unsigned>(f.rlimit);
-  opt.prover.refute.enabled = f.refute;
+  opt.prover.refute.enabled = !f.no_refute;
   opt.threads = f.threads;
   opt.rules_per_context = f.rules_per_context;
   auto report = VerifyRules(*rules, opt);
@@ -210,73 +200,34 @@ int Redundant(const Flags& f) {
 
 int RunCli(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    bool has_value = i + 1 < argc;
-    if (a == "--verify" && has_value) {
-      f.verify = argv[++i];
-    } else if (a == "--validate-axioms") {
-      f.validate = true;
-    } else if (a == "--redundant-axioms") {
-      f.redundant = true;
-    } else if (a == "--no-refute") {
-      f.refute = false;
-    } else if (a == "--max-dim" && has_value) {
-      if (!ParseInt(argv[++i], &f.max_dim) || f.max_dim == 0) {
-        std::fprintf(stderr, "verisub-verify: --max-dim needs a positive integer\n%s", kUsage);
-        return 2;
-      }
-    } else if (a == "--max-cases" && has_value) {
-      if (!ParseInt(argv[++i], &f.max_cases)) {
-        std::fprintf(stderr, "verisub-verify: --max-cases needs an integer\n%s", kUsage);
-        return 2;
-      }
-    } else if (a == "--extra-axioms" && has_value) {
-      f.extra_axioms = argv[++i];
-    } else if (a == "--axioms" && has_value) {
-      f.only_axioms = argv[++i];
-    } else if (a == "--out" && has_value) {
-      f.out = argv[++i];
-    } else if (a == "--smt2-dir" && has_value) {
-      f.smt2_dir = argv[++i];
-    } else if (a == "--timeout-ms" && has_value) {
-      if (!ParseInt(argv[++i], &f.timeout_ms) || f.timeout_ms == 0) {
-        std::fprintf(stderr, "verisub-verify: --timeout-ms needs a positive integer\n%s", kUsage);
-        return 2;
-      }
-    } else if (a == "--rlimit" && has_value) {
-      if (!ParseInt(argv[++i], &f.rlimit)) {
-        std::fprintf(stderr, "verisub-verify: --rlimit needs an integer\n%s", kUsage);
-        return 2;
-      }
-    } else if (a == "--rules-per-context" && has_value) {
-      if (!ParseInt(argv[++i], &f.rules_per_context) || f.rules_per_context == 0) {
-        std::fprintf(stderr, "verisub-verify: --rules-per-context needs a positive integer\n%s",
-                     kUsage);
-        return 2;
-      }
-    } else if (a == "--threads" && has_value) {
-      if (!ParseInt(argv[++i], &f.threads)) {
-        std::fprintf(stderr, "verisub-verify: --threads needs an integer\n%s", kUsage);
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "verisub-verify: unexpected argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (int{!f.verify.empty()} + int{f.validate} + int{f.redundant} != 1) {
-    std::fprintf(stderr,
-                 "verisub-verify: give exactly one of --verify, --validate-axioms, "
-                 "--redundant-axioms\n%s",
-                 kUsage);
-    return 2;
-  }
+  base::Flags flags("verisub-verify", kSynopsis, kEpilog);
+  flags.Path("--verify", &f.verify, "candidate rules to prove, one per line")
+      .Bool("--validate-axioms", &f.validate,
+            "check every axiom against the reference kernels on small shapes")
+      .Bool("--redundant-axioms", &f.redundant, "find axioms entailed by the others")
+      .Path("--out", &f.out, "--verify: write the proved rules here")
+      .Path("--smt2-dir", &f.smt2_dir, "write every query as an SMT-LIB file into this directory")
+      .Int("--timeout-ms", &f.timeout_ms, 1, 1000000000, "Z3 time limit per query")
+      .ShowDefault("--timeout-ms", "10000 for --verify, the mode's own otherwise")
+      .Int("--rlimit", &f.rlimit, 0, 1000000000, "Z3 resource limit per query, 0 for none")
+      .Bool("--no-refute", &f.no_refute, "skip the refutation by evaluation before Z3")
+      .Int("--rules-per-context", &f.rules_per_context, 1, 1000000000,
+           "consecutive rules decided in one Z3 context")
+      .Int("--max-dim", &f.max_dim, 1, kMaxValidateDim,
+           "--validate-axioms: every dimension ranges over 1..N")
+      .Int64("--max-cases", &f.max_cases, 1, int64_t{1} << 40,
+             "--validate-axioms: check only the N smallest shape cases per parameter assignment")
+      .ShowDefault("--max-cases", "every case")
+      .String("--axioms", &f.only_axioms, "NAME,NAME...", "only these axioms")
+      .Path("--extra-axioms", &f.extra_axioms,
+            "a file of axioms under development, added to the shipped ones")
+      .Threads("--threads", &f.threads, 0, "worker threads, 0 for one per core");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  if (int{!f.verify.empty()} + int{f.validate} + int{f.redundant} != 1)
+    return flags.UsageError("give exactly one of --verify, --validate-axioms, --redundant-axioms");
   if (!f.verify.empty()) return Verify(f);
   if (f.validate) return Validate(f);
-  if (f.redundant) return Redundant(f);
-  std::fprintf(stderr, "%s", kUsage);
-  return 2;
+  return Redundant(f);
 }
 
 }  // namespace verisub::verify

@@ -14,6 +14,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/process_stats.h"
+#include "base/progress.h"
 #include "ruledb/database.h"
 #include "ruledb/pattern_ranks.h"
 #include "specs/registry.h"
@@ -473,12 +475,23 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
   auto base = MakeAxiomBase(std::move(axioms));
   if (!base.ok()) return base.status();
 
+  VERISUB_RETURN_IF_ERROR(
+      base::CheckThreadCount(std::max(0, options.threads), "VerifyOptions::threads"));
   int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
   tbb::task_arena arena(threads);
   std::atomic<int> done{0}, proved{0};
-  std::mutex progress_mu;
-  auto last_progress = start;
   const int n = static_cast<int>(rules.size());
+  std::optional<base::Progress> progress;
+  progress.emplace(
+      "verify",
+      [&](double seconds) {
+        const int d = done.load();
+        char rate[32];
+        std::snprintf(rate, sizeof rate, "%.1f", seconds > 0 ? d / seconds : 0.0);
+        return std::to_string(d) + "/" + std::to_string(n) + " decided, " +
+               std::to_string(proved.load()) + " proved, " + rate + " rules/s";
+      },
+      base::ProgressOptions{.enabled = options.progress, .period = std::chrono::seconds(2)});
   // Z3's search (and so its resource count) depends on the terms a context has seen, so a
   // context shared by whatever rules a thread happened to take would make outcomes near the limit
   // vary between runs. Batches are fixed ranges of rule indices, each decided in order in a
@@ -498,20 +511,12 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
           if (rules[i].proof.status == ProofStatus::kProved)
             rules[i].input_ranks = std::move(verdict.input_ranks);
           if (rules[i].proof.status == ProofStatus::kProved) ++proved;
-          int d = ++done;
-          if (!options.progress) continue;
-          auto now = std::chrono::steady_clock::now();
-          std::lock_guard<std::mutex> lock(progress_mu);
-          if (d == n || now - last_progress > std::chrono::seconds(2)) {
-            last_progress = now;
-            double el = std::chrono::duration<double>(now - start).count();
-            std::fprintf(stderr, "verify: %d/%d decided, %d proved, %.1f rules/s\n", d, n,
-                         proved.load(), el > 0 ? d / el : 0.0);
-          }
+          ++done;
         }
       }
     });
   });
+  progress.reset();  // its final line
 
   VerifyReport report;
   report.total = n;

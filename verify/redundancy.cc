@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/process_stats.h"
 #include "verify/prover.h"
 
 namespace verisub::verify {
@@ -32,6 +33,8 @@ StatusOr<RedundancyReport> FindRedundantAxioms(const RedundancyOptions& options)
 
   RedundancyReport report;
   report.axioms.resize(axioms.size());
+  VERISUB_RETURN_IF_ERROR(
+      base::CheckThreadCount(std::max(0, options.threads), "RedundancyOptions::threads"));
   int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
   tbb::task_arena arena(threads);
   tbb::enumerable_thread_specific<std::unique_ptr<Prover>> provers;

@@ -12,7 +12,10 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 
+#include "base/process_stats.h"
+#include "base/progress.h"
 #include "specs/axiom_eval.h"
 #include "verify/poly.h"
 
@@ -256,7 +259,11 @@ StatusOr<ValidationReport> ValidateAxioms(const ValidateOptions& options) {
     if (!all.ok()) return all.status();
     axioms = std::move(*all);
   }
-  if (options.max_dim < 1) return InvalidArgument("max_dim must be at least 1");
+  if (options.max_dim < 1 || options.max_dim > kMaxValidateDim)
+    return InvalidArgument("max_dim must be in [1, " + std::to_string(kMaxValidateDim) +
+                           "], not " + std::to_string(options.max_dim));
+  VERISUB_RETURN_IF_ERROR(
+      base::CheckThreadCount(std::max(0, options.threads), "ValidateOptions::threads"));
   int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
   tbb::task_arena arena(threads);
 
@@ -301,8 +308,14 @@ StatusOr<ValidationReport> ValidateAxioms(const ValidateOptions& options) {
   }
   tbb::enumerable_thread_specific<std::unique_ptr<Worker>> workers;
   std::atomic<int64_t> done{0};
-  std::mutex progress_mu;
-  auto last_progress = start;
+  std::optional<base::Progress> progress;
+  progress.emplace(
+      "validate",
+      [&](double seconds) {
+        return std::to_string(done.load()) + "/" + std::to_string(total_cases) + " shape " +
+               base::CountWithRate("cases", done.load(), seconds);
+      },
+      base::ProgressOptions{.enabled = options.progress, .period = std::chrono::seconds(2)});
   arena.execute([&] {
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t ji) {
       const Job& job = jobs[ji];
@@ -341,21 +354,12 @@ StatusOr<ValidationReport> ValidateAxioms(const ValidateOptions& options) {
             if (!st->undecided) st->undecided_detail = CaseString(ax, c) + ": " + detail;
             st->undecided = true;
           }
-          int64_t d = ++done;
-          if (!options.progress) continue;
-          auto now = std::chrono::steady_clock::now();
-          std::lock_guard<std::mutex> lock(progress_mu);
-          if (now - last_progress > std::chrono::seconds(2)) {
-            last_progress = now;
-            double el = std::chrono::duration<double>(now - start).count();
-            std::fprintf(stderr, "validate: %lld/%lld shape cases, %.0f cases/s\n",
-                         static_cast<long long>(d), static_cast<long long>(total_cases),
-                         el > 0 ? d / el : 0.0);
-          }
+          ++done;
         }
       });
     });
   });
+  progress.reset();  // its final line
 
   ValidationReport report;
   report.threads = threads;

@@ -13,8 +13,13 @@
 
 namespace verisub::verify {
 
+// The largest max_dim: shapes are enumerated per tensor (max_dim^rank of them) and every case of
+// every parameter assignment is held at once, so a larger bound exhausts memory (issue 17:
+// max_dim 1000 aborted with bad_alloc).
+inline constexpr int kMaxValidateDim = 8;
+
 struct ValidateOptions {
-  int max_dim = 4;                            // every dimension ranges over 1..max_dim
+  int max_dim = 4;  // every dimension ranges over 1..max_dim, at most kMaxValidateDim
   std::vector<int64_t> kernel_dims = {1, 3};  // spatial dims of tensors used as conv kernels
   // Per parameter assignment, check only the N smallest shape cases (by total elements, then
   // dimensions); 0 checks all of them.

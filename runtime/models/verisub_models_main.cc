@@ -3,22 +3,18 @@
 //   verisub-models --out DIR [--seed N] [name...]   (no names: all models)
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "runtime/models/model_io.h"
 #include "runtime/models/models.h"
 
 namespace {
 
 namespace vm = verisub::runtime::models;
-
-int Usage() {
-  std::fprintf(stderr, "usage: verisub-models --list | --out DIR [--seed N] [name...]\n");
-  return 2;
-}
 
 verisub::Status WriteOne(const std::string& name, const std::string& dir,
                          const vm::BuildOptions& options) {
@@ -42,27 +38,22 @@ int main(int argc, char** argv) {
   std::string out_dir;
   vm::BuildOptions options;
   std::vector<std::string> names;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--list") {
-      for (const vm::ModelEntry& m : vm::ListModels()) {
-        std::printf("%-16s %.*s\n", std::string(m.name).c_str(),
-                    static_cast<int>(m.description.size()), m.description.data());
-      }
-      return 0;
-    } else if (arg == "--out" && i + 1 < argc) {
-      out_dir = argv[++i];
-    } else if (arg == "--seed" && i + 1 < argc) {
-      char* end = nullptr;
-      options.seed = std::strtoull(argv[++i], &end, 10);
-      if (end == nullptr || *end != '\0') return Usage();
-    } else if (!arg.empty() && arg[0] == '-') {
-      return Usage();
-    } else {
-      names.push_back(arg);
+  bool list = false;
+  verisub::base::Flags flags("verisub-models", "--list | --out DIR [--seed N] [NAME...]",
+                             "Exit codes: 0 written, 1 failed, 2 bad usage.");
+  flags.Positionals("NAME", &names, "models to write (none: all of them)")
+      .Bool("--list", &list, "list the models and exit")
+      .Path("--out", &out_dir, "write NAME.onnx files into this directory (created if missing)")
+      .Uint64("--seed", &options.seed, "seed of the random weights");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  if (list) {
+    for (const vm::ModelEntry& m : vm::ListModels()) {
+      std::printf("%-16s %.*s\n", std::string(m.name).c_str(),
+                  static_cast<int>(m.description.size()), m.description.data());
     }
+    return 0;
   }
-  if (out_dir.empty()) return Usage();
+  if (out_dir.empty()) return flags.UsageError("--out DIR is required (or --list)");
   if (names.empty()) {
     for (const vm::ModelEntry& m : vm::ListModels()) names.emplace_back(m.name);
   }

@@ -138,6 +138,7 @@ runtime::Graph RandomMatmulGraph(uint64_t seed) {
 int FuzzWith(const RuleSet& rules) {
   OptimizeOptions options;
   options.search.time_limit_s = 0;
+  options.check_after_each_pass = true;  // the checker between passes
   options.search.budget = 40;
   int improved = 0;
   for (uint64_t seed = 1; seed <= 60; ++seed) {

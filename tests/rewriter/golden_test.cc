@@ -18,7 +18,7 @@
 
 #include "rewriter/optimize.h"
 #include "rewriter/verify_outputs.h"
-#include "tests/rewriter/graph_text.h"
+#include "runtime/graph_text.h"
 #include "tests/rewriter/test_graphs.h"
 
 namespace verisub::rewriter {
@@ -73,18 +73,19 @@ TEST_P(GoldenTest, SearchReturnsTheExpectedGraph) {
   ASSERT_FALSE(rule_lines.empty()) << "no 'rule' line";
   auto rules = testing::Rules(rule_lines);
   ASSERT_NE(rules, nullptr);
-  auto g = testing::ParseGraphText(declarations + graph_text);
+  auto g = runtime::ParseGraphText(declarations + graph_text);
   ASSERT_TRUE(g.ok()) << g.status().message();
 
   OptimizeOptions options;
   options.search.time_limit_s = 0;
+  options.check_after_each_pass = true;  // the checker between passes
   runtime::Graph out;
   OptimizeReport report;
   Status st = Optimize(*g, *rules, options, &out, &report);
   ASSERT_TRUE(st.ok()) << st.message();
-  EXPECT_EQ(Normalize(testing::PrintGraphText(out)), Normalize(expected))
+  EXPECT_EQ(Normalize(runtime::PrintGraphText(out)), Normalize(expected))
       << "input:\n"
-      << testing::PrintGraphText(*g);
+      << runtime::PrintGraphText(*g);
   VerifyReport vr;
   Status same = CompareOutputs(*g, out, {}, &vr);
   EXPECT_TRUE(same.ok()) << same.message();
@@ -97,36 +98,6 @@ INSTANTIATE_TEST_SUITE_P(Files, GoldenTest, ::testing::ValuesIn(GoldenFiles()),
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
                          });
-
-// The printer and the parser agree: printing a parsed graph and parsing it again gives the
-// same text.
-TEST(GraphTextTest, PrintParseRoundTrip) {
-  auto g = testing::ParseGraphText(
-      "input x [2,3]\n"
-      "input y [4,3]\n"
-      "let c = (concat[axis=0] x y)\n"
-      "output (relu (split.0[axis=0] c))\n"
-      "output (split.1[axis=0] c)\n"
-      "output (onnx-Neg c)\n");
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  std::string text = testing::PrintGraphText(*g);
-  EXPECT_EQ(text,
-            "let t0 = (concat[axis=0] x y)\n"
-            "output (relu (split.0[axis=0] t0))\n"
-            "output (split.1[axis=0] t0)\n"
-            "output (onnx-Neg t0)\n");
-  auto again = testing::ParseGraphText("input x [2,3]\ninput y [4,3]\n" + text);
-  ASSERT_TRUE(again.ok()) << again.status().message();
-  EXPECT_EQ(testing::PrintGraphText(*again), text);
-  EXPECT_EQ(again->num_nodes(), 4);  // concat, one split for both outputs, relu, Neg
-}
-
-TEST(GraphTextTest, BadTextIsAnError) {
-  EXPECT_FALSE(testing::ParseGraphText("output (relu nowhere)\n").ok());
-  EXPECT_FALSE(testing::ParseGraphText("input x [2,3]\noutput (frobnicate x)\n").ok());
-  EXPECT_FALSE(testing::ParseGraphText("input x [2,3]\noutput (relu x\n").ok());
-  EXPECT_FALSE(testing::ParseGraphText("wibble x\n").ok());
-}
 
 }  // namespace
 }  // namespace verisub::rewriter

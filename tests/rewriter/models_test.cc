@@ -45,6 +45,7 @@ std::shared_ptr<const RuleSet> ShippedRules() {
 int ExpectOptimizedEquivalent(const runtime::Graph& g, const RuleSet& rules) {
   OptimizeOptions options;
   options.search.time_limit_s = 0;
+  options.check_after_each_pass = true;  // the checker between passes
   runtime::Graph out;
   OptimizeReport report;
   Status st = Optimize(g, rules, options, &out, &report);

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <memory>
+
+#include "base/process_stats.h"
 #include "rewriter/graph_hash.h"
 #include "rewriter/optimize.h"
 #include "rewriter/verify_outputs.h"
@@ -34,8 +38,29 @@ runtime::Graph InceptionBlock() {
 
 OptimizeOptions Defaults() {
   OptimizeOptions o;
-  o.search.time_limit_s = 0;  // deterministic tests
+  o.search.time_limit_s = 0;       // deterministic tests
+  o.check_after_each_pass = true;  // the checker between passes
   return o;
+}
+
+// The library leaves process state alone: it used to reset the kernel's resident-set high-water
+// mark (/proc/self/clear_refs) at the start of every search, erasing the embedding process's own
+// peak. A peak reached before the search must still be there after it, and in the report.
+TEST(SearchTest, LeavesTheProcessPeakMemoryAlone) {
+  {
+    constexpr size_t kBytes = size_t{128} << 20;
+    auto block = std::make_unique<char[]>(kBytes);
+    std::memset(block.get(), 1, kBytes);
+    ASSERT_EQ(block[kBytes / 2], 1);
+  }  // freed: the resident set drops, the peak does not
+  const int64_t peak_before = base::PeakRssBytes();
+  ASSERT_GE(peak_before, int64_t{128} << 20);
+  auto rules = testing::HandwrittenRules();
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(InceptionBlock(), *rules, Defaults(), &out, &report).ok());
+  EXPECT_GE(report.search.peak_rss_bytes, peak_before);
+  EXPECT_GE(base::PeakRssBytes(), peak_before);
 }
 
 TEST(SearchTest, OptimizesAndStaysEquivalent) {

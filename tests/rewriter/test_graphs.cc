@@ -3,129 +3,23 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
-
-#include "onnx/onnx_pb.h"
 #include "rewriter/rule_source.h"
 #include "specs/registry.h"
 
 namespace verisub::rewriter::testing {
 
 using runtime::Graph;
-using runtime::HostTensor;
-using runtime::Node;
-using runtime::Value;
-
-int GraphBuilder::Input(const std::string& name, std::vector<int64_t> dims) {
-  Value v;
-  v.name = name;
-  v.dims = dims;
-  v.rank_known = true;
-  int id = g_.AddValue(std::move(v));
-  g_.mutable_inputs().push_back(id);
-  return id;
-}
-
-int GraphBuilder::Weight(const std::string& name, std::vector<int64_t> dims, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> data(runtime::CountElements(dims));
-  for (double& d : data) d = dist(rng);
-  Value v;
-  v.name = name;
-  v.dims = dims;
-  v.rank_known = true;
-  v.constant =
-      std::make_shared<const HostTensor>(HostTensor::FromDoubles(runtime::kFloat, dims, data));
-  return g_.AddValue(std::move(v));
-}
 
 std::vector<int> GraphBuilder::Ops(std::string_view op_text, std::vector<int> inputs) {
-  size_t bracket = op_text.find('[');
-  std::string name(op_text.substr(0, bracket));
-  const specs::OpSpec* spec = specs::FindOp(name);
-  EXPECT_NE(spec, nullptr) << name;
-  if (!spec) return {};
-  Node n;
-  n.op = spec->kind;
-  n.params = spec->DefaultParams();
-  if (bracket != std::string_view::npos) {
-    std::string_view body = op_text.substr(bracket + 1, op_text.size() - bracket - 2);
-    size_t pos = 0;
-    while (pos < body.size()) {
-      // Values may contain commas inside [...] (perm=[1,0]).
-      size_t end = pos;
-      int depth = 0;
-      while (end < body.size() && (body[end] != ',' || depth > 0)) {
-        depth += body[end] == '[' ? 1 : body[end] == ']' ? -1 : 0;
-        ++end;
-      }
-      std::string_view kv = body.substr(pos, end - pos);
-      size_t eq = kv.find('=');
-      const specs::ParamDesc* d = spec->FindParam(kv.substr(0, eq));
-      EXPECT_NE(d, nullptr) << kv;
-      if (d) {
-        EXPECT_TRUE(specs::ParseParamValue(*d, kv.substr(eq + 1), &n.params).ok()) << kv;
-      }
-      pos = end + 1;
-    }
-  }
-  n.inputs = inputs;
-  n.name = name + std::to_string(counter_++);
-  for (int k = 0; k < spec->num_outputs; ++k) {
-    Value v;
-    v.name = n.name + "_out" + std::to_string(k);
-    n.outputs.push_back(g_.AddValue(std::move(v)));
-  }
-  std::vector<int> outs = n.outputs;
-  g_.AddNode(std::move(n));
-  return outs;
-}
-
-int GraphBuilder::Opaque(const std::string& op_type, int input) {
-  auto proto = std::make_shared<onnx::NodeProto>();
-  proto->set_op_type(op_type);
-  Node n;
-  n.op_type = op_type;
-  n.onnx = proto;
-  n.name = op_type + std::to_string(counter_++);
-  n.inputs = {input};
-  Value v;
-  v.name = n.name + "_out";
-  v.dims = g_.value(input).dims;
-  v.rank_known = !v.dims.empty() || g_.value(input).rank_known;
-  int out = g_.AddValue(std::move(v));
-  n.outputs = {out};
-  g_.AddNode(std::move(n));
-  return out;
+  auto outs = b_.Ops(op_text, std::move(inputs));
+  EXPECT_TRUE(outs.ok()) << outs.status().message();
+  return outs.ok() ? *outs : std::vector<int>{};
 }
 
 Graph GraphBuilder::Finish() {
-  Graph g = g_;
-  g.mutable_opsets().push_back({"", 13});
-  // Opaque outputs take their input's dims, known only once the spec nodes before them are
-  // inferred: alternate until nothing changes.
-  Status st;
-  for (int pass = 0; pass <= g.num_nodes(); ++pass) {
-    st = runtime::InferSpecTypes(&g);
-    bool changed = false;
-    for (int i = 0; i < g.num_nodes(); ++i) {
-      const Node& n = g.node(i);
-      if (n.op) continue;
-      std::vector<int64_t> dims = g.value(n.inputs[0]).dims;
-      int out = n.outputs[0];
-      if (g.value(out).dims == dims || !g.value(n.inputs[0]).rank_known) continue;
-      Value& v = g.mutable_value(out);
-      v.dims = dims;
-      v.rank_known = true;
-      changed = true;
-    }
-    if (!changed) break;
-  }
-  EXPECT_TRUE(st.ok()) << st.message();
-  Status check = runtime::CheckGraph(g);
-  EXPECT_TRUE(check.ok()) << check.message();
-  return g;
+  auto g = b_.Finish();
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.ok() ? std::move(g).value() : Graph();
 }
 
 std::shared_ptr<const RuleSet> Rules(const std::vector<std::string>& lines) {

@@ -9,28 +9,32 @@
 
 #include "rewriter/rule_set.h"
 #include "runtime/graph.h"
+#include "runtime/spec_graph_builder.h"
 
 namespace verisub::rewriter::testing {
 
-// Builds a graph node by node; operator text is `name[param=value,...]` as in rules.
+// runtime::SpecGraphBuilder that fails the calling test on an error instead of returning it.
 class GraphBuilder {
  public:
-  int Input(const std::string& name, std::vector<int64_t> dims);
+  int Input(const std::string& name, std::vector<int64_t> dims) { return b_.Input(name, dims); }
   // A weight with deterministic pseudo-random contents in [-1, 1].
-  int Weight(const std::string& name, std::vector<int64_t> dims, uint64_t seed);
+  int Weight(const std::string& name, std::vector<int64_t> dims, uint64_t seed) {
+    return b_.Weight(name, dims, seed);
+  }
   // A spec operator; returns its output ids (dims inferred by Finish()).
   std::vector<int> Ops(std::string_view op_text, std::vector<int> inputs);
-  int Op(std::string_view op_text, std::vector<int> inputs) { return Ops(op_text, inputs)[0]; }
+  int Op(std::string_view op_text, std::vector<int> inputs) {
+    std::vector<int> outs = Ops(op_text, std::move(inputs));
+    return outs.empty() ? runtime::kNoValue : outs[0];
+  }
   // An opaque unary ONNX operator (e.g. "Neg"), output shaped like its input.
-  int Opaque(const std::string& op_type, int input);
-  void Output(int v) { g_.mutable_outputs().push_back(v); }
+  int Opaque(const std::string& op_type, int input) { return b_.Opaque(op_type, input); }
+  void Output(int v) { b_.Output(v); }
   // Infers spec types and checks invariants; fails the calling test on error.
   runtime::Graph Finish();
 
  private:
-  runtime::Graph g_;
-  std::vector<std::vector<int64_t>> dims_;
-  int counter_ = 0;
+  runtime::SpecGraphBuilder b_;
 };
 
 // Compiles rules given as text lines (no proof records needed).

@@ -126,6 +126,19 @@ TEST_F(VerisubOptTest, BadArgumentsAndModelsFail) {
   EXPECT_EQ(RunCommand(Opt("--alpha 0.5")).code, 2);
   EXPECT_EQ(RunCommand(Opt("--budget x")).code, 2);
   EXPECT_EQ(RunCommand(Opt("--frobnicate")).code, 2);
+  // Issue 17: an unknown device was exit 1 (after loading the rules and the model), and a
+  // negative or overflowing seed was accepted.
+  CommandResult device = RunCommand(Opt("--device bogus"));
+  EXPECT_EQ(device.code, 2) << device.output;
+  EXPECT_NE(device.output.find("--device"), std::string::npos) << device.output;
+  EXPECT_EQ(RunCommand(Opt("--seed -1 --verify-outputs")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--seed 99999999999999999999999 --verify-outputs")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--seed 12x --verify-outputs")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--budget 99999999999")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--time-limit nan")).code, 2);
+  EXPECT_EQ(RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "in.onnx").string()).code,
+            2);  // no -o
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
   std::ofstream(dir_ / "bad.onnx") << "not a model";
   CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "bad.onnx").string() +
                                " -o " + (dir_ / "out.onnx").string() +
@@ -173,6 +186,30 @@ TEST_F(VerisubOptTest, VerifyOutputsCatchesAnUnsoundRule) {
   EXPECT_NE(r.output.find("VERIFY FAILED"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
   EXPECT_FALSE(fs::exists(dir_ / "report.json"));
+}
+
+TEST_F(VerisubOptTest, DumpsTheGraphAfterAPass) {
+  const fs::path dump = dir_ / "after_folding.txt";
+  CommandResult r = RunCommand(Opt("--dump-after constant-folding " + dump.string()));
+  ASSERT_EQ(r.code, 0) << r.output;
+  // Before the search: the conv and the relu the model was built with, in the text form.
+  EXPECT_EQ(ReadFile(dump),
+            "output (relu (conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x "
+            "w))\n");
+  CommandResult bad = RunCommand(Opt("--dump-after nonesuch " + dump.string()));
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("import-fixes, constant-folding, search, finalize"), std::string::npos)
+      << bad.output;
+}
+
+TEST_F(VerisubOptTest, HelpListsEveryFlag) {
+  CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " --help");
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* flag :
+       {"usage: verisub-opt", "-o, --output PATH", "--rules", "--alpha", "--budget", "--time-limit",
+        "--max-queue", "--device", "--report", "--verify-outputs", "--seed", "--allow-unproved",
+        "--dump-after PASS FILE"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag << "\n" << r.output;
 }
 
 TEST(ReportJsonTest, EscapesStrings) {

@@ -104,6 +104,12 @@ TEST_F(RulesToolTest, UsageAndUnreadableFiles) {
   EXPECT_NE(err_.find("usage: verisub-rules"), std::string::npos);
   EXPECT_EQ(Run({"frob", "x"}), 2);
   EXPECT_EQ(Run({"diff", "x"}), 2);
+  EXPECT_EQ(Run({"stats", "x", "--frob"}), 2);
+  EXPECT_NE(err_.find("unknown flag '--frob'"), std::string::npos) << err_;
+  err_.clear();
+  EXPECT_EQ(Run({"--help"}), 0);
+  EXPECT_NE(out_.find("usage: verisub-rules"), std::string::npos) << out_;
+  EXPECT_EQ(err_, "");
   EXPECT_EQ(Run({"stats", dir_ + "/none.pb"}), 1);
   EXPECT_EQ(err_, dir_ + "/none.pb: cannot open\n");
   std::string garbage = dir_ + "/garbage.pb";

@@ -115,6 +115,10 @@ TEST(BadInputTest, CliExitsNonZeroAndWritesNothing) {
   EXPECT_EQ(RunCli(bad.string() + " -o " + out.string()), 1);
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(RunCli("--bogus-flag"), 2);
+  EXPECT_EQ(RunCli(good.string() + " --run --seed -4"), 2);
+  EXPECT_EQ(RunCli(good.string() + " --input-shape x=1,-2"), 2);
+  EXPECT_EQ(RunCli(good.string() + " --input-shape x=1,2z"), 2);
+  EXPECT_EQ(RunCli("--help"), 0);
   EXPECT_EQ(RunCli(good.string() + " --run -o " + out.string()), 0);
   EXPECT_TRUE(fs::exists(out));
   fs::remove_all(dir);

@@ -57,8 +57,7 @@ TEST(CliTest, AnOutputThatCannotBeWrittenIsReportedBeforeTheProofs) {
   EXPECT_FALSE(std::filesystem::exists(out));
   // A directory where the file should be: the atomic write fails, nothing is left behind.
   std::filesystem::create_directories(dir / "taken.txt");
-  EXPECT_EQ(RunVerifyCli({"--verify", in, "--out", (dir / "taken.txt").string(), "--threads",
-                          "1"}),
+  EXPECT_EQ(RunVerifyCli({"--verify", in, "--out", (dir / "taken.txt").string(), "--threads", "1"}),
             2);
   EXPECT_TRUE(std::filesystem::is_directory(dir / "taken.txt"));
   int files = 0;
@@ -76,9 +75,34 @@ TEST(CliTest, BadUsageIsExitCodeTwo) {
   EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--axioms", "no_such_axiom"}), 2);
 }
 
+// Issue 17: each of these ran (a segfault in TBB's teardown after printing, bad_alloc, an
+// unbounded run); each is now refused as bad usage before any work.
+TEST(CliTest, AbsurdLimitsAreUsageErrors) {
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--axioms", "matmul_assoc", "--threads", "100000"}),
+            2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("--threads"), std::string::npos);
+  EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--max-dim", "1000"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--max-cases", "0"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--max-cases", "-3"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--verify", "x.txt", "--rlimit", "99999999999999999999"}), 2);
+}
+
+TEST(CliTest, HelpExitsZero) {
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(RunVerifyCli({"--help"}), 0);
+  const std::string help = testing::internal::GetCapturedStdout();
+  EXPECT_NE(help.find("usage: verisub-verify"), std::string::npos) << help;
+  EXPECT_NE(help.find("--max-dim N"), std::string::npos) << help;
+}
+
 TEST(CliTest, ValidateOfValidAxiomsExitsZero) {
   EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--axioms", "matmul_assoc,split0_concat",
                           "--max-dim", "2", "--threads", "1"}),
+            0);
+  // The --flag=value spelling and a case cap.
+  EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--axioms=matmul_assoc", "--max-dim=2",
+                          "--max-cases=3", "--threads=1"}),
             0);
 }
 

@@ -145,6 +145,26 @@ TEST(ValidateTest, CappedCoverageIsReportedAsPartial) {
   EXPECT_GT(v.cases_enumerated, v.cases_checked);
 }
 
+// Shapes are enumerated per tensor (max_dim^rank of them): a bound past kMaxValidateDim is
+// refused before any enumeration (issue 17: max_dim 1000 aborted with bad_alloc).
+TEST(ValidateTest, AnAbsurdDimensionBoundIsRefused) {
+  for (int max_dim : {0, kMaxValidateDim + 1, 1000}) {
+    auto report = ValidateAxioms(Quiet({}, max_dim));
+    ASSERT_FALSE(report.ok()) << max_dim;
+    EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(report.status().message().find("max_dim"), std::string::npos);
+  }
+}
+
+// The library checks thread counts itself (issue 17: 100,000 threads crashed in TBB's teardown).
+TEST(ValidateTest, AnAbsurdThreadCountIsRefused) {
+  ValidateOptions o = Quiet({}, 2);
+  o.threads = 100000;
+  auto report = ValidateAxioms(o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("threads"), std::string::npos);
+}
+
 TEST(PolyStoreTest, EqualPolynomialsHaveEqualIds) {
   PolyStore s;
   PolySemantics p{&s};

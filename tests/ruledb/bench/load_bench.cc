@@ -1,6 +1,6 @@
 // Load-time benchmark: writes a database of N distinct rules (fixture rules and relu-wrapped
 // copies) and prints the time to load it as protobuf and as text. Usage, from the source root:
-// ruledb_load_bench [N]
+// ruledb_load_bench [--count N]
 #include <unistd.h>
 
 #include <chrono>
@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <string>
 
+#include "base/flags.h"
 #include "ruledb/database.h"
 #include "ruledb/prune.h"
 #include "tests/ruledb/fixture.h"
@@ -68,13 +70,17 @@ int TimeLoad(const std::string& p) {
 }
 
 int Main(int argc, char** argv) {
-  size_t n = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 1000;
+  int64_t n = 1000;
+  base::Flags flags("ruledb_load_bench", "[--count N]",
+                    "Times loading (protobuf and text) and pruning of N generated rules.");
+  flags.Int64("--count", &n, 1, 100000000, "rules in the generated database");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
   auto base = testing::LoadFixtureRules();
   if (!base.ok()) {
     std::fprintf(stderr, "%s\n", base.status().message().c_str());
     return 1;
   }
-  std::vector<Rule> rules = MakeRules(*base, n);
+  std::vector<Rule> rules = MakeRules(*base, static_cast<size_t>(n));
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("verisub_ruledb_bench_" + std::to_string(::getpid()) + ".pb"))
                                .string();

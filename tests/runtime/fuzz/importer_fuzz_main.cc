@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/executor.h"
 #include "runtime/onnx_export.h"
@@ -86,12 +88,14 @@ bool SmallEnough(const Graph& g) {
 int main(int argc, char** argv) {
   int iterations = 1500;
   uint64_t seed = 7;
-  const char* dump = nullptr;  // writes every input here before importing it (to replay a crash)
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--iterations")) iterations = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-    if (!std::strcmp(argv[i], "--dump")) dump = argv[i + 1];
-  }
+  std::string dump_path;
+  verisub::base::Flags flags("runtime_fuzz_asan", "[flags]",
+                             "Mutates small ONNX models and imports (and runs) each one.");
+  flags.Int("--iterations", &iterations, 0, 100000000, "mutated models to import")
+      .Uint64("--seed", &seed, "random seed")
+      .Path("--dump", &dump_path, "write every input here before importing it (to replay a crash)");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  const char* dump = dump_path.empty() ? nullptr : dump_path.c_str();
   std::vector<std::string> seeds = Seeds();
   std::mt19937_64 rng(seed);
   int imported = 0, executed = 0;

@@ -1,29 +1,38 @@
-// Parsing and printing the golden tests' graph text.
-#include "tests/rewriter/graph_text.h"
+// Parsing and printing the graph text form.
+#include "runtime/graph_text.h"
 
+#include <charconv>
 #include <functional>
 #include <map>
 #include <sstream>
 #include <tuple>
 
+#include "runtime/spec_graph_builder.h"
 #include "specs/registry.h"
 #include "specs/term.h"
-#include "tests/rewriter/test_graphs.h"
 
-namespace verisub::rewriter::testing {
+namespace verisub::runtime {
 namespace {
 
-using runtime::Graph;
-using runtime::Node;
+// Dimensions separated by `sep` ("4,4,3,3" or "4x4x3x3"), each an integer >= 0.
+StatusOr<std::vector<int64_t>> ParseDimList(const std::string& text, char sep) {
+  std::vector<int64_t> dims;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, sep)) {
+    int64_t d = -1;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
+    if (ec != std::errc() || ptr != item.data() + item.size() || d < 0)
+      return InvalidArgument("bad dimension '" + item + "' in '" + text + "'");
+    dims.push_back(d);
+  }
+  return dims;
+}
 
 StatusOr<std::vector<int64_t>> ParseDims(const std::string& text) {
   if (text.size() < 2 || text.front() != '[' || text.back() != ']')
     return InvalidArgument("shape '" + text + "' is not [d,...]");
-  std::vector<int64_t> dims;
-  std::stringstream in(text.substr(1, text.size() - 2));
-  std::string item;
-  while (std::getline(in, item, ',')) dims.push_back(std::stoll(item));
-  return dims;
+  return ParseDimList(text.substr(1, text.size() - 2), ',');
 }
 
 class TextBuilder {
@@ -62,7 +71,7 @@ class TextBuilder {
     return InvalidArgument("unknown line: " + line);
   }
 
-  Graph Finish() { return b_.Finish(); }
+  StatusOr<Graph> Finish() { return b_.Finish(); }
 
  private:
   StatusOr<int> Term(const std::string& text) {
@@ -76,11 +85,9 @@ class TextBuilder {
       auto it = names_.find(t.head);
       if (it != names_.end()) return it->second;
       if (t.head.rfind("folded-", 0) == 0) {  // a weight the optimizer computed
-        std::vector<int64_t> dims;
-        std::stringstream in(t.head.substr(7));
-        std::string d;
-        while (std::getline(in, d, 'x')) dims.push_back(std::stoll(d));
-        return names_[t.head] = b_.Weight(t.head, dims, std::hash<std::string>()(t.head));
+        auto dims = ParseDimList(t.head.substr(7), 'x');
+        if (!dims.ok()) return dims.status();
+        return names_[t.head] = b_.Weight(t.head, *dims, std::hash<std::string>()(t.head));
       }
       return InvalidArgument("unknown value '" + t.head + "'");
     }
@@ -106,8 +113,9 @@ class TextBuilder {
         if (args.size() != 1) return InvalidArgument(op + " takes one input here");
         outs = {b_.Opaque(op.substr(5), args[0])};
       } else {
-        if (!specs::FindOp(t.head)) return InvalidArgument("unknown operator '" + t.head + "'");
-        outs = b_.Ops(op, args);
+        auto made = b_.Ops(op, args);
+        if (!made.ok()) return made.status();
+        outs = std::move(*made);
       }
       it = nodes_.emplace(key, outs).first;
     }
@@ -116,7 +124,7 @@ class TextBuilder {
     return it->second[t.output];
   }
 
-  GraphBuilder b_;
+  SpecGraphBuilder b_;
   std::map<std::string, int> names_;
   std::map<std::tuple<std::string, std::vector<int>>, std::vector<int>> nodes_;
 };
@@ -127,10 +135,13 @@ StatusOr<Graph> ParseGraphText(const std::string& text) {
   TextBuilder b;
   std::stringstream in(text);
   std::string line;
+  int number = 0;
   while (std::getline(in, line)) {
+    ++number;
     size_t start = line.find_first_not_of(" \t");
     if (start == std::string::npos || line[start] == '#') continue;
-    VERISUB_RETURN_IF_ERROR(b.Line(line.substr(start)));
+    VERISUB_RETURN_IF_ERROR(
+        b.Line(line.substr(start)).WithContext("line " + std::to_string(number)));
   }
   return b.Finish();
 }
@@ -140,7 +151,7 @@ std::string PrintGraphText(const Graph& g) {
   std::vector<int> uses = g.UseCounts();
   std::vector<std::string> let_name(g.num_values());
   std::function<std::string(int, bool)> term = [&](int v, bool define) -> std::string {
-    const runtime::Value& val = g.value(v);
+    const Value& val = g.value(v);
     if (producer[v] < 0) {
       if (val.constant && val.name.rfind("verisub_", 0) == 0) {
         std::string s = "folded";
@@ -177,7 +188,7 @@ std::string PrintGraphText(const Graph& g) {
   int lets = 0;
   for (const auto& np : g.nodes()) {
     for (int o : np->outputs) {
-      if (o == runtime::kNoValue || uses[o] < 2) continue;
+      if (o == kNoValue || uses[o] < 2) continue;
       std::string name = "t" + std::to_string(lets++);
       out += "let " + name + " = " + term(o, true) + "\n";
       let_name[o] = name;
@@ -187,4 +198,4 @@ std::string PrintGraphText(const Graph& g) {
   return out;
 }
 
-}  // namespace verisub::rewriter::testing
+}  // namespace verisub::runtime

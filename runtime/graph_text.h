@@ -1,4 +1,5 @@
-// Small graphs as text, in the rules' term syntax, for the golden tests (tests/rewriter/golden/):
+// The graph text form: small graphs in the rules' term syntax. The golden tests
+// (tests/rewriter/golden/) are written in it, and `verisub-opt --dump-after` prints it.
 //
 //   input x [1,4,8,8]
 //   weight w [4,4,3,3]
@@ -7,21 +8,22 @@
 //   output (onnx-Neg c)
 //
 // Equal terms are one node (so `(split.0[axis=0] t)` and `(split.1[axis=0] t)` share their
-// split); `onnx-Type` is an opaque unary operator shaped like its input.
+// split); `onnx-Type` is an opaque unary operator shaped like its input. The text carries shapes,
+// not data: a parsed weight gets pseudo-random contents seeded by its name.
 #pragma once
 
 #include <string>
 
-#include "runtime/graph.h"
 #include "base/status.h"
+#include "runtime/graph.h"
 
-namespace verisub::rewriter::testing {
+namespace verisub::runtime {
 
-StatusOr<runtime::Graph> ParseGraphText(const std::string& text);
+StatusOr<Graph> ParseGraphText(const std::string& text);
 
 // Canonical text of a graph: a `let tN = ...` line for every computed value read more than once
 // (in node order), then one `output` line per graph output. Graph inputs and named weights print
 // by name; weights the optimizer computed (folded) print as `folded-D1xD2...`.
-std::string PrintGraphText(const runtime::Graph& g);
+std::string PrintGraphText(const Graph& g);
 
-}  // namespace verisub::rewriter::testing
+}  // namespace verisub::runtime

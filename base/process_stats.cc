@@ -1,0 +1,37 @@
+// Process statistics from getrusage.
+#include "base/process_stats.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace verisub::base {
+
+int64_t PeakRssBytes() {
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports kilobytes
+}
+
+double ProcessCpuSeconds() {
+  rusage ru{};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
+}
+
+int MaxThreads() {
+  const int hw = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(4, 4 * hw);
+}
+
+Status CheckThreadCount(int threads, const std::string& what) {
+  if (threads >= 0 && threads <= MaxThreads()) return Status::Ok();
+  return InvalidArgument(what + " must be in [0, " + std::to_string(MaxThreads()) +
+                         "] (at most 4 x the " +
+                         std::to_string(std::thread::hardware_concurrency()) +
+                         " hardware threads), not " + std::to_string(threads));
+}
+
+}  // namespace verisub::base

@@ -1,0 +1,56 @@
+// The graph text form: the printer and the parser agree; bad text is an error naming the line.
+#include "runtime/graph_text.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace verisub::runtime {
+namespace {
+
+// The printer and the parser agree: printing a parsed graph and parsing it again gives the
+// same text.
+TEST(GraphTextTest, PrintParseRoundTrip) {
+  auto g = ParseGraphText(
+      "input x [2,3]\n"
+      "input y [4,3]\n"
+      "let c = (concat[axis=0] x y)\n"
+      "output (relu (split.0[axis=0] c))\n"
+      "output (split.1[axis=0] c)\n"
+      "output (onnx-Neg c)\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::string text = PrintGraphText(*g);
+  EXPECT_EQ(text,
+            "let t0 = (concat[axis=0] x y)\n"
+            "output (relu (split.0[axis=0] t0))\n"
+            "output (split.1[axis=0] t0)\n"
+            "output (onnx-Neg t0)\n");
+  auto again = ParseGraphText("input x [2,3]\ninput y [4,3]\n" + text);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(PrintGraphText(*again), text);
+  EXPECT_EQ(again->num_nodes(), 4);  // concat, one split for both outputs, relu, Neg
+}
+
+TEST(GraphTextTest, BadTextIsAnError) {
+  EXPECT_FALSE(ParseGraphText("output (relu nowhere)\n").ok());
+  EXPECT_FALSE(ParseGraphText("input x [2,3]\noutput (frobnicate x)\n").ok());
+  EXPECT_FALSE(ParseGraphText("input x [2,3]\noutput (relu x\n").ok());
+  EXPECT_FALSE(ParseGraphText("wibble x\n").ok());
+  // Errors name the line; junk dimensions are errors, not exceptions.
+  auto bad_dim = ParseGraphText("input x [2,3]\ninput y [4,z]\n");
+  ASSERT_FALSE(bad_dim.ok());
+  EXPECT_NE(bad_dim.status().message().find("line 2"), std::string::npos)
+      << bad_dim.status().message();
+  EXPECT_FALSE(ParseGraphText("input x [2,-3]\noutput (relu x)\n").ok());
+  EXPECT_FALSE(ParseGraphText("input x [2,3]\noutput (ewadd x folded-2xq)\n").ok());
+  EXPECT_FALSE(ParseGraphText("input x [2,3]\noutput (transpose[frob=1] x)\n").ok());
+}
+
+TEST(GraphTextTest, FoldedWeightsRoundTrip) {
+  auto g = ParseGraphText("input x [2,3]\noutput (ewadd x folded-2x3)\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(PrintGraphText(*g), "output (ewadd x folded-2x3)\n");
+}
+
+}  // namespace
+}  // namespace verisub::runtime
