@@ -32,6 +32,11 @@ Status Conv2dShape(const Params& p, const TensorType* const* in, TensorType* out
   return Status::Ok();
 }
 
+// Two operations per multiply-add: every output element reads C/group x KH x KW inputs.
+double Conv2dFlops(const Params&, const Shape* in, const Shape* out) {
+  return 2.0 * static_cast<double>(out[0].NumElements()) * in[1][1] * in[1][2] * in[1][3];
+}
+
 }  // namespace
 
 OpSpec Conv2dSpec() {
@@ -46,7 +51,8 @@ OpSpec Conv2dSpec() {
                IntParam("group", kConvGroup, {1, kDepthwiseGroup})};
   op.params.back().names = {{kDepthwiseGroup, "dw"}};
   op.shape_rule = Conv2dShape;
-  op.layouts = {"NCHW", "NHWC", "NCHWc"};
+  op.flops = Conv2dFlops;
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   // Omitted parameters are shared variables named after the parameter. The grouped-convolution
   // identity concat1(conv(x,y), conv(z,w)) = conv[group=2](concat1(x,z), concat0(y,w)) is
   // deliberately absent: it is false when the two convolutions' output channels differ.

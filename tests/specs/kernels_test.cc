@@ -91,6 +91,7 @@ TEST(KernelsTest, Elementwise) {
   Tensor<double> b = MakeTensor({3}, {4, 5, -6});
   ExpectData(Out("ewadd", {a, b}), {3}, {5, 3, -3});
   ExpectData(Out("ewmul", {a, b}), {3}, {4, -10, -18});
+  ExpectData(Out("ewsub", {a, b}), {3}, {-3, -7, 9});
   ExpectData(Out("smul", {a, MakeTensor(Shape{}, {-2})}), {3}, {-2, 4, -6});
   ExpectData(Out("relu", {a}), {3}, {1, 0, 3});
   ExpectData(Out("sigmoid", {MakeTensor({1}, {0})}), {1}, {0.5});
