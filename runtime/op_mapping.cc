@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/canonicalize.h"
 #include "runtime/onnx_kernels.h"
 #include "runtime/onnx_ops/import_context.h"
 #include "runtime/onnx_ops/op_table.h"
@@ -94,6 +95,11 @@ class Mapper {
 
 }  // namespace
 
-Status MapToSpecOps(Graph* g) { return Mapper(g).Run(); }
+Status MapToSpecOps(Graph* g) {
+  CanonicalizeOnnxForms(g);
+  VERISUB_RETURN_IF_ERROR(Mapper(g).Run());
+  FusePatterns(g);
+  return Status::Ok();
+}
 
 }  // namespace verisub::runtime

@@ -42,7 +42,9 @@ void ImportConv(ImportContext& c) {
   if (bias) c.AddBias(conv_out, c.InId(2), 1, c.Out(0));
 }
 
-Status ExportConv2d(ExportContext& c, const Node& n) {
+}  // namespace
+
+Status ExportConvNode(ExportContext& c, const Node& n) {
   const specs::Params& p = n.params;
   const Value& x = c.value(n.inputs[0]);
   const Value& w = c.value(n.inputs[1]);
@@ -58,11 +60,9 @@ Status ExportConv2d(ExportContext& c, const Node& n) {
   return Status::Ok();
 }
 
-}  // namespace
-
 void RegisterConv2d(OnnxOpTable* table) {
   table->AddImport("Conv", ImportConv);
-  table->SetExport(OpKind::kConv2d, ExportConv2d);
+  table->SetExport(OpKind::kConv2d, ExportConvNode);
 }
 
 }  // namespace verisub::runtime

@@ -87,6 +87,14 @@ void ExportContext::AttrFloat(onnx::NodeProto* n, const std::string& name, float
   a->set_f(v);
 }
 
+void ExportContext::AttrString(onnx::NodeProto* n, const std::string& name,
+                               const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
 Status ExportConstant(ExportContext& ctx, const Node& n) {
   const Value& ref = ctx.value(n.inputs[0]);
   if (!ref.spec_type) return InternalError("constant node '" + n.name + "' has no static shape");

@@ -48,6 +48,7 @@ class ExportContext {
   static void AttrInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v);
   static void AttrInt(onnx::NodeProto* n, const std::string& name, int64_t v);
   static void AttrFloat(onnx::NodeProto* n, const std::string& name, float v);
+  static void AttrString(onnx::NodeProto* n, const std::string& name, const std::string& v);
 
  private:
   const Graph& g_;
@@ -56,6 +57,9 @@ class ExportContext {
   std::unordered_set<std::string> names_;
   int64_t counter_ = 0;
 };
+
+// Conv [+ activation] for conv2d and conv2d_bias (whose third input is Conv's bias).
+Status ExportConvNode(ExportContext& ctx, const Node& n);
 
 // The exporter of every constant operator: computed from its static shape, written as a weight.
 Status ExportConstant(ExportContext& ctx, const Node& n);

@@ -31,4 +31,13 @@
   X(ConstIMatmul, const_imatmul) \
   X(ConstIConv, const_iconv)     \
   X(ConstPool, const_pool)       \
-  X(EwSub, ewsub)
+  X(EwSub, ewsub)                \
+  X(Relu6, relu6)                \
+  X(HardSigmoid, hard_sigmoid)   \
+  X(HardSwish, hard_swish)       \
+  X(Silu, silu)                  \
+  X(Gelu, gelu)                  \
+  X(GeluTanh, gelu_tanh)         \
+  X(Exp, exp)                    \
+  X(Erf, erf)                    \
+  X(Conv2dBias, conv2d_bias)

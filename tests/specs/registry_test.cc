@@ -48,9 +48,9 @@ TEST(RegistryTest, FingerprintLeavesLayoutsOut) {
 
 TEST(RegistryTest, EveryOperatorIsRegisteredInListOrder) {
   int i = 0;
-#define VERISUB_EXPECT_LISTED(name, file)                               \
-  EXPECT_EQ(static_cast<int>(GetOp(OpKind::k##name).kind), i) << #file; \
-  EXPECT_EQ(GetOp(OpKind::k##name).name, #file);                        \
+#define VERISUB_EXPECT_LISTED(op, file)                               \
+  EXPECT_EQ(static_cast<int>(GetOp(OpKind::k##op).kind), i) << #file; \
+  EXPECT_EQ(GetOp(OpKind::k##op).name, #file);                        \
   ++i;
   VERISUB_FOR_EACH_OP(VERISUB_EXPECT_LISTED)
 #undef VERISUB_EXPECT_LISTED
