@@ -23,7 +23,8 @@ int ListOps() {
     std::fprintf(stderr, "verisub-gen: %s\n", axioms.status().message().c_str());
     return 1;
   }
-  std::printf("%-14s %-3s %-3s %s\n", "operator", "in", "out", "parameters {generator domain}");
+  std::printf("%-14s %-3s %-3s %-34s %s\n", "operator", "in", "out", "layouts",
+              "parameters {generator domain}");
   for (const OpSpec& op : AllOps()) {
     std::string params;
     for (const ParamDesc& d : op.params) {
@@ -35,8 +36,12 @@ int ListOps() {
       }
       params += "} ";
     }
-    std::printf("%-14s %-3d %-3d %s\n", op.name.c_str(), op.num_inputs, op.num_outputs,
-                params.c_str());
+    std::string layouts = op.layouts.layout_agnostic ? "any (elementwise)" : "";
+    for (Layout l : op.layouts.layouts)
+      layouts += (layouts.empty() ? "" : ",") + std::string(LayoutName(l));
+    if (layouts.empty()) layouts = "plain";
+    std::printf("%-14s %-3d %-3d %-34s %s\n", op.name.c_str(), op.num_inputs, op.num_outputs,
+                layouts.c_str(), params.c_str());
   }
   std::printf("\n%zu operators, %zu axioms, op-set fingerprint %s\n", AllOps().size(),
               axioms->size(), OpSetFingerprintHex().c_str());

@@ -1,27 +1,7 @@
 // Shape inference and evaluation of one operator instance under any semantics.
 #pragma once
 
-#include "specs/ops/batchnorm.h"
-#include "specs/ops/bias_add.h"
-#include "specs/ops/concat.h"
-#include "specs/ops/const_iconv.h"
-#include "specs/ops/const_imatmul.h"
-#include "specs/ops/const_ones.h"
-#include "specs/ops/const_pool.h"
-#include "specs/ops/conv2d.h"
-#include "specs/ops/enlarge.h"
-#include "specs/ops/ewadd.h"
-#include "specs/ops/ewmul.h"
-#include "specs/ops/matmul.h"
-#include "specs/ops/pool_avg.h"
-#include "specs/ops/pool_max.h"
-#include "specs/ops/relu.h"
-#include "specs/ops/reshape.h"
-#include "specs/ops/sigmoid.h"
-#include "specs/ops/smul.h"
-#include "specs/ops/split.h"
-#include "specs/ops/tanh.h"
-#include "specs/ops/transpose.h"
+#include "specs/ops/all_ops.h"
 #include "specs/registry.h"
 
 namespace verisub::specs {
@@ -33,50 +13,12 @@ Status InferTypes(OpKind kind, const Params& p, const TensorType* const* in, Ten
 template <class S>
 void RunKernel(const S& s, OpKind kind, const Params& p, const Tensor<typename S::Elem>* const* in,
                Tensor<typename S::Elem>* out) {
-  using namespace ops;  // NOLINT
   switch (kind) {
-    case OpKind::kConv2d:
-      return Conv2dKernel(s, p, in, out);
-    case OpKind::kMatmul:
-      return MatmulKernel(s, p, in, out);
-    case OpKind::kEwAdd:
-      return EwAddKernel(s, p, in, out);
-    case OpKind::kEwMul:
-      return EwMulKernel(s, p, in, out);
-    case OpKind::kSmul:
-      return SmulKernel(s, p, in, out);
-    case OpKind::kRelu:
-      return ReluKernel(s, p, in, out);
-    case OpKind::kSigmoid:
-      return SigmoidKernel(s, p, in, out);
-    case OpKind::kTanh:
-      return TanhKernel(s, p, in, out);
-    case OpKind::kTranspose:
-      return TransposeKernel(s, p, in, out);
-    case OpKind::kConcat:
-      return ConcatKernel(s, p, in, out);
-    case OpKind::kSplit:
-      return SplitKernel(s, p, in, out);
-    case OpKind::kPoolMax:
-      return PoolMaxKernel(s, p, in, out);
-    case OpKind::kPoolAvg:
-      return PoolAvgKernel(s, p, in, out);
-    case OpKind::kEnlarge:
-      return EnlargeKernel(s, p, in, out);
-    case OpKind::kReshape:
-      return ReshapeKernel(s, p, in, out);
-    case OpKind::kBatchnorm:
-      return BatchnormKernel(s, p, in, out);
-    case OpKind::kBiasAdd:
-      return BiasAddKernel(s, p, in, out);
-    case OpKind::kConstOnes:
-      return ConstOnesKernel(s, p, in, out);
-    case OpKind::kConstIMatmul:
-      return ConstIMatmulKernel(s, p, in, out);
-    case OpKind::kConstIConv:
-      return ConstIConvKernel(s, p, in, out);
-    case OpKind::kConstPool:
-      return ConstPoolKernel(s, p, in, out);
+#define VERISUB_OP_KERNEL_CASE(name, file) \
+  case OpKind::k##name:                    \
+    return ops::name##Kernel(s, p, in, out);
+    VERISUB_FOR_EACH_OP(VERISUB_OP_KERNEL_CASE)
+#undef VERISUB_OP_KERNEL_CASE
     case OpKind::kNumOps:
       break;
   }

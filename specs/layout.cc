@@ -5,7 +5,7 @@ namespace verisub::specs {
 namespace {
 
 constexpr std::string_view kNames[kNumLayouts] = {"plain", "nhwc", "nchw8c", "nchw16c",
-                                                   "col_major"};
+                                                  "col_major"};
 
 }  // namespace
 

@@ -5,36 +5,17 @@
 #include <string_view>
 #include <vector>
 
-#include "specs/params.h"
 #include "base/status.h"
+#include "specs/layout.h"
+#include "specs/ops/op_list.h"
+#include "specs/params.h"
 #include "specs/tensor.h"
 
 namespace verisub::specs {
 
-enum class OpKind : int {
-  kConv2d,
-  kMatmul,
-  kEwAdd,
-  kEwMul,
-  kSmul,
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kTranspose,
-  kConcat,
-  kSplit,
-  kPoolMax,
-  kPoolAvg,
-  kEnlarge,
-  kReshape,
-  kBatchnorm,
-  kBiasAdd,
-  kConstOnes,
-  kConstIMatmul,
-  kConstIConv,
-  kConstPool,
-  kNumOps,
-};
+#define VERISUB_OP_KIND(name, file) k##name,
+enum class OpKind : int { VERISUB_FOR_EACH_OP(VERISUB_OP_KIND) kNumOps };
+#undef VERISUB_OP_KIND
 inline constexpr int kNumOpKinds = static_cast<int>(OpKind::kNumOps);
 inline constexpr int kMaxOpInputs = 5;
 inline constexpr int kMaxOpOutputs = 2;
@@ -42,6 +23,9 @@ inline constexpr int kMaxOpOutputs = 2;
 // Shape rule: output types from parameters and input types, or an error saying which
 // parameter or input is wrong and why (the caller adds the operator's name).
 using ShapeRule = Status (*)(const Params& p, const TensorType* const* in, TensorType* out);
+
+// Arithmetic work of an instance from its input and output shapes.
+using FlopsRule = double (*)(const Params& p, const Shape* in, const Shape* out);
 
 struct OpSpec {
   OpKind kind;
@@ -55,8 +39,14 @@ struct OpSpec {
   // A constant: its single input only supplies a shape; its data is never read.
   bool is_constant = false;
   ShapeRule shape_rule = nullptr;
-  // Data layouts the runtime may choose for this operator's kernels.
-  std::vector<std::string> layouts;
+  // Data layouts this operator's kernels exist for (plain only by default). Not part of the
+  // op-set fingerprint: layout work never invalidates a rules file.
+  LayoutSupport layouts;
+  // Floating-point operations of one instance, for analytic cost models; null means one per
+  // output element (elementwise operators, data movement).
+  FlopsRule flops = nullptr;
+  // Runs no kernel at inference: constants are folded at load time and a reshape is a view.
+  bool free_at_inference = false;
   // Properties of the operator, one per line: `name (vars) lhs = rhs` (see axiom.h).
   std::string axioms;
 

@@ -13,7 +13,22 @@
 
 namespace verisub::specs {
 
-enum class Activation : int64_t { kNone = 0, kRelu = 1, kSigmoid = 2, kTanh = 3 };
+// Elementwise non-linear maps. The first four are also fused into conv2d, matmul and pools (their
+// `activation` parameter); the others are operators of their own (specs/ops/<name>.h).
+enum class Activation : int64_t {
+  kNone = 0,
+  kRelu = 1,
+  kSigmoid = 2,
+  kTanh = 3,
+  kRelu6 = 4,        // min(max(x, 0), 6): ONNX Clip(0, 6)
+  kHardSigmoid = 5,  // max(0, min(1, x/6 + 1/2)): PyTorch's, ONNX HardSigmoid(alpha=1/6)
+  kHardSwish = 6,    // x * hard_sigmoid(x)
+  kSilu = 7,         // x * sigmoid(x)
+  kGelu = 8,         // x/2 * (1 + erf(x/sqrt(2)))
+  kGeluTanh = 9,     // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+  kExp = 10,
+  kErf = 11,
+};
 enum class Padding : int64_t { kSame = 0, kValid = 1 };
 inline constexpr int64_t kDepthwiseGroup = 0;  // conv2d group=dw: one group per input channel
 

@@ -5,39 +5,17 @@
 
 #include <cstdio>
 
-#include "specs/ops/batchnorm.h"
-#include "specs/ops/bias_add.h"
-#include "specs/ops/concat.h"
-#include "specs/ops/const_iconv.h"
-#include "specs/ops/const_imatmul.h"
-#include "specs/ops/const_ones.h"
-#include "specs/ops/const_pool.h"
-#include "specs/ops/conv2d.h"
-#include "specs/ops/enlarge.h"
-#include "specs/ops/ewadd.h"
-#include "specs/ops/ewmul.h"
-#include "specs/ops/matmul.h"
-#include "specs/ops/pool_avg.h"
-#include "specs/ops/pool_max.h"
-#include "specs/ops/relu.h"
-#include "specs/ops/reshape.h"
-#include "specs/ops/sigmoid.h"
-#include "specs/ops/smul.h"
-#include "specs/ops/split.h"
-#include "specs/ops/tanh.h"
-#include "specs/ops/transpose.h"
+#include "specs/ops/all_ops.h"
 
 namespace verisub::specs {
 namespace {
 
 std::vector<OpSpec> BuildOps() {
-  using namespace ops;  // NOLINT
-  std::vector<OpSpec> all = {Conv2dSpec(),    MatmulSpec(),    EwAddSpec(),        EwMulSpec(),
-                             SmulSpec(),      ReluSpec(),      SigmoidSpec(),      TanhSpec(),
-                             TransposeSpec(), ConcatSpec(),    SplitSpec(),        PoolMaxSpec(),
-                             PoolAvgSpec(),   EnlargeSpec(),   ReshapeSpec(),      BatchnormSpec(),
-                             BiasAddSpec(),   ConstOnesSpec(), ConstIMatmulSpec(), ConstIConvSpec(),
-                             ConstPoolSpec()};
+  std::vector<OpSpec> all = {
+#define VERISUB_OP_SPEC(name, file) ops::name##Spec(),
+      VERISUB_FOR_EACH_OP(VERISUB_OP_SPEC)
+#undef VERISUB_OP_SPEC
+  };
   VERISUB_CHECK(all.size() == static_cast<size_t>(kNumOpKinds));
   for (int i = 0; i < kNumOpKinds; ++i) VERISUB_CHECK(static_cast<int>(all[i].kind) == i);
   return all;
@@ -86,8 +64,6 @@ std::string DescribeOp(const OpSpec& op) {
     s += "}";
     for (const auto& [value, name] : d.names) s += " " + name + "=" + std::to_string(value);
   }
-  s += "\n  layouts";
-  for (const std::string& l : op.layouts) s += " " + l;
   s += "\n  axioms" + op.axioms;
   return s;
 }

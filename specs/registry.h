@@ -15,7 +15,8 @@ const std::vector<OpSpec>& AllOps();
 const OpSpec& GetOp(OpKind kind);
 const OpSpec* FindOp(std::string_view name);
 
-// Hash of every operator's name, arity, parameters, value domains, layouts and axioms text: a
+// Hash of every operator's name, arity, parameters, value domains and axioms text (not its
+// layouts, which are the runtime's concern): a
 // rules file records it to say which op set it was generated from.
 uint64_t OpSetFingerprint();
 std::string OpSetFingerprintHex();

@@ -8,7 +8,7 @@
 //   Elem Zero(), One(), FromInt(int64_t);
 //   Elem Add(Elem, Elem), Mul(Elem, Elem), Neg(Elem);
 //   Elem DivInt(Elem, int64_t n)             x / n, n > 0 (exact in every semantics)
-//   Elem Activate(Activation, Elem)          relu / sigmoid / tanh
+//   Elem Activate(Activation, Elem)          relu, sigmoid, tanh, gelu, ... (specs/params.h)
 //   Elem Max(Elem, Elem)                     for max pooling
 //   Elem BnScale(Elem var, double epsilon)   1 / sqrt(var + epsilon)
 #pragma once
@@ -65,6 +65,22 @@ struct ModIntSemantics {
         return Add(Mul(x, Add(Mul(x, x), 2)), 3);
       case Activation::kTanh:  // 5x^2 + 7
         return Add(Mul(5, Mul(x, x)), 7);
+      case Activation::kRelu6:  // x^2 + 3x + 11
+        return Add(Mul(x, Add(x, 3)), 11);
+      case Activation::kHardSigmoid:  // 3x^3 + x + 5
+        return Add(Mul(x, Add(Mul(3, Mul(x, x)), 1)), 5);
+      case Activation::kHardSwish:  // x^3 + x^2 + 13
+        return Add(Mul(Mul(x, x), Add(x, 1)), 13);
+      case Activation::kSilu:  // 2x^3 + x^2 + x + 17
+        return Add(Mul(x, Add(Mul(x, Add(Mul(2, x), 1)), 1)), 17);
+      case Activation::kGelu:  // x^4 + x + 19
+        return Add(Mul(x, Add(Mul(Mul(x, x), x), 1)), 19);
+      case Activation::kGeluTanh:  // 3x^4 + x + 31
+        return Add(Mul(x, Add(Mul(3, Mul(Mul(x, x), x)), 1)), 31);
+      case Activation::kExp:  // x^4 + 3x^2 + 23
+        return Add(Mul(Mul(x, x), Add(Mul(x, x), 3)), 23);
+      case Activation::kErf:  // 2x^4 + x^3 + 29
+        return Add(Mul(Mul(Mul(x, x), x), Add(Mul(2, x), 1)), 29);
     }
     return x;
   }
@@ -95,6 +111,23 @@ struct DoubleSemantics {
         return 1.0 / (1.0 + std::exp(-x));
       case Activation::kTanh:
         return std::tanh(x);
+      case Activation::kRelu6:
+        return std::min(std::max(x, 0.0), 6.0);
+      case Activation::kHardSigmoid:
+        return std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0);
+      case Activation::kHardSwish:
+        return x * std::min(std::max(x / 6.0 + 0.5, 0.0), 1.0);
+      case Activation::kSilu:
+        return x / (1.0 + std::exp(-x));
+      case Activation::kGelu:
+        return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+      case Activation::kGeluTanh:
+        return 0.5 * x *
+               (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+      case Activation::kExp:
+        return std::exp(x);
+      case Activation::kErf:
+        return std::erf(x);
     }
     return x;
   }

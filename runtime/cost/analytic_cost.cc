@@ -3,8 +3,6 @@
 
 #include <algorithm>
 
-#include "specs/ops/conv2d.h"
-#include "specs/ops/pooling.h"
 #include "specs/registry.h"
 
 namespace verisub::runtime {
@@ -59,35 +57,13 @@ StatusOr<OpWork> EstimateWork(const OpCostQuery& q) {
   if (static_cast<int>(q.inputs.size()) != spec.num_inputs ||
       static_cast<int>(q.outputs.size()) != spec.num_outputs)
     return InvalidArgument("cost query for '" + spec.name + "' has the wrong number of shapes");
-  if (spec.is_constant || q.op == specs::OpKind::kReshape) {
+  if (spec.is_constant || spec.free_at_inference) {
     w.flops = w.bytes = 0;
     w.launches_kernel = false;
     return w;
   }
-  const specs::Shape& out = q.outputs[0];
-  switch (q.op) {
-    case specs::OpKind::kConv2d: {
-      const specs::Shape& wt = q.inputs[1];
-      w.flops = 2.0 * Elements(out) * wt[1] * wt[2] * wt[3];
-      break;
-    }
-    case specs::OpKind::kMatmul: {
-      const specs::Shape& a = q.inputs[0];
-      w.flops = 2.0 * Elements(out) * a[a.rank - 1];
-      break;
-    }
-    case specs::OpKind::kPoolMax:
-    case specs::OpKind::kPoolAvg:
-      w.flops =
-          Elements(out) * q.params[specs::ops::kPoolKernelH] * q.params[specs::ops::kPoolKernelW];
-      break;
-    case specs::OpKind::kBatchnorm:
-      w.flops = 2.0 * Elements(out);
-      break;
-    default:  // elementwise, data movement
-      w.flops = Elements(out);
-      break;
-  }
+  w.flops =
+      spec.flops ? spec.flops(q.params, q.inputs.data(), q.outputs.data()) : Elements(q.outputs[0]);
   return w;
 }
 

@@ -17,6 +17,10 @@ Status BatchnormShape(const Params&, const TensorType* const* in, TensorType* ou
   return Status::Ok();
 }
 
+double BatchnormFlops(const Params&, const Shape*, const Shape* out) {
+  return 2.0 * static_cast<double>(out[0].NumElements());
+}
+
 }  // namespace
 
 OpSpec BatchnormSpec() {
@@ -32,7 +36,8 @@ OpSpec BatchnormSpec() {
   eps.domain = {EncodeFloat(1e-5)};
   op.params = {eps};
   op.shape_rule = BatchnormShape;
-  op.layouts = {"NCHW", "NHWC", "NCHWc"};
+  op.flops = BatchnormFlops;
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   op.axioms = R"(
 batchnorm_concat_batch (x:4 y:4 a:1 b:1 m:1 v:1) (concat[axis=0] (batchnorm x a b m v) (batchnorm y a b m v)) = (batchnorm (concat[axis=0] x y) a b m v)
 )";

@@ -32,7 +32,7 @@ OpSpec BiasAddSpec() {
   op.params = {AxisParam(kBiasAxis)};
   op.params[0].domain = {1};
   op.shape_rule = BiasAddShape;
-  op.layouts = {"any"};
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   op.axioms = R"(
 bias_concat_batch (x y b:1) (concat[axis=0] (bias_add[axis=?k] x b) (bias_add[axis=?k] y b)) = (bias_add[axis=?k] (concat[axis=0] x y) b)
 bias_concat_along_axis (x y b:1 c:1) (concat[axis=?k] (bias_add[axis=?k] x b) (bias_add[axis=?k] y c)) = (bias_add[axis=?k] (concat[axis=?k] x y) (concat[axis=0] b c))

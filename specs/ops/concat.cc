@@ -41,7 +41,7 @@ OpSpec ConcatSpec() {
   op.params = {AxisParam(kConcatAxis)};
   op.params[0].domain = {0, 1};
   op.shape_rule = ConcatShape;
-  op.layouts = {"any"};
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   // concat's laws live with the operators it interchanges with; split0/split1 of a concat are in
   // split's file. Concat associativity is deliberately absent: it changes the split tree.
   return op;

@@ -19,7 +19,6 @@ OpSpec ConstIConvSpec() {
   op.is_constant = true;
   op.params = ConstKernelParams();
   op.shape_rule = ConstIConvShape;
-  op.layouts = {"any"};
   op.axioms = R"(
 conv_identity (x:4) (conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x (const_iconv x)) = x
 conv_identity_any_ref (x:4 y:4) (conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x (const_iconv y)) = x

@@ -21,7 +21,6 @@ OpSpec ConstIMatmulSpec() {
   op.num_inputs = 1;
   op.is_constant = true;
   op.shape_rule = ConstIMatmulShape;
-  op.layouts = {"any"};
   op.axioms = R"(
 matmul_identity (x:2|3|4) (matmul[activation=none] x (const_imatmul x)) = x
 matmul_identity_any_ref (x:2|3|4 y) (matmul[activation=none] x (const_imatmul y)) = x

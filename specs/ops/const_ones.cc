@@ -20,7 +20,6 @@ OpSpec ConstOnesSpec() {
   op.num_inputs = 1;
   op.is_constant = true;
   op.shape_rule = ConstOnesShape;
-  op.layouts = {"any"};
   op.axioms = R"(
 ewmul_identity (x) (ewmul x (const_ones x)) = x
 ewmul_identity_any_ref (x y) (ewmul x (const_ones y)) = x

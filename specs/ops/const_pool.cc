@@ -19,7 +19,6 @@ OpSpec ConstPoolSpec() {
   op.is_constant = true;
   op.params = ConstKernelParams();
   op.shape_rule = ConstPoolShape;
-  op.layouts = {"any"};
   op.axioms = R"(
 pool_avg_as_conv (x:4) (pool_avg[activation=none] x) = (conv2d[activation=none,group=dw] x (const_pool x))
 )";

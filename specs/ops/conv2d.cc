@@ -2,7 +2,6 @@
 #include "specs/ops/conv2d.h"
 
 namespace verisub::specs::ops {
-namespace {
 
 Status Conv2dShape(const Params& p, const TensorType* const* in, TensorType* out) {
   const TensorType& x = *in[0];
@@ -32,7 +31,19 @@ Status Conv2dShape(const Params& p, const TensorType* const* in, TensorType* out
   return Status::Ok();
 }
 
-}  // namespace
+// Two operations per multiply-add: every output element reads C/group x KH x KW inputs.
+std::vector<ParamDesc> Conv2dParams() {
+  std::vector<ParamDesc> params = {
+      IntParam("stride_h", kConvStrideH, {1, 2}), IntParam("stride_w", kConvStrideW, {1, 2}),
+      PaddingParam(kConvPadding), ActivationParam(kConvActivation),
+      IntParam("group", kConvGroup, {1, kDepthwiseGroup})};
+  params.back().names = {{kDepthwiseGroup, "dw"}};
+  return params;
+}
+
+double Conv2dFlops(const Params&, const Shape* in, const Shape* out) {
+  return 2.0 * static_cast<double>(out[0].NumElements()) * in[1][1] * in[1][2] * in[1][3];
+}
 
 OpSpec Conv2dSpec() {
   OpSpec op;
@@ -40,13 +51,10 @@ OpSpec Conv2dSpec() {
   op.name = "conv2d";
   op.summary = "2-D convolution, NCHW input x [N,C,H,W], weight w [O,C/group,KH,KW]";
   op.num_inputs = 2;
-  op.params = {IntParam("stride_h", kConvStrideH, {1, 2}),
-               IntParam("stride_w", kConvStrideW, {1, 2}), PaddingParam(kConvPadding),
-               ActivationParam(kConvActivation),
-               IntParam("group", kConvGroup, {1, kDepthwiseGroup})};
-  op.params.back().names = {{kDepthwiseGroup, "dw"}};
+  op.params = Conv2dParams();
   op.shape_rule = Conv2dShape;
-  op.layouts = {"NCHW", "NHWC", "NCHWc"};
+  op.flops = Conv2dFlops;
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   // Omitted parameters are shared variables named after the parameter. The grouped-convolution
   // identity concat1(conv(x,y), conv(z,w)) = conv[group=2](concat1(x,z), concat0(y,w)) is
   // deliberately absent: it is false when the two convolutions' output channels differ.

@@ -16,6 +16,10 @@ inline constexpr int kConvStrideH = 0, kConvStrideW = 1, kConvPadding = 2, kConv
                      kConvGroup = 4;
 
 OpSpec Conv2dSpec();
+// Shared with conv2d_bias.
+std::vector<ParamDesc> Conv2dParams();
+Status Conv2dShape(const Params& p, const TensorType* const* in, TensorType* out);
+double Conv2dFlops(const Params& p, const Shape* in, const Shape* out);
 
 inline int64_t ConvGroups(const Params& p, const Shape& x) {
   return p[kConvGroup] == kDepthwiseGroup ? x[1] : p[kConvGroup];

@@ -31,7 +31,6 @@ OpSpec EnlargeSpec() {
   op.params = {IntParam("kernel_h", kEnlargeKernelH, {3}),
                IntParam("kernel_w", kEnlargeKernelW, {3})};
   op.shape_rule = EnlargeShape;
-  op.layouts = {"any"};
   op.axioms = R"(
 enlarge_concat (w:4 v:4) (concat[axis=0] (enlarge w) (enlarge v)) = (enlarge (concat[axis=0] w v))
 )";

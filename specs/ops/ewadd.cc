@@ -11,7 +11,7 @@ OpSpec EwAddSpec() {
   op.num_inputs = 2;
   op.commutative = true;
   op.shape_rule = SameShapeBinary;
-  op.layouts = {"any"};
+  op.layouts.layout_agnostic = true;
   op.axioms = R"(
 ewadd_comm (x y) (ewadd x y) = (ewadd y x)
 ewadd_assoc (x y z) (ewadd x (ewadd y z)) = (ewadd (ewadd x y) z)

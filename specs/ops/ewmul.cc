@@ -11,7 +11,7 @@ OpSpec EwMulSpec() {
   op.num_inputs = 2;
   op.commutative = true;
   op.shape_rule = SameShapeBinary;
-  op.layouts = {"any"};
+  op.layouts.layout_agnostic = true;
   op.axioms = R"(
 ewmul_comm (x y) (ewmul x y) = (ewmul y x)
 ewmul_assoc (x y z) (ewmul x (ewmul y z)) = (ewmul (ewmul x y) z)

@@ -30,6 +30,10 @@ Status MatmulShape(const Params&, const TensorType* const* in, TensorType* out) 
   return Status::Ok();
 }
 
+double MatmulFlops(const Params&, const Shape* in, const Shape* out) {
+  return 2.0 * static_cast<double>(out[0].NumElements()) * in[0][in[0].rank - 1];
+}
+
 }  // namespace
 
 OpSpec MatmulSpec() {
@@ -40,7 +44,8 @@ OpSpec MatmulSpec() {
   op.num_inputs = 2;
   op.params = {ActivationParam(kMatmulActivation)};
   op.shape_rule = MatmulShape;
-  op.layouts = {"row_major", "col_major"};
+  op.flops = MatmulFlops;
+  op.layouts.layouts = {Layout::kPlain, Layout::kColMajor};
   // Ranks 2|3|4: batched matmuls (broadcast batch dimensions) obey these too. The concat axioms
   // are 2-D only: a batched matmul's rows and columns are its last two axes, not axes 0 and 1.
   op.axioms = R"(

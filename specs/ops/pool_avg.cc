@@ -11,7 +11,8 @@ OpSpec PoolAvgSpec() {
   op.num_inputs = 1;
   op.params = PoolParams();
   op.shape_rule = PoolShape;
-  op.layouts = {"NCHW", "NHWC", "NCHWc"};
+  op.flops = PoolFlops;
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   op.axioms = R"(
 pool_avg_relu_fusion (x:4) (pool_avg[activation=relu] x) = (relu (pool_avg[activation=none] x))
 pool_avg_concat_batch (x:4 y:4) (concat[axis=0] (pool_avg x) (pool_avg y)) = (pool_avg (concat[axis=0] x y))

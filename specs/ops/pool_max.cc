@@ -11,7 +11,8 @@ OpSpec PoolMaxSpec() {
   op.num_inputs = 1;
   op.params = PoolParams();
   op.shape_rule = PoolShape;
-  op.layouts = {"NCHW", "NHWC", "NCHWc"};
+  op.flops = PoolFlops;
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   op.axioms = R"(
 pool_max_relu_fusion (x:4) (pool_max[activation=relu] x) = (relu (pool_max[activation=none] x))
 pool_max_concat_batch (x:4 y:4) (concat[axis=0] (pool_max x) (pool_max y)) = (pool_max (concat[axis=0] x y))

@@ -14,6 +14,10 @@ std::vector<ParamDesc> PoolParams() {
   return ps;
 }
 
+double PoolFlops(const Params& p, const Shape*, const Shape* out) {
+  return static_cast<double>(out[0].NumElements()) * p[kPoolKernelH] * p[kPoolKernelW];
+}
+
 Status PoolShape(const Params& p, const TensorType* const* in, TensorType* out) {
   const TensorType& x = *in[0];
   VERISUB_RETURN_IF_ERROR(ExpectRank(x, 0, 4));

@@ -11,6 +11,8 @@ inline constexpr int kPoolKernelH = 0, kPoolKernelW = 1, kPoolStrideH = 2, kPool
 
 std::vector<ParamDesc> PoolParams();
 Status PoolShape(const Params& p, const TensorType* const* in, TensorType* out);
+// One operation per window element of every output.
+double PoolFlops(const Params& p, const Shape* in, const Shape* out);
 
 // Reduces every window over its in-range positions with `reduce`, then applies `finish`
 // (average: divide by the full window size, padding included; max: identity) and the activation.

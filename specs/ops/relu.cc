@@ -10,7 +10,7 @@ OpSpec ReluSpec() {
   op.summary = "elementwise relu";
   op.num_inputs = 1;
   op.shape_rule = UnaryShape;
-  op.layouts = {"any"};
+  op.layouts.layout_agnostic = true;
   op.axioms = R"(
 relu_transpose (x) (transpose (relu x)) = (relu (transpose x))
 relu_concat (x y) (concat (relu x) (relu y)) = (relu (concat x y))

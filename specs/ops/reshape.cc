@@ -54,7 +54,7 @@ OpSpec ReshapeSpec() {
   shape.slot = kReshapeShape;
   op.params = {shape};  // no generator domain: target shapes come from the config or the model
   op.shape_rule = ReshapeShape;
-  op.layouts = {"any"};
+  op.free_at_inference = true;
   // No axioms yet: a reshape's target shape has no finite domain to validate axioms over.
   return op;
 }

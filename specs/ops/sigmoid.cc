@@ -10,7 +10,7 @@ OpSpec SigmoidSpec() {
   op.summary = "elementwise sigmoid";
   op.num_inputs = 1;
   op.shape_rule = UnaryShape;
-  op.layouts = {"any"};
+  op.layouts.layout_agnostic = true;
   op.axioms = R"(
 sigmoid_transpose (x) (transpose (sigmoid x)) = (sigmoid (transpose x))
 sigmoid_concat (x y) (concat (sigmoid x) (sigmoid y)) = (sigmoid (concat x y))

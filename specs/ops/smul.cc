@@ -21,7 +21,7 @@ OpSpec SmulSpec() {
   op.summary = "tensor x times scalar s (rank 0)";
   op.num_inputs = 2;
   op.shape_rule = SmulShape;
-  op.layouts = {"any"};
+  op.layouts.layout_agnostic = true;
   op.axioms = R"(
 smul_comm (x s:0 t:0) (smul (smul x s) t) = (smul (smul x t) s)
 smul_ewadd (x y s:0) (smul (ewadd x y) s) = (ewadd (smul x s) (smul y s))

@@ -39,7 +39,7 @@ OpSpec SplitSpec() {
   op.params = {AxisParam(kSplitAxis)};
   op.params[0].domain = {0, 1};
   op.shape_rule = SplitShape;
-  op.layouts = {"any"};
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   op.axioms = R"(
 split0_concat (x y) (split.0 (concat x y)) = x
 split1_concat (x y) (split.1 (concat x y)) = y

@@ -10,7 +10,7 @@ OpSpec TanhSpec() {
   op.summary = "elementwise tanh";
   op.num_inputs = 1;
   op.shape_rule = UnaryShape;
-  op.layouts = {"any"};
+  op.layouts.layout_agnostic = true;
   op.axioms = R"(
 tanh_transpose (x) (transpose (tanh x)) = (tanh (transpose x))
 tanh_concat (x y) (concat (tanh x) (tanh y)) = (tanh (concat x y))

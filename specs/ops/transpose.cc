@@ -36,7 +36,6 @@ OpSpec TransposeSpec() {
                  EncodePerm({0, 3, 1, 2})};
   op.params = {perm};
   op.shape_rule = TransposeShape;
-  op.layouts = {"any"};
   op.axioms = R"(
 transpose_involution (x:2) (transpose[perm=[1,0]] (transpose[perm=[1,0]] x)) = x
 transpose_nhwc_roundtrip (x:4) (transpose[perm=[0,3,1,2]] (transpose[perm=[0,2,3,1]] x)) = x

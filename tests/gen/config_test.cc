@@ -71,7 +71,7 @@ TEST(ConfigTest, FormatRoundTrips) {
 
 TEST(ConfigTest, ShippedConfigsLoad) {
   for (const char* path : {"data/gen/taso.cfg", "data/gen/taso_full.cfg",
-                           "data/gen/taso_n4_reduced.cfg", "data/gen/ewadd_ewmul.cfg"}) {
+                           "data/gen/taso_n4_reduced.cfg", "data/gen/elementwise.cfg"}) {
     auto c = LoadConfig(path);
     EXPECT_TRUE(c.ok()) << path << ": " << c.status().message();
   }

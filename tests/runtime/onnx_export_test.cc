@@ -53,6 +53,16 @@ void ExpectRoundTrip(const std::string& bytes) {
   EXPECT_LT(testing::MaxAbsDiff(*a, *c), 1e-5);
 }
 
+TEST(OnnxExportTest, SubRoundTripsAsEwSub) {
+  ModelBuilder b;
+  b.Input("a", {2, 3}).Input("b", {2, 3}).Output("y", {2, 3});
+  b.Node("Sub", {"a", "b"}, {"y"}, "sub");
+  auto g = ImportOnnxBytes(b.Bytes(), "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "ewsub"), 1);
+  ExpectRoundTrip(b.Bytes());
+}
+
 TEST(OnnxExportTest, SmallCnnRoundTrips) { ExpectRoundTrip(testing::SmallCnnBytes()); }
 TEST(OnnxExportTest, SmallTransformerRoundTrips) {
   ExpectRoundTrip(testing::SmallTransformerBytes());

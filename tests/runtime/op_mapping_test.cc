@@ -127,6 +127,14 @@ TEST(OpMappingTest, AddAndMulMapByShape) {
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1}, true)), "onnx:Add"), 1);
 }
 
+TEST(OpMappingTest, SubMapsToEwSubOnEqualShapesOnly) {
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Sub", {2, 3, 4, 5}, false)), "ewsub"), 1);
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Sub", {2, 3, 4, 5}, true)), "ewsub"), 1);
+  // A broadcast Sub is not a spec operator.
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Sub", {1, 3, 1, 1}, true)), "onnx:Sub"), 1);
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Sub", {5}, false)), "onnx:Sub"), 1);
+}
+
 std::string PoolModel(const std::string& op, std::vector<int64_t> pads, int64_t include_pad) {
   ModelBuilder b;
   int64_t o = (6 + pads[0] + pads[2] - 3) / 1 + 1;

@@ -43,6 +43,15 @@ TEST(KernelsTest, Conv2dPaddingAndStride) {
   ExpectData(Out("conv2d[padding=valid]", {x, ones}), {1, 1, 1, 1}, {45});
 }
 
+TEST(KernelsTest, Conv2dBiasAddsPerChannelThenActivates) {
+  Tensor<double> x = MakeTensor({1, 2, 1, 1}, {2, 3});
+  Tensor<double> w = MakeTensor({2, 2, 1, 1}, {1, 1, 1, -1});
+  ExpectData(Out("conv2d_bias[group=1]", {x, w, MakeTensor({2}, {10, 0.5})}), {1, 2, 1, 1},
+             {15, -0.5});
+  ExpectData(Out("conv2d_bias[group=1,activation=relu]", {x, w, MakeTensor({2}, {10, 0.5})}),
+             {1, 2, 1, 1}, {15, 0});
+}
+
 TEST(KernelsTest, Conv2dRectangularKernel) {
   Tensor<double> x = Iota({1, 1, 1, 3});
   Tensor<double> w = MakeTensor({1, 1, 1, 3}, {1, 0, -1});
@@ -91,10 +100,19 @@ TEST(KernelsTest, Elementwise) {
   Tensor<double> b = MakeTensor({3}, {4, 5, -6});
   ExpectData(Out("ewadd", {a, b}), {3}, {5, 3, -3});
   ExpectData(Out("ewmul", {a, b}), {3}, {4, -10, -18});
+  ExpectData(Out("ewsub", {a, b}), {3}, {-3, -7, 9});
   ExpectData(Out("smul", {a, MakeTensor(Shape{}, {-2})}), {3}, {-2, 4, -6});
   ExpectData(Out("relu", {a}), {3}, {1, 0, 3});
   ExpectData(Out("sigmoid", {MakeTensor({1}, {0})}), {1}, {0.5});
   ExpectData(Out("tanh", {MakeTensor({1}, {0.5})}), {1}, {std::tanh(0.5)});
+  Tensor<double> v = MakeTensor({4}, {-4, -1, 2, 7});
+  ExpectData(Out("relu6", {v}), {4}, {0, 0, 2, 6});
+  ExpectData(Out("hard_sigmoid", {v}), {4}, {0, 1.0 / 3, 5.0 / 6, 1});
+  ExpectData(Out("hard_swish", {v}), {4}, {0, -1.0 / 3, 10.0 / 6, 7});
+  ExpectData(Out("silu", {MakeTensor({1}, {1})}), {1}, {1 / (1 + std::exp(-1.0))});
+  ExpectData(Out("gelu", {MakeTensor({1}, {1})}), {1}, {0.5 * (1 + std::erf(1 / std::sqrt(2.0)))});
+  ExpectData(Out("exp", {MakeTensor({1}, {1})}), {1}, {std::exp(1.0)});
+  ExpectData(Out("erf", {MakeTensor({1}, {0.5})}), {1}, {std::erf(0.5)});
   ExpectData(Out("bias_add[axis=1]", {Iota({2, 2, 1}), MakeTensor({2}, {10, 20})}), {2, 2, 1},
              {11, 22, 13, 24});
 }

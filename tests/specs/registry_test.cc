@@ -28,7 +28,7 @@ TEST(RegistryTest, EveryOperatorIsFoundByName) {
     }
   }
   EXPECT_EQ(FindOp("conv3d"), nullptr);
-  EXPECT_EQ(names.size(), 21u);
+  EXPECT_EQ(names.size(), static_cast<size_t>(kNumOpKinds));
 }
 
 TEST(RegistryTest, FingerprintIsStableAndCoversAxioms) {
@@ -37,6 +37,24 @@ TEST(RegistryTest, FingerprintIsStableAndCoversAxioms) {
   std::string d = DescribeOp(*FindOp("matmul"));
   EXPECT_NE(d.find("matmul_assoc"), std::string::npos);
   EXPECT_NE(d.find("activation {none,relu,sigmoid,tanh}"), std::string::npos);
+}
+
+TEST(RegistryTest, FingerprintLeavesLayoutsOut) {
+  const OpSpec& conv = *FindOp("conv2d");
+  ASSERT_FALSE(conv.layouts.layouts.empty());
+  EXPECT_EQ(DescribeOp(conv).find("layout"), std::string::npos);
+  EXPECT_EQ(DescribeOp(conv).find("nchw"), std::string::npos);
+}
+
+TEST(RegistryTest, EveryOperatorIsRegisteredInListOrder) {
+  int i = 0;
+#define VERISUB_EXPECT_LISTED(op, file)                               \
+  EXPECT_EQ(static_cast<int>(GetOp(OpKind::k##op).kind), i) << #file; \
+  EXPECT_EQ(GetOp(OpKind::k##op).name, #file);                        \
+  ++i;
+  VERISUB_FOR_EACH_OP(VERISUB_EXPECT_LISTED)
+#undef VERISUB_EXPECT_LISTED
+  EXPECT_EQ(i, kNumOpKinds);
 }
 
 }  // namespace

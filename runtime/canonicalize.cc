@@ -1,0 +1,176 @@
+// Import-time canonicalization of exporter forms.
+#include "runtime/canonicalize.h"
+
+#include <cmath>
+#include <optional>
+
+#include "onnx/onnx_pb.h"
+#include "specs/registry.h"
+
+namespace verisub::runtime {
+namespace {
+
+using specs::OpKind;
+
+bool IsFloat(int32_t t) { return t == kFloat || t == kDouble; }
+
+// A weight holding floats only (any shape, no element zero when `nonzero`).
+const HostTensor* FloatConstant(const Graph& g, int v, bool nonzero) {
+  if (v == kNoValue || !g.value(v).constant) return nullptr;
+  const HostTensor& t = *g.value(v).constant;
+  if (!IsFloat(t.elem_type)) return nullptr;
+  if (nonzero)
+    for (int64_t i = 0; i < CountElements(t.dims); ++i)
+      if (t.DoubleAt(i) == 0.0) return nullptr;
+  return &t;
+}
+
+// The one value of a one-element float weight.
+std::optional<double> ScalarConstant(const Graph& g, int v) {
+  const HostTensor* t = FloatConstant(g, v, false);
+  if (t == nullptr || CountElements(t->dims) != 1) return std::nullopt;
+  return t->DoubleAt(0);
+}
+
+bool Near(double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); }
+
+// Rewrites opaque `op_type` node i into `new_type` with input 1 replaced by f(constant).
+template <class F>
+void RewriteWithConstant(Graph* g, int i, const char* new_type, F f) {
+  const Node& n = g->node(i);
+  const HostTensor& c = *g->value(n.inputs[1]).constant;
+  std::vector<double> values = c.ToDoubles();
+  for (double& v : values) v = f(v);
+  Value w;
+  w.name = g->UniqueName(g->value(n.inputs[1]).name + "_canonical");
+  w.elem_type = c.elem_type;
+  w.dims = c.dims;
+  w.rank_known = true;
+  w.constant = std::make_shared<const HostTensor>(HostTensor::FromDoubles(c.elem_type, c.dims, values));
+  int wid = g->AddValue(std::move(w));
+  Node& m = g->mutable_node(i);
+  auto proto = std::make_shared<onnx::NodeProto>(*m.onnx);
+  proto->set_op_type(new_type);
+  m.onnx = std::move(proto);
+  m.op_type = new_type;
+  m.inputs[1] = wid;
+}
+
+class PatternFuser {
+ public:
+  explicit PatternFuser(Graph* g) : g_(g), producer_(g->Producers()), uses_(g->UseCounts()) {}
+
+  int Run() {
+    int fused = 0;
+    for (int i = 0; i < g_->num_nodes(); ++i) {
+      const Node& n = g_->node(i);
+      if (n.opaque() || n.outputs.size() != 1) continue;
+      std::optional<int> x;
+      OpKind kind = OpKind::kNumOps;
+      if (*n.op == OpKind::kEwMul && (x = SiluInput(n))) kind = OpKind::kSilu;
+      else if ((x = GeluInput(n))) kind = OpKind::kGelu;
+      if (!x) continue;
+      Node r;
+      r.name = n.name;
+      r.op = kind;
+      r.params = specs::GetOp(kind).DefaultParams();
+      r.inputs = {*x};
+      r.outputs = n.outputs;
+      int out = n.outputs[0];
+      g_->SetNode(i, std::move(r));
+      g_->mutable_value(out).spec_type = g_->value(*x).spec_type;  // unary: the input's type
+      ++fused;
+    }
+    if (fused > 0) g_->RemoveDeadCode();
+    return fused;
+  }
+
+ private:
+  // The spec node producing v, read only once, of kind `kind`; null otherwise.
+  const Node* Only(int v, OpKind kind) const {
+    if (v == kNoValue || producer_[v] < 0 || uses_[v] != 1) return nullptr;
+    const Node& p = g_->node(producer_[v]);
+    return !p.opaque() && *p.op == kind ? &p : nullptr;
+  }
+  const Node* OnlyOpaque(int v, const char* op_type) const {
+    if (v == kNoValue || producer_[v] < 0 || uses_[v] != 1) return nullptr;
+    const Node& p = g_->node(producer_[v]);
+    return p.opaque() && p.domain.empty() && p.op_type == op_type ? &p : nullptr;
+  }
+
+  // ewmul(x, sigmoid(x)) in either order.
+  std::optional<int> SiluInput(const Node& mul) const {
+    for (int side = 0; side < 2; ++side) {
+      const Node* s = Only(mul.inputs[1 - side], OpKind::kSigmoid);
+      if (s != nullptr && s->inputs[0] == mul.inputs[side]) return mul.inputs[side];
+    }
+    return std::nullopt;
+  }
+
+  // 1 + erf(x / sqrt 2), as Add(erf(smul(x, 1/sqrt 2)), 1) in either order: returns x.
+  std::optional<int> OnePlusErf(int v) const {
+    const Node* add = OnlyOpaque(v, "Add");
+    if (add == nullptr || add->inputs.size() != 2) return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      auto one = ScalarConstant(*g_, add->inputs[1 - side]);
+      if (!one || *one != 1.0) continue;
+      const Node* erf = Only(add->inputs[side], OpKind::kErf);
+      if (erf == nullptr) continue;
+      const Node* scale = Only(erf->inputs[0], OpKind::kSmul);
+      if (scale == nullptr) continue;
+      auto c = ScalarConstant(*g_, scale->inputs[1]);
+      if (c && Near(*c, 1.0 / std::sqrt(2.0))) return scale->inputs[0];
+    }
+    return std::nullopt;
+  }
+
+  // (x * (1 + erf(x/sqrt2))) * 0.5 or (x * 0.5) * (1 + erf(x/sqrt2)), factors in either order.
+  std::optional<int> GeluInput(const Node& n) const {
+    if (*n.op == OpKind::kSmul) {
+      auto half = ScalarConstant(*g_, n.inputs[1]);
+      const Node* mul = Only(n.inputs[0], OpKind::kEwMul);
+      if (!half || *half != 0.5 || mul == nullptr) return std::nullopt;
+      for (int side = 0; side < 2; ++side) {
+        auto x = OnePlusErf(mul->inputs[1 - side]);
+        if (x && *x == mul->inputs[side]) return x;
+      }
+      return std::nullopt;
+    }
+    if (*n.op != OpKind::kEwMul) return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      const Node* half = Only(n.inputs[side], OpKind::kSmul);
+      if (half == nullptr) continue;
+      auto h = ScalarConstant(*g_, half->inputs[1]);
+      auto x = OnePlusErf(n.inputs[1 - side]);
+      if (h && *h == 0.5 && x && *x == half->inputs[0]) return x;
+    }
+    return std::nullopt;
+  }
+
+  Graph* g_;
+  std::vector<int> producer_, uses_;
+};
+
+}  // namespace
+
+int CanonicalizeOnnxForms(Graph* g) {
+  int rewritten = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    if (!n.opaque() || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+        n.inputs[0] == kNoValue || !IsFloat(g->value(n.inputs[0]).elem_type))
+      continue;
+    if (n.op_type == "Div" && FloatConstant(*g, n.inputs[1], true)) {
+      RewriteWithConstant(g, i, "Mul", [](double v) { return 1.0 / v; });
+      ++rewritten;
+    } else if (n.op_type == "Sub" && FloatConstant(*g, n.inputs[1], false)) {
+      RewriteWithConstant(g, i, "Add", [](double v) { return -v; });
+      ++rewritten;
+    }
+  }
+  return rewritten;
+}
+
+int FusePatterns(Graph* g) { return PatternFuser(g).Run(); }
+
+}  // namespace verisub::runtime

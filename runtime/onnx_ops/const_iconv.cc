@@ -1,0 +1,12 @@
+// const_iconv in ONNX: computed from its static shape and written as an initializer; never
+// imported.
+#include "runtime/onnx_ops/export_context.h"
+#include "runtime/onnx_ops/op_table.h"
+
+namespace verisub::runtime {
+
+void RegisterConstIConv(OnnxOpTable* table) {
+  table->SetExport(specs::OpKind::kConstIConv, ExportConstant);
+}
+
+}  // namespace verisub::runtime

@@ -1,0 +1,11 @@
+// const_pool in ONNX: computed from its static shape and written as an initializer; never imported.
+#include "runtime/onnx_ops/export_context.h"
+#include "runtime/onnx_ops/op_table.h"
+
+namespace verisub::runtime {
+
+void RegisterConstPool(OnnxOpTable* table) {
+  table->SetExport(specs::OpKind::kConstPool, ExportConstant);
+}
+
+}  // namespace verisub::runtime

@@ -1,0 +1,113 @@
+// Helpers shared by the operators' ONNX exporters.
+#include "runtime/onnx_ops/export_context.h"
+
+#include "onnx/onnx_pb.h"
+#include "runtime/tensor_proto.h"
+#include "specs/evaluate.h"
+#include "specs/semantics.h"
+
+namespace verisub::runtime {
+
+ExportContext::ExportContext(const Graph& g, onnx::GraphProto* gp, int64_t opset)
+    : g_(g), gp_(gp), opset_(opset) {
+  for (int v = 0; v < g.num_values(); ++v) names_.insert(g.value(v).name);
+}
+
+std::vector<std::string> ExportContext::InputNames(const Node& n) const {
+  std::vector<std::string> in;
+  for (int v : n.inputs) in.push_back(Name(v));
+  return in;
+}
+
+std::string ExportContext::Fresh(const std::string& base) {
+  for (;;) {
+    std::string n = base + "__x" + std::to_string(counter_++);
+    if (names_.insert(n).second) return n;
+  }
+}
+
+std::string ExportContext::AddInitializer(const HostTensor& t, const std::string& base) {
+  std::string name = Fresh(base);
+  ToTensorProto(t, name, gp_->add_initializer());
+  return name;
+}
+
+void ExportContext::AddNamedInitializer(const HostTensor& t, const std::string& name) {
+  ToTensorProto(t, name, gp_->add_initializer());
+}
+
+std::string ExportContext::Int64s(const std::vector<int64_t>& v, const std::string& base) {
+  return AddInitializer(HostTensor::FromInts(kInt64, {static_cast<int64_t>(v.size())}, v), base);
+}
+
+onnx::NodeProto* ExportContext::Emit(const std::string& op_type, const std::string& name,
+                                     std::vector<std::string> inputs,
+                                     std::vector<std::string> outputs) {
+  onnx::NodeProto* n = gp_->add_node();
+  n->set_op_type(op_type);
+  n->set_name(name);
+  for (auto& i : inputs) n->add_input(i);
+  for (auto& o : outputs) n->add_output(o);
+  return n;
+}
+
+onnx::NodeProto* ExportContext::EmitWithActivation(const std::string& op_type, const Node& n,
+                                                   std::vector<std::string> inputs, int64_t act) {
+  const std::string out = Name(n.outputs[0]);
+  auto a = static_cast<specs::Activation>(act);
+  if (a == specs::Activation::kNone) return Emit(op_type, n.name, inputs, {out});
+  std::string tmp = Fresh(out + "_pre");
+  onnx::NodeProto* main = Emit(op_type, n.name, inputs, {tmp});
+  const char* act_op = a == specs::Activation::kRelu      ? "Relu"
+                       : a == specs::Activation::kSigmoid ? "Sigmoid"
+                                                          : "Tanh";
+  Emit(act_op, n.name + "_act", {tmp}, {out});
+  return main;
+}
+
+void ExportContext::AttrInts(onnx::NodeProto* n, const std::string& name,
+                             const std::vector<int64_t>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+void ExportContext::AttrInt(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void ExportContext::AttrFloat(onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+void ExportContext::AttrString(onnx::NodeProto* n, const std::string& name,
+                               const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+Status ExportConstant(ExportContext& ctx, const Node& n) {
+  const Value& ref = ctx.value(n.inputs[0]);
+  if (!ref.spec_type) return InternalError("constant node '" + n.name + "' has no static shape");
+  specs::Tensor<double> in;
+  in.type = *ref.spec_type;
+  in.data.assign(static_cast<size_t>(ref.spec_type->shape.NumElements()), 0.0);
+  const specs::Tensor<double>* ins[1] = {&in};
+  specs::Tensor<double> out[specs::kMaxOpOutputs];
+  VERISUB_RETURN_IF_ERROR(specs::Evaluate(specs::DoubleSemantics{}, *n.op, n.params, ins, out));
+  const Value& y = ctx.value(n.outputs[0]);
+  HostTensor t = HostTensor::FromDoubles(y.elem_type, out[0].shape().ToVector(), out[0].data);
+  ctx.AddNamedInitializer(t, y.name);
+  return Status::Ok();
+}
+
+}  // namespace verisub::runtime

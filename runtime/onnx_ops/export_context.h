@@ -1,0 +1,67 @@
+// What an operator's ONNX exporter works with: the graph being written, fresh names, and helpers
+// that emit nodes, attributes and initializers into the GraphProto.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/graph.h"
+#include "runtime/host_tensor.h"
+
+namespace onnx {
+class GraphProto;
+class NodeProto;
+}  // namespace onnx
+
+namespace verisub::runtime {
+
+class ExportContext {
+ public:
+  ExportContext(const Graph& g, onnx::GraphProto* gp, int64_t opset);
+
+  const Graph& graph() const { return g_; }
+  int64_t opset() const { return opset_; }
+  const Value& value(int v) const { return g_.value(v); }
+  // The name of value v ("" for an omitted input).
+  std::string Name(int v) const { return v == kNoValue ? "" : g_.value(v).name; }
+  // Names of the node's inputs.
+  std::vector<std::string> InputNames(const Node& n) const;
+  // A name used nowhere in the graph or the output, derived from `base`.
+  std::string Fresh(const std::string& base);
+
+  // Adds an initializer under a fresh name derived from `base` and returns the name.
+  std::string AddInitializer(const HostTensor& t, const std::string& base);
+  // Adds an initializer named exactly `name`.
+  void AddNamedInitializer(const HostTensor& t, const std::string& name);
+  std::string Int64s(const std::vector<int64_t>& v, const std::string& base);
+
+  onnx::NodeProto* Emit(const std::string& op_type, const std::string& name,
+                        std::vector<std::string> inputs, std::vector<std::string> outputs);
+  // Emits `op_type` writing the node's first output, followed by the activation when `act` (a
+  // specs::Activation) is not none.
+  onnx::NodeProto* EmitWithActivation(const std::string& op_type, const Node& n,
+                                      std::vector<std::string> inputs, int64_t act);
+
+  static void AttrInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v);
+  static void AttrInt(onnx::NodeProto* n, const std::string& name, int64_t v);
+  static void AttrFloat(onnx::NodeProto* n, const std::string& name, float v);
+  static void AttrString(onnx::NodeProto* n, const std::string& name, const std::string& v);
+
+ private:
+  const Graph& g_;
+  onnx::GraphProto* gp_;
+  int64_t opset_;
+  std::unordered_set<std::string> names_;
+  int64_t counter_ = 0;
+};
+
+// Conv [+ activation] for conv2d and conv2d_bias (whose third input is Conv's bias).
+Status ExportConvNode(ExportContext& ctx, const Node& n);
+
+// The exporter of every constant operator: computed from its static shape, written as a weight.
+Status ExportConstant(ExportContext& ctx, const Node& n);
+
+}  // namespace verisub::runtime

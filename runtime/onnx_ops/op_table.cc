@@ -1,0 +1,47 @@
+// The table of every operator's ONNX import and export.
+#include "runtime/onnx_ops/op_table.h"
+
+namespace verisub::runtime {
+
+void OnnxOpTable::AddImport(std::string op_type, OnnxImportFn fn) {
+  VERISUB_CHECK(fn != nullptr);
+  VERISUB_CHECK(imports_.emplace(std::move(op_type), fn).second);
+}
+
+void OnnxOpTable::SetExport(specs::OpKind op, OnnxExportFn fn) {
+  int k = static_cast<int>(op);
+  VERISUB_CHECK(k >= 0 && k < specs::kNumOpKinds && exports_[k] == nullptr && fn != nullptr);
+  exports_[k] = fn;
+}
+
+OnnxImportFn OnnxOpTable::FindImport(std::string_view op_type) const {
+  auto it = imports_.find(op_type);
+  return it == imports_.end() ? nullptr : it->second;
+}
+
+OnnxExportFn OnnxOpTable::Export(specs::OpKind op) const {
+  int k = static_cast<int>(op);
+  VERISUB_CHECK(k >= 0 && k < specs::kNumOpKinds);
+  return exports_[k];
+}
+
+namespace {
+
+OnnxOpTable BuildTable() {
+  OnnxOpTable table;
+#define VERISUB_REGISTER_ONNX(name, file) Register##name(&table);
+  VERISUB_FOR_EACH_OP(VERISUB_REGISTER_ONNX)
+#undef VERISUB_REGISTER_ONNX
+  for (int k = 0; k < specs::kNumOpKinds; ++k)
+    VERISUB_CHECK(table.Export(static_cast<specs::OpKind>(k)) != nullptr);
+  return table;
+}
+
+}  // namespace
+
+const OnnxOpTable& OnnxOps() {
+  static const OnnxOpTable table = BuildTable();
+  return table;
+}
+
+}  // namespace verisub::runtime

@@ -1,0 +1,50 @@
+// The ONNX side of each spec operator, registered per operator (one file each in this folder):
+// which ONNX op types it imports from and how it is written back. The table is built once from
+// specs/ops/op_list.h, so adding an operator adds its file here and nothing else in runtime/.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "runtime/graph.h"
+#include "specs/op_spec.h"
+
+namespace verisub::runtime {
+
+class ImportContext;
+class ExportContext;
+
+// Maps the node in `ctx` onto spec nodes added through `ctx`; adding nothing or calling
+// ctx.Fail() keeps the node opaque.
+using OnnxImportFn = void (*)(ImportContext& ctx);
+// Writes the spec node `n` as ONNX nodes.
+using OnnxExportFn = Status (*)(ExportContext& ctx, const Node& n);
+
+class OnnxOpTable {
+ public:
+  // Registration (each operator's Register<Name> function); a second registration of the same
+  // ONNX op type or operator is an internal error.
+  void AddImport(std::string op_type, OnnxImportFn fn);
+  void SetExport(specs::OpKind op, OnnxExportFn fn);
+
+  // The importer of an ONNX op type of the default domain, or null.
+  OnnxImportFn FindImport(std::string_view op_type) const;
+  // The exporter of a spec operator (every operator has one).
+  OnnxExportFn Export(specs::OpKind op) const;
+
+ private:
+  std::map<std::string, OnnxImportFn, std::less<>> imports_;
+  OnnxExportFn exports_[specs::kNumOpKinds] = {};
+};
+
+// Built once from every operator's registration; immutable.
+const OnnxOpTable& OnnxOps();
+
+// One registration function per operator, defined in runtime/onnx_ops/<file>.cc.
+#define VERISUB_DECLARE_ONNX_REGISTRATION(name, file) void Register##name(OnnxOpTable* table);
+VERISUB_FOR_EACH_OP(VERISUB_DECLARE_ONNX_REGISTRATION)
+#undef VERISUB_DECLARE_ONNX_REGISTRATION
+
+}  // namespace verisub::runtime

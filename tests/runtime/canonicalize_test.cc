@@ -1,0 +1,148 @@
+// Import-time canonicalization: exporter forms become the spec operators the rules know, the
+// outputs stay equal, and a pattern whose intermediate is read elsewhere is left alone.
+#include "runtime/canonicalize.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "runtime/executor.h"
+#include "runtime/onnx_export.h"
+#include "runtime/onnx_import.h"
+#include "tests/runtime/test_models.h"
+
+namespace verisub::runtime {
+namespace {
+
+using testing::CountKind;
+using testing::ModelBuilder;
+
+HostTensor Scalar(double v) { return HostTensor::FromDoubles(kFloat, {}, {v}); }
+
+// Imports with mapping (and canonicalization) and without; both must compute the same, and the
+// exported canonical graph must too.
+Graph ImportChecked(const std::string& bytes) {
+  auto mapped = ImportOnnxBytes(bytes, "model");
+  EXPECT_TRUE(mapped.ok()) << mapped.status().message();
+  if (!mapped.ok()) return Graph();
+  ImportOptions raw;
+  raw.map_to_spec_ops = false;
+  auto plain = ImportOnnxBytes(bytes, "model", raw);
+  EXPECT_TRUE(plain.ok()) << plain.status().message();
+  std::vector<HostTensor> in = testing::RandomInputs(*mapped, 7);
+  auto a = Execute(*mapped, in);
+  auto b = Execute(*plain, in);
+  EXPECT_TRUE(a.ok() && b.ok());
+  if (a.ok() && b.ok()) EXPECT_LT(testing::MaxAbsDiff(*a, *b), 1e-5);
+  onnx::ModelProto exported;
+  Status st = ExportOnnxModel(*mapped, &exported);
+  EXPECT_TRUE(st.ok()) << st.message();
+  auto back = ImportOnnxModel(exported, "exported", raw);
+  EXPECT_TRUE(back.ok()) << back.status().message();
+  if (back.ok() && a.ok()) {
+    auto c = Execute(*back, in);
+    EXPECT_TRUE(c.ok());
+    if (c.ok()) EXPECT_LT(testing::MaxAbsDiff(*a, *c), 1e-5);
+  }
+  return *mapped;
+}
+
+// PyTorch 1.13's export of nn.GELU(): x * (erf(x / sqrt 2) + 1) * 0.5.
+std::string GeluModel(bool read_erf_elsewhere) {
+  ModelBuilder b;
+  b.Input("x", {2, 8}).Output("y", {2, 8});
+  b.Weight("sqrt2", Scalar(std::sqrt(2.0))).Weight("one", Scalar(1.0)).Weight("half", Scalar(0.5));
+  b.Node("Div", {"x", "sqrt2"}, {"d"});
+  b.Node("Erf", {"d"}, {"e"});
+  b.Node("Add", {"e", "one"}, {"a"});
+  b.Node("Mul", {"x", "a"}, {"m"});
+  b.Node("Mul", {"m", "half"}, {"y"});
+  if (read_erf_elsewhere) {
+    b.Output("e", {2, 8});
+  }
+  return b.Bytes();
+}
+
+TEST(CanonicalizeTest, GeluDecompositionBecomesGelu) {
+  Graph g = ImportChecked(GeluModel(false));
+  EXPECT_EQ(CountKind(g, "gelu"), 1);
+  EXPECT_EQ(g.num_nodes(), 1);
+}
+
+TEST(CanonicalizeTest, GeluTwinIntermediateReadElsewhereStays) {
+  Graph g = ImportChecked(GeluModel(true));
+  EXPECT_EQ(CountKind(g, "gelu"), 0);
+  EXPECT_EQ(CountKind(g, "erf"), 1);
+}
+
+TEST(CanonicalizeTest, SiluBecomesSiluOnlyWithTheSameInput) {
+  ModelBuilder b;
+  b.Input("x", {1, 4, 3, 3}).Output("y", {1, 4, 3, 3});
+  b.Node("Sigmoid", {"x"}, {"s"});
+  b.Node("Mul", {"x", "s"}, {"y"});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "silu"), 1);
+  EXPECT_EQ(g.num_nodes(), 1);
+
+  ModelBuilder twin;
+  twin.Input("x", {1, 4, 3, 3}).Input("z", {1, 4, 3, 3}).Output("y", {1, 4, 3, 3});
+  twin.Node("Sigmoid", {"z"}, {"s"});
+  twin.Node("Mul", {"x", "s"}, {"y"});
+  Graph t = ImportChecked(twin.Bytes());
+  EXPECT_EQ(CountKind(t, "silu"), 0);
+  EXPECT_EQ(CountKind(t, "sigmoid"), 1);
+}
+
+TEST(CanonicalizeTest, DivByConstantBecomesScaleAndSubOfConstantABias) {
+  ModelBuilder b;
+  b.Input("x", {1, 3, 4, 4}).Output("y", {1, 3, 4, 4});
+  b.Weight("c", Scalar(4.0));
+  b.RandomWeight("mean", {1, 3, 1, 1}, 5);
+  b.Node("Div", {"x", "c"}, {"d"});
+  b.Node("Sub", {"d", "mean"}, {"y"});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "smul"), 1);
+  EXPECT_EQ(CountKind(g, "bias_add"), 1);
+  EXPECT_EQ(CountKind(g, "onnx:Div"), 0);
+  EXPECT_EQ(CountKind(g, "onnx:Sub"), 0);
+}
+
+TEST(CanonicalizeTest, DivByZeroOrByATensorStays) {
+  ModelBuilder b;
+  b.Input("x", {2, 3}).Input("z", {2, 3}).Output("y", {2, 3}).Output("w", {2, 3});
+  b.Weight("zero", Scalar(0.0));
+  b.Node("Div", {"x", "zero"}, {"y"});
+  b.Node("Div", {"x", "z"}, {"w"});
+  auto g = ImportOnnxBytes(b.Bytes(), "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(CountKind(*g, "onnx:Div"), 2);
+}
+
+TEST(CanonicalizeTest, ClipZeroSixIsRelu6AndOtherBoundsStay) {
+  ModelBuilder b;
+  b.Input("x", {1, 4, 3, 3}).Output("y", {1, 4, 3, 3}).Output("z", {1, 4, 3, 3});
+  b.Weight("lo", Scalar(0.0)).Weight("hi", Scalar(6.0)).Weight("one", Scalar(1.0));
+  b.Node("Clip", {"x", "lo", "hi"}, {"y"});
+  b.Node("Clip", {"x", "lo", "one"}, {"z"});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "relu6"), 1);
+  EXPECT_EQ(CountKind(g, "onnx:Clip"), 1);
+}
+
+TEST(CanonicalizeTest, ActivationOperatorsMapAndExport) {
+  ModelBuilder b(14);
+  b.Input("x", {2, 5}).Output("y", {2, 5});
+  b.Node("Exp", {"x"}, {"e"});
+  b.Node("Erf", {"e"}, {"f"});
+  auto& hs = b.Node("HardSigmoid", {"f"}, {"h"});
+  testing::SetFloat(hs, "alpha", 1.0f / 6.0f);
+  b.Node("HardSwish", {"h"}, {"y"});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "exp"), 1);
+  EXPECT_EQ(CountKind(g, "erf"), 1);
+  EXPECT_EQ(CountKind(g, "hard_sigmoid"), 1);
+  EXPECT_EQ(CountKind(g, "hard_swish"), 1);
+}
+
+}  // namespace
+}  // namespace verisub::runtime
