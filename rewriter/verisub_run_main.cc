@@ -151,6 +151,12 @@ int main(int argc, char** argv) {
       st.fused_nodes, st.fallback_nodes, st.reorders, st.activation_bytes / 1048576.0,
       st.weight_bytes / 1048576.0);
 
+  if (!st.fallback_kinds.empty()) {
+    std::printf("reference kernels:");
+    for (const auto& [kind, count] : st.fallback_kinds) std::printf(" %s x%d", kind.c_str(), count);
+    std::printf("\n");
+  }
+
   std::vector<HostTensor> inputs;
   if (!flags.input_files.empty()) {
     if (flags.input_files.size() != g.inputs().size())

@@ -4,6 +4,7 @@
 // caller owns the graph, which must outlive nothing: a prepared model keeps what it needs.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,12 +26,13 @@ struct PrepareOptions {
 
 // What a prepared model did at prepare time, for reports.
 struct PrepareStats {
-  int steps = 0;                 // executed kernels, reorders included
-  int fused_nodes = 0;           // graph nodes absorbed into another node's kernel
-  int fallback_nodes = 0;        // nodes run by the reference kernels
-  int reorders = 0;              // layout conversions between kernels
-  int64_t activation_bytes = 0;  // planned activation memory
-  int64_t weight_bytes = 0;      // weights as the kernels keep them
+  int steps = 0;                              // executed kernels, reorders included
+  int fused_nodes = 0;                        // graph nodes absorbed into another node's kernel
+  int fallback_nodes = 0;                     // nodes run by the reference kernels
+  std::map<std::string, int> fallback_kinds;  // their kinds ("onnx:Erf" -> 2)
+  int reorders = 0;                           // layout conversions between kernels
+  int64_t activation_bytes = 0;               // planned activation memory
+  int64_t weight_bytes = 0;                   // weights as the kernels keep them
 };
 
 class PreparedModel {

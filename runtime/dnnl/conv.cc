@@ -18,8 +18,9 @@ Status ConvKernel(KernelBuilder& b) {
   const Node& n = b.node();
   const Group& grp = b.group();
   if (!b.AllDnnl() || n.inputs.size() < 2) return Unimplemented("conv: inputs");
-  int x = n.inputs[0], w = n.inputs[1];
-  const auto& xd = b.dims(x);
+  int x = grp.pad_input != kNoValue ? grp.pad_input : n.inputs[0], w = n.inputs[1];
+  const auto& xd = b.dims(n.inputs[0]);  // the window geometry sees the padded input
+  if (!b.Dnnl(x)) return Unimplemented("conv: padded input");
   const auto& wd = b.dims(w);
   const auto& yd = b.dims(grp.output);
   if (xd.size() < 3 || xd.size() > 5 || wd.size() != xd.size() || yd.size() != xd.size())
@@ -29,6 +30,7 @@ Status ConvKernel(KernelBuilder& b) {
   std::vector<int64_t> in_sp(xd.begin() + 2, xd.end()), k_sp(wd.begin() + 2, wd.end());
   auto win = WindowOf(b.graph(), n, in_sp, k_sp);
   if (!win) return Unimplemented("conv: window attributes");
+  AddExtraPads(grp, &*win);
   int64_t groups = 1;
   if (n.op) {
     specs::Shape xs = *specs::Shape::FromVector(xd);
@@ -75,7 +77,8 @@ Status ConvKernel(KernelBuilder& b) {
   for (int64_t d : win->dilations) dil.push_back(d - 1);
   const auto any = memory::format_tag::any;
   const auto f32 = memory::data_type::f32;
-  Desc src_any(Dims(xd), f32, any), w_any(Dims(wdims), f32, any), dst_any(Dims(yd), f32, any);
+  Desc src_any(Dims(b.dims(x)), f32, any), w_any(Dims(wdims), f32, any),
+      dst_any(Dims(yd), f32, any);
   Desc bias_md({o}, f32, memory::format_tag::a);
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, w_any,

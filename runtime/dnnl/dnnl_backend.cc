@@ -28,7 +28,7 @@ class Driver {
 
   Status BuildGroup(const Group& grp) {
     const Node& n = d_->graph->node(grp.kernel_node);
-    if (KernelFn kernel = Kernels().Find(n.KindName())) {
+    if (KernelFn kernel = Kernels().Find(grp.pattern.empty() ? n.KindName() : grp.pattern)) {
       for (bool plain : {false, true}) {
         KernelBuilder b(d_, grp, plain);
         Status st = DnnlCall(n.name, [&] {
@@ -53,6 +53,7 @@ class Driver {
     VERISUB_RETURN_IF_ERROR(DnnlCall(n.name, [&] { EmitReference(b); }));
     for (Step& s : b.TakeSteps()) d_->steps.push_back(std::move(s));
     ++stats_->fallback_nodes;
+    ++stats_->fallback_kinds[n.KindName()];
     return Status::Ok();
   }
 

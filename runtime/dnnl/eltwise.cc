@@ -29,6 +29,19 @@ Status EltwiseKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
+// A matched GELU subgraph (fusion.h): gelu_erf of the pattern's input.
+Status GeluKernel(KernelBuilder& b) {
+  int x = b.node().inputs[0], y = b.group().output;
+  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x)) return Unimplemented("gelu: inputs");
+  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                   dnnl::algorithm::eltwise_gelu_erf, b.StoredDesc(x), 0.f, 0.f);
+  dnnl::eltwise_forward::primitive_desc pd(desc, b.engine());
+  b.Read(DNNL_ARG_SRC, x, pd.src_desc());
+  b.Write(DNNL_ARG_DST, y, pd.dst_desc());
+  b.Emit(dnnl::eltwise_forward(pd));
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddEltwiseKernels(KernelRegistry* r) {
@@ -37,6 +50,7 @@ void AddEltwiseKernels(KernelRegistry* r) {
         "onnx:Sqrt", "onnx:Abs", "onnx:Neg", "onnx:Softplus", "onnx:Mish", "onnx:HardSwish",
         "onnx:LeakyRelu", "onnx:Elu", "onnx:HardSigmoid", "onnx:Clip"})
     r->Add(k, EltwiseKernel);
+  r->Add("pattern:gelu", GeluKernel);
 }
 
 }  // namespace verisub::runtime::dnnl_backend

@@ -2,6 +2,7 @@
 #include "runtime/dnnl/fusion.h"
 
 #include <cfloat>
+#include <cmath>
 #include <functional>
 
 #include "onnx/onnx_pb.h"
@@ -43,6 +44,88 @@ std::optional<Eltwise> SpecActivation(specs::Activation a) {
       return Eltwise{algorithm::eltwise_tanh};
   }
   return std::nullopt;
+}
+
+// A multiplication of `x` by a one-element constant (spec smul, ONNX Mul, ONNX Div by it):
+// the factor.
+std::optional<float> ScaleOf(const Graph& g, const Node& n, int x) {
+  if (n.outputs.size() != 1 || n.inputs.size() != 2) return std::nullopt;
+  if (n.op == OpKind::kSmul && n.inputs[0] == x) return ScalarConstant(g, n, 1);
+  if (Onnx(n, "Mul")) {
+    if (n.inputs[0] == x) return ScalarConstant(g, n, 1);
+    if (n.inputs[1] == x) return ScalarConstant(g, n, 0);
+  }
+  if (Onnx(n, "Div") && n.inputs[0] == x) {
+    auto c = ScalarConstant(g, n, 1);
+    if (c && *c != 0.f) return 1.f / *c;
+  }
+  return std::nullopt;
+}
+
+bool Near(std::optional<float> v, double want) {
+  return v && std::abs(*v - want) < 1e-4 * std::max(1.0, std::abs(want));
+}
+
+struct GeluMatch {
+  std::vector<int> nodes;
+  int output = kNoValue;
+};
+
+// PyTorch's export of GELU (erf form): ((erf(x / sqrt 2) + 1) * x) * 0.5, x read by the Div and
+// the first Mul only.
+std::optional<GeluMatch> MatchGelu(const Graph& g, int x,
+                                   const std::vector<std::vector<int>>& readers,
+                                   const std::vector<bool>& is_output,
+                                   const std::vector<int>& group_of) {
+  if (x == kNoValue || is_output[x] || readers[x].size() != 2) return std::nullopt;
+  auto sole = [&](int v) { return is_output[v] || readers[v].size() != 1 ? -1 : readers[v][0]; };
+  for (int first = 0; first < 2; ++first) {
+    int d = readers[x][first], m1 = readers[x][1 - first];
+    const Node& dn = g.node(d);
+    if (!Near(ScaleOf(g, dn, x), 1.0 / std::sqrt(2.0))) continue;
+    int e = sole(dn.outputs[0]);
+    if (e < 0 || !Onnx(g.node(e), "Erf")) continue;
+    int a = sole(g.node(e).outputs[0]);
+    if (a < 0 || !Onnx(g.node(a), "Add") || g.node(a).inputs.size() != 2) continue;
+    const Node& an = g.node(a);
+    int erf_out = g.node(e).outputs[0];
+    int one = an.inputs[0] == erf_out ? 1 : 0;
+    if (an.inputs[1 - one] != erf_out || !Near(ScalarConstant(g, an, one), 1.0)) continue;
+    const Node& mn = g.node(m1);
+    bool mul = mn.op == OpKind::kEwMul || Onnx(mn, "Mul");
+    if (sole(an.outputs[0]) != m1 || !mul || mn.inputs.size() != 2 ||
+        !((mn.inputs[0] == x && mn.inputs[1] == an.outputs[0]) ||
+          (mn.inputs[1] == x && mn.inputs[0] == an.outputs[0])))
+      continue;
+    int m2 = sole(mn.outputs[0]);
+    if (m2 < 0 || !Near(ScaleOf(g, g.node(m2), mn.outputs[0]), 0.5)) continue;
+    GeluMatch m{{d, e, a, m1, m2}, g.node(m2).outputs[0]};
+    bool free = true;
+    for (int n : m.nodes) free &= group_of[n] < 0;
+    if (free && g.value(x).dims == g.value(m.output).dims) return m;
+  }
+  return std::nullopt;
+}
+
+// An ONNX Pad with zeros of the spatial dims only, whose output only `reader` reads: the pads of
+// the spatial dims (begins, then ends).
+std::optional<std::vector<int64_t>> ZeroSpatialPad(const Graph& g, const Node& p) {
+  if (!Onnx(p, "Pad") || p.inputs.size() < 2 || p.inputs[1] == kNoValue) return std::nullopt;
+  KernelContext ctx(*p.onnx, OpsetOf(g), {});
+  if (ctx.AttrString("mode", "constant") != "constant" || g.DefaultOpset() < 11)
+    return std::nullopt;
+  if (p.inputs.size() > 2 && p.inputs[2] != kNoValue) {
+    auto v = ScalarConstant(g, p, 2);
+    if (!v || *v != 0.f) return std::nullopt;
+  }
+  if (p.inputs.size() > 3 && p.inputs[3] != kNoValue) return std::nullopt;  // axes
+  const Value& pads = g.value(p.inputs[1]);
+  if (!pads.constant || pads.constant->NumElements() != 8) return std::nullopt;
+  std::vector<int64_t> v = pads.constant->ToInts();
+  if (v[0] || v[1] || v[4] || v[5]) return std::nullopt;
+  for (int64_t x : v)
+    if (x < 0) return std::nullopt;
+  return std::vector<int64_t>{v[2], v[3], v[6], v[7]};
 }
 
 }  // namespace
@@ -149,12 +232,53 @@ FusionPlan PlanFusion(const Graph& g) {
   for (int i = 0; i < g.num_nodes(); ++i) {
     const Node& n = g.node(i);
     bool conv = IsConv(n), mm = IsMatmul(n);
+    if (plan.group_of[i] < 0 && !n.inputs.empty()) {
+      auto gelu = MatchGelu(g, n.inputs[0], readers, is_output, plan.group_of);
+      if (gelu && gelu->nodes[0] == i) {
+        Group grp;
+        grp.kernel_node = i;
+        grp.last_node = gelu->nodes.back();
+        grp.output = gelu->output;
+        grp.members = gelu->nodes;
+        grp.pattern = "pattern:gelu";
+        for (int m : gelu->nodes) plan.group_of[m] = static_cast<int>(plan.groups.size());
+        plan.groups.push_back(std::move(grp));
+        continue;
+      }
+    }
+    // A zero Pad before a convolution or an average pool becomes the window's padding.
+    int pad_node = -1;
+    std::optional<std::vector<int64_t>> extra;
+    bool avg = n.op == OpKind::kPoolAvg || Onnx(n, "AveragePool");
+    if (plan.group_of[i] < 0 && (conv || avg) && !n.inputs.empty() && n.inputs[0] != kNoValue) {
+      int p = producer[n.inputs[0]];
+      if (p >= 0 && plan.group_of[p] < 0 && sole_reader(n.inputs[0]) == i &&
+          g.value(n.inputs[0]).dims.size() == 4)
+        if ((extra = ZeroSpatialPad(g, g.node(p)))) pad_node = p;
+    }
+    if (avg && pad_node >= 0) {
+      Group grp;
+      grp.kernel_node = grp.last_node = i;
+      grp.output = n.outputs[0];
+      grp.members = {i, pad_node};
+      grp.pad_input = g.node(pad_node).inputs[0];
+      grp.extra_pads = *extra;
+      plan.group_of[i] = plan.group_of[pad_node] = static_cast<int>(plan.groups.size());
+      plan.groups.push_back(std::move(grp));
+      continue;
+    }
     if (plan.group_of[i] >= 0 || (!conv && !mm) || n.outputs.size() != 1) continue;
     Group grp;
     grp.kernel_node = grp.last_node = i;
     grp.members.push_back(i);
     int gi = static_cast<int>(plan.groups.size());
     plan.group_of[i] = gi;
+    if (pad_node >= 0) {
+      grp.members.push_back(pad_node);
+      plan.group_of[pad_node] = gi;
+      grp.pad_input = g.node(pad_node).inputs[0];
+      grp.extra_pads = *extra;
+    }
     bool has_act = false, has_sum = false;
     if (n.op) {
       auto act = SpecActivation(static_cast<specs::Activation>(
@@ -167,6 +291,18 @@ FusionPlan PlanFusion(const Graph& g) {
     int tail = n.outputs[0];
     const size_t rank = g.value(tail).dims.size();
     for (;;) {
+      if (auto gelu = MatchGelu(g, tail, readers, is_output, plan.group_of)) {
+        grp.post_ops.push_back(
+            {PostOp::kEltwise, gelu->nodes.back(), {}, 0.f, {algorithm::eltwise_gelu_erf}});
+        for (int m : gelu->nodes) {
+          grp.members.push_back(m);
+          plan.group_of[m] = gi;
+        }
+        has_act = true;
+        grp.last_node = gelu->nodes.back();
+        tail = gelu->output;
+        continue;
+      }
       int r = sole_reader(tail);
       if (r < 0 || plan.group_of[r] >= 0) break;
       const Node& rn = g.node(r);
@@ -195,6 +331,9 @@ FusionPlan PlanFusion(const Graph& g) {
           if (ctx.AttrInt("training_mode", 0) != 0) break;
           op.epsilon = ctx.AttrFloat("epsilon", 1e-5f);
         }
+      } else if (auto scale = ScaleOf(g, rn, tail)) {
+        op.eltwise = {algorithm::eltwise_linear, *scale, 0.f};
+        has_act = true;
       } else if (auto e = EltwiseOf(g, rn); e && rn.inputs[0] == tail) {
         for (const Eltwise& el : *e) grp.post_ops.push_back({PostOp::kEltwise, r, {}, 0.f, el});
         has_act = true;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -36,6 +37,13 @@ struct Group {
   std::vector<int> members;  // every node of the group, kernel_node included
   std::vector<PostOp> post_ops;
   std::vector<int> concat_inputs;  // merged concat: the inputs in order
+  // A zero Pad of the spatial dims absorbed into a convolution or average pooling: the kernel
+  // reads `pad_input` with these extra pads (begin h, w, ..., end h, w, ...).
+  int pad_input = kNoValue;
+  std::vector<int64_t> extra_pads;
+  // Non-empty when the group is a recognized subgraph run by the kernel registered under this
+  // name ("pattern:gelu": x * 0.5 * (1 + erf(x / sqrt 2)) as oneDNN's gelu_erf).
+  std::string pattern;
 };
 
 struct FusionPlan {

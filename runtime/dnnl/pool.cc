@@ -16,8 +16,9 @@ Status PoolKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (!b.AllDnnl() || n.inputs.size() != 1 || n.outputs.size() != 1)
     return Unimplemented("pool: inputs");
-  int x = n.inputs[0], y = n.outputs[0];
-  const auto& xd = b.dims(x);
+  const Group& grp = b.group();
+  int x = grp.pad_input != kNoValue ? grp.pad_input : n.inputs[0], y = n.outputs[0];
+  const auto& xd = b.dims(n.inputs[0]);  // the window geometry sees the padded input
   const auto& yd = b.dims(y);
   if (xd.size() < 3 || yd.size() != xd.size()) return Unimplemented("pool: rank");
   std::vector<int64_t> in_sp(xd.begin() + 2, xd.end());
@@ -46,6 +47,14 @@ Status PoolKernel(KernelBuilder& b) {
   }
   for (int64_t d : win.dilations)
     if (d != 1) return Unimplemented("pool: dilation");
+  if (grp.pad_input != kNoValue) {
+    // Padded zeros count in the average: only equal when the pool's own pads count too.
+    for (size_t d = 0; d < win.pad_l.size(); ++d)
+      if (!include_pad && (win.pad_l[d] || win.pad_r[d])) return Unimplemented("pool: pads");
+    include_pad = true;
+    AddExtraPads(grp, &win);
+    in_sp.assign(b.dims(x).begin() + 2, b.dims(x).end());
+  }
   // Ceil mode: the last window may run past the right pad; oneDNN wants it as padding.
   for (size_t d = 0; d < in_sp.size(); ++d) {
     int64_t need = (yd[d + 2] - 1) * win.strides[d] + win.kernel[d] - in_sp[d] - win.pad_l[d];

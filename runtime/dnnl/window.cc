@@ -63,4 +63,13 @@ std::optional<Window> WindowOf(const Graph& g, const Node& n, const std::vector<
   return w;
 }
 
+void AddExtraPads(const Group& g, Window* w) {
+  const size_t r = w->pad_l.size();
+  if (g.pad_input == kNoValue || g.extra_pads.size() != 2 * r) return;
+  for (size_t d = 0; d < r; ++d) {
+    w->pad_l[d] += g.extra_pads[d];
+    w->pad_r[d] += g.extra_pads[d + r];
+  }
+}
+
 }  // namespace verisub::runtime::dnnl_backend

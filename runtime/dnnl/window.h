@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/dnnl/fusion.h"
 #include "runtime/graph.h"
 
 namespace verisub::runtime::dnnl_backend {
@@ -17,5 +18,8 @@ struct Window {
 // dims `in` (and, for Conv, a kernel `kernel`); nullopt when the attributes are not understood.
 std::optional<Window> WindowOf(const Graph& g, const Node& n, const std::vector<int64_t>& in,
                                std::vector<int64_t> kernel);
+
+// Adds a group's absorbed Pad (fusion.h) to the window's pads.
+void AddExtraPads(const Group& g, Window* w);
 
 }  // namespace verisub::runtime::dnnl_backend

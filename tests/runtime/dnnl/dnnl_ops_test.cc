@@ -130,6 +130,26 @@ TEST(DnnlOpsTest, Pooling) {
   EXPECT_EQ(Check(g, "global_average_pool").fallback_nodes, 0);
 }
 
+// PyTorch exports avg_pool2d(count_include_pad=True) and explicit F.pad as Pad nodes; a zero
+// spatial Pad becomes the window padding of the pool or convolution that reads it.
+TEST(DnnlOpsTest, ZeroPadsFoldIntoWindows) {
+  for (std::string op : {"AveragePool", "Conv"}) {
+    ModelBuilder b;
+    b.Input("x", {1, 8, 6, 6}).Output("y", {1, 8, 6, 7}).RandomWeight("w", {8, 8, 3, 3}, 1);
+    b.Int64Weight("pads", {0, 0, 1, 1, 0, 0, 1, 2});
+    b.Node("Relu", {"x"}, {"r"});
+    b.Node("Pad", {"r", "pads"}, {"p"});
+    if (op == "Conv") {
+      b.Node("Conv", {"p", "w"}, {"y"});
+    } else {
+      SetInts(b.Node("AveragePool", {"p"}, {"y"}), "kernel_shape", {3, 3});
+    }
+    PrepareStats s = Check(b, "pad_" + op);
+    EXPECT_EQ(s.fallback_nodes, 0) << op;
+    EXPECT_EQ(s.fused_nodes, 1) << op;
+  }
+}
+
 TEST(DnnlOpsTest, Activations) {
   for (std::string op : {"Relu", "Sigmoid", "Tanh", "Exp", "HardSwish", "HardSigmoid", "LeakyRelu",
                          "Elu", "Softplus", "Abs", "Neg", "Clip"}) {
@@ -226,6 +246,49 @@ TEST(DnnlOpsTest, MatmulAndGemm) {
     b.RandomWeight("bias", {7}, 2);
     SetInt(b.Node("Gemm", {"a", "w", "bias"}, {"y"}), "transB", 1);
     EXPECT_EQ(Check(b, "gemm_transb").fallback_nodes, 0);
+  }
+}
+
+// PyTorch's GELU export, ((erf(x / sqrt 2) + 1) * x) * 0.5, after a matmul + bias (absorbed as
+// one gelu_erf post-op) and on its own; a scalar Div after a matmul becomes a linear post-op.
+void AddGelu(ModelBuilder& b, const std::string& x, const std::string& y) {
+  b.Weight("sqrt2", HostTensor::FromDoubles(kFloat, {}, {1.4142135381698608}));
+  b.Weight("one", HostTensor::FromDoubles(kFloat, {}, {1.0}));
+  b.Weight("half", HostTensor::FromDoubles(kFloat, {}, {0.5}));
+  b.Node("Div", {x, "sqrt2"}, {x + "_d"});
+  b.Node("Erf", {x + "_d"}, {x + "_e"});
+  b.Node("Add", {x + "_e", "one"}, {x + "_a"});
+  b.Node("Mul", {x, x + "_a"}, {x + "_m"});
+  b.Node("Mul", {x + "_m", "half"}, {y});
+}
+
+TEST(DnnlOpsTest, GeluAndScalesFuse) {
+  {
+    ModelBuilder b;
+    b.Input("a", {2, 5, 8}).Output("y", {2, 5, 12}).RandomWeight("w", {8, 12}, 1);
+    b.RandomWeight("bias", {12}, 2);
+    b.Node("MatMul", {"a", "w"}, {"m"});
+    b.Node("Add", {"m", "bias"}, {"x"});
+    AddGelu(b, "x", "y");
+    PrepareStats s = Check(b, "matmul_gelu");
+    EXPECT_EQ(s.fused_nodes, 6);
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b;
+    b.Input("x", {2, 5, 8}).Output("y", {2, 5, 8});
+    AddGelu(b, "x", "y");
+    PrepareStats s = Check(b, "gelu");
+    EXPECT_EQ(s.fused_nodes, 4);
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b;
+    b.Input("q", {2, 4, 5, 8}).Input("k", {2, 4, 8, 5}).Output("y", {2, 4, 5, 5});
+    b.Weight("scale", HostTensor::FromDoubles(kFloat, {}, {2.8284271247461903}));
+    b.Node("MatMul", {"q", "k"}, {"s"});
+    b.Node("Div", {"s", "scale"}, {"y"});
+    EXPECT_EQ(Check(b, "matmul_div").fused_nodes, 1);
   }
 }
 
