@@ -47,6 +47,45 @@ Status DnnlCall(const std::string& what, const std::function<void()>& f) {
   return Status::Ok();
 }
 
+std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l) {
+  using T = memory::format_tag;
+  const int rank = static_cast<int>(dims.size());
+  if (!specs::LayoutFitsRank(l, rank)) return std::nullopt;
+  memory::dims d(dims.begin(), dims.end());
+  switch (l) {
+    case specs::Layout::kPlain:
+      return PlainDesc(dims);
+    case specs::Layout::kNHWC:
+      return Desc(d, memory::data_type::f32, T::acdb);
+    case specs::Layout::kNCHW8c:
+      return Desc(d, memory::data_type::f32, T::aBcd8b);
+    case specs::Layout::kNCHW16c:
+      return Desc(d, memory::data_type::f32, T::aBcd16b);
+    case specs::Layout::kColMajor: {
+      memory::dims strides(rank);
+      int64_t acc = 1;
+      std::vector<int> order(rank);
+      for (int i = 0; i < rank; ++i) order[i] = i;
+      std::swap(order[rank - 1], order[rank - 2]);
+      for (int i = rank - 1; i >= 0; --i) {
+        strides[order[i]] = acc;
+        acc *= d[order[i]];
+      }
+      return Desc(d, memory::data_type::f32, strides);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+Desc KernelBuilder::OutputDesc(int id) const {
+  const auto& l = d_->layouts;
+  if (id >= 0 && id < static_cast<int>(l.size()))
+    if (auto d = LayoutDesc(slot(id).dims, l[id])) return *d;
+  memory::dims d(slot(id).dims.begin(), slot(id).dims.end());
+  return Desc(d, memory::data_type::f32, memory::format_tag::any);
+}
+
 int64_t KernelBuilder::Opset() const { return graph().DefaultOpset(); }
 
 std::optional<std::vector<float>> KernelBuilder::ConstantFloats(int id) const {

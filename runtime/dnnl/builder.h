@@ -16,12 +16,15 @@
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/dnnl/fusion.h"
 #include "runtime/graph.h"
+#include "specs/layout.h"
 
 namespace verisub::runtime::dnnl_backend {
 
 using dnnl::memory;
 using Desc = dnnl::memory::desc;
 
+// Float32 descriptor of `dims` in layout `l`, or nullopt when the layout does not fit.
+std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l);
 // Row-major float32 descriptor of `dims` (rank 0 is stored as [1]).
 Desc PlainDesc(const std::vector<int64_t>& dims);
 std::vector<int64_t> DimsOf(const Desc& d);
@@ -74,6 +77,7 @@ struct ModelDraft {
   dnnl::stream stream;       // for prepare-time weight reorders
   int reorders = 0;
   int64_t weight_bytes = 0;
+  std::vector<specs::Layout> layouts;  // PrepareOptions::layouts (empty: own policy)
 };
 
 // Thrown-free wrapper: runs f, turning a dnnl::error into a Status naming `what`.
@@ -104,6 +108,9 @@ class KernelBuilder {
   // The descriptor a kernel should start from for input slot `id`: its storage, or plain when
   // the kernel is being retried on plain inputs.
   Desc StoredDesc(int id) const;
+  // The descriptor an output should have: the layout PrepareOptions assigned to graph value
+  // `id` when it fits, else `any` (oneDNN's choice).
+  Desc OutputDesc(int id) const;
 
   // Binds `arg` to slot `id` in layout `want` (a conversion is inserted, or a constant is
   // reordered once, when its storage differs).

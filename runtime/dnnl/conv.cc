@@ -78,7 +78,7 @@ Status ConvKernel(KernelBuilder& b) {
   const auto any = memory::format_tag::any;
   const auto f32 = memory::data_type::f32;
   Desc src_any(Dims(b.dims(x)), f32, any), w_any(Dims(wdims), f32, any),
-      dst_any(Dims(yd), f32, any);
+      dst_any = b.OutputDesc(grp.output);
   Desc bias_md({o}, f32, memory::format_tag::a);
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, w_any,

@@ -3,6 +3,8 @@
 // prepared model.
 #include "runtime/dnnl/dnnl_backend.h"
 
+#include <map>
+
 #include "runtime/constant_folding.h"
 #include "runtime/dnnl/builder.h"
 #include "runtime/dnnl/fallback.h"
@@ -95,6 +97,18 @@ class DnnlBackend : public Backend {
       return FailedPrecondition(std::string("oneDNN: no CPU engine: ") + e.what());
     }
     d.graph = &fg;
+    if (!options.layouts.empty()) {
+      if (static_cast<int>(options.layouts.size()) != g.num_values())
+        return InvalidArgument("layouts: " + std::to_string(options.layouts.size()) +
+                               " given for " + std::to_string(g.num_values()) + " values");
+      // Folding renumbers values: the layouts follow the value names.
+      std::map<std::string, specs::Layout> by_name;
+      for (int v = 0; v < g.num_values(); ++v) by_name[g.value(v).name] = options.layouts[v];
+      d.layouts.assign(fg.num_values(), specs::Layout::kPlain);
+      for (int v = 0; v < fg.num_values(); ++v)
+        if (auto it = by_name.find(fg.value(v).name); it != by_name.end())
+          d.layouts[v] = it->second;
+    }
     for (int v = 0; v < fg.num_values(); ++v) {
       const Value& val = fg.value(v);
       Slot s;

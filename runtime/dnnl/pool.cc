@@ -67,7 +67,7 @@ Status PoolKernel(KernelBuilder& b) {
              : include_pad ? dnnl::algorithm::pooling_avg_include_padding
                            : dnnl::algorithm::pooling_avg_exclude_padding;
   Desc src = b.StoredDesc(x);
-  Desc dst(Dims(yd), memory::data_type::f32, memory::format_tag::any);
+  Desc dst = b.OutputDesc(y);
   dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src, dst,
                                    Dims(win.strides), Dims(win.kernel), Dims(win.pad_l),
                                    Dims(win.pad_r));

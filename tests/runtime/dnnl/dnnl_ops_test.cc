@@ -339,6 +339,43 @@ TEST(DnnlOpsTest, ReferenceFallbackBetweenBlockedKernels) {
   EXPECT_EQ(s.fallback_nodes, 1);
 }
 
+// A layout assignment (the layout pass's output) decides the convolutions' and pools' output
+// layouts; every assignment computes the same values.
+TEST(DnnlOpsTest, AssignedLayoutsGiveTheSameResults) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 9, 9}).Output("y", {1, 16, 5, 5});
+  b.RandomWeight("w1", {16, 8, 3, 3}, 1).RandomWeight("w2", {16, 16, 1, 1}, 2);
+  SetInts(b.Node("Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c1"}, {"r"});
+  auto& pool = b.Node("MaxPool", {"r"}, {"p"});
+  SetInts(pool, "kernel_shape", {2, 2});
+  SetInts(pool, "strides", {2, 2});
+  SetInts(pool, "pads", {0, 0, 1, 1});
+  b.Node("Conv", {"p", "w2"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "layouts");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto inputs = testing::RandomInputs(*g, 4);
+  auto ref = MakeDnnlBackend()->Prepare(*g, {});
+  ASSERT_TRUE(ref.ok());
+  auto expected = (*ref)->Run(inputs);
+  ASSERT_TRUE(expected.ok());
+  for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNHWC, specs::Layout::kNCHW8c,
+                          specs::Layout::kNCHW16c}) {
+    PrepareOptions opts;
+    opts.layouts.assign(g->num_values(), l);
+    auto m = MakeDnnlBackend()->Prepare(*g, opts);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto out = (*m)->Run(inputs);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    auto cmp = testing::Compare(*out, *expected);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_LT(cmp.max_rel, kTolerance) << specs::LayoutName(l);
+  }
+  PrepareOptions wrong;
+  wrong.layouts.assign(3, specs::Layout::kNHWC);
+  EXPECT_FALSE(MakeDnnlBackend()->Prepare(*g, wrong).ok());
+}
+
 TEST(DnnlOpsTest, ThreadCountsGiveTheSameResults) {
   ModelBuilder b;
   b.Input("x", {1, 8, 9, 9}).Output("y", {1, 16, 9, 9}).RandomWeight("w", {16, 8, 3, 3}, 1);
