@@ -11,8 +11,6 @@ std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank) {
   return d;
 }
 
-memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
-
 Status MatmulKernel(KernelBuilder& b) {
   const Node& n = b.node();
   const Group& grp = b.group();
@@ -24,7 +22,6 @@ Status MatmulKernel(KernelBuilder& b) {
   const size_t rank = yd.size();
   std::vector<int64_t> ad = PadRank(b.dims(a), rank), wd = PadRank(b.dims(w), rank);
   const int64_t cols = yd.back();
-  const auto f32 = memory::data_type::f32;
   std::vector<float> bias;
   for (const PostOp& op : grp.post_ops) {
     if (op.kind != PostOp::kBias) continue;
@@ -35,7 +32,9 @@ Status MatmulKernel(KernelBuilder& b) {
   }
   auto weights = b.ConstantFloats(w);
   Desc a_md = PlainDesc(ad);
-  Desc w_md = weights ? Desc(Dims(wd), f32, memory::format_tag::any) : PlainDesc(wd);
+  // Constant weights column-major: oneDNN 2.6's avx2 matmul is gemm-based and picks row-major for
+  // `any`; column-major measured 15-25% faster on BERT's projections.
+  Desc w_md = weights ? *LayoutDesc(wd, specs::Layout::kColMajor) : PlainDesc(wd);
   Desc y_md = PlainDesc(yd);
   std::vector<int64_t> bd(rank, 1);
   bd.back() = cols;
