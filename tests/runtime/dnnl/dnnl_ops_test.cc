@@ -249,8 +249,9 @@ TEST(DnnlOpsTest, MatmulAndGemm) {
   }
 }
 
-// PyTorch's GELU export, ((erf(x / sqrt 2) + 1) * x) * 0.5, after a matmul + bias (absorbed as
-// one gelu_erf post-op) and on its own; a scalar Div after a matmul becomes a linear post-op.
+// PyTorch's GELU export, ((erf(x / sqrt 2) + 1) * x) * 0.5, after a matmul + bias (one jit
+// gelu_erf kernel after the fused matmul + bias) and after a convolution (a gelu_erf post-op); a
+// scalar Div after a matmul becomes a linear post-op.
 void AddGelu(ModelBuilder& b, const std::string& x, const std::string& y) {
   b.Weight("sqrt2", HostTensor::FromDoubles(kFloat, {}, {1.4142135381698608}));
   b.Weight("one", HostTensor::FromDoubles(kFloat, {}, {1.0}));
@@ -271,8 +272,18 @@ TEST(DnnlOpsTest, GeluAndScalesFuse) {
     b.Node("Add", {"m", "bias"}, {"x"});
     AddGelu(b, "x", "y");
     PrepareStats s = Check(b, "matmul_gelu");
-    EXPECT_EQ(s.fused_nodes, 6);
+    EXPECT_EQ(s.fused_nodes, 5);
+    EXPECT_EQ(s.steps - s.reorders, 2);
     EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b;
+    b.Input("x", {1, 4, 5, 5}).Output("y", {1, 8, 5, 5}).RandomWeight("w", {8, 4, 1, 1}, 1);
+    b.Node("Conv", {"x", "w"}, {"c"});
+    AddGelu(b, "c", "y");
+    PrepareStats s = Check(b, "conv_gelu");
+    EXPECT_EQ(s.fused_nodes, 5);
+    EXPECT_EQ(s.steps - s.reorders, 1);  // one kernel after the input's reorder
   }
   {
     ModelBuilder b;
