@@ -178,6 +178,7 @@ void KernelBuilder::Read(int arg, int id, const Desc& want) {
 void KernelBuilder::Write(int arg, int id, const Desc& desc) {
   d_->slots[id].desc = desc;
   d_->slots[id].alias_of = -1;
+  d_->slots[id].alias_offset = 0;
   step_.slot_args.push_back({arg, id});
   step_.writes.push_back(id);
 }
@@ -185,6 +186,19 @@ void KernelBuilder::Write(int arg, int id, const Desc& desc) {
 void KernelBuilder::Alias(int id, int source, const Desc& desc) {
   d_->slots[id].desc = desc;
   d_->slots[id].alias_of = source;
+  d_->slots[id].alias_offset = 0;
+}
+
+void KernelBuilder::Place(int id, int container, size_t offset) {
+  d_->slots[id].alias_of = container;
+  d_->slots[id].alias_offset = offset;
+}
+
+bool KernelBuilder::Shared(int id) const {
+  if (d_->slots[id].alias_of >= 0) return true;
+  for (const Slot& s : d_->slots)
+    if (s.alias_of == id) return true;
+  return false;
 }
 
 void KernelBuilder::WriteAccumulating(int arg, int id, const Desc& desc, int addend) {

@@ -38,7 +38,8 @@ struct Slot {
   bool host = false;  // kept as a HostTensor (not float32, or a shape oneDNN cannot hold)
   Desc desc;          // storage of a non-host value
   std::shared_ptr<const HostTensor> constant;
-  int alias_of = -1;  // shares the buffer of this slot (a reshape of a plain tensor)
+  int alias_of = -1;        // shares the buffer of this slot (a reshape of a plain tensor)
+  size_t alias_offset = 0;  // bytes into alias_of's buffer (a concat input written in place)
   bool graph_input = false, graph_output = false;
 };
 
@@ -124,6 +125,10 @@ class KernelBuilder {
   void Write(int arg, int id, const Desc& desc);
   // `id` shares the buffer of `source` (which must outlive nothing it is read after).
   void Alias(int id, int source, const Desc& desc);
+  // `id` (already defined) lives `offset` bytes into `container`'s buffer.
+  void Place(int id, int container, size_t offset);
+  // True when some other slot shares `id`'s buffer.
+  bool Shared(int id) const;
   // Defines output slot `id` holding `addend` before the primitive accumulates into it (a sum
   // post-op): the addend's own buffer when this is its last reader and its layout matches,
   // else a copy made just before the step. Binds `arg` to it.

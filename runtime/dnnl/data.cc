@@ -4,6 +4,7 @@
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
 #include "runtime/onnx_kernels.h"
+#include "specs/layout.h"
 #include "specs/ops/split.h"
 #include "specs/ops/transpose.h"
 
@@ -11,6 +12,40 @@ namespace verisub::runtime::dnnl_backend {
 namespace {
 
 memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+// A channel concat of one image whose inputs are all row-major, or all blocked by B with
+// channel counts that are multiples of B: every input is a contiguous piece of the output, so
+// the producers write into the output's buffer and no copy runs.
+bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, int y) {
+  const auto& yd = b.dims(y);
+  if (axis != 1 || yd.size() != 4 || yd[0] != 1) return false;
+  std::optional<specs::Layout> layout;
+  for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c})
+    if (b.slot(inputs[0]).desc == *LayoutDesc(b.dims(inputs[0]), l)) layout = l;
+  if (!layout) return false;
+  const int64_t block = specs::LayoutChannelBlock(*layout);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    int v = inputs[k];
+    const Slot& s = b.slot(v);
+    if (s.constant || s.host || s.graph_input || s.graph_output || b.Shared(v) ||
+        s.dims.size() != 4 || s.dims[1] % block != 0 || s.desc != *LayoutDesc(s.dims, *layout))
+      return false;
+    for (size_t j = 0; j < k; ++j)
+      if (inputs[j] == v) return false;
+  }
+  Desc out = *LayoutDesc(yd, *layout);
+  size_t total = 0;
+  for (int v : inputs) total += b.slot(v).desc.get_size();
+  if (total != out.get_size()) return false;
+  size_t offset = 0;
+  for (int v : inputs) {
+    b.Place(v, y, offset);
+    offset += b.slot(v).desc.get_size();
+  }
+  b.mutable_slot(y).desc = out;
+  b.mutable_slot(y).alias_of = -1;
+  return true;
+}
 
 Status ConcatKernel(KernelBuilder& b) {
   const Group& grp = b.group();
@@ -21,6 +56,7 @@ Status ConcatKernel(KernelBuilder& b) {
   for (int v : inputs)
     if (v == kNoValue || b.slot(v).host) return Unimplemented("concat: host input");
   int y = grp.output;
+  if (ConcatInPlace(b, inputs, axis, y)) return Status::Ok();
   std::vector<Desc> srcs;
   for (int v : inputs) srcs.push_back(b.StoredDesc(v));
   Desc dst(Dims(b.dims(y)), memory::data_type::f32, memory::format_tag::any);

@@ -55,10 +55,15 @@ Status DnnlPrepared::PlanBuffers() {
     for (int v : steps_[t].writes) touch(v, t);
   }
   for (int v : graph_->outputs()) touch(v, INT_MAX - 1);
+  auto offset = [&](int v) {
+    size_t off = 0;
+    for (; slots_[v].alias_of >= 0; v = slots_[v].alias_of) off += slots_[v].alias_offset;
+    return off;
+  };
   std::vector<size_t> need(n, 0);
   for (int v = 0; v < n; ++v)
     if (!slots_[v].host && !slots_[v].constant)
-      need[root(v)] = std::max(need[root(v)], slots_[v].desc.get_size());
+      need[root(v)] = std::max(need[root(v)], offset(v) + slots_[v].desc.get_size());
   // Greedy reuse in step order: a value takes the smallest free buffer that fits, else grows
   // the largest free one, else gets a new one.
   std::vector<size_t> size;
@@ -109,7 +114,8 @@ Status DnnlPrepared::PlanBuffers() {
     if (slots_[v].host || slots_[v].constant) continue;
     int b = buffer_of[root(v)];
     if (b < 0) continue;
-    state_.mem[v] = memory(slots_[v].desc, engine_, buffers_[b].get());
+    state_.mem[v] =
+        memory(slots_[v].desc, engine_, static_cast<char*>(buffers_[b].get()) + offset(v));
   }
   for (Step& s : steps_) {
     std::unordered_map<int, memory> args = s.fixed_args;

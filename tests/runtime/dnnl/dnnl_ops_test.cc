@@ -223,6 +223,30 @@ TEST(DnnlOpsTest, ConcatOfBlockedBranches) {
   EXPECT_EQ(s.fallback_nodes, 0);
 }
 
+// Channel concats of convolution outputs (fire modules, inception blocks) cost no copy: the
+// convolutions write into the concat's buffer. Inputs that cannot be placed (a graph input, odd
+// channel counts, one value twice) take the copying concat, with the same results.
+TEST(DnnlOpsTest, ConcatInPlace) {
+  for (int variant = 0; variant < 3; ++variant) {
+    ModelBuilder b;
+    int64_t c3 = variant == 1 ? 12 : 16;
+    b.Input("x", {1, 8, 7, 7}).Output("y", {1, 32 + c3 + (variant == 2 ? 16 : 0), 7, 7});
+    b.RandomWeight("w1", {16, 8, 1, 1}, 1).RandomWeight("w2", {16, 8, 3, 3}, 2);
+    b.RandomWeight("w3", {c3, 8, 1, 1}, 3);
+    b.Node("Conv", {"x", "w1"}, {"a"});
+    SetInts(b.Node("Conv", {"x", "w2"}, {"c"}), "pads", {1, 1, 1, 1});
+    b.Node("Relu", {"c"}, {"r"});
+    b.Node("Conv", {"x", "w3"}, {"d"});
+    std::vector<std::string> in = {"a", "r", "d"};
+    if (variant == 2) in.push_back("a");
+    SetInt(b.Node("Concat", in, {"cat"}), "axis", 1);
+    b.Node("Relu", {"cat"}, {"y"});
+    PrepareStats s = Check(b, "concat_in_place_" + std::to_string(variant));
+    int kernels = 4 + (variant == 0 ? 0 : 1);  // three convolutions, the relu, a copying concat
+    EXPECT_EQ(s.steps - s.reorders, kernels) << variant;
+  }
+}
+
 TEST(DnnlOpsTest, MatmulAndGemm) {
   {
     ModelBuilder b;
