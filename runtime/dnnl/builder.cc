@@ -289,6 +289,7 @@ const KernelRegistry& Kernels() {
     AddBinaryKernels(r);
     AddDataKernels(r);
     AddNormKernels(r);
+    AddReduceKernels(r);
     return r;
   }();
   return *registry;

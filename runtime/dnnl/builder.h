@@ -177,7 +177,8 @@ void AddPoolKernels(KernelRegistry* r);
 void AddEltwiseKernels(KernelRegistry* r);
 void AddBinaryKernels(KernelRegistry* r);
 void AddDataKernels(KernelRegistry* r);  // concat, reshape, transpose, split, slice
-void AddNormKernels(KernelRegistry* r);  // batch/layer normalization, softmax, reduction
+void AddNormKernels(KernelRegistry* r);  // batch/layer normalization, softmax
+void AddReduceKernels(KernelRegistry* r);
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).
 dnnl::post_ops MakePostOps(const Group& g);

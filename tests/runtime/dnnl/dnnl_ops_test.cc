@@ -351,6 +351,33 @@ TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
   }
 }
 
+TEST(DnnlOpsTest, Reductions) {
+  struct ReduceCase {
+    std::string op;
+    std::vector<int64_t> axes;
+    int keepdims;
+    std::vector<int64_t> out;
+  };
+  std::vector<ReduceCase> cases = {
+      {"ReduceMean", {-1}, 1, {2, 3, 4, 1}}, {"ReduceMean", {2, 3}, 0, {2, 3}},
+      {"ReduceMax", {1}, 1, {2, 1, 4, 5}},   {"ReduceMin", {0, 2}, 0, {3, 5}},
+      {"ReduceProd", {3}, 0, {2, 3, 4}},     {"ReduceSum", {1, 3}, 1, {2, 1, 4, 1}},
+  };
+  for (const ReduceCase& c : cases) {
+    ModelBuilder b;  // opset 13: ReduceSum takes axes as an input, the others as an attribute
+    b.Input("x", {2, 3, 4, 5}).Output("y", c.out);
+    std::vector<std::string> in = {"x"};
+    if (c.op == "ReduceSum") {
+      b.Int64Weight("axes", c.axes);
+      in.push_back("axes");
+    }
+    auto& n = b.Node(c.op, in, {"y"});
+    if (c.op != "ReduceSum") SetInts(n, "axes", c.axes);
+    SetInt(n, "keepdims", c.keepdims);
+    EXPECT_EQ(Check(b, c.op).fallback_nodes, 0) << c.op;
+  }
+}
+
 TEST(DnnlOpsTest, DataMovement) {
   ModelBuilder b;
   b.Input("x", {2, 8, 3, 3}).Output("t", {2, 3, 3, 8}).Output("s0", {2, 3, 3, 3});
