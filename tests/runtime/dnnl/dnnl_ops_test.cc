@@ -438,6 +438,32 @@ TEST(DnnlOpsTest, AssignedLayoutsGiveTheSameResults) {
   EXPECT_FALSE(MakeDnnlBackend()->Prepare(*g, wrong).ok());
 }
 
+// TimeNode times the kernel computing a node: a fused member times its group's kernel; a node
+// index out of range is an error.
+TEST(DnnlOpsTest, TimesNodes) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6}).RandomWeight("w", {8, 8, 3, 3}, 1);
+  SetInts(b.Node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c"}, {"r"});
+  b.Node("Erf", {"r"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "time");
+  ASSERT_TRUE(g.ok());
+  auto m = MakeDnnlBackend()->Prepare(*g, {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto first = (*m)->Run(testing::RandomInputs(*g, 1));
+  ASSERT_TRUE(first.ok());
+  for (int node = 0; node < g->num_nodes(); ++node) {
+    auto t = (*m)->TimeNode(node, 3);
+    ASSERT_TRUE(t.ok()) << node << ": " << t.status().message();
+    EXPECT_GE(*t, 0.0);
+  }
+  EXPECT_FALSE((*m)->TimeNode(g->num_nodes(), 3).ok());
+  // The output is unchanged by timing (kernels rerun on the same buffers).
+  auto again = (*m)->Run(testing::RandomInputs(*g, 1));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(testing::Compare(*again, *first).max_abs, 0.0);
+}
+
 TEST(DnnlOpsTest, ThreadCountsGiveTheSameResults) {
   ModelBuilder b;
   b.Input("x", {1, 8, 9, 9}).Output("y", {1, 16, 9, 9}).RandomWeight("w", {16, 8, 3, 3}, 1);
