@@ -1,0 +1,87 @@
+// Session: import, optional optimization, prepare on a backend, run.
+#include "rewriter/session.h"
+
+#include <chrono>
+
+#include "rewriter/rule_source.h"
+#include "runtime/onnx_import.h"
+#include "runtime/reference_backend.h"
+#ifdef VERISUB_HAVE_DNNL
+#include "runtime/dnnl/dnnl_backend.h"
+#endif
+
+namespace verisub {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::unique_ptr<runtime::Backend> MakeBackend(const std::string& name) {
+#ifdef VERISUB_HAVE_DNNL
+  if (name == "onednn") return runtime::MakeDnnlBackend();
+#endif
+  if (name == "reference") return runtime::MakeReferenceBackend();
+  return nullptr;
+}
+
+StatusOr<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
+                                                   const SessionOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  runtime::ImportOptions import;
+  import.input_shapes = options.input_shapes;
+  auto graph = runtime::ImportOnnxFile(model_path, import);
+  if (!graph.ok()) return graph.status();
+  double load = SecondsSince(start);
+  auto s = Create(std::move(graph).value(), options);
+  if (s.ok()) (*s)->times_.load_s = load;
+  return s;
+}
+
+StatusOr<std::unique_ptr<Session>> Session::Create(runtime::Graph graph,
+                                                   const SessionOptions& options) {
+  std::unique_ptr<Session> s(new Session());
+  VERISUB_RETURN_IF_ERROR(s->Init(std::move(graph), options));
+  return s;
+}
+
+Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
+  if (options.optimize) {
+    auto start = std::chrono::steady_clock::now();
+    std::string path =
+        options.rules_path.empty() ? rewriter::FindDefaultRules() : options.rules_path;
+    auto rules = rewriter::LoadRules(path);
+    if (!rules.ok()) return rules.status();
+    rewriter::RuleSetOptions rule_options;
+    rule_options.proved_only = !options.allow_unproved_rules;
+    auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
+    if (!rule_set.ok()) return rule_set.status();
+    VERISUB_RETURN_IF_ERROR(
+        Optimize(std::move(graph), **rule_set, options.optimize_options, &graph_, &report_));
+    optimized_ = true;
+    times_.optimize_s = SecondsSince(start);
+  } else {
+    graph_ = std::move(graph);
+  }
+  auto start = std::chrono::steady_clock::now();
+  backend_ = MakeBackend(options.backend);
+  if (!backend_ && options.backend == "onednn") backend_ = MakeBackend("reference");
+  if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
+  runtime::PrepareOptions prepare;
+  prepare.num_threads = options.num_threads;
+  auto prepared = backend_->Prepare(graph_, prepare);
+  if (!prepared.ok()) return prepared.status().WithContext(backend_->Name() + " backend");
+  prepared_ = std::move(prepared).value();
+  backend_name_ = backend_->Name();
+  times_.prepare_s = SecondsSince(start);
+  return Status::Ok();
+}
+
+StatusOr<std::vector<runtime::HostTensor>> Session::Run(
+    const std::vector<runtime::HostTensor>& inputs) {
+  return prepared_->Run(inputs);
+}
+
+}  // namespace verisub

@@ -1,0 +1,76 @@
+// verisub::Session, the product API ONNX Runtime users know: load a model, optionally optimize
+// it with the rules file, prepare it on a backend (oneDNN on the CPU when built, else the
+// reference kernels), then run it many times. Never throws across this boundary.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "rewriter/optimize.h"
+#include "runtime/backend.h"
+#include "runtime/graph.h"
+#include "runtime/host_tensor.h"
+
+namespace verisub {
+
+struct SessionOptions {
+  bool optimize = false;
+  // Rules for the optimizer; empty: the shipped database (rewriter::FindDefaultRules).
+  std::string rules_path;
+  bool allow_unproved_rules = false;
+  OptimizeOptions optimize_options;
+  // Kernel threads; 0: the backend's default (all cores).
+  int num_threads = 0;
+  // "onednn" (falls back to "reference" when oneDNN is not built in) or "reference".
+  std::string backend = "onednn";
+  // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// Wall-clock seconds of each stage of Create.
+struct SessionTimes {
+  double load_s = 0;
+  double optimize_s = 0;
+  double prepare_s = 0;
+};
+
+class Session {
+ public:
+  // Imports `model_path` (ONNX) and prepares it.
+  static StatusOr<std::unique_ptr<Session>> Create(const std::string& model_path,
+                                                   const SessionOptions& options);
+  // Prepares an already imported graph.
+  static StatusOr<std::unique_ptr<Session>> Create(runtime::Graph graph,
+                                                   const SessionOptions& options);
+
+  // One tensor per graph input, in order; the graph outputs in order.
+  StatusOr<std::vector<runtime::HostTensor>> Run(const std::vector<runtime::HostTensor>& inputs);
+
+  // The graph that runs (optimized when asked).
+  const runtime::Graph& graph() const { return graph_; }
+  const SessionTimes& times() const { return times_; }
+  const std::string& backend_name() const { return backend_name_; }
+  runtime::PrepareStats stats() const { return prepared_->stats(); }
+  // Set when the session optimized the model.
+  const OptimizeReport* optimize_report() const { return optimized_ ? &report_ : nullptr; }
+
+ private:
+  Session() = default;
+  Status Init(runtime::Graph graph, const SessionOptions& options);
+
+  runtime::Graph graph_;
+  std::unique_ptr<runtime::Backend> backend_;
+  std::unique_ptr<runtime::PreparedModel> prepared_;
+  std::string backend_name_;
+  SessionTimes times_;
+  OptimizeReport report_;
+  bool optimized_ = false;
+};
+
+// The backends this build has, by name ("onednn", "reference").
+std::unique_ptr<runtime::Backend> MakeBackend(const std::string& name);
+
+}  // namespace verisub

@@ -1,0 +1,61 @@
+// The backend interface (ONNX Runtime's execution providers are the model): a backend says which
+// nodes it can run, prepares a whole graph once (kernels chosen, weights reordered, buffers
+// planned) and the prepared model runs many times. Backends own their kernels and memory; the
+// caller owns the graph, which must outlive nothing: a prepared model keeps what it needs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/graph.h"
+#include "runtime/host_tensor.h"
+#include "specs/layout.h"
+
+namespace verisub::runtime {
+
+struct PrepareOptions {
+  // Threads for the backend's kernels; 0 keeps the backend's default (all cores).
+  int num_threads = 0;
+  // A layout per value id (empty: the backend's own policy). Values whose layout a backend
+  // cannot honour are stored plain; graph inputs and outputs are always exchanged plain.
+  std::vector<specs::Layout> layouts;
+};
+
+// What a prepared model did at prepare time, for reports.
+struct PrepareStats {
+  int steps = 0;                              // executed kernels, reorders included
+  int fused_nodes = 0;                        // graph nodes absorbed into another node's kernel
+  int fallback_nodes = 0;                     // nodes run by the reference kernels
+  std::map<std::string, int> fallback_kinds;  // their kinds ("onnx:Erf" -> 2)
+  int reorders = 0;                           // layout conversions between kernels
+  int64_t activation_bytes = 0;               // planned activation memory
+  int64_t weight_bytes = 0;                   // weights as the kernels keep them
+};
+
+class PreparedModel {
+ public:
+  virtual ~PreparedModel() = default;
+  // Runs the model on one tensor per graph input (in order); returns the graph outputs in order,
+  // row-major. Errors name the input or the failing node.
+  virtual StatusOr<std::vector<HostTensor>> Run(const std::vector<HostTensor>& inputs) = 0;
+  // Median seconds of `runs` executions of the kernel that computes graph node `node` (the whole
+  // fused kernel when the node was fused), on the buffers of the last Run.
+  virtual StatusOr<double> TimeNode(int node, int runs) = 0;
+  virtual PrepareStats stats() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string Name() const = 0;
+  // True when the backend has a kernel for the node (shapes and attributes as in `g`). Nodes it
+  // cannot run may still appear in a graph given to Prepare when the backend falls back itself.
+  virtual bool CanRun(const Graph& g, const Node& n) const = 0;
+  virtual StatusOr<std::unique_ptr<PreparedModel>> Prepare(const Graph& g,
+                                                           const PrepareOptions& options) const = 0;
+};
+
+}  // namespace verisub::runtime

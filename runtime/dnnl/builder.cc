@@ -1,0 +1,315 @@
+// KernelBuilder: argument binding, conversions and constants for the oneDNN kernels; the kernel
+// registry.
+#include "runtime/dnnl/builder.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace verisub::runtime::dnnl_backend {
+namespace {
+
+std::string DescKey(const Desc& d) {
+  return std::string(reinterpret_cast<const char*>(&d.data), sizeof(d.data));
+}
+
+int Root(const std::vector<Slot>& slots, int id) {
+  while (slots[id].alias_of >= 0) id = slots[id].alias_of;
+  return id;
+}
+
+}  // namespace
+
+Desc PlainDesc(const std::vector<int64_t>& dims) {
+  memory::dims d(std::max<size_t>(dims.size(), 1), 1);
+  std::copy(dims.begin(), dims.end(), d.begin());
+  memory::dims strides(d.size());
+  int64_t acc = 1;
+  for (int i = static_cast<int>(d.size()) - 1; i >= 0; --i) {
+    strides[i] = acc;
+    acc *= d[i];
+  }
+  return Desc(d, memory::data_type::f32, strides);
+}
+
+std::vector<int64_t> DimsOf(const Desc& d) {
+  memory::dims v = d.dims();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+bool IsPlain(const Desc& d) { return d == PlainDesc(DimsOf(d)); }
+
+Status DnnlCall(const std::string& what, const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const dnnl::error& e) {
+    return Unimplemented(what + ": oneDNN: " + e.what());
+  }
+  return Status::Ok();
+}
+
+std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l) {
+  using T = memory::format_tag;
+  const int rank = static_cast<int>(dims.size());
+  if (!specs::LayoutFitsRank(l, rank)) return std::nullopt;
+  memory::dims d(dims.begin(), dims.end());
+  switch (l) {
+    case specs::Layout::kPlain:
+      return PlainDesc(dims);
+    case specs::Layout::kNHWC:
+      return Desc(d, memory::data_type::f32, T::acdb);
+    case specs::Layout::kNCHW8c:
+      return Desc(d, memory::data_type::f32, T::aBcd8b);
+    case specs::Layout::kNCHW16c:
+      return Desc(d, memory::data_type::f32, T::aBcd16b);
+    case specs::Layout::kColMajor: {
+      memory::dims strides(rank);
+      int64_t acc = 1;
+      std::vector<int> order(rank);
+      for (int i = 0; i < rank; ++i) order[i] = i;
+      std::swap(order[rank - 1], order[rank - 2]);
+      for (int i = rank - 1; i >= 0; --i) {
+        strides[order[i]] = acc;
+        acc *= d[order[i]];
+      }
+      return Desc(d, memory::data_type::f32, strides);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+Desc KernelBuilder::OutputDesc(int id) const {
+  const auto& l = d_->layouts;
+  if (id >= 0 && id < static_cast<int>(l.size()))
+    if (auto d = LayoutDesc(slot(id).dims, l[id])) return *d;
+  memory::dims d(slot(id).dims.begin(), slot(id).dims.end());
+  return Desc(d, memory::data_type::f32, memory::format_tag::any);
+}
+
+int64_t KernelBuilder::Opset() const { return graph().DefaultOpset(); }
+
+std::optional<std::vector<float>> KernelBuilder::ConstantFloats(int id) const {
+  const HostTensor* t = constant(id);
+  if (!t || !IsFloatType(t->elem_type)) return std::nullopt;
+  if (t->elem_type == kFloat) return t->f32;
+  std::vector<double> d = t->ToDoubles();
+  return std::vector<float>(d.begin(), d.end());
+}
+
+bool KernelBuilder::AllDnnl() const {
+  for (int v : node().inputs)
+    if (v == kNoValue || slot(v).host) return false;
+  for (int m : group_.members)
+    for (int v : graph().node(m).outputs)
+      if (v == kNoValue || slot(v).host) return false;
+  return true;
+}
+
+Desc KernelBuilder::StoredDesc(int id) const {
+  const Slot& s = slot(id);
+  if (plain_inputs_ || s.constant) return PlainDesc(s.dims);
+  return s.desc;
+}
+
+int KernelBuilder::Converted(int id, const Desc& want) {
+  auto key = std::make_pair(id, DescKey(want));
+  if (auto it = d_->conversions.find(key); it != d_->conversions.end()) return it->second;
+  if (auto it = new_conversions_.find(key); it != new_conversions_.end()) return it->second;
+  Slot s;
+  s.name = slot(id).name + ".reordered";
+  s.dims = slot(id).dims;
+  s.desc = want;
+  int cid = static_cast<int>(d_->slots.size());
+  d_->slots.push_back(std::move(s));
+  Step r;
+  r.name = "reorder " + slot(id).name;
+  r.nodes = group_.members;
+  r.primitive =
+      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), slot(id).desc, engine(), want));
+  r.slot_args = {{DNNL_ARG_SRC, id}, {DNNL_ARG_DST, cid}};
+  r.reads = {id};
+  r.writes = {cid};
+  r.is_reorder = true;
+  pending_.push_back(std::move(r));
+  new_conversions_[key] = cid;
+  return cid;
+}
+
+memory KernelBuilder::ConstantMemory(const std::vector<float>& data, const Desc& plain,
+                                     const Desc& want) {
+  memory src(plain, engine());
+  std::memcpy(src.get_data_handle(), data.data(), std::min(plain.get_size(), data.size() * 4));
+  d_->weight_bytes += static_cast<int64_t>(want.get_size());
+  if (want == plain) return src;
+  memory dst(want, engine());
+  dnnl::reorder(src, dst).execute(d_->stream, src, dst);
+  d_->stream.wait();
+  return dst;
+}
+
+void KernelBuilder::Read(int arg, int id, const Desc& want) {
+  const Slot& s = slot(id);
+  if (s.constant) {
+    auto data = ConstantFloats(id);
+    if (!data) throw dnnl::error(dnnl_unimplemented, "non-float constant");
+    if (static_cast<int64_t>(data->size()) != CountElements(DimsOf(want)))
+      throw dnnl::error(dnnl_invalid_arguments, "constant size");
+    Fixed(arg, ConstantMemory(*data, PlainDesc(DimsOf(want)), want));
+    return;
+  }
+  if (s.desc != want && IsPlain(s.desc) && IsPlain(want) && s.desc.get_size() == want.get_size()) {
+    View(arg, want);  // the same row-major data under other dims (rank padding, reshape)
+    step_.slot_args.push_back({arg, id});
+    step_.reads.push_back(id);
+    return;
+  }
+  if (DimsOf(want) != DimsOf(s.desc) && IsPlain(want)) {
+    int cid = Converted(id, PlainDesc(DimsOf(s.desc)));
+    View(arg, want);
+    step_.slot_args.push_back({arg, cid});
+    step_.reads.push_back(cid);
+    return;
+  }
+  int use = s.desc == want ? id : Converted(id, want);
+  step_.slot_args.push_back({arg, use});
+  step_.reads.push_back(use);
+}
+
+void KernelBuilder::Write(int arg, int id, const Desc& desc) {
+  d_->slots[id].desc = desc;
+  d_->slots[id].alias_of = -1;
+  d_->slots[id].alias_offset = 0;
+  step_.slot_args.push_back({arg, id});
+  step_.writes.push_back(id);
+}
+
+void KernelBuilder::Alias(int id, int source, const Desc& desc) {
+  d_->slots[id].desc = desc;
+  d_->slots[id].alias_of = source;
+  d_->slots[id].alias_offset = 0;
+}
+
+void KernelBuilder::Place(int id, int container, size_t offset) {
+  d_->slots[id].alias_of = container;
+  d_->slots[id].alias_offset = offset;
+}
+
+bool KernelBuilder::Shared(int id) const {
+  if (d_->slots[id].alias_of >= 0) return true;
+  for (const Slot& s : d_->slots)
+    if (s.alias_of == id) return true;
+  return false;
+}
+
+void KernelBuilder::WriteAccumulating(int arg, int id, const Desc& desc, int addend) {
+  const Slot& a = slot(addend);
+  // In place only when nothing else will read the addend's buffer: the addend is at its last
+  // reader, and every other value sharing the buffer (an earlier in-place sum, a reshape) is dead.
+  const int root = Root(d_->slots, addend);
+  const int graph_values = static_cast<int>(d_->readers.size());
+  auto dead_or_this = [&](int s) {
+    const Slot& v = d_->slots[s];
+    if (v.graph_input || v.graph_output || v.constant || s >= graph_values) return false;
+    return s == addend ? d_->readers[s] == 1 : d_->readers[s] == 0;
+  };
+  bool in_place = a.desc == desc && dead_or_this(addend);
+  for (int s = 0; in_place && s < static_cast<int>(d_->slots.size()); ++s)
+    if (s != addend && Root(d_->slots, s) == root) in_place = dead_or_this(s);
+  if (in_place) {
+    Alias(id, addend, desc);
+    step_.slot_args.push_back({arg, id});
+    step_.reads.push_back(addend);
+    step_.writes.push_back(id);
+    return;
+  }
+  d_->slots[id].desc = desc;
+  d_->slots[id].alias_of = -1;
+  Step copy;
+  copy.name = "copy " + a.name;
+  copy.nodes = group_.members;
+  copy.is_reorder = true;
+  if (a.constant) {
+    auto data = ConstantFloats(addend);
+    if (!data) throw dnnl::error(dnnl_unimplemented, "non-float constant");
+    memory m = ConstantMemory(*data, PlainDesc(a.dims), desc);
+    copy.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), desc, engine(), desc));
+    copy.fixed_args[DNNL_ARG_SRC] = m;
+  } else {
+    copy.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), a.desc, engine(), desc));
+    int src = addend;
+    copy.slot_args.push_back({DNNL_ARG_SRC, src});
+    copy.reads.push_back(src);
+  }
+  copy.slot_args.push_back({DNNL_ARG_DST, id});
+  copy.writes.push_back(id);
+  pending_.push_back(std::move(copy));
+  step_.slot_args.push_back({arg, id});
+  step_.reads.push_back(id);
+  step_.writes.push_back(id);
+}
+
+void KernelBuilder::Emit(dnnl::primitive p) {
+  step_.primitive = std::move(p);
+  step_.name = node().name;
+  step_.nodes = group_.members;
+  pending_.push_back(std::move(step_));
+  step_ = Step();
+}
+
+void KernelBuilder::EmitHost(std::function<Status(RunState&)> f, std::vector<int> reads,
+                             std::vector<int> writes) {
+  step_.host = std::move(f);
+  step_.reads.insert(step_.reads.end(), reads.begin(), reads.end());
+  step_.writes.insert(step_.writes.end(), writes.begin(), writes.end());
+  step_.name = node().name;
+  step_.nodes = group_.members;
+  pending_.push_back(std::move(step_));
+  step_ = Step();
+}
+
+std::vector<Step> KernelBuilder::TakeSteps() {
+  for (auto& [k, v] : new_conversions_) d_->conversions[k] = v;
+  for (const Step& s : pending_)
+    if (s.is_reorder && !s.fixed_args.count(DNNL_ARG_SRC)) ++d_->reorders;
+  return std::move(pending_);
+}
+
+KernelFn KernelRegistry::Find(const std::string& kind) const {
+  auto it = kernels_.find(kind);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+const KernelRegistry& Kernels() {
+  static const KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry;
+    AddConvKernels(r);
+    AddMatmulKernels(r);
+    AddPoolKernels(r);
+    AddEltwiseKernels(r);
+    AddBinaryKernels(r);
+    AddDataKernels(r);
+    AddNormKernels(r);
+    AddReduceKernels(r);
+    return r;
+  }();
+  return *registry;
+}
+
+dnnl::post_ops MakePostOps(const Group& g) {
+  dnnl::post_ops po;
+  for (const PostOp& op : g.post_ops) {
+    if (op.kind == PostOp::kEltwise)
+      po.append_eltwise(1.f, op.eltwise.alg, op.eltwise.alpha, op.eltwise.beta);
+    else if (op.kind == PostOp::kSum)
+      po.append_sum(1.f);
+  }
+  return po;
+}
+
+int SumAddend(const Group& g) {
+  for (const PostOp& op : g.post_ops)
+    if (op.kind == PostOp::kSum) return op.operands[0];
+  return kNoValue;
+}
+
+}  // namespace verisub::runtime::dnnl_backend

@@ -1,0 +1,188 @@
+// What a oneDNN kernel sees while a model is prepared: the node (or fused group) it implements,
+// the stored descriptors of its inputs, and calls that bind primitive arguments to values,
+// inserting layout conversions (reorders) where a primitive wants another layout. Kernels only
+// describe; the prepared model owns the steps and the memory.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "oneapi/dnnl/dnnl.hpp"
+#include "runtime/dnnl/fusion.h"
+#include "runtime/graph.h"
+#include "specs/layout.h"
+
+namespace verisub::runtime::dnnl_backend {
+
+using dnnl::memory;
+using Desc = dnnl::memory::desc;
+
+// Float32 descriptor of `dims` in layout `l`, or nullopt when the layout does not fit.
+std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l);
+// Row-major float32 descriptor of `dims` (rank 0 is stored as [1]).
+Desc PlainDesc(const std::vector<int64_t>& dims);
+std::vector<int64_t> DimsOf(const Desc& d);
+bool IsPlain(const Desc& d);
+
+// A value of the prepared model: a graph value or a temporary (a converted copy).
+struct Slot {
+  std::string name;
+  std::vector<int64_t> dims;
+  int32_t elem_type = kFloat;
+  bool host = false;  // kept as a HostTensor (not float32, or a shape oneDNN cannot hold)
+  Desc desc;          // storage of a non-host value
+  std::shared_ptr<const HostTensor> constant;
+  int alias_of = -1;        // shares the buffer of this slot (a reshape of a plain tensor)
+  size_t alias_offset = 0;  // bytes into alias_of's buffer (a concat input written in place)
+  bool graph_input = false, graph_output = false;
+};
+
+struct RunState;
+
+// One executed kernel: a primitive with its arguments, or a host function (reference kernels,
+// copies). `reads` and `writes` are slot ids, for buffer planning.
+struct Step {
+  std::string name;
+  std::vector<int> nodes;  // graph nodes it computes
+  std::optional<dnnl::primitive> primitive;
+  std::vector<std::pair<int, int>> slot_args;  // DNNL_ARG_* -> slot
+  std::unordered_map<int, memory> fixed_args;  // weights, constants
+  std::map<int, Desc> arg_views;  // arguments that see their slot's buffer through another desc
+  std::function<Status(RunState&)> host;
+  std::vector<int> reads, writes;
+  bool is_reorder = false;
+};
+
+// Buffers of one prepared model at run time.
+struct RunState {
+  dnnl::engine* engine = nullptr;
+  dnnl::stream* stream = nullptr;
+  std::vector<memory> mem;                              // per slot (non-host)
+  std::vector<std::shared_ptr<const HostTensor>> host;  // per slot (host values)
+};
+
+// The model under construction; shared by the driver and the kernels.
+struct ModelDraft {
+  dnnl::engine engine;
+  const Graph* graph = nullptr;
+  std::vector<Slot> slots;  // graph values first (same ids), then temporaries
+  std::vector<Step> steps;
+  std::map<std::pair<int, std::string>, int> conversions;  // (slot, desc key) -> converted slot
+  std::vector<int> readers;  // per graph value: node reads not yet prepared
+  dnnl::stream stream;       // for prepare-time weight reorders
+  int reorders = 0;
+  int64_t weight_bytes = 0;
+  std::vector<specs::Layout> layouts;  // PrepareOptions::layouts (empty: own policy)
+};
+
+// Thrown-free wrapper: runs f, turning a dnnl::error into a Status naming `what`.
+Status DnnlCall(const std::string& what, const std::function<void()>& f);
+
+class KernelBuilder {
+ public:
+  KernelBuilder(ModelDraft* draft, const Group& group, bool plain_inputs)
+      : d_(draft), group_(group), plain_inputs_(plain_inputs) {}
+
+  const Graph& graph() const { return *d_->graph; }
+  const Node& node() const { return graph().node(group_.kernel_node); }
+  const Group& group() const { return group_; }
+  dnnl::engine& engine() { return d_->engine; }
+  int64_t Opset() const;
+
+  int num_inputs() const { return static_cast<int>(node().inputs.size()); }
+  int in(int k) const { return node().inputs[k]; }  // slot id, kNoValue when omitted
+  const Slot& slot(int id) const { return d_->slots[id]; }
+  Slot& mutable_slot(int id) { return d_->slots[id]; }
+  const std::vector<int64_t>& dims(int id) const { return d_->slots[id].dims; }
+  const HostTensor* constant(int id) const { return d_->slots[id].constant.get(); }
+  // Float32 data of a constant slot, or nullopt.
+  std::optional<std::vector<float>> ConstantFloats(int id) const;
+  bool Dnnl(int id) const { return id != kNoValue && !slot(id).host; }
+  // True when every input and the group's output are float tensors oneDNN can hold.
+  bool AllDnnl() const;
+  // The descriptor a kernel should start from for input slot `id`: its storage, or plain when
+  // the kernel is being retried on plain inputs.
+  Desc StoredDesc(int id) const;
+  // The descriptor an output should have: the layout PrepareOptions assigned to graph value
+  // `id` when it fits, else `any` (oneDNN's choice).
+  Desc OutputDesc(int id) const;
+
+  // Binds `arg` to slot `id` in layout `want` (a conversion is inserted, or a constant is
+  // reordered once, when its storage differs).
+  void Read(int arg, int id, const Desc& want);
+  // The primitive sees the buffer bound to `arg` as `view` (a reshape, a strided transpose, a
+  // sub-tensor) instead of the slot's own descriptor.
+  void View(int arg, const Desc& view) { step_.arg_views[arg] = view; }
+  // Binds `arg` to a memory the step owns (weights, folded constants).
+  void Fixed(int arg, memory m) { step_.fixed_args[arg] = std::move(m); }
+  // Defines slot `id` (an output) with `desc` and binds `arg` to it.
+  void Write(int arg, int id, const Desc& desc);
+  // `id` shares the buffer of `source` (which must outlive nothing it is read after).
+  void Alias(int id, int source, const Desc& desc);
+  // `id` (already defined) lives `offset` bytes into `container`'s buffer.
+  void Place(int id, int container, size_t offset);
+  // True when some other slot shares `id`'s buffer.
+  bool Shared(int id) const;
+  // Defines output slot `id` holding `addend` before the primitive accumulates into it (a sum
+  // post-op): the addend's own buffer when this is its last reader and its layout matches,
+  // else a copy made just before the step. Binds `arg` to it.
+  void WriteAccumulating(int arg, int id, const Desc& desc, int addend);
+  // Memory owned by the model holding `data` (row-major in `plain`), reordered to `want`.
+  memory ConstantMemory(const std::vector<float>& data, const Desc& plain, const Desc& want);
+  // A slot converted to `want` (cached per slot and layout); returns the slot to read.
+  int Converted(int id, const Desc& want);
+
+  void Emit(dnnl::primitive p);
+  // A host step (reads and writes listed for the buffer plan).
+  void EmitHost(std::function<Status(RunState&)> f, std::vector<int> reads,
+                std::vector<int> writes);
+
+  // Commits the emitted steps; called by the driver when the kernel succeeded.
+  std::vector<Step> TakeSteps();
+
+ private:
+  ModelDraft* d_;
+  const Group& group_;
+  bool plain_inputs_;
+  Step step_;
+  std::vector<Step> pending_;
+  std::map<std::pair<int, std::string>, int> new_conversions_;
+};
+
+// A kernel: fills the builder for its group, or returns an error (Unimplemented: retry on
+// plain inputs, then fall back to the reference kernel).
+using KernelFn = Status (*)(KernelBuilder& b);
+
+// Kernels by node kind name ("conv2d", "onnx:Conv").
+class KernelRegistry {
+ public:
+  void Add(const std::string& kind, KernelFn f) { kernels_[kind] = f; }
+  KernelFn Find(const std::string& kind) const;
+
+ private:
+  std::map<std::string, KernelFn> kernels_;
+};
+const KernelRegistry& Kernels();
+
+// Registration of each kernel family (one file each); the list is in builder.cc.
+void AddConvKernels(KernelRegistry* r);
+void AddMatmulKernels(KernelRegistry* r);
+void AddPoolKernels(KernelRegistry* r);
+void AddEltwiseKernels(KernelRegistry* r);
+void AddBinaryKernels(KernelRegistry* r);
+void AddDataKernels(KernelRegistry* r);  // concat, reshape, transpose, split, slice
+void AddNormKernels(KernelRegistry* r);  // batch/layer normalization, softmax
+void AddReduceKernels(KernelRegistry* r);
+
+// Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).
+dnnl::post_ops MakePostOps(const Group& g);
+// The addend of the group's sum post-op, kNoValue when none.
+int SumAddend(const Group& g);
+
+}  // namespace verisub::runtime::dnnl_backend

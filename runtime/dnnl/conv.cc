@@ -1,0 +1,108 @@
+// Convolution (spec conv2d and ONNX Conv): any group, stride, dilation and explicit pads, with
+// the group's bias and batch normalization folded into the weights and its activations and
+// residual add as post-ops. oneDNN picks the layouts (format any); weights are reordered once.
+#include <cmath>
+
+#include "onnx/onnx_pb.h"
+#include "runtime/dnnl/builder.h"
+#include "runtime/dnnl/window.h"
+#include "runtime/onnx_kernels.h"
+#include "specs/ops/conv2d.h"
+
+namespace verisub::runtime::dnnl_backend {
+namespace {
+
+memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+Status ConvKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  const Group& grp = b.group();
+  if (!b.AllDnnl() || n.inputs.size() < 2) return Unimplemented("conv: inputs");
+  int x = grp.pad_input != kNoValue ? grp.pad_input : n.inputs[0], w = n.inputs[1];
+  const auto& xd = b.dims(n.inputs[0]);  // the window geometry sees the padded input
+  if (!b.Dnnl(x)) return Unimplemented("conv: padded input");
+  const auto& wd = b.dims(w);
+  const auto& yd = b.dims(grp.output);
+  if (xd.size() < 3 || xd.size() > 5 || wd.size() != xd.size() || yd.size() != xd.size())
+    return Unimplemented("conv: rank");
+  auto weights = b.ConstantFloats(w);
+  if (!weights) return Unimplemented("conv: weights are not constant");
+  std::vector<int64_t> in_sp(xd.begin() + 2, xd.end()), k_sp(wd.begin() + 2, wd.end());
+  auto win = WindowOf(b.graph(), n, in_sp, k_sp);
+  if (!win) return Unimplemented("conv: window attributes");
+  AddExtraPads(grp, &*win);
+  int64_t groups = 1;
+  if (n.op) {
+    specs::Shape xs = *specs::Shape::FromVector(xd);
+    groups = specs::ops::ConvGroups(n.params, xs);
+  } else {
+    KernelContext ctx(*n.onnx, b.Opset(), {});
+    groups = ctx.AttrInt("group", 1);
+  }
+  const int64_t o = wd[0];
+  if (groups < 1 || xd[1] != wd[1] * groups || o % groups != 0)
+    return Unimplemented("conv: groups");
+  const int64_t per_o = static_cast<int64_t>(weights->size()) / o;
+  std::vector<float> bias(o, 0.f);
+  if (n.opaque() && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+    auto cb = b.ConstantFloats(n.inputs[2]);
+    if (!cb || static_cast<int64_t>(cb->size()) != o) return Unimplemented("conv: bias");
+    bias = *cb;
+  }
+  for (const PostOp& op : grp.post_ops) {
+    if (op.kind == PostOp::kBias) {
+      auto add = b.ConstantFloats(op.operands[0]);
+      if (!add || static_cast<int64_t>(add->size()) != o) return Unimplemented("conv: bias_add");
+      for (int64_t c = 0; c < o; ++c) bias[c] += (*add)[c];
+    } else if (op.kind == PostOp::kBatchnorm) {
+      std::vector<float> p[4];
+      for (int k = 0; k < 4; ++k) {
+        auto t = b.ConstantFloats(op.operands[k]);
+        if (!t || static_cast<int64_t>(t->size()) != o) return Unimplemented("conv: batchnorm");
+        p[k] = *t;
+      }
+      for (int64_t c = 0; c < o; ++c) {
+        float s = p[0][c] / std::sqrt(p[3][c] + op.epsilon);
+        for (int64_t e = 0; e < per_o; ++e) (*weights)[c * per_o + e] *= s;
+        bias[c] = (bias[c] - p[2][c]) * s + p[1][c];
+      }
+    }
+  }
+  std::vector<int64_t> wdims = wd;
+  if (groups > 1) {
+    wdims[0] = o / groups;
+    wdims.insert(wdims.begin(), groups);
+  }
+  memory::dims dil;
+  for (int64_t d : win->dilations) dil.push_back(d - 1);
+  const auto any = memory::format_tag::any;
+  const auto f32 = memory::data_type::f32;
+  Desc src_any(Dims(b.dims(x)), f32, any), w_any(Dims(wdims), f32, any),
+      dst_any = b.OutputDesc(grp.output);
+  Desc bias_md({o}, f32, memory::format_tag::a);
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, w_any,
+      bias_md, dst_any, Dims(win->strides), dil, Dims(win->pad_l), Dims(win->pad_r));
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(MakePostOps(grp));
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, b.engine());
+  b.Read(DNNL_ARG_SRC, x, pd.src_desc());
+  b.Fixed(DNNL_ARG_WEIGHTS, b.ConstantMemory(*weights, PlainDesc(wdims), pd.weights_desc()));
+  b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(bias, PlainDesc({o}), pd.bias_desc()));
+  int addend = SumAddend(grp);
+  if (addend != kNoValue)
+    b.WriteAccumulating(DNNL_ARG_DST, grp.output, pd.dst_desc(), addend);
+  else
+    b.Write(DNNL_ARG_DST, grp.output, pd.dst_desc());
+  b.Emit(dnnl::convolution_forward(pd));
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddConvKernels(KernelRegistry* r) {
+  r->Add("conv2d", ConvKernel);
+  r->Add("onnx:Conv", ConvKernel);
+}
+
+}  // namespace verisub::runtime::dnnl_backend

@@ -1,0 +1,168 @@
+// Data movement: concat (merged nested concats), reshape-like operators (free: the output
+// shares the input's row-major buffer), transpose (a strided reorder), split (reorders of
+// sub-tensors).
+#include "onnx/onnx_pb.h"
+#include "runtime/dnnl/builder.h"
+#include "runtime/onnx_kernels.h"
+#include "specs/layout.h"
+#include "specs/ops/split.h"
+#include "specs/ops/transpose.h"
+
+namespace verisub::runtime::dnnl_backend {
+namespace {
+
+memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+// A channel concat of one image whose inputs are all row-major, or all blocked by B with
+// channel counts that are multiples of B: every input is a contiguous piece of the output, so
+// the producers write into the output's buffer and no copy runs.
+bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, int y) {
+  const auto& yd = b.dims(y);
+  if (axis != 1 || yd.size() != 4 || yd[0] != 1) return false;
+  std::optional<specs::Layout> layout;
+  for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c})
+    if (b.slot(inputs[0]).desc == *LayoutDesc(b.dims(inputs[0]), l)) layout = l;
+  if (!layout) return false;
+  const int64_t block = specs::LayoutChannelBlock(*layout);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    int v = inputs[k];
+    const Slot& s = b.slot(v);
+    if (s.constant || s.host || s.graph_input || s.graph_output || b.Shared(v) ||
+        s.dims.size() != 4 || s.dims[1] % block != 0 || s.desc != *LayoutDesc(s.dims, *layout))
+      return false;
+    for (size_t j = 0; j < k; ++j)
+      if (inputs[j] == v) return false;
+  }
+  Desc out = *LayoutDesc(yd, *layout);
+  size_t total = 0;
+  for (int v : inputs) total += b.slot(v).desc.get_size();
+  if (total != out.get_size()) return false;
+  size_t offset = 0;
+  for (int v : inputs) {
+    b.Place(v, y, offset);
+    offset += b.slot(v).desc.get_size();
+  }
+  b.mutable_slot(y).desc = out;
+  b.mutable_slot(y).alias_of = -1;
+  return true;
+}
+
+Status ConcatKernel(KernelBuilder& b) {
+  const Group& grp = b.group();
+  const Node& n = b.node();
+  std::vector<int> inputs = grp.concat_inputs.empty() ? n.inputs : grp.concat_inputs;
+  int axis = ConcatAxis(b.graph(), n);
+  if (!b.AllDnnl() || axis < 0 || n.outputs.size() != 1) return Unimplemented("concat: inputs");
+  for (int v : inputs)
+    if (v == kNoValue || b.slot(v).host) return Unimplemented("concat: host input");
+  int y = grp.output;
+  if (ConcatInPlace(b, inputs, axis, y)) return Status::Ok();
+  std::vector<Desc> srcs;
+  for (int v : inputs) srcs.push_back(b.StoredDesc(v));
+  Desc dst(Dims(b.dims(y)), memory::data_type::f32, memory::format_tag::any);
+  dnnl::concat::primitive_desc pd(dst, axis, srcs, b.engine());
+  for (size_t k = 0; k < inputs.size(); ++k)
+    b.Read(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), inputs[k],
+           pd.src_desc(static_cast<int>(k)));
+  b.Write(DNNL_ARG_DST, y, pd.dst_desc());
+  b.Emit(dnnl::concat(pd));
+  return Status::Ok();
+}
+
+// Reshape, Flatten, Squeeze, Unsqueeze: the output dims are known, the data is the input's.
+Status ReshapeKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (n.inputs.empty() || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) || !b.Dnnl(n.outputs[0]))
+    return Unimplemented("reshape: inputs");
+  int x = n.inputs[0], y = n.outputs[0];
+  if (CountElements(b.dims(x)) != CountElements(b.dims(y))) return Unimplemented("reshape");
+  if (b.constant(x)) return Unimplemented("reshape of a weight");
+  int src = IsPlain(b.slot(x).desc) ? x : b.Converted(x, PlainDesc(b.dims(x)));
+  b.Alias(y, src, PlainDesc(b.dims(y)));
+  return Status::Ok();
+}
+
+Status TransposeKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (!b.AllDnnl() || n.outputs.size() != 1) return Unimplemented("transpose: inputs");
+  int x = n.inputs[0], y = n.outputs[0];
+  const auto& xd = b.dims(x);
+  std::vector<int> perm;
+  if (n.op) {
+    perm = specs::DecodePerm(n.params[specs::ops::kTransposePerm]);
+  } else {
+    KernelContext ctx(*n.onnx, b.Opset(), {});
+    for (int64_t p : ctx.AttrInts("perm")) perm.push_back(static_cast<int>(p));
+    if (perm.empty())
+      for (int d = static_cast<int>(xd.size()) - 1; d >= 0; --d) perm.push_back(d);
+  }
+  if (perm.size() != xd.size()) return Unimplemented("transpose: perm");
+  std::vector<int64_t> xs(xd.size());
+  int64_t acc = 1;
+  for (int d = static_cast<int>(xd.size()) - 1; d >= 0; --d) xs[d] = acc, acc *= xd[d];
+  memory::dims ydims, ystrides;
+  for (int p : perm) {
+    if (p < 0 || p >= static_cast<int>(xd.size())) return Unimplemented("transpose: perm");
+    ydims.push_back(xd[p]);
+    ystrides.push_back(xs[p]);
+  }
+  Desc view(ydims, memory::data_type::f32, ystrides);
+  Desc dst = PlainDesc(b.dims(y));
+  dnnl::reorder::primitive_desc pd(b.engine(), view, b.engine(), dst);
+  b.Read(DNNL_ARG_SRC, x, PlainDesc(xd));
+  b.View(DNNL_ARG_SRC, view);
+  b.Write(DNNL_ARG_DST, y, dst);
+  b.Emit(dnnl::reorder(pd));
+  return Status::Ok();
+}
+
+Status SplitKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (n.inputs.empty() || !b.Dnnl(n.inputs[0])) return Unimplemented("split: inputs");
+  int x = n.inputs[0];
+  const auto& xd = b.dims(x);
+  int64_t axis;
+  if (n.op) {
+    axis = n.params[specs::ops::kSplitAxis];
+  } else {
+    KernelContext ctx(*n.onnx, b.Opset(), {});
+    auto a = NormalizeAxis(ctx.AttrInt("axis", 0), static_cast<int64_t>(xd.size()), "Split");
+    if (!a.ok()) return Unimplemented("split: axis");
+    axis = *a;
+  }
+  Desc whole = PlainDesc(xd);
+  int64_t offset = 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    int y = n.outputs[k];
+    if (!b.Dnnl(y)) return Unimplemented("split: omitted or host output");
+    const auto& yd = b.dims(y);
+    memory::dims offsets(xd.size(), 0);
+    offsets[axis] = offset;
+    offset += yd[axis];
+    Desc part = whole.submemory_desc(Dims(yd), offsets);
+    Desc dst = PlainDesc(yd);
+    dnnl::reorder::primitive_desc pd(b.engine(), part, b.engine(), dst);
+    b.Read(DNNL_ARG_SRC, x, whole);
+    b.View(DNNL_ARG_SRC, part);
+    b.Write(DNNL_ARG_DST, y, dst);
+    b.Emit(dnnl::reorder(pd));
+  }
+  if (offset != xd[axis]) return Unimplemented("split: sizes");
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddDataKernels(KernelRegistry* r) {
+  r->Add("concat", ConcatKernel);
+  r->Add("onnx:Concat", ConcatKernel);
+  for (const char* k :
+       {"reshape", "onnx:Reshape", "onnx:Flatten", "onnx:Squeeze", "onnx:Unsqueeze"})
+    r->Add(k, ReshapeKernel);
+  r->Add("transpose", TransposeKernel);
+  r->Add("onnx:Transpose", TransposeKernel);
+  r->Add("split", SplitKernel);
+  r->Add("onnx:Split", SplitKernel);
+}
+
+}  // namespace verisub::runtime::dnnl_backend

@@ -1,0 +1,152 @@
+// The oneDNN backend's prepare driver: folds constants, plans fusion, creates each group's
+// kernel (retrying on plain inputs, else the reference kernel) and hands the steps to the
+// prepared model.
+#include "runtime/dnnl/dnnl_backend.h"
+
+#include <map>
+
+#include "runtime/constant_folding.h"
+#include "runtime/dnnl/builder.h"
+#include "runtime/dnnl/fallback.h"
+#include "runtime/dnnl/fusion.h"
+#include "runtime/dnnl/prepared_model.h"
+#include "runtime/executor.h"
+
+namespace verisub::runtime {
+namespace {
+
+using namespace dnnl_backend;
+
+bool OnDevice(const Value& v) {
+  if (v.elem_type != kFloat || !v.rank_known) return false;
+  for (int64_t d : v.dims)
+    if (d <= 0) return false;
+  return true;
+}
+
+class Driver {
+ public:
+  Driver(ModelDraft* d, PrepareStats* stats) : d_(d), stats_(stats) {}
+
+  Status BuildGroup(const Group& grp) {
+    const Node& n = d_->graph->node(grp.kernel_node);
+    if (KernelFn kernel = Kernels().Find(grp.pattern.empty() ? n.KindName() : grp.pattern)) {
+      for (bool plain : {false, true}) {
+        KernelBuilder b(d_, grp, plain);
+        Status st = DnnlCall(n.name, [&] {
+          Status s = kernel(b);
+          if (!s.ok()) throw dnnl::error(dnnl_unimplemented, s.message().c_str());
+        });
+        if (st.ok()) {
+          for (Step& s : b.TakeSteps()) d_->steps.push_back(std::move(s));
+          stats_->fused_nodes += static_cast<int>(grp.members.size()) - 1;
+          return Status::Ok();
+        }
+      }
+    }
+    if (grp.members.size() > 1) {  // run the members one by one
+      std::vector<int> members = grp.members;
+      std::sort(members.begin(), members.end());
+      for (int m : members) VERISUB_RETURN_IF_ERROR(BuildGroup(Single(m)));
+      return Status::Ok();
+    }
+    if (!HasKernel(n)) return Unimplemented("node '" + n.name + "': no kernel for " + n.KindName());
+    KernelBuilder b(d_, grp, true);
+    VERISUB_RETURN_IF_ERROR(DnnlCall(n.name, [&] { EmitReference(b); }));
+    for (Step& s : b.TakeSteps()) d_->steps.push_back(std::move(s));
+    ++stats_->fallback_nodes;
+    ++stats_->fallback_kinds[n.KindName()];
+    return Status::Ok();
+  }
+
+  Group Single(int i) const {
+    Group g;
+    g.kernel_node = g.last_node = i;
+    g.members = {i};
+    const Node& n = d_->graph->node(i);
+    g.output = n.outputs.empty() ? kNoValue : n.outputs[0];
+    return g;
+  }
+
+ private:
+  ModelDraft* d_;
+  PrepareStats* stats_;
+};
+
+class DnnlBackend : public Backend {
+ public:
+  std::string Name() const override { return "onednn"; }
+
+  bool CanRun(const Graph&, const Node& n) const override {
+    return Kernels().Find(n.KindName()) != nullptr;
+  }
+
+  StatusOr<std::unique_ptr<PreparedModel>> Prepare(const Graph& g,
+                                                   const PrepareOptions& options) const override {
+    VERISUB_RETURN_IF_ERROR(CheckGraph(g));
+    ThreadScope threads(options.num_threads);
+    auto graph = std::make_unique<Graph>(g);
+    // Weights-only subgraphs left by the import mapping (a Gemm's transposed weight) fold here.
+    if (!FoldConstants(graph.get()).ok()) *graph = g;
+    const Graph& fg = *graph;
+    ModelDraft d;
+    try {
+      d.engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+      d.stream = dnnl::stream(d.engine);
+    } catch (const dnnl::error& e) {
+      return FailedPrecondition(std::string("oneDNN: no CPU engine: ") + e.what());
+    }
+    d.graph = &fg;
+    if (!options.layouts.empty()) {
+      if (static_cast<int>(options.layouts.size()) != g.num_values())
+        return InvalidArgument("layouts: " + std::to_string(options.layouts.size()) +
+                               " given for " + std::to_string(g.num_values()) + " values");
+      // Folding renumbers values: the layouts follow the value names.
+      std::map<std::string, specs::Layout> by_name;
+      for (int v = 0; v < g.num_values(); ++v) by_name[g.value(v).name] = options.layouts[v];
+      d.layouts.assign(fg.num_values(), specs::Layout::kPlain);
+      for (int v = 0; v < fg.num_values(); ++v)
+        if (auto it = by_name.find(fg.value(v).name); it != by_name.end())
+          d.layouts[v] = it->second;
+    }
+    for (int v = 0; v < fg.num_values(); ++v) {
+      const Value& val = fg.value(v);
+      Slot s;
+      s.name = val.name;
+      s.dims = val.dims;
+      s.elem_type = val.elem_type;
+      s.constant = val.constant;
+      s.host = !OnDevice(val) || (val.constant && val.constant->elem_type != kFloat);
+      if (!s.host) s.desc = PlainDesc(val.dims);
+      d.slots.push_back(std::move(s));
+    }
+    for (int v : fg.inputs()) d.slots[v].graph_input = true;
+    for (int v : fg.outputs()) d.slots[v].graph_output = true;
+    d.readers = fg.UseCounts();
+    PrepareStats stats;
+    FusionPlan plan = PlanFusion(fg);
+    Driver driver(&d, &stats);
+    for (int i = 0; i < fg.num_nodes(); ++i) {
+      int gi = plan.group_of[i];
+      if (gi >= 0 && plan.groups[gi].last_node != i) continue;
+      Group grp = gi >= 0 ? plan.groups[gi] : driver.Single(i);
+      VERISUB_RETURN_IF_ERROR(driver.BuildGroup(grp));
+      for (int m : grp.members)
+        for (int v : fg.node(m).inputs)
+          if (v != kNoValue) --d.readers[v];
+    }
+    stats.steps = static_cast<int>(d.steps.size());
+    stats.reorders = d.reorders;
+    stats.weight_bytes = d.weight_bytes;
+    auto prepared =
+        DnnlPrepared::Create(std::move(graph), std::move(d), options.num_threads, stats);
+    if (!prepared.ok()) return prepared.status();
+    return std::unique_ptr<PreparedModel>(std::move(*prepared));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeDnnlBackend() { return std::make_unique<DnnlBackend>(); }
+
+}  // namespace verisub::runtime

@@ -1,0 +1,56 @@
+// Elementwise activations (relu, sigmoid, tanh, clip, hardswish, hardsigmoid, leaky relu, elu,
+// exp, log, sqrt, abs, neg, softplus, mish) on their own, in the layout of the input.
+#include "runtime/dnnl/builder.h"
+
+namespace verisub::runtime::dnnl_backend {
+namespace {
+
+Status EltwiseKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (!b.AllDnnl() || n.outputs.size() != 1) return Unimplemented("eltwise: inputs");
+  auto ops = EltwiseOf(b.graph(), n);
+  if (!ops || ops->empty()) return Unimplemented("eltwise: function");
+  int x = n.inputs[0], y = n.outputs[0];
+  Desc src = b.StoredDesc(x);
+  const Eltwise& first = (*ops)[0];
+  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, first.alg, src, first.alpha,
+                                   first.beta);
+  dnnl::primitive_attr attr;
+  if (ops->size() > 1) {
+    dnnl::post_ops po;
+    for (size_t k = 1; k < ops->size(); ++k)
+      po.append_eltwise(1.f, (*ops)[k].alg, (*ops)[k].alpha, (*ops)[k].beta);
+    attr.set_post_ops(po);
+  }
+  dnnl::eltwise_forward::primitive_desc pd(desc, attr, b.engine());
+  b.Read(DNNL_ARG_SRC, x, pd.src_desc());
+  b.Write(DNNL_ARG_DST, y, pd.dst_desc());
+  b.Emit(dnnl::eltwise_forward(pd));
+  return Status::Ok();
+}
+
+// A matched GELU subgraph (fusion.h): gelu_erf of the pattern's input.
+Status GeluKernel(KernelBuilder& b) {
+  int x = b.node().inputs[0], y = b.group().output;
+  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x)) return Unimplemented("gelu: inputs");
+  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                   dnnl::algorithm::eltwise_gelu_erf, b.StoredDesc(x), 0.f, 0.f);
+  dnnl::eltwise_forward::primitive_desc pd(desc, b.engine());
+  b.Read(DNNL_ARG_SRC, x, pd.src_desc());
+  b.Write(DNNL_ARG_DST, y, pd.dst_desc());
+  b.Emit(dnnl::eltwise_forward(pd));
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddEltwiseKernels(KernelRegistry* r) {
+  for (const char* k :
+       {"relu", "sigmoid", "tanh", "onnx:Relu", "onnx:Sigmoid", "onnx:Tanh", "onnx:Exp", "onnx:Log",
+        "onnx:Sqrt", "onnx:Abs", "onnx:Neg", "onnx:Softplus", "onnx:Mish", "onnx:HardSwish",
+        "onnx:LeakyRelu", "onnx:Elu", "onnx:HardSigmoid", "onnx:Clip"})
+    r->Add(k, EltwiseKernel);
+  r->Add("pattern:gelu", GeluKernel);
+}
+
+}  // namespace verisub::runtime::dnnl_backend

@@ -1,0 +1,96 @@
+// The reference kernel of a node as a step of a oneDNN model: inputs converted to plain and
+// copied into host tensors, the node run by runtime::RunNode, outputs copied back.
+#include "runtime/dnnl/fallback.h"
+
+#include <cstring>
+
+#include "runtime/executor.h"
+
+namespace verisub::runtime::dnnl_backend {
+
+void EmitReference(KernelBuilder& b) {
+  const Node& n = b.node();
+  struct In {
+    int slot = kNoValue;  // slot read at run time (plain), kNoValue when omitted
+    std::shared_ptr<const HostTensor> constant;
+    bool host = false;
+    std::vector<int64_t> dims;
+  };
+  std::vector<In> ins;
+  std::vector<int> reads, writes;
+  for (int v : n.inputs) {
+    In in;
+    if (v != kNoValue) {
+      const Slot& s = b.slot(v);
+      in.constant = s.constant;
+      in.host = s.host;
+      in.dims = s.dims;
+      if (!s.constant) {
+        in.slot = s.host || IsPlain(s.desc) ? v : b.Converted(v, PlainDesc(s.dims));
+        reads.push_back(in.slot);
+      }
+    }
+    ins.push_back(std::move(in));
+  }
+  std::vector<int> outs = n.outputs;
+  for (int v : outs) {
+    if (v == kNoValue) continue;
+    Slot& s = b.mutable_slot(v);
+    if (!s.host) s.desc = PlainDesc(s.dims);
+    s.alias_of = -1;
+    writes.push_back(v);
+  }
+  const Graph* g = &b.graph();
+  const Node* node = &n;
+  std::vector<bool> out_host;
+  std::vector<std::vector<int64_t>> out_dims;
+  for (int v : outs) {
+    out_host.push_back(v == kNoValue || b.slot(v).host);
+    out_dims.push_back(v == kNoValue ? std::vector<int64_t>{} : b.slot(v).dims);
+  }
+  b.EmitHost(
+      [g, node, ins, outs, out_host, out_dims](RunState& st) -> Status {
+        std::vector<HostTensor> tmp(ins.size());
+        std::vector<const HostTensor*> ptrs(ins.size(), nullptr);
+        for (size_t k = 0; k < ins.size(); ++k) {
+          const In& in = ins[k];
+          if (in.constant) {
+            ptrs[k] = in.constant.get();
+          } else if (in.slot == kNoValue) {
+            continue;
+          } else if (in.host) {
+            ptrs[k] = st.host[in.slot].get();
+          } else {
+            tmp[k].elem_type = kFloat;
+            tmp[k].dims = in.dims;
+            tmp[k].f32.resize(CountElements(in.dims));
+            std::memcpy(tmp[k].f32.data(), st.mem[in.slot].get_data_handle(),
+                        tmp[k].f32.size() * sizeof(float));
+            ptrs[k] = &tmp[k];
+          }
+        }
+        auto out = RunNode(*g, *node, ptrs);
+        if (!out.ok()) return out.status().WithContext("node '" + node->name + "'");
+        for (size_t k = 0; k < outs.size(); ++k) {
+          if (outs[k] == kNoValue) continue;
+          HostTensor& t = (*out)[k];
+          if (out_host[k]) {
+            st.host[outs[k]] = std::make_shared<const HostTensor>(std::move(t));
+            continue;
+          }
+          if (t.dims != out_dims[k])
+            return InternalError("node '" + node->name + "' produced " + DimsToString(t.dims) +
+                                 ", expected " + DimsToString(out_dims[k]));
+          std::vector<float> f = t.f32;
+          if (t.elem_type != kFloat) {
+            std::vector<double> d = t.ToDoubles();
+            f.assign(d.begin(), d.end());
+          }
+          std::memcpy(st.mem[outs[k]].get_data_handle(), f.data(), f.size() * sizeof(float));
+        }
+        return Status::Ok();
+      },
+      reads, writes);
+}
+
+}  // namespace verisub::runtime::dnnl_backend

@@ -1,0 +1,373 @@
+// Fusion planning: conv/matmul chains and nested concats (see fusion.h).
+#include "runtime/dnnl/fusion.h"
+
+#include <cfloat>
+#include <cmath>
+#include <functional>
+
+#include "onnx/onnx_pb.h"
+#include "runtime/onnx_kernels.h"
+#include "specs/ops/bias_add.h"
+#include "specs/ops/concat.h"
+#include "specs/ops/conv2d.h"
+#include "specs/ops/matmul.h"
+
+namespace verisub::runtime::dnnl_backend {
+namespace {
+
+using dnnl::algorithm;
+using specs::OpKind;
+
+bool Onnx(const Node& n, const char* type) {
+  return n.opaque() && n.domain.empty() && n.op_type == type;
+}
+
+int64_t OpsetOf(const Graph& g) { return g.DefaultOpset(); }
+
+std::optional<float> ScalarConstant(const Graph& g, const Node& n, size_t k) {
+  if (k >= n.inputs.size() || n.inputs[k] == kNoValue) return std::nullopt;
+  const Value& v = g.value(n.inputs[k]);
+  if (!v.constant || v.constant->NumElements() != 1 || !IsFloatType(v.constant->elem_type))
+    return std::nullopt;
+  return static_cast<float>(v.constant->DoubleAt(0));
+}
+
+std::optional<Eltwise> SpecActivation(specs::Activation a) {
+  switch (a) {
+    case specs::Activation::kNone:
+      return std::nullopt;
+    case specs::Activation::kRelu:
+      return Eltwise{algorithm::eltwise_relu};
+    case specs::Activation::kSigmoid:
+      return Eltwise{algorithm::eltwise_logistic};
+    case specs::Activation::kTanh:
+      return Eltwise{algorithm::eltwise_tanh};
+  }
+  return std::nullopt;
+}
+
+// A multiplication of `x` by a one-element constant (spec smul, ONNX Mul, ONNX Div by it):
+// the factor.
+std::optional<float> ScaleOf(const Graph& g, const Node& n, int x) {
+  if (n.outputs.size() != 1 || n.inputs.size() != 2) return std::nullopt;
+  if (n.op == OpKind::kSmul && n.inputs[0] == x) return ScalarConstant(g, n, 1);
+  if (Onnx(n, "Mul")) {
+    if (n.inputs[0] == x) return ScalarConstant(g, n, 1);
+    if (n.inputs[1] == x) return ScalarConstant(g, n, 0);
+  }
+  if (Onnx(n, "Div") && n.inputs[0] == x) {
+    auto c = ScalarConstant(g, n, 1);
+    if (c && *c != 0.f) return 1.f / *c;
+  }
+  return std::nullopt;
+}
+
+bool Near(std::optional<float> v, double want) {
+  return v && std::abs(*v - want) < 1e-4 * std::max(1.0, std::abs(want));
+}
+
+struct GeluMatch {
+  std::vector<int> nodes;
+  int output = kNoValue;
+};
+
+// PyTorch's export of GELU (erf form): ((erf(x / sqrt 2) + 1) * x) * 0.5, x read by the Div and
+// the first Mul only.
+std::optional<GeluMatch> MatchGelu(const Graph& g, int x,
+                                   const std::vector<std::vector<int>>& readers,
+                                   const std::vector<bool>& is_output,
+                                   const std::vector<int>& group_of) {
+  if (x == kNoValue || is_output[x] || readers[x].size() != 2) return std::nullopt;
+  auto sole = [&](int v) { return is_output[v] || readers[v].size() != 1 ? -1 : readers[v][0]; };
+  for (int first = 0; first < 2; ++first) {
+    int d = readers[x][first], m1 = readers[x][1 - first];
+    const Node& dn = g.node(d);
+    if (!Near(ScaleOf(g, dn, x), 1.0 / std::sqrt(2.0))) continue;
+    int e = sole(dn.outputs[0]);
+    if (e < 0 || !Onnx(g.node(e), "Erf")) continue;
+    int a = sole(g.node(e).outputs[0]);
+    if (a < 0 || !Onnx(g.node(a), "Add") || g.node(a).inputs.size() != 2) continue;
+    const Node& an = g.node(a);
+    int erf_out = g.node(e).outputs[0];
+    int one = an.inputs[0] == erf_out ? 1 : 0;
+    if (an.inputs[1 - one] != erf_out || !Near(ScalarConstant(g, an, one), 1.0)) continue;
+    const Node& mn = g.node(m1);
+    bool mul = mn.op == OpKind::kEwMul || Onnx(mn, "Mul");
+    if (sole(an.outputs[0]) != m1 || !mul || mn.inputs.size() != 2 ||
+        !((mn.inputs[0] == x && mn.inputs[1] == an.outputs[0]) ||
+          (mn.inputs[1] == x && mn.inputs[0] == an.outputs[0])))
+      continue;
+    int m2 = sole(mn.outputs[0]);
+    if (m2 < 0 || !Near(ScaleOf(g, g.node(m2), mn.outputs[0]), 0.5)) continue;
+    GeluMatch m{{d, e, a, m1, m2}, g.node(m2).outputs[0]};
+    bool free = true;
+    for (int n : m.nodes) free &= group_of[n] < 0;
+    if (free && g.value(x).dims == g.value(m.output).dims) return m;
+  }
+  return std::nullopt;
+}
+
+// An ONNX Pad with zeros of the spatial dims only, whose output only `reader` reads: the pads of
+// the spatial dims (begins, then ends).
+std::optional<std::vector<int64_t>> ZeroSpatialPad(const Graph& g, const Node& p) {
+  if (!Onnx(p, "Pad") || p.inputs.size() < 2 || p.inputs[1] == kNoValue) return std::nullopt;
+  KernelContext ctx(*p.onnx, OpsetOf(g), {});
+  if (ctx.AttrString("mode", "constant") != "constant" || g.DefaultOpset() < 11)
+    return std::nullopt;
+  if (p.inputs.size() > 2 && p.inputs[2] != kNoValue) {
+    auto v = ScalarConstant(g, p, 2);
+    if (!v || *v != 0.f) return std::nullopt;
+  }
+  if (p.inputs.size() > 3 && p.inputs[3] != kNoValue) return std::nullopt;  // axes
+  const Value& pads = g.value(p.inputs[1]);
+  if (!pads.constant || pads.constant->NumElements() != 8) return std::nullopt;
+  std::vector<int64_t> v = pads.constant->ToInts();
+  if (v[0] || v[1] || v[4] || v[5]) return std::nullopt;
+  for (int64_t x : v)
+    if (x < 0) return std::nullopt;
+  return std::vector<int64_t>{v[2], v[3], v[6], v[7]};
+}
+
+}  // namespace
+
+bool IsConv(const Node& n) { return n.op == OpKind::kConv2d || Onnx(n, "Conv"); }
+bool IsMatmul(const Node& n) { return n.op == OpKind::kMatmul || Onnx(n, "MatMul"); }
+bool IsConcat(const Node& n) { return n.op == OpKind::kConcat || Onnx(n, "Concat"); }
+
+int ConcatAxis(const Graph& g, const Node& n) {
+  if (n.outputs.empty() || n.outputs[0] == kNoValue) return -1;
+  int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).dims.size());
+  if (n.op == OpKind::kConcat) return static_cast<int>(n.params[specs::ops::kConcatAxis]);
+  if (!Onnx(n, "Concat")) return -1;
+  KernelContext ctx(*n.onnx, OpsetOf(g), {});
+  auto axis = NormalizeAxis(ctx.AttrInt("axis", 0), rank, "Concat");
+  return axis.ok() ? static_cast<int>(*axis) : -1;
+}
+
+std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
+  using V = std::vector<Eltwise>;
+  if (n.op == OpKind::kRelu) return V{{algorithm::eltwise_relu}};
+  if (n.op == OpKind::kSigmoid) return V{{algorithm::eltwise_logistic}};
+  if (n.op == OpKind::kTanh) return V{{algorithm::eltwise_tanh}};
+  if (!n.opaque() || !n.domain.empty() || n.outputs.size() != 1) return std::nullopt;
+  KernelContext ctx(*n.onnx, OpsetOf(g), {});
+  const std::string& t = n.op_type;
+  if (t == "Relu") return V{{algorithm::eltwise_relu}};
+  if (t == "Sigmoid") return V{{algorithm::eltwise_logistic}};
+  if (t == "Tanh") return V{{algorithm::eltwise_tanh}};
+  if (t == "Exp") return V{{algorithm::eltwise_exp}};
+  if (t == "Log") return V{{algorithm::eltwise_log}};
+  if (t == "Sqrt") return V{{algorithm::eltwise_sqrt}};
+  if (t == "Abs") return V{{algorithm::eltwise_abs}};
+  if (t == "Neg") return V{{algorithm::eltwise_linear, -1.f, 0.f}};
+  if (t == "Softplus") return V{{algorithm::eltwise_soft_relu}};
+  if (t == "Mish") return V{{algorithm::eltwise_mish}};
+  if (t == "HardSwish") return V{{algorithm::eltwise_hardswish}};
+  if (t == "LeakyRelu") return V{{algorithm::eltwise_relu, ctx.AttrFloat("alpha", 0.01f)}};
+  if (t == "Elu") return V{{algorithm::eltwise_elu, ctx.AttrFloat("alpha", 1.f)}};
+  if (t == "HardSigmoid")
+    return V{{algorithm::eltwise_linear, ctx.AttrFloat("alpha", 0.2f), ctx.AttrFloat("beta", 0.5f)},
+             {algorithm::eltwise_clip_v2, 0.f, 1.f}};
+  if (t == "Clip") {
+    float lo = -FLT_MAX, hi = FLT_MAX;
+    if (g.DefaultOpset() < 11) {
+      lo = ctx.AttrFloat("min", lo);
+      hi = ctx.AttrFloat("max", hi);
+    } else {
+      for (size_t k = 1; k < n.inputs.size(); ++k) {
+        if (n.inputs[k] == kNoValue) continue;
+        auto c = ScalarConstant(g, n, k);
+        if (!c) return std::nullopt;
+        (k == 1 ? lo : hi) = *c;
+      }
+    }
+    return V{{algorithm::eltwise_clip_v2, lo, hi}};
+  }
+  return std::nullopt;
+}
+
+FusionPlan PlanFusion(const Graph& g) {
+  FusionPlan plan;
+  plan.group_of.assign(g.num_nodes(), -1);
+  std::vector<int> uses = g.UseCounts();
+  std::vector<int> producer = g.Producers();
+  std::vector<bool> is_output(g.num_values(), false);
+  for (int v : g.outputs()) is_output[v] = true;
+  std::vector<std::vector<int>> readers(g.num_values());
+  for (int i = 0; i < g.num_nodes(); ++i)
+    for (int v : g.node(i).inputs)
+      if (v != kNoValue) readers[v].push_back(i);
+  auto sole_reader = [&](int v) {
+    if (is_output[v] || uses[v] != 1 || readers[v].size() != 1) return -1;
+    return readers[v][0];
+  };
+
+  // Nested concats along one axis merge into the outermost (found first walking backwards).
+  for (int i = g.num_nodes() - 1; i >= 0; --i) {
+    const Node& n = g.node(i);
+    if (plan.group_of[i] >= 0 || !IsConcat(n)) continue;
+    int axis = ConcatAxis(g, n);
+    if (axis < 0) continue;
+    Group grp;
+    grp.kernel_node = grp.last_node = i;
+    grp.output = n.outputs[0];
+    grp.members.push_back(i);
+    int gi = static_cast<int>(plan.groups.size());
+    std::function<void(int)> expand = [&](int v) {
+      int p = v == kNoValue ? -1 : producer[v];
+      if (p >= 0 && plan.group_of[p] < 0 && IsConcat(g.node(p)) &&
+          ConcatAxis(g, g.node(p)) == axis && sole_reader(v) >= 0) {
+        plan.group_of[p] = gi;
+        grp.members.push_back(p);
+        for (int u : g.node(p).inputs) expand(u);
+      } else {
+        grp.concat_inputs.push_back(v);
+      }
+    };
+    plan.group_of[i] = gi;
+    for (int u : n.inputs) expand(u);
+    plan.groups.push_back(std::move(grp));
+  }
+
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    bool conv = IsConv(n), mm = IsMatmul(n);
+    if (plan.group_of[i] < 0 && !n.inputs.empty()) {
+      auto gelu = MatchGelu(g, n.inputs[0], readers, is_output, plan.group_of);
+      if (gelu && gelu->nodes[0] == i) {
+        Group grp;
+        grp.kernel_node = i;
+        grp.last_node = gelu->nodes.back();
+        grp.output = gelu->output;
+        grp.members = gelu->nodes;
+        grp.pattern = "pattern:gelu";
+        for (int m : gelu->nodes) plan.group_of[m] = static_cast<int>(plan.groups.size());
+        plan.groups.push_back(std::move(grp));
+        continue;
+      }
+    }
+    // A zero Pad before a convolution or an average pool becomes the window's padding.
+    int pad_node = -1;
+    std::optional<std::vector<int64_t>> extra;
+    bool avg = n.op == OpKind::kPoolAvg || Onnx(n, "AveragePool");
+    if (plan.group_of[i] < 0 && (conv || avg) && !n.inputs.empty() && n.inputs[0] != kNoValue) {
+      int p = producer[n.inputs[0]];
+      if (p >= 0 && plan.group_of[p] < 0 && sole_reader(n.inputs[0]) == i &&
+          g.value(n.inputs[0]).dims.size() == 4)
+        if ((extra = ZeroSpatialPad(g, g.node(p)))) pad_node = p;
+    }
+    if (avg && pad_node >= 0) {
+      Group grp;
+      grp.kernel_node = grp.last_node = i;
+      grp.output = n.outputs[0];
+      grp.members = {i, pad_node};
+      grp.pad_input = g.node(pad_node).inputs[0];
+      grp.extra_pads = *extra;
+      plan.group_of[i] = plan.group_of[pad_node] = static_cast<int>(plan.groups.size());
+      plan.groups.push_back(std::move(grp));
+      continue;
+    }
+    if (plan.group_of[i] >= 0 || (!conv && !mm) || n.outputs.size() != 1) continue;
+    Group grp;
+    grp.kernel_node = grp.last_node = i;
+    grp.members.push_back(i);
+    int gi = static_cast<int>(plan.groups.size());
+    plan.group_of[i] = gi;
+    if (pad_node >= 0) {
+      grp.members.push_back(pad_node);
+      plan.group_of[pad_node] = gi;
+      grp.pad_input = g.node(pad_node).inputs[0];
+      grp.extra_pads = *extra;
+    }
+    bool has_act = false, has_sum = false;
+    if (n.op) {
+      auto act = SpecActivation(static_cast<specs::Activation>(
+          n.params[conv ? specs::ops::kConvActivation : specs::ops::kMatmulActivation]));
+      if (act) {
+        grp.post_ops.push_back({PostOp::kEltwise, i, {}, 0.f, *act});
+        has_act = true;
+      }
+    }
+    int tail = n.outputs[0];
+    const size_t rank = g.value(tail).dims.size();
+    for (;;) {
+      // oneDNN 2.6 applies a matmul's gelu_erf post-op in a reference loop (measured on BERT's
+      // FFN: 2x the matmul); its jit eltwise kernel is far faster, so only convolutions absorb it.
+      auto gelu = conv ? MatchGelu(g, tail, readers, is_output, plan.group_of) : std::nullopt;
+      if (gelu) {
+        grp.post_ops.push_back(
+            {PostOp::kEltwise, gelu->nodes.back(), {}, 0.f, {algorithm::eltwise_gelu_erf}});
+        for (int m : gelu->nodes) {
+          grp.members.push_back(m);
+          plan.group_of[m] = gi;
+        }
+        has_act = true;
+        grp.last_node = gelu->nodes.back();
+        tail = gelu->output;
+        continue;
+      }
+      int r = sole_reader(tail);
+      if (r < 0 || plan.group_of[r] >= 0) break;
+      const Node& rn = g.node(r);
+      if (rn.outputs.size() != 1 || rn.outputs[0] == kNoValue) break;
+      auto is_const = [&](size_t k) {
+        return k < rn.inputs.size() && rn.inputs[k] != kNoValue && g.value(rn.inputs[k]).constant;
+      };
+      PostOp op;
+      op.kind = PostOp::kEltwise;
+      op.node = r;
+      if (rn.op == OpKind::kBiasAdd && rn.inputs[0] == tail && is_const(1) && !has_act &&
+          !has_sum &&
+          rn.params[specs::ops::kBiasAxis] == (conv ? 1 : static_cast<int64_t>(rank) - 1)) {
+        op.kind = PostOp::kBias;
+        op.operands = {rn.inputs[1]};
+      } else if (conv && !has_act && !has_sum && rn.inputs[0] == tail &&
+                 (rn.op == OpKind::kBatchnorm ||
+                  (Onnx(rn, "BatchNormalization") && rn.inputs.size() == 5)) &&
+                 is_const(1) && is_const(2) && is_const(3) && is_const(4)) {
+        op.kind = PostOp::kBatchnorm;
+        op.operands = {rn.inputs[1], rn.inputs[2], rn.inputs[3], rn.inputs[4]};
+        if (rn.op) {
+          op.epsilon = static_cast<float>(specs::DecodeFloat(rn.params[0]));
+        } else {
+          KernelContext ctx(*rn.onnx, OpsetOf(g), {});
+          if (ctx.AttrInt("training_mode", 0) != 0) break;
+          op.epsilon = ctx.AttrFloat("epsilon", 1e-5f);
+        }
+      } else if (auto scale = ScaleOf(g, rn, tail)) {
+        op.eltwise = {algorithm::eltwise_linear, *scale, 0.f};
+        has_act = true;
+      } else if (auto e = EltwiseOf(g, rn); e && rn.inputs[0] == tail) {
+        for (const Eltwise& el : *e) grp.post_ops.push_back({PostOp::kEltwise, r, {}, 0.f, el});
+        has_act = true;
+        grp.members.push_back(r);
+        plan.group_of[r] = gi;
+        grp.last_node = r;
+        tail = rn.outputs[0];
+        continue;
+      } else if (!has_sum && (rn.op == OpKind::kEwAdd || Onnx(rn, "Add")) &&
+                 rn.inputs.size() == 2) {
+        int other = rn.inputs[0] == tail ? rn.inputs[1] : rn.inputs[0];
+        if (other == tail || other == kNoValue || g.value(other).constant ||
+            g.value(other).dims != g.value(tail).dims ||
+            g.value(rn.outputs[0]).dims != g.value(tail).dims || g.value(other).elem_type != kFloat)
+          break;
+        op.kind = PostOp::kSum;
+        op.operands = {other};
+        has_sum = true;
+      } else {
+        break;
+      }
+      grp.post_ops.push_back(op);
+      grp.members.push_back(r);
+      plan.group_of[r] = gi;
+      grp.last_node = r;
+      tail = rn.outputs[0];
+    }
+    grp.output = tail;
+    plan.groups.push_back(std::move(grp));
+  }
+  return plan;
+}
+
+}  // namespace verisub::runtime::dnnl_backend

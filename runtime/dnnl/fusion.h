@@ -1,0 +1,63 @@
+// Fusion planning for the oneDNN backend: which nodes a convolution or matmul absorbs (bias,
+// batch normalization, activations, a residual add) and which nested concats merge, decided on
+// the graph before any kernel is created. A node is absorbed only when the value it reads from
+// the group has no other reader and is not a graph output.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+#include "runtime/graph.h"
+
+namespace verisub::runtime::dnnl_backend {
+
+// One elementwise function as oneDNN computes it: alg(alpha, beta).
+struct Eltwise {
+  dnnl::algorithm alg;
+  float alpha = 0.f, beta = 0.f;
+};
+
+// The activation(s) an ONNX or spec node computes, when oneDNN has them (HardSigmoid is two).
+std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n);
+
+struct PostOp {
+  enum Kind { kBias, kBatchnorm, kEltwise, kSum } kind = kEltwise;
+  int node = -1;              // the absorbed node
+  std::vector<int> operands;  // kBias: bias; kBatchnorm: scale, bias, mean, var; kSum: addend
+  float epsilon = 0.f;        // kBatchnorm
+  Eltwise eltwise{};          // kEltwise
+};
+
+struct Group {
+  int kernel_node = -1;      // the node whose kernel runs the group
+  int last_node = -1;        // the group runs when the driver reaches this node
+  int output = kNoValue;     // the value the group produces
+  std::vector<int> members;  // every node of the group, kernel_node included
+  std::vector<PostOp> post_ops;
+  std::vector<int> concat_inputs;  // merged concat: the inputs in order
+  // A zero Pad of the spatial dims absorbed into a convolution or average pooling: the kernel
+  // reads `pad_input` with these extra pads (begin h, w, ..., end h, w, ...).
+  int pad_input = kNoValue;
+  std::vector<int64_t> extra_pads;
+  // Non-empty when the group is a recognized subgraph run by the kernel registered under this
+  // name ("pattern:gelu": x * 0.5 * (1 + erf(x / sqrt 2)) as oneDNN's gelu_erf).
+  std::string pattern;
+};
+
+struct FusionPlan {
+  std::vector<Group> groups;  // one per kernel node, in node order
+  std::vector<int> group_of;  // per node: its group, -1 when alone
+};
+
+FusionPlan PlanFusion(const Graph& g);
+
+// Spec-level facts the planner and kernels share.
+bool IsConv(const Node& n);    // conv2d or onnx:Conv
+bool IsMatmul(const Node& n);  // matmul or onnx:MatMul
+bool IsConcat(const Node& n);  // concat or onnx:Concat
+// The concat axis of a concat node (normalized), or -1.
+int ConcatAxis(const Graph& g, const Node& n);
+
+}  // namespace verisub::runtime::dnnl_backend

@@ -1,0 +1,119 @@
+// Normalizations and softmax: batch normalization (inference form, global statistics), layer
+// normalization over the trailing dimensions, softmax along one axis.
+#include "onnx/onnx_pb.h"
+#include "runtime/dnnl/builder.h"
+#include "runtime/onnx_kernels.h"
+#include "specs/ops/batchnorm.h"
+
+namespace verisub::runtime::dnnl_backend {
+namespace {
+
+using dnnl::normalization_flags;
+
+Status BatchnormKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (!b.AllDnnl() || n.inputs.size() != 5 || n.outputs.size() != 1)
+    return Unimplemented("batchnorm: inputs");
+  float eps = 1e-5f;
+  if (n.op) {
+    eps = static_cast<float>(specs::DecodeFloat(n.params[specs::ops::kBatchnormEpsilon]));
+  } else {
+    KernelContext ctx(*n.onnx, b.Opset(), {});
+    if (ctx.AttrInt("training_mode", 0) != 0) return Unimplemented("batchnorm: training");
+    eps = ctx.AttrFloat("epsilon", eps);
+  }
+  int x = n.inputs[0], y = n.outputs[0];
+  const auto& xd = b.dims(x);
+  if (xd.size() < 2) return Unimplemented("batchnorm: rank");
+  for (int k = 1; k < 5; ++k)
+    if (!b.constant(n.inputs[k]) || CountElements(b.dims(n.inputs[k])) != xd[1])
+      return Unimplemented("batchnorm: parameters are not constant");
+  Desc src = b.StoredDesc(x);
+  dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, src, eps,
+                                               normalization_flags::use_global_stats |
+                                                   normalization_flags::use_scale |
+                                                   normalization_flags::use_shift);
+  dnnl::batch_normalization_forward::primitive_desc pd(desc, b.engine());
+  Desc c = PlainDesc({xd[1]});
+  b.Read(DNNL_ARG_SRC, x, pd.src_desc());
+  b.Read(DNNL_ARG_SCALE, n.inputs[1], c);
+  b.Read(DNNL_ARG_SHIFT, n.inputs[2], c);
+  b.Read(DNNL_ARG_MEAN, n.inputs[3], c);
+  b.Read(DNNL_ARG_VARIANCE, n.inputs[4], c);
+  b.Write(DNNL_ARG_DST, y, pd.dst_desc());
+  b.Emit(dnnl::batch_normalization_forward(pd));
+  return Status::Ok();
+}
+
+// ONNX LayerNormalization: normalizes over dims [axis, rank) (viewed as one trailing dim).
+Status LayerNormKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (n.inputs.size() < 2 || !b.Dnnl(n.inputs[0]) || !b.Dnnl(n.outputs[0]))
+    return Unimplemented("layernorm: inputs");
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] != kNoValue && b.graph().UseCounts()[n.outputs[k]] > 0)
+      return Unimplemented("layernorm: statistics outputs are read");
+  KernelContext ctx(*n.onnx, b.Opset(), {});
+  int x = n.inputs[0], y = n.outputs[0];
+  const auto& xd = b.dims(x);
+  auto axis = NormalizeAxis(ctx.AttrInt("axis", -1), static_cast<int64_t>(xd.size()), "axis");
+  if (!axis.ok()) return Unimplemented("layernorm: axis");
+  if (ctx.AttrInt("stash_type", 1) != 1) return Unimplemented("layernorm: stash_type");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(xd.size()); ++d)
+    (d < *axis ? outer : inner) *= xd[d];
+  auto scale = b.ConstantFloats(n.inputs[1]);
+  std::vector<float> shift(inner, 0.f);
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+    auto s = b.ConstantFloats(n.inputs[2]);
+    if (!s) return Unimplemented("layernorm: bias is not constant");
+    shift = *s;
+  }
+  if (!scale || static_cast<int64_t>(scale->size()) != inner ||
+      static_cast<int64_t>(shift.size()) != inner)
+    return Unimplemented("layernorm: scale");
+  Desc flat = PlainDesc({outer, inner});
+  dnnl::layer_normalization_forward::desc desc(
+      dnnl::prop_kind::forward_inference, flat, ctx.AttrFloat("epsilon", 1e-5f),
+      normalization_flags::use_scale | normalization_flags::use_shift);
+  dnnl::layer_normalization_forward::primitive_desc pd(desc, b.engine());
+  Desc c = PlainDesc({inner});
+  b.Read(DNNL_ARG_SRC, x, flat);
+  b.Fixed(DNNL_ARG_SCALE, b.ConstantMemory(*scale, c, c));
+  b.Fixed(DNNL_ARG_SHIFT, b.ConstantMemory(shift, c, c));
+  b.Write(DNNL_ARG_DST, y, PlainDesc(b.dims(y)));
+  b.View(DNNL_ARG_DST, flat);
+  b.Emit(dnnl::layer_normalization_forward(pd));
+  return Status::Ok();
+}
+
+Status SoftmaxKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (!b.AllDnnl() || n.outputs.size() != 1) return Unimplemented("softmax: inputs");
+  KernelContext ctx(*n.onnx, b.Opset(), {});
+  int x = n.inputs[0], y = n.outputs[0];
+  int64_t rank = static_cast<int64_t>(b.dims(x).size());
+  auto axis = NormalizeAxis(ctx.AttrInt("axis", b.Opset() >= 13 ? -1 : 1), rank, "axis");
+  if (!axis.ok()) return Unimplemented("softmax: axis");
+  // Before opset 13 Softmax flattens at the axis; the same thing only for the last axis.
+  if (b.Opset() < 13 && *axis != rank - 1) return Unimplemented("softmax: legacy axis");
+  Desc src = b.StoredDesc(x);
+  dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, src,
+                                   static_cast<int>(*axis));
+  dnnl::softmax_forward::primitive_desc pd(desc, b.engine());
+  b.Read(DNNL_ARG_SRC, x, pd.src_desc());
+  b.Write(DNNL_ARG_DST, y, pd.dst_desc());
+  b.Emit(dnnl::softmax_forward(pd));
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddNormKernels(KernelRegistry* r) {
+  r->Add("batchnorm", BatchnormKernel);
+  r->Add("onnx:BatchNormalization", BatchnormKernel);
+  r->Add("onnx:LayerNormalization", LayerNormKernel);
+  r->Add("onnx:Softmax", SoftmaxKernel);
+}
+
+}  // namespace verisub::runtime::dnnl_backend

@@ -1,0 +1,145 @@
+// Session: load, optional optimization, prepare, run; its outputs equal the reference
+// executor's; errors name the file or the backend. verisub-run prints the line the benchmark
+// harness parses and checks its outputs.
+#include "rewriter/session.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+#include "runtime/executor.h"
+#include "runtime/onnx_import.h"
+
+namespace verisub {
+namespace {
+
+using runtime::HostTensor;
+
+std::vector<HostTensor> Inputs(const runtime::Graph& g) {
+  std::vector<HostTensor> in;
+  for (int v : g.inputs()) {
+    const runtime::Value& val = g.value(v);
+    std::vector<double> x(runtime::CountElements(val.dims));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i));
+    in.push_back(HostTensor::FromDoubles(val.elem_type, val.dims, x));
+  }
+  return in;
+}
+
+double MaxRelDiff(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double m = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (a[k].dims != b[k].dims) return INFINITY;
+    auto x = a[k].ToDoubles(), y = b[k].ToDoubles();
+    for (size_t i = 0; i < x.size(); ++i)
+      m = std::max(m, std::abs(x[i] - y[i]) / std::max(std::abs(y[i]), 1.0));
+  }
+  return m;
+}
+
+TEST(SessionTest, RunsLikeTheReferenceExecutor) {
+  for (const char* model : {"data/models/small_resnet.onnx", "data/models/tiny_transformer.onnx"}) {
+    auto s = Session::Create(model, SessionOptions());
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_FALSE((*s)->optimize_report());
+    auto in = Inputs((*s)->graph());
+    auto out = (*s)->Run(in);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    auto ref = runtime::Execute((*s)->graph(), in);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4) << model;
+    // Many runs give the same outputs (buffers are reused, not stale).
+    auto again = (*s)->Run(in);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(MaxRelDiff(*again, *out), 0.0);
+  }
+}
+
+TEST(SessionTest, OptimizesWithTheShippedRules) {
+  SessionOptions opts;
+  opts.optimize = true;
+  opts.num_threads = 1;
+  auto s = Session::Create("data/models/small_resnet.onnx", opts);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE((*s)->optimize_report());
+  auto original = runtime::ImportOnnxFile("data/models/small_resnet.onnx");
+  ASSERT_TRUE(original.ok());
+  auto in = Inputs(*original);
+  auto out = (*s)->Run(in);
+  auto ref = runtime::Execute(*original, in);
+  ASSERT_TRUE(out.ok() && ref.ok());
+  EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4);
+}
+
+TEST(SessionTest, ReferenceBackendAndErrors) {
+  SessionOptions opts;
+  opts.backend = "reference";
+  auto s = Session::Create("data/models/small_resnet.onnx", opts);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->backend_name(), "reference");
+  opts.backend = "tpu";
+  auto bad = Session::Create("data/models/small_resnet.onnx", opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'tpu'"), std::string::npos);
+  auto missing = Session::Create("data/models/no_such_model.onnx", SessionOptions());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no_such_model.onnx"), std::string::npos);
+  auto wrong = Session::Create("data/models/small_resnet.onnx", SessionOptions());
+  ASSERT_TRUE(wrong.ok());
+  EXPECT_FALSE((*wrong)->Run({}).ok());
+}
+
+struct CommandResult {
+  int code = -1;
+  std::string output;
+};
+
+CommandResult RunCommand(const std::string& cmd) {
+  CommandResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
+  auto r = RunCommand(std::string(VERISUB_RUN_PATH) +
+                      " data/models/squeezenet1_1.onnx --runs 3 --warmup 1 --threads 1 --check "
+                      "--input data/models/squeezenet1_1.input_0.pb");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("prepare:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("check:    ok"), std::string::npos) << r.output;
+  std::string last = r.output.substr(r.output.rfind("verisub-run: "));
+  double median = 0, min = 0;
+  int runs = 0;
+  ASSERT_EQ(std::sscanf(last.c_str(), "verisub-run: median_ms=%lf min_ms=%lf runs=%d", &median,
+                        &min, &runs),
+            3)
+      << last;
+  EXPECT_EQ(runs, 3);
+  EXPECT_LE(min, median);
+  EXPECT_EQ(last.back(), '\n');
+  EXPECT_EQ(last.find('\n'), last.size() - 1);  // the last line
+}
+
+TEST(VerisubRunTest, RejectsBadFlags) {
+  auto r = RunCommand(std::string(VERISUB_RUN_PATH) + " data/models/squeezenet1_1.onnx --runs 0");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--runs"), std::string::npos);
+  r = RunCommand(std::string(VERISUB_RUN_PATH) + " data/models/squeezenet1_1.onnx --bogus");
+  EXPECT_EQ(r.code, 2);
+  r = RunCommand(std::string(VERISUB_RUN_PATH) + " data/models/missing.onnx");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("missing.onnx"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace verisub

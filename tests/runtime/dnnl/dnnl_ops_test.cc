@@ -1,0 +1,482 @@
+// Operator-level differential tests of the oneDNN backend against the reference backend on
+// random inputs: groups, asymmetric pads, strides, dilation, broadcasting, fused chains, blocked
+// layouts flowing between kernels, and reference fallbacks in the middle of blocked tensors.
+#include <gtest/gtest.h>
+
+#include "runtime/dnnl/dnnl_backend.h"
+#include "runtime/onnx_import.h"
+#include "tests/runtime/dnnl/dnnl_test_util.h"
+#include "tests/runtime/test_models.h"
+
+namespace verisub::runtime {
+namespace {
+
+using testing::ModelBuilder;
+using testing::SetFloat;
+using testing::SetInt;
+using testing::SetInts;
+
+constexpr double kTolerance = 1e-4;
+
+// Imports the model, runs both backends and checks the outputs agree.
+PrepareStats Check(ModelBuilder& b, const std::string& name) {
+  PrepareStats stats;
+  auto g = ImportOnnxBytes(b.Bytes(), name);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return stats;
+  auto cmp = testing::CompareWithReference(*g, testing::RandomInputs(*g, 7), &stats);
+  EXPECT_EQ(cmp.error, "") << name;
+  EXPECT_LT(cmp.max_rel, kTolerance) << name << " max_abs " << cmp.max_abs;
+  return stats;
+}
+
+struct ConvCase {
+  std::string name;
+  int64_t c, o, group, k, stride, dilation;
+  std::vector<int64_t> pads;
+};
+
+TEST(DnnlOpsTest, ConvolutionGeometries) {
+  std::vector<ConvCase> cases = {
+      {"plain", 8, 16, 1, 3, 1, 1, {1, 1, 1, 1}},
+      {"stride2", 8, 16, 1, 3, 2, 1, {1, 1, 1, 1}},
+      {"asymmetric_pads", 8, 16, 1, 3, 1, 1, {0, 1, 2, 0}},
+      {"groups", 8, 12, 4, 3, 1, 1, {1, 1, 1, 1}},
+      {"depthwise", 16, 16, 16, 3, 2, 1, {1, 1, 1, 1}},
+      {"dilation", 8, 8, 1, 3, 1, 2, {2, 2, 2, 2}},
+      {"odd_channels_1x1", 3, 5, 1, 1, 1, 1, {0, 0, 0, 0}},
+      {"kernel7_stride2", 3, 16, 1, 7, 2, 1, {3, 3, 3, 3}},
+  };
+  for (const ConvCase& c : cases) {
+    ModelBuilder b;
+    const int64_t h = 13, ext = (c.k - 1) * c.dilation + 1;
+    int64_t oh = (h + c.pads[0] + c.pads[2] - ext) / c.stride + 1;
+    int64_t ow = (h + c.pads[1] + c.pads[3] - ext) / c.stride + 1;
+    b.Input("x", {2, c.c, h, h}).Output("y", {2, c.o, oh, ow});
+    b.RandomWeight("w", {c.o, c.c / c.group, c.k, c.k}, 1).RandomWeight("b", {c.o}, 2);
+    auto& n = b.Node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+    SetInt(n, "group", c.group);
+    SetInts(n, "strides", {c.stride, c.stride});
+    SetInts(n, "dilations", {c.dilation, c.dilation});
+    SetInts(n, "pads", c.pads);
+    PrepareStats s = Check(b, c.name);
+    EXPECT_EQ(s.fallback_nodes, 0) << c.name;
+  }
+}
+
+TEST(DnnlOpsTest, ConvBatchnormReluResidualFuseIntoOneKernel) {
+  ModelBuilder b;
+  b.Input("x", {1, 16, 10, 10}).Output("y", {1, 16, 10, 10});
+  b.RandomWeight("w", {16, 16, 3, 3}, 1).RandomWeight("b", {16}, 2);
+  b.RandomWeight("scale", {16}, 3).RandomWeight("shift", {16}, 4).RandomWeight("mean", {16}, 5);
+  HostTensor var = HostTensor::FromDoubles(kFloat, {16}, std::vector<double>(16, 0.7));
+  b.Weight("var", var);
+  SetInts(b.Node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"bn"}, "bn");
+  b.Node("Add", {"bn", "x"}, {"sum"}, "residual");
+  b.Node("Relu", {"sum"}, {"y"}, "relu");
+  PrepareStats s = Check(b, "conv_bn_add_relu");
+  EXPECT_EQ(s.fused_nodes, 4);  // bias_add, batchnorm, add, relu into the convolution
+  EXPECT_EQ(s.fallback_nodes, 0);
+}
+
+TEST(DnnlOpsTest, ResidualAddInPlaceAndCopied) {
+  // y1 = relu(conv1(x)); y2 = conv2(y1) + y1 (y1 dies there: in place); the second add reads x,
+  // which is a graph input (copied).
+  ModelBuilder b;
+  b.Input("x", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6});
+  b.RandomWeight("w1", {8, 8, 3, 3}, 1).RandomWeight("w2", {8, 8, 3, 3}, 2);
+  b.RandomWeight("w3", {8, 8, 1, 1}, 3);
+  SetInts(b.Node("Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c1"}, {"y1"});
+  SetInts(b.Node("Conv", {"y1", "w2"}, {"c2"}), "pads", {1, 1, 1, 1});
+  b.Node("Add", {"c2", "y1"}, {"y2"});
+  b.Node("Conv", {"y2", "w3"}, {"c3"});
+  b.Node("Add", {"x", "c3"}, {"y"});
+  PrepareStats s = Check(b, "residuals");
+  EXPECT_EQ(s.fused_nodes, 3);
+}
+
+TEST(DnnlOpsTest, Pooling) {
+  struct PoolCase {
+    std::string op;
+    int64_t k, s;
+    std::vector<int64_t> pads;
+    int ceil, include_pad;
+    int64_t out;
+  };
+  std::vector<PoolCase> cases = {
+      {"MaxPool", 3, 2, {0, 0, 0, 0}, 1, 0, 6},  // squeezenet's ceil mode: 13 -> 6
+      {"MaxPool", 3, 2, {1, 1, 1, 1}, 0, 0, 7},      {"AveragePool", 3, 1, {1, 1, 1, 1}, 0, 1, 13},
+      {"AveragePool", 3, 1, {1, 1, 1, 1}, 0, 0, 13}, {"AveragePool", 2, 2, {0, 0, 0, 0}, 0, 0, 6},
+  };
+  for (const PoolCase& c : cases) {
+    ModelBuilder b;
+    b.Input("x", {2, 8, 13, 13}).RandomWeight("w", {8, 8, 1, 1}, 1);
+    b.Output("y", {2, 8, c.out, c.out});
+    b.Node("Conv", {"x", "w"}, {"c"});  // blocked input
+    auto& n = b.Node(c.op, {"c"}, {"y"});
+    SetInts(n, "kernel_shape", {c.k, c.k});
+    SetInts(n, "strides", {c.s, c.s});
+    SetInts(n, "pads", c.pads);
+    SetInt(n, "ceil_mode", c.ceil);
+    if (c.op == "AveragePool") SetInt(n, "count_include_pad", c.include_pad);
+    PrepareStats s = Check(b, c.op);
+    EXPECT_EQ(s.fallback_nodes, 0) << c.op;
+  }
+  ModelBuilder g;
+  g.Input("x", {2, 8, 5, 5}).Output("y", {2, 8, 1, 1});
+  g.Node("GlobalAveragePool", {"x"}, {"y"});
+  EXPECT_EQ(Check(g, "global_average_pool").fallback_nodes, 0);
+}
+
+// PyTorch exports avg_pool2d(count_include_pad=True) and explicit F.pad as Pad nodes; a zero
+// spatial Pad becomes the window padding of the pool or convolution that reads it.
+TEST(DnnlOpsTest, ZeroPadsFoldIntoWindows) {
+  for (std::string op : {"AveragePool", "Conv"}) {
+    ModelBuilder b;
+    b.Input("x", {1, 8, 6, 6}).Output("y", {1, 8, 6, 7}).RandomWeight("w", {8, 8, 3, 3}, 1);
+    b.Int64Weight("pads", {0, 0, 1, 1, 0, 0, 1, 2});
+    b.Node("Relu", {"x"}, {"r"});
+    b.Node("Pad", {"r", "pads"}, {"p"});
+    if (op == "Conv") {
+      b.Node("Conv", {"p", "w"}, {"y"});
+    } else {
+      SetInts(b.Node("AveragePool", {"p"}, {"y"}), "kernel_shape", {3, 3});
+    }
+    PrepareStats s = Check(b, "pad_" + op);
+    EXPECT_EQ(s.fallback_nodes, 0) << op;
+    EXPECT_EQ(s.fused_nodes, 1) << op;
+  }
+}
+
+TEST(DnnlOpsTest, Activations) {
+  for (std::string op : {"Relu", "Sigmoid", "Tanh", "Exp", "HardSwish", "HardSigmoid", "LeakyRelu",
+                         "Elu", "Softplus", "Abs", "Neg", "Clip"}) {
+    ModelBuilder b(14);  // HardSwish
+    b.Input("x", {2, 3, 4, 5}).Output("y", {2, 3, 4, 5});
+    std::vector<std::string> in = {"x"};
+    if (op == "Clip") {
+      b.Weight("lo", HostTensor::FromDoubles(kFloat, {}, {-0.3}));
+      b.Weight("hi", HostTensor::FromDoubles(kFloat, {}, {0.4}));
+      in = {"x", "lo", "hi"};
+    }
+    b.Node(op, in, {"y"});
+    EXPECT_EQ(Check(b, op).fallback_nodes, 0) << op;
+  }
+}
+
+TEST(DnnlOpsTest, ActivationsFuseIntoConvolution) {
+  for (std::string op : {"Relu", "Sigmoid", "Clip", "HardSwish"}) {
+    ModelBuilder b(14);
+    b.Input("x", {1, 4, 6, 6}).Output("y", {1, 8, 6, 6}).RandomWeight("w", {8, 4, 1, 1}, 1);
+    b.Node("Conv", {"x", "w"}, {"c"});
+    std::vector<std::string> in = {"c"};
+    if (op == "Clip") {
+      b.Weight("lo", HostTensor::FromDoubles(kFloat, {}, {0}));
+      b.Weight("hi", HostTensor::FromDoubles(kFloat, {}, {6}));
+      in = {"c", "lo", "hi"};
+    }
+    b.Node(op, in, {"y"});
+    EXPECT_EQ(Check(b, "conv_" + op).fused_nodes, 1) << op;
+  }
+}
+
+TEST(DnnlOpsTest, BinaryWithBroadcasting) {
+  struct BinCase {
+    std::string op;
+    std::vector<int64_t> a, b;
+  };
+  std::vector<BinCase> cases = {
+      {"Add", {2, 3, 4, 5}, {2, 3, 4, 5}}, {"Mul", {2, 3, 4, 5}, {1, 3, 1, 1}},
+      {"Sub", {2, 3, 4, 5}, {5}},          {"Div", {2, 3, 4, 5}, {3, 1, 1}},
+      {"Mul", {1}, {2, 3, 4, 5}},          {"Add", {2, 1, 4, 5}, {2, 3, 4, 5}},
+      {"Sub", {2, 3, 4, 5}, {}},
+  };
+  for (const BinCase& c : cases) {
+    ModelBuilder b;
+    b.Input("a", c.a).Input("b", c.b).Output("y", {2, 3, 4, 5});
+    b.Node(c.op, {"a", "b"}, {"y"});
+    Check(b, c.op + DimsToString(c.b));
+  }
+  // A constant operand broadcast over a blocked tensor.
+  ModelBuilder b;
+  b.Input("x", {1, 8, 5, 5}).Output("y", {1, 8, 5, 5}).RandomWeight("w", {8, 8, 1, 1}, 1);
+  b.RandomWeight("s", {1, 8, 1, 1}, 2);
+  b.Node("Conv", {"x", "w"}, {"c"});
+  b.Node("Relu", {"c"}, {"r"});
+  b.Node("Mul", {"r", "s"}, {"y"});
+  Check(b, "blocked_mul");
+}
+
+TEST(DnnlOpsTest, ConcatOfBlockedBranches) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 7, 7}).Output("y", {1, 45, 7, 7});
+  b.RandomWeight("w1", {16, 8, 1, 1}, 1).RandomWeight("w2", {8, 8, 3, 3}, 2);
+  b.RandomWeight("w3", {13, 8, 1, 1}, 3);
+  b.Node("Conv", {"x", "w1"}, {"a"});
+  SetInts(b.Node("Conv", {"x", "w2"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.Node("Conv", {"x", "w3"}, {"d"});
+  SetInt(b.Node("Concat", {"a", "c", "d", "x"}, {"cat"}), "axis", 1);
+  b.Node("Relu", {"cat"}, {"y"});
+  PrepareStats s = Check(b, "concat");
+  EXPECT_EQ(s.fallback_nodes, 0);
+}
+
+// Channel concats of convolution outputs (fire modules, inception blocks) cost no copy: the
+// convolutions write into the concat's buffer. Inputs that cannot be placed (a graph input, odd
+// channel counts, one value twice) take the copying concat, with the same results.
+TEST(DnnlOpsTest, ConcatInPlace) {
+  for (int variant = 0; variant < 3; ++variant) {
+    ModelBuilder b;
+    int64_t c3 = variant == 1 ? 12 : 16;
+    b.Input("x", {1, 8, 7, 7}).Output("y", {1, 32 + c3 + (variant == 2 ? 16 : 0), 7, 7});
+    b.RandomWeight("w1", {16, 8, 1, 1}, 1).RandomWeight("w2", {16, 8, 3, 3}, 2);
+    b.RandomWeight("w3", {c3, 8, 1, 1}, 3);
+    b.Node("Conv", {"x", "w1"}, {"a"});
+    SetInts(b.Node("Conv", {"x", "w2"}, {"c"}), "pads", {1, 1, 1, 1});
+    b.Node("Relu", {"c"}, {"r"});
+    b.Node("Conv", {"x", "w3"}, {"d"});
+    std::vector<std::string> in = {"a", "r", "d"};
+    if (variant == 2) in.push_back("a");
+    SetInt(b.Node("Concat", in, {"cat"}), "axis", 1);
+    b.Node("Relu", {"cat"}, {"y"});
+    PrepareStats s = Check(b, "concat_in_place_" + std::to_string(variant));
+    int kernels = 4 + (variant == 0 ? 0 : 1);  // three convolutions, the relu, a copying concat
+    EXPECT_EQ(s.steps - s.reorders, kernels) << variant;
+  }
+}
+
+TEST(DnnlOpsTest, MatmulAndGemm) {
+  {
+    ModelBuilder b;
+    b.Input("a", {2, 3, 4, 5}).Output("y", {2, 3, 4, 6}).RandomWeight("w", {5, 6}, 1);
+    b.RandomWeight("bias", {6}, 2);
+    b.Node("MatMul", {"a", "w"}, {"m"});
+    b.Node("Add", {"m", "bias"}, {"s"});
+    b.Node("Relu", {"s"}, {"y"});
+    PrepareStats s = Check(b, "matmul_bias_relu");
+    EXPECT_EQ(s.fused_nodes, 2);
+  }
+  {
+    ModelBuilder b;  // both operands computed, batch broadcast
+    b.Input("a", {2, 3, 4, 5}).Input("c", {1, 3, 5, 4}).Output("y", {2, 3, 4, 4});
+    b.Node("MatMul", {"a", "c"}, {"y"});
+    Check(b, "matmul_batched");
+  }
+  {
+    ModelBuilder b;
+    b.Input("a", {3, 10}).Output("y", {3, 7}).RandomWeight("w", {7, 10}, 1);
+    b.RandomWeight("bias", {7}, 2);
+    SetInt(b.Node("Gemm", {"a", "w", "bias"}, {"y"}), "transB", 1);
+    EXPECT_EQ(Check(b, "gemm_transb").fallback_nodes, 0);
+  }
+}
+
+// PyTorch's GELU export, ((erf(x / sqrt 2) + 1) * x) * 0.5, after a matmul + bias (one jit
+// gelu_erf kernel after the fused matmul + bias) and after a convolution (a gelu_erf post-op); a
+// scalar Div after a matmul becomes a linear post-op.
+void AddGelu(ModelBuilder& b, const std::string& x, const std::string& y) {
+  b.Weight("sqrt2", HostTensor::FromDoubles(kFloat, {}, {1.4142135381698608}));
+  b.Weight("one", HostTensor::FromDoubles(kFloat, {}, {1.0}));
+  b.Weight("half", HostTensor::FromDoubles(kFloat, {}, {0.5}));
+  b.Node("Div", {x, "sqrt2"}, {x + "_d"});
+  b.Node("Erf", {x + "_d"}, {x + "_e"});
+  b.Node("Add", {x + "_e", "one"}, {x + "_a"});
+  b.Node("Mul", {x, x + "_a"}, {x + "_m"});
+  b.Node("Mul", {x + "_m", "half"}, {y});
+}
+
+TEST(DnnlOpsTest, GeluAndScalesFuse) {
+  {
+    ModelBuilder b;
+    b.Input("a", {2, 5, 8}).Output("y", {2, 5, 12}).RandomWeight("w", {8, 12}, 1);
+    b.RandomWeight("bias", {12}, 2);
+    b.Node("MatMul", {"a", "w"}, {"m"});
+    b.Node("Add", {"m", "bias"}, {"x"});
+    AddGelu(b, "x", "y");
+    PrepareStats s = Check(b, "matmul_gelu");
+    EXPECT_EQ(s.fused_nodes, 5);
+    EXPECT_EQ(s.steps - s.reorders, 2);
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b;
+    b.Input("x", {1, 4, 5, 5}).Output("y", {1, 8, 5, 5}).RandomWeight("w", {8, 4, 1, 1}, 1);
+    b.Node("Conv", {"x", "w"}, {"c"});
+    AddGelu(b, "c", "y");
+    PrepareStats s = Check(b, "conv_gelu");
+    EXPECT_EQ(s.fused_nodes, 5);
+    EXPECT_EQ(s.steps - s.reorders, 1);  // one kernel after the input's reorder
+  }
+  {
+    ModelBuilder b;
+    b.Input("x", {2, 5, 8}).Output("y", {2, 5, 8});
+    AddGelu(b, "x", "y");
+    PrepareStats s = Check(b, "gelu");
+    EXPECT_EQ(s.fused_nodes, 4);
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b;
+    b.Input("q", {2, 4, 5, 8}).Input("k", {2, 4, 8, 5}).Output("y", {2, 4, 5, 5});
+    b.Weight("scale", HostTensor::FromDoubles(kFloat, {}, {2.8284271247461903}));
+    b.Node("MatMul", {"q", "k"}, {"s"});
+    b.Node("Div", {"s", "scale"}, {"y"});
+    EXPECT_EQ(Check(b, "matmul_div").fused_nodes, 1);
+  }
+}
+
+TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
+  {
+    ModelBuilder b(17);
+    b.Input("x", {2, 5, 16}).Output("y", {2, 5, 16});
+    b.RandomWeight("g", {16}, 1).RandomWeight("beta", {16}, 2);
+    SetFloat(b.Node("LayerNormalization", {"x", "g", "beta"}, {"y"}), "epsilon", 1e-5f);
+    EXPECT_EQ(Check(b, "layernorm").fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b;
+    b.Input("x", {2, 3, 5, 7}).Output("y", {2, 3, 5, 7});
+    SetInt(b.Node("Softmax", {"x"}, {"y"}), "axis", -1);
+    EXPECT_EQ(Check(b, "softmax").fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b;  // a batchnorm that no convolution absorbs
+    b.Input("x", {2, 8, 4, 4}).Output("y", {2, 8, 4, 4});
+    b.RandomWeight("s", {8}, 1).RandomWeight("t", {8}, 2).RandomWeight("m", {8}, 3);
+    b.Weight("v", HostTensor::FromDoubles(kFloat, {8}, std::vector<double>(8, 1.5)));
+    b.Node("BatchNormalization", {"x", "s", "t", "m", "v"}, {"y"});
+    EXPECT_EQ(Check(b, "batchnorm").fallback_nodes, 0);
+  }
+}
+
+TEST(DnnlOpsTest, Reductions) {
+  struct ReduceCase {
+    std::string op;
+    std::vector<int64_t> axes;
+    int keepdims;
+    std::vector<int64_t> out;
+  };
+  std::vector<ReduceCase> cases = {
+      {"ReduceMean", {-1}, 1, {2, 3, 4, 1}}, {"ReduceMean", {2, 3}, 0, {2, 3}},
+      {"ReduceMax", {1}, 1, {2, 1, 4, 5}},   {"ReduceMin", {0, 2}, 0, {3, 5}},
+      {"ReduceProd", {3}, 0, {2, 3, 4}},     {"ReduceSum", {1, 3}, 1, {2, 1, 4, 1}},
+  };
+  for (const ReduceCase& c : cases) {
+    ModelBuilder b;  // opset 13: ReduceSum takes axes as an input, the others as an attribute
+    b.Input("x", {2, 3, 4, 5}).Output("y", c.out);
+    std::vector<std::string> in = {"x"};
+    if (c.op == "ReduceSum") {
+      b.Int64Weight("axes", c.axes);
+      in.push_back("axes");
+    }
+    auto& n = b.Node(c.op, in, {"y"});
+    if (c.op != "ReduceSum") SetInts(n, "axes", c.axes);
+    SetInt(n, "keepdims", c.keepdims);
+    EXPECT_EQ(Check(b, c.op).fallback_nodes, 0) << c.op;
+  }
+}
+
+TEST(DnnlOpsTest, DataMovement) {
+  ModelBuilder b;
+  b.Input("x", {2, 8, 3, 3}).Output("t", {2, 3, 3, 8}).Output("s0", {2, 3, 3, 3});
+  b.Output("s1", {2, 5, 3, 3}).Output("f", {2, 72}).RandomWeight("w", {8, 8, 1, 1}, 1);
+  b.Int64Weight("split", {3, 5});
+  b.Node("Conv", {"x", "w"}, {"c"});  // blocked
+  SetInts(b.Node("Transpose", {"c"}, {"t"}), "perm", {0, 2, 3, 1});
+  SetInt(b.Node("Split", {"c", "split"}, {"s0", "s1"}), "axis", 1);
+  b.Node("Flatten", {"c"}, {"f"});
+  EXPECT_EQ(Check(b, "data_movement").fallback_nodes, 0);
+}
+
+TEST(DnnlOpsTest, ReferenceFallbackBetweenBlockedKernels) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 5, 5}).Output("y", {1, 8, 5, 5});
+  b.RandomWeight("w1", {8, 8, 1, 1}, 1).RandomWeight("w2", {8, 8, 1, 1}, 2);
+  b.Node("Conv", {"x", "w1"}, {"a"});
+  b.Node("Erf", {"a"}, {"e"});  // no oneDNN kernel: runs on the reference kernel
+  b.Node("Conv", {"e", "w2"}, {"y"});
+  PrepareStats s = Check(b, "fallback");
+  EXPECT_EQ(s.fallback_nodes, 1);
+}
+
+// A layout assignment (the layout pass's output) decides the convolutions' and pools' output
+// layouts; every assignment computes the same values.
+TEST(DnnlOpsTest, AssignedLayoutsGiveTheSameResults) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 9, 9}).Output("y", {1, 16, 5, 5});
+  b.RandomWeight("w1", {16, 8, 3, 3}, 1).RandomWeight("w2", {16, 16, 1, 1}, 2);
+  SetInts(b.Node("Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c1"}, {"r"});
+  auto& pool = b.Node("MaxPool", {"r"}, {"p"});
+  SetInts(pool, "kernel_shape", {2, 2});
+  SetInts(pool, "strides", {2, 2});
+  SetInts(pool, "pads", {0, 0, 1, 1});
+  b.Node("Conv", {"p", "w2"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "layouts");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto inputs = testing::RandomInputs(*g, 4);
+  auto ref = MakeDnnlBackend()->Prepare(*g, {});
+  ASSERT_TRUE(ref.ok());
+  auto expected = (*ref)->Run(inputs);
+  ASSERT_TRUE(expected.ok());
+  for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNHWC, specs::Layout::kNCHW8c,
+                          specs::Layout::kNCHW16c}) {
+    PrepareOptions opts;
+    opts.layouts.assign(g->num_values(), l);
+    auto m = MakeDnnlBackend()->Prepare(*g, opts);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto out = (*m)->Run(inputs);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    auto cmp = testing::Compare(*out, *expected);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_LT(cmp.max_rel, kTolerance) << specs::LayoutName(l);
+  }
+  PrepareOptions wrong;
+  wrong.layouts.assign(3, specs::Layout::kNHWC);
+  EXPECT_FALSE(MakeDnnlBackend()->Prepare(*g, wrong).ok());
+}
+
+// TimeNode times the kernel computing a node: a fused member times its group's kernel; a node
+// index out of range is an error.
+TEST(DnnlOpsTest, TimesNodes) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6}).RandomWeight("w", {8, 8, 3, 3}, 1);
+  SetInts(b.Node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c"}, {"r"});
+  b.Node("Erf", {"r"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "time");
+  ASSERT_TRUE(g.ok());
+  auto m = MakeDnnlBackend()->Prepare(*g, {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto first = (*m)->Run(testing::RandomInputs(*g, 1));
+  ASSERT_TRUE(first.ok());
+  for (int node = 0; node < g->num_nodes(); ++node) {
+    auto t = (*m)->TimeNode(node, 3);
+    ASSERT_TRUE(t.ok()) << node << ": " << t.status().message();
+    EXPECT_GE(*t, 0.0);
+  }
+  EXPECT_FALSE((*m)->TimeNode(g->num_nodes(), 3).ok());
+  // The output is unchanged by timing (kernels rerun on the same buffers).
+  auto again = (*m)->Run(testing::RandomInputs(*g, 1));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(testing::Compare(*again, *first).max_abs, 0.0);
+}
+
+TEST(DnnlOpsTest, ThreadCountsGiveTheSameResults) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 9, 9}).Output("y", {1, 16, 9, 9}).RandomWeight("w", {16, 8, 3, 3}, 1);
+  SetInts(b.Node("Conv", {"x", "w"}, {"y"}), "pads", {1, 1, 1, 1});
+  auto g = ImportOnnxBytes(b.Bytes(), "threads");
+  ASSERT_TRUE(g.ok());
+  auto inputs = testing::RandomInputs(*g, 3);
+  for (int threads : {1, 2}) {
+    auto cmp = testing::CompareWithReference(*g, inputs, nullptr, threads);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_LT(cmp.max_rel, kTolerance) << threads;
+  }
+}
+
+}  // namespace
+}  // namespace verisub::runtime
