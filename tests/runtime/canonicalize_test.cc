@@ -33,7 +33,9 @@ Graph ImportChecked(const std::string& bytes) {
   auto a = Execute(*mapped, in);
   auto b = Execute(*plain, in);
   EXPECT_TRUE(a.ok() && b.ok());
-  if (a.ok() && b.ok()) EXPECT_LT(testing::MaxAbsDiff(*a, *b), 1e-5);
+  if (a.ok() && b.ok()) {
+    EXPECT_LT(testing::MaxAbsDiff(*a, *b), 1e-5);
+  }
   onnx::ModelProto exported;
   Status st = ExportOnnxModel(*mapped, &exported);
   EXPECT_TRUE(st.ok()) << st.message();
@@ -42,7 +44,9 @@ Graph ImportChecked(const std::string& bytes) {
   if (back.ok() && a.ok()) {
     auto c = Execute(*back, in);
     EXPECT_TRUE(c.ok());
-    if (c.ok()) EXPECT_LT(testing::MaxAbsDiff(*a, *c), 1e-5);
+    if (c.ok()) {
+      EXPECT_LT(testing::MaxAbsDiff(*a, *c), 1e-5);
+    }
   }
   return *mapped;
 }
