@@ -8,6 +8,7 @@
 #include "specs/ops/concat.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/split.h"
+#include "specs/registry.h"
 
 namespace verisub::rewriter {
 namespace {
@@ -144,8 +145,10 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
     return true;
   };
   switch (op) {
-    case OpKind::kConv2d: {
-      if (inputs[1] != Layout::kPlain && !IsWeight(g, n.inputs[1])) return std::nullopt;
+    case OpKind::kConv2d:
+    case OpKind::kConv2dBias: {
+      for (size_t k = 1; k < inputs.size(); ++k)
+        if (inputs[k] != Layout::kPlain && !IsWeight(g, n.inputs[k])) return std::nullopt;
       auto f = ConvFactor(g, n, inputs[0], out);
       if (!f) return std::nullopt;
       return scaled(*f);
@@ -190,7 +193,9 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
         if (l != Layout::kPlain && l != Layout::kColMajor) return std::nullopt;
       return scaled(1);
     default:
-      return std::nullopt;
+      // Elementwise operators of the set (relu6, silu, gelu, ...) run in any layout.
+      if (!specs::GetOp(op).layouts.layout_agnostic || !uniform()) return std::nullopt;
+      return scaled(PaddingWaste(g.value(n.outputs[0]), out));
   }
 }
 

@@ -44,7 +44,8 @@ Status ConvKernel(KernelBuilder& b) {
     return Unimplemented("conv: groups");
   const int64_t per_o = static_cast<int64_t>(weights->size()) / o;
   std::vector<float> bias(o, 0.f);
-  if (n.opaque() && n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+  if ((n.opaque() || n.op == specs::OpKind::kConv2dBias) && n.inputs.size() > 2 &&
+      n.inputs[2] != kNoValue) {
     auto cb = b.ConstantFloats(n.inputs[2]);
     if (!cb || static_cast<int64_t>(cb->size()) != o) return Unimplemented("conv: bias");
     bias = *cb;
@@ -102,6 +103,7 @@ Status ConvKernel(KernelBuilder& b) {
 
 void AddConvKernels(KernelRegistry* r) {
   r->Add("conv2d", ConvKernel);
+  r->Add("conv2d_bias", ConvKernel);
   r->Add("onnx:Conv", ConvKernel);
 }
 

@@ -45,10 +45,19 @@ Status GeluKernel(KernelBuilder& b) {
 }  // namespace
 
 void AddEltwiseKernels(KernelRegistry* r) {
-  for (const char* k :
-       {"relu", "sigmoid", "tanh", "onnx:Relu", "onnx:Sigmoid", "onnx:Tanh", "onnx:Exp", "onnx:Log",
-        "onnx:Sqrt", "onnx:Abs", "onnx:Neg", "onnx:Softplus", "onnx:Mish", "onnx:HardSwish",
-        "onnx:LeakyRelu", "onnx:Elu", "onnx:HardSigmoid", "onnx:Clip"})
+  for (const char* k : {"relu",           "sigmoid",
+                        "tanh",           "relu6",
+                        "hard_sigmoid",   "hard_swish",
+                        "silu",           "gelu",
+                        "gelu_tanh",      "exp",
+                        "onnx:Relu",      "onnx:Sigmoid",
+                        "onnx:Tanh",      "onnx:Exp",
+                        "onnx:Log",       "onnx:Sqrt",
+                        "onnx:Abs",       "onnx:Neg",
+                        "onnx:Softplus",  "onnx:Mish",
+                        "onnx:HardSwish", "onnx:LeakyRelu",
+                        "onnx:Elu",       "onnx:HardSigmoid",
+                        "onnx:Clip"})
     r->Add(k, EltwiseKernel);
   r->Add("pattern:gelu", GeluKernel);
 }

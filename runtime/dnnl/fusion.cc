@@ -42,8 +42,44 @@ std::optional<Eltwise> SpecActivation(specs::Activation a) {
       return Eltwise{algorithm::eltwise_logistic};
     case specs::Activation::kTanh:
       return Eltwise{algorithm::eltwise_tanh};
+    case specs::Activation::kRelu6:
+      return Eltwise{algorithm::eltwise_clip_v2, 0.f, 6.f};
+    case specs::Activation::kHardSwish:
+      return Eltwise{algorithm::eltwise_hardswish};
+    case specs::Activation::kSilu:
+      return Eltwise{algorithm::eltwise_swish, 1.f};
+    case specs::Activation::kGelu:
+      return Eltwise{algorithm::eltwise_gelu_erf};
+    case specs::Activation::kGeluTanh:
+      return Eltwise{algorithm::eltwise_gelu_tanh};
+    case specs::Activation::kExp:
+      return Eltwise{algorithm::eltwise_exp};
+    case specs::Activation::kHardSigmoid:  // two post-ops: see EltwiseOf
+    case specs::Activation::kErf:          // no oneDNN eltwise
+      return std::nullopt;
   }
   return std::nullopt;
+}
+
+// The activation a unary spec operator applies (relu6, silu, gelu, ...), or nullopt.
+std::optional<specs::Activation> UnarySpecActivation(const Node& n) {
+  if (n.opaque()) return std::nullopt;
+  switch (*n.op) {
+    case OpKind::kRelu6:
+      return specs::Activation::kRelu6;
+    case OpKind::kHardSwish:
+      return specs::Activation::kHardSwish;
+    case OpKind::kSilu:
+      return specs::Activation::kSilu;
+    case OpKind::kGelu:
+      return specs::Activation::kGelu;
+    case OpKind::kGeluTanh:
+      return specs::Activation::kGeluTanh;
+    case OpKind::kExp:
+      return specs::Activation::kExp;
+    default:
+      return std::nullopt;
+  }
 }
 
 // A multiplication of `x` by a one-element constant (spec smul, ONNX Mul, ONNX Div by it):
@@ -130,7 +166,9 @@ std::optional<std::vector<int64_t>> ZeroSpatialPad(const Graph& g, const Node& p
 
 }  // namespace
 
-bool IsConv(const Node& n) { return n.op == OpKind::kConv2d || Onnx(n, "Conv"); }
+bool IsConv(const Node& n) {
+  return n.op == OpKind::kConv2d || n.op == OpKind::kConv2dBias || Onnx(n, "Conv");
+}
 bool IsMatmul(const Node& n) { return n.op == OpKind::kMatmul || Onnx(n, "MatMul"); }
 bool IsConcat(const Node& n) { return n.op == OpKind::kConcat || Onnx(n, "Concat"); }
 
@@ -149,6 +187,9 @@ std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
   if (n.op == OpKind::kRelu) return V{{algorithm::eltwise_relu}};
   if (n.op == OpKind::kSigmoid) return V{{algorithm::eltwise_logistic}};
   if (n.op == OpKind::kTanh) return V{{algorithm::eltwise_tanh}};
+  if (n.op == OpKind::kHardSigmoid)
+    return V{{algorithm::eltwise_linear, 1.f / 6.f, 0.5f}, {algorithm::eltwise_clip_v2, 0.f, 1.f}};
+  if (auto a = UnarySpecActivation(n)) return V{*SpecActivation(*a)};
   if (!n.opaque() || !n.domain.empty() || n.outputs.size() != 1) return std::nullopt;
   KernelContext ctx(*n.onnx, OpsetOf(g), {});
   const std::string& t = n.op_type;
@@ -185,6 +226,19 @@ std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
   }
   return std::nullopt;
 }
+
+namespace {
+
+// oneDNN 2.6 runs a matmul's gelu post-op in a reference loop: gelu stays a kernel of its own
+// after a matmul.
+bool IsGeluEltwise(const std::vector<Eltwise>& e) {
+  for (const Eltwise& el : e)
+    if (el.alg == algorithm::eltwise_gelu_erf || el.alg == algorithm::eltwise_gelu_tanh)
+      return true;
+  return false;
+}
+
+}  // namespace
 
 FusionPlan PlanFusion(const Graph& g) {
   FusionPlan plan;
@@ -337,7 +391,8 @@ FusionPlan PlanFusion(const Graph& g) {
       } else if (auto scale = ScaleOf(g, rn, tail)) {
         op.eltwise = {algorithm::eltwise_linear, *scale, 0.f};
         has_act = true;
-      } else if (auto e = EltwiseOf(g, rn); e && rn.inputs[0] == tail) {
+      } else if (auto e = EltwiseOf(g, rn);
+                 e && rn.inputs[0] == tail && (conv || !IsGeluEltwise(*e))) {
         for (const Eltwise& el : *e) grp.post_ops.push_back({PostOp::kEltwise, r, {}, 0.f, el});
         has_act = true;
         grp.members.push_back(r);

@@ -16,7 +16,7 @@ std::optional<Window> WindowOf(const Graph& g, const Node& n, const std::vector<
   const size_t r = in.size();
   Window w;
   if (n.op) {
-    bool conv = n.op == specs::OpKind::kConv2d;
+    bool conv = n.op == specs::OpKind::kConv2d || n.op == specs::OpKind::kConv2dBias;
     if (!conv) kernel = {n.params[ops::kPoolKernelH], n.params[ops::kPoolKernelW]};
     if (kernel.size() != 2 || r != 2) return std::nullopt;
     w.kernel = kernel;
