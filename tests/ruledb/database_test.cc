@@ -225,14 +225,14 @@ std::string ReplaceInRules(std::string text, const std::string& from, const std:
 TEST(DatabaseTest, UnknownOperatorsAreSkippedWithAWarning) {
   auto text = FormatRuleDatabaseText(TestHeader(), Fixture());
   ASSERT_TRUE(text.ok());
-  std::string edited = ReplaceInRules(*text, "(relu ", "(gelu ");
+  std::string edited = ReplaceInRules(*text, "(relu ", "(mish ");
   auto db = ParseRuleDatabaseText(edited, "new.txt");
   ASSERT_TRUE(db.ok()) << db.status().message();
   EXPECT_EQ(db->skipped_unknown_operator, 1);
   EXPECT_EQ(db->rules.size(), Fixture().size() - 1);
   ASSERT_EQ(db->warnings.size(), 1u);
   EXPECT_NE(db->warnings[0].find("new.txt: rule "), std::string::npos);
-  EXPECT_NE(db->warnings[0].find("unknown operator 'gelu'"), std::string::npos) << db->warnings[0];
+  EXPECT_NE(db->warnings[0].find("unknown operator 'mish'"), std::string::npos) << db->warnings[0];
   // The protobuf form of the same file skips the same rule: conversion does not need the op.
   auto bytes = RuleDatabaseTextToBytes(edited, "new.txt");
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
@@ -244,7 +244,7 @@ TEST(DatabaseTest, UnknownOperatorsAreSkippedWithAWarning) {
   ASSERT_TRUE(param.ok()) << param.status().message();
   EXPECT_EQ(param->skipped_unknown_operator, 1);
   auto value =
-      ParseRuleDatabaseText(ReplaceInRules(*text, "activation=relu", "activation=gelu"), "v.txt");
+      ParseRuleDatabaseText(ReplaceInRules(*text, "activation=relu", "activation=mish"), "v.txt");
   ASSERT_TRUE(value.ok()) << value.status().message();
   EXPECT_EQ(value->skipped_unknown_operator, 1);
 }
