@@ -77,7 +77,7 @@ class Mapper {
   }
 
   std::optional<std::vector<std::shared_ptr<const Node>>> Map(const Node& n) {
-    OnnxImportFn import = OnnxOps().FindImport(n.op_type);
+    const OnnxImportFn* import = OnnxOps().FindImport(n.op_type);
     if (import == nullptr) return std::nullopt;
     // The readers of n still name the original input ids; rewrite them through renames first.
     Node node = n;
@@ -85,7 +85,7 @@ class Mapper {
       if (v != kNoValue) v = Resolve(v);
     KernelContext attrs(*n.onnx, g_->DefaultOpset(), {});
     ImportContext ctx(g_, node, attrs);
-    import(ctx);
+    (*import)(ctx);
     return ctx.Commit();
   }
 

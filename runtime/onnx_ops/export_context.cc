@@ -87,8 +87,7 @@ void ExportContext::AttrFloat(onnx::NodeProto* n, const std::string& name, float
   a->set_f(v);
 }
 
-void ExportContext::AttrString(onnx::NodeProto* n, const std::string& name,
-                               const std::string& v) {
+void ExportContext::AttrString(onnx::NodeProto* n, const std::string& name, const std::string& v) {
   auto* a = n->add_attribute();
   a->set_name(name);
   a->set_type(onnx::AttributeProto::STRING);

@@ -1,6 +1,9 @@
 // The table of every operator's ONNX import and export.
 #include "runtime/onnx_ops/op_table.h"
 
+#include "runtime/onnx_ops/elementwise_import.h"
+#include "runtime/onnx_ops/export_context.h"
+
 namespace verisub::runtime {
 
 void OnnxOpTable::AddImport(std::string op_type, OnnxImportFn fn) {
@@ -14,15 +17,27 @@ void OnnxOpTable::SetExport(specs::OpKind op, OnnxExportFn fn) {
   exports_[k] = fn;
 }
 
-OnnxImportFn OnnxOpTable::FindImport(std::string_view op_type) const {
+const OnnxImportFn* OnnxOpTable::FindImport(std::string_view op_type) const {
   auto it = imports_.find(op_type);
-  return it == imports_.end() ? nullptr : it->second;
+  return it == imports_.end() ? nullptr : &it->second;
 }
 
-OnnxExportFn OnnxOpTable::Export(specs::OpKind op) const {
+const OnnxExportFn& OnnxOpTable::Export(specs::OpKind op) const {
   int k = static_cast<int>(op);
   VERISUB_CHECK(k >= 0 && k < specs::kNumOpKinds);
   return exports_[k];
+}
+
+void RegisterOneToOne(OnnxOpTable* table, specs::OpKind op, const std::string& onnx_type) {
+  table->AddImport(onnx_type, [op](ImportContext& c) {
+    if (c.node().inputs.size() == 1) return ImportUnary(c, op);
+    if (!c.InputsFloatStatic(c.node().inputs.size()) || c.SingleOutput() == kNoValue) return;
+    c.Add(op, Defaults(op), c.node().inputs, {c.Out(0)});
+  });
+  table->SetExport(op, [onnx_type](ExportContext& c, const Node& n) {
+    c.Emit(onnx_type, n.name, c.InputNames(n), {c.Name(n.outputs[0])});
+    return Status::Ok();
+  });
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // specs/ops/op_list.h, so adding an operator adds its file here and nothing else in runtime/.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -18,9 +19,9 @@ class ExportContext;
 
 // Maps the node in `ctx` onto spec nodes added through `ctx`; adding nothing or calling
 // ctx.Fail() keeps the node opaque.
-using OnnxImportFn = void (*)(ImportContext& ctx);
+using OnnxImportFn = std::function<void(ImportContext& ctx)>;
 // Writes the spec node `n` as ONNX nodes.
-using OnnxExportFn = Status (*)(ExportContext& ctx, const Node& n);
+using OnnxExportFn = std::function<Status(ExportContext& ctx, const Node& n)>;
 
 class OnnxOpTable {
  public:
@@ -30,14 +31,19 @@ class OnnxOpTable {
   void SetExport(specs::OpKind op, OnnxExportFn fn);
 
   // The importer of an ONNX op type of the default domain, or null.
-  OnnxImportFn FindImport(std::string_view op_type) const;
+  const OnnxImportFn* FindImport(std::string_view op_type) const;
   // The exporter of a spec operator (every operator has one).
-  OnnxExportFn Export(specs::OpKind op) const;
+  const OnnxExportFn& Export(specs::OpKind op) const;
 
  private:
   std::map<std::string, OnnxImportFn, std::less<>> imports_;
-  OnnxExportFn exports_[specs::kNumOpKinds] = {};
+  OnnxExportFn exports_[specs::kNumOpKinds];
 };
+
+// An operator that is one ONNX operator both ways, with default parameters and one output:
+// `onnx_type` imports as `op` (inputs float and static; elementwise_import.h's rules for
+// binaries) and `op` exports as `onnx_type` with the same inputs.
+void RegisterOneToOne(OnnxOpTable* table, specs::OpKind op, const std::string& onnx_type);
 
 // Built once from every operator's registration; immutable.
 const OnnxOpTable& OnnxOps();
