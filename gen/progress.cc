@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace verisub::gen {
@@ -27,13 +28,16 @@ ProgressPrinter::~ProgressPrinter() {
 std::string ProgressPrinter::Line() const {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   uint64_t graphs = counters_->graphs.load(std::memory_order_relaxed);
+  static const char* const kStages[] = {"set-up", "enumerate", "test pairs", "done"};
+  int stage = std::clamp(counters_->stage.load(), 0, 3);
   char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "verisub-gen: %6.1fs  graphs %llu (%.2f M/s)  buckets %llu/%llu  pairs kept %llu",
-                secs, static_cast<unsigned long long>(graphs), secs > 0 ? graphs / secs / 1e6 : 0.0,
-                static_cast<unsigned long long>(counters_->buckets_done.load()),
-                static_cast<unsigned long long>(counters_->buckets_total.load()),
-                static_cast<unsigned long long>(counters_->candidates.load()));
+  std::snprintf(
+      buf, sizeof buf,
+      "verisub-gen: %6.1fs  %-10s graphs %llu (%.2f M/s)  buckets %llu/%llu  pairs kept %llu", secs,
+      kStages[stage], static_cast<unsigned long long>(graphs), secs > 0 ? graphs / secs / 1e6 : 0.0,
+      static_cast<unsigned long long>(counters_->buckets_done.load()),
+      static_cast<unsigned long long>(counters_->buckets_total.load()),
+      static_cast<unsigned long long>(counters_->candidates.load()));
   return buf;
 }
 

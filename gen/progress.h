@@ -16,7 +16,7 @@ struct ProgressCounters {
   std::atomic<uint64_t> buckets_done{0};
   std::atomic<uint64_t> buckets_total{0};
   std::atomic<uint64_t> candidates{0};  // pairs kept as rules, before deduplication
-  std::atomic<int> stage{0};            // 0 enumerate, 1 test pairs, 2 done
+  std::atomic<int> stage{0};            // 0 set-up, 1 enumerate, 2 test pairs, 3 done
 };
 
 // Prints one line about every `period` while alive (nothing when disabled).

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/file_io.h"
 #include "gen/config.h"
 #include "gen/generator.h"
 #include "gen/pipeline.h"
@@ -91,7 +92,7 @@ int Generate(const std::string& config_path, const std::string& out_path,
   }
   std::vector<verisub::gen::ReferenceRule> reference;
   if (!reference_path.empty()) {
-    auto text = verisub::ruledb::ReadFile(reference_path);
+    auto text = verisub::base::ReadFile(reference_path);
     auto rules = text.ok()
                      ? verisub::gen::ParseReferenceRules(*text, reference_path)
                      : verisub::StatusOr<std::vector<verisub::gen::ReferenceRule>>(text.status());
@@ -132,6 +133,7 @@ int Generate(const std::string& config_path, const std::string& out_path,
 }  // namespace
 
 int main(int argc, char** argv) {
+  verisub::base::InstallTempFileCleanup();  // an interrupted write leaves no temporary
   if (argc == 2 && std::strcmp(argv[1], "--list-ops") == 0) return ListOps();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -199,7 +201,7 @@ int main(int argc, char** argv) {
   // An output that cannot be written is said before the run, not after it.
   for (const std::string* path :
        {&out, &pipeline.out_path, &pipeline.prepruned_path, &pipeline.unproved_path}) {
-    verisub::Status st = verisub::ruledb::CheckOutputPath(*path);
+    verisub::Status st = verisub::base::CheckOutputPath(*path);
     if (!st.ok()) {
       std::fprintf(stderr, "verisub-gen: %s\n", st.message().c_str());
       return 2;

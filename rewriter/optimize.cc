@@ -4,6 +4,7 @@
 #include <exception>
 #include <new>
 
+#include "rewriter/interface.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
@@ -47,8 +48,10 @@ Status OptimizeImpl(runtime::Graph g, const rewriter::RuleSet& rules,
   VERISUB_RETURN_IF_ERROR(runtime::CheckGraph(g).WithContext("input graph"));
   if (NeedsTypes(g)) VERISUB_RETURN_IF_ERROR(runtime::InferSpecTypes(&g));
   report->nodes_before = g.num_nodes();
+  const rewriter::GraphInterface interface = rewriter::InterfaceOf(g);
   auto result = rewriter::Search(std::move(g), rules, *model, options.search, &report->search);
   if (!result.ok()) return result.status();
+  VERISUB_RETURN_IF_ERROR(rewriter::RestoreInterface(interface, &*result));
   Status check = runtime::CheckGraph(*result);
   if (!check.ok()) return InternalError("optimized graph fails the checker: " + check.message());
   report->nodes_after = result->num_nodes();

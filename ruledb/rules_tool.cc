@@ -13,13 +13,17 @@ constexpr char kUsage[] =
     "usage: verisub-rules stats FILE    counts by size, operator, outputs, proof status and ranks\n"
     "       verisub-rules dump FILE     the canonical text form\n"
     "       verisub-rules diff A B      rules added and removed, by id\n"
-    "       verisub-rules check FILE    schema, op set and proof status (exit 1 on a problem)\n";
+    "       verisub-rules check FILE    schema, digest, op set and proof status (exit 1 on a\n"
+    "                                   problem)\n"
+    "       verisub-rules check --reprove FILE   also proves every rule claimed proved again\n"
+    "                                   with Z3 (exit 1 when one is not)\n";
 
 // Inspection loads everything: unproved rules, and files of other op sets (with a warning).
 LoadOptions InspectOptions() {
   LoadOptions o;
   o.proved_only = false;
   o.allow_op_set_mismatch = true;
+  o.check_digest = false;  // reported by check, warned about by the others
   return o;
 }
 
@@ -92,6 +96,13 @@ std::string FormatRuleDiff(const RuleDatabase& a, const RuleDatabase& b) {
 std::string CheckRuleDatabase(const RuleDatabase& db, bool* ok) {
   *ok = true;
   std::string s = "schema version: " + std::to_string(db.header.schema_version) + " (ok)\n";
+  if (db.digest_ok) {
+    s += "digest: " + db.header.digest + " (matches the header and rules)\n";
+  } else {
+    s += "digest: " + (db.header.digest.empty() ? std::string("none") : db.header.digest) +
+         " (MISMATCH: the file was changed after it was written, or made by hand)\n";
+    *ok = false;
+  }
   const std::string ours = specs::OpSetFingerprintHex();
   if (db.header.op_set_fingerprint == ours) {
     s += "op set: " + ours + " (matches this build)\n";
@@ -117,7 +128,37 @@ std::string CheckRuleDatabase(const RuleDatabase& db, bool* ok) {
   return s + (*ok ? "OK\n" : "FAILED\n");
 }
 
-int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::string* err) {
+std::string ReproveRuleDatabase(const RuleDatabase& db, const ReproveFn& reprove, bool* ok) {
+  *ok = true;
+  std::vector<Rule> claimed;
+  for (const Rule& r : db.rules)
+    if (r.proof.status == ProofStatus::kProved) claimed.push_back(r);
+  std::vector<Rule> again = claimed;
+  for (Rule& r : again) r.proof = ProofRecord();
+  auto summary = reprove(&again);
+  if (!summary.ok()) {
+    *ok = false;
+    return "reprove: " + summary.status().message() + "\nFAILED\n";
+  }
+  std::string s = "reprove: " + *summary + "\n";
+  int failed = 0;
+  for (size_t i = 0; i < again.size(); ++i) {
+    if (again[i].proof.status == ProofStatus::kProved) continue;
+    if (failed++ < 20)
+      s += "claims a proof but is " + std::string(ProofStatusName(again[i].proof.status)) + ": " +
+           claimed[i].Id() + " " + claimed[i].ToText() + "\n";
+  }
+  s += "re-proved " + std::to_string(again.size() - failed) + " of " +
+       std::to_string(again.size()) + " rules that claim a proof\n";
+  if (failed > 0) *ok = false;
+  return s + (*ok ? "OK\n" : "FAILED\n");
+}
+
+int RunRulesTool(const std::vector<std::string>& args_in, std::string* out, std::string* err,
+                 const ReproveFn& reprove) {
+  std::vector<std::string> args = args_in;
+  bool do_reprove = args.size() == 3 && args[0] == "check" && args[1] == "--reprove";
+  if (do_reprove) args.erase(args.begin() + 1);
   const size_t files = args.empty() ? 0 : (args[0] == "diff" ? 2 : 1);
   if (args.empty() || args.size() != files + 1 ||
       (args[0] != "stats" && args[0] != "dump" && args[0] != "diff" && args[0] != "check")) {
@@ -155,6 +196,12 @@ int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::st
   }
   bool ok = false;
   *out += CheckRuleDatabase(dbs[0], &ok);
+  if (do_reprove) {
+    if (!reprove) return Fail(Unimplemented("this program cannot re-prove rules"), err);
+    bool proved = false;
+    *out += ReproveRuleDatabase(dbs[0], reprove, &proved);
+    ok = ok && proved;
+  }
   return ok ? 0 : 1;
 }
 

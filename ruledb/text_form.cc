@@ -214,7 +214,17 @@ Status ParseProofSuffix(std::string_view s, v2::Rule* r) {
 }
 
 // Header fields in the order they are written.
-enum class Field { kSchemaVersion, kOpSet, kMaxOps, kTool, kZ3, kConfig, kCount, kNumRules };
+enum class Field {
+  kSchemaVersion,
+  kOpSet,
+  kMaxOps,
+  kTool,
+  kZ3,
+  kConfig,
+  kCount,
+  kNumRules,
+  kDigest
+};
 constexpr std::pair<Field, const char*> kFields[] = {
     {Field::kSchemaVersion, "schema_version"},
     {Field::kOpSet, "op_set_fingerprint"},
@@ -224,6 +234,7 @@ constexpr std::pair<Field, const char*> kFields[] = {
     {Field::kConfig, "generator_config"},
     {Field::kCount, "count"},
     {Field::kNumRules, "num_rules"},
+    {Field::kDigest, "digest"},
 };
 
 // `seen` collects the fields read so far: each but `count` appears once, and all of them must.
@@ -256,8 +267,10 @@ Status ParseHeaderLine(std::string_view line, v2::Header* h, unsigned* seen) {
       case Field::kOpSet:
       case Field::kTool:
       case Field::kZ3:
-      case Field::kConfig: {
+      case Field::kConfig:
+      case Field::kDigest: {
         VERISUB_ASSIGN_OR_RETURN(std::string s, UnquoteString(value));
+        if (field == Field::kDigest) h->set_digest(s);
         if (field == Field::kOpSet) h->set_op_set_fingerprint(s);
         if (field == Field::kTool) h->set_tool_version(s);
         if (field == Field::kZ3) h->set_z3_version(s);
@@ -381,6 +394,7 @@ StatusOr<std::string> FormatDatabaseText(const v2::RuleDatabase& db) {
     s += "# count: " + c.name() + " " + std::to_string(c.value()) + "\n";
   }
   s += "# num_rules: " + std::to_string(h.num_rules()) + "\n";
+  s += "# digest: " + QuoteString(h.digest()) + "\n";
   for (int i = 0; i < db.rules_size(); ++i) {
     auto line = FormatRuleLine(db.rules(i));
     if (!line.ok()) return line.status().WithContext("rule " + std::to_string(i));

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/host_tensor.h"
 #include "specs/op_spec.h"
 #include "specs/params.h"
-#include "base/status.h"
 #include "specs/tensor.h"
 
 namespace onnx {
@@ -35,6 +35,9 @@ struct Value {
   std::optional<specs::TensorType> spec_type;
   // Weight data (an initializer or a folded constant); shared, never copied.
   std::shared_ptr<const HostTensor> constant;
+  // Graph inputs only: the initializer of the same name, which ONNX (IR >= 4) makes the input's
+  // default value, overridable by the caller. Kept for export; never folded.
+  std::shared_ptr<const HostTensor> input_default;
 
   bool StaticShape() const;
 };

@@ -2,11 +2,12 @@
 #include "runtime/onnx_export.h"
 
 #include <cstdio>
-#include <fstream>
 #include <unordered_set>
 
+#include "base/file_io.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
+#include "runtime/memory_budget.h"
 #include "runtime/tensor_proto.h"
 #include "specs/evaluate.h"
 #include "specs/ops/batchnorm.h"
@@ -45,7 +46,11 @@ class Exporter {
   }
 
   Status Run() {
-    for (int v : g_.inputs()) SetValueInfo(g_.value(v), gp_->add_input());
+    for (int v : g_.inputs()) {
+      SetValueInfo(g_.value(v), gp_->add_input());
+      if (g_.value(v).input_default)
+        ToTensorProto(*g_.value(v).input_default, g_.value(v).name, gp_->add_initializer());
+    }
     std::vector<int> uses = g_.UseCounts();
     for (int v = 0; v < g_.num_values(); ++v)
       if (g_.value(v).constant && uses[v] > 0)
@@ -282,6 +287,9 @@ class Exporter {
 }  // namespace
 
 Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
+  // A graph built through the API has not met the importer's budget: checked here before any
+  // tensor (a constant operator's data) is materialized.
+  VERISUB_RETURN_IF_ERROR(CheckMemoryBudget(g, MemoryBudget{}, /*executor=*/false));
   model->Clear();
   model->set_ir_version(onnx::IR_VERSION);
   model->set_producer_name("verisub");
@@ -312,21 +320,10 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
 Status ExportOnnxFile(const Graph& g, const std::string& path) {
   onnx::ModelProto model;
   VERISUB_RETURN_IF_ERROR(ExportOnnxModel(g, &model).WithContext(path));
-  std::string tmp = path + ".tmp-verisub";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return NotFound(path + ": cannot create " + tmp);
-    if (!model.SerializeToOstream(&out) || !out.flush()) {
-      out.close();
-      std::remove(tmp.c_str());
-      return DataLoss(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return DataLoss(path + ": cannot rename " + tmp + " into place");
-  }
-  return Status::Ok();
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return InternalError(path + ": the model cannot be serialized (over protobuf's 2 GiB?)");
+  return base::WriteFileAtomically(path, bytes);
 }
 
 }  // namespace verisub::runtime

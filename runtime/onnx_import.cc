@@ -1,6 +1,7 @@
 // ONNX import: parse, check, infer shapes, build the graph, fold constants, map onto spec ops.
 #include "runtime/onnx_import.h"
 
+#include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
@@ -79,9 +80,18 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weigh
   std::unordered_map<std::string, const onnx::ValueInfoProto*> infos;
   for (const auto& vi : gp.value_info()) infos[vi.name()] = &vi;
   for (const auto& vi : gp.output()) infos[vi.name()] = &vi;
+  // From IR 4 on, an initializer named like a graph input is that input's default value and the
+  // input stays an input (ONNX Runtime: CanOverrideInitializer). Before IR 4 every initializer
+  // had to be listed as an input, and such inputs are weights.
+  std::unordered_map<std::string, int> overridable;
+  if (model.ir_version() >= 4)
+    for (int i = 0; i < gp.input_size(); ++i) overridable[gp.input(i).name()] = i;
+  std::unordered_map<std::string, bool> seen_init;
   for (const auto& init : gp.initializer()) {
-    if (ids.count(init.name()))
+    if (seen_init[init.name()])
       return InvalidArgument("initializer '" + init.name() + "' is defined twice");
+    seen_init[init.name()] = true;
+    if (overridable.count(init.name())) continue;
     const auto& t = weights.at(init.name());
     Value v;
     v.name = init.name();
@@ -93,10 +103,21 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weigh
     ids[name] = g.AddValue(std::move(v));
   }
   for (const auto& in : gp.input()) {
-    if (ids.count(in.name())) continue;  // an initializer listed as an input (IR < 4 style)
+    if (ids.count(in.name())) {
+      if (g.value(ids[in.name()]).constant) continue;  // a weight listed as an input (IR < 4)
+      return InvalidArgument("graph input '" + in.name() + "' is listed twice");
+    }
     Value v;
     v.name = in.name();
     ReadValueInfo(in, &v);
+    if (auto w = weights.find(in.name()); w != weights.end() && overridable.count(in.name())) {
+      v.input_default = w->second;
+      if (!v.rank_known) {
+        v.elem_type = w->second->elem_type;
+        v.dims = w->second->dims;
+        v.rank_known = true;
+      }
+    }
     int id = g.AddValue(std::move(v));
     ids[in.name()] = id;
     g.mutable_inputs().push_back(id);
@@ -165,6 +186,57 @@ Status CheckStaticShapes(const Graph& g) {
     const Node& n = g.node(producer[v]);
     return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + why + " of output '" +
                            val.name + "' cannot be inferred");
+  }
+  return Status::Ok();
+}
+
+// ONNX's shape inference divides by strides and block sizes and trusts kernel shapes and
+// dilations (convPoolShapeInference: a stride of 0 is a SIGFPE); our kernels do the same. The
+// attributes that size a window are checked here, for every operator that has them, before any
+// inference function sees the node.
+Status CheckWindowAttributes(const onnx::NodeProto& np) {
+  static const char* const kWindowOps[] = {
+      "Conv",   "ConvTranspose", "ConvInteger",  "QLinearConv",  "MaxPool", "AveragePool",
+      "LpPool", "MaxUnpool",     "DepthToSpace", "SpaceToDepth", "Col2Im"};
+  if (!np.domain().empty() && np.domain() != "ai.onnx") return Status::Ok();
+  bool window = false;
+  for (const char* op : kWindowOps) window |= np.op_type() == op;
+  if (!window) return Status::Ok();
+  for (const auto& a : np.attribute()) {
+    const std::string& name = a.name();
+    int64_t min = 0;
+    if (name == "strides" || name == "dilations" || name == "kernel_shape" || name == "blocksize" ||
+        name == "group") {
+      min = 1;
+    } else if (name == "pads" || name == "output_padding") {
+      min = 0;
+    } else {
+      continue;
+    }
+    auto bad = [&](int64_t v) {
+      return InvalidArgument("attribute '" + name + "' has the value " + std::to_string(v) +
+                             "; it must be at least " + std::to_string(min));
+    };
+    if (a.type() == onnx::AttributeProto::INTS || a.ints_size() > 0) {
+      for (int64_t v : a.ints())
+        if (v < min) return bad(v);
+    } else if (a.type() == onnx::AttributeProto::INT || a.has_i()) {
+      if (a.i() < min) return bad(a.i());
+    }
+  }
+  return Status::Ok();
+}
+
+// Every node's window attributes, in subgraphs too (ONNX's inference recurses into them).
+Status CheckWindowAttributesEverywhere(const onnx::GraphProto& g) {
+  for (const auto& np : g.node()) {
+    VERISUB_RETURN_IF_ERROR(
+        CheckWindowAttributes(np).WithContext("node '" + np.name() + "' (" + np.op_type() + ")"));
+    for (const auto& a : np.attribute()) {
+      if (a.has_g()) VERISUB_RETURN_IF_ERROR(CheckWindowAttributesEverywhere(a.g()));
+      for (const auto& sub : a.graphs())
+        VERISUB_RETURN_IF_ERROR(CheckWindowAttributesEverywhere(sub));
+    }
   }
   return Status::Ok();
 }
@@ -249,6 +321,9 @@ int64_t MaxSupportedOpset() {
 }
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return InvalidArgument(path + ": is a directory, not an ONNX model");
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot open file");
   if (in.peek() == std::ifstream::traits_type::eof())
@@ -290,6 +365,7 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
   } catch (const std::exception& e) {
     return fail(InvalidArgument(std::string("ONNX checker: ") + e.what()));
   }
+  VERISUB_RETURN_IF_ERROR(fail(CheckWindowAttributesEverywhere(model.graph())));
   VERISUB_RETURN_IF_ERROR(fail(GuardTypeInference(model)));
   try {
     onnx::ShapeInferenceOptions si(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
@@ -300,6 +376,7 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
   auto graph = BuildGraph(model, *weights);
   if (!graph.ok()) return fail(graph.status());
   Graph g = std::move(*graph);
+  VERISUB_RETURN_IF_ERROR(fail(CheckMemoryBudget(g, options.memory, /*executor=*/false)));
   if (options.fold_constants) {
     FoldOptions fo;
     fo.max_elements = options.fold_max_elements;

@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/graph.h"
 #include "base/status.h"
+#include "runtime/graph.h"
+#include "runtime/memory_budget.h"
 
 namespace onnx {
 class ModelProto;
@@ -25,6 +26,9 @@ struct ImportOptions {
   bool map_to_spec_ops = true;
   // Folded results larger than this stay computed at run time.
   int64_t fold_max_elements = int64_t{1} << 24;
+  // Every tensor of the model (inputs, weights, intermediates, outputs) must fit it: a shape
+  // whose size overflows or exceeds it is refused, naming the tensor, before anything is built.
+  MemoryBudget memory;
 };
 
 // Oldest default-domain opset the importer accepts. Models older than kMinMappedOpset import

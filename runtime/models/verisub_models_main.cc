@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/file_io.h"
 #include "runtime/models/model_io.h"
 #include "runtime/models/models.h"
 
@@ -39,6 +40,7 @@ verisub::Status WriteOne(const std::string& name, const std::string& dir,
 }  // namespace
 
 int main(int argc, char** argv) {
+  verisub::base::InstallTempFileCleanup();  // an interrupted write leaves no temporary
   std::string out_dir;
   vm::BuildOptions options;
   std::vector<std::string> names;

@@ -1,6 +1,7 @@
 // Parsing and printing the golden tests' graph text.
 #include "tests/rewriter/graph_text.h"
 
+#include <charconv>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -16,13 +17,25 @@ namespace {
 using runtime::Graph;
 using runtime::Node;
 
+// A dimension, 0 to 2^31 (the builder refuses shapes too large to hold).
+StatusOr<int64_t> ParseDim(const std::string& text) {
+  int64_t d = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (ec != std::errc() || end != text.data() + text.size() || d < 0 || d > (int64_t{1} << 31))
+    return InvalidArgument("bad dimension '" + text + "'");
+  return d;
+}
+
 StatusOr<std::vector<int64_t>> ParseDims(const std::string& text) {
   if (text.size() < 2 || text.front() != '[' || text.back() != ']')
     return InvalidArgument("shape '" + text + "' is not [d,...]");
   std::vector<int64_t> dims;
   std::stringstream in(text.substr(1, text.size() - 2));
   std::string item;
-  while (std::getline(in, item, ',')) dims.push_back(std::stoll(item));
+  while (std::getline(in, item, ',')) {
+    VERISUB_ASSIGN_OR_RETURN(int64_t d, ParseDim(item));
+    dims.push_back(d);
+  }
   return dims;
 }
 
@@ -62,7 +75,7 @@ class TextBuilder {
     return InvalidArgument("unknown line: " + line);
   }
 
-  Graph Finish() { return b_.Finish(); }
+  StatusOr<Graph> Finish() { return b_.TryFinish(); }
 
  private:
   StatusOr<int> Term(const std::string& text) {
@@ -79,7 +92,10 @@ class TextBuilder {
         std::vector<int64_t> dims;
         std::stringstream in(t.head.substr(7));
         std::string d;
-        while (std::getline(in, d, 'x')) dims.push_back(std::stoll(d));
+        while (std::getline(in, d, 'x')) {
+          VERISUB_ASSIGN_OR_RETURN(int64_t dim, ParseDim(d));
+          dims.push_back(dim);
+        }
         return names_[t.head] = b_.Weight(t.head, dims, std::hash<std::string>()(t.head));
       }
       return InvalidArgument("unknown value '" + t.head + "'");
@@ -116,7 +132,7 @@ class TextBuilder {
     return it->second[t.output];
   }
 
-  GraphBuilder b_;
+  GraphBuilder b_{/*report_to_gtest=*/false};
   std::map<std::string, int> names_;
   std::map<std::tuple<std::string, std::vector<int>>, std::vector<int>> nodes_;
 };

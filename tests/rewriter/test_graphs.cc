@@ -16,6 +16,11 @@ using runtime::HostTensor;
 using runtime::Node;
 using runtime::Value;
 
+void GraphBuilder::Fail(const Status& st) {
+  if (report_) ADD_FAILURE() << st.message();
+  if (status_.ok()) status_ = st;
+}
+
 int GraphBuilder::Input(const std::string& name, std::vector<int64_t> dims) {
   Value v;
   v.name = name;
@@ -29,7 +34,14 @@ int GraphBuilder::Input(const std::string& name, std::vector<int64_t> dims) {
 int GraphBuilder::Weight(const std::string& name, std::vector<int64_t> dims, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> data(runtime::CountElements(dims));
+  int64_t count = runtime::CountElements(dims);
+  if (count < 0 || count > (int64_t{1} << 24)) {
+    Fail(
+        InvalidArgument("weight '" + name + "': bad or huge shape " + runtime::DimsToString(dims)));
+    dims = {1};
+    count = 1;
+  }
+  std::vector<double> data(count);
   for (double& d : data) d = dist(rng);
   Value v;
   v.name = name;
@@ -44,8 +56,10 @@ std::vector<int> GraphBuilder::Ops(std::string_view op_text, std::vector<int> in
   size_t bracket = op_text.find('[');
   std::string name(op_text.substr(0, bracket));
   const specs::OpSpec* spec = specs::FindOp(name);
-  EXPECT_NE(spec, nullptr) << name;
-  if (!spec) return {};
+  if (!spec) {
+    Fail(InvalidArgument("unknown operator '" + name + "'"));
+    return {};
+  }
   Node n;
   n.op = spec->kind;
   n.params = spec->DefaultParams();
@@ -62,10 +76,12 @@ std::vector<int> GraphBuilder::Ops(std::string_view op_text, std::vector<int> in
       }
       std::string_view kv = body.substr(pos, end - pos);
       size_t eq = kv.find('=');
-      const specs::ParamDesc* d = spec->FindParam(kv.substr(0, eq));
-      EXPECT_NE(d, nullptr) << kv;
-      if (d) {
-        EXPECT_TRUE(specs::ParseParamValue(*d, kv.substr(eq + 1), &n.params).ok()) << kv;
+      const specs::ParamDesc* d =
+          eq == std::string_view::npos ? nullptr : spec->FindParam(kv.substr(0, eq));
+      if (!d) {
+        Fail(InvalidArgument("bad parameter '" + std::string(kv) + "'"));
+      } else if (Status st = specs::ParseParamValue(*d, kv.substr(eq + 1), &n.params); !st.ok()) {
+        Fail(st.WithContext(std::string(kv)));
       }
       pos = end + 1;
     }
@@ -101,6 +117,22 @@ int GraphBuilder::Opaque(const std::string& op_type, int input) {
 }
 
 Graph GraphBuilder::Finish() {
+  (void)TryFinish();  // reports its errors to the running test
+  return finished_;
+}
+
+StatusOr<Graph> GraphBuilder::TryFinish() {
+  finished_ = g_;
+  if (!status_.ok()) return status_;
+  for (int i = 0; i < g_.num_nodes(); ++i) {
+    const Node& n = g_.node(i);
+    const int arity = n.op ? specs::GetOp(*n.op).num_inputs : 1;
+    if (static_cast<int>(n.inputs.size()) != arity) {
+      Fail(InvalidArgument("node '" + n.name + "' takes " + std::to_string(arity) +
+                           " inputs, has " + std::to_string(n.inputs.size())));
+      return status_;
+    }
+  }
   Graph g = g_;
   g.mutable_opsets().push_back({"", 13});
   // Opaque outputs take their input's dims, known only once the spec nodes before them are
@@ -122,9 +154,16 @@ Graph GraphBuilder::Finish() {
     }
     if (!changed) break;
   }
-  EXPECT_TRUE(st.ok()) << st.message();
+  finished_ = g;
+  if (!st.ok()) {
+    Fail(st);
+    return st;
+  }
   Status check = runtime::CheckGraph(g);
-  EXPECT_TRUE(check.ok()) << check.message();
+  if (!check.ok()) {
+    Fail(check);
+    return check;
+  }
   return g;
 }
 

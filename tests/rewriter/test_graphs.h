@@ -15,6 +15,9 @@ namespace verisub::rewriter::testing {
 // Builds a graph node by node; operator text is `name[param=value,...]` as in rules.
 class GraphBuilder {
  public:
+  // `report_to_gtest` false: errors are only collected (TryFinish returns the first), for the
+  // graph-text fuzz target, which runs outside any test.
+  explicit GraphBuilder(bool report_to_gtest = true) : report_(report_to_gtest) {}
   int Input(const std::string& name, std::vector<int64_t> dims);
   // A weight with deterministic pseudo-random contents in [-1, 1].
   int Weight(const std::string& name, std::vector<int64_t> dims, uint64_t seed);
@@ -26,8 +29,14 @@ class GraphBuilder {
   void Output(int v) { g_.mutable_outputs().push_back(v); }
   // Infers spec types and checks invariants; fails the calling test on error.
   runtime::Graph Finish();
+  // The same, returning the first error of the build instead.
+  StatusOr<runtime::Graph> TryFinish();
 
  private:
+  void Fail(const Status& st);
+  bool report_ = true;
+  Status status_;
+  runtime::Graph finished_;  // what TryFinish built, also when it failed (Finish returns it)
   runtime::Graph g_;
   std::vector<std::vector<int64_t>> dims_;
   int counter_ = 0;

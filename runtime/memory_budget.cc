@@ -1,0 +1,41 @@
+// Checked tensor sizes against a memory budget.
+#include "runtime/memory_budget.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "runtime/host_tensor.h"
+
+namespace verisub::runtime {
+
+int64_t TensorBytes(const std::vector<int64_t>& dims, int64_t elem_size) {
+  int64_t n = CountElements(dims);
+  if (n < 0 || elem_size < 0) return -1;
+  if (elem_size != 0 && n > std::numeric_limits<int64_t>::max() / elem_size) return -1;
+  return n * elem_size;
+}
+
+Status CheckMemoryBudget(const Graph& g, const MemoryBudget& budget, bool executor) {
+  for (int v = 0; v < g.num_values(); ++v) {
+    const Value& val = g.value(v);
+    if (!val.rank_known) continue;
+    bool is_static = true;
+    for (int64_t d : val.dims) is_static &= d >= 0;
+    if (!is_static) continue;
+    int64_t elem = executor ? 8 : std::max(ElemTypeSize(val.elem_type), 1);
+    int64_t bytes = TensorBytes(val.dims, elem);
+    std::string what = "tensor '" + val.name + "' " + DimsToString(val.dims);
+    if (bytes < 0)
+      return InvalidArgument(what + ": its size overflows a 64-bit count of elements or bytes");
+    if (bytes > budget.max_tensor_bytes)
+      return FailedPrecondition(what + " needs " + std::to_string(bytes) + " bytes" +
+                                (executor ? " in the reference executor" : "") +
+                                ", over the memory budget of " +
+                                std::to_string(budget.max_tensor_bytes) +
+                                " bytes a tensor (MemoryBudget::max_tensor_bytes)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace verisub::runtime
