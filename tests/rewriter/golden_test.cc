@@ -128,5 +128,16 @@ TEST(GraphTextTest, BadTextIsAnError) {
   EXPECT_FALSE(testing::ParseGraphText("wibble x\n").ok());
 }
 
+// Found by fuzzing (tests/fuzz/corpus/graph_text/regress_*): std::stoll threw on a bad
+// dimension, a huge weight was allocated, a wrong arity reached the shape rules.
+TEST(GraphTextTest, FuzzFindingsAreErrorsNotExceptions) {
+  EXPECT_FALSE(testing::ParseGraphText("input y [abc]\noutput (relu y)\n").ok());
+  EXPECT_FALSE(testing::ParseGraphText("output (relu folded-2x99999999999999999999)\n").ok());
+  EXPECT_FALSE(
+      testing::ParseGraphText("weight w [99999999999,99999999999]\noutput (relu w)\n").ok());
+  EXPECT_FALSE(testing::ParseGraphText("input x [2,3]\noutput (relu x x)\n").ok());
+  EXPECT_FALSE(testing::ParseGraphText("input x [2,3]\noutput (relu[axis=1] x)\n").ok());
+}
+
 }  // namespace
 }  // namespace verisub::rewriter

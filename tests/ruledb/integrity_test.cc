@@ -150,5 +150,20 @@ TEST(IntegrityTest, HugeOutputIndexIsAnErrorNotAnException) {
   EXPECT_NE(term.status().message().find("bad output index"), std::string::npos);
 }
 
+// Found by fuzzing (tests/fuzz/corpus/rules_proto/regress_non_hex_rule_id.pb): a protobuf rule
+// id with a non-hex character was written as text the text parser refused.
+TEST(IntegrityTest, ANonHexRuleIdIsRefusedInBothForms) {
+  auto bytes = ReadFile("tests/fuzz/corpus/rules_proto/regress_non_hex_rule_id.pb");
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto text = RuleDatabaseBytesToText(*bytes, "crash.pb");
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("bad rule id"), std::string::npos)
+      << text.status().message();
+  LoadOptions lenient;
+  lenient.check_digest = false;
+  lenient.proved_only = false;
+  EXPECT_FALSE(ParseRuleDatabaseBytes(*bytes, "crash.pb", lenient).ok());
+}
+
 }  // namespace
 }  // namespace verisub::ruledb
