@@ -1,6 +1,7 @@
 // ONNX import: parse, check, infer shapes, build the graph, fold constants, map onto spec ops.
 #include "runtime/onnx_import.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <unordered_map>
@@ -227,6 +228,31 @@ Status CheckWindowAttributes(const onnx::NodeProto& np) {
   return Status::Ok();
 }
 
+// Axes index the dimensions of the first input (or, for operators that add one, of a tensor
+// one rank larger): anything outside [-rank-1, rank] is wrong for every operator, and ONNX's
+// inference functions do not all check (found by fuzzing: LayerNormalization with axis
+// INT64_MAX is a segfault in ONNX 1.12's inference).
+Status CheckAxisAttributes(const onnx::NodeProto& np, int64_t rank) {
+  if (!np.domain().empty() && np.domain() != "ai.onnx") return Status::Ok();
+  for (const auto& a : np.attribute()) {
+    int64_t extra = 1;
+    std::vector<int64_t> values;
+    if (a.name() == "axis" && (a.type() == onnx::AttributeProto::INT || a.has_i())) {
+      values = {a.i()};
+    } else if (a.name() == "axes") {
+      values.assign(a.ints().begin(), a.ints().end());
+      extra = std::max<int64_t>(1, a.ints_size());  // Unsqueeze: axes of the output
+    } else {
+      continue;
+    }
+    for (int64_t v : values)
+      if (v < -rank - extra || v > rank + extra - 1)
+        return InvalidArgument("attribute '" + a.name() + "' has the value " + std::to_string(v) +
+                               ", out of range for an input of rank " + std::to_string(rank));
+  }
+  return Status::Ok();
+}
+
 // Every node's window attributes, in subgraphs too (ONNX's inference recurses into them).
 Status CheckWindowAttributesEverywhere(const onnx::GraphProto& g) {
   for (const auto& np : g.node()) {
@@ -292,6 +318,12 @@ Status GuardTypeInference(const onnx::ModelProto& model) {
                         "(missing initializer?)");
       if (it->second->value_case() == onnx::TypeProto::VALUE_NOT_SET)
         return InvalidArgument(where + ": the type of input '" + in + "' cannot be inferred");
+    }
+    if (np.input_size() > 0 && !np.input(0).empty()) {
+      const onnx::TypeProto& t = *type_ptrs.at(np.input(0));
+      if (t.has_tensor_type() && t.tensor_type().has_shape())
+        VERISUB_RETURN_IF_ERROR(
+            CheckAxisAttributes(np, t.tensor_type().shape().dim_size()).WithContext(where));
     }
     onnx::NodeProto node = np;
     onnx::shape_inference::InferenceContextImpl ctx(node, type_ptrs, data, {});

@@ -47,6 +47,13 @@ TEST(HardeningTest, AveragePoolStrideOneZeroIsAnErrorNotSigfpe) {
               {"avg.onnx", "(AveragePool)", "'strides'"});
 }
 
+// Found by fuzz_onnx_import (structure-aware mutation of ONNX's layer-normalization test model):
+// axis = INT64_MAX segfaulted inside ONNX's LayerNormalization inference.
+TEST(HardeningTest, LayerNormalizationAxisInt64MaxIsAnErrorNotASegfault) {
+  ExpectError(ImportOnnxBytes(Corpus("regress_layernorm_axis_int64_max.onnx"), "layernorm.onnx"),
+              {"layernorm.onnx", "(LayerNormalization)", "'axis'", "out of range"});
+}
+
 TEST(HardeningTest, InputOfShape1x3x2pow31x2pow31IsRefusedNamingTheTensor) {
   ExpectError(ImportOnnxBytes(Corpus("regress_huge_input_shape.onnx"), "huge.onnx"),
               {"huge.onnx", "tensor 'x' [1,3,2147483648,2147483648]", "overflows"});
