@@ -253,6 +253,40 @@ Status CheckAxisAttributes(const onnx::NodeProto& np, int64_t rank) {
   return Status::Ok();
 }
 
+// Convolutions and pools need a data tensor of rank >= 3 and, for convolutions, a weight of the
+// same rank; ONNX's inference functions read the weight's dims without checking (found by
+// fuzzing: a rank-2 weight of ConvTranspose is a null dereference in ONNX 1.12).
+Status CheckWindowRanks(const onnx::NodeProto& np,
+                        const std::unordered_map<std::string, onnx::TypeProto*>& types) {
+  if (!np.domain().empty() && np.domain() != "ai.onnx") return Status::Ok();
+  const std::string& op = np.op_type();
+  int weight = -1;
+  if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger") weight = 1;
+  if (op == "QLinearConv") weight = 3;
+  const bool pool = op == "MaxPool" || op == "AveragePool" || op == "LpPool" ||
+                    op == "MaxRoiPool" || op == "MaxUnpool";
+  if (weight < 0 && !pool) return Status::Ok();
+  auto rank = [&](int i) -> int {
+    if (i >= np.input_size() || np.input(i).empty()) return -1;
+    auto it = types.find(np.input(i));
+    if (it == types.end() || !it->second->has_tensor_type() ||
+        !it->second->tensor_type().has_shape())
+      return -1;
+    return it->second->tensor_type().shape().dim_size();
+  };
+  const int x = rank(0);
+  if (x >= 0 && x < 3)
+    return InvalidArgument("input 0 has rank " + std::to_string(x) + "; " + op +
+                           " needs rank 3 or more");
+  if (weight >= 0) {
+    const int w = rank(weight);
+    if (w >= 0 && (w < 3 || (x >= 0 && w != x)))
+      return InvalidArgument("the weight (input " + std::to_string(weight) + ") has rank " +
+                             std::to_string(w) + ", the data rank " + std::to_string(x));
+  }
+  return Status::Ok();
+}
+
 // Every node's window attributes, in subgraphs too (ONNX's inference recurses into them).
 Status CheckWindowAttributesEverywhere(const onnx::GraphProto& g) {
   for (const auto& np : g.node()) {
@@ -319,6 +353,7 @@ Status GuardTypeInference(const onnx::ModelProto& model) {
       if (it->second->value_case() == onnx::TypeProto::VALUE_NOT_SET)
         return InvalidArgument(where + ": the type of input '" + in + "' cannot be inferred");
     }
+    VERISUB_RETURN_IF_ERROR(CheckWindowRanks(np, type_ptrs).WithContext(where));
     if (np.input_size() > 0 && !np.input(0).empty()) {
       const onnx::TypeProto& t = *type_ptrs.at(np.input(0));
       if (t.has_tensor_type() && t.tensor_type().has_shape())

@@ -54,6 +54,13 @@ TEST(HardeningTest, LayerNormalizationAxisInt64MaxIsAnErrorNotASegfault) {
               {"layernorm.onnx", "(LayerNormalization)", "'axis'", "out of range"});
 }
 
+// Found by fuzz_onnx_import: a rank-2 weight of ConvTranspose was a null dereference in ONNX's
+// convTransposeShapeInference.
+TEST(HardeningTest, ConvTransposeWithARank2WeightIsAnErrorNotASegfault) {
+  ExpectError(ImportOnnxBytes(Corpus("regress_convtranspose_rank2_weight.onnx"), "ct.onnx"),
+              {"ct.onnx", "(ConvTranspose)", "the weight (input 1) has rank 2"});
+}
+
 TEST(HardeningTest, InputOfShape1x3x2pow31x2pow31IsRefusedNamingTheTensor) {
   ExpectError(ImportOnnxBytes(Corpus("regress_huge_input_shape.onnx"), "huge.onnx"),
               {"huge.onnx", "tensor 'x' [1,3,2147483648,2147483648]", "overflows"});
