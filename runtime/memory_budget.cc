@@ -10,10 +10,23 @@
 namespace verisub::runtime {
 
 int64_t TensorBytes(const std::vector<int64_t>& dims, int64_t elem_size) {
-  int64_t n = CountElements(dims);
-  if (n < 0 || elem_size < 0) return -1;
+  if (elem_size < 0) return -1;
+  // The product of the nonzero dims must fit too: kernels multiply partial products (outer and
+  // inner sizes), so [0, 2^63-1, 2] is refused although it holds no element (found by fuzzing:
+  // Concat's output dims overflowed).
+  int64_t n = 1;
+  bool empty = false;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
   if (elem_size != 0 && n > std::numeric_limits<int64_t>::max() / elem_size) return -1;
-  return n * elem_size;
+  return empty ? 0 : n * elem_size;
 }
 
 Status CheckMemoryBudget(const Graph& g, const MemoryBudget& budget, bool executor) {

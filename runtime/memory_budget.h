@@ -18,7 +18,7 @@ struct MemoryBudget {
 };
 
 // Bytes of `dims` at `elem_size` bytes an element, or -1 when a dimension is negative or the
-// product overflows int64.
+// product of the nonzero dimensions (times `elem_size`) overflows int64.
 int64_t TensorBytes(const std::vector<int64_t>& dims, int64_t elem_size);
 
 // Checks every value of the graph with a known static shape: element count and bytes must not

@@ -90,6 +90,9 @@ TEST(HardeningTest, TensorBytesIsCheckedArithmetic) {
   EXPECT_EQ(TensorBytes({2, -1}, 4), -1);
   EXPECT_EQ(TensorBytes({2, 3}, 4), 24);
   EXPECT_EQ(TensorBytes({}, 8), 8);
+  // Found by fuzzing: no element, but partial products overflow (Concat summed its dims).
+  EXPECT_EQ(TensorBytes({0, INT64_MAX, 2}, 4), -1);
+  EXPECT_EQ(TensorBytes({0, 5}, 4), 0);
 }
 
 TEST(HardeningTest, InitializerNamedLikeAnInputKeepsTheInput) {
