@@ -260,6 +260,20 @@ Status CheckWindowRanks(const onnx::NodeProto& np,
                         const std::unordered_map<std::string, onnx::TypeProto*>& types) {
   if (!np.domain().empty() && np.domain() != "ai.onnx") return Status::Ok();
   const std::string& op = np.op_type();
+  if (op == "Gemm") {
+    // Found by fuzzing: Gemm-6's inference reads dim 1 of a rank-1 B (a crash in libonnx).
+    for (int i = 0; i < 2 && i < np.input_size(); ++i) {
+      auto it = types.find(np.input(i));
+      if (it == types.end() || !it->second->has_tensor_type() ||
+          !it->second->tensor_type().has_shape())
+        continue;
+      int r = it->second->tensor_type().shape().dim_size();
+      if (r != 2)
+        return InvalidArgument("input " + std::to_string(i) + " has rank " + std::to_string(r) +
+                               "; Gemm needs rank 2");
+    }
+    return Status::Ok();
+  }
   int weight = -1;
   if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger") weight = 1;
   if (op == "QLinearConv") weight = 3;

@@ -61,6 +61,20 @@ TEST(HardeningTest, ConvTransposeWithARank2WeightIsAnErrorNotASegfault) {
               {"ct.onnx", "(ConvTranspose)", "the weight (input 1) has rank 2"});
 }
 
+// Found by fuzz_onnx_import: a rank-1 B of Gemm (opset 6) crashed ONNX's inference; a
+// zero-element initializer with a huge dim overflowed Concat's dims (UBSan).
+TEST(HardeningTest, GemmWithARank1OperandIsAnErrorNotASegfault) {
+  ExpectError(ImportOnnxBytes(Corpus("regress_gemm_rank1_b.onnx"), "gemm.onnx"),
+              {"gemm.onnx", "(Gemm)", "Gemm needs rank 2"});
+}
+
+TEST(HardeningTest, ConcatOfDimsThatOverflowIsNotUndefinedBehaviour) {
+  auto g = ImportOnnxBytes(Corpus("regress_concat_dims_overflow.onnx"), "concat.onnx");
+  if (!g.ok()) {
+    EXPECT_EQ(g.status().message().rfind("concat.onnx", 0), 0u);
+  }
+}
+
 TEST(HardeningTest, InputOfShape1x3x2pow31x2pow31IsRefusedNamingTheTensor) {
   ExpectError(ImportOnnxBytes(Corpus("regress_huge_input_shape.onnx"), "huge.onnx"),
               {"huge.onnx", "tensor 'x' [1,3,2147483648,2147483648]", "overflows"});
