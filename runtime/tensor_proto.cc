@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/memory_budget.h"
 
 namespace verisub::runtime {
 namespace {
@@ -91,12 +92,16 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto) {
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
   int64_t n = CountElements(dims);
   if (n < 0) return DataLoss(what + " has invalid dimensions " + DimsToString(dims));
+  // Checked: the byte count of a huge shape overflowed here (found by fuzzing, UBSan).
+  const int64_t bytes = TensorBytes(dims, ElemTypeSize(type));
+  if (bytes < 0)
+    return DataLoss(what + " has dimensions whose size overflows " + DimsToString(dims));
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (static_cast<uint64_t>(raw.size()) != static_cast<uint64_t>(n) * ElemTypeSize(type))
+    if (static_cast<uint64_t>(raw.size()) != static_cast<uint64_t>(bytes))
       return DataLoss(what + " of shape " + DimsToString(dims) + " and type " + ElemTypeName(type) +
-                      " needs " + std::to_string(n * ElemTypeSize(type)) +
-                      " bytes of raw data, has " + std::to_string(raw.size()));
+                      " needs " + std::to_string(bytes) + " bytes of raw data, has " +
+                      std::to_string(raw.size()));
     return DecodeRaw(type, std::move(dims), raw, n);
   }
   auto size_error = [&](int64_t have) {

@@ -75,6 +75,14 @@ TEST(HardeningTest, ConcatOfDimsThatOverflowIsNotUndefinedBehaviour) {
   }
 }
 
+// Found by fuzz_onnx_import under UBSan: the raw-data size check multiplied a huge element count
+// by the element size.
+TEST(HardeningTest, InitializerWhoseByteCountOverflowsIsAnError) {
+  auto g = ImportOnnxBytes(Corpus("regress_initializer_bytes_overflow.onnx"), "init.onnx");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message().rfind("init.onnx", 0), 0u) << g.status().message();
+}
+
 TEST(HardeningTest, InputOfShape1x3x2pow31x2pow31IsRefusedNamingTheTensor) {
   ExpectError(ImportOnnxBytes(Corpus("regress_huge_input_shape.onnx"), "huge.onnx"),
               {"huge.onnx", "tensor 'x' [1,3,2147483648,2147483648]", "overflows"});
