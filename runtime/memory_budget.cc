@@ -37,7 +37,11 @@ Status CheckMemoryBudget(const Graph& g, const MemoryBudget& budget, bool execut
     for (int64_t d : val.dims) is_static &= d >= 0;
     if (!is_static) continue;
     int64_t elem = executor ? 8 : std::max(ElemTypeSize(val.elem_type), 1);
-    int64_t bytes = TensorBytes(val.dims, elem);
+    // A dimension of 0 empties the tensor but not the loops over its other dimensions (found by
+    // fuzzing: a softmax over [2^40,4,0] ran for hours): they count as if it were 1.
+    std::vector<int64_t> loops = val.dims;
+    for (int64_t& d : loops) d = std::max<int64_t>(d, 1);
+    int64_t bytes = TensorBytes(loops, elem);
     std::string what = "tensor '" + val.name + "' " + DimsToString(val.dims);
     if (bytes < 0)
       return InvalidArgument(what + ": its size overflows a 64-bit count of elements or bytes");
