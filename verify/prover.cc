@@ -395,8 +395,7 @@ ProofRecord Prover::Prove(const Query& query, bool* used_ranks) {
       bool out_of_resources =
           options_.resource_limit > 0 && !saturated &&
           (why.find("resource") != std::string::npos || elapsed * 1e3 < 0.9 * options_.timeout_ms);
-      bool timed_out = interrupted || out_of_resources ||
-                       why.find("timeout") != std::string::npos ||
+      bool timed_out = interrupted || out_of_resources || why.find("timeout") != std::string::npos ||
                        why.find("canceled") != std::string::npos;
       record.status = timed_out ? ProofStatus::kTimeout : ProofStatus::kUnknown;
       if (out_of_resources)
@@ -486,31 +485,30 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
   const int per_context = std::max(1, options.rules_per_context);
   const int batches = (n + per_context - 1) / per_context;
   arena.execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<int>(0, batches, 1), [&](const tbb::blocked_range<int>& r) {
-          for (int b = r.begin(); b < r.end(); ++b) {
-            Prover prover(*base, options.prover);
-            for (int i = b * per_context; i < std::min(n, (b + 1) * per_context); ++i) {
-              char name[32];
-              std::snprintf(name, sizeof(name), "rule-%05d", i);
-              RuleVerdict verdict = prover.ProveRule(rules[i], name);
-              rules[i].proof = std::move(verdict.proof);
-              if (rules[i].proof.status == ProofStatus::kProved)
-                rules[i].input_ranks = std::move(verdict.input_ranks);
-              if (rules[i].proof.status == ProofStatus::kProved) ++proved;
-              int d = ++done;
-              if (!options.progress) continue;
-              auto now = std::chrono::steady_clock::now();
-              std::lock_guard<std::mutex> lock(progress_mu);
-              if (d == n || now - last_progress > std::chrono::seconds(2)) {
-                last_progress = now;
-                double el = std::chrono::duration<double>(now - start).count();
-                std::fprintf(stderr, "verify: %d/%d decided, %d proved, %.1f rules/s\n", d, n,
-                             proved.load(), el > 0 ? d / el : 0.0);
-              }
-            }
+    tbb::parallel_for(tbb::blocked_range<int>(0, batches, 1), [&](const tbb::blocked_range<int>& r) {
+      for (int b = r.begin(); b < r.end(); ++b) {
+        Prover prover(*base, options.prover);
+        for (int i = b * per_context; i < std::min(n, (b + 1) * per_context); ++i) {
+          char name[32];
+          std::snprintf(name, sizeof(name), "rule-%05d", i);
+          RuleVerdict verdict = prover.ProveRule(rules[i], name);
+          rules[i].proof = std::move(verdict.proof);
+          if (rules[i].proof.status == ProofStatus::kProved)
+            rules[i].input_ranks = std::move(verdict.input_ranks);
+          if (rules[i].proof.status == ProofStatus::kProved) ++proved;
+          int d = ++done;
+          if (!options.progress) continue;
+          auto now = std::chrono::steady_clock::now();
+          std::lock_guard<std::mutex> lock(progress_mu);
+          if (d == n || now - last_progress > std::chrono::seconds(2)) {
+            last_progress = now;
+            double el = std::chrono::duration<double>(now - start).count();
+            std::fprintf(stderr, "verify: %d/%d decided, %d proved, %.1f rules/s\n", d, n,
+                         proved.load(), el > 0 ? d / el : 0.0);
           }
-        });
+        }
+      }
+    });
   });
 
   VerifyReport report;
