@@ -133,8 +133,10 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := onnx_import rules_proto rules_text gen_config graph_text
 DIFF_FUZZ_GRAPHS ?= 10000
+FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 .PHONY: fuzz
 fuzz: configure
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(FUZZ_PACKAGES)"
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++-14 -DVERISUB_FUZZ=ON \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
