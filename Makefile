@@ -178,3 +178,35 @@ models: configure
 
 models-check: models
 	/usr/bin/python3 tests/runtime/models/compare_with_pytorch.py $(BUILD)/models
+
+# Fuzzing (tests/README.md): every reader of user files under libFuzzer with ASan and UBSan,
+# FUZZ_SECONDS each, built with clang in $(FUZZ_BUILD); new corpus entries go to
+# $(FUZZ_BUILD)/corpus/TARGET, crashes to $(FUZZ_BUILD)/crashes/TARGET (copy one into
+# tests/fuzz/corpus/TARGET once fixed: `make test` replays it). Then the rewriter's differential
+# fuzzing: DIFF_FUZZ_GRAPHS random graphs with the shipped rules (normal build), failures
+# written to $(BUILD)/diff-fuzz-failures as ONNX models.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := onnx_import rules_proto rules_text gen_config graph_text
+DIFF_FUZZ_GRAPHS ?= 10000
+FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
+.PHONY: fuzz
+fuzz: configure
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(FUZZ_PACKAGES)"
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++-14 -DVERISUB_FUZZ=ON \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crashes/$$t; \
+	  echo "== fuzz_$$t, $(FUZZ_SECONDS) s"; \
+	  ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -rss_limit_mb=4096 -max_len=65536 -timeout=20 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t \
+	    > $(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; \
+	  grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss_mb)' $(FUZZ_BUILD)/fuzz_$$t.log; \
+	  if [ $$rc -ne 0 ]; then tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; fi; \
+	done
+	cmake --build $(BUILD) -j $(JOBS) --target rewriter_diff_fuzz
+	mkdir -p $(BUILD)/diff-fuzz-failures
+	$(BUILD)/tests/rewriter/rewriter_diff_fuzz --graphs $(DIFF_FUZZ_GRAPHS) \
+	  --failures $(BUILD)/diff-fuzz-failures

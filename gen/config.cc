@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "base/file_io.h"
 #include "specs/registry.h"
 
 namespace verisub::gen {
@@ -399,11 +399,10 @@ StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source
 }
 
 StatusOr<GenConfig> LoadConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseConfig(ss.str(), path);
+  constexpr uint64_t kMaxConfigBytes = 1 << 20;
+  // A config is a few lines; a larger file is not one.
+  VERISUB_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, kMaxConfigBytes));
+  return ParseConfig(text, path);
 }
 
 std::string FormatConfig(const GenConfig& c) {

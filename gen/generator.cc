@@ -6,13 +6,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "base/process_stats.h"
 #include "base/progress.h"
 #include "gen/progress.h"
+#include "base/file_io.h"
 #include "gen/search_space.h"
 
 namespace verisub::gen {
@@ -47,26 +47,50 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   rep.threads = threads;
 
-  StageClock setup;
-  auto space = BuildSearchSpace(config);
-  if (!space.ok()) return space.status();
-  setup.Stop(&rep.setup_time);
+  auto estimate = EstimateGeneration(config, threads, options.memory_budget_bytes);
+  if (!estimate.ok()) return estimate.status();
+  rep.estimate = *estimate;
+  if (options.progress) {
+    std::fprintf(stderr, "verisub-gen: %s\n", estimate->Summary().c_str());
+    if (estimate->largest_input_elements > kSlowInputElements)
+      std::fprintf(stderr,
+                   "verisub-gen: warning: an input of %lld elements makes every evaluation slow\n",
+                   static_cast<long long>(estimate->largest_input_elements));
+  }
+  // The enumeration is held to the budget: it stops at the number of graphs that fit.
+  GenConfig bounded = config;
+  const bool budget_bounds =
+      config.max_graphs == 0 || estimate->max_graphs_in_budget < config.max_graphs;
+  if (budget_bounds) bounded.max_graphs = std::max<uint64_t>(1, estimate->max_graphs_in_budget);
 
   ProgressCounters counters;
   CandidateTexts candidates;
   {
+    // Started before the set-up, so every phase has a progress line.
     base::Progress progress(
         "verisub-gen", [&counters](double seconds) { return ProgressLine(counters, seconds); },
         base::ProgressOptions{.enabled = options.progress});
+    StageClock setup;
+    auto space = BuildSearchSpace(bounded);
+    if (!space.ok()) return space.status();
+    setup.Stop(&rep.setup_time);
     StageClock enumerate;
+    counters.stage = 1;
     Enumeration e = Enumerate(*space, threads, &counters);
     enumerate.Stop(&rep.enumerate_time);
     rep.enumeration = e.stats;
-    counters.stage = 1;
+    if (budget_bounds && e.stats.stopped_early)
+      return FailedPrecondition(
+          "the enumeration reached " + std::to_string(e.stats.graphs) +
+          " graphs, the most the memory budget of " +
+          std::to_string(options.memory_budget_bytes >> 20) +
+          " MiB holds: lower max_ops or the number of inputs or operators, or set max_graphs "
+          "to accept an incomplete set of rules");
+    counters.stage = 2;
     StageClock pairs;
     candidates = TestPairs(*space, e, threads, &counters);
     pairs.Stop(&rep.pairs_time);
-    counters.stage = 2;
+    counters.stage = 3;
   }
   rep.pairs = candidates.stats;
   result.texts = std::move(candidates.texts);
@@ -139,19 +163,9 @@ std::string CandidatesText(const std::vector<ruledb::Rule>& rules) {
 }
 
 Status WriteCandidates(const std::vector<std::string>& texts, const std::string& path) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return FailedPrecondition(tmp + ": cannot open for writing");
-    for (const std::string& t : texts) f << t << '\n';
-    f.flush();
-    if (!f) return DataLoss(tmp + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return FailedPrecondition("cannot rename " + tmp + " to " + path);
-  }
-  return Status::Ok();
+  std::string out;
+  for (const std::string& t : texts) out += t + '\n';
+  return base::WriteFileAtomically(path, out);
 }
 
 }  // namespace verisub::gen

@@ -7,6 +7,7 @@
 
 #include "gen/config.h"
 #include "gen/enumerator.h"
+#include "gen/estimate.h"
 #include "gen/pair_tester.h"
 #include "ruledb/rule.h"
 
@@ -16,6 +17,9 @@ struct GenOptions {
   int threads = -1;       // -1: the config's `threads`; 0: one per core
   bool progress = false;  // progress line on stderr
   bool rules = true;      // also parse the candidates into GenResult::rules (the pipeline's input)
+  // Evaluation and the enumerated graphs must fit it: a config that cannot is refused before
+  // the run (EstimateGeneration), one that outgrows it stops with an error naming the count.
+  uint64_t memory_budget_bytes = kDefaultGenMemoryBudget;
 };
 
 struct StageTime {
@@ -32,6 +36,7 @@ struct GenReport {
   double cpu_seconds = 0;    // user + system, whole process
   uint64_t peak_rss_kb = 0;  // getrusage ru_maxrss, whole process
   std::string stop_reason;   // "complete" or why the enumeration stopped early
+  GenEstimate estimate;
 };
 
 struct GenResult {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/file_io.h"
 #include "gen/config.h"
 #include "ruledb/database.h"
 #include "specs/axiom.h"
@@ -54,7 +55,7 @@ std::string PipelineReport::Summary() const {
 StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   PipelineReport report;
-  auto config_text = ruledb::ReadFile(options.config_path);
+  auto config_text = base::ReadFile(options.config_path);
   if (!config_text.ok()) return config_text.status();
   auto config = LoadConfig(options.config_path);
   if (!config.ok()) return config.status();
@@ -82,7 +83,7 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   if (!options.prepruned_path.empty()) {
     std::string text;
     for (const ruledb::Rule& r : rules) text += r.ToText() + "\n";
-    VERISUB_RETURN_IF_ERROR(ruledb::WriteFileAtomically(options.prepruned_path, text));
+    VERISUB_RETURN_IF_ERROR(base::WriteFileAtomically(options.prepruned_path, text));
     report.seconds = Since(t0);
     return report;
   }
@@ -106,7 +107,7 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
       text += r.ToText() + "  # " + ruledb::ProofStatusName(r.proof.status) + " " + r.proof.reason +
               "\n";
     }
-    VERISUB_RETURN_IF_ERROR(ruledb::WriteFileAtomically(options.unproved_path, text));
+    VERISUB_RETURN_IF_ERROR(base::WriteFileAtomically(options.unproved_path, text));
   }
 
   // Generalizations that pruning proposes are proved by the same prover, one at a time.
@@ -146,8 +147,8 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   report.rules_written = static_cast<int64_t>(pruned->rules.size());
   VERISUB_RETURN_IF_ERROR(
       ruledb::WriteRuleDatabase(options.out_path, header, std::move(pruned->rules)));
-  auto bytes = ruledb::ReadFile(options.out_path);
-  auto text = ruledb::ReadFile(ruledb::TextPathFor(options.out_path));
+  auto bytes = base::ReadFile(options.out_path);
+  auto text = base::ReadFile(ruledb::TextPathFor(options.out_path));
   if (bytes.ok()) report.file_bytes = static_cast<int64_t>(bytes->size());
   if (text.ok()) report.text_file_bytes = static_cast<int64_t>(text->size());
   report.seconds = Since(t0);

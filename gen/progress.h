@@ -13,7 +13,7 @@ struct ProgressCounters {
   std::atomic<uint64_t> buckets_done{0};
   std::atomic<uint64_t> buckets_total{0};
   std::atomic<uint64_t> candidates{0};  // pairs kept as rules, before deduplication
-  std::atomic<int> stage{0};            // 0 enumerate, 1 test pairs, 2 done
+  std::atomic<int> stage{0};            // 0 set-up, 1 enumerate, 2 test pairs, 3 done
 };
 
 // "  12.3s  graphs 1234 (1.20 M/s)  buckets 3/9  pairs kept 17"

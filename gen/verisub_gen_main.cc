@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/flags.h"
+#include "base/file_io.h"
 #include "gen/config.h"
 #include "gen/generator.h"
 #include "gen/pipeline.h"
@@ -99,7 +100,7 @@ int Generate(const std::string& config_path, const std::string& out_path,
   }
   std::vector<verisub::gen::ReferenceRule> reference;
   if (!reference_path.empty()) {
-    auto text = verisub::ruledb::ReadFile(reference_path);
+    auto text = verisub::base::ReadFile(reference_path);
     auto rules = text.ok()
                      ? verisub::gen::ParseReferenceRules(*text, reference_path)
                      : verisub::StatusOr<std::vector<verisub::gen::ReferenceRule>>(text.status());
@@ -140,6 +141,7 @@ int Generate(const std::string& config_path, const std::string& out_path,
 }  // namespace
 
 int main(int argc, char** argv) {
+  verisub::base::InstallTempFileCleanup();  // an interrupted write leaves no temporary
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--verify" || a == "--validate-axioms" || a == "--redundant-axioms")
@@ -181,7 +183,7 @@ int main(int argc, char** argv) {
   // An output that cannot be written is said before the run, not after it.
   for (const std::string* path :
        {&out, &pipeline.out_path, &pipeline.prepruned_path, &pipeline.unproved_path}) {
-    verisub::Status st = verisub::ruledb::CheckOutputPath(*path);
+    verisub::Status st = verisub::base::CheckOutputPath(*path);
     if (!st.ok()) {
       std::fprintf(stderr, "verisub-gen: %s\n", st.message().c_str());
       return 2;

@@ -358,7 +358,20 @@ ApplyResult BuildRewrite(const Graph& g, const GraphIndex& index, const Match& m
     live.push_back(std::move(n));
     keys.push_back({anchor, static_cast<int>(k) + 1});
   }
-  for (int& v : ng.mutable_outputs()) v = redirected(v);
+  // A graph output keeps its name (callers fetch outputs by name): a new value that replaces it
+  // takes the name over from the value it replaces, which nothing reads any more. An output
+  // replaced by an existing value keeps its name through RestoreInterface at the end.
+  std::vector<int> times_output(ng.num_values(), 0);
+  for (int v : ng.outputs()) ++times_output[redirected(v)];
+  for (int& v : ng.mutable_outputs()) {
+    const int to = redirected(v);
+    if (to != v && to >= first_new && times_output[to] == 1) {
+      std::string name = ng.value(v).name;
+      ng.mutable_value(v).name = ng.value(to).name;
+      ng.mutable_value(to).name = std::move(name);
+    }
+    v = to;
+  }
 
   // The target nodes sit where the last matched node was; that order is usually already
   // topological (one linear check), otherwise Kahn's algorithm reorders or finds the cycle.

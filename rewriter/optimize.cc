@@ -9,6 +9,7 @@
 #include "rewriter/graph_cost.h"
 #include "rewriter/pass_pipeline.h"
 #include "runtime/constant_folding.h"
+#include "rewriter/interface.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
@@ -80,11 +81,16 @@ Status OptimizeImpl(runtime::Graph g, const rewriter::RuleSet& rules,
   VERISUB_RETURN_IF_ERROR(runtime::CheckGraph(g).WithContext("input graph"));
   report->nodes_before = g.num_nodes();
   report->opaque = runtime::MeasureOpaque(g);
+  const rewriter::GraphInterface interface = rewriter::InterfaceOf(g);
   rewriter::PassPipelineOptions pipeline;
   pipeline.check_after_each_pass = options.check_after_each_pass;
   pipeline.dump_after = options.dump_after;
   VERISUB_RETURN_IF_ERROR(rewriter::RunPassPipeline(MakePasses(&rules, model, &options, report),
                                                     pipeline, &g, &report->dump_text));
+  // The model's input and output names and order are its interface: restored after rewriting.
+  VERISUB_RETURN_IF_ERROR(rewriter::RestoreInterface(interface, &g));
+  Status check = runtime::CheckGraph(g);
+  if (!check.ok()) return InternalError("optimized graph fails the checker: " + check.message());
   report->nodes_after = g.num_nodes();
   *output = std::move(g);
   return Status::Ok();

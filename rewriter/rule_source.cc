@@ -2,9 +2,9 @@
 #include "rewriter/rule_source.h"
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "base/file_io.h"
 #include "ruledb/database.h"
 #include "ruledb/rule_list.h"
 
@@ -33,18 +33,24 @@ std::string FindDefaultRules() {
 }
 
 StatusOr<std::vector<ruledb::Rule>> LoadRules(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return NotFound("rules file '" + path +
-                    "' cannot be opened (pass --rules PATH, e.g. a text file with one rule per "
-                    "line)");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  std::string bytes = buf.str();
+  auto read = base::ReadFile(path);
+  if (!read.ok())
+    return Status(read.status().code(),
+                  "rules file: " + read.status().message() +
+                      " (pass --rules PATH, e.g. a text file with one rule per line)");
+  std::string bytes = std::move(read).value();
+  // Zero rules is never what a user meant: say so rather than optimize with nothing.
+  if (bytes.find_first_not_of(" \t\r\n") == std::string::npos)
+    return InvalidArgument("rules file '" + path + "' is empty");
   bool plain_text = !ruledb::IsTextForm(bytes);
   for (unsigned char c : bytes)
     if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') plain_text = false;
-  if (plain_text) return ParseRulesText(bytes, path);
+  if (plain_text) {
+    auto rules = ParseRulesText(bytes, path);
+    if (rules.ok() && rules->empty())
+      return InvalidArgument("rules file '" + path + "' has no rules (only comments)");
+    return rules;
+  }
   // A rules database (protobuf or its text form): schema, op set and ids are checked on load;
   // unproved rules are kept here so that RuleSet::Compile counts them (and --allow-unproved
   // can use them).
@@ -52,6 +58,7 @@ StatusOr<std::vector<ruledb::Rule>> LoadRules(const std::string& path) {
   options.proved_only = false;
   auto db = ruledb::LoadRuleDatabase(path, options);
   if (!db.ok()) return db.status();
+  if (db->rules.empty()) return InvalidArgument("rules database '" + path + "' has no rules");
   return std::move(db->rules);
 }
 

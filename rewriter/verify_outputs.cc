@@ -12,12 +12,46 @@ namespace verisub::rewriter {
 using runtime::Graph;
 using runtime::HostTensor;
 
+namespace {
+
+Status Different(VerifyReport* report, const std::string& why) {
+  report->outcome = VerifyOutcome::kDifferent;
+  return InvalidArgument(why);
+}
+Status CouldNotRun(VerifyReport* report, const Status& why) {
+  report->outcome = VerifyOutcome::kCouldNotRun;
+  return why;
+}
+
+// The interface of a model: input and output names in order.
+Status CompareInterface(const Graph& a, const Graph& b, VerifyReport* report) {
+  if (a.inputs().size() != b.inputs().size() || a.outputs().size() != b.outputs().size())
+    return Different(report, "the graphs have different numbers of inputs or outputs");
+  for (bool inputs : {true, false}) {
+    const std::vector<int>& va = inputs ? a.inputs() : a.outputs();
+    const std::vector<int>& vb = inputs ? b.inputs() : b.outputs();
+    for (size_t k = 0; k < va.size(); ++k) {
+      const std::string& x = a.value(va[k]).name;
+      const std::string& y = b.value(vb[k]).name;
+      if (x != y)
+        return Different(report, std::string(inputs ? "input" : "output") + " " +
+                                     std::to_string(k) + " is named '" + x + "' originally but '" +
+                                     y + "' after optimization");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CompareOutputs(const Graph& original, const Graph& optimized, const VerifyOptions& options,
-                      VerifyReport* report) {
+                      VerifyReport* report, const runtime::MemoryBudget& budget) {
   *report = VerifyReport();
-  if (original.inputs().size() != optimized.inputs().size() ||
-      original.outputs().size() != optimized.outputs().size())
-    return InvalidArgument("the graphs have different numbers of inputs or outputs");
+  VERISUB_RETURN_IF_ERROR(CompareInterface(original, optimized, report));
+  if (Status st = runtime::CheckMemoryBudget(original, budget, /*executor=*/true); !st.ok())
+    return CouldNotRun(report, st.WithContext("the original graph"));
+  if (Status st = runtime::CheckMemoryBudget(optimized, budget, /*executor=*/true); !st.ok())
+    return CouldNotRun(report, st.WithContext("the optimized graph"));
   std::mt19937_64 rng(options.seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   for (int trial = 0; trial < options.trials; ++trial) {
@@ -25,23 +59,24 @@ Status CompareOutputs(const Graph& original, const Graph& optimized, const Verif
     for (int v : original.inputs()) {
       const runtime::Value& val = original.value(v);
       if (!val.StaticShape())
-        return InvalidArgument("input '" + val.name + "' has no static shape");
+        return CouldNotRun(report, InvalidArgument("input '" + val.name + "' has no static shape"));
       int64_t n = runtime::CountElements(val.dims);
-      if (n < 0) return InvalidArgument("input '" + val.name + "' is too large");
+      if (n < 0)
+        return CouldNotRun(report, InvalidArgument("input '" + val.name + "' is too large"));
       std::vector<double> data(n);
       for (double& d : data) d = runtime::IsFloatType(val.elem_type) ? dist(rng) : 0.0;
       inputs.push_back(HostTensor::FromDoubles(val.elem_type, val.dims, data));
     }
     auto a = runtime::Execute(original, inputs);
-    if (!a.ok()) return a.status().WithContext("running the original graph");
+    if (!a.ok()) return CouldNotRun(report, a.status().WithContext("running the original graph"));
     auto b = runtime::Execute(optimized, inputs);
-    if (!b.ok()) return b.status().WithContext("running the optimized graph");
+    if (!b.ok()) return CouldNotRun(report, b.status().WithContext("running the optimized graph"));
     for (size_t k = 0; k < a->size(); ++k) {
       const std::string name = original.value(original.outputs()[k]).name;
       if ((*a)[k].dims != (*b)[k].dims)
-        return InvalidArgument("output '" + name + "' has shape " +
-                               runtime::DimsToString((*a)[k].dims) + " originally but " +
-                               runtime::DimsToString((*b)[k].dims) + " after optimization");
+        return Different(report, "output '" + name + "' has shape " +
+                                     runtime::DimsToString((*a)[k].dims) + " originally but " +
+                                     runtime::DimsToString((*b)[k].dims) + " after optimization");
       std::vector<double> x = (*a)[k].ToDoubles(), y = (*b)[k].ToDoubles();
       for (size_t i = 0; i < x.size(); ++i) {
         double diff = std::fabs(x[i] - y[i]);
@@ -49,9 +84,10 @@ Status CompareOutputs(const Graph& original, const Graph& optimized, const Verif
         if (!both_nan && report->max_abs_diff < diff) report->max_abs_diff = diff;
         if (both_nan || diff <= options.abs_tol + options.rel_tol * std::fabs(x[i])) continue;
         if (std::isnan(diff) && x[i] == y[i]) continue;  // equal infinities
-        return InvalidArgument("output '" + name + "' differs at element " + std::to_string(i) +
-                               ": original " + std::to_string(x[i]) + ", optimized " +
-                               std::to_string(y[i]) + " (trial " + std::to_string(trial) + ")");
+        return Different(report, "output '" + name + "' differs at element " + std::to_string(i) +
+                                     ": original " + std::to_string(x[i]) + ", optimized " +
+                                     std::to_string(y[i]) + " (trial " + std::to_string(trial) +
+                                     ")");
       }
       ++report->outputs_compared;
       report->elements_compared += static_cast<int64_t>(x.size());

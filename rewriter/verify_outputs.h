@@ -5,8 +5,9 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/graph.h"
 #include "base/status.h"
+#include "runtime/graph.h"
+#include "runtime/memory_budget.h"
 
 namespace verisub::rewriter {
 
@@ -18,15 +19,23 @@ struct VerifyOptions {
   double rel_tol = 1e-4;
 };
 
+// Whether the graphs were found to differ, or could not be run at all (no kernel for an
+// operator, a tensor over the memory budget): the two must never be confused.
+enum class VerifyOutcome { kEqual, kDifferent, kCouldNotRun };
+
 struct VerifyReport {
+  VerifyOutcome outcome = VerifyOutcome::kEqual;
   int outputs_compared = 0;
   int64_t elements_compared = 0;
   double max_abs_diff = 0;
 };
 
-// Ok when every output agrees; otherwise an error naming the output, the element and both
-// values. Inputs are uniform in [-1, 1] for floating types and 0 for integer types.
+// Ok when every output agrees (names, order, shapes and values); otherwise an error naming the
+// output, the element and both values (report->outcome kDifferent), or saying why the graphs
+// could not be run (kCouldNotRun). Inputs are uniform in [-1, 1] for floating types and 0 for
+// integer types; `budget` bounds every tensor the executor would hold.
 Status CompareOutputs(const runtime::Graph& original, const runtime::Graph& optimized,
-                      const VerifyOptions& options, VerifyReport* report);
+                      const VerifyOptions& options, VerifyReport* report,
+                      const runtime::MemoryBudget& budget = {});
 
 }  // namespace verisub::rewriter

@@ -7,10 +7,12 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "base/flags.h"
+#include "base/file_io.h"
 #include "rewriter/optimize.h"
 #include "rewriter/report_json.h"
 #include "rewriter/rule_source.h"
@@ -24,29 +26,30 @@ namespace {
 
 constexpr const char* kEpilog =
     "Exit codes: 0 written, 1 failed (nothing written), 2 bad usage, 3 --verify-outputs found\n"
-    "different outputs (nothing written).";
+    "different outputs (nothing written), 4 --verify-outputs could not run the comparison.";
 
-// Writes through a temporary file and a rename, so a failed write leaves nothing behind.
-verisub::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return verisub::InvalidArgument("cannot write '" + tmp + "'");
-    out << text;
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return verisub::InvalidArgument("cannot write '" + tmp + "'");
-    }
+// Every applied rule that lacks a proof (only with --allow-unproved) is named on stderr: the
+// written model is then not known to be equivalent to the input.
+void WarnUnprovedRulesApplied(const verisub::rewriter::RuleSet& rules,
+                              const verisub::OptimizeReport& report) {
+  std::map<std::string, const verisub::ruledb::Rule*> by_id;
+  for (int i = 0; i < rules.size(); ++i) by_id[rules.rule(i).id] = &rules.rule(i).rule;
+  int unproved = 0;
+  for (const verisub::rewriter::RuleUse& u : report.search.rules_applied) {
+    auto it = by_id.find(u.id);
+    if (it != by_id.end() && it->second->proof.status == verisub::ruledb::ProofStatus::kProved)
+      continue;
+    const char* status =
+        it == by_id.end() ? "unknown" : verisub::ruledb::ProofStatusName(it->second->proof.status);
+    std::fprintf(stderr, "WARNING: applied an UNPROVED rule (%s) %d time(s): %s %s\n", status,
+                 u.count, u.id.c_str(), u.text.c_str());
+    ++unproved;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return verisub::InvalidArgument("cannot rename '" + tmp + "' to '" + path +
-                                    "': " + ec.message());
-  }
-  return verisub::Status::Ok();
+  if (unproved > 0)
+    std::fprintf(stderr,
+                 "WARNING: %d unproved rule(s) applied: the written model is NOT known to compute "
+                 "what the input does (check it with --verify-outputs)\n",
+                 unproved);
 }
 
 int Fail(const verisub::Status& st) {
@@ -58,6 +61,7 @@ int Fail(const verisub::Status& st) {
 
 int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
+  base::InstallTempFileCleanup();
   std::string model, output, report_path, rules_path = rewriter::FindDefaultRules();
   bool verify = false, allow_unproved = false;
   OptimizeOptions options;
@@ -133,15 +137,23 @@ int main(int argc, char** argv) {
                   : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
   // The dump is written even when a later pass fails: that is when it is wanted.
   if (!dump_path.empty() && !report.dump_text.empty()) {
-    Status dumped = WriteFileAtomically(dump_path, report.dump_text);
+    Status dumped = base::WriteFileAtomically(dump_path, report.dump_text);
     if (!dumped.ok()) return Fail(dumped);
   }
   if (!st.ok()) return Fail(st);
   std::printf("%s", rewriter::ReportSummary(report).c_str());
+  WarnUnprovedRulesApplied(**rule_set, report);
 
   if (verify) {
     rewriter::VerifyReport vr;
     Status v = rewriter::CompareOutputs(*original, optimized, verify_options, &vr);
+    if (!v.ok() && vr.outcome == rewriter::VerifyOutcome::kCouldNotRun) {
+      std::fprintf(stderr,
+                   "\n*** CANNOT VERIFY: the outputs could not be compared (nothing is known "
+                   "about them) ***\n%s\nnothing was written\n",
+                   v.message().c_str());
+      return 4;
+    }
     if (!v.ok()) {
       std::fprintf(stderr,
                    "\n*** VERIFY FAILED: the optimized model computes different outputs ***\n"
@@ -155,7 +167,7 @@ int main(int argc, char** argv) {
   st = runtime::ExportOnnxFile(optimized, output);
   if (!st.ok()) return Fail(st);
   if (!report_path.empty()) {
-    st = WriteFileAtomically(report_path, rewriter::ReportToJson(report, model, output));
+    st = base::WriteFileAtomically(report_path, rewriter::ReportToJson(report, model, output));
     if (!st.ok()) return Fail(st);
   }
   std::printf("wrote:           %s\n", output.c_str());

@@ -2,12 +2,13 @@
 #include "ruledb/database.h"
 
 #include <google/protobuf/arena.h>
-#include <unistd.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <climits>
-#include <filesystem>
-#include <fstream>
+#include <cstdio>
 #include <numeric>
 #include <sstream>
 #include <unordered_set>
@@ -18,6 +19,43 @@
 #include "specs/registry.h"
 
 namespace verisub::ruledb {
+namespace {
+
+// Deterministic serialization (the same message always gives the same bytes).
+template <typename Message>
+std::string DeterministicBytes(const Message& m) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ComputeDatabaseDigest(const v2::RuleDatabase& db) {
+  XXH3_state_t* state = XXH3_createState();
+  VERISUB_CHECK(state != nullptr);
+  XXH3_128bits_reset(state);
+  v2::Header header = db.header();
+  header.clear_digest();
+  std::string bytes = DeterministicBytes(header);
+  XXH3_128bits_update(state, bytes.data(), bytes.size());
+  for (const v2::Rule& r : db.rules()) {
+    bytes = DeterministicBytes(r);
+    XXH3_128bits_update(state, bytes.data(), bytes.size());
+  }
+  XXH128_hash_t h = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  char hex[33];
+  std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return hex;
+}
+
 namespace {
 
 StatusOr<v2::RuleDatabase> BuildProto(const DatabaseHeader& h, std::vector<Rule> rules) {
@@ -47,6 +85,7 @@ StatusOr<v2::RuleDatabase> BuildProto(const DatabaseHeader& h, std::vector<Rule>
     if (n > 1 && db.rules(n - 1).id() == db.rules(n - 2).id())
       return InvalidArgument("duplicate rule " + r.ToText());
   }
+  ph->set_digest(ComputeDatabaseDigest(db));
   return db;
 }
 
@@ -64,11 +103,13 @@ StatusOr<RuleDatabase> Decode(const v2::RuleDatabase& p, const std::string& file
   if (h.magic() != kDatabaseMagic)
     return DataLoss(file + ": not a verisub rule database (bad magic)");
   if (h.schema_version() != kSchemaVersion)
-    return FailedPrecondition(file + ": schema version " + std::to_string(h.schema_version()) +
-                              "; this tool reads version " + std::to_string(kSchemaVersion) +
-                              (h.schema_version() == 1
-                                   ? " (version 1 rules carry no input ranks and were proved "
+    return FailedPrecondition(
+        file + ": schema version " + std::to_string(h.schema_version()) +
+        "; this tool reads version " + std::to_string(kSchemaVersion) +
+        (h.schema_version() == 1   ? " (version 1 rules carry no input ranks and were proved "
                                      "without them: regenerate the file with verisub-gen)"
+         : h.schema_version() == 2 ? " (version 2 files carry no integrity digest: regenerate "
+                                     "the file with verisub-gen --config CONFIG --out FILE)"
                                    : ""));
   RuleDatabase db;
   db.header.schema_version = h.schema_version();
@@ -109,6 +150,20 @@ StatusOr<RuleDatabase> Decode(const v2::RuleDatabase& p, const std::string& file
       continue;
     }
     db.rules.push_back(std::move(*r));
+  }
+  db.header.digest = h.digest();
+  if (std::string computed = ComputeDatabaseDigest(p); computed != h.digest()) {
+    std::string msg =
+        file +
+        (h.digest().empty() ? std::string(": no integrity digest")
+                            : ": integrity digest mismatch (stored " + PrintableId(h.digest()) +
+                                  ", computed " + computed + ")") +
+        ": the rules or their proof records were changed after the file was written, or the "
+        "file was not written by verisub-gen; regenerate it, or re-prove it with "
+        "`verisub-rules check --reprove FILE`";
+    if (options.check_digest) return DataLoss(msg);
+    db.digest_ok = false;
+    db.warnings.push_back(msg);
   }
   return db;
 }
@@ -204,46 +259,6 @@ std::string TextPathFor(const std::string& path) {
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0)
     return path.substr(0, path.size() - 3) + ".txt";
   return path + ".txt";
-}
-
-Status WriteFileAtomically(const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return NotFound(path + ": cannot create " + tmp);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return DataLoss(path + ": write failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    return DataLoss(path + ": rename failed: " + ec.message());
-  }
-  return Status::Ok();
-}
-
-Status CheckOutputPath(const std::string& path) {
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
-    return NotFound("cannot write '" + path + "': no directory '" + dir.string() + "'");
-  return Status::Ok();
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return DataLoss(path + ": read failed");
-  return ss.str();
 }
 
 Status WriteRuleDatabase(const std::string& path, const DatabaseHeader& header,

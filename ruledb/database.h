@@ -7,14 +7,17 @@
 #include <utility>
 #include <vector>
 
-#include "ruledb/rule.h"
+#include "base/file_io.h"
 #include "base/status.h"
+#include "ruledb/rule.h"
 
 namespace verisub::ruledb {
 
 // 2: rules carry input ranks (version 1 files are refused: their rules were proved by an
 // encoding that ignored the ranks axioms are declared for).
-inline constexpr uint32_t kSchemaVersion = 2;
+// 3: the header carries an integrity digest of itself and the rules (version 2 files have none
+// and are refused by default).
+inline constexpr uint32_t kSchemaVersion = 3;
 
 struct DatabaseHeader {
   uint32_t schema_version = kSchemaVersion;
@@ -24,6 +27,7 @@ struct DatabaseHeader {
   std::string tool_version;
   std::string z3_version;
   std::vector<std::pair<std::string, int64_t>> counts;  // names are [A-Za-z0-9_.:-]+
+  std::string digest;  // filled when reading and writing; computed, never set by callers
 };
 
 struct LoadOptions {
@@ -32,6 +36,9 @@ struct LoadOptions {
   // A file generated from another operator set is an error unless this is set; then it loads
   // with a warning, and rules naming operators or parameters this op set lacks are skipped.
   bool allow_op_set_mismatch = false;
+  // A file whose integrity digest is missing or wrong is an error unless this is cleared (then
+  // a warning): `verisub-rules` inspects such files, the optimizer never uses them.
+  bool check_digest = true;
 };
 
 struct RuleDatabase {
@@ -40,6 +47,7 @@ struct RuleDatabase {
   // Filled by loading.
   int skipped_unknown_operator = 0;  // rules naming an operator/parameter this op set lacks
   int skipped_unproved = 0;          // rules dropped by LoadOptions::proved_only
+  bool digest_ok = true;             // false: missing or wrong (loaded without check_digest)
   std::vector<std::string> warnings;
 };
 
@@ -77,11 +85,9 @@ bool IsTextForm(std::string_view contents);
 // Loads a protobuf or text file (told apart by IsTextForm).
 StatusOr<RuleDatabase> LoadRuleDatabase(const std::string& path, const LoadOptions& options = {});
 
-// Writes `contents` to `path` through a temporary file and a rename.
-Status WriteFileAtomically(const std::string& path, std::string_view contents);
-// Whether `path` can be written at all (the directory it names exists): for tools to check their
-// outputs before a long run rather than after it.
-Status CheckOutputPath(const std::string& path);
-StatusOr<std::string> ReadFile(const std::string& path);
+// The file I/O of base/file_io.h, named here for the callers that always found it here.
+using base::CheckOutputPath;
+using base::ReadFile;
+using base::WriteFileAtomically;
 
 }  // namespace verisub::ruledb

@@ -1,9 +1,9 @@
 // Conversion between rules and their protobuf messages (operators and parameters by name).
 #pragma once
 
+#include "base/status.h"
 #include "ruledb/rule.h"
 #include "ruledb/ruledb.pb.h"
-#include "base/status.h"
 
 namespace verisub::ruledb {
 
@@ -17,5 +17,9 @@ v2::Rule RuleToProto(const Rule& r);
 // parameter value the op set does not know (a rule from another op set: callers may skip it);
 // kDataLoss for anything else (a corrupt message).
 StatusOr<Rule> RuleFromProto(const v2::Rule& p);
+
+// The header's integrity digest (schema 3): XXH3-128, 32 hex digits, of the header serialized
+// with `digest` empty, then of every rule serialized, in order.
+std::string ComputeDatabaseDigest(const v2::RuleDatabase& db);
 
 }  // namespace verisub::ruledb

@@ -15,7 +15,8 @@ constexpr char kCommands[] =
     "  stats FILE    counts by size, operator, outputs, proof status and ranks\n"
     "  dump FILE     the canonical text form\n"
     "  diff A B      rules added and removed, by id\n"
-    "  check FILE    schema, op set and proof status (exit 1 on a problem)\n"
+    "  check FILE    schema, digest, op set and proof status (exit 1 on a problem); with\n"
+    "                --reprove also proves every rule claimed proved again with Z3\n"
     "Exit codes: 0 ok, 1 a check failed or a file could not be read, 2 bad usage.";
 
 // Inspection loads everything: unproved rules, and files of other op sets (with a warning).
@@ -23,6 +24,7 @@ LoadOptions InspectOptions() {
   LoadOptions o;
   o.proved_only = false;
   o.allow_op_set_mismatch = true;
+  o.check_digest = false;  // reported by check, warned about by the others
   return o;
 }
 
@@ -95,6 +97,13 @@ std::string FormatRuleDiff(const RuleDatabase& a, const RuleDatabase& b) {
 std::string CheckRuleDatabase(const RuleDatabase& db, bool* ok) {
   *ok = true;
   std::string s = "schema version: " + std::to_string(db.header.schema_version) + " (ok)\n";
+  if (db.digest_ok) {
+    s += "digest: " + db.header.digest + " (matches the header and rules)\n";
+  } else {
+    s += "digest: " + (db.header.digest.empty() ? std::string("none") : db.header.digest) +
+         " (MISMATCH: the file was changed after it was written, or made by hand)\n";
+    *ok = false;
+  }
   const std::string ours = specs::OpSetFingerprintHex();
   if (db.header.op_set_fingerprint == ours) {
     s += "op set: " + ours + " (matches this build)\n";
@@ -120,12 +129,41 @@ std::string CheckRuleDatabase(const RuleDatabase& db, bool* ok) {
   return s + (*ok ? "OK\n" : "FAILED\n");
 }
 
-int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::string* err) {
+std::string ReproveRuleDatabase(const RuleDatabase& db, const ReproveFn& reprove, bool* ok) {
+  *ok = true;
+  std::vector<Rule> claimed;
+  for (const Rule& r : db.rules)
+    if (r.proof.status == ProofStatus::kProved) claimed.push_back(r);
+  std::vector<Rule> again = claimed;
+  for (Rule& r : again) r.proof = ProofRecord();
+  auto summary = reprove(&again);
+  if (!summary.ok()) {
+    *ok = false;
+    return "reprove: " + summary.status().message() + "\nFAILED\n";
+  }
+  std::string s = "reprove: " + *summary + "\n";
+  int failed = 0;
+  for (size_t i = 0; i < again.size(); ++i) {
+    if (again[i].proof.status == ProofStatus::kProved) continue;
+    if (failed++ < 20)
+      s += "claims a proof but is " + std::string(ProofStatusName(again[i].proof.status)) + ": " +
+           claimed[i].Id() + " " + claimed[i].ToText() + "\n";
+  }
+  s += "re-proved " + std::to_string(again.size() - failed) + " of " +
+       std::to_string(again.size()) + " rules that claim a proof\n";
+  if (failed > 0) *ok = false;
+  return s + (*ok ? "OK\n" : "FAILED\n");
+}
+
+int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::string* err,
+                 const ReproveFn& reprove) {
   std::string cmd;
   std::vector<std::string> files;
+  bool do_reprove = false;
   base::Flags flags("verisub-rules", "stats|dump|check FILE | diff A B", kCommands);
   flags.Positional("COMMAND", &cmd, "stats, dump, diff or check")
-      .Positionals("FILE", &files, "rules files (two for diff)");
+      .Positionals("FILE", &files, "rules files (two for diff)")
+      .Bool("--reprove", &do_reprove, "check: prove every rule claimed proved again with Z3");
   Status parsed = flags.Parse(args);
   if (flags.help_requested()) {
     *out += flags.Help();
@@ -133,6 +171,8 @@ int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::st
   }
   if (parsed.ok() && cmd != "stats" && cmd != "dump" && cmd != "diff" && cmd != "check")
     parsed = InvalidArgument("unknown command '" + cmd + "'");
+  if (parsed.ok() && do_reprove && cmd != "check")
+    parsed = InvalidArgument("--reprove is an option of check");
   if (parsed.ok() && files.size() != (cmd == "diff" ? 2u : 1u))
     parsed = InvalidArgument(cmd + " takes " + (cmd == "diff" ? "two files" : "one file"));
   if (!parsed.ok()) {
@@ -169,6 +209,12 @@ int RunRulesTool(const std::vector<std::string>& args, std::string* out, std::st
   }
   bool ok = false;
   *out += CheckRuleDatabase(dbs[0], &ok);
+  if (do_reprove) {
+    if (!reprove) return Fail(Unimplemented("this program cannot re-prove rules"), err);
+    bool proved = false;
+    *out += ReproveRuleDatabase(dbs[0], reprove, &proved);
+    ok = ok && proved;
+  }
   return ok ? 0 : 1;
 }
 

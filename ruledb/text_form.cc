@@ -14,6 +14,13 @@
 namespace verisub::ruledb {
 namespace {
 
+// A rule id as written: 16 lowercase hex digits.
+bool IsRuleId(std::string_view id) {
+  return id.size() == 16 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
 constexpr int64_t kMaxTreeSize = 100000;
 constexpr std::string_view kProofSeparator = "  # ";
 
@@ -179,10 +186,7 @@ Status ParseProofSuffix(std::string_view s, v2::Rule* r) {
     start = sp + 1;
   }
   if (words.size() < 3) return InvalidArgument("expected '# id status seconds=...' after the rule");
-  if (words[0].size() != 16 || !std::all_of(words[0].begin(), words[0].end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-      }))
-    return InvalidArgument("bad rule id '" + std::string(words[0]) + "'");
+  if (!IsRuleId(words[0])) return InvalidArgument("bad rule id '" + std::string(words[0]) + "'");
   r->set_id(std::string(words[0]));
   v2::ProofRecord* p = r->mutable_proof();
   VERISUB_ASSIGN_OR_RETURN(v2::ProofStatus st, ParseStatusName(words[1]));
@@ -214,7 +218,17 @@ Status ParseProofSuffix(std::string_view s, v2::Rule* r) {
 }
 
 // Header fields in the order they are written.
-enum class Field { kSchemaVersion, kOpSet, kMaxOps, kTool, kZ3, kConfig, kCount, kNumRules };
+enum class Field {
+  kSchemaVersion,
+  kOpSet,
+  kMaxOps,
+  kTool,
+  kZ3,
+  kConfig,
+  kCount,
+  kNumRules,
+  kDigest
+};
 constexpr std::pair<Field, const char*> kFields[] = {
     {Field::kSchemaVersion, "schema_version"},
     {Field::kOpSet, "op_set_fingerprint"},
@@ -224,6 +238,7 @@ constexpr std::pair<Field, const char*> kFields[] = {
     {Field::kConfig, "generator_config"},
     {Field::kCount, "count"},
     {Field::kNumRules, "num_rules"},
+    {Field::kDigest, "digest"},
 };
 
 // `seen` collects the fields read so far: each but `count` appears once, and all of them must.
@@ -256,8 +271,10 @@ Status ParseHeaderLine(std::string_view line, v2::Header* h, unsigned* seen) {
       case Field::kOpSet:
       case Field::kTool:
       case Field::kZ3:
-      case Field::kConfig: {
+      case Field::kConfig:
+      case Field::kDigest: {
         VERISUB_ASSIGN_OR_RETURN(std::string s, UnquoteString(value));
+        if (field == Field::kDigest) h->set_digest(s);
         if (field == Field::kOpSet) h->set_op_set_fingerprint(s);
         if (field == Field::kTool) h->set_tool_version(s);
         if (field == Field::kZ3) h->set_z3_version(s);
@@ -312,6 +329,9 @@ int64_t TreeTextSize(const v2::Graph& g, uint32_t num_inputs, int64_t limit) {
 }
 
 StatusOr<std::string> FormatRuleLine(const v2::Rule& r) {
+  // What the parser reads back (found by fuzzing: a protobuf id of other characters was
+  // written as text that did not parse).
+  if (!IsRuleId(r.id())) return InvalidArgument("bad rule id " + QuoteString(r.id().substr(0, 32)));
   for (const v2::Graph* g : {&r.src(), &r.dst()}) {
     int64_t size = TreeTextSize(*g, r.num_inputs(), kMaxTreeSize);
     if (size < 0) return InvalidArgument("graph reference out of range");
@@ -381,6 +401,7 @@ StatusOr<std::string> FormatDatabaseText(const v2::RuleDatabase& db) {
     s += "# count: " + c.name() + " " + std::to_string(c.value()) + "\n";
   }
   s += "# num_rules: " + std::to_string(h.num_rules()) + "\n";
+  s += "# digest: " + QuoteString(h.digest()) + "\n";
   for (int i = 0; i < db.rules_size(); ++i) {
     auto line = FormatRuleLine(db.rules(i));
     if (!line.ok()) return line.status().WithContext("rule " + std::to_string(i));

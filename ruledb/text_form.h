@@ -4,7 +4,7 @@
 // another operator set still converts (unknown operators are skipped later, when decoding).
 //
 //   # verisub-ruledb
-//   # schema_version: 2
+//   # schema_version: 3
 //   # op_set_fingerprint: "9c0e4a1b2d3f4e5a"
 //   # max_ops: 3
 //   # tool_version: "verisub 0.1"
@@ -12,6 +12,7 @@
 //   # generator_config: "max_ops = 3\n"
 //   # count: proved 120
 //   # num_rules: 2
+//   # digest: "5d0c8f...": XXH3-128 of the header and the rules (schema 3)
 //   (relu (relu ?a)) => (relu ?a)  # 1f0c... proved axioms=relu_idem seconds=0.012
 //   (matmul[activation=none] ?a (const_imatmul ?b)) => ?a where ?a:2 ?b:2  # 8e1d... proved ...
 //   ...
@@ -20,9 +21,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "ruledb/ruledb.pb.h"
 #include "ruledb/text_escape.h"
-#include "base/status.h"
 
 namespace verisub::ruledb {
 

@@ -56,7 +56,9 @@ StatusOr<std::vector<HostTensor>> RunNode(const Graph& g, const Node& n,
   return outputs;
 }
 
-StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<HostTensor>& inputs) {
+StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<HostTensor>& inputs,
+                                          const MemoryBudget& budget) {
+  VERISUB_RETURN_IF_ERROR(CheckMemoryBudget(g, budget, /*executor=*/true));
   if (inputs.size() != g.inputs().size())
     return InvalidArgument("the graph has " + std::to_string(g.inputs().size()) + " inputs, got " +
                            std::to_string(inputs.size()));

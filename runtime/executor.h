@@ -5,9 +5,10 @@
 
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/graph.h"
 #include "runtime/host_tensor.h"
-#include "base/status.h"
+#include "runtime/memory_budget.h"
 
 namespace verisub::runtime {
 
@@ -20,7 +21,9 @@ StatusOr<std::vector<HostTensor>> RunNode(const Graph& g, const Node& n,
                                           const std::vector<const HostTensor*>& inputs);
 
 // Runs the graph on `inputs` (one per graph input, in order) and returns the graph outputs in
-// order. Errors name the failing node.
-StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<HostTensor>& inputs);
+// order. Errors name the failing node. A graph holding a tensor over `budget` (counted as the
+// doubles the kernels compute in) is refused before anything runs.
+StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<HostTensor>& inputs,
+                                          const MemoryBudget& budget = {});
 
 }  // namespace verisub::runtime

@@ -35,6 +35,9 @@ struct Value {
   std::optional<specs::TensorType> spec_type;
   // Weight data (an initializer or a folded constant); shared, never copied.
   std::shared_ptr<const HostTensor> constant;
+  // Graph inputs only: the initializer of the same name, which ONNX (IR >= 4) makes the input's
+  // default value, overridable by the caller. Kept for export; never folded.
+  std::shared_ptr<const HostTensor> input_default;
 
   bool StaticShape() const;
 };

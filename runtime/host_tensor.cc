@@ -63,6 +63,30 @@ std::string ElemTypeName(int32_t t) {
   }
 }
 
+int ElemTypeSize(int32_t t) {
+  switch (t) {
+    case kUint8:
+    case kInt8:
+    case kBool:
+      return 1;
+    case kUint16:
+    case kInt16:
+    case kFloat16:
+    case kBfloat16:
+      return 2;
+    case kFloat:
+    case kInt32:
+    case kUint32:
+      return 4;
+    case kInt64:
+    case kDouble:
+    case kUint64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
 int64_t CountElements(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) {

@@ -32,6 +32,7 @@ bool IsFloatType(int32_t t);
 bool IsIntegerType(int32_t t);  // signed/unsigned integers and bool
 bool IsSupportedType(int32_t t);
 std::string ElemTypeName(int32_t t);  // "float", "int64", ...
+int ElemTypeSize(int32_t t);          // bytes per element; 0 for strings and unknown types
 
 // Storage follows the element class: float32 in `f32` (the common case, kept compact), the
 // other floating types in `f64` (float16 and bfloat16 values already rounded), integers and bools

@@ -2,13 +2,14 @@
 #include "runtime/onnx_export.h"
 
 #include <cstdio>
-#include <fstream>
 #include <unordered_set>
 
+#include "base/file_io.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/op_table.h"
+#include "runtime/memory_budget.h"
 #include "runtime/tensor_proto.h"
 
 namespace verisub::runtime {
@@ -41,7 +42,12 @@ Status ExportNode(ExportContext& ctx, onnx::GraphProto* gp, const Node& n) {
 
 Status ExportGraph(const Graph& g, onnx::GraphProto* gp, int64_t opset) {
   ExportContext ctx(g, gp, opset);
-  for (int v : g.inputs()) SetValueInfo(g.value(v), gp->add_input());
+  for (int v : g.inputs()) {
+    SetValueInfo(g.value(v), gp->add_input());
+    // An input with a default (an initializer of the same name) keeps it.
+    if (g.value(v).input_default)
+      ToTensorProto(*g.value(v).input_default, g.value(v).name, gp->add_initializer());
+  }
   std::vector<int> uses = g.UseCounts();
   for (int v = 0; v < g.num_values(); ++v)
     if (g.value(v).constant && uses[v] > 0)
@@ -54,6 +60,9 @@ Status ExportGraph(const Graph& g, onnx::GraphProto* gp, int64_t opset) {
 }  // namespace
 
 Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
+  // A graph built through the API has not met the importer's budget: checked here before any
+  // tensor (a constant operator's data) is materialized.
+  VERISUB_RETURN_IF_ERROR(CheckMemoryBudget(g, MemoryBudget{}, /*executor=*/false));
   model->Clear();
   model->set_ir_version(onnx::IR_VERSION);
   model->set_producer_name("verisub");
@@ -84,21 +93,10 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
 Status ExportOnnxFile(const Graph& g, const std::string& path) {
   onnx::ModelProto model;
   VERISUB_RETURN_IF_ERROR(ExportOnnxModel(g, &model).WithContext(path));
-  std::string tmp = path + ".tmp-verisub";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return NotFound(path + ": cannot create " + tmp);
-    if (!model.SerializeToOstream(&out) || !out.flush()) {
-      out.close();
-      std::remove(tmp.c_str());
-      return DataLoss(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return DataLoss(path + ": cannot rename " + tmp + " into place");
-  }
-  return Status::Ok();
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return InternalError(path + ": the model cannot be serialized (over protobuf's 2 GiB?)");
+  return base::WriteFileAtomically(path, bytes);
 }
 
 }  // namespace verisub::runtime

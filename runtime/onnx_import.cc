@@ -1,6 +1,8 @@
 // ONNX import: parse, check, infer shapes, build the graph, fold constants, map onto spec ops.
 #include "runtime/onnx_import.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
@@ -64,9 +66,18 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weigh
   std::unordered_map<std::string, const onnx::ValueInfoProto*> infos;
   for (const auto& vi : gp.value_info()) infos[vi.name()] = &vi;
   for (const auto& vi : gp.output()) infos[vi.name()] = &vi;
+  // From IR 4 on, an initializer named like a graph input is that input's default value and the
+  // input stays an input (ONNX Runtime: CanOverrideInitializer). Before IR 4 every initializer
+  // had to be listed as an input, and such inputs are weights.
+  std::unordered_map<std::string, int> overridable;
+  if (model.ir_version() >= 4)
+    for (int i = 0; i < gp.input_size(); ++i) overridable[gp.input(i).name()] = i;
+  std::unordered_map<std::string, bool> seen_init;
   for (const auto& init : gp.initializer()) {
-    if (ids.count(init.name()))
+    if (seen_init[init.name()])
       return InvalidArgument("initializer '" + init.name() + "' is defined twice");
+    seen_init[init.name()] = true;
+    if (overridable.count(init.name())) continue;
     const auto& t = weights.at(init.name());
     Value v;
     v.name = init.name();
@@ -78,10 +89,21 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weigh
     ids[name] = g.AddValue(std::move(v));
   }
   for (const auto& in : gp.input()) {
-    if (ids.count(in.name())) continue;  // an initializer listed as an input (IR < 4 style)
+    if (ids.count(in.name())) {
+      if (g.value(ids[in.name()]).constant) continue;  // a weight listed as an input (IR < 4)
+      return InvalidArgument("graph input '" + in.name() + "' is listed twice");
+    }
     Value v;
     v.name = in.name();
     ReadValueInfo(in, &v);
+    if (auto w = weights.find(in.name()); w != weights.end() && overridable.count(in.name())) {
+      v.input_default = w->second;
+      if (!v.rank_known) {
+        v.elem_type = w->second->elem_type;
+        v.dims = w->second->dims;
+        v.rank_known = true;
+      }
+    }
     int id = g.AddValue(std::move(v));
     ids[in.name()] = id;
     g.mutable_inputs().push_back(id);
@@ -130,6 +152,152 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weigh
     g.mutable_outputs().push_back(it->second);
   }
   return g;
+}
+
+// Every value a node or the graph reads must have a static shape and a known element type.
+Status CheckStaticShapes(const Graph& g) {
+  std::vector<int> producer = g.Producers();
+  for (int v = 0; v < g.num_values(); ++v) {
+    const Value& val = g.value(v);
+    if (val.StaticShape() && val.elem_type != kUndefined) continue;
+    std::string why =
+        val.elem_type == kUndefined
+            ? "its element type"
+            : "its shape " + (val.rank_known ? DimsToString(val.dims) + " (-1 = unknown)"
+                                             : std::string("(unknown rank)"));
+    if (producer[v] < 0)
+      return InvalidArgument("graph input '" + val.name + "': " + why +
+                             " is not static; give it with ImportOptions::input_shapes "
+                             "(verisub-onnx --input-shape)");
+    const Node& n = g.node(producer[v]);
+    return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + why + " of output '" +
+                           val.name + "' cannot be inferred");
+  }
+  return Status::Ok();
+}
+
+// ONNX's shape inference divides by strides and block sizes and trusts kernel shapes and
+// dilations (convPoolShapeInference: a stride of 0 is a SIGFPE); our kernels do the same. The
+// attributes that size a window are checked here, for every operator that has them, before any
+// inference function sees the node.
+Status CheckWindowAttributes(const onnx::NodeProto& np) {
+  static const char* const kWindowOps[] = {
+      "Conv",   "ConvTranspose", "ConvInteger",  "QLinearConv",  "MaxPool", "AveragePool",
+      "LpPool", "MaxUnpool",     "DepthToSpace", "SpaceToDepth", "Col2Im"};
+  if (!np.domain().empty() && np.domain() != "ai.onnx") return Status::Ok();
+  bool window = false;
+  for (const char* op : kWindowOps) window |= np.op_type() == op;
+  if (!window) return Status::Ok();
+  for (const auto& a : np.attribute()) {
+    const std::string& name = a.name();
+    int64_t min = 0;
+    if (name == "strides" || name == "dilations" || name == "kernel_shape" || name == "blocksize" ||
+        name == "group") {
+      min = 1;
+    } else if (name == "pads" || name == "output_padding") {
+      min = 0;
+    } else {
+      continue;
+    }
+    auto bad = [&](int64_t v) {
+      return InvalidArgument("attribute '" + name + "' has the value " + std::to_string(v) +
+                             "; it must be at least " + std::to_string(min));
+    };
+    if (a.type() == onnx::AttributeProto::INTS || a.ints_size() > 0) {
+      for (int64_t v : a.ints())
+        if (v < min) return bad(v);
+    } else if (a.type() == onnx::AttributeProto::INT || a.has_i()) {
+      if (a.i() < min) return bad(a.i());
+    }
+  }
+  return Status::Ok();
+}
+
+// Axes index the dimensions of the first input (or, for operators that add one, of a tensor
+// one rank larger): anything outside [-rank-1, rank] is wrong for every operator, and ONNX's
+// inference functions do not all check (found by fuzzing: LayerNormalization with axis
+// INT64_MAX is a segfault in ONNX 1.12's inference).
+Status CheckAxisAttributes(const onnx::NodeProto& np, int64_t rank) {
+  if (!np.domain().empty() && np.domain() != "ai.onnx") return Status::Ok();
+  for (const auto& a : np.attribute()) {
+    int64_t extra = 1;
+    std::vector<int64_t> values;
+    if (a.name() == "axis" && (a.type() == onnx::AttributeProto::INT || a.has_i())) {
+      values = {a.i()};
+    } else if (a.name() == "axes") {
+      values.assign(a.ints().begin(), a.ints().end());
+      extra = std::max<int64_t>(1, a.ints_size());  // Unsqueeze: axes of the output
+    } else {
+      continue;
+    }
+    for (int64_t v : values)
+      if (v < -rank - extra || v > rank + extra - 1)
+        return InvalidArgument("attribute '" + a.name() + "' has the value " + std::to_string(v) +
+                               ", out of range for an input of rank " + std::to_string(rank));
+  }
+  return Status::Ok();
+}
+
+// Convolutions and pools need a data tensor of rank >= 3 and, for convolutions, a weight of the
+// same rank; ONNX's inference functions read the weight's dims without checking (found by
+// fuzzing: a rank-2 weight of ConvTranspose is a null dereference in ONNX 1.12).
+Status CheckWindowRanks(const onnx::NodeProto& np,
+                        const std::unordered_map<std::string, onnx::TypeProto>& types) {
+  if (!np.domain().empty() && np.domain() != "ai.onnx") return Status::Ok();
+  const std::string& op = np.op_type();
+  if (op == "Gemm") {
+    // Found by fuzzing: Gemm-6's inference reads dim 1 of a rank-1 B (a crash in libonnx).
+    for (int i = 0; i < 2 && i < np.input_size(); ++i) {
+      auto it = types.find(np.input(i));
+      if (it == types.end() || !it->second.has_tensor_type() ||
+          !it->second.tensor_type().has_shape())
+        continue;
+      int r = it->second.tensor_type().shape().dim_size();
+      if (r != 2)
+        return InvalidArgument("input " + std::to_string(i) + " has rank " + std::to_string(r) +
+                               "; Gemm needs rank 2");
+    }
+    return Status::Ok();
+  }
+  int weight = -1;
+  if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger") weight = 1;
+  if (op == "QLinearConv") weight = 3;
+  const bool pool = op == "MaxPool" || op == "AveragePool" || op == "LpPool" ||
+                    op == "MaxRoiPool" || op == "MaxUnpool";
+  if (weight < 0 && !pool) return Status::Ok();
+  auto rank = [&](int i) -> int {
+    if (i >= np.input_size() || np.input(i).empty()) return -1;
+    auto it = types.find(np.input(i));
+    if (it == types.end() || !it->second.has_tensor_type() ||
+        !it->second.tensor_type().has_shape())
+      return -1;
+    return it->second.tensor_type().shape().dim_size();
+  };
+  const int x = rank(0);
+  if (x >= 0 && x < 3)
+    return InvalidArgument("input 0 has rank " + std::to_string(x) + "; " + op +
+                           " needs rank 3 or more");
+  if (weight >= 0) {
+    const int w = rank(weight);
+    if (w >= 0 && (w < 3 || (x >= 0 && w != x)))
+      return InvalidArgument("the weight (input " + std::to_string(weight) + ") has rank " +
+                             std::to_string(w) + ", the data rank " + std::to_string(x));
+  }
+  return Status::Ok();
+}
+
+// Every node's window attributes, in subgraphs too (ONNX's inference recurses into them).
+Status CheckWindowAttributesEverywhere(const onnx::GraphProto& g) {
+  for (const auto& np : g.node()) {
+    VERISUB_RETURN_IF_ERROR(
+        CheckWindowAttributes(np).WithContext("node '" + np.name() + "' (" + np.op_type() + ")"));
+    for (const auto& a : np.attribute()) {
+      if (a.has_g()) VERISUB_RETURN_IF_ERROR(CheckWindowAttributesEverywhere(a.g()));
+      for (const auto& sub : a.graphs())
+        VERISUB_RETURN_IF_ERROR(CheckWindowAttributesEverywhere(sub));
+    }
+  }
+  return Status::Ok();
 }
 
 // ONNX's own shape inference (1.12) dereferences a missing input type in some operators'
@@ -186,6 +354,13 @@ StatusOr<bool> GuardTypeInference(const onnx::ModelProto& model) {
       auto d = data.find(in);
       if (d != data.end()) in_data.back() = d->second;
     }
+    VERISUB_RETURN_IF_ERROR(CheckWindowRanks(np, types).WithContext(where));
+    if (np.input_size() > 0 && !np.input(0).empty()) {
+      auto t = types.find(np.input(0));
+      if (t != types.end() && t->second.has_tensor_type() && t->second.tensor_type().has_shape())
+        VERISUB_RETURN_IF_ERROR(
+            CheckAxisAttributes(np, t->second.tensor_type().shape().dim_size()).WithContext(where));
+    }
     if (untyped_input) {
       // ONNX's pass would hand this node a missing type; the graph-level inference after
       // folding types it if its inputs become known.
@@ -211,6 +386,9 @@ int64_t MaxSupportedOpset() {
 }
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return InvalidArgument(path + ": is a directory, not an ONNX model");
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot open file");
   if (in.peek() == std::ifstream::traits_type::eof())
@@ -254,6 +432,7 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
   } catch (const std::exception& e) {
     return fail(InvalidArgument(std::string("ONNX checker: ") + e.what()));
   }
+  VERISUB_RETURN_IF_ERROR(fail(CheckWindowAttributesEverywhere(model.graph())));
   auto onnx_pass_safe = GuardTypeInference(model);
   if (!onnx_pass_safe.ok()) return fail(onnx_pass_safe.status());
   if (*onnx_pass_safe) {
@@ -267,6 +446,7 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
   auto graph = BuildGraph(model, *weights);
   if (!graph.ok()) return fail(graph.status());
   Graph g = std::move(*graph);
+  VERISUB_RETURN_IF_ERROR(fail(CheckMemoryBudget(g, options.memory, /*executor=*/false)));
   if (options.fold_constants) {
     ShapeFoldOptions so;
     so.fold.max_elements = options.fold_max_elements;

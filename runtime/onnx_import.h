@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "runtime/graph.h"
 #include "runtime/input_shapes.h"
+#include "runtime/memory_budget.h"
 
 namespace onnx {
 class ModelProto;
@@ -30,6 +31,9 @@ struct ImportOptions {
   int64_t fold_max_elements = int64_t{1} << 24;
   // Rounds of shape folding (constant folding and ONNX shape inference alternated) at most.
   int max_shape_fold_rounds = 10000;
+  // Every tensor of the model (inputs, weights, intermediates, outputs) must fit it: a shape
+  // whose size overflows or exceeds it is refused, naming the tensor, before anything is built.
+  MemoryBudget memory;
 };
 
 // Oldest default-domain opset the importer accepts. Models older than kMinMappedOpset import

@@ -220,11 +220,16 @@ Status Concat(const KernelContext& ctx, std::vector<HostTensor>* out) {
     }
     base.push_back(offset);
     offset += t.NumElements();
-    dims[axis] += t.dims[axis];
+    if (__builtin_add_overflow(dims[axis], t.dims[axis], &dims[axis]))
+      return InvalidArgument("Concat: the output's axis dimension overflows");
   }
   int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= dims[d];
-  for (int64_t d = axis + 1; d < r; ++d) inner *= dims[d];
+  for (int64_t d = 0; d < axis; ++d)
+    if (__builtin_mul_overflow(outer, dims[d], &outer))
+      return InvalidArgument("Concat: the output's size overflows");
+  for (int64_t d = axis + 1; d < r; ++d)
+    if (__builtin_mul_overflow(inner, dims[d], &inner))
+      return InvalidArgument("Concat: the output's size overflows");
   std::vector<int64_t> index;
   index.reserve(CountElements(dims));
   for (int64_t o = 0; o < outer; ++o)

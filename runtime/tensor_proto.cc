@@ -4,33 +4,10 @@
 #include <cstring>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/memory_budget.h"
 
 namespace verisub::runtime {
 namespace {
-
-int ElemSize(int32_t t) {
-  switch (t) {
-    case kUint8:
-    case kInt8:
-    case kBool:
-      return 1;
-    case kUint16:
-    case kInt16:
-    case kFloat16:
-    case kBfloat16:
-      return 2;
-    case kFloat:
-    case kInt32:
-    case kUint32:
-      return 4;
-    case kInt64:
-    case kDouble:
-    case kUint64:
-      return 8;
-    default:
-      return 0;
-  }
-}
 
 template <typename T>
 T LoadLe(const char* p) {
@@ -52,7 +29,7 @@ HostTensor DecodeRaw(int32_t type, std::vector<int64_t> dims, const std::string&
   t.elem_type = type;
   t.dims = std::move(dims);
   const char* p = raw.data();
-  int sz = ElemSize(type);
+  int sz = ElemTypeSize(type);
   if (type == kFloat) {
     if (reinterpret_cast<uintptr_t>(p) % alignof(float) == 0) {
       // Copies without zero-filling first: weights are most of a model's bytes.
@@ -115,11 +92,15 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto) {
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
   int64_t n = CountElements(dims);
   if (n < 0) return DataLoss(what + " has invalid dimensions " + DimsToString(dims));
+  // Checked: the byte count of a huge shape overflowed here (found by fuzzing, UBSan).
+  const int64_t bytes = TensorBytes(dims, ElemTypeSize(type));
+  if (bytes < 0)
+    return DataLoss(what + " has dimensions whose size overflows " + DimsToString(dims));
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (static_cast<uint64_t>(raw.size()) != static_cast<uint64_t>(n) * ElemSize(type))
+    if (static_cast<uint64_t>(raw.size()) != static_cast<uint64_t>(bytes))
       return DataLoss(what + " of shape " + DimsToString(dims) + " and type " + ElemTypeName(type) +
-                      " needs " + std::to_string(n * ElemSize(type)) + " bytes of raw data, has " +
+                      " needs " + std::to_string(bytes) + " bytes of raw data, has " +
                       std::to_string(raw.size()));
     return DecodeRaw(type, std::move(dims), raw, n);
   }
@@ -179,7 +160,7 @@ void ToTensorProto(const HostTensor& t, const std::string& name, onnx::TensorPro
   proto->set_data_type(t.elem_type);
   for (int64_t d : t.dims) proto->add_dims(d);
   int64_t n = t.NumElements();
-  int sz = ElemSize(t.elem_type);
+  int sz = ElemTypeSize(t.elem_type);
   std::string raw(static_cast<size_t>(n * sz), '\0');
   char* p = raw.data();
   for (int64_t i = 0; i < n; ++i) {

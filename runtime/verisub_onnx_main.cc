@@ -7,7 +7,9 @@
 #include <string>
 
 #include "base/flags.h"
+#include "base/file_io.h"
 #include "runtime/executor.h"
+#include "runtime/memory_budget.h"
 #include "runtime/onnx_export.h"
 #include "runtime/input_shapes.h"
 #include "runtime/onnx_import.h"
@@ -23,7 +25,8 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace verisub::runtime;  // NOLINT
+  verisub::base::InstallTempFileCleanup();  // an interrupted write leaves no temporary
+  using namespace verisub::runtime;         // NOLINT
   std::string model, output;
   bool run = false, no_fold = false, no_map = false;
   uint64_t seed = 1;
@@ -67,6 +70,11 @@ int main(int argc, char** argv) {
   for (const auto& [op, count] : OpCounts(g)) std::printf("  %-28s %d\n", op.c_str(), count);
 
   if (run) {
+    // Refused before the random inputs are made, not by bad_alloc while making them.
+    if (verisub::Status st = CheckMemoryBudget(g, MemoryBudget{}, /*executor=*/true); !st.ok()) {
+      std::fprintf(stderr, "error: --run: %s\n", st.message().c_str());
+      return 1;
+    }
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     std::vector<HostTensor> inputs;

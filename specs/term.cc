@@ -2,6 +2,7 @@
 #include "specs/term.h"
 
 #include <cctype>
+#include <charconv>
 
 namespace verisub::specs {
 namespace {
@@ -39,10 +40,10 @@ StatusOr<std::string> ReadValue(std::string_view t, size_t* pos) {
   return std::string(v);
 }
 
-}  // namespace
-
-StatusOr<TermAst> ParseTerm(std::string_view t, size_t* pos) {
+StatusOr<TermAst> ParseTermAt(std::string_view t, size_t* pos, int depth) {
   SkipSpace(t, pos);
+  if (depth > kMaxTermDepth)
+    return ErrorAt(*pos, "term nested more than " + std::to_string(kMaxTermDepth) + " deep");
   if (*pos >= t.size()) return ErrorAt(*pos, "expected a term, found the end");
   TermAst term;
   if (t[*pos] != '(') {
@@ -60,7 +61,10 @@ StatusOr<TermAst> ParseTerm(std::string_view t, size_t* pos) {
   size_t dot = head.rfind('.');
   if (dot != std::string_view::npos && dot + 1 < head.size() &&
       std::isdigit(static_cast<unsigned char>(head[dot + 1]))) {
-    term.output = std::stoi(std::string(head.substr(dot + 1)));
+    std::string_view digits = head.substr(dot + 1);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), term.output);
+    if (ec != std::errc() || end != digits.data() + digits.size() || term.output > 255)
+      return ErrorAt(head_pos, "bad output index in '" + std::string(head) + "'");
     head = head.substr(0, dot);
   }
   term.head = std::string(head);
@@ -94,11 +98,15 @@ StatusOr<TermAst> ParseTerm(std::string_view t, size_t* pos) {
       ++*pos;
       return term;
     }
-    auto arg = ParseTerm(t, pos);
+    auto arg = ParseTermAt(t, pos, depth + 1);
     if (!arg.ok()) return arg.status();
     term.args.push_back(std::move(*arg));
   }
 }
+
+}  // namespace
+
+StatusOr<TermAst> ParseTerm(std::string_view t, size_t* pos) { return ParseTermAt(t, pos, 1); }
 
 StatusOr<TermAst> ParseTermString(std::string_view text) {
   size_t pos = 0;

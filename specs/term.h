@@ -20,6 +20,10 @@ struct TermAst {
   std::vector<TermAst> args;
 };
 
+// Deepest nesting the parser accepts: far above any rule or axiom (the generator's graphs have a
+// handful of operators), far below what would exhaust the stack of the recursive parser.
+inline constexpr int kMaxTermDepth = 256;
+
 // Parses one term starting at *pos (skipping spaces) and advances *pos past it. Errors give the
 // column (1-based) within `text`.
 StatusOr<TermAst> ParseTerm(std::string_view text, size_t* pos);

@@ -1,9 +1,7 @@
 // Candidate dumps: one canonical rule per line.
 #include "verify/candidates.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "base/file_io.h"
 #include "ruledb/rule_list.h"
 
 namespace verisub::verify {
@@ -14,11 +12,9 @@ StatusOr<std::vector<ruledb::Rule>> ParseCandidates(const std::string& text,
 }
 
 StatusOr<std::vector<ruledb::Rule>> ReadCandidates(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot open candidates file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseCandidates(ss.str(), path);
+  auto text = base::ReadFile(path);
+  if (!text.ok()) return text.status().WithContext("candidates file");
+  return ParseCandidates(*text, path);
 }
 
 }  // namespace verisub::verify

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/file_io.h"
 #include "base/flags.h"
 #include "ruledb/database.h"
 #include "verify/candidates.h"
@@ -48,11 +49,9 @@ StatusOr<std::vector<specs::Axiom>> SelectAxioms(const Flags& f) {
   auto all = specs::AllAxioms();
   if (!all.ok()) return all;
   if (!f.extra_axioms.empty()) {
-    std::ifstream in(f.extra_axioms);
-    if (!in) return NotFound("cannot open axioms file '" + f.extra_axioms + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto extra = specs::ParseAxioms(f.extra_axioms, ss.str());
+    auto text = base::ReadFile(f.extra_axioms, base::kDefaultMaxReadBytes);
+    if (!text.ok()) return text.status().WithContext("--extra-axioms");
+    auto extra = specs::ParseAxioms(f.extra_axioms, *text);
     if (!extra.ok()) return extra.status();
     for (specs::Axiom& a : *extra) {
       for (const specs::Axiom& b : *all)
@@ -79,16 +78,14 @@ StatusOr<std::vector<specs::Axiom>> SelectAxioms(const Flags& f) {
 
 int Verify(const Flags& f) {
   // Say so before the proofs, not after: the output goes next to an existing directory.
-  if (Status st = ruledb::CheckOutputPath(f.out); !st.ok()) {
+  if (Status st = base::CheckOutputPath(f.out); !st.ok()) {
     std::fprintf(stderr, "verisub-verify: %s\n", st.message().c_str());
     return 2;
   }
+  // The dump directory must exist, as every output's directory: no tree is ever created.
   if (!f.smt2_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.smt2_dir, ec);
-    if (!std::filesystem::is_directory(f.smt2_dir, ec)) {
-      std::fprintf(stderr, "verisub-verify: cannot create the dump directory '%s'\n",
-                   f.smt2_dir.c_str());
+    if (Status st = base::CheckOutputDirectory(f.smt2_dir); !st.ok()) {
+      std::fprintf(stderr, "verisub-verify: --smt2-dir: %s\n", st.message().c_str());
       return 2;
     }
   }
@@ -130,7 +127,7 @@ int Verify(const Flags& f) {
     std::string text;
     for (const ruledb::Rule& r : *rules)
       if (r.proof.status == ruledb::ProofStatus::kProved) text += r.ToText() + "\n";
-    Status written = ruledb::WriteFileAtomically(f.out, text);  // never half-written
+    Status written = base::WriteFileAtomically(f.out, text);  // never half-written
     if (!written.ok()) {
       std::fprintf(stderr, "verisub-verify: %s\n", written.message().c_str());
       return 2;

@@ -432,8 +432,6 @@ void Prover::Dump(const std::vector<int>& instances, const std::vector<z3::expr>
   for (const z3::expr& e : background) plain.add(e);
   plain.add(negated_goal);
   std::filesystem::path path = std::filesystem::path(options_.smt2_dir) / (dump_name + ".smt2");
-  std::error_code ec;
-  std::filesystem::create_directories(options_.smt2_dir, ec);
   std::ostringstream out;
   out << "; verisub verify query (" << ruledb::ProofStatusName(record.status) << ": "
       << record.reason << ")\n; " << comment << "\n; axioms:";
@@ -448,7 +446,7 @@ void Prover::Dump(const std::vector<int>& instances, const std::vector<z3::expr>
       << ")\n";
   out << "(set-option :smt.qi.lazy_threshold " << options_.lazy_threshold << ")\n";
   out << plain.to_smt2();
-  Status written = ruledb::WriteFileAtomically(path.string(), out.str());
+  Status written = base::WriteFileAtomically(path.string(), out.str());
   if (!written.ok()) std::fprintf(stderr, "verify: %s\n", written.message().c_str());
 }
 

@@ -8,7 +8,13 @@
 namespace verisub::runtime {
 namespace {
 
-double Elements(const specs::Shape& s) { return static_cast<double>(s.NumElements()); }
+// In double: a product of dims that overflows int64 (a [1,3,2^31,2^31] tensor made the cost
+// negative) is only a large cost.
+double Elements(const specs::Shape& s) {
+  double n = 1;
+  for (int i = 0; i < s.rank; ++i) n *= static_cast<double>(s.dims[i]);
+  return n;
+}
 
 double AllBytes(const OpCostQuery& q) {
   double n = 0;

@@ -7,10 +7,10 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
+
+#include "base/file_io.h"
 
 namespace verisub::runtime::models {
 namespace {
@@ -95,25 +95,7 @@ StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
 
 Status WriteModelFile(const onnx::ModelProto& model, const std::string& path) {
   VERISUB_ASSIGN_OR_RETURN(const std::string bytes, SerializeModel(model));
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      return DataLoss("cannot write '" + temp + "'");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    return DataLoss("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
-  }
-  return Status::Ok();
+  return base::WriteFileAtomically(path, bytes);
 }
 
 }  // namespace verisub::runtime::models

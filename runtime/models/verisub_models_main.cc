@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/flags.h"
+#include "base/file_io.h"
 #include "runtime/models/model_io.h"
 #include "runtime/models/models.h"
 
@@ -35,6 +36,7 @@ verisub::Status WriteOne(const std::string& name, const std::string& dir,
 }  // namespace
 
 int main(int argc, char** argv) {
+  verisub::base::InstallTempFileCleanup();  // an interrupted write leaves no temporary
   std::string out_dir;
   vm::BuildOptions options;
   std::vector<std::string> names;

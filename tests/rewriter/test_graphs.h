@@ -32,6 +32,8 @@ class GraphBuilder {
   void Output(int v) { b_.Output(v); }
   // Infers spec types and checks invariants; fails the calling test on error.
   runtime::Graph Finish();
+  // The same, returning the first error of the build instead.
+  StatusOr<runtime::Graph> TryFinish();
 
  private:
   runtime::SpecGraphBuilder b_;

@@ -232,3 +232,95 @@ TEST(LinkTest, NoZ3TbbGenOrVerifyInVerisubOpt) {
 
 }  // namespace
 }  // namespace verisub::rewriter
+
+// ---- Issue 17: files, silent acceptance, unproved rules, checks that could not run ----
+
+namespace verisub::rewriter {
+namespace {
+
+TEST_F(VerisubOptTest, UnprovedRulesItAppliesAreNamedLoudly) {
+  CommandResult r = RunCommand(Opt("--rules data/rules/handwritten.txt --allow-unproved"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("WARNING: applied an UNPROVED rule (unchecked) 1 time(s): "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("is NOT known to compute what the input does"), std::string::npos);
+  // Twin: the shipped (proved) rules give no warning.
+  CommandResult shipped = RunCommand(Opt(""));
+  ASSERT_EQ(shipped.code, 0) << shipped.output;
+  EXPECT_EQ(shipped.output.find("WARNING"), std::string::npos) << shipped.output;
+}
+
+TEST_F(VerisubOptTest, EmptyRulesFileOrDirectoryIsAnErrorNotZeroRules) {
+  std::ofstream(dir_ / "empty.txt") << "  \n";
+  CommandResult empty = RunCommand(Opt("--rules " + (dir_ / "empty.txt").string()));
+  EXPECT_EQ(empty.code, 1) << empty.output;
+  EXPECT_NE(empty.output.find("is empty"), std::string::npos) << empty.output;
+  std::ofstream(dir_ / "comments.txt") << "# nothing but a comment\n";
+  CommandResult comments =
+      RunCommand(Opt("--rules " + (dir_ / "comments.txt").string() + " --allow-unproved"));
+  EXPECT_EQ(comments.code, 1) << comments.output;
+  EXPECT_NE(comments.output.find("has no rules"), std::string::npos) << comments.output;
+  CommandResult dir = RunCommand(Opt("--rules " + dir_.string()));
+  EXPECT_EQ(dir.code, 1) << dir.output;
+  EXPECT_NE(dir.output.find("is a directory"), std::string::npos) << dir.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+}
+
+TEST_F(VerisubOptTest, TwoRunsWritingTheSameOutputNeverCorruptIt) {
+  // Was: a fixed temporary name OUT.tmp-verisub, corrupt output in 4 of 24 trials.
+  for (int trial = 0; trial < 4; ++trial) {
+    (void)RunCommand("(" + Opt("") + " > /dev/null & " + Opt("") + " > /dev/null & wait)");
+    auto out = runtime::ImportOnnxFile((dir_ / "out.onnx").string());
+    ASSERT_TRUE(out.ok()) << "trial " << trial << ": " << out.status().message();
+  }
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+}
+
+TEST_F(VerisubOptTest, OutputThroughASymbolicLinkKeepsTheLinkAndMode600) {
+  fs::create_directories(dir_ / "real");
+  std::ofstream(dir_ / "real" / "model.onnx") << "old";
+  fs::permissions(dir_ / "real" / "model.onnx", fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink("real/model.onnx", dir_ / "link.onnx");
+  CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "in.onnx").string() +
+                               " -o " + (dir_ / "link.onnx").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.onnx"));
+  EXPECT_EQ(fs::status(dir_ / "real" / "model.onnx").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_TRUE(runtime::ImportOnnxFile((dir_ / "real" / "model.onnx").string()).ok());
+}
+
+TEST_F(VerisubOptTest, DevNullStaysACharacterDevice) {
+  CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "in.onnx").string() +
+                               " -o /dev/null --report /dev/null");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+TEST_F(VerisubOptTest, MissingOutputDirectoryIsRefusedBeforeTheWork) {
+  CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "in.onnx").string() +
+                               " -o " + (dir_ / "no" / "such" / "out.onnx").string());
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no directory"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("cost before"), std::string::npos) << "refused only after the search";
+  EXPECT_FALSE(fs::exists(dir_ / "no"));
+}
+
+TEST_F(VerisubOptTest, VerifyThatCouldNotRunIsNotReportedAsDifferentOutputs) {
+  // 600M elements: imported (2.4 GB as float, under the import budget), but the reference
+  // executor's doubles (4.8 GB) are over its budget: the comparison cannot run.
+  GraphBuilder b;
+  b.Output(b.Op("relu", {b.Input("x", {1, 600, 1000, 1000})}));
+  ASSERT_TRUE(runtime::ExportOnnxFile(b.Finish(), (dir_ / "big.onnx").string()).ok());
+  CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " " + (dir_ / "big.onnx").string() +
+                               " -o " + (dir_ / "out.onnx").string() + " --verify-outputs");
+  EXPECT_EQ(r.code, 4) << r.output;
+  EXPECT_NE(r.output.find("CANNOT VERIFY"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("VERIFY FAILED"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+}
+
+}  // namespace
+}  // namespace verisub::rewriter

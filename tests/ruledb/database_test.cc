@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include "ruledb/proto_rule.h"
+#include "ruledb/ruledb.pb.h"
 #include "tests/ruledb/fixture.h"
 
 namespace verisub::ruledb {
@@ -88,9 +90,15 @@ TEST(DatabaseTest, GoldenText) {
   h.counts = {{"proved", 1}};
   auto text = FormatRuleDatabaseText(h, {*a, *b});
   ASSERT_TRUE(text.ok()) << text.status().message();
+  LoadOptions any;
+  any.allow_op_set_mismatch = true;
+  any.proved_only = false;
+  auto parsed = ParseRuleDatabaseText(*text, "golden.txt", any);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->header.digest.size(), 32u);
   const std::string expected =
       "# verisub-ruledb\n"
-      "# schema_version: 2\n"
+      "# schema_version: 3\n"
       "# op_set_fingerprint: \"0123456789abcdef\"\n"
       "# max_ops: 2\n"
       "# tool_version: \"t\"\n"
@@ -98,6 +106,9 @@ TEST(DatabaseTest, GoldenText) {
       "# generator_config: \"max_ops = 2\\n\"\n"
       "# count: proved 1\n"
       "# num_rules: 2\n"
+      "# digest: \"" +
+      parsed->header.digest +
+      "\"\n"
       "(relu (matmul[activation=none] ?a ?b)) => (matmul[activation=relu] ?a ?b) where ?a:2 "
       "?b:3  # " +
       b->Id() +
@@ -133,13 +144,13 @@ TEST(DatabaseTest, ProvedOnlyIsTheDefault) {
 
 TEST(DatabaseTest, OtherSchemaVersionIsAnError) {
   DatabaseHeader h = TestHeader();
-  h.schema_version = 3;
+  h.schema_version = 4;
   auto bytes = SerializeRuleDatabase(h, Fixture());
   ASSERT_TRUE(bytes.ok());
   auto db = ParseRuleDatabaseBytes(*bytes, "future.pb");
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(db.status().message(), "future.pb: schema version 3; this tool reads version 2");
+  EXPECT_EQ(db.status().message(), "future.pb: schema version 4; this tool reads version 3");
   // Version 1 rules carry no ranks: refused with what to do, in either form.
   h.schema_version = 1;
   auto old = FormatRuleDatabaseText(h, Fixture());
@@ -148,7 +159,7 @@ TEST(DatabaseTest, OtherSchemaVersionIsAnError) {
   ASSERT_FALSE(v1.ok());
   EXPECT_EQ(v1.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(v1.status().message(),
-            "taso.txt: schema version 1; this tool reads version 2 (version 1 rules carry no "
+            "taso.txt: schema version 1; this tool reads version 3 (version 1 rules carry no "
             "input ranks and were proved without them: regenerate the file with verisub-gen)");
   // Twin: the current version loads.
   EXPECT_TRUE(ParseRuleDatabaseBytes(*SerializeRuleDatabase(TestHeader(), Fixture()), "f").ok());
@@ -222,10 +233,24 @@ std::string ReplaceInRules(std::string text, const std::string& from, const std:
   return text.replace(pos, from.size(), to);
 }
 
+// The same, then the digest of the new contents: a file written by a build of another operator
+// set, not a hand edit.
+std::string WrittenElsewhere(const std::string& text, const std::string& from,
+                             const std::string& to) {
+  auto bytes = RuleDatabaseTextToBytes(ReplaceInRules(text, from, to), "edited.txt");
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  v2::RuleDatabase p;
+  EXPECT_TRUE(p.ParseFromString(*bytes));
+  p.mutable_header()->set_digest(ComputeDatabaseDigest(p));
+  auto sealed = RuleDatabaseBytesToText(p.SerializeAsString(), "edited.txt");
+  EXPECT_TRUE(sealed.ok());
+  return *sealed;
+}
+
 TEST(DatabaseTest, UnknownOperatorsAreSkippedWithAWarning) {
   auto text = FormatRuleDatabaseText(TestHeader(), Fixture());
   ASSERT_TRUE(text.ok());
-  std::string edited = ReplaceInRules(*text, "(relu ", "(mish ");
+  std::string edited = WrittenElsewhere(*text, "(relu ", "(mish ");
   auto db = ParseRuleDatabaseText(edited, "new.txt");
   ASSERT_TRUE(db.ok()) << db.status().message();
   EXPECT_EQ(db->skipped_unknown_operator, 1);
@@ -240,11 +265,11 @@ TEST(DatabaseTest, UnknownOperatorsAreSkippedWithAWarning) {
   ASSERT_TRUE(from_bytes.ok());
   EXPECT_EQ(from_bytes->skipped_unknown_operator, 1);
   // Unknown parameters and parameter values are skipped the same way.
-  auto param = ParseRuleDatabaseText(ReplaceInRules(*text, "[axis=1]", "[dim=1]"), "p.txt");
+  auto param = ParseRuleDatabaseText(WrittenElsewhere(*text, "[axis=1]", "[dim=1]"), "p.txt");
   ASSERT_TRUE(param.ok()) << param.status().message();
   EXPECT_EQ(param->skipped_unknown_operator, 1);
   auto value =
-      ParseRuleDatabaseText(ReplaceInRules(*text, "activation=relu", "activation=mish"), "v.txt");
+      ParseRuleDatabaseText(WrittenElsewhere(*text, "activation=relu", "activation=mish"), "v.txt");
   ASSERT_TRUE(value.ok()) << value.status().message();
   EXPECT_EQ(value->skipped_unknown_operator, 1);
 }

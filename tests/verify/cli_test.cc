@@ -25,6 +25,7 @@ TEST(CliTest, VerifyWritesOnlyProvedRules) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::string in = (dir / "candidates.txt").string(), out = (dir / "proved.txt").string();
+  std::filesystem::create_directories(dir / "smt2");
   {
     std::ofstream f(in);
     f << "# two true, one false\n"
@@ -104,6 +105,41 @@ TEST(CliTest, ValidateOfValidAxiomsExitsZero) {
   EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--axioms=matmul_assoc", "--max-dim=2",
                           "--max-cases=3", "--threads=1"}),
             0);
+}
+
+TEST(CliTest, MissingDumpDirectoryIsRefusedNotCreated) {
+  // Was: --smt2-dir /nonexistent/dir created the whole tree.
+  auto dir = std::filesystem::temp_directory_path() / "verisub_cli_smt2_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string in = (dir / "c.txt").string();
+  std::ofstream(in) << "(ewadd ?a ?b) => (ewadd ?b ?a)\n";
+  EXPECT_EQ(RunVerifyCli(
+                {"--verify", in, "--threads", "1", "--smt2-dir", (dir / "no" / "such").string()}),
+            2);
+  EXPECT_FALSE(std::filesystem::exists(dir / "no"));
+  EXPECT_EQ(
+      RunVerifyCli({"--verify", in, "--threads", "1", "--out", (dir / "no" / "out.txt").string()}),
+      2);
+  EXPECT_FALSE(std::filesystem::exists(dir / "no"));
+}
+
+TEST(CliTest, MissingExtraAxiomsOrADirectoryOfCandidatesIsAnError) {
+  auto dir = std::filesystem::temp_directory_path() / "verisub_cli_silent_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string in = (dir / "c.txt").string();
+  std::ofstream(in) << "(ewadd ?a ?b) => (ewadd ?b ?a)\n";
+  // Was: ignored, and "0 candidates".
+  EXPECT_EQ(RunVerifyCli({"--verify", in, "--threads", "1", "--extra-axioms", "/nonexistent"}), 2);
+  EXPECT_EQ(RunVerifyCli({"--validate-axioms", "--axioms", "matmul_assoc", "--max-dim", "1",
+                          "--extra-axioms", "/nonexistent"}),
+            2);
+  EXPECT_EQ(RunVerifyCli({"--verify", dir.string(), "--threads", "1"}), 2);
+  auto read = ReadCandidates(dir.string());
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("is a directory"), std::string::npos)
+      << read.status().message();
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ bool Uses(const ruledb::ProofRecord& p, const std::string& axiom) {
 std::string TempDir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("verisub_verify_test_" + name);
   std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);  // the prover writes into it, never creates it
   return dir.string();
 }
 

@@ -118,6 +118,7 @@ TEST(RankEncodingTest, ATwoDimensionalRuleNeedsRanksAndRankFacts) {
   // Batched, the rule is false, and the guards keep Z3 from proving it; its dump replays.
   std::string dir = (std::filesystem::temp_directory_path() / "verisub_rank_encoding").string();
   std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
   Outcome four = Ask(base, text, {4, 4, 4, 4}, dir);
   EXPECT_NE(four.record.status, ProofStatus::kProved);
   Outcome mixed = Ask(base, text, {3, 2, 2, 2});

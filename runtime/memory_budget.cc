@@ -1,0 +1,58 @@
+// Checked tensor sizes against a memory budget.
+#include "runtime/memory_budget.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "runtime/host_tensor.h"
+
+namespace verisub::runtime {
+
+int64_t TensorBytes(const std::vector<int64_t>& dims, int64_t elem_size) {
+  if (elem_size < 0) return -1;
+  // The product of the nonzero dims must fit too: kernels multiply partial products (outer and
+  // inner sizes), so [0, 2^63-1, 2] is refused although it holds no element (found by fuzzing:
+  // Concat's output dims overflowed).
+  int64_t n = 1;
+  bool empty = false;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  if (elem_size != 0 && n > std::numeric_limits<int64_t>::max() / elem_size) return -1;
+  return empty ? 0 : n * elem_size;
+}
+
+Status CheckMemoryBudget(const Graph& g, const MemoryBudget& budget, bool executor) {
+  for (int v = 0; v < g.num_values(); ++v) {
+    const Value& val = g.value(v);
+    if (!val.rank_known) continue;
+    bool is_static = true;
+    for (int64_t d : val.dims) is_static &= d >= 0;
+    if (!is_static) continue;
+    int64_t elem = executor ? 8 : std::max(ElemTypeSize(val.elem_type), 1);
+    // A dimension of 0 empties the tensor but not the loops over its other dimensions (found by
+    // fuzzing: a softmax over [2^40,4,0] ran for hours): they count as if it were 1.
+    std::vector<int64_t> loops = val.dims;
+    for (int64_t& d : loops) d = std::max<int64_t>(d, 1);
+    int64_t bytes = TensorBytes(loops, elem);
+    std::string what = "tensor '" + val.name + "' " + DimsToString(val.dims);
+    if (bytes < 0)
+      return InvalidArgument(what + ": its size overflows a 64-bit count of elements or bytes");
+    if (bytes > budget.max_tensor_bytes)
+      return FailedPrecondition(what + " needs " + std::to_string(bytes) + " bytes" +
+                                (executor ? " in the reference executor" : "") +
+                                ", over the memory budget of " +
+                                std::to_string(budget.max_tensor_bytes) +
+                                " bytes a tensor (MemoryBudget::max_tensor_bytes)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace verisub::runtime

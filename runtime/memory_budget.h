@@ -1,0 +1,29 @@
+// Memory budgets: the largest tensor a graph may hold, checked before any of it is allocated, so
+// a hostile or mistyped shape ([1,3,2^31,2^31]) is refused with the tensor's name instead of
+// overflowing a size or dying of bad_alloc.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/graph.h"
+
+namespace verisub::runtime {
+
+struct MemoryBudget {
+  // Bytes one tensor may take in its element type (import, export, folding) and, in the
+  // reference executor, as doubles (8 bytes an element, which is how it computes).
+  int64_t max_tensor_bytes = int64_t{4} << 30;
+};
+
+// Bytes of `dims` at `elem_size` bytes an element, or -1 when a dimension is negative or the
+// product of the nonzero dimensions (times `elem_size`) overflows int64.
+int64_t TensorBytes(const std::vector<int64_t>& dims, int64_t elem_size);
+
+// Checks every value of the graph with a known static shape: element count and bytes must not
+// overflow and must fit `budget`. `executor` counts 8 bytes an element (the reference
+// executor's doubles) instead of the element type's size. Errors name the value and its shape.
+Status CheckMemoryBudget(const Graph& g, const MemoryBudget& budget, bool executor);
+
+}  // namespace verisub::runtime
