@@ -1,13 +1,13 @@
-// Fuzz target: the golden tests' graph text (tests/rewriter/graph_text.h). A graph that parses
+// Fuzz target: the golden tests' graph text (runtime/graph_text.h). A graph that parses
 // prints and parses back to a graph that prints the same.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "tests/fuzz/fuzz_check.h"
-#include "tests/rewriter/graph_text.h"
+#include "runtime/graph_text.h"
 
-using namespace verisub::rewriter::testing;  // NOLINT
+using namespace verisub::runtime;  // NOLINT
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
