@@ -6,20 +6,20 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "base/flags.h"
 #include "base/file_io.h"
+#include "base/flags.h"
 #include "rewriter/optimize.h"
 #include "rewriter/report_json.h"
 #include "rewriter/rule_source.h"
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/analytic_cost.h"
-#include "runtime/onnx_export.h"
 #include "runtime/input_shapes.h"
+#include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
 
 namespace {
@@ -109,6 +109,10 @@ int main(int argc, char** argv) {
       std::find(passes.begin(), passes.end(), options.dump_after) == passes.end())
     return flags.UsageError("--dump-after: no pass named '" + options.dump_after +
                             "' (passes: " + pass_names + ")");
+
+  // Said before the work, not after it.
+  for (const std::string& path : {output, report_path, dump_path})
+    if (Status st = base::CheckOutputPath(path); !st.ok()) return Fail(st);
 
   auto rules = rewriter::LoadRules(rules_path);
   if (!rules.ok()) return Fail(rules.status());

@@ -29,6 +29,21 @@ StatusOr<std::vector<int64_t>> ParseDimList(const std::string& text, char sep) {
   return dims;
 }
 
+// The text carries no data: a weight gets pseudo-random contents, so its size is bounded (a
+// corrupt or adversarial shape must be an error, not an allocation; found by fuzzing).
+constexpr int64_t kMaxWeightElements = int64_t{1} << 24;
+
+Status CheckWeightSize(const std::string& name, const std::vector<int64_t>& dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d > 0 && count > kMaxWeightElements / d)
+      return InvalidArgument("weight '" + name + "': shape too large");
+    count *= d;
+  }
+  if (count > kMaxWeightElements) return InvalidArgument("weight '" + name + "': shape too large");
+  return Status::Ok();
+}
+
 StatusOr<std::vector<int64_t>> ParseDims(const std::string& text) {
   if (text.size() < 2 || text.front() != '[' || text.back() != ']')
     return InvalidArgument("shape '" + text + "' is not [d,...]");
@@ -46,6 +61,7 @@ class TextBuilder {
       in >> name >> shape;
       auto dims = ParseDims(shape);
       if (!dims.ok()) return dims.status();
+      if (kind == "weight") VERISUB_RETURN_IF_ERROR(CheckWeightSize(name, *dims));
       names_[name] = kind == "input" ? b_.Input(name, *dims)
                                      : b_.Weight(name, *dims, std::hash<std::string>()(name));
       return Status::Ok();
@@ -87,6 +103,7 @@ class TextBuilder {
       if (t.head.rfind("folded-", 0) == 0) {  // a weight the optimizer computed
         auto dims = ParseDimList(t.head.substr(7), 'x');
         if (!dims.ok()) return dims.status();
+        VERISUB_RETURN_IF_ERROR(CheckWeightSize(t.head, *dims));
         return names_[t.head] = b_.Weight(t.head, *dims, std::hash<std::string>()(t.head));
       }
       return InvalidArgument("unknown value '" + t.head + "'");

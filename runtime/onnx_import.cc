@@ -154,28 +154,6 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weigh
   return g;
 }
 
-// Every value a node or the graph reads must have a static shape and a known element type.
-Status CheckStaticShapes(const Graph& g) {
-  std::vector<int> producer = g.Producers();
-  for (int v = 0; v < g.num_values(); ++v) {
-    const Value& val = g.value(v);
-    if (val.StaticShape() && val.elem_type != kUndefined) continue;
-    std::string why =
-        val.elem_type == kUndefined
-            ? "its element type"
-            : "its shape " + (val.rank_known ? DimsToString(val.dims) + " (-1 = unknown)"
-                                             : std::string("(unknown rank)"));
-    if (producer[v] < 0)
-      return InvalidArgument("graph input '" + val.name + "': " + why +
-                             " is not static; give it with ImportOptions::input_shapes "
-                             "(verisub-onnx --input-shape)");
-    const Node& n = g.node(producer[v]);
-    return InvalidArgument("node '" + n.name + "' (" + n.op_type + "): " + why + " of output '" +
-                           val.name + "' cannot be inferred");
-  }
-  return Status::Ok();
-}
-
 // ONNX's shape inference divides by strides and block sizes and trusts kernel shapes and
 // dilations (convPoolShapeInference: a stride of 0 is a SIGFPE); our kernels do the same. The
 // attributes that size a window are checked here, for every operator that has them, before any
@@ -268,8 +246,7 @@ Status CheckWindowRanks(const onnx::NodeProto& np,
   auto rank = [&](int i) -> int {
     if (i >= np.input_size() || np.input(i).empty()) return -1;
     auto it = types.find(np.input(i));
-    if (it == types.end() || !it->second.has_tensor_type() ||
-        !it->second.tensor_type().has_shape())
+    if (it == types.end() || !it->second.has_tensor_type() || !it->second.tensor_type().has_shape())
       return -1;
     return it->second.tensor_type().shape().dim_size();
   };
