@@ -4,14 +4,13 @@
 #include "rewriter/session.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 
 #include "runtime/executor.h"
 #include "runtime/onnx_import.h"
+#include "tests/rewriter/run_command.h"
 
 namespace verisub {
 namespace {
@@ -93,22 +92,8 @@ TEST(SessionTest, ReferenceBackendAndErrors) {
   EXPECT_FALSE((*wrong)->Run({}).ok());
 }
 
-struct CommandResult {
-  int code = -1;
-  std::string output;
-};
-
-CommandResult RunCommand(const std::string& cmd) {
-  CommandResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using rewriter::testing::CommandResult;
+using rewriter::testing::RunCommand;
 
 TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
   auto r = RunCommand(std::string(VERISUB_RUN_PATH) +

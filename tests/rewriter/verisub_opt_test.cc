@@ -13,6 +13,7 @@
 #include "rewriter/report_json.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
+#include "tests/rewriter/run_command.h"
 #include "tests/rewriter/test_graphs.h"
 
 namespace verisub::rewriter {
@@ -21,22 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::GraphBuilder;
 
-struct CommandResult {
-  int code = -1;
-  std::string output;
-};
-
-CommandResult RunCommand(const std::string& cmd) {
-  CommandResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testing::CommandResult;
+using testing::RunCommand;
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p);
