@@ -129,7 +129,10 @@ function importSummary(o, model) {
   };
   // Op counts follow as '  <op> <count>'; ONNX operators kept opaque are named 'onnx:<Op>'.
   const opaqueOps = [...r.stdout.matchAll(/^ +onnx:(\S+) +(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-  return {nodes: field('nodes'), opaque: field('opaque'), opaqueOps, seconds: r.seconds};
+  // 'opaque: N of M nodes (x%): Type n, ...' (runtime/opaque_stats.h).
+  const opaque = /^opaque: (\d+) of \d+ nodes/m.exec(r.stdout);
+  return {nodes: field('nodes'), opaque: opaque ? Number(opaque[1]) : null, opaqueOps,
+          seconds: r.seconds};
 }
 
 function optimize(o, name, model) {
