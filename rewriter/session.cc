@@ -3,7 +3,10 @@
 
 #include <chrono>
 
+#include "rewriter/layout_assign.h"
+#include "rewriter/layout_costs.h"
 #include "rewriter/rule_source.h"
+#include "runtime/cost/analytic_cost.h"
 #include "runtime/onnx_import.h"
 #include "runtime/reference_backend.h"
 #ifdef VERISUB_HAVE_DNNL
@@ -15,6 +18,22 @@ namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The per-value layouts a Session asks its backend for (empty: the backend's own policy).
+StatusOr<std::vector<specs::Layout>> SessionLayouts(const runtime::Graph& g,
+                                                    const std::string& layout) {
+  if (layout == "backend") return std::vector<specs::Layout>();
+  if (layout == "plain") return std::vector<specs::Layout>(g.num_values(), specs::Layout::kPlain);
+  if (layout != "dp")
+    return InvalidArgument("unknown layout policy '" + layout + "' (backend, dp or plain)");
+  auto device = runtime::DevicePreset("cpu-2core");
+  if (!device.ok()) return device.status();
+  runtime::AnalyticCostModel kernels(*device);
+  rewriter::AnalyticLayoutCosts costs(&kernels, *device);
+  auto assignment = rewriter::AssignLayouts(g, costs, rewriter::LayoutDpOptions(), nullptr);
+  if (!assignment.ok()) return assignment.status().WithContext("layout assignment");
+  return std::move(assignment->value_layouts);
 }
 
 }  // namespace
@@ -71,6 +90,9 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
   if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
+  auto layouts = SessionLayouts(graph_, options.layout);
+  if (!layouts.ok()) return layouts.status();
+  prepare.layouts = std::move(layouts).value();
   auto prepared = backend_->Prepare(graph_, prepare);
   if (!prepared.ok()) return prepared.status().WithContext(backend_->Name() + " backend");
   prepared_ = std::move(prepared).value();

@@ -26,6 +26,10 @@ struct SessionOptions {
   int num_threads = 0;
   // "onednn" (falls back to "reference" when oneDNN is not built in) or "reference".
   std::string backend = "onednn";
+  // How values are laid out: "backend" (the backend's own policy: oneDNN picks blocked formats
+  // for convolutions and keeps them through layout-agnostic kernels), "dp" (the layout dynamic
+  // program of rewriter/layout_assign.h on analytic layout costs; issue 16) or "plain".
+  std::string layout = "backend";
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;
 };

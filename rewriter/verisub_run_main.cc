@@ -24,7 +24,7 @@ using verisub::runtime::HostTensor;
 constexpr const char* kUsage =
     "usage: verisub-run MODEL.onnx [--optimize] [--rules R] [--allow-unproved] [--threads N]\n"
     "                   [--runs N] [--warmup N] [--input-shape NAME=d0,d1,..] [--input FILE.pb]\n"
-    "                   [--backend onednn|reference] [--check]\n";
+    "                   [--backend onednn|reference] [--layout backend|dp|plain] [--check]\n";
 
 struct RunFlags {
   std::string model;
@@ -55,9 +55,15 @@ std::string ParseFlags(int argc, char** argv, RunFlags* f) {
       f->session.allow_unproved_rules = true;
     } else if (a == "--check") {
       f->check = true;
-    } else if (a == "--rules" || a == "--input" || a == "--backend") {
+    } else if (a == "--rules" || a == "--input" || a == "--backend" || a == "--layout") {
       const char* v = next();
       if (!v) return a + " needs a value";
+      if (a == "--layout") {
+        f->session.layout = v;
+        if (f->session.layout != "backend" && f->session.layout != "dp" &&
+            f->session.layout != "plain")
+          return "--layout takes backend, dp or plain";
+      }
       if (a == "--rules") f->session.rules_path = v;
       if (a == "--input") f->input_files.push_back(v);
       if (a == "--backend") f->session.backend = v;

@@ -58,6 +58,32 @@ TEST(SessionTest, RunsLikeTheReferenceExecutor) {
   }
 }
 
+// The layout policies (the backend's own, the layout DP's assignment, every value plain) give
+// the same outputs; an unknown policy is an error.
+TEST(SessionTest, LayoutPoliciesComputeTheSame) {
+  for (const char* model :
+       {"data/models/small_resnet.onnx", "data/models/squeezenet1_1.onnx",
+        "data/models/mobilenet_v2_w025.onnx", "data/models/tiny_transformer.onnx"}) {
+    for (const char* layout : {"backend", "dp", "plain"}) {
+      SessionOptions options;
+      options.layout = layout;
+      auto s = Session::Create(model, options);
+      ASSERT_TRUE(s.ok()) << model << " " << layout << ": " << s.status().message();
+      auto in = Inputs((*s)->graph());
+      auto out = (*s)->Run(in);
+      ASSERT_TRUE(out.ok()) << out.status().message();
+      auto ref = runtime::Execute((*s)->graph(), in);
+      ASSERT_TRUE(ref.ok());
+      EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4) << model << " " << layout;
+    }
+  }
+  SessionOptions bad;
+  bad.layout = "diagonal";
+  auto s = Session::Create("data/models/small_resnet.onnx", bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("diagonal"), std::string::npos);
+}
+
 TEST(SessionTest, OptimizesWithTheShippedRules) {
   SessionOptions opts;
   opts.optimize = true;
