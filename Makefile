@@ -28,13 +28,15 @@ test: build
 
 # The main job on built-in defaults: build a benchmark model, optimize it with the shipped rules
 # (data/rules/taso.pb), check the outputs against the original in the reference executor, and
-# write the optimized model and a JSON report.
+# write the optimized model and a JSON report; then run the optimized model on the oneDNN CPU
+# backend (verisub-run: latency, outputs checked against the reference backend).
 DEMO_MODEL ?= squeezenet1_1
 demo: build
 	$(BUILD)/gen/verisub-gen --list-ops | tail -1
 	$(BUILD)/runtime/models/verisub-models --out $(BUILD)/models $(DEMO_MODEL)
 	$(BUILD)/rewriter/verisub-opt $(BUILD)/models/$(DEMO_MODEL).onnx -o $(BUILD)/$(DEMO_MODEL).optimized.onnx \
 	  --verify-outputs --report $(BUILD)/$(DEMO_MODEL).report.json
+	$(BUILD)/rewriter/verisub-run $(BUILD)/$(DEMO_MODEL).optimized.onnx --runs 20 --check
 
 # Load time of a 1,000-rule database (protobuf and text forms).
 # Each further target declares itself .PHONY beside its rule.
