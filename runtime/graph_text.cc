@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "runtime/memory_budget.h"
 #include "runtime/spec_graph_builder.h"
 #include "specs/registry.h"
 #include "specs/term.h"
@@ -34,13 +35,9 @@ StatusOr<std::vector<int64_t>> ParseDimList(const std::string& text, char sep) {
 constexpr int64_t kMaxWeightElements = int64_t{1} << 24;
 
 Status CheckWeightSize(const std::string& name, const std::vector<int64_t>& dims) {
-  int64_t count = 1;
-  for (int64_t d : dims) {
-    if (d > 0 && count > kMaxWeightElements / d)
-      return InvalidArgument("weight '" + name + "': shape too large");
-    count *= d;
-  }
-  if (count > kMaxWeightElements) return InvalidArgument("weight '" + name + "': shape too large");
+  const int64_t elements = TensorBytes(dims, 1);  // -1 on overflow
+  if (elements < 0 || elements > kMaxWeightElements)
+    return InvalidArgument("weight '" + name + "': shape too large");
   return Status::Ok();
 }
 
