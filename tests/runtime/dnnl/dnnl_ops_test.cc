@@ -65,6 +65,19 @@ TEST(DnnlOpsTest, ConvolutionGeometries) {
   }
 }
 
+// A kernel computed at run time (a rewritten graph can compute one) is converted to the
+// convolution's layout each run instead of falling back to the reference kernels.
+TEST(DnnlOpsTest, ConvolutionWithRunTimeWeights) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 9, 9}).Input("w", {16, 8, 3, 3}).Output("y", {1, 16, 9, 9});
+  b.RandomWeight("b", {16}, 2);
+  SetInts(b.Node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c"}, {"y"}, "relu");
+  PrepareStats s = Check(b, "conv_runtime_weights");
+  EXPECT_EQ(s.fallback_nodes, 0);
+  EXPECT_EQ(s.fused_nodes, 2);  // the bias and the relu
+}
+
 TEST(DnnlOpsTest, ConvBatchnormReluResidualFuseIntoOneKernel) {
   ModelBuilder b;
   b.Input("x", {1, 16, 10, 10}).Output("y", {1, 16, 10, 10});
