@@ -63,6 +63,8 @@ class Session {
   const SessionTimes& times() const { return times_; }
   const std::string& backend_name() const { return backend_name_; }
   runtime::PrepareStats stats() const { return prepared_->stats(); }
+  // Per executed step, timed alone (after a Run): where the time goes.
+  StatusOr<std::vector<runtime::StepProfile>> Profile(int runs) { return prepared_->Profile(runs); }
   // Set when the session optimized the model.
   const OptimizeReport* optimize_report() const { return optimized_ ? &report_ : nullptr; }
   // The cost source's summary, and a note when its measurements could not be saved.

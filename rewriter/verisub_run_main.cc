@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -33,7 +34,45 @@ struct RunFlags {
   int runs = 20, warmup = 3;
   std::vector<std::string> input_files;
   bool check = false;
+  int profile = 0;
 };
+
+// The steps of a profile grouped by kind, costliest first, then the costliest steps.
+void PrintProfile(const std::vector<verisub::runtime::StepProfile>& steps, int top) {
+  struct Kind {
+    double seconds = 0;
+    int steps = 0, nodes = 0, reference = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  double total = 0;
+  for (const auto& p : steps) {
+    Kind& k = kinds[p.kind];
+    k.seconds += p.seconds;
+    ++k.steps;
+    k.nodes += p.nodes;
+    k.reference += p.reference;
+    total += p.seconds;
+  }
+  std::vector<std::pair<std::string, Kind>> sorted(kinds.begin(), kinds.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second.seconds != b.second.seconds ? a.second.seconds > b.second.seconds
+                                                : a.first < b.first;
+  });
+  std::printf("profile:  %zu steps, %.3f ms when each is timed alone\n", steps.size(), total * 1e3);
+  std::printf("  %-28s %8s %6s %6s %6s\n", "kind", "ms", "share", "steps", "nodes");
+  for (const auto& [name, k] : sorted)
+    std::printf("  %-28s %8.3f %5.1f%% %6d %6d%s\n", name.c_str(), k.seconds * 1e3,
+                total > 0 ? 100 * k.seconds / total : 0.0, k.steps, k.nodes,
+                k.reference ? " (reference kernels)" : "");
+  std::vector<const verisub::runtime::StepProfile*> by_time;
+  for (const auto& p : steps) by_time.push_back(&p);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+  std::printf("  costliest steps:\n");
+  for (int i = 0; i < top && i < static_cast<int>(by_time.size()); ++i)
+    std::printf("  %8.3f ms  %-12s %s\n", by_time[i]->seconds * 1e3, by_time[i]->kind.c_str(),
+                by_time[i]->name.c_str());
+}
 
 verisub::StatusOr<HostTensor> ReadTensor(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -104,7 +143,10 @@ int main(int argc, char** argv) {
       .Enum("--backend", &flags.session.backend, {"onednn", "reference"}, "the backend to run on")
       .Enum("--layout", &flags.session.layout, {"backend", "dp", "plain"},
             "value layouts: the backend's own policy, the layout DP, or all plain")
-      .Bool("--check", &flags.check, "compare the outputs with the reference backend");
+      .Bool("--check", &flags.check, "compare the outputs with the reference backend")
+      .Int("--profile", &flags.profile, 0, 1000000,
+           "after the runs, time every step alone this many times and print where the time "
+           "goes (0: no profile)");
   if (std::optional<int> code = parser.ParseMain(argc, argv)) return *code;
   for (const std::string& spec : input_shapes)
     if (Status st = runtime::ParseInputShapeFlag(spec, &flags.session.input_shapes); !st.ok())
@@ -173,6 +215,11 @@ int main(int argc, char** argv) {
   std::printf("run:      median %.3f ms, min %.3f ms, max %.3f ms over %d runs (%d warm-up)\n",
               median, sorted.front(), sorted.back(), flags.runs, flags.warmup);
 
+  if (flags.profile > 0) {
+    auto profile = s.Profile(flags.profile);
+    if (!profile.ok()) return Fail(profile.status());
+    PrintProfile(*profile, 15);
+  }
   int rc = 0;
   if (flags.check) {
     auto ref = MakeBackend("reference")->Prepare(g, {});

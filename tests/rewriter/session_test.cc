@@ -128,9 +128,13 @@ using rewriter::testing::RunCommand;
 TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
   auto r = RunCommand(std::string(VERISUB_RUN_PATH) +
                       " data/models/squeezenet1_1.onnx --runs 3 --warmup 1 --threads 1 --check "
-                      "--input data/models/squeezenet1_1.input_0.pb");
+                      "--profile 2 --input data/models/squeezenet1_1.input_0.pb");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("prepare:"), std::string::npos) << r.output;
+  // The profile: time per kind of step (convolutions first in SqueezeNet), then the costliest.
+  EXPECT_NE(r.output.find("profile:  "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n  conv2d "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("costliest steps:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("check:    ok"), std::string::npos) << r.output;
   std::string last = r.output.substr(r.output.rfind("verisub-run: "));
   double median = 0, min = 0;

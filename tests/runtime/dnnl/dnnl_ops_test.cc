@@ -502,6 +502,19 @@ TEST(DnnlOpsTest, TimesNodes) {
     EXPECT_GE(*t, 0.0);
   }
   EXPECT_FALSE((*m)->TimeNode(g->num_nodes(), 3).ok());
+  // The profile has every step: the convolution with its relu, the erf on the reference kernels
+  // and the conversions around it.
+  auto profile = (*m)->Profile(2);
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  ASSERT_EQ(static_cast<int>(profile->size()), (*m)->stats().steps);
+  int conv = 0, reference = 0;
+  for (const StepProfile& p : *profile) {
+    EXPECT_GE(p.seconds, 0.0);
+    conv += p.kind == "conv2d" && p.nodes == 2;  // conv2d and relu
+    reference += p.reference && p.kind == "erf";
+  }
+  EXPECT_EQ(conv, 1);
+  EXPECT_EQ(reference, 1);
   // The output is unchanged by timing (kernels rerun on the same buffers).
   auto again = (*m)->Run(testing::RandomInputs(*g, 1));
   ASSERT_TRUE(again.ok());
