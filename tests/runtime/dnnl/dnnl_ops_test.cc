@@ -434,6 +434,27 @@ TEST(DnnlOpsTest, DataMovement) {
   EXPECT_EQ(Check(b, "data_movement").fallback_nodes, 0);
 }
 
+// Slice with unit steps runs as a reorder of the sub-tensor: channel halves of a blocked
+// convolution output (ShuffleNet's split; 6 channels: not whole blocks), a negative start, the last
+// axis with axes omitted, ends past the dimension; a step of 2 runs on the reference kernel.
+TEST(DnnlOpsTest, Slices) {
+  ModelBuilder b;
+  b.Input("x", {1, 12, 4, 5}).RandomWeight("w", {12, 12, 1, 1}, 1);
+  b.Output("lo", {1, 6, 4, 5}).Output("hi", {1, 6, 4, 5}).Output("last", {1, 12, 4, 3});
+  b.Output("odd", {1, 12, 2, 5});
+  b.Int64Weight("zero", {0}).Int64Weight("six", {6}).Int64Weight("big", {1000});
+  b.Int64Weight("minus6", {-6}).Int64Weight("one", {1}).Int64Weight("two", {2});
+  b.Int64Weight("s4", {0, 0, 0, 2}).Int64Weight("e4", {1, 12, 4, 1000});
+  b.Int64Weight("step2", {2});
+  b.Node("Conv", {"x", "w"}, {"c"});  // blocked
+  b.Node("Slice", {"c", "zero", "six", "one"}, {"lo"});
+  b.Node("Slice", {"c", "minus6", "big", "one", "one"}, {"hi"});
+  b.Node("Slice", {"c", "s4", "e4"}, {"last"});
+  b.Node("Slice", {"c", "zero", "big", "two", "step2"}, {"odd"});
+  PrepareStats s = Check(b, "slices");
+  EXPECT_EQ(s.fallback_nodes, 1);  // the step of 2
+}
+
 TEST(DnnlOpsTest, ReferenceFallbackBetweenBlockedKernels) {
   ModelBuilder b;
   b.Input("x", {1, 8, 5, 5}).Output("y", {1, 8, 5, 5});
