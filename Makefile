@@ -206,7 +206,7 @@ models-check: models
 # written to $(BUILD)/diff-fuzz-failures as ONNX models.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := onnx_import rules_proto rules_text gen_config graph_text
+FUZZ_TARGETS := onnx_import rules_proto rules_text gen_config graph_text cost_table
 DIFF_FUZZ_GRAPHS ?= 10000
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 .PHONY: fuzz
