@@ -3,16 +3,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
+#include "rewriter/measured_layout_costs.h"
 #include "rewriter/rule_source.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/onnx_import.h"
 #include "runtime/reference_backend.h"
 #ifdef VERISUB_HAVE_DNNL
 #include "runtime/dnnl/dnnl_backend.h"
+#include "runtime/dnnl/measured_cost.h"
 #endif
 
 namespace verisub {
@@ -22,9 +25,12 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The per-value layouts a Session asks its backend for (empty: the backend's own policy).
+// The per-value layouts a Session asks its backend for (empty: the backend's own policy). The DP
+// prices layouts with measured kernels and reorders when `model` is the measured CPU model, else
+// analytically.
 StatusOr<std::vector<specs::Layout>> SessionLayouts(const runtime::Graph& g,
-                                                    const std::string& layout) {
+                                                    const std::string& layout,
+                                                    const runtime::CostModel* model) {
   if (layout == "backend") return std::vector<specs::Layout>();
   if (layout == "plain") return std::vector<specs::Layout>(g.num_values(), specs::Layout::kPlain);
   if (layout != "dp")
@@ -32,8 +38,18 @@ StatusOr<std::vector<specs::Layout>> SessionLayouts(const runtime::Graph& g,
   auto device = runtime::DevicePreset("cpu-2core");
   if (!device.ok()) return device.status();
   runtime::AnalyticCostModel kernels(*device);
-  rewriter::AnalyticLayoutCosts costs(&kernels, *device);
-  auto assignment = rewriter::AssignLayouts(g, costs, rewriter::LayoutDpOptions(), nullptr);
+  rewriter::AnalyticLayoutCosts analytic(&kernels, *device);
+  const rewriter::LayoutCostSource* costs = &analytic;
+#ifdef VERISUB_HAVE_DNNL
+  std::optional<rewriter::MeasuredLayoutCosts> measured;
+  if (auto* m = dynamic_cast<const runtime::MeasuredCpuCostModel*>(model)) {
+    measured.emplace(m);
+    costs = &*measured;
+  }
+#else
+  (void)model;
+#endif
+  auto assignment = rewriter::AssignLayouts(g, *costs, rewriter::LayoutDpOptions(), nullptr);
   if (!assignment.ok()) return assignment.status().WithContext("layout assignment");
   return std::move(assignment->value_layouts);
 }
@@ -69,6 +85,28 @@ StatusOr<std::unique_ptr<Session>> Session::Create(runtime::Graph graph,
 }
 
 Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
+  // The cost model: the optimizer's search and the layout DP price with it.
+  const runtime::CostModel* cost_model = options.optimize_options.cost_model;
+  std::unique_ptr<rewriter::CostSource> cost_source;
+  if (!cost_model && (options.optimize || options.layout == "dp")) {
+    rewriter::CostOptions cost = options.cost;
+    // The session's kernels run with num_threads: the costs are timed with as many.
+    cost.threads = options.num_threads > 0
+                       ? options.num_threads
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    auto made = rewriter::CostSource::Create(cost);
+    if (!made.ok()) return made.status();
+    cost_source = std::move(made).value();
+    cost_model = &cost_source->model();
+  }
+  // Measurements are kept even when a later step fails; a cache that cannot be written only
+  // costs the next session the time to measure again.
+  auto save_costs = [&] {
+    if (!cost_source) return;
+    cost_summary_ = cost_source->Summary();
+    if (Status saved = cost_source->Save(); !saved.ok())
+      cost_summary_ += "; not saved: " + saved.message();
+  };
   if (options.optimize) {
     auto start = std::chrono::steady_clock::now();
     std::string path =
@@ -80,27 +118,12 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
     auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
     if (!rule_set.ok()) return rule_set.status();
     OptimizeOptions optimize = options.optimize_options;
-    std::unique_ptr<rewriter::CostSource> cost_source;
-    if (!optimize.cost_model) {
-      rewriter::CostOptions cost = options.cost;
-      // The session's kernels run with num_threads: the costs are timed with as many.
-      cost.threads = options.num_threads > 0
-                         ? options.num_threads
-                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-      auto made = rewriter::CostSource::Create(cost);
-      if (!made.ok()) return made.status();
-      cost_source = std::move(made).value();
-      optimize.cost_model = &cost_source->model();
-    }
+    optimize.cost_model = cost_model;
     Status st = Optimize(std::move(graph), **rule_set, optimize, &graph_, &report_);
-    if (cost_source) {
-      cost_summary_ = cost_source->Summary();
-      // Measurements are kept even when the search failed; a cache that cannot be written only
-      // costs the next session the time to measure again.
-      if (Status saved = cost_source->Save(); !saved.ok())
-        cost_summary_ += "; not saved: " + saved.message();
+    if (!st.ok()) {
+      save_costs();
+      return st;
     }
-    VERISUB_RETURN_IF_ERROR(st);
     optimized_ = true;
     times_.optimize_s = SecondsSince(start);
   } else {
@@ -112,7 +135,8 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
   if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
-  auto layouts = SessionLayouts(graph_, options.layout);
+  auto layouts = SessionLayouts(graph_, options.layout, cost_model);
+  save_costs();
   if (!layouts.ok()) return layouts.status();
   prepare.layouts = std::move(layouts).value();
   auto prepared = backend_->Prepare(graph_, prepare);

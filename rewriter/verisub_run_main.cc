@@ -162,8 +162,8 @@ int main(int argc, char** argv) {
     std::printf("optimize: %.1f ms (%d -> %d nodes, %d rewrite steps, cost %.1f -> %.1f us)\n",
                 s.times().optimize_s * 1e3, r.nodes_before, r.nodes_after, r.search.rewrite_steps,
                 r.search.cost_before_us, r.search.cost_after_us);
-    std::printf("costs:    %s\n", s.cost_summary().c_str());
   }
+  if (!s.cost_summary().empty()) std::printf("costs:    %s\n", s.cost_summary().c_str());
   runtime::PrepareStats st = s.stats();
   std::printf(
       "prepare:  %.1f ms (backend %s, threads %d: %d steps, %d nodes fused, %d on reference "

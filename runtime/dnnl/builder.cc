@@ -86,6 +86,12 @@ Desc KernelBuilder::OutputDesc(int id) const {
   return Desc(d, memory::data_type::f32, memory::format_tag::any);
 }
 
+std::optional<specs::Layout> KernelBuilder::AssignedLayout(int id) const {
+  const auto& l = d_->layouts;
+  if (id < 0 || id >= static_cast<int>(l.size())) return std::nullopt;
+  return l[id];
+}
+
 int64_t KernelBuilder::Opset() const { return graph().DefaultOpset(); }
 
 std::optional<std::vector<float>> KernelBuilder::ConstantFloats(int id) const {

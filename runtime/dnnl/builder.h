@@ -112,6 +112,8 @@ class KernelBuilder {
   // The descriptor an output should have: the layout PrepareOptions assigned to graph value
   // `id` when it fits, else `any` (oneDNN's choice).
   Desc OutputDesc(int id) const;
+  // The layout PrepareOptions::layouts assigns to slot `id`, when there is an assignment.
+  std::optional<specs::Layout> AssignedLayout(int id) const;
 
   // Binds `arg` to slot `id` in layout `want` (a conversion is inserted, or a constant is
   // reordered once, when its storage differs).

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/fusion.h"
+#include "runtime/dnnl/prepared_model.h"
 #include "runtime/spec_graph_builder.h"
 #include "specs/registry.h"
 
@@ -145,29 +147,167 @@ StatusOr<double> MeasuredCpuCostModel::Measure(const OpCostQuery& q, int* runs) 
   po.num_threads = options_.threads;
   auto prepared = backend_->Prepare(*g, po);
   if (!prepared.ok()) return prepared.status().WithContext("measuring " + q.Key());
-  auto out = (*prepared)->Run(feeds);
-  if (!out.ok()) return out.status().WithContext("measuring " + q.Key());
+  auto t = TimePrepared(**prepared, feeds, runs);
+  if (!t.ok()) return t.status().WithContext("measuring " + q.Key());
+  return *t * 1e6;
+}
+
+StatusOr<double> MeasuredCpuCostModel::TimePrepared(PreparedModel& m,
+                                                    const std::vector<HostTensor>& feeds,
+                                                    int* runs) const {
+  auto out = m.Run(feeds);
+  if (!out.ok()) return out.status();
   // The run above warmed the kernel up; a first timed run sizes the repetitions. A kernel slower
   // than the whole budget (a reference fallback) keeps that one sample.
-  auto first = (*prepared)->TimeNode(0, 1);
-  if (!first.ok()) return first.status().WithContext("measuring " + q.Key());
+  auto first = m.TimeNode(0, 1);
+  if (!first.ok()) return first.status();
   if (*first >= options_.target_seconds) {
     if (runs) *runs = 1;
-    return *first * 1e6;
+    return *first;
   }
   if (options_.warmup_runs > 1) {
-    auto warm = (*prepared)->TimeNode(0, options_.warmup_runs - 1);
-    if (!warm.ok()) return warm.status().WithContext("measuring " + q.Key());
+    auto warm = m.TimeNode(0, options_.warmup_runs - 1);
+    if (!warm.ok()) return warm.status();
   }
   int n = options_.max_runs;
   if (*first > 0)
     n = static_cast<int>(std::clamp(options_.target_seconds / *first,
                                     static_cast<double>(options_.min_runs),
                                     static_cast<double>(options_.max_runs)));
-  auto t = (*prepared)->TimeNode(0, n);
-  if (!t.ok()) return t.status().WithContext("measuring " + q.Key());
+  auto t = m.TimeNode(0, n);
+  if (!t.ok()) return t.status();
   if (runs) *runs = n;
+  return *t;
+}
+
+StatusOr<double> MeasuredCpuCostModel::Cached(
+    const std::string& key, const std::function<StatusOr<double>(int* runs)>& measure,
+    double estimate) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto t = table_.Find(key)) {
+    ++stats_.hits;
+    return *t;
+  }
+  if (options_.missing == MissingCost::kAnalytic) {
+    ++stats_.estimated;
+    return estimate;
+  }
+  if (options_.missing == MissingCost::kError)
+    return NotFound("the cost table has no entry for '" + key +
+                    "' (measure it: --cost-missing measure)");
+  const auto start = std::chrono::steady_clock::now();
+  int runs = 0;
+  auto t = measure(&runs);
+  stats_.measure_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!t.ok()) {
+    ++stats_.estimated;
+    return estimate;
+  }
+  ++stats_.measured;
+  table_.Insert(key, *t * 1e6, runs);
   return *t * 1e6;
+}
+
+StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g, int node,
+                                                      specs::Layout output_layout,
+                                                      const std::string& key) const {
+  const Node& n = g.node(node);
+  // The node alone: its weights stay weights, every other input becomes a graph input.
+  Graph one;
+  std::vector<HostTensor> feeds;
+  Node copy = n;
+  copy.inputs.clear();
+  copy.outputs.clear();
+  double bytes = 0;
+  for (int v : n.inputs) {
+    if (v == kNoValue) {
+      copy.inputs.push_back(kNoValue);
+      continue;
+    }
+    Value val = g.value(v);
+    val.input_default.reset();
+    const bool weight = val.constant != nullptr;
+    if (!val.StaticShape() || (!weight && val.elem_type != kFloat))
+      return InvalidArgument("node '" + n.name + "': input '" + val.name + "' cannot be fed");
+    bytes += 4.0 * static_cast<double>(CountElements(val.dims));
+    if (!weight) feeds.push_back(FillTensor(val.dims, 101 + static_cast<uint32_t>(feeds.size())));
+    const int id = one.AddValue(std::move(val));
+    if (!weight) one.mutable_inputs().push_back(id);
+    copy.inputs.push_back(id);
+  }
+  std::vector<specs::Layout> layouts;
+  for (int v : n.outputs) {
+    Value val = g.value(v);
+    if (!val.StaticShape()) return InvalidArgument("node '" + n.name + "': output shape unknown");
+    bytes += 4.0 * static_cast<double>(CountElements(val.dims));
+    const int id = one.AddValue(std::move(val));
+    one.mutable_outputs().push_back(id);
+    copy.outputs.push_back(id);
+  }
+  one.AddNode(std::move(copy));
+  layouts.assign(one.num_values(), specs::Layout::kPlain);
+  for (int v : one.outputs()) layouts[v] = output_layout;
+  const std::string full_key = key + " @out=" + std::string(specs::LayoutName(output_layout));
+  const double estimate = bytes / (15.0 * 1e3);  // cpu-2core bandwidth: a pass over memory
+  if (bytes > kMaxMeasuredBytes) return estimate;
+  return Cached(
+      full_key,
+      [&](int* runs) -> StatusOr<double> {
+        PrepareOptions po;
+        po.num_threads = options_.threads;
+        po.layouts = layouts;
+        auto prepared = backend_->Prepare(one, po);
+        if (!prepared.ok()) return prepared.status();
+        return TimePrepared(**prepared, feeds, runs);
+      },
+      estimate);
+}
+
+StatusOr<double> MeasuredCpuCostModel::ReorderUs(const std::vector<int64_t>& dims,
+                                                 specs::Layout from, specs::Layout to) const {
+  if (from == to) return 0.0;
+  auto src = dnnl_backend::LayoutDesc(dims, from), dst = dnnl_backend::LayoutDesc(dims, to);
+  if (!src || !dst)
+    return InvalidArgument("no " + std::string(specs::LayoutName(!src ? from : to)) +
+                           " layout for " + DimsToString(dims));
+  const double bytes = 8.0 * static_cast<double>(CountElements(dims));
+  const std::string key = "reorder " + DimsToString(dims) + " " +
+                          std::string(specs::LayoutName(from)) + "->" +
+                          std::string(specs::LayoutName(to));
+  if (bytes > kMaxMeasuredBytes) return bytes / (15.0 * 1e3);
+  return Cached(
+      key,
+      [&](int* runs) -> StatusOr<double> {
+        try {
+          dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+          dnnl::stream stream(engine);
+          dnnl::memory a(*src, engine), b(*dst, engine);
+          std::memset(a.get_data_handle(), 0, src->get_size());
+          dnnl::reorder r(dnnl::reorder::primitive_desc(engine, *src, engine, *dst));
+          dnnl_backend::ThreadScope threads(options_.threads);
+          auto once = [&] {
+            auto t0 = std::chrono::steady_clock::now();
+            r.execute(stream, a, b);
+            stream.wait();
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          };
+          once();  // warm-up
+          const double first = once();
+          int n = first > 0 ? static_cast<int>(std::clamp(options_.target_seconds / first,
+                                                          static_cast<double>(options_.min_runs),
+                                                          static_cast<double>(options_.max_runs)))
+                            : options_.max_runs;
+          std::vector<double> times;
+          for (int i = 0; i < n; ++i) times.push_back(once());
+          std::sort(times.begin(), times.end());
+          if (runs) *runs = n;
+          return times[times.size() / 2];
+        } catch (const dnnl::error& e) {
+          return InternalError(std::string("oneDNN reorder: ") + e.what());
+        }
+      },
+      bytes / (15.0 * 1e3));
 }
 
 StatusOr<double> MeasuredCpuCostModel::OpTimeUs(const OpCostQuery& q) const {
@@ -175,40 +315,26 @@ StatusOr<double> MeasuredCpuCostModel::OpTimeUs(const OpCostQuery& q) const {
     const specs::OpSpec& spec = specs::GetOp(q.op);
     if (spec.is_constant || spec.free_at_inference) return 0.0;
   }
+  auto estimate = estimate_.OpTimeUs(q);
+  if (!estimate.ok()) return estimate.status();
   // Opaque operators (no attributes to rebuild them from), other element types and instances too
   // large to run are estimated; the search never changes opaque nodes, so only their presence
   // matters.
-  const bool measurable =
-      !q.is_opaque() && q.bytes_per_element == 4 && Bytes(q) <= kMaxMeasuredBytes;
-  const std::string key = q.Key();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (measurable) {
-    if (auto t = table_.Find(key)) {
-      ++stats_.hits;
-      return *t;
-    }
-  }
-  if (!measurable || options_.missing == MissingCost::kAnalytic) {
+  if (q.is_opaque() || q.bytes_per_element != 4 || Bytes(q) > kMaxMeasuredBytes) {
+    std::lock_guard<std::mutex> lock(mu_);
     ++stats_.estimated;
-    return estimate_.OpTimeUs(q);
+    return *estimate;
   }
-  if (options_.missing == MissingCost::kError)
-    return NotFound("the cost table has no entry for '" + key +
-                    "' (measure it: --cost-missing measure)");
-  const auto start = std::chrono::steady_clock::now();
-  int runs = 0;
-  auto t = Measure(q, &runs);
-  stats_.measure_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!t.ok()) {
-    // A kernel that cannot be built for these shapes is priced as the reference would be: the
-    // analytic estimate (and not cached, so a later build can measure it).
-    ++stats_.estimated;
-    return estimate_.OpTimeUs(q);
-  }
-  ++stats_.measured;
-  table_.Insert(key, *t, runs);
-  return *t;
+  // A kernel that cannot be built for these shapes is priced as estimated (and not cached, so a
+  // later build can measure it).
+  return Cached(
+      q.Key(),
+      [&](int* runs) -> StatusOr<double> {
+        auto t = Measure(q, runs);
+        if (!t.ok()) return t.status();
+        return *t * 1e-6;
+      },
+      *estimate);
 }
 
 std::vector<char> MeasuredCpuCostModel::AbsorbedNodes(const Graph& g) const {

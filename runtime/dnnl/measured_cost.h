@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,6 +17,7 @@
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/cost/cost_model.h"
 #include "runtime/cost/cost_table.h"
+#include "specs/layout.h"
 
 namespace verisub::runtime {
 
@@ -57,6 +59,17 @@ class MeasuredCpuCostModel : public CostModel {
   // no attributes to rebuild them from: an error.
   StatusOr<double> Measure(const OpCostQuery& q, int* runs) const;
 
+  // For the layout DP: node `node` of `g` alone on the backend with its output stored in
+  // `output_layout` (convolutions and pools honour it; inputs arrive as the kernel wants them,
+  // the conversion excluded), table-cached under `key` (the caller's instance key) plus the
+  // layout. Weights stay weights.
+  StatusOr<double> NodeInLayoutUs(const Graph& g, int node, specs::Layout output_layout,
+                                  const std::string& key) const;
+  // A float32 tensor of `dims` converted from one layout to another by oneDNN's reorder,
+  // table-cached ("reorder [dims] from->to").
+  StatusOr<double> ReorderUs(const std::vector<int64_t>& dims, specs::Layout from,
+                             specs::Layout to) const;
+
   // A copy of the table as it is now (known and measured entries).
   CostTable table() const;
   struct Stats {
@@ -68,6 +81,15 @@ class MeasuredCpuCostModel : public CostModel {
   Stats stats() const;
 
  private:
+  // The table's entry for `key`, else `measure()` timed (seconds, runs) and stored (in µs),
+  // following the missing-entry policy; `estimate` answers kAnalytic.
+  StatusOr<double> Cached(const std::string& key,
+                          const std::function<StatusOr<double>(int* runs)>& measure,
+                          double estimate) const;
+  // Median seconds of a prepared single-node model's node 0 (see Measure).
+  StatusOr<double> TimePrepared(PreparedModel& m, const std::vector<HostTensor>& feeds,
+                                int* runs) const;
+
   MeasureOptions options_;
   std::unique_ptr<Backend> backend_;
   AnalyticCostModel estimate_;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "rewriter/measured_layout_costs.h"
 #include "tests/rewriter/test_graphs.h"
 
 namespace verisub::rewriter {
@@ -130,6 +131,40 @@ TEST_F(LayoutCostsTest, ConversionIsBytesOverBandwidth) {
       (bytes + bytes * 24 / 20) / (device_.bandwidth_gbps * 1e3) + device_.launch_overhead_us);
   EXPECT_DOUBLE_EQ(costs_.ConversionCostUs(v, Layout::kNHWC, Layout::kNHWC), 0);
 }
+
+#ifdef VERISUB_HAVE_DNNL
+// Issue 16: the same admissible combinations, priced by oneDNN: convolutions timed per output
+// layout (kept in the cost table under "@out=<layout>"), conversions timed as reorders.
+TEST(MeasuredLayoutCostsTest, MeasuresConvolutionsPerLayoutAndReorders) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 16, 14, 14});
+  b.Output(b.Op(kConv, {x, b.Weight("w", {16, 16, 3, 3}, 1)}));
+  runtime::Graph g = b.Finish();
+  runtime::MeasuredCpuCostModel model({}, runtime::CostTable(runtime::ThisMachine(1)));
+  MeasuredLayoutCosts costs(&model);
+  const Layout P = Layout::kPlain, B8 = Layout::kNCHW8c;
+  auto plain = costs.KernelCostUs(g, g.node(0), std::vector<Layout>{P, P}, std::vector<Layout>{P});
+  auto blocked =
+      costs.KernelCostUs(g, g.node(0), std::vector<Layout>{B8, P}, std::vector<Layout>{B8});
+  ASSERT_TRUE(plain && blocked);
+  EXPECT_GT(*plain, 0);
+  EXPECT_GT(*blocked, 0);
+  // Inadmissible stays inadmissible.
+  EXPECT_FALSE(
+      costs.KernelCostUs(g, g.node(0), std::vector<Layout>{P, P}, std::vector<Layout>{B8}));
+  const runtime::Value& v = g.value(g.node(0).outputs[0]);
+  EXPECT_GT(costs.ConversionCostUs(v, P, B8), 0);
+  EXPECT_EQ(costs.ConversionCostUs(v, B8, B8), 0);
+  int per_layout = 0, reorders = 0;
+  const runtime::CostTable table = model.table();
+  for (const auto& [key, e] : table.entries()) {
+    per_layout += key.find("@out=") != std::string::npos;
+    reorders += key.rfind("reorder [1,16,14,14] ", 0) == 0;
+  }
+  EXPECT_EQ(per_layout, 2);
+  EXPECT_EQ(reorders, 1);
+}
+#endif
 
 }  // namespace
 }  // namespace verisub::rewriter

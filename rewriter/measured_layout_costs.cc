@@ -1,0 +1,43 @@
+// MeasuredLayoutCosts: see measured_layout_costs.h.
+#include "rewriter/measured_layout_costs.h"
+
+#ifdef VERISUB_HAVE_DNNL
+
+#include "rewriter/graph_cost.h"
+
+namespace verisub::rewriter {
+
+MeasuredLayoutCosts::MeasuredLayoutCosts(const runtime::MeasuredCpuCostModel* model)
+    : model_(model), analytic_(model, *runtime::DevicePreset("cpu-2core")) {}
+
+std::optional<double> MeasuredLayoutCosts::KernelCostUs(
+    const runtime::Graph& g, const runtime::Node& node, std::span<const specs::Layout> inputs,
+    std::span<const specs::Layout> outputs) const {
+  auto scaled = analytic_.KernelCostUs(g, node, inputs, outputs);
+  if (!scaled) return std::nullopt;  // no kernel in that combination
+  const bool window =
+      node.op && (*node.op == specs::OpKind::kConv2d || *node.op == specs::OpKind::kConv2dBias ||
+                  *node.op == specs::OpKind::kPoolMax || *node.op == specs::OpKind::kPoolAvg);
+  if (!window || outputs.empty()) return scaled;
+  int index = -1;
+  for (int i = 0; i < g.num_nodes() && index < 0; ++i)
+    if (&g.node(i) == &node) index = i;
+  if (index < 0) return scaled;
+  auto t = model_->NodeInLayoutUs(g, index, outputs[0], NodeQuery(g, node).Key());
+  if (!t.ok()) return scaled;
+  return *t;
+}
+
+double MeasuredLayoutCosts::ConversionCostUs(const runtime::Value& value, specs::Layout from,
+                                             specs::Layout to) const {
+  if (from == to) return 0;
+  if (value.elem_type == runtime::kFloat && value.StaticShape()) {
+    auto t = model_->ReorderUs(value.dims, from, to);
+    if (t.ok()) return *t;
+  }
+  return analytic_.ConversionCostUs(value, from, to);
+}
+
+}  // namespace verisub::rewriter
+
+#endif  // VERISUB_HAVE_DNNL

@@ -1,0 +1,35 @@
+// The layout DP's costs measured on oneDNN (issue 16): convolutions and pools timed alone with
+// their output in each candidate layout, conversions timed as oneDNN reorders per shape and layout
+// pair, every other node at its measured time (runtime::MeasuredCpuCostModel) scaled by the
+// analytic source's padding factor. Which combinations are admissible is the analytic source's
+// rule (rewriter/layout_costs.h), so both sources give the DP the same problem and differ only
+// in the numbers. Measurements go to the measured model's cost table.
+#pragma once
+
+#ifdef VERISUB_HAVE_DNNL
+
+#include "rewriter/layout_costs.h"
+#include "runtime/dnnl/measured_cost.h"
+
+namespace verisub::rewriter {
+
+class MeasuredLayoutCosts : public LayoutCostSource {
+ public:
+  // `model` must outlive this object.
+  explicit MeasuredLayoutCosts(const runtime::MeasuredCpuCostModel* model);
+
+  std::string Name() const override { return "measured-layout:" + model_->Name(); }
+  std::optional<double> KernelCostUs(const runtime::Graph& g, const runtime::Node& node,
+                                     std::span<const specs::Layout> inputs,
+                                     std::span<const specs::Layout> outputs) const override;
+  double ConversionCostUs(const runtime::Value& value, specs::Layout from,
+                          specs::Layout to) const override;
+
+ private:
+  const runtime::MeasuredCpuCostModel* model_;
+  AnalyticLayoutCosts analytic_;  // admissibility and padding factors over the measured times
+};
+
+}  // namespace verisub::rewriter
+
+#endif  // VERISUB_HAVE_DNNL
