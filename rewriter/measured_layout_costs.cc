@@ -15,14 +15,19 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
     std::span<const specs::Layout> outputs) const {
   auto scaled = analytic_.KernelCostUs(g, node, inputs, outputs);
   if (!scaled) return std::nullopt;  // no kernel in that combination
-  const bool window =
-      node.op && (*node.op == specs::OpKind::kConv2d || *node.op == specs::OpKind::kConv2dBias ||
-                  *node.op == specs::OpKind::kPoolMax || *node.op == specs::OpKind::kPoolAvg);
-  if (!window || outputs.empty()) return scaled;
   int index = -1;
   for (int i = 0; i < g.num_nodes() && index < 0; ++i)
     if (&g.node(i) == &node) index = i;
   if (index < 0) return scaled;
+  if (absorbed_graph_ != &g || static_cast<int>(absorbed_.size()) != g.num_nodes()) {
+    absorbed_ = model_->AbsorbedNodes(g);
+    absorbed_graph_ = &g;
+  }
+  if (absorbed_[index]) return 0.0;  // a post-op of its group's kernel
+  const bool window =
+      node.op && (*node.op == specs::OpKind::kConv2d || *node.op == specs::OpKind::kConv2dBias ||
+                  *node.op == specs::OpKind::kPoolMax || *node.op == specs::OpKind::kPoolAvg);
+  if (!window || outputs.empty()) return scaled;
   auto t = model_->NodeInLayoutUs(g, index, outputs[0], NodeQuery(g, node).Key());
   if (!t.ok()) return scaled;
   return *t;

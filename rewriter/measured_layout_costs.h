@@ -1,9 +1,11 @@
 // The layout DP's costs measured on oneDNN (issue 16): convolutions and pools timed alone with
 // their output in each candidate layout, conversions timed as oneDNN reorders per shape and layout
 // pair, every other node at its measured time (runtime::MeasuredCpuCostModel) scaled by the
-// analytic source's padding factor. Which combinations are admissible is the analytic source's
-// rule (rewriter/layout_costs.h), so both sources give the DP the same problem and differ only
-// in the numbers. Measurements go to the measured model's cost table.
+// analytic source's padding factor; nodes the backend fuses into a convolution or matmul
+// (runtime::CostModel::AbsorbedNodes) cost nothing in any admissible layout. Which combinations are
+// admissible is the analytic source's rule (rewriter/layout_costs.h), so both sources give the DP
+// the same problem and differ only in the numbers. Measurements go to the measured model's cost
+// table.
 #pragma once
 
 #ifdef VERISUB_HAVE_DNNL
@@ -28,6 +30,9 @@ class MeasuredLayoutCosts : public LayoutCostSource {
  private:
   const runtime::MeasuredCpuCostModel* model_;
   AnalyticLayoutCosts analytic_;  // admissibility and padding factors over the measured times
+  // AbsorbedNodes of the last graph asked about (the DP asks about one graph at a time).
+  mutable const runtime::Graph* absorbed_graph_ = nullptr;
+  mutable std::vector<char> absorbed_;
 };
 
 }  // namespace verisub::rewriter
