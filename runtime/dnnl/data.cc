@@ -118,6 +118,19 @@ Status TransposeKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
+// y = the sub-tensor of x at `offsets` with y's dims: a reorder from a view of x's row-major
+// buffer into y (row-major).
+void CopySubTensor(KernelBuilder& b, int x, int y, const memory::dims& offsets) {
+  const Desc whole = PlainDesc(b.dims(x));
+  const Desc part = whole.submemory_desc(Dims(b.dims(y)), offsets);
+  const Desc dst = PlainDesc(b.dims(y));
+  dnnl::reorder::primitive_desc pd(b.engine(), part, b.engine(), dst);
+  b.Read(DNNL_ARG_SRC, x, whole);
+  b.View(DNNL_ARG_SRC, part);
+  b.Write(DNNL_ARG_DST, y, dst);
+  b.Emit(dnnl::reorder(pd));
+}
+
 Status SplitKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (n.inputs.empty() || !b.Dnnl(n.inputs[0])) return Unimplemented("split: inputs");
@@ -132,7 +145,6 @@ Status SplitKernel(KernelBuilder& b) {
     if (!a.ok()) return Unimplemented("split: axis");
     axis = *a;
   }
-  Desc whole = PlainDesc(xd);
   int64_t offset = 0;
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     int y = n.outputs[k];
@@ -141,13 +153,7 @@ Status SplitKernel(KernelBuilder& b) {
     memory::dims offsets(xd.size(), 0);
     offsets[axis] = offset;
     offset += yd[axis];
-    Desc part = whole.submemory_desc(Dims(yd), offsets);
-    Desc dst = PlainDesc(yd);
-    dnnl::reorder::primitive_desc pd(b.engine(), part, b.engine(), dst);
-    b.Read(DNNL_ARG_SRC, x, whole);
-    b.View(DNNL_ARG_SRC, part);
-    b.Write(DNNL_ARG_DST, y, dst);
-    b.Emit(dnnl::reorder(pd));
+    CopySubTensor(b, x, y, offsets);
   }
   if (offset != xd[axis]) return Unimplemented("split: sizes");
   return Status::Ok();
@@ -195,14 +201,7 @@ Status SliceKernel(KernelBuilder& b) {
   }
   for (int64_t a = 0; a < rank; ++a)
     if (offsets[a] + yd[a] > xd[a]) return Unimplemented("slice: output extent");
-  Desc whole = PlainDesc(xd);
-  Desc part = whole.submemory_desc(Dims(yd), offsets);
-  Desc dst = PlainDesc(yd);
-  dnnl::reorder::primitive_desc pd(b.engine(), part, b.engine(), dst);
-  b.Read(DNNL_ARG_SRC, x, whole);
-  b.View(DNNL_ARG_SRC, part);
-  b.Write(DNNL_ARG_DST, y, dst);
-  b.Emit(dnnl::reorder(pd));
+  CopySubTensor(b, x, y, offsets);
   return Status::Ok();
 }
 
