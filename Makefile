@@ -140,18 +140,24 @@ bench-run: configure dev-models ort
 # The shipped cost tables (data/costs/, docs/cost-models.md): every development model optimized
 # with costs measured on this CPU at COST_THREADS kernel threads; each run adds what it measured to
 # data/costs/<engine>-<version>-<isa>-t<threads>-<cpu>.costs.txt (COST_TABLES_FRESH=1 starts from
-# an empty table, to time a measurement from scratch).
+# an empty table, to time a measurement from scratch). COST_LAYOUTS=1 also measures what the
+# layout DP asks (convolutions and pools per output layout, reorders): verisub-run --layout dp.
 COST_THREADS ?= 1 2
+COST_LAYOUTS ?= 1
 .PHONY: cost-tables
 cost-tables: DEV_MODEL = $(BENCH_MODEL)
 cost-tables: configure dev-models
-	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt verisub-run
 	@if [ -n "$(COST_TABLES_FRESH)" ]; then mkdir -p $(BUILD)/fresh-costs; rm -f $(BUILD)/fresh-costs/*; fi
 	@start=$$(date +%s); for t in $(COST_THREADS); do for m in $(DEV_MODELS)/*.onnx; do \
 	  echo "== $$m, $$t thread(s)"; \
 	  $(BUILD)/rewriter/verisub-opt $$m -o /dev/null --cost cpu-measured --cost-threads $$t \
 	    $(if $(COST_TABLES_FRESH),--cost-cache $(BUILD)/fresh-costs,--cost-cache data/costs) \
 	    | grep -E '^(costs|cost before|cost after|time):' || exit 1; \
+	  [ -n "$(COST_LAYOUTS)" ] || continue; \
+	  $(BUILD)/rewriter/verisub-run $$m --layout dp --threads $$t --runs 1 --warmup 0 \
+	    $(if $(COST_TABLES_FRESH),--cost-cache $(BUILD)/fresh-costs,--cost-cache data/costs) \
+	    | grep -E '^costs:' || exit 1; \
 	done; done; echo "cost-tables: $$(( $$(date +%s) - start )) s in all"
 
 # Layout DP benchmark: every model in $(BUILD)/models (written by verisub-models) and DenseNet-121,
