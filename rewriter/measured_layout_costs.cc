@@ -13,21 +13,37 @@ MeasuredLayoutCosts::MeasuredLayoutCosts(const runtime::MeasuredCpuCostModel* mo
 std::optional<double> MeasuredLayoutCosts::KernelCostUs(
     const runtime::Graph& g, const runtime::Node& node, std::span<const specs::Layout> inputs,
     std::span<const specs::Layout> outputs) const {
-  auto scaled = analytic_.KernelCostUs(g, node, inputs, outputs);
-  if (!scaled) return std::nullopt;  // no kernel in that combination
   int index = -1;
   for (int i = 0; i < g.num_nodes() && index < 0; ++i)
     if (&g.node(i) == &node) index = i;
-  if (index < 0) return scaled;
-  if (absorbed_graph_ != &g || static_cast<int>(absorbed_.size()) != g.num_nodes()) {
-    absorbed_ = model_->AbsorbedNodes(g);
-    absorbed_graph_ = &g;
+  if (index >= 0) {
+    if (absorbed_graph_ != &g || static_cast<int>(absorbed_.size()) != g.num_nodes()) {
+      absorbed_ = model_->AbsorbedNodes(g);
+      absorbed_graph_ = &g;
+    }
+    // A post-op or a padding of its group's kernel (a Pad folded into a pool's window, opaque
+    // as it may be): it runs in whatever layout the kernel does, for nothing. Every data slot in
+    // one layout.
+    if (absorbed_[index]) {
+      std::optional<specs::Layout> common;
+      auto same = [&](int v, specs::Layout l) {
+        if (v == runtime::kNoValue || g.value(v).constant) return true;
+        if (!common) common = l;
+        return *common == l;
+      };
+      for (size_t k = 0; k < inputs.size() && k < node.inputs.size(); ++k)
+        if (!same(node.inputs[k], inputs[k])) return std::nullopt;
+      for (size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
+        if (!same(node.outputs[k], outputs[k])) return std::nullopt;
+      return 0.0;
+    }
   }
-  if (absorbed_[index]) return 0.0;  // a post-op of its group's kernel
+  auto scaled = analytic_.KernelCostUs(g, node, inputs, outputs);
+  if (!scaled) return std::nullopt;  // no kernel in that combination
   const bool window =
       node.op && (*node.op == specs::OpKind::kConv2d || *node.op == specs::OpKind::kConv2dBias ||
                   *node.op == specs::OpKind::kPoolMax || *node.op == specs::OpKind::kPoolAvg);
-  if (!window || outputs.empty()) return scaled;
+  if (!window || outputs.empty() || index < 0) return scaled;
   auto t = model_->NodeInLayoutUs(g, index, outputs[0], NodeQuery(g, node).Key());
   if (!t.ok()) return scaled;
   return *t;
