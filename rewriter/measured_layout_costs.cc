@@ -26,8 +26,11 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
     // one layout.
     if (absorbed_[index]) {
       std::optional<specs::Layout> common;
+      const size_t rank = g.value(node.outputs[0]).dims.size();
       auto same = [&](int v, specs::Layout l) {
-        if (v == runtime::kNoValue || g.value(v).constant) return true;
+        // Weights and parameter tensors (a Pad's pads) are not data slots.
+        if (v == runtime::kNoValue || g.value(v).constant || g.value(v).dims.size() != rank)
+          return true;
         if (!common) common = l;
         return *common == l;
       };

@@ -35,18 +35,20 @@ class Collector : public google::protobuf::io::ErrorCollector {
 }  // namespace
 
 bool CostTableHeader::SameMachine(const CostTableHeader& o) const {
-  return engine == o.engine && engine_version == o.engine_version && cpu_model == o.cpu_model &&
-         isa == o.isa && threads == o.threads;
+  return engine == o.engine && engine_version == o.engine_version &&
+         backend_revision == o.backend_revision && cpu_model == o.cpu_model && isa == o.isa &&
+         threads == o.threads;
 }
 
 std::string CostTableHeader::Describe() const {
-  return engine + " " + engine_version + ", " + isa + ", " + std::to_string(threads) +
-         (threads == 1 ? " thread, " : " threads, ") + cpu_model;
+  return engine + " " + engine_version + " (backend r" + std::to_string(backend_revision) + "), " +
+         isa + ", " + std::to_string(threads) + (threads == 1 ? " thread, " : " threads, ") +
+         cpu_model;
 }
 
 std::string CostTableHeader::FileName() const {
-  std::string name =
-      engine + "-" + engine_version + "-" + isa + "-t" + std::to_string(threads) + "-" + cpu_model;
+  std::string name = engine + "-" + engine_version + "-r" + std::to_string(backend_revision) + "-" +
+                     isa + "-t" + std::to_string(threads) + "-" + cpu_model;
   std::string out;
   for (char c : name) {
     unsigned char u = static_cast<unsigned char>(c);
@@ -82,8 +84,12 @@ StatusOr<CostTable> CostTable::Parse(std::string_view text, const std::string& s
   if (proto.entries_size() > kMaxCostTableEntries)
     return InvalidArgument("cost table '" + source + "' has more than " +
                            std::to_string(kMaxCostTableEntries) + " entries");
-  CostTableHeader header{h.engine(), h.engine_version(), h.cpu_model(), h.isa(),
-                         static_cast<int>(h.threads())};
+  CostTableHeader header{h.engine(),
+                         h.engine_version(),
+                         h.cpu_model(),
+                         h.isa(),
+                         static_cast<int>(h.threads()),
+                         static_cast<int>(h.backend_revision())};
   CostTable table(std::move(header));
   for (int i = 0; i < proto.entries_size(); ++i) {
     const pb::CostEntry& e = proto.entries(i);
@@ -116,6 +122,7 @@ std::string CostTable::Serialize() const {
   h->set_cpu_model(header_.cpu_model);
   h->set_isa(header_.isa);
   h->set_threads(static_cast<uint32_t>(header_.threads));
+  h->set_backend_revision(static_cast<uint32_t>(header_.backend_revision));
   for (const auto& [key, e] : entries_) {  // std::map: sorted by key
     pb::CostEntry* pe = proto.add_entries();
     pe->set_key(key);

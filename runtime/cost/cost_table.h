@@ -24,12 +24,13 @@ struct CostTableHeader {
   std::string cpu_model;
   std::string isa;
   int threads = 1;
+  int backend_revision = 0;  // verisub's kernels on the engine (runtime/dnnl/measured_cost.h)
 
-  // Same engine, version, CPU, instruction set and threads: times carry over.
+  // Same engine, version, backend revision, CPU, instruction set and threads: times carry over.
   bool SameMachine(const CostTableHeader& o) const;
-  // "onednn 2.6.0, avx2, 1 thread, AMD EPYC 7B13"
+  // "onednn 2.6.0 (backend r2), avx2, 1 thread, AMD EPYC 7B13"
   std::string Describe() const;
-  // A file name for a table of this machine: "onednn-2.6.0-avx2-t1-amd-epyc-7b13.costs.txt".
+  // A file name for a table of this machine: "onednn-2.6.0-r2-avx2-t1-amd-epyc-7b13.costs.txt".
   std::string FileName() const;
 };
 

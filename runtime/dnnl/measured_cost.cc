@@ -101,6 +101,7 @@ CostTableHeader ThisMachine(int threads) {
   h.isa = IsaName(dnnl::get_effective_cpu_isa());
   h.cpu_model = CpuModel();
   h.threads = threads;
+  h.backend_revision = kDnnlBackendRevision;
   return h;
 }
 

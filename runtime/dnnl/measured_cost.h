@@ -39,8 +39,14 @@ struct MeasureOptions {
   double target_seconds = 0.02;
 };
 
+// The revision of this backend's kernels, in every cost table header: bump it when a change to
+// runtime/dnnl changes what a kernel costs (fusion, layouts, kernel choices), so that tables
+// measured before are not trusted. 1: the first measured tables; 2: pools read their input in
+// the assigned output layout, Slice and run-time convolution weights on oneDNN.
+inline constexpr int kDnnlBackendRevision = 2;
+
 // This machine as a cost table header: engine "onednn", its version and effective ISA, the CPU
-// model from /proc/cpuinfo, `threads`.
+// model from /proc/cpuinfo, `threads`, kDnnlBackendRevision.
 CostTableHeader ThisMachine(int threads);
 
 class MeasuredCpuCostModel : public CostModel {

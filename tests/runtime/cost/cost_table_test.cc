@@ -13,7 +13,7 @@ namespace {
 namespace fs = std::filesystem;
 
 CostTableHeader Header(int threads = 1) {
-  return CostTableHeader{"onednn", "2.6.3", "Test CPU (R) 9000", "avx2", threads};
+  return CostTableHeader{"onednn", "2.6.3", "Test CPU (R) 9000", "avx2", threads, 2};
 }
 
 class CostTableTest : public ::testing::Test {
@@ -101,7 +101,10 @@ TEST_F(CostTableTest, SaveMergesWithTheSameMachineOnly) {
 }
 
 TEST(CostTableHeaderTest, FileNameIsPortable) {
-  EXPECT_EQ(Header().FileName(), "onednn-2.6.3-avx2-t1-test-cpu-r-9000.costs.txt");
+  EXPECT_EQ(Header().FileName(), "onednn-2.6.3-r2-avx2-t1-test-cpu-r-9000.costs.txt");
+  CostTableHeader older = Header();
+  older.backend_revision = 1;
+  EXPECT_FALSE(Header().SameMachine(older));
   EXPECT_NE(Header().Describe().find("1 thread, Test CPU"), std::string::npos);
   EXPECT_FALSE(Header().SameMachine(Header(2)));
 }
