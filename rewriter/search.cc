@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "base/process_stats.h"
-#include "rewriter/graph_hash.h"
+#include "runtime/graph_hash.h"
 #include "rewriter/graph_key.h"
 #include "rewriter/matcher.h"
 #include "specs/registry.h"
@@ -89,7 +89,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   *report = SearchReport();
   CostEvaluator cost(&cost_model);
-  GraphHasher hasher;
+  runtime::GraphHasher hasher({.commutative = true});
   auto initial_cost = cost.GraphCost(g);
   if (!initial_cost.ok()) return initial_cost.status();
 

@@ -9,6 +9,7 @@
 #include "base/flags.h"
 #include "base/file_io.h"
 #include "runtime/executor.h"
+#include "runtime/graph_hash.h"
 #include "runtime/memory_budget.h"
 #include "runtime/onnx_export.h"
 #include "runtime/input_shapes.h"
