@@ -137,6 +137,23 @@ bench-run: configure dev-models ort
 	  --rounds $(BENCH_ROUNDS) --runs $(BENCH_RUNS) --warmup $(BENCH_WARMUP) \
 	  --threads $(BENCH_THREADS) $(foreach m,$(BENCH_MODEL),--only $(m))
 
+# The shipped cost tables (data/costs/, docs/cost-models.md): every development model optimized
+# with costs measured on this CPU at COST_THREADS kernel threads; each run adds what it measured to
+# data/costs/<engine>-<version>-<isa>-t<threads>-<cpu>.costs.txt (COST_TABLES_FRESH=1 starts from
+# an empty table, to time a measurement from scratch).
+COST_THREADS ?= 1 2
+.PHONY: cost-tables
+cost-tables: DEV_MODEL = $(BENCH_MODEL)
+cost-tables: configure dev-models
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt
+	@if [ -n "$(COST_TABLES_FRESH)" ]; then mkdir -p $(BUILD)/fresh-costs; rm -f $(BUILD)/fresh-costs/*; fi
+	@start=$$(date +%s); for t in $(COST_THREADS); do for m in $(DEV_MODELS)/*.onnx; do \
+	  echo "== $$m, $$t thread(s)"; \
+	  $(BUILD)/rewriter/verisub-opt $$m -o /dev/null --cost cpu-measured --cost-threads $$t \
+	    $(if $(COST_TABLES_FRESH),--cost-cache $(BUILD)/fresh-costs,--cost-cache data/costs) \
+	    | grep -E '^(costs|cost before|cost after|time):' || exit 1; \
+	done; done; echo "cost-tables: $$(( $$(date +%s) - start )) s in all"
+
 # Layout DP benchmark: every model in $(BUILD)/models (written by verisub-models) and DenseNet-121,
 # analytic layout costs; states, time, pruned counts, cost all-plain vs DP, gap to exact.
 .PHONY: bench-layout
@@ -189,7 +206,7 @@ models-check: models
 # written to $(BUILD)/diff-fuzz-failures as ONNX models.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := onnx_import rules_proto rules_text gen_config graph_text
+FUZZ_TARGETS := onnx_import rules_proto rules_text gen_config graph_text cost_table
 DIFF_FUZZ_GRAPHS ?= 10000
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 .PHONY: fuzz

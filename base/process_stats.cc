@@ -2,8 +2,10 @@
 #include "base/process_stats.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 namespace verisub::base {
@@ -12,6 +14,16 @@ int64_t PeakRssBytes() {
   rusage ru{};
   if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports kilobytes
+}
+
+int64_t CurrentRssBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%lld %lld", &size, &resident);
+  std::fclose(f);
+  if (n != 2) return 0;
+  return static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE);
 }
 
 double ProcessCpuSeconds() {

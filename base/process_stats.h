@@ -15,6 +15,9 @@ namespace verisub::base {
 // alone, run it in a process of its own.
 int64_t PeakRssBytes();
 
+// The process's resident set now, in bytes (/proc/self/statm; 0 where unavailable).
+int64_t CurrentRssBytes();
+
 // User + system CPU time of the whole process (every thread), in seconds.
 double ProcessCpuSeconds();
 

@@ -314,7 +314,7 @@ function printTables(o, results, verisubRun, load) {
     }
   }
   console.log(
-      '\n   import and rewrite (analytic cost of verisub-opt\'s default model, us); output ' +
+      '\n   import and rewrite (cost under verisub-opt\'s default model: cpu-measured, us); output ' +
       'checks on the recorded input: ORT(orig) vs PyTorch, ORT(verisub-opt) vs ORT(orig), ' +
       'max abs / max abs relative to max |reference|');
   console.log([

@@ -140,12 +140,15 @@ bool RewritePlanner::PlanTargets(const Match& match) {
     n.num_inputs = static_cast<int>(pn.inputs.size());
     const specs::TensorType* in[specs::kMaxOpInputs];
     bool all_constant = true;
+    uint32_t weight_inputs = 0;  // bit k: input k is a weight
     for (int k = 0; k < n.num_inputs; ++k) {
       int v = resolve(pn.inputs[k]);
       n.inputs[k] = v;
       if (v >= first_new) {
         in[k] = &plan_.new_types[v - first_new];
-        all_constant &= plan_.new_weight_only[v - first_new] != 0;
+        const bool w = plan_.new_weight_only[v - first_new] != 0;
+        all_constant &= w;
+        weight_inputs |= static_cast<uint32_t>(w) << k;
         continue;
       }
       const Value& val = g_.value(v);
@@ -155,7 +158,9 @@ bool RewritePlanner::PlanTargets(const Match& match) {
         return false;
       }
       in[k] = &*val.spec_type;
-      all_constant &= index_.weight_only[v] != 0;
+      const bool w = index_.weight_only[v] != 0;
+      all_constant &= w;
+      weight_inputs |= static_cast<uint32_t>(w) << k;
     }
     specs::TensorType out[specs::kMaxOpOutputs];
     Status st = specs::InferTypes(pn.op, pn.params, in, out);
@@ -179,7 +184,7 @@ bool RewritePlanner::PlanTargets(const Match& match) {
       ++plan_.weight_only_nodes;
     } else {
       auto c = cost_->SpecCost(pn.op, pn.params, in, n.num_inputs, out, spec.num_outputs, elem_type,
-                               spec.name);
+                               weight_inputs, spec.name);
       if (!c.ok()) {
         Reject(RejectReason::kCost, c.status().message());
         return false;
@@ -277,7 +282,7 @@ bool RewritePlanner::PlanRemovals(const Match& match) {
       if (node_costs_) {
         plan_.cost_delta -= (*node_costs_)[gn];
       } else {
-        auto c = cost_->NodeCost(g_, n);
+        auto c = cost_->NodeCost(g_, n, &index_.weight_only);
         if (!c.ok()) {
           Reject(RejectReason::kCost, c.status().message());
           return false;

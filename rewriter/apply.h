@@ -73,7 +73,7 @@ struct RewritePlan {
 
 // Plans rewrites of matches on one graph, reusing its buffers from plan to plan (a search plans
 // every match of every graph it expands). `index` must describe `g`; `node_costs`, when given,
-// holds cost->NodeCost() of every node of `g`.
+// holds cost->NodeCosts(g).
 class RewritePlanner {
  public:
   RewritePlanner(const runtime::Graph& g, const GraphIndex& index, const RuleSet& rules,

@@ -59,8 +59,15 @@ runtime::OpCostQuery NodeQuery(const Graph& g, const Node& n) {
   return q;
 }
 
-StatusOr<double> CostEvaluator::NodeCost(const Graph& g, const Node& n) {
+StatusOr<double> CostEvaluator::NodeCost(const Graph& g, const Node& n,
+                                         const std::vector<char>* weight_only) {
   if (!n.op) return Query(NodeQuery(g, n), n.name);
+  uint32_t weights = 0;
+  for (size_t k = 0; k < n.inputs.size() && k < 32; ++k) {
+    const int v = n.inputs[k];
+    if (v == kNoValue) continue;
+    if (weight_only ? (*weight_only)[v] != 0 : g.value(v).constant != nullptr) weights |= 1u << k;
+  }
   const specs::TensorType* in[specs::kMaxOpInputs];
   specs::TensorType out[specs::kMaxOpOutputs];
   bool typed = n.inputs.size() <= specs::kMaxOpInputs && n.outputs.size() <= specs::kMaxOpOutputs;
@@ -74,7 +81,8 @@ StatusOr<double> CostEvaluator::NodeCost(const Graph& g, const Node& n) {
   }
   if (!typed) return Query(NodeQuery(g, n), n.name);
   return SpecCost(*n.op, n.params, in, static_cast<int>(n.inputs.size()), out,
-                  static_cast<int>(n.outputs.size()), g.value(n.outputs.back()).elem_type, n.name);
+                  static_cast<int>(n.outputs.size()), g.value(n.outputs.back()).elem_type, weights,
+                  n.name);
 }
 
 size_t CostEvaluator::SpecKeyHash::operator()(const SpecKey& k) const {
@@ -92,10 +100,12 @@ size_t CostEvaluator::SpecKeyHash::operator()(const SpecKey& k) const {
 StatusOr<double> CostEvaluator::SpecCost(specs::OpKind op, const specs::Params& params,
                                          const specs::TensorType* const* inputs, int num_inputs,
                                          const specs::TensorType* outputs, int num_outputs,
-                                         int32_t elem_type, const std::string& node_name) {
+                                         int32_t elem_type, uint32_t weight_inputs,
+                                         const std::string& node_name) {
   SpecKey key{};  // unused words stay zero, so equal instances give equal keys
   size_t w = 0;
   key[w++] = static_cast<int64_t>(op);
+  key[w++] = weight_inputs;
   key[w++] = BytesPerElement(elem_type);
   key[w++] = num_inputs;
   key[w++] = num_outputs;
@@ -114,6 +124,7 @@ StatusOr<double> CostEvaluator::SpecCost(specs::OpKind op, const specs::Params& 
   for (int k = 0; k < num_inputs; ++k) q.inputs.push_back(inputs[k]->shape);
   for (int k = 0; k < num_outputs; ++k) q.outputs.push_back(outputs[k].shape);
   q.bytes_per_element = BytesPerElement(elem_type);
+  q.weight_inputs = weight_inputs;
   auto t = model_->OpTimeUs(q);
   if (!t.ok()) return t.status().WithContext("cost of node '" + node_name + "'");
   spec_cache_.emplace(key, *t);
@@ -156,15 +167,26 @@ bool IsFoldedNode(const Node& n, const std::vector<char>& weight_only) {
   return true;
 }
 
-StatusOr<double> CostEvaluator::GraphCost(const Graph& g) {
-  double total = 0;
-  std::vector<char> weight_only = WeightOnlyValues(g);
-  for (const auto& n : g.nodes()) {
-    if (IsFoldedNode(*n, weight_only)) continue;
-    auto c = NodeCost(g, *n);
+StatusOr<std::vector<double>> CostEvaluator::NodeCosts(const Graph& g) {
+  std::vector<double> out(g.num_nodes(), 0.0);
+  const std::vector<char> weight_only = WeightOnlyValues(g);
+  const std::vector<char> absorbed = model_->AbsorbedNodes(g);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    if (IsFoldedNode(n, weight_only)) continue;
+    if (!absorbed.empty() && absorbed[i]) continue;
+    auto c = NodeCost(g, n, &weight_only);
     if (!c.ok()) return c.status();
-    total += *c;
+    out[i] = *c;
   }
+  return out;
+}
+
+StatusOr<double> CostEvaluator::GraphCost(const Graph& g) {
+  auto costs = NodeCosts(g);
+  if (!costs.ok()) return costs.status();
+  double total = 0;
+  for (double c : *costs) total += c;
   return total;
 }
 

@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/cost/cost_model.h"
 #include "runtime/graph.h"
-#include "base/status.h"
 
 namespace verisub::rewriter {
 
@@ -32,22 +32,29 @@ class CostEvaluator {
  public:
   explicit CostEvaluator(const runtime::CostModel* model) : model_(model) {}
 
-  StatusOr<double> NodeCost(const runtime::Graph& g, const runtime::Node& n);
+  // The node priced on its own. `weight_only` (WeightOnlyValues of `g`) says which inputs are
+  // weights; without it, inputs holding constants are.
+  StatusOr<double> NodeCost(const runtime::Graph& g, const runtime::Node& n,
+                            const std::vector<char>* weight_only = nullptr);
   // A spec operator instance given its types, before any node exists; `node_name` only names
-  // the node in an error.
+  // the node in an error. Bit k of `weight_inputs`: input k is a weight.
   StatusOr<double> SpecCost(specs::OpKind op, const specs::Params& params,
                             const specs::TensorType* const* inputs, int num_inputs,
                             const specs::TensorType* outputs, int num_outputs, int32_t elem_type,
-                            const std::string& node_name);
-  // Sum over nodes, weight-only nodes excluded.
+                            uint32_t weight_inputs, const std::string& node_name);
+  // Per node in context: 0 for weight-only nodes and for nodes the cost model's engine runs
+  // inside another node's kernel (CostModel::AbsorbedNodes), NodeCost otherwise.
+  StatusOr<std::vector<double>> NodeCosts(const runtime::Graph& g);
+  // Sum of NodeCosts.
   StatusOr<double> GraphCost(const runtime::Graph& g);
+  const runtime::CostModel& model() const { return *model_; }
   int cache_size() const { return static_cast<int>(cache_.size() + spec_cache_.size()); }
 
  private:
   // A spec operator instance packed into words (operator, bytes per element, parameters,
   // shapes): the search prices every candidate rewrite, so this key avoids building text.
   using SpecKey =
-      std::array<int64_t, 4 + specs::kParamSlots +
+      std::array<int64_t, 5 + specs::kParamSlots +
                               (specs::kMaxOpInputs + specs::kMaxOpOutputs) * (1 + specs::kMaxRank)>;
   struct SpecKeyHash {
     size_t operator()(const SpecKey& k) const;

@@ -15,21 +15,29 @@ StatusOr<std::vector<ruledb::Rule>> ParseRulesText(std::string_view text,
   return ruledb::ParseRuleList(text, source);
 }
 
-std::string FindDefaultRules() {
+std::string FindShippedPath(const std::string& relative) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  std::vector<fs::path> candidates = {kDefaultRulesPath};
+  std::vector<fs::path> candidates = {relative};
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    candidates.push_back(exe.parent_path() / "../.." / kDefaultRulesPath);
-    candidates.push_back(exe.parent_path() / "../share/verisub/rules/taso.pb");
+    candidates.push_back(exe.parent_path() / "../.." / relative);
+    // Installed: share/verisub/ holds what data/ holds in the source tree.
+    fs::path rel(relative);
+    if (rel.begin() != rel.end() && *rel.begin() == "data")
+      candidates.push_back(exe.parent_path() / "../share/verisub" / rel.lexically_relative("data"));
   }
 #ifdef VERISUB_SOURCE_DIR
-  candidates.push_back(fs::path(VERISUB_SOURCE_DIR) / kDefaultRulesPath);
+  candidates.push_back(fs::path(VERISUB_SOURCE_DIR) / relative);
 #endif
   for (const fs::path& p : candidates)
-    if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
-  return kDefaultRulesPath;
+    if (fs::exists(p, ec)) return p.lexically_normal().string();
+  return "";
+}
+
+std::string FindDefaultRules() {
+  std::string p = FindShippedPath(kDefaultRulesPath);
+  return p.empty() ? kDefaultRulesPath : p;
 }
 
 StatusOr<std::vector<ruledb::Rule>> LoadRules(const std::string& path) {

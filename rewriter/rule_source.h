@@ -7,13 +7,19 @@
 #include <string_view>
 #include <vector>
 
-#include "ruledb/rule.h"
 #include "base/status.h"
+#include "ruledb/rule.h"
 
 namespace verisub::rewriter {
 
 // Default rules file for verisub-opt, relative to the repository (or working directory).
 inline constexpr const char* kDefaultRulesPath = "data/rules/taso.pb";
+
+// A file or folder shipped with verisub, by its path in the source tree ("data/costs"): that
+// path under the working directory, under the source tree of the executable's build folder, the
+// installed share/verisub/ (for data/), or the source tree this was built from; "" when none
+// exists.
+std::string FindShippedPath(const std::string& relative);
 
 // Where the shipped database is when no --rules is given: kDefaultRulesPath in the working
 // directory, else beside the running executable's tree (`<exe>/../../data/rules/taso.pb` in a

@@ -40,27 +40,21 @@ struct Derivation {
 
 // A graph taken from the queue and expanded; kept while candidates derived from it wait.
 struct Expanded {
-  Expanded(std::shared_ptr<const Graph> g, GraphKeys k)
-      : graph(std::move(g)), index(*graph), keys(std::move(k)) {}
+  Expanded(std::shared_ptr<const Graph> g, GraphKeys k, double c)
+      : graph(std::move(g)), index(*graph), keys(std::move(k)), cost(c) {}
   std::shared_ptr<const Graph> graph;
   GraphIndex index;
   GraphKeys keys;
+  double cost;  // its candidates' costs are this plus their deltas
 };
 
-// CostEvaluator::NodeCost of every node: every match on the graph prices the nodes it removes.
-StatusOr<std::vector<double>> NodeCosts(const Graph& g, CostEvaluator* cost) {
-  std::vector<double> out(g.num_nodes());
-  for (int i = 0; i < g.num_nodes(); ++i) {
-    auto c = cost->NodeCost(g, g.node(i));
-    if (!c.ok()) return c.status();
-    out[i] = *c;
-  }
-  return out;
-}
-
 // A queue entry is a delta: the graph its parent becomes when `match` is applied. Its cost is
-// exact (RewritePlanner), so the queue orders candidates without building them; only the graphs
-// taken from the queue are built, hashed and deduplicated.
+// exact (RewritePlanner) when nodes are priced independently, so the queue orders candidates
+// without building them; only the graphs taken from the queue are built, hashed and
+// deduplicated. When the cost model prices fusion (CostModel::PricesFusion), a rewrite can change
+// the cost of nodes it does not touch (a convolution's activation no longer fused): the delta
+// then only orders the queue, and every graph built is priced whole before it can become the
+// best or the base of its own candidates.
 struct Entry {
   double cost = 0;
   int64_t seq = 0;                         // generation order: the tie breaker
@@ -86,9 +80,15 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
                        const SearchOptions& options, SearchReport* report) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  // Search time: wall time less the time the cost model spent timing kernels (once per machine).
+  const double measuring_at_start = cost_model.SecondsMeasuring();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(Clock::now() - start).count() -
+           (cost_model.SecondsMeasuring() - measuring_at_start);
+  };
   *report = SearchReport();
   CostEvaluator cost(&cost_model);
+  const bool whole_graph_costs = cost_model.PricesFusion();
   runtime::GraphHasher hasher({.commutative = true});
   auto initial_cost = cost.GraphCost(g);
   if (!initial_cost.ok()) return initial_cost.status();
@@ -130,8 +130,17 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
       ++report->duplicates;
       return nullptr;
     }
-    if (e.cost < best.cost) best = Best{e.cost, graph, e.derivation};
-    return std::make_shared<const Expanded>(graph, std::move(keys));
+    double graph_cost = e.cost;
+    if (whole_graph_costs) {
+      auto c = cost.GraphCost(*graph);
+      if (!c.ok()) {
+        ++report->rejected[static_cast<int>(RejectReason::kCost)];
+        return nullptr;
+      }
+      graph_cost = *c;
+    }
+    if (graph_cost < best.cost) best = Best{graph_cost, graph, e.derivation};
+    return std::make_shared<const Expanded>(graph, std::move(keys), graph_cost);
   };
 
   bool out_of_time = false;
@@ -147,7 +156,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
     if (!expanded) continue;
     ++report->graphs_explored;
     const std::shared_ptr<const Graph>& graph = expanded->graph;
-    auto node_costs = NodeCosts(*graph, &cost);
+    auto node_costs = cost.NodeCosts(*graph);
     if (!node_costs.ok()) return node_costs.status();
     RewritePlanner planner(*graph, expanded->index, rules, &cost, options.apply, &*node_costs);
     std::vector<Match> matches;
@@ -162,10 +171,10 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
         ++report->matches;
         // A full queue keeps only candidates cheaper than its costliest entry: tell the plan,
         // so that a candidate headed for the bin is not even finished.
-        const double alpha_limit = options.alpha * best.cost - cur.cost;
+        const double alpha_limit = options.alpha * best.cost - expanded->cost;
         double limit = alpha_limit;
         if (static_cast<int>(queue.size()) >= options.max_queue)
-          limit = std::min(limit, std::prev(queue.end())->cost - cur.cost);
+          limit = std::min(limit, std::prev(queue.end())->cost - expanded->cost);
         const RewritePlan& plan = planner.Plan(m, limit);
         if (plan.rejected == RejectReason::kCostLimit) {
           if (plan.cost_delta < alpha_limit) {
@@ -187,7 +196,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
         ++report->graphs_generated;
         report->weight_only_nodes += plan.weight_only_nodes;
         const int rule = m.rule;
-        queue.insert(Entry{cur.cost + plan.cost_delta, seq++, key, expanded, std::move(m),
+        queue.insert(Entry{expanded->cost + plan.cost_delta, seq++, key, expanded, std::move(m),
                            std::make_shared<const Derivation>(Derivation{rule, cur.derivation})});
         if (static_cast<int>(queue.size()) > options.max_queue) {
           queued_keys.erase(std::prev(queue.end())->key);
@@ -225,7 +234,8 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   auto final_cost = cost.GraphCost(result);
   if (!final_cost.ok()) return final_cost.status();
   report->cost_after_us = *final_cost;
-  report->seconds = elapsed();
+  report->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  report->measure_seconds = cost_model.SecondsMeasuring() - measuring_at_start;
   report->peak_rss_bytes = base::PeakRssBytes();
   return result;
 }

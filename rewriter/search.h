@@ -56,7 +56,8 @@ struct SearchReport {
   int64_t dropped_queue_full = 0;
   std::array<int64_t, kNumRejectReasons> rejected{};  // by RejectReason
   int64_t weight_only_nodes = 0;  // target nodes computed from weights only, over candidates
-  double seconds = 0;
+  double seconds = 0;          // wall time, measuring included
+  double measure_seconds = 0;  // of which the cost model spent timing kernels
   StopReason stop = StopReason::kQueueEmpty;
   // The process's resident-set high-water mark when the search ended (base::PeakRssBytes: since
   // the process started, never reset, so it includes what the caller held and did before).

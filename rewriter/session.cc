@@ -1,7 +1,9 @@
 // Session: import, optional optimization, prepare on a backend, run.
 #include "rewriter/session.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
@@ -77,8 +79,28 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
     rule_options.proved_only = !options.allow_unproved_rules;
     auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
     if (!rule_set.ok()) return rule_set.status();
-    VERISUB_RETURN_IF_ERROR(
-        Optimize(std::move(graph), **rule_set, options.optimize_options, &graph_, &report_));
+    OptimizeOptions optimize = options.optimize_options;
+    std::unique_ptr<rewriter::CostSource> cost_source;
+    if (!optimize.cost_model) {
+      rewriter::CostOptions cost = options.cost;
+      // The session's kernels run with num_threads: the costs are timed with as many.
+      cost.threads = options.num_threads > 0
+                         ? options.num_threads
+                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+      auto made = rewriter::CostSource::Create(cost);
+      if (!made.ok()) return made.status();
+      cost_source = std::move(made).value();
+      optimize.cost_model = &cost_source->model();
+    }
+    Status st = Optimize(std::move(graph), **rule_set, optimize, &graph_, &report_);
+    if (cost_source) {
+      cost_summary_ = cost_source->Summary();
+      // Measurements are kept even when the search failed; a cache that cannot be written only
+      // costs the next session the time to measure again.
+      if (Status saved = cost_source->Save(); !saved.ok())
+        cost_summary_ += "; not saved: " + saved.message();
+    }
+    VERISUB_RETURN_IF_ERROR(st);
     optimized_ = true;
     times_.optimize_s = SecondsSince(start);
   } else {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "rewriter/cost_source.h"
 #include "rewriter/optimize.h"
 #include "runtime/backend.h"
 #include "runtime/graph.h"
@@ -22,6 +23,10 @@ struct SessionOptions {
   std::string rules_path;
   bool allow_unproved_rules = false;
   OptimizeOptions optimize_options;
+  // Where the optimizer's costs come from when optimize_options.cost_model is null: by default
+  // kernels timed on this CPU with oneDNN at the session's thread count (one per core when
+  // num_threads is 0), cached in cost tables (rewriter/cost_source.h).
+  rewriter::CostOptions cost;
   // Kernel threads; 0: the backend's default (all cores).
   int num_threads = 0;
   // "onednn" (falls back to "reference" when oneDNN is not built in) or "reference".
@@ -58,8 +63,12 @@ class Session {
   const SessionTimes& times() const { return times_; }
   const std::string& backend_name() const { return backend_name_; }
   runtime::PrepareStats stats() const { return prepared_->stats(); }
+  // Per executed step, timed alone (after a Run): where the time goes.
+  StatusOr<std::vector<runtime::StepProfile>> Profile(int runs) { return prepared_->Profile(runs); }
   // Set when the session optimized the model.
   const OptimizeReport* optimize_report() const { return optimized_ ? &report_ : nullptr; }
+  // The cost source's summary, and a note when its measurements could not be saved.
+  const std::string& cost_summary() const { return cost_summary_; }
 
  private:
   Session() = default;
@@ -72,6 +81,7 @@ class Session {
   SessionTimes times_;
   OptimizeReport report_;
   bool optimized_ = false;
+  std::string cost_summary_;
 };
 
 // The backends this build has, by name ("onednn", "reference").

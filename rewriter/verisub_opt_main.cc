@@ -13,6 +13,7 @@
 
 #include "base/file_io.h"
 #include "base/flags.h"
+#include "rewriter/cost_source.h"
 #include "rewriter/optimize.h"
 #include "rewriter/report_json.h"
 #include "rewriter/rule_source.h"
@@ -67,7 +68,8 @@ int main(int argc, char** argv) {
   OptimizeOptions options;
   rewriter::VerifyOptions verify_options;
   constexpr double kUnbounded = std::numeric_limits<double>::infinity();
-  std::string dump_path, pass_names;
+  std::string dump_path, pass_names, device;
+  rewriter::CostOptions cost;
   std::vector<std::string> input_shapes;
   const std::vector<std::string> passes = OptimizePassNames();
   for (const std::string& p : passes) pass_names += (pass_names.empty() ? "" : ", ") + p;
@@ -88,8 +90,23 @@ int main(int argc, char** argv) {
               "search time limit in seconds, 0 for none")
       .Int("--max-queue", &options.search.max_queue, 1, 1000000000,
            "candidates the search queue may hold")
-      .String("--device", &options.device, "NAME",
-              "analytic cost model preset: v100, cpu-2core or h100")
+      .Enum("--cost", &cost.cost, {"auto", "analytic", "cpu-measured"},
+            "cost model: cpu-measured (kernels timed on this CPU with oneDNN, cached in cost "
+            "tables), analytic (a device preset, see --device); auto: cpu-measured when built "
+            "with oneDNN, analytic when --device is given")
+      .String("--device", &device, "NAME", "analytic cost model preset: v100, cpu-2core or h100")
+      .ShowDefault("--device", "v100")
+      .Path("--cost-table", &cost.table_path,
+            "cpu-measured: read costs from this table and add new measurements to it (default: "
+            "the shipped data/costs/ table of this machine plus the per-user cache)")
+      .Enum("--cost-missing", &cost.missing, {"measure", "analytic", "error"},
+            "cpu-measured: an instance no table has is timed now, estimated analytically, or an "
+            "error (a table that must be complete)")
+      .Threads("--cost-threads", &cost.threads, 1,
+               "cpu-measured: kernel threads to time with (the table is per thread count)")
+      .Path("--cost-cache", &cost.cache_dir,
+            "cpu-measured: per-user cache folder ('none': no cache; default "
+            "$XDG_CACHE_HOME/verisub or ~/.cache/verisub)")
       .Path("--report", &report_path, "write a JSON report here")
       .Bool("--verify-outputs", &verify,
             "run the original and the optimized model on random inputs and compare")
@@ -103,8 +120,16 @@ int main(int argc, char** argv) {
   for (const std::string& spec : input_shapes)
     if (Status st = runtime::ParseInputShapeFlag(spec, &options.import.input_shapes); !st.ok())
       return flags.UsageError(st.message());
-  if (Status st = runtime::DevicePreset(options.device).status(); !st.ok())
-    return flags.UsageError("--device: " + st.message());
+  if (!device.empty()) {
+    if (Status st = runtime::DevicePreset(device).status(); !st.ok())
+      return flags.UsageError("--device: " + st.message());
+    if (cost.cost == "cpu-measured")
+      return flags.UsageError(
+          "--device names an analytic preset; it does not go with --cost "
+          "cpu-measured");
+    cost.device = device;
+    if (cost.cost == "auto") cost.cost = "analytic";
+  }
   if (!options.dump_after.empty() &&
       std::find(passes.begin(), passes.end(), options.dump_after) == passes.end())
     return flags.UsageError("--dump-after: no pass named '" + options.dump_after +
@@ -130,6 +155,10 @@ int main(int argc, char** argv) {
                  "warning: every rule lacks a proof record; pass --allow-unproved to use "
                  "hand-written rules\n");
 
+  auto cost_source = rewriter::CostSource::Create(cost);
+  if (!cost_source.ok()) return Fail(cost_source.status());
+  options.cost_model = &(*cost_source)->model();
+
   auto original = runtime::ImportOnnxFile(model, options.import);
   if (!original.ok()) return Fail(original.status());
   runtime::Graph optimized;
@@ -143,6 +172,12 @@ int main(int argc, char** argv) {
   if (!dump_path.empty() && !report.dump_text.empty()) {
     Status dumped = base::WriteFileAtomically(dump_path, report.dump_text);
     if (!dumped.ok()) return Fail(dumped);
+  }
+  // Measurements are kept even when the search failed: they are valid on their own.
+  std::printf("costs:           %s\n", (*cost_source)->Summary().c_str());
+  if (Status saved = (*cost_source)->Save(); !saved.ok()) {
+    if (!cost.table_path.empty()) return Fail(saved);
+    std::fprintf(stderr, "warning: %s (the measurements are lost)\n", saved.message().c_str());
   }
   if (!st.ok()) return Fail(st);
   std::printf("%s", rewriter::ReportSummary(report).c_str());

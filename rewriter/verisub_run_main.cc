@@ -8,12 +8,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "onnx/onnx_pb.h"
 #include "rewriter/session.h"
+#include "runtime/input_shapes.h"
 #include "runtime/tensor_proto.h"
 
 namespace {
@@ -21,10 +25,8 @@ namespace {
 using verisub::Status;
 using verisub::runtime::HostTensor;
 
-constexpr const char* kUsage =
-    "usage: verisub-run MODEL.onnx [--optimize] [--rules R] [--allow-unproved] [--threads N]\n"
-    "                   [--runs N] [--warmup N] [--input-shape NAME=d0,d1,..] [--input FILE.pb]\n"
-    "                   [--backend onednn|reference] [--layout backend|dp|plain] [--check]\n";
+constexpr const char* kEpilog =
+    "Exit codes: 0 ran, 1 failed, 2 bad usage, 3 --check found outputs beyond the tolerance.";
 
 struct RunFlags {
   std::string model;
@@ -32,69 +34,44 @@ struct RunFlags {
   int runs = 20, warmup = 3;
   std::vector<std::string> input_files;
   bool check = false;
+  int profile = 0;
 };
 
-bool ParseCount(const char* s, int lo, int* out) {
-  if (!s) return false;
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  if (*s == '\0' || *end != '\0' || v < lo || v > 1000000) return false;
-  *out = static_cast<int>(v);
-  return true;
-}
-
-// Parses argv; returns an error message (empty on success). Kept in one function so that the
-// shared flags parser can replace it.
-std::string ParseFlags(int argc, char** argv, RunFlags* f) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--optimize") {
-      f->session.optimize = true;
-    } else if (a == "--allow-unproved") {
-      f->session.allow_unproved_rules = true;
-    } else if (a == "--check") {
-      f->check = true;
-    } else if (a == "--rules" || a == "--input" || a == "--backend" || a == "--layout") {
-      const char* v = next();
-      if (!v) return a + " needs a value";
-      if (a == "--layout") {
-        f->session.layout = v;
-        if (f->session.layout != "backend" && f->session.layout != "dp" &&
-            f->session.layout != "plain")
-          return "--layout takes backend, dp or plain";
-      }
-      if (a == "--rules") f->session.rules_path = v;
-      if (a == "--input") f->input_files.push_back(v);
-      if (a == "--backend") f->session.backend = v;
-    } else if (a == "--threads") {
-      if (!ParseCount(next(), 0, &f->session.num_threads)) return "--threads needs a count >= 0";
-    } else if (a == "--runs") {
-      if (!ParseCount(next(), 1, &f->runs)) return "--runs needs a count >= 1";
-    } else if (a == "--warmup") {
-      if (!ParseCount(next(), 0, &f->warmup)) return "--warmup needs a count >= 0";
-    } else if (a == "--input-shape") {
-      const char* v = next();
-      std::string s = v ? v : "";
-      size_t eq = s.find('=');
-      if (eq == std::string::npos || eq == 0) return "--input-shape needs NAME=d0,d1,..";
-      std::vector<int64_t> dims;
-      std::stringstream ds(s.substr(eq + 1));
-      std::string tok;
-      while (std::getline(ds, tok, ',')) {
-        int d = 0;
-        if (!ParseCount(tok.c_str(), 1, &d)) return "--input-shape: bad dimension '" + tok + "'";
-        dims.push_back(d);
-      }
-      f->session.input_shapes[s.substr(0, eq)] = dims;
-    } else if (f->model.empty() && !a.empty() && a[0] != '-') {
-      f->model = a;
-    } else {
-      return "unknown argument '" + a + "'";
-    }
+// The steps of a profile grouped by kind, costliest first, then the costliest steps.
+void PrintProfile(const std::vector<verisub::runtime::StepProfile>& steps, int top) {
+  struct Kind {
+    double seconds = 0;
+    int steps = 0, nodes = 0, reference = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  double total = 0;
+  for (const auto& p : steps) {
+    Kind& k = kinds[p.kind];
+    k.seconds += p.seconds;
+    ++k.steps;
+    k.nodes += p.nodes;
+    k.reference += p.reference;
+    total += p.seconds;
   }
-  if (f->model.empty()) return "no model given";
-  return "";
+  std::vector<std::pair<std::string, Kind>> sorted(kinds.begin(), kinds.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second.seconds != b.second.seconds ? a.second.seconds > b.second.seconds
+                                                : a.first < b.first;
+  });
+  std::printf("profile:  %zu steps, %.3f ms when each is timed alone\n", steps.size(), total * 1e3);
+  std::printf("  %-28s %8s %6s %6s %6s\n", "kind", "ms", "share", "steps", "nodes");
+  for (const auto& [name, k] : sorted)
+    std::printf("  %-28s %8.3f %5.1f%% %6d %6d%s\n", name.c_str(), k.seconds * 1e3,
+                total > 0 ? 100 * k.seconds / total : 0.0, k.steps, k.nodes,
+                k.reference ? " (reference kernels)" : "");
+  std::vector<const verisub::runtime::StepProfile*> by_time;
+  for (const auto& p : steps) by_time.push_back(&p);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+  std::printf("  costliest steps:\n");
+  for (int i = 0; i < top && i < static_cast<int>(by_time.size()); ++i)
+    std::printf("  %8.3f ms  %-12s %s\n", by_time[i]->seconds * 1e3, by_time[i]->kind.c_str(),
+                by_time[i]->name.c_str());
 }
 
 verisub::StatusOr<HostTensor> ReadTensor(const std::string& path) {
@@ -136,19 +113,57 @@ int Fail(const Status& st) {
 int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
   RunFlags flags;
-  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h"))
-    return std::printf("%s", kUsage), 0;
-  std::string err = ParseFlags(argc, argv, &flags);
-  if (!err.empty()) return std::fprintf(stderr, "%s\n%s", err.c_str(), kUsage), 2;
+  std::vector<std::string> input_shapes;
+  rewriter::CostOptions& cost = flags.session.cost;
+  base::Flags parser("verisub-run", "MODEL.onnx [flags]", kEpilog);
+  parser.Positional("MODEL.onnx", &flags.model, "the model to run")
+      .Bool("--optimize", &flags.session.optimize, "optimize the model with the rules first")
+      .Path("--rules", &flags.session.rules_path,
+            "rules for --optimize (default: the shipped data/rules/taso.pb)")
+      .Bool("--allow-unproved", &flags.session.allow_unproved_rules,
+            "use rules without a proof record")
+      .Enum("--cost", &cost.cost, {"auto", "analytic", "cpu-measured"},
+            "--optimize: cost model (auto: kernels timed on this CPU with oneDNN, cached; "
+            "analytic: the --device preset)")
+      .String("--device", &cost.device, "NAME", "--cost analytic: v100, cpu-2core or h100")
+      .Path("--cost-table", &cost.table_path,
+            "--optimize: read costs from this table and add new measurements to it")
+      .Enum("--cost-missing", &cost.missing, {"measure", "analytic", "error"},
+            "--optimize: an instance no table has is timed, estimated, or an error")
+      .Path("--cost-cache", &cost.cache_dir, "per-user cost cache folder ('none': no cache)")
+      .Threads("--threads", &flags.session.num_threads, 0,
+               "kernel threads (0: one per core); measured costs are timed with as many")
+      .Int("--runs", &flags.runs, 1, 1000000, "timed runs")
+      .Int("--warmup", &flags.warmup, 0, 1000000, "untimed runs first")
+      .Repeated("--input-shape", &input_shapes, "NAME=D0,D1,...",
+                "fixes a graph input's symbolic dimensions, e.g. input=1,3,224,224")
+      .Repeated("--input", &flags.input_files, "FILE.pb",
+                "an input tensor (ONNX TensorProto), one per graph input in order (default: "
+                "deterministic synthetic inputs)")
+      .Enum("--backend", &flags.session.backend, {"onednn", "reference"}, "the backend to run on")
+      .Enum("--layout", &flags.session.layout, {"backend", "dp", "plain"},
+            "value layouts: the backend's own policy, the layout DP, or all plain")
+      .Bool("--check", &flags.check, "compare the outputs with the reference backend")
+      .Int("--profile", &flags.profile, 0, 1000000,
+           "after the runs, time every step alone this many times and print where the time "
+           "goes (0: no profile)");
+  if (std::optional<int> code = parser.ParseMain(argc, argv)) return *code;
+  for (const std::string& spec : input_shapes)
+    if (Status st = runtime::ParseInputShapeFlag(spec, &flags.session.input_shapes); !st.ok())
+      return parser.UsageError(st.message());
 
   auto session = Session::Create(flags.model, flags.session);
   if (!session.ok()) return Fail(session.status());
   Session& s = **session;
   const runtime::Graph& g = s.graph();
   std::printf("load:     %.1f ms\n", s.times().load_s * 1e3);
-  if (s.optimize_report())
-    std::printf("optimize: %.1f ms (%d -> %d nodes)\n", s.times().optimize_s * 1e3,
-                s.optimize_report()->nodes_before, s.optimize_report()->nodes_after);
+  if (s.optimize_report()) {
+    const OptimizeReport& r = *s.optimize_report();
+    std::printf("optimize: %.1f ms (%d -> %d nodes, %d rewrite steps, cost %.1f -> %.1f us)\n",
+                s.times().optimize_s * 1e3, r.nodes_before, r.nodes_after, r.search.rewrite_steps,
+                r.search.cost_before_us, r.search.cost_after_us);
+    std::printf("costs:    %s\n", s.cost_summary().c_str());
+  }
   runtime::PrepareStats st = s.stats();
   std::printf(
       "prepare:  %.1f ms (backend %s, threads %d: %d steps, %d nodes fused, %d on reference "
@@ -200,6 +215,11 @@ int main(int argc, char** argv) {
   std::printf("run:      median %.3f ms, min %.3f ms, max %.3f ms over %d runs (%d warm-up)\n",
               median, sorted.front(), sorted.back(), flags.runs, flags.warmup);
 
+  if (flags.profile > 0) {
+    auto profile = s.Profile(flags.profile);
+    if (!profile.ok()) return Fail(profile.status());
+    PrintProfile(*profile, 15);
+  }
   int rc = 0;
   if (flags.check) {
     auto ref = MakeBackend("reference")->Prepare(g, {});

@@ -35,6 +35,15 @@ struct PrepareStats {
   int64_t weight_bytes = 0;                   // weights as the kernels keep them
 };
 
+// The time of one executed step of a prepared model (a kernel, a fused group or a reorder).
+struct StepProfile {
+  std::string name;        // the step's name (its kernel node, or "reorder ...")
+  std::string kind;        // the kernel node's kind ("conv2d", "onnx:Pad"), or "reorder"
+  int nodes = 0;           // graph nodes it computes (fused groups: more than one)
+  bool reference = false;  // run by the reference kernels
+  double seconds = 0;      // median of the profiled runs
+};
+
 class PreparedModel {
  public:
   virtual ~PreparedModel() = default;
@@ -44,6 +53,12 @@ class PreparedModel {
   // Median seconds of `runs` executions of the kernel that computes graph node `node` (the whole
   // fused kernel when the node was fused), on the buffers of the last Run.
   virtual StatusOr<double> TimeNode(int node, int runs) = 0;
+  // Every step in execution order, each timed alone `runs` times on the buffers of the last Run
+  // (median). Backends without steps of their own return an empty list.
+  virtual StatusOr<std::vector<StepProfile>> Profile(int runs) {
+    (void)runs;
+    return std::vector<StepProfile>();
+  }
   virtual PrepareStats stats() const = 0;
 };
 

@@ -25,11 +25,16 @@ int SpecGraphBuilder::Weight(const std::string& name, std::vector<int64_t> dims,
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   std::vector<double> data(CountElements(dims));
   for (double& d : data) d = dist(rng);
+  return Weight(name,
+                std::make_shared<const HostTensor>(HostTensor::FromDoubles(kFloat, dims, data)));
+}
+
+int SpecGraphBuilder::Weight(const std::string& name, std::shared_ptr<const HostTensor> data) {
   Value v;
   v.name = name;
-  v.dims = dims;
+  v.dims = data->dims;
   v.rank_known = true;
-  v.constant = std::make_shared<const HostTensor>(HostTensor::FromDoubles(kFloat, dims, data));
+  v.constant = std::move(data);
   return g_.AddValue(std::move(v));
 }
 
@@ -64,9 +69,18 @@ StatusOr<std::vector<int>> SpecGraphBuilder::Ops(std::string_view op_text,
       pos = end + 1;
     }
   }
+  return Op(spec->kind, n.params, std::move(inputs));
+}
+
+std::vector<int> SpecGraphBuilder::Op(specs::OpKind op, const specs::Params& params,
+                                      std::vector<int> inputs) {
+  const specs::OpSpec& spec = specs::GetOp(op);
+  Node n;
+  n.op = op;
+  n.params = params;
   n.inputs = std::move(inputs);
-  n.name = name + std::to_string(counter_++);
-  for (int k = 0; k < spec->num_outputs; ++k) {
+  n.name = spec.name + std::to_string(counter_++);
+  for (int k = 0; k < spec.num_outputs; ++k) {
     Value v;
     v.name = n.name + "_out" + std::to_string(k);
     n.outputs.push_back(g_.AddValue(std::move(v)));

@@ -9,7 +9,7 @@ const {readTensorFile, writeTensorFile, compareTensors} = require('./onnx_proto'
 const REPO = path.resolve(__dirname, '..', '..');
 const USAGE = `usage:
   node bench/ort/ort_bench.js MODEL.onnx [MODEL2.onnx ...] [--threads N] [--runs R] [--warmup W]
-       [--seed S] [--input-shape NAME=d0,d1,...] [--ort-dir DIR]
+       [--seed S] [--input-shape NAME=d0,d1,...] [--ort-dir DIR] [--spin]
     Times every model on random inputs (fixed seed), the models' runs alternating
     (A B A B ...) so that drift of a shared machine hits all alike. One line per model:
       ort-bench: median_ms=<float> min_ms=<float> runs=<int> threads=<int>
@@ -19,6 +19,8 @@ const USAGE = `usage:
        [--dump-outputs PREFIX] [--expect OUT.pb ...] [--threads N]
     Runs once on recorded inputs (ONNX TensorProto, in the order of the model's inputs);
     writes PREFIX.output_<i>.pb and prints the largest differences from the --expect tensors.
+  --spin: let ONNX Runtime's idle intra-op workers spin (its default; off here because the
+    sessions of the alternating models would take the cores from each other)
   --ort-dir: where onnxruntime-node is installed (default build/ort; make ort installs it)`;
 
 function fail(message, code = 2) {
@@ -37,6 +39,7 @@ function parseArgs(argv) {
     inputs: [],
     expect: [],
     dumpPrefix: null,
+    spin: false,
     ortDir: path.join(REPO, 'build', 'ort')
   };
   const count = (name, v, min) => {
@@ -64,6 +67,8 @@ function parseArgs(argv) {
       opts.expect.push(next());
     else if (a === '--dump-outputs')
       opts.dumpPrefix = next();
+    else if (a === '--spin')
+      opts.spin = true;
     else if (a === '--ort-dir')
       opts.ortDir = path.resolve(next());
     else if (a === '--input-shape') {
@@ -146,7 +151,11 @@ function randomFeeds(ort, session, opts) {
   return feeds;
 }
 
-async function createSession(ort, model, threads) {
+// Several sessions live in this process (the columns alternate run by run). ONNX Runtime's
+// intra-op workers spin after each parallel section by default: with two sessions of two threads
+// on a two-core machine, the idle session's spinning workers take the cores from the running one
+// (measured: ORT at 2 threads slower than at 1). Spinning is therefore off unless --spin is given.
+async function createSession(ort, model, threads, spin) {
   try {
     return await ort.InferenceSession.create(model, {
       graphOptimizationLevel: 'all',
@@ -154,6 +163,7 @@ async function createSession(ort, model, threads) {
       interOpNumThreads: 1,
       executionMode: 'sequential',
       logSeverityLevel: 3,
+      extra: {session: {intra_op: {allow_spinning: spin ? '1' : '0'}}},
     });
   } catch (e) {
     fail(`${model}: ${e.message}`, 1);
@@ -169,7 +179,7 @@ function median(xs) {
 async function timeModels(ort, opts) {
   const sessions = [];
   for (const model of opts.models) {
-    const session = await createSession(ort, model, opts.threads);
+    const session = await createSession(ort, model, opts.threads, opts.spin);
     sessions.push({model, session, feeds: randomFeeds(ort, session, opts), times: []});
   }
   for (let w = 0; w < opts.warmup; ++w)

@@ -40,6 +40,7 @@ std::string OpCostQuery::Key() const {
   for (size_t i = 0; i < inputs.size(); ++i) k += (i ? "," : " ") + inputs[i].ToString();
   k += " ->";
   for (size_t i = 0; i < outputs.size(); ++i) k += (i ? "," : " ") + outputs[i].ToString();
+  if (weight_inputs) k += " w=" + std::to_string(weight_inputs);
   return k + " @" + layout;
 }
 

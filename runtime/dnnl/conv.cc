@@ -25,8 +25,13 @@ Status ConvKernel(KernelBuilder& b) {
   const auto& yd = b.dims(grp.output);
   if (xd.size() < 3 || xd.size() > 5 || wd.size() != xd.size() || yd.size() != xd.size())
     return Unimplemented("conv: rank");
+  // Constant weights are reordered once at prepare time, with the group's bias and batch
+  // normalization folded in; weights computed at run time (a rewritten graph can compute a kernel)
+  // are converted to the kernel's layout on every run, and only a bias can be folded then.
   auto weights = b.ConstantFloats(w);
-  if (!weights) return Unimplemented("conv: weights are not constant");
+  bool has_batchnorm = false;
+  for (const PostOp& op : grp.post_ops) has_batchnorm |= op.kind == PostOp::kBatchnorm;
+  if (!weights && (!b.Dnnl(w) || has_batchnorm)) return Unimplemented("conv: weights");
   std::vector<int64_t> in_sp(xd.begin() + 2, xd.end()), k_sp(wd.begin() + 2, wd.end());
   auto win = WindowOf(b.graph(), n, in_sp, k_sp);
   if (!win) return Unimplemented("conv: window attributes");
@@ -42,7 +47,9 @@ Status ConvKernel(KernelBuilder& b) {
   const int64_t o = wd[0];
   if (groups < 1 || xd[1] != wd[1] * groups || o % groups != 0)
     return Unimplemented("conv: groups");
-  const int64_t per_o = static_cast<int64_t>(weights->size()) / o;
+  if (!weights && groups != 1) return Unimplemented("conv: grouped run-time weights");
+  int64_t per_o = 1;
+  for (size_t i = 1; i < wd.size(); ++i) per_o *= wd[i];
   std::vector<float> bias(o, 0.f);
   if ((n.opaque() || n.op == specs::OpKind::kConv2dBias) && n.inputs.size() > 2 &&
       n.inputs[2] != kNoValue) {
@@ -88,7 +95,10 @@ Status ConvKernel(KernelBuilder& b) {
   attr.set_post_ops(MakePostOps(grp));
   dnnl::convolution_forward::primitive_desc pd(desc, attr, b.engine());
   b.Read(DNNL_ARG_SRC, x, pd.src_desc());
-  b.Fixed(DNNL_ARG_WEIGHTS, b.ConstantMemory(*weights, PlainDesc(wdims), pd.weights_desc()));
+  if (weights)
+    b.Fixed(DNNL_ARG_WEIGHTS, b.ConstantMemory(*weights, PlainDesc(wdims), pd.weights_desc()));
+  else
+    b.Read(DNNL_ARG_WEIGHTS, w, pd.weights_desc());
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(bias, PlainDesc({o}), pd.bias_desc()));
   int addend = SumAddend(grp);
   if (addend != kNoValue)

@@ -1,6 +1,8 @@
 // Data movement: concat (merged nested concats), reshape-like operators (free: the output
 // shares the input's row-major buffer), transpose (a strided reorder), split (reorders of
 // sub-tensors).
+#include <algorithm>
+
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
 #include "runtime/onnx_kernels.h"
@@ -151,9 +153,63 @@ Status SplitKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
+// ONNX Slice with unit steps (ShuffleNet's channel split, a transformer's q/k/v split): a reorder
+// of the sub-tensor into the output. Starts, ends, axes and steps must be constants (opset >= 10
+// inputs, or opset 1 attributes).
+Status SliceKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (n.inputs.empty() || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) || !b.Dnnl(n.outputs[0]))
+    return Unimplemented("slice: inputs");
+  const int x = n.inputs[0], y = n.outputs[0];
+  const auto& xd = b.dims(x);
+  const auto& yd = b.dims(y);
+  const int64_t rank = static_cast<int64_t>(xd.size());
+  if (static_cast<int64_t>(yd.size()) != rank || b.constant(x)) return Unimplemented("slice");
+  std::vector<int64_t> starts, axes, steps;
+  if (b.Opset() < 10) {
+    KernelContext ctx(*n.onnx, b.Opset(), {});
+    starts = ctx.AttrInts("starts");
+    axes = ctx.AttrInts("axes");
+  } else {
+    auto ints = [&](size_t k) -> std::optional<std::vector<int64_t>> {
+      if (k >= n.inputs.size() || n.inputs[k] == kNoValue) return std::vector<int64_t>();
+      const HostTensor* t = b.constant(n.inputs[k]);
+      if (!t || !IsIntegerType(t->elem_type)) return std::nullopt;
+      return t->ToInts();
+    };
+    auto s = ints(1), a = ints(3), st = ints(4);
+    if (!s || !a || !st) return Unimplemented("slice: bounds are not constant");
+    starts = *s, axes = *a, steps = *st;
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (axes.size() != starts.size() || (!steps.empty() && steps.size() != starts.size()))
+    return Unimplemented("slice: bounds");
+  memory::dims offsets(rank, 0);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (!steps.empty() && steps[i] != 1) return Unimplemented("slice: steps other than 1");
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank) return Unimplemented("slice: axis");
+    int64_t start = starts[i] < 0 ? starts[i] + xd[a] : starts[i];
+    offsets[a] = std::clamp<int64_t>(start, 0, xd[a]);
+  }
+  for (int64_t a = 0; a < rank; ++a)
+    if (offsets[a] + yd[a] > xd[a]) return Unimplemented("slice: output extent");
+  Desc whole = PlainDesc(xd);
+  Desc part = whole.submemory_desc(Dims(yd), offsets);
+  Desc dst = PlainDesc(yd);
+  dnnl::reorder::primitive_desc pd(b.engine(), part, b.engine(), dst);
+  b.Read(DNNL_ARG_SRC, x, whole);
+  b.View(DNNL_ARG_SRC, part);
+  b.Write(DNNL_ARG_DST, y, dst);
+  b.Emit(dnnl::reorder(pd));
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddDataKernels(KernelRegistry* r) {
+  r->Add("onnx:Slice", SliceKernel);
   r->Add("concat", ConcatKernel);
   r->Add("onnx:Concat", ConcatKernel);
   for (const char* k :

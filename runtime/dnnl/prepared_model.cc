@@ -235,4 +235,35 @@ StatusOr<double> DnnlPrepared::TimeNode(int node, int runs) {
   return times[times.size() / 2];
 }
 
+StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs) {
+  ThreadScope threads(num_threads_);
+  std::vector<StepProfile> out;
+  try {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& st = steps_[i];
+      StepProfile p;
+      p.name = st.name;
+      p.nodes = static_cast<int>(st.nodes.size());
+      p.reference = !st.primitive.has_value() && !st.is_reorder;
+      p.kind = st.is_reorder      ? "reorder"
+               : st.nodes.empty() ? "?"
+                                  : graph_->node(st.nodes.front()).KindName();
+      std::vector<double> times;
+      for (int r = 0; r < std::max(runs, 1); ++r) {
+        auto start = std::chrono::steady_clock::now();
+        VERISUB_RETURN_IF_ERROR(RunStep(i));
+        stream_.wait();
+        times.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      std::sort(times.begin(), times.end());
+      p.seconds = times[times.size() / 2];
+      out.push_back(std::move(p));
+    }
+  } catch (const dnnl::error& e) {
+    return InternalError(std::string("oneDNN: ") + e.what());
+  }
+  return out;
+}
+
 }  // namespace verisub::runtime::dnnl_backend

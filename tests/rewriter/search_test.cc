@@ -8,6 +8,7 @@
 
 #include "base/process_stats.h"
 #include "rewriter/optimize.h"
+#include "rewriter/rule_source.h"
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/graph_hash.h"
@@ -220,6 +221,71 @@ TEST(SearchTest, BadOptionsAreErrorsNotCrashes) {
   runtime::Graph broken = InceptionBlock();
   broken.mutable_outputs().push_back(12345);
   EXPECT_FALSE(Optimize(broken, *rules, Defaults(), &out, &report).ok());
+}
+
+}  // namespace
+}  // namespace verisub::rewriter
+
+namespace verisub::rewriter {
+namespace {
+
+// A cost model whose engine runs a relu inside the convolution that produces it (as oneDNN's
+// post-ops do): such a relu costs nothing; every other node costs 1 (the concat 3).
+class FusingModel : public runtime::CostModel {
+ public:
+  explicit FusingModel(bool fuses) : fuses_(fuses) {}
+  std::string Name() const override { return "fusing-test-model"; }
+  StatusOr<double> OpTimeUs(const runtime::OpCostQuery& q) const override {
+    return q.op == specs::OpKind::kConcat ? 3.0 : 1.0;
+  }
+  bool PricesFusion() const override { return fuses_; }
+  std::vector<char> AbsorbedNodes(const runtime::Graph& g) const override {
+    if (!fuses_) return {};
+    std::vector<char> absorbed(g.num_nodes(), 0);
+    const std::vector<int> producer = g.Producers();
+    const std::vector<int> uses = g.UseCounts();
+    for (int i = 0; i < g.num_nodes(); ++i) {
+      const runtime::Node& n = g.node(i);
+      if (n.op != specs::OpKind::kRelu) continue;
+      const int p = producer[n.inputs[0]];
+      absorbed[i] = p >= 0 && g.node(p).op == specs::OpKind::kConv2d && uses[n.inputs[0]] == 1;
+    }
+    return absorbed;
+  }
+
+ private:
+  bool fuses_;
+};
+
+// Issue 15: relu(concat(a, b)) saves a relu launch when nodes are priced one by one, but undoes
+// two conv+relu fusions on an engine that fuses: a search on such costs must not apply it, while
+// the same search on independent costs does (the twin that shows the rule matches).
+TEST(SearchTest, FusionAwareCostsKeepReluFusedIntoItsConvolution) {
+  auto parsed = ParseRulesText(
+      "(concat[axis=1] (relu ?a) (relu ?b)) => (relu (concat[axis=1] ?a ?b))\n", "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  RuleSetOptions ro;
+  ro.proved_only = false;
+  auto rules = RuleSet::Compile(std::move(parsed).value(), ro);
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  GraphBuilder b;
+  int x = b.Input("x", {1, 8, 8, 8});
+  int r1 = b.Op("relu", {b.Op(kConv1, {x, b.Weight("w1", {8, 8, 1, 1}, 1)})});
+  int r3 = b.Op("relu", {b.Op(kConv1, {x, b.Weight("w3", {8, 8, 3, 3}, 2)})});
+  b.Output(b.Op("concat[axis=1]", {r1, r3}));
+  runtime::Graph g = b.Finish();
+  for (bool fuses : {false, true}) {
+    FusingModel model(fuses);
+    OptimizeOptions o = Defaults();
+    o.cost_model = &model;
+    runtime::Graph out;
+    OptimizeReport report;
+    ASSERT_TRUE(Optimize(g, **rules, o, &out, &report).ok());
+    EXPECT_EQ(CountOp(out, "relu"), fuses ? 2 : 1) << "fuses " << fuses;
+    // Whole-graph prices: conv, conv, concat (relus fused) = 5; independent: 2 + 2 + 3 = 7 -> 6.
+    EXPECT_EQ(report.search.cost_before_us, fuses ? 5.0 : 7.0);
+    EXPECT_EQ(report.search.cost_after_us, fuses ? 5.0 : 6.0);
+  }
 }
 
 }  // namespace

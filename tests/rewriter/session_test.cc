@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "runtime/cost/cost_table.h"
 #include "runtime/executor.h"
 #include "runtime/onnx_import.h"
 #include "tests/rewriter/run_command.h"
@@ -88,9 +89,12 @@ TEST(SessionTest, OptimizesWithTheShippedRules) {
   SessionOptions opts;
   opts.optimize = true;
   opts.num_threads = 1;
+  opts.cost.cache_dir = "none";  // measured on this CPU, kept in memory only
   auto s = Session::Create("data/models/small_resnet.onnx", opts);
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_TRUE((*s)->optimize_report());
+  EXPECT_EQ((*s)->optimize_report()->cost_model, "cpu-measured:onednn:t1");
+  EXPECT_NE((*s)->cost_summary().find(" measured in "), std::string::npos) << (*s)->cost_summary();
   auto original = runtime::ImportOnnxFile("data/models/small_resnet.onnx");
   ASSERT_TRUE(original.ok());
   auto in = Inputs(*original);
@@ -124,9 +128,13 @@ using rewriter::testing::RunCommand;
 TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
   auto r = RunCommand(std::string(VERISUB_RUN_PATH) +
                       " data/models/squeezenet1_1.onnx --runs 3 --warmup 1 --threads 1 --check "
-                      "--input data/models/squeezenet1_1.input_0.pb");
+                      "--profile 2 --input data/models/squeezenet1_1.input_0.pb");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("prepare:"), std::string::npos) << r.output;
+  // The profile: time per kind of step (convolutions first in SqueezeNet), then the costliest.
+  EXPECT_NE(r.output.find("profile:  "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n  conv2d "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("costliest steps:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("check:    ok"), std::string::npos) << r.output;
   std::string last = r.output.substr(r.output.rfind("verisub-run: "));
   double median = 0, min = 0;
@@ -139,6 +147,24 @@ TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
   EXPECT_LE(min, median);
   EXPECT_EQ(last.back(), '\n');
   EXPECT_EQ(last.find('\n'), last.size() - 1);  // the last line
+}
+
+// --optimize times the kernels with the run's thread count and keeps them in the given table.
+TEST(VerisubRunTest, OptimizesOnMeasuredCostsKeptInATable) {
+  const std::string table = ::testing::TempDir() + "verisub_run_costs_t1.txt";
+  std::remove(table.c_str());
+  auto r = RunCommand(std::string(VERISUB_RUN_PATH) +
+                      " data/models/squeezenet1_1.onnx --optimize --runs 2 --warmup 0 --threads 1 "
+                      "--check --cost-table " +
+                      table);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("costs:    cpu-measured:onednn:t1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("check:    ok"), std::string::npos) << r.output;
+  auto t = runtime::CostTable::Load(table);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->header().threads, 1);
+  EXPECT_GT(t->size(), 0);
+  std::remove(table.c_str());
 }
 
 TEST(VerisubRunTest, RejectsBadFlags) {

@@ -11,6 +11,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "rewriter/report_json.h"
+#include "runtime/cost/cost_table.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
 #include "tests/rewriter/run_command.h"
@@ -54,9 +55,10 @@ class VerisubOptTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // The default cost model is cpu-measured: its cache goes to the test's folder, not $HOME.
   std::string Opt(const std::string& args) {
     return std::string(VERISUB_OPT_PATH) + " " + (dir_ / "in.onnx").string() + " -o " +
-           (dir_ / "out.onnx").string() + " " + args;
+           (dir_ / "out.onnx").string() + " --cost-cache " + (dir_ / "cache").string() + " " + args;
   }
 
   fs::path dir_;
@@ -64,8 +66,8 @@ class VerisubOptTest : public ::testing::Test {
 
 TEST_F(VerisubOptTest, OptimizesVerifiesAndReports) {
   CommandResult r =
-      RunCommand(Opt("--rules data/rules/handwritten.txt --allow-unproved --verify-outputs "
-                     "--report " +
+      RunCommand(Opt("--cost analytic --rules data/rules/handwritten.txt --allow-unproved "
+                     "--verify-outputs --report " +
                      (dir_ / "report.json").string()));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("cost before:"), std::string::npos) << r.output;
@@ -84,6 +86,54 @@ TEST_F(VerisubOptTest, OptimizesVerifiesAndReports) {
         "\"opaque_ops\": {}"})
     EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
   EXPECT_FALSE(fs::exists(dir_ / "report.json.tmp"));
+}
+
+// Issue 15: the measured costs are kept in a table; with the table complete, a second run measures
+// nothing (--cost-missing error proves it) and writes the same model.
+TEST_F(VerisubOptTest, MeasuredCostsAreSavedAndReproduce) {
+  const std::string table = (dir_ / "costs.txt").string();
+  CommandResult first = RunCommand(Opt("--cost cpu-measured --cost-table " + table));
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("cost model:      cpu-measured:onednn:t1"), std::string::npos)
+      << first.output;
+  auto t = runtime::CostTable::Load(table);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_GT(t->size(), 0);
+  EXPECT_EQ(t->header().engine, "onednn");
+  const std::string out1 = ReadFile(dir_ / "out.onnx");
+  fs::remove(dir_ / "out.onnx");
+  CommandResult again =
+      RunCommand(Opt("--cost cpu-measured --cost-missing error --cost-table " + table));
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find(" 0 measured"), std::string::npos) << again.output;
+  EXPECT_EQ(ReadFile(dir_ / "out.onnx"), out1);
+  // An empty table with --cost-missing error names the missing instance.
+  const std::string empty = (dir_ / "empty.txt").string();
+  ASSERT_TRUE(runtime::CostTable(t->header()).Save(empty).ok());
+  CommandResult missing =
+      RunCommand(Opt("--cost cpu-measured --cost-missing error --cost-table " + empty));
+  EXPECT_EQ(missing.code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("no entry for 'conv2d["), std::string::npos) << missing.output;
+}
+
+TEST_F(VerisubOptTest, BadCostTablesAndFlagsFail) {
+  const fs::path bad = dir_ / "bad.txt";
+  std::ofstream(bad) << "header { magic: \"something else\" }\n";
+  CommandResult r = RunCommand(Opt("--cost-table " + bad.string()));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("bad.txt"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+  EXPECT_EQ(RunCommand(Opt("--cost cpu-measured --device v100")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--cost gpu")).code, 2);
+  EXPECT_EQ(RunCommand(Opt("--cost-threads 0")).code, 2);
+  // A cache that cannot be created is a warning: the model is still written.
+  std::ofstream(dir_ / "file") << "x";
+  CommandResult cache = RunCommand(
+      std::string(VERISUB_OPT_PATH) + " " + (dir_ / "in.onnx").string() + " -o " +
+      (dir_ / "out.onnx").string() + " --cost-cache " + (dir_ / "file" / "sub").string());
+  EXPECT_EQ(cache.code, 0) << cache.output;
+  EXPECT_NE(cache.output.find("warning: cost cache"), std::string::npos) << cache.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out.onnx"));
 }
 
 TEST_F(VerisubOptTest, FindsTheShippedRulesFromAnyDirectory) {
@@ -226,7 +276,8 @@ namespace verisub::rewriter {
 namespace {
 
 TEST_F(VerisubOptTest, UnprovedRulesItAppliesAreNamedLoudly) {
-  CommandResult r = RunCommand(Opt("--rules data/rules/handwritten.txt --allow-unproved"));
+  CommandResult r =
+      RunCommand(Opt("--cost analytic --rules data/rules/handwritten.txt --allow-unproved"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("WARNING: applied an UNPROVED rule (unchecked) 1 time(s): "),
             std::string::npos)

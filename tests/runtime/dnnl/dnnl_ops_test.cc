@@ -65,6 +65,19 @@ TEST(DnnlOpsTest, ConvolutionGeometries) {
   }
 }
 
+// A kernel computed at run time (a rewritten graph can compute one) is converted to the
+// convolution's layout each run instead of falling back to the reference kernels.
+TEST(DnnlOpsTest, ConvolutionWithRunTimeWeights) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 9, 9}).Input("w", {16, 8, 3, 3}).Output("y", {1, 16, 9, 9});
+  b.RandomWeight("b", {16}, 2);
+  SetInts(b.Node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c"}, {"y"}, "relu");
+  PrepareStats s = Check(b, "conv_runtime_weights");
+  EXPECT_EQ(s.fallback_nodes, 0);
+  EXPECT_EQ(s.fused_nodes, 2);  // the bias and the relu
+}
+
 TEST(DnnlOpsTest, ConvBatchnormReluResidualFuseIntoOneKernel) {
   ModelBuilder b;
   b.Input("x", {1, 16, 10, 10}).Output("y", {1, 16, 10, 10});
@@ -421,6 +434,27 @@ TEST(DnnlOpsTest, DataMovement) {
   EXPECT_EQ(Check(b, "data_movement").fallback_nodes, 0);
 }
 
+// Slice with unit steps runs as a reorder of the sub-tensor: channel halves of a blocked
+// convolution output (ShuffleNet's split; 6 channels: not whole blocks), a negative start, the last
+// axis with axes omitted, ends past the dimension; a step of 2 runs on the reference kernel.
+TEST(DnnlOpsTest, Slices) {
+  ModelBuilder b;
+  b.Input("x", {1, 12, 4, 5}).RandomWeight("w", {12, 12, 1, 1}, 1);
+  b.Output("lo", {1, 6, 4, 5}).Output("hi", {1, 6, 4, 5}).Output("last", {1, 12, 4, 3});
+  b.Output("odd", {1, 12, 2, 5});
+  b.Int64Weight("zero", {0}).Int64Weight("six", {6}).Int64Weight("big", {1000});
+  b.Int64Weight("minus6", {-6}).Int64Weight("one", {1}).Int64Weight("two", {2});
+  b.Int64Weight("s4", {0, 0, 0, 2}).Int64Weight("e4", {1, 12, 4, 1000});
+  b.Int64Weight("step2", {2});
+  b.Node("Conv", {"x", "w"}, {"c"});  // blocked
+  b.Node("Slice", {"c", "zero", "six", "one"}, {"lo"});
+  b.Node("Slice", {"c", "minus6", "big", "one", "one"}, {"hi"});
+  b.Node("Slice", {"c", "s4", "e4"}, {"last"});
+  b.Node("Slice", {"c", "zero", "big", "two", "step2"}, {"odd"});
+  PrepareStats s = Check(b, "slices");
+  EXPECT_EQ(s.fallback_nodes, 1);  // the step of 2
+}
+
 TEST(DnnlOpsTest, ReferenceFallbackBetweenBlockedKernels) {
   ModelBuilder b;
   b.Input("x", {1, 8, 5, 5}).Output("y", {1, 8, 5, 5});
@@ -489,6 +523,19 @@ TEST(DnnlOpsTest, TimesNodes) {
     EXPECT_GE(*t, 0.0);
   }
   EXPECT_FALSE((*m)->TimeNode(g->num_nodes(), 3).ok());
+  // The profile has every step: the convolution with its relu, the erf on the reference kernels
+  // and the conversions around it.
+  auto profile = (*m)->Profile(2);
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  ASSERT_EQ(static_cast<int>(profile->size()), (*m)->stats().steps);
+  int conv = 0, reference = 0;
+  for (const StepProfile& p : *profile) {
+    EXPECT_GE(p.seconds, 0.0);
+    conv += p.kind == "conv2d" && p.nodes == 2;  // conv2d and relu
+    reference += p.reference && p.kind == "erf";
+  }
+  EXPECT_EQ(conv, 1);
+  EXPECT_EQ(reference, 1);
   // The output is unchanged by timing (kernels rerun on the same buffers).
   auto again = (*m)->Run(testing::RandomInputs(*g, 1));
   ASSERT_TRUE(again.ok());

@@ -1,0 +1,160 @@
+// CostSource: the analytic model, or the measured CPU model with its tables.
+#include "rewriter/cost_source.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "rewriter/rule_source.h"
+#include "runtime/cost/analytic_cost.h"
+#ifdef VERISUB_HAVE_DNNL
+#include "runtime/dnnl/measured_cost.h"
+#endif
+
+namespace verisub::rewriter {
+namespace {
+
+class AnalyticSource : public CostSource {
+ public:
+  explicit AnalyticSource(runtime::DeviceDescription d) : model_(std::move(d)) {}
+  const runtime::CostModel& model() const override { return model_; }
+  std::string Summary() const override { return model_.Name(); }
+  Status Save() override { return Status::Ok(); }
+
+ private:
+  runtime::AnalyticCostModel model_;
+};
+
+#ifdef VERISUB_HAVE_DNNL
+
+std::string DefaultCacheDir() {
+  namespace fs = std::filesystem;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "verisub");
+  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "verisub");
+  return "";
+}
+
+class MeasuredSource : public CostSource {
+ public:
+  static StatusOr<std::unique_ptr<CostSource>> Create(const CostOptions& o) {
+    auto missing = runtime::ParseMissingCost(o.missing);
+    if (!missing.ok()) return missing.status();
+    runtime::MeasureOptions mo;
+    mo.threads = o.threads;
+    mo.missing = *missing;
+    const runtime::CostTableHeader here = runtime::ThisMachine(o.threads);
+    auto src = std::unique_ptr<MeasuredSource>(new MeasuredSource());
+    runtime::CostTable table(here);
+    std::error_code ec;
+    if (!o.table_path.empty()) {
+      src->save_path_ = o.table_path;
+      if (std::filesystem::exists(o.table_path, ec)) {
+        auto t = runtime::CostTable::Load(o.table_path);
+        if (!t.ok()) return t.status();
+        if (!t->header().SameMachine(here))
+          src->notes_ += "; note: the table was measured on " + t->header().Describe() +
+                         ", not on this machine (" + here.Describe() + ")";
+        table = std::move(t).value();
+        src->loaded_ = table.size();
+        src->from_ = o.table_path;
+      }
+    } else {
+      std::string shipped =
+          o.use_shipped_tables ? FindShippedPath("data/costs/" + here.FileName()) : "";
+      if (!shipped.empty()) {
+        auto t = runtime::CostTable::Load(shipped);
+        if (!t.ok()) return t.status();
+        if (t->header().SameMachine(here)) {
+          table.MergeMissing(*t);
+          src->from_ = shipped;
+        }
+      }
+      std::string dir = o.cache_dir.empty() ? DefaultCacheDir() : o.cache_dir;
+      if (dir != "none" && !dir.empty()) {
+        src->save_path_ = (std::filesystem::path(dir) / here.FileName()).string();
+        src->make_dir_ = dir;
+        if (std::filesystem::is_regular_file(src->save_path_, ec)) {
+          auto t = runtime::CostTable::Load(src->save_path_);
+          // A damaged cache is only a cache: it is measured again and replaced.
+          if (t.ok() && t->header().SameMachine(here)) {
+            table.MergeMissing(*t);
+            src->from_ += (src->from_.empty() ? "" : " + ") + src->save_path_;
+          } else if (!t.ok()) {
+            src->notes_ += "; note: ignored the cost cache: " + t.status().message();
+          }
+        }
+      }
+      src->loaded_ = table.size();
+    }
+    src->initial_size_ = table.size();
+    src->model_ = std::make_unique<runtime::MeasuredCpuCostModel>(mo, std::move(table));
+    return std::unique_ptr<CostSource>(std::move(src));
+  }
+
+  const runtime::CostModel& model() const override { return *model_; }
+
+  std::string Summary() const override {
+    auto st = model_->stats();
+    std::ostringstream out;
+    out << model_->Name() << " (table: " << (from_.empty() ? "new" : from_) << ", " << loaded_
+        << " entries; " << st.hits << " answered from it, " << st.measured << " measured in ";
+    out.precision(3);
+    out << st.measure_seconds << " s, " << st.estimated << " estimated)" << notes_;
+    return out.str();
+  }
+
+  Status Save() override {
+    runtime::CostTable table = model_->table();
+    if (table.size() == initial_size_ || save_path_.empty()) return Status::Ok();
+    if (!make_dir_.empty()) {
+      // The per-user cache folder is ours to create (never a folder the user named).
+      std::error_code ec;
+      std::filesystem::create_directories(make_dir_, ec);
+      if (ec)
+        return FailedPrecondition("cost cache: cannot create '" + make_dir_ + "': " + ec.message());
+    }
+    return table.Save(save_path_);
+  }
+
+ private:
+  MeasuredSource() = default;
+  std::unique_ptr<runtime::MeasuredCpuCostModel> model_;
+  std::string save_path_, make_dir_, from_, notes_;
+  int64_t loaded_ = 0, initial_size_ = 0;
+};
+
+#endif  // VERISUB_HAVE_DNNL
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CostSource>> CostSource::Create(const CostOptions& options) {
+  std::string cost = options.cost;
+  if (cost == "auto") {
+#ifdef VERISUB_HAVE_DNNL
+    cost = "cpu-measured";
+#else
+    cost = "analytic";
+#endif
+  }
+  if (cost == "analytic") {
+    auto d = runtime::DevicePreset(options.device);
+    if (!d.ok()) return d.status();
+    return std::unique_ptr<CostSource>(new AnalyticSource(*d));
+  }
+  if (cost == "cpu-measured") {
+    if (options.threads < 1)
+      return InvalidArgument("cost threads must be at least 1 (got " +
+                             std::to_string(options.threads) + ")");
+#ifdef VERISUB_HAVE_DNNL
+    return MeasuredSource::Create(options);
+#else
+    return FailedPrecondition(
+        "cost model cpu-measured needs the oneDNN backend, which this build lacks "
+        "(install libdnnl-dev and rebuild, or use --cost analytic)");
+#endif
+  }
+  return InvalidArgument("unknown cost model '" + options.cost +
+                         "' (known: auto, analytic, cpu-measured)");
+}
+
+}  // namespace verisub::rewriter

@@ -1,0 +1,162 @@
+// Cost tables: text form, checks, merge.
+#include "runtime/cost/cost_table.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include "base/file_io.h"
+#include "runtime/cost/cost_table.pb.h"
+
+namespace verisub::runtime {
+namespace {
+
+constexpr char kMagic[] = "verisub-cost-table";
+// A table of a million entries is about 150 MB of text.
+constexpr uint64_t kMaxTableBytes = uint64_t{512} << 20;
+
+namespace pb = verisub::costs::v1;
+
+// Collects the text-format parser's complaints instead of letting protobuf log them.
+class Collector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (first.empty())
+      first = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) + ": " +
+              message;
+  }
+  void AddWarning(int, int, const std::string&) override {}
+  std::string first;
+};
+
+}  // namespace
+
+bool CostTableHeader::SameMachine(const CostTableHeader& o) const {
+  return engine == o.engine && engine_version == o.engine_version && cpu_model == o.cpu_model &&
+         isa == o.isa && threads == o.threads;
+}
+
+std::string CostTableHeader::Describe() const {
+  return engine + " " + engine_version + ", " + isa + ", " + std::to_string(threads) +
+         (threads == 1 ? " thread, " : " threads, ") + cpu_model;
+}
+
+std::string CostTableHeader::FileName() const {
+  std::string name =
+      engine + "-" + engine_version + "-" + isa + "-t" + std::to_string(threads) + "-" + cpu_model;
+  std::string out;
+  for (char c : name) {
+    unsigned char u = static_cast<unsigned char>(c);
+    char m = std::isalnum(u) || c == '.' ? static_cast<char>(std::tolower(u)) : '-';
+    if (m == '-' && (out.empty() || out.back() == '-')) continue;
+    out += m;
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out + ".costs.txt";
+}
+
+StatusOr<CostTable> CostTable::Parse(std::string_view text, const std::string& source) {
+  pb::CostTable proto;
+  google::protobuf::TextFormat::Parser parser;
+  Collector errors;
+  parser.RecordErrorsTo(&errors);
+  if (text.size() > kMaxTableBytes)
+    return InvalidArgument("cost table '" + source + "' is larger than " +
+                           std::to_string(kMaxTableBytes >> 20) + " MB");
+  if (!parser.ParseFromString(std::string(text), &proto))
+    return InvalidArgument("cost table '" + source + "' does not parse: " +
+                           (errors.first.empty() ? "malformed text" : errors.first));
+  const pb::CostTableHeader& h = proto.header();
+  if (h.magic() != kMagic)
+    return InvalidArgument("'" + source + "' is not a verisub cost table (header.magic is not \"" +
+                           kMagic + "\")");
+  if (h.schema_version() != kCostTableSchema)
+    return InvalidArgument("cost table '" + source + "' has schema " +
+                           std::to_string(h.schema_version()) + "; this build reads schema " +
+                           std::to_string(kCostTableSchema) + " (measure it again)");
+  if (h.threads() < 1 || h.threads() > 4096)
+    return InvalidArgument("cost table '" + source + "': header.threads must be in [1, 4096]");
+  if (proto.entries_size() > kMaxCostTableEntries)
+    return InvalidArgument("cost table '" + source + "' has more than " +
+                           std::to_string(kMaxCostTableEntries) + " entries");
+  CostTableHeader header{h.engine(), h.engine_version(), h.cpu_model(), h.isa(),
+                         static_cast<int>(h.threads())};
+  CostTable table(std::move(header));
+  for (int i = 0; i < proto.entries_size(); ++i) {
+    const pb::CostEntry& e = proto.entries(i);
+    const std::string where = "cost table '" + source + "', entry " + std::to_string(i + 1);
+    if (e.key().empty()) return InvalidArgument(where + ": empty key");
+    if (!std::isfinite(e.time_us()) || e.time_us() < 0)
+      return InvalidArgument(where + " ('" + e.key() + "'): time_us must be finite and >= 0");
+    if (e.runs() > 1000000000u)
+      return InvalidArgument(where + " ('" + e.key() + "'): runs out of range");
+    if (!table.entries_.emplace(e.key(), CostTableEntry{e.time_us(), static_cast<int>(e.runs())})
+             .second)
+      return InvalidArgument(where + ": key '" + e.key() + "' appears twice");
+  }
+  return table;
+}
+
+StatusOr<CostTable> CostTable::Load(const std::string& path) {
+  auto text = base::ReadFile(path, kMaxTableBytes);
+  if (!text.ok()) return text.status().WithContext("cost table");
+  return Parse(*text, path);
+}
+
+std::string CostTable::Serialize() const {
+  pb::CostTable proto;
+  pb::CostTableHeader* h = proto.mutable_header();
+  h->set_magic(kMagic);
+  h->set_schema_version(kCostTableSchema);
+  h->set_engine(header_.engine);
+  h->set_engine_version(header_.engine_version);
+  h->set_cpu_model(header_.cpu_model);
+  h->set_isa(header_.isa);
+  h->set_threads(static_cast<uint32_t>(header_.threads));
+  for (const auto& [key, e] : entries_) {  // std::map: sorted by key
+    pb::CostEntry* pe = proto.add_entries();
+    pe->set_key(key);
+    pe->set_time_us(e.time_us);
+    pe->set_runs(static_cast<uint32_t>(e.runs));
+  }
+  std::string out =
+      "# verisub cost table (runtime/cost/cost_table.proto): " + header_.Describe() + "\n";
+  std::string body;
+  google::protobuf::TextFormat::Printer printer;
+  printer.SetUseUtf8StringEscaping(true);
+  printer.PrintToString(proto, &body);
+  return out + body;
+}
+
+Status CostTable::Save(const std::string& path) const {
+  CostTable merged = *this;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    // A table of the same machine there: keep what it has and we lack. Anything else (another
+    // machine, a damaged file) is replaced by ours.
+    auto existing = Load(path);
+    if (existing.ok() && existing->header().SameMachine(header_)) merged.MergeMissing(*existing);
+  }
+  return base::WriteFileAtomically(path, merged.Serialize()).WithContext("cost table");
+}
+
+std::optional<double> CostTable::Find(const std::string& key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.time_us;
+}
+
+void CostTable::Insert(const std::string& key, double time_us, int runs) {
+  entries_[key] = CostTableEntry{time_us, runs};
+}
+
+int CostTable::MergeMissing(const CostTable& other) {
+  int added = 0;
+  for (const auto& [key, e] : other.entries_) added += entries_.emplace(key, e).second;
+  return added;
+}
+
+}  // namespace verisub::runtime

@@ -1,0 +1,79 @@
+// The measured CPU cost model: each operator instance is run on the oneDNN backend as the backend
+// would run it in a model (weights prepared once, its own blocked layouts, the given thread
+// count) and timed (warm-up runs, then the median of repeated runs); times are kept in a
+// CostTable, so each instance is measured once per machine and a shipped or saved table makes an
+// optimization reproducible. The model also knows what the backend fuses (a convolution's bias,
+// activations and residual add run as post-ops of its kernel): those nodes cost nothing of their
+// own, which is what keeps a search from undoing a fusion (moving a ReLU behind a Concat).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "runtime/backend.h"
+#include "runtime/cost/analytic_cost.h"
+#include "runtime/cost/cost_model.h"
+#include "runtime/cost/cost_table.h"
+
+namespace verisub::runtime {
+
+// What to do with an instance the table lacks.
+enum class MissingCost {
+  kMeasure,   // time it now and add it to the table
+  kAnalytic,  // the analytic cpu-2core estimate (nothing is timed; the table is unchanged)
+  kError,     // fail, naming the instance: a table that must be complete
+};
+StatusOr<MissingCost> ParseMissingCost(const std::string& name);  // measure|analytic|error
+
+struct MeasureOptions {
+  int threads = 1;
+  MissingCost missing = MissingCost::kMeasure;
+  int warmup_runs = 2;
+  // Timed runs: enough to fill `target_seconds`, within [min_runs, max_runs].
+  int min_runs = 5;
+  int max_runs = 100;
+  double target_seconds = 0.02;
+};
+
+// This machine as a cost table header: engine "onednn", its version and effective ISA, the CPU
+// model from /proc/cpuinfo, `threads`.
+CostTableHeader ThisMachine(int threads);
+
+class MeasuredCpuCostModel : public CostModel {
+ public:
+  // `table` holds known times (e.g. loaded from a file); measurements are added to it.
+  MeasuredCpuCostModel(MeasureOptions options, CostTable table);
+  ~MeasuredCpuCostModel() override;
+
+  std::string Name() const override;
+  StatusOr<double> OpTimeUs(const OpCostQuery& q) const override;
+  bool PricesFusion() const override { return true; }
+  std::vector<char> AbsorbedNodes(const Graph& g) const override;
+  double SecondsMeasuring() const override { return stats().measure_seconds; }
+
+  // Times one spec operator instance on the backend (no table involved). Opaque instances carry
+  // no attributes to rebuild them from: an error.
+  StatusOr<double> Measure(const OpCostQuery& q, int* runs) const;
+
+  // A copy of the table as it is now (known and measured entries).
+  CostTable table() const;
+  struct Stats {
+    int64_t hits = 0;       // answered from the table
+    int64_t measured = 0;   // timed now
+    int64_t estimated = 0;  // analytic: opaque operators, or MissingCost::kAnalytic
+    double measure_seconds = 0;
+  };
+  Stats stats() const;
+
+ private:
+  MeasureOptions options_;
+  std::unique_ptr<Backend> backend_;
+  AnalyticCostModel estimate_;
+  mutable std::mutex mu_;
+  mutable CostTable table_;
+  mutable Stats stats_;
+};
+
+}  // namespace verisub::runtime

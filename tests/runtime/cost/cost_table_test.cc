@@ -1,0 +1,110 @@
+// Cost tables: the text form round-trips byte for byte, damaged files are refused naming the file
+// and entry, and saving merges with a table of the same machine already there.
+#include "runtime/cost/cost_table.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace verisub::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+CostTableHeader Header(int threads = 1) {
+  return CostTableHeader{"onednn", "2.6.3", "Test CPU (R) 9000", "avx2", threads};
+}
+
+class CostTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("cost_table_test_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CostTableTest, RoundTripsSortedAndByteIdentical) {
+  CostTable a(Header());
+  a.Insert("relu [1,8] -> [1,8] @default", 1.5, 100);
+  a.Insert("conv2d[...] [1,3,8,8],[4,3,3,3] -> [1,4,8,8] w=2 @default", 12.25, 40);
+  CostTable b(Header());  // the same entries inserted in the other order
+  b.Insert("conv2d[...] [1,3,8,8],[4,3,3,3] -> [1,4,8,8] w=2 @default", 12.25, 40);
+  b.Insert("relu [1,8] -> [1,8] @default", 1.5, 100);
+  EXPECT_EQ(a.Serialize(), b.Serialize());
+  auto parsed = CostTable::Parse(a.Serialize(), "a.txt");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->Serialize(), a.Serialize());
+  EXPECT_TRUE(parsed->header().SameMachine(Header()));
+  EXPECT_EQ(parsed->size(), 2);
+  EXPECT_EQ(parsed->Find("relu [1,8] -> [1,8] @default"), 1.5);
+  EXPECT_FALSE(parsed->Find("relu [1,9] -> [1,9] @default").has_value());
+  EXPECT_LT(a.Serialize().find("conv2d"), a.Serialize().find("relu"));
+}
+
+TEST_F(CostTableTest, DamagedTablesAreRefusedNamingTheFault) {
+  const std::string good = CostTable(Header()).Serialize();
+  struct Case {
+    std::string text, expect;
+  };
+  std::string with_entry = good + "entries { key: \"k\" time_us: 1 runs: 1 }\n";
+  std::vector<Case> cases = {
+      {"not a table {", "does not parse"},
+      {"header { magic: \"other\" schema_version: 1 threads: 1 }", "not a verisub cost table"},
+      {"header { magic: \"verisub-cost-table\" schema_version: 7 threads: 1 }", "schema 7"},
+      {"header { magic: \"verisub-cost-table\" schema_version: 1 threads: 0 }", "threads"},
+      {good + "entries { key: \"\" time_us: 1 }", "entry 1: empty key"},
+      {good + "entries { key: \"k\" time_us: -1 }", "time_us must be finite"},
+      {good + "entries { key: \"k\" time_us: nan }", "time_us must be finite"},
+      {with_entry + "entries { key: \"k\" time_us: 2 }", "entry 2: key 'k' appears twice"},
+  };
+  for (const Case& c : cases) {
+    auto t = CostTable::Parse(c.text, "damaged.txt");
+    ASSERT_FALSE(t.ok()) << c.text;
+    EXPECT_NE(t.status().message().find("damaged.txt"), std::string::npos) << t.status().message();
+    EXPECT_NE(t.status().message().find(c.expect), std::string::npos) << t.status().message();
+  }
+  EXPECT_TRUE(CostTable::Parse(with_entry, "ok.txt").ok());
+  auto missing = CostTable::Load((dir_ / "none.txt").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("none.txt"), std::string::npos);
+}
+
+TEST_F(CostTableTest, SaveMergesWithTheSameMachineOnly) {
+  const std::string path = (dir_ / "t.txt").string();
+  CostTable first(Header());
+  first.Insert("a", 1, 1);
+  first.Insert("b", 2, 1);
+  ASSERT_TRUE(first.Save(path).ok());
+  CostTable second(Header());
+  second.Insert("b", 3, 1);  // ours wins for a key both have
+  second.Insert("c", 4, 1);
+  ASSERT_TRUE(second.Save(path).ok());
+  auto merged = CostTable::Load(path);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  EXPECT_EQ(merged->size(), 3);
+  EXPECT_EQ(merged->Find("a"), 1);
+  EXPECT_EQ(merged->Find("b"), 3);
+  // Another thread count is another machine: its table replaces the file, nothing is mixed.
+  CostTable other(Header(2));
+  other.Insert("z", 9, 1);
+  ASSERT_TRUE(other.Save(path).ok());
+  auto replaced = CostTable::Load(path);
+  ASSERT_TRUE(replaced.ok());
+  EXPECT_EQ(replaced->size(), 1);
+  EXPECT_EQ(replaced->header().threads, 2);
+}
+
+TEST(CostTableHeaderTest, FileNameIsPortable) {
+  EXPECT_EQ(Header().FileName(), "onednn-2.6.3-avx2-t1-test-cpu-r-9000.costs.txt");
+  EXPECT_NE(Header().Describe().find("1 thread, Test CPU"), std::string::npos);
+  EXPECT_FALSE(Header().SameMachine(Header(2)));
+}
+
+}  // namespace
+}  // namespace verisub::runtime
