@@ -127,28 +127,26 @@ Flags& Flags::Bool(const std::string& name, bool* value, const std::string& help
   return *this;
 }
 
-Flags& Flags::Int(const std::string& name, int* value, int min, int max, const std::string& help) {
+Flags::Flag& Flags::AddInteger(const std::string& name, void* target, int64_t min, int64_t max,
+                               int64_t value, const std::string& help) {
   Flag& f = Add(name, help);
-  f.kind = Flag::Kind::kInt;
-  f.target = value;
+  f.target = target;
   f.min = min;
   f.max = max;
   f.value_name = "N";
   f.range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  f.default_text = std::to_string(*value);
+  f.default_text = std::to_string(value);
+  return f;
+}
+
+Flags& Flags::Int(const std::string& name, int* value, int min, int max, const std::string& help) {
+  AddInteger(name, value, min, max, *value, help).kind = Flag::Kind::kInt;
   return *this;
 }
 
 Flags& Flags::Int64(const std::string& name, int64_t* value, int64_t min, int64_t max,
                     const std::string& help) {
-  Flag& f = Add(name, help);
-  f.kind = Flag::Kind::kInt64;
-  f.target = value;
-  f.min = min;
-  f.max = max;
-  f.value_name = "N";
-  f.range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  f.default_text = std::to_string(*value);
+  AddInteger(name, value, min, max, *value, help).kind = Flag::Kind::kInt64;
   return *this;
 }
 

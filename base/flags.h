@@ -94,6 +94,9 @@ class Flags {
   struct Flag;
   struct Pos;
   Flag& Add(const std::string& name, const std::string& help);
+  // The part Int and Int64 share; the caller sets the kind.
+  Flag& AddInteger(const std::string& name, void* target, int64_t min, int64_t max, int64_t value,
+                   const std::string& help);
   Flag* Find(const std::string& name);
   const Flag* Find(const std::string& name) const;
   Status Set(Flag& f, const std::string& text);

@@ -1,53 +1,17 @@
-// verisub-gen: the offline half. Lists the operator set, or generates candidate rules.
+// verisub-gen: the offline half. Lists the operator set, or generates candidate rules or the
+// rules database (gen/commands.h); the verifier's modes are verisub-verify's (verify/cli.h).
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
 
-#include "base/flags.h"
 #include "base/file_io.h"
-#include "gen/config.h"
-#include "gen/generator.h"
+#include "base/flags.h"
+#include "gen/commands.h"
 #include "gen/pipeline.h"
-#include "gen/rule_coverage.h"
-#include "ruledb/database.h"
-#include "specs/axiom.h"
-#include "specs/registry.h"
 #include "verify/cli.h"
 
 namespace {
-
-int ListOps() {
-  using namespace verisub::specs;  // NOLINT
-  auto axioms = AllAxioms();
-  if (!axioms.ok()) {
-    std::fprintf(stderr, "verisub-gen: %s\n", axioms.status().message().c_str());
-    return 1;
-  }
-  std::printf("%-14s %-3s %-3s %-34s %s\n", "operator", "in", "out", "layouts",
-              "parameters {generator domain}");
-  for (const OpSpec& op : AllOps()) {
-    std::string params;
-    for (const ParamDesc& d : op.params) {
-      params += d.name + "{";
-      for (size_t i = 0; i < d.domain.size(); ++i) {
-        Params p;
-        p[d.slot] = d.domain[i];
-        params += (i ? "," : "") + FormatParamValue(d, p);
-      }
-      params += "} ";
-    }
-    std::string layouts = op.layouts.layout_agnostic ? "any (elementwise)" : "";
-    for (Layout l : op.layouts.layouts)
-      layouts += (layouts.empty() ? "" : ",") + std::string(LayoutName(l));
-    if (layouts.empty()) layouts = "plain";
-    std::printf("%-14s %-3d %-3d %-34s %s\n", op.name.c_str(), op.num_inputs, op.num_outputs,
-                layouts.c_str(), params.c_str());
-  }
-  std::printf("\n%zu operators, %zu axioms, op-set fingerprint %s\n", AllOps().size(),
-              axioms->size(), OpSetFingerprintHex().c_str());
-  return 0;
-}
 
 constexpr const char* kSynopsis =
     "--list-ops\n"
@@ -66,90 +30,26 @@ constexpr const char* kEpilog =
     "Exit codes: 0 success, 1 generation failed, 2 usage or config error, 3 a reference rule is\n"
     "not among the candidates.";
 
-// Exit codes: 0 success, 1 failed, 2 usage or config error.
-int GenerateDatabase(const verisub::gen::PipelineOptions& options) {
-  auto report = verisub::gen::RunPipeline(options);
-  if (!report.ok()) {
-    std::fprintf(stderr, "verisub-gen: %s\n", report.status().message().c_str());
-    return 1;
-  }
-  std::printf("%s", verisub::gen::FormatReport(report->gen).c_str());
-  std::printf("pruning before proofs:\n%s", report->preprune.ToString().c_str());
-  if (!options.prepruned_path.empty()) {
-    std::printf("%lld candidates for the prover written to %s\n",
-                static_cast<long long>(report->preprune.output), options.prepruned_path.c_str());
-    return 0;
-  }
-  std::printf("%s\n", report->verify.Summary().c_str());
-  std::printf("pruning after proofs:\n");
-  std::printf("%s", report->prune.ToString().c_str());
-  std::printf("%s", report->Summary().c_str());
-  std::printf("rules written to %s and %s\n", options.out_path.c_str(),
-              verisub::ruledb::TextPathFor(options.out_path).c_str());
-  return 0;
-}
-
-// Exit codes: 0 success, 1 generation failed, 2 usage or config error, 3 a reference rule is
-// not among the candidates.
-int Generate(const std::string& config_path, const std::string& out_path,
-             const std::string& reference_path, int threads, bool quiet) {
-  auto config = verisub::gen::LoadConfig(config_path);
-  if (!config.ok()) {
-    std::fprintf(stderr, "verisub-gen: %s\n", config.status().message().c_str());
-    return 2;
-  }
-  std::vector<verisub::gen::ReferenceRule> reference;
-  if (!reference_path.empty()) {
-    auto text = verisub::base::ReadFile(reference_path);
-    auto rules = text.ok()
-                     ? verisub::gen::ParseReferenceRules(*text, reference_path)
-                     : verisub::StatusOr<std::vector<verisub::gen::ReferenceRule>>(text.status());
-    if (!rules.ok()) {
-      std::fprintf(stderr, "verisub-gen: %s\n", rules.status().message().c_str());
-      return 2;
-    }
-    reference = std::move(*rules);
-  }
-  verisub::gen::GenOptions options;
-  options.threads = threads;
-  options.progress = !quiet;
-  options.rules = false;  // the dump is text
-  auto result = verisub::gen::RunGenerator(*config, options);
-  if (!result.ok()) {
-    std::fprintf(stderr, "verisub-gen: %s\n", result.status().message().c_str());
-    return 2;
-  }
-  verisub::Status st = verisub::gen::WriteCandidates(result->texts, out_path);
-  if (!st.ok()) {
-    std::fprintf(stderr, "verisub-gen: %s\n", st.message().c_str());
-    return 1;
-  }
-  std::printf("%s", verisub::gen::FormatReport(result->report).c_str());
-  std::printf("candidates written to %s\n", out_path.c_str());
-  if (reference_path.empty()) return 0;
-  verisub::gen::CoverageReport cov =
-      verisub::gen::CheckCoverage(verisub::gen::RuleIndex(result->texts), reference);
-  std::printf(
-      "reference rules (%s): %zu; candidates %d, through a smaller equal graph %zu, missing %zu\n",
-      reference_path.c_str(), reference.size(), cov.candidates, cov.via.size(), cov.missing.size());
-  for (const std::string& m : cov.via)
-    std::printf("through a smaller equal graph: %s\n", m.c_str());
-  for (const std::string& m : cov.missing) std::printf("missing: %s\n", m.c_str());
-  return cov.missing.empty() ? 0 : 3;
+int Print(int code, const std::string& out, const std::string& err) {
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fwrite(err.data(), 1, err.size(), stderr);
+  return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace gen = verisub::gen;
   verisub::base::InstallTempFileCleanup();  // an interrupted write leaves no temporary
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--verify" || a == "--validate-axioms" || a == "--redundant-axioms")
       return verisub::verify::RunCli(argc, argv);
   }
-  verisub::gen::PipelineOptions pipeline;
-  pipeline.prover = verisub::gen::DefaultPipelineProver();
-  std::string config, out, reference;
+  gen::PipelineOptions pipeline;
+  pipeline.prover = gen::DefaultPipelineProver();
+  gen::CandidatesCommand candidates;
+  std::string config;
   int threads = -1;
   int64_t rlimit = pipeline.prover.resource_limit;
   bool quiet = false, list_ops = false;
@@ -159,8 +59,9 @@ int main(int argc, char** argv) {
       .Path("--out", &pipeline.out_path, "write the proved, pruned rules database here")
       .Path("--prepruned", &pipeline.prepruned_path,
             "write the candidates left after syntactic pruning here and stop")
-      .Path("--candidates", &out, "write every candidate rule here and stop")
-      .Path("--reference", &reference, "with --candidates: rules that must be among them")
+      .Path("--candidates", &candidates.out_path, "write every candidate rule here and stop")
+      .Path("--reference", &candidates.reference_path,
+            "with --candidates: rules that must be among them")
       .Path("--unproved", &pipeline.unproved_path, "with --out: write the unproved rules here")
       .Threads("--threads", &threads, 0, "worker threads, 0 for one per core")
       .ShowDefault("--threads", "the config's")
@@ -171,27 +72,31 @@ int main(int argc, char** argv) {
             "keep each rule's proof time in the database");
   if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
   pipeline.prover.resource_limit = static_cast<unsigned>(rlimit);
+  std::string out, err;
   if (list_ops) {
     if (argc != 2) return flags.UsageError("--list-ops takes no other flag");
-    return ListOps();
+    return Print(gen::ListOpSet(&out, &err), out, err);
   }
-  const int outputs = !out.empty() + !pipeline.out_path.empty() + !pipeline.prepruned_path.empty();
+  const int outputs =
+      !candidates.out_path.empty() + !pipeline.out_path.empty() + !pipeline.prepruned_path.empty();
   if (config.empty()) return flags.UsageError("--config is required (or --list-ops)");
   if (outputs != 1) return flags.UsageError("give exactly one of --out, --prepruned, --candidates");
-  if (!reference.empty() && out.empty())
+  if (!candidates.reference_path.empty() && candidates.out_path.empty())
     return flags.UsageError("--reference goes with --candidates");
   // An output that cannot be written is said before the run, not after it.
-  for (const std::string* path :
-       {&out, &pipeline.out_path, &pipeline.prepruned_path, &pipeline.unproved_path}) {
+  for (const std::string* path : {&candidates.out_path, &pipeline.out_path,
+                                  &pipeline.prepruned_path, &pipeline.unproved_path}) {
     verisub::Status st = verisub::base::CheckOutputPath(*path);
-    if (!st.ok()) {
-      std::fprintf(stderr, "verisub-gen: %s\n", st.message().c_str());
-      return 2;
-    }
+    if (!st.ok()) return Print(gen::kExitUsage, "", "verisub-gen: " + st.message() + "\n");
   }
-  if (!out.empty()) return Generate(config, out, reference, threads, quiet);
+  if (!candidates.out_path.empty()) {
+    candidates.config_path = config;
+    candidates.threads = threads;
+    candidates.progress = !quiet;
+    return Print(gen::WriteCandidatesCommand(candidates, &out, &err), out, err);
+  }
   pipeline.config_path = config;
   pipeline.threads = threads;
   pipeline.progress = !quiet;
-  return GenerateDatabase(pipeline);
+  return Print(gen::GenerateDatabaseCommand(pipeline, &out, &err), out, err);
 }

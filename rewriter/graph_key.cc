@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "specs/registry.h"
+#include "runtime/graph_hash.h"
 
 namespace verisub::rewriter {
 
@@ -15,20 +15,11 @@ using runtime::Node;
 
 namespace {
 
-uint64_t Mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
-  return h ^ (h >> 31);
-}
+using runtime::HashMix;
 
 uint64_t DefinitionOf(specs::OpKind op, const specs::Params& params, const uint64_t* inputs,
                       int num_inputs) {
-  uint64_t h = Mix(1, static_cast<uint64_t>(op));
-  for (int64_t p : params.v) h = Mix(h, static_cast<uint64_t>(p));
-  const bool swap = num_inputs == 2 && specs::GetOp(op).commutative && inputs[1] < inputs[0];
-  for (int i = 0; i < num_inputs; ++i) h = Mix(h, inputs[swap ? 1 - i : i]);
-  return h;
+  return runtime::OperatorHash(op, params, inputs, num_inputs, /*commutative=*/true);
 }
 
 // The part of a node's hash that defines its outputs: operator, parameters and the identities
@@ -36,18 +27,20 @@ uint64_t DefinitionOf(specs::OpKind op, const specs::Params& params, const uint6
 uint64_t Definition(const Node& n, const uint64_t* inputs) {
   const int k = static_cast<int>(n.inputs.size());
   if (n.op) return DefinitionOf(*n.op, n.params, inputs, k);
-  uint64_t h = Mix(2, std::hash<std::string>()(n.name));
-  for (int i = 0; i < k; ++i) h = Mix(h, inputs[i]);
+  uint64_t h = HashMix(2, std::hash<std::string>()(n.name));
+  for (int i = 0; i < k; ++i) h = HashMix(h, inputs[i]);
   return h;
 }
 
 uint64_t NodeHash(uint64_t definition, const uint64_t* outputs, size_t num_outputs) {
-  uint64_t h = Mix(definition, 3);
-  for (size_t k = 0; k < num_outputs; ++k) h = Mix(h, outputs[k]);
+  uint64_t h = HashMix(definition, 3);
+  for (size_t k = 0; k < num_outputs; ++k) h = HashMix(h, outputs[k]);
   return h;
 }
 
-uint64_t OutputTerm(size_t position, uint64_t ident) { return Mix(Mix(4, position), ident); }
+uint64_t OutputTerm(size_t position, uint64_t ident) {
+  return HashMix(HashMix(4, position), ident);
+}
 
 uint64_t IdentityOf(int v, const std::vector<uint64_t>& ident) {
   return v == kNoValue ? 0 : ident[v];
@@ -58,7 +51,7 @@ uint64_t IdentityOf(int v, const std::vector<uint64_t>& ident) {
 GraphKeys GraphKeys::ForInput(const Graph& g) {
   GraphKeys k;
   k.ident_.resize(g.num_values());
-  for (int v = 0; v < g.num_values(); ++v) k.ident_[v] = Mix(5, static_cast<uint64_t>(v));
+  for (int v = 0; v < g.num_values(); ++v) k.ident_[v] = HashMix(5, static_cast<uint64_t>(v));
   k.HashNodes(g);
   return k;
 }
@@ -109,7 +102,7 @@ std::vector<uint64_t> GraphKeys::NewIdentities(const Graph& g, const RewritePlan
     }
     const uint64_t def = DefinitionOf(n.op, n.params, inputs, n.num_inputs);
     for (int k = 0; k < n.num_outputs; ++k)
-      if (!assigned[n.first_output + k]) created[n.first_output + k] = Mix(def, k);
+      if (!assigned[n.first_output + k]) created[n.first_output + k] = HashMix(def, k);
   }
   return created;
 }

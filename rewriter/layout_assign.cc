@@ -205,4 +205,10 @@ StatusOr<LayoutAssignment> AssignLayouts(const Graph& g, const LayoutCostSource&
   return ToAssignment(g, p, s);
 }
 
+void StoreLayouts(const LayoutAssignment& a, Graph* g) {
+  VERISUB_CHECK(static_cast<int>(a.value_layouts.size()) == g->num_values());
+  for (int v = 0; v < g->num_values(); ++v)
+    if (g->value(v).layout != a.value_layouts[v]) g->mutable_value(v).layout = a.value_layouts[v];
+}
+
 }  // namespace verisub::rewriter

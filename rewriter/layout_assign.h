@@ -57,6 +57,11 @@ StatusOr<LayoutAssignment> AssignLayouts(const runtime::Graph& g, const LayoutCo
                                          const LayoutDpOptions& options, LayoutDpReport* report,
                                          const LayoutSpaceOptions& space = {});
 
+// Writes the stored layouts of `a` (an assignment computed for `g`) into `g`'s values
+// (runtime::Value::layout), where the graph text form prints them and runtime::ValueLayouts
+// reads them back for PrepareOptions::layouts.
+void StoreLayouts(const LayoutAssignment& a, runtime::Graph* g);
+
 // The assignment of a solved problem built from `g` by BuildLayoutProblem.
 LayoutAssignment ToAssignment(const runtime::Graph& g, const LayoutProblem& p,
                               const LayoutSolution& s);

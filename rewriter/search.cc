@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "base/process_stats.h"
-#include "rewriter/graph_hash.h"
+#include "runtime/graph_hash.h"
 #include "rewriter/graph_key.h"
 #include "rewriter/matcher.h"
 #include "specs/registry.h"
@@ -89,7 +89,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   *report = SearchReport();
   CostEvaluator cost(&cost_model);
   const bool whole_graph_costs = cost_model.PricesFusion();
-  GraphHasher hasher;
+  runtime::GraphHasher hasher({.commutative = true});
   auto initial_cost = cost.GraphCost(g);
   if (!initial_cost.ok()) return initial_cost.status();
 

@@ -2,6 +2,7 @@
 #include "ruledb/proto_rule.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "ruledb/text_form.h"
@@ -72,45 +73,7 @@ StatusOr<PatternGraph> GraphFromProto(const v2::Graph& p) {
   return g;
 }
 
-StatusOr<ProofStatus> ProofStatusFromProto(v2::ProofStatus s) {
-  switch (s) {
-    case v2::PROOF_STATUS_UNCHECKED:
-      return ProofStatus::kUnchecked;
-    case v2::PROOF_STATUS_PROVED:
-      return ProofStatus::kProved;
-    case v2::PROOF_STATUS_NOT_PROVED:
-      return ProofStatus::kNotProved;
-    case v2::PROOF_STATUS_UNKNOWN:
-      return ProofStatus::kUnknown;
-    case v2::PROOF_STATUS_TIMEOUT:
-      return ProofStatus::kTimeout;
-    case v2::PROOF_STATUS_ERROR:
-      return ProofStatus::kError;
-    default:
-      break;
-  }
-  return DataLoss("unknown proof status " + std::to_string(static_cast<int>(s)));
-}
-
 }  // namespace
-
-v2::ProofStatus ProofStatusToProto(ProofStatus s) {
-  switch (s) {
-    case ProofStatus::kUnchecked:
-      return v2::PROOF_STATUS_UNCHECKED;
-    case ProofStatus::kProved:
-      return v2::PROOF_STATUS_PROVED;
-    case ProofStatus::kNotProved:
-      return v2::PROOF_STATUS_NOT_PROVED;
-    case ProofStatus::kUnknown:
-      return v2::PROOF_STATUS_UNKNOWN;
-    case ProofStatus::kTimeout:
-      return v2::PROOF_STATUS_TIMEOUT;
-    case ProofStatus::kError:
-      return v2::PROOF_STATUS_ERROR;
-  }
-  return v2::PROOF_STATUS_ERROR;
-}
 
 v2::Rule RuleToProto(const Rule& r) {
   const Rule c = Canonicalize(r);
@@ -149,7 +112,10 @@ StatusOr<Rule> RuleFromProto(const v2::Rule& p) {
     r.input_ranks.push_back(static_cast<int>(std::min<uint32_t>(rank, 1000)));
   Status valid = ValidateRule(r);
   if (!valid.ok()) return DataLoss(valid.message());
-  VERISUB_ASSIGN_OR_RETURN(r.proof.status, ProofStatusFromProto(p.proof().status()));
+  std::optional<ProofStatus> status = ProofStatusFromProto(p.proof().status());
+  if (!status)
+    return DataLoss("unknown proof status " + std::to_string(static_cast<int>(p.proof().status())));
+  r.proof.status = *status;
   r.proof.axioms_used.assign(p.proof().axioms_used().begin(), p.proof().axioms_used().end());
   r.proof.seconds = p.proof().seconds();
   r.proof.reason = p.proof().reason();

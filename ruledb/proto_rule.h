@@ -7,8 +7,6 @@
 
 namespace verisub::ruledb {
 
-v2::ProofStatus ProofStatusToProto(ProofStatus s);
-
 // The message for a rule: canonical node order, every parameter by name, id = r.Id().
 v2::Rule RuleToProto(const Rule& r);
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "ruledb/rule_text.h"
 #include "specs/registry.h"
 #include "specs/term.h"
 
@@ -56,39 +57,23 @@ class Renumberer {
 // Builds pattern nodes from parsed terms, merging identical subterms.
 class PatternBuilder {
  public:
-  explicit PatternBuilder(std::map<std::string, int>* inputs) : inputs_(inputs) {}
+  explicit PatternBuilder(const std::map<std::string, int>& inputs) : inputs_(inputs) {}
 
   StatusOr<ValueRef> Add(const specs::TermAst& t) {
-    if (t.is_leaf) {
-      if (t.head.size() < 2 || t.head[0] != '?')
-        return InvalidArgument("input '" + t.head + "' must be written ?name");
-      auto it = inputs_->find(t.head);
-      if (it == inputs_->end())
-        it = inputs_->emplace(t.head, static_cast<int>(inputs_->size())).first;
-      return ValueRef{ValueRef::kInput, it->second};
-    }
-    const specs::OpSpec* op = specs::FindOp(t.head);
-    if (!op) return InvalidArgument("unknown operator '" + t.head + "'");
-    if (static_cast<int>(t.args.size()) != op->num_inputs)
-      return InvalidArgument("'" + op->name + "' takes " + std::to_string(op->num_inputs) +
-                             " inputs, got " + std::to_string(t.args.size()));
-    if (t.output >= op->num_outputs)
-      return InvalidArgument("'" + op->name + "' has no output " + std::to_string(t.output));
+    if (t.is_leaf) return ValueRef{ValueRef::kInput, inputs_.at(t.head)};
+    VERISUB_ASSIGN_OR_RETURN(const specs::OpSpec* op, specs::ResolveTermOp(t));
     PatternNode node;
     node.op = op->kind;
     for (const auto& [key, value] : t.params) {
-      const specs::ParamDesc* d = op->FindParam(key);
-      if (!d) return InvalidArgument("'" + op->name + "' has no parameter '" + key + "'");
-      Status st = specs::ParseParamValue(*d, value, &node.params);
+      Status st = specs::ParseParamValue(*op->FindParam(key), value, &node.params);
       if (!st.ok()) return st.WithContext(op->name);
     }
     if (t.params.size() != op->params.size())
       return InvalidArgument("'" + op->name + "' needs all of its " +
                              std::to_string(op->params.size()) + " parameters written out");
     for (const specs::TermAst& a : t.args) {
-      auto v = Add(a);
-      if (!v.ok()) return v.status();
-      node.inputs.push_back(*v);
+      VERISUB_ASSIGN_OR_RETURN(ValueRef v, Add(a));
+      node.inputs.push_back(v);
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (g_.nodes[i] == node) return ValueRef{static_cast<int>(i), t.output};
@@ -99,50 +84,22 @@ class PatternBuilder {
   PatternGraph& graph() { return g_; }
 
  private:
-  std::map<std::string, int>* inputs_;
+  const std::map<std::string, int>& inputs_;
   PatternGraph g_;
 };
 
-StatusOr<PatternGraph> ParseSide(std::string_view text, std::map<std::string, int>* inputs,
-                                 const char* side) {
+StatusOr<PatternGraph> BuildSide(const std::vector<specs::TermAst>& terms,
+                                 const std::map<std::string, int>& inputs, const char* side) {
   PatternBuilder b(inputs);
-  size_t start = 0;
-  while (true) {
-    size_t semi = text.find(';', start);
-    std::string_view part =
-        text.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
-    auto ast = specs::ParseTermString(part);
-    if (!ast.ok())
-      return ast.status().WithContext(std::string(side) + " output " +
-                                      std::to_string(b.graph().outputs.size()));
-    auto v = b.Add(*ast);
+  for (const specs::TermAst& t : terms) {
+    auto v = b.Add(t);
     if (!v.ok()) return v.status().WithContext(side);
     b.graph().outputs.push_back(*v);
-    if (semi == std::string_view::npos) break;
-    start = semi + 1;
   }
   return std::move(b.graph());
 }
 
 }  // namespace
-
-const char* ProofStatusName(ProofStatus s) {
-  switch (s) {
-    case ProofStatus::kUnchecked:
-      return "unchecked";
-    case ProofStatus::kProved:
-      return "proved";
-    case ProofStatus::kNotProved:
-      return "not_proved";
-    case ProofStatus::kUnknown:
-      return "unknown";
-    case ProofStatus::kTimeout:
-      return "timeout";
-    case ProofStatus::kError:
-      return "error";
-  }
-  return "?";
-}
 
 std::string InputName(int i) {
   std::string s = "?";
@@ -182,47 +139,6 @@ std::string InputRanksText(const std::vector<int>& input_ranks) {
   return s;
 }
 
-std::pair<std::string_view, std::string_view> SplitWhereClause(std::string_view text) {
-  constexpr std::string_view kWhere = "where";
-  for (size_t pos = text.find(kWhere); pos != std::string_view::npos;
-       pos = text.find(kWhere, pos + 1)) {
-    size_t end = pos + kWhere.size();
-    bool word_start = pos > 0 && std::isspace(static_cast<unsigned char>(text[pos - 1]));
-    bool word_end = end == text.size() || std::isspace(static_cast<unsigned char>(text[end]));
-    if (word_start && word_end) return {text.substr(0, pos), text.substr(end)};
-  }
-  return {text, {}};
-}
-
-StatusOr<std::vector<int>> ParseInputRanks(std::string_view clause,
-                                           const std::map<std::string, int>& inputs) {
-  std::vector<int> ranks(inputs.size(), -1);
-  size_t pos = 0;
-  while (true) {
-    while (pos < clause.size() && std::isspace(static_cast<unsigned char>(clause[pos]))) ++pos;
-    if (pos == clause.size()) break;
-    size_t end = pos;
-    while (end < clause.size() && !std::isspace(static_cast<unsigned char>(clause[end]))) ++end;
-    std::string_view item = clause.substr(pos, end - pos);
-    pos = end;
-    size_t colon = item.rfind(':');
-    if (colon == std::string_view::npos)
-      return InvalidArgument("where: expected ?input:rank, got '" + std::string(item) + "'");
-    auto it = inputs.find(std::string(item.substr(0, colon)));
-    if (it == inputs.end())
-      return InvalidArgument("where: '" + std::string(item.substr(0, colon)) +
-                             "' is not an input of the rule");
-    std::string_view digits = item.substr(colon + 1);
-    if (digits.size() != 1 || digits[0] < '0' || digits[0] - '0' > specs::kMaxRank)
-      return InvalidArgument("where: bad rank '" + std::string(digits) + "' for " + it->first);
-    if (ranks[it->second] >= 0) return InvalidArgument("where: " + it->first + " is given twice");
-    ranks[it->second] = digits[0] - '0';
-  }
-  for (const auto& [name, index] : inputs)
-    if (ranks[index] < 0) return InvalidArgument("where: no rank for input " + name);
-  return ranks;
-}
-
 std::string Rule::Id() const {
   std::string text = ToText();
   char buf[17];
@@ -234,33 +150,25 @@ std::string Rule::Id() const {
 namespace {
 
 // `ranks_by_name`, when given, supplies the input ranks instead of a where clause.
-StatusOr<Rule> ParseRuleText(std::string_view full_text,
+StatusOr<Rule> ParseRuleText(std::string_view text,
                              const std::map<std::string, int>* ranks_by_name) {
-  auto [text, where] = SplitWhereClause(full_text);
-  if (ranks_by_name && where.data()) return InvalidArgument("unexpected where clause");
-  size_t arrow = text.find("=>");
-  if (arrow == std::string_view::npos) return InvalidArgument("expected 'source => target'");
-  if (text.find("=>", arrow + 2) != std::string_view::npos)
-    return InvalidArgument("more than one '=>'");
-  std::map<std::string, int> inputs;
-  auto src = ParseSide(text.substr(0, arrow), &inputs, "source");
+  VERISUB_ASSIGN_OR_RETURN(RuleTextAst ast, ParseRuleTextAst(text));
+  if (ranks_by_name && ast.input_ranks) return InvalidArgument("unexpected where clause");
+  auto src = BuildSide(ast.src, ast.inputs, "source");
   if (!src.ok()) return src.status();
-  size_t src_inputs = inputs.size();
-  auto dst = ParseSide(text.substr(arrow + 2), &inputs, "target");
+  auto dst = BuildSide(ast.dst, ast.inputs, "target");
   if (!dst.ok()) return dst.status();
-  if (inputs.size() != src_inputs)
+  if (static_cast<int>(ast.inputs.size()) != ast.src_inputs)
     return InvalidArgument("the target uses an input the source does not have");
   Rule r;
-  r.num_inputs = static_cast<int>(inputs.size());
+  r.num_inputs = static_cast<int>(ast.inputs.size());
   r.src = std::move(*src);
   r.dst = std::move(*dst);
-  if (where.data()) {
-    auto ranks = ParseInputRanks(where, inputs);
-    if (!ranks.ok()) return ranks.status();
-    r.input_ranks = std::move(*ranks);
+  if (ast.input_ranks) {
+    r.input_ranks = std::move(*ast.input_ranks);
   } else if (ranks_by_name) {
-    r.input_ranks.assign(inputs.size(), -1);
-    for (const auto& [name, index] : inputs) {
+    r.input_ranks.assign(ast.inputs.size(), -1);
+    for (const auto& [name, index] : ast.inputs) {
       auto it = ranks_by_name->find(name);
       if (it == ranks_by_name->end()) return InvalidArgument("no rank for input " + name);
       r.input_ranks[index] = it->second;

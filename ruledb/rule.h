@@ -8,20 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "ruledb/pattern.h"
 #include "base/status.h"
+#include "ruledb/pattern.h"
+#include "ruledb/proof_status.h"
 
 namespace verisub::ruledb {
-
-enum class ProofStatus {
-  kUnchecked,  // not sent to the verifier
-  kProved,     // the axioms entail equality of every mapped output
-  kNotProved,  // the solver found the negation satisfiable (a countermodel of the axioms)
-  kUnknown,    // the solver answered unknown
-  kTimeout,    // the query ran out of time
-  kError,      // the query could not be built
-};
-const char* ProofStatusName(ProofStatus s);
 
 struct ProofRecord {
   ProofStatus status = ProofStatus::kUnchecked;
@@ -63,14 +54,6 @@ StatusOr<Rule> ParseRuleWithRanks(std::string_view text,
 
 // The input ranks as written after a rule's text: "" when empty, else ` where ?a:2 ?b:4`.
 std::string InputRanksText(const std::vector<int>& input_ranks);
-// Splits rule text into the rule and its where clause (the text after the `where` keyword, or
-// empty when there is none).
-std::pair<std::string_view, std::string_view> SplitWhereClause(std::string_view text);
-// Parses a where clause (`?x:2 ?y:4`) against the inputs of the rule text (name -> index):
-// every input exactly once, ranks 0..specs::kMaxRank. Returns one rank per input index.
-StatusOr<std::vector<int>> ParseInputRanks(std::string_view clause,
-                                           const std::map<std::string, int>& inputs);
-
 // Structural checks: topological order, arities, input indices in range, every target input
 // also used by the source, output counts equal, no input ranks or one in 0..kMaxRank per input.
 Status ValidateRule(const Rule& r);

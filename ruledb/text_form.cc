@@ -5,9 +5,11 @@
 #include <charconv>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "ruledb/rule.h"
+#include "ruledb/rule_text.h"
 #include "specs/registry.h"
 #include "specs/term.h"
 
@@ -104,20 +106,18 @@ Status CheckNodeNames(const v2::Graph& g) {
   return Status::Ok();
 }
 
-// Builds a graph message from parsed terms, merging identical nodes, numbering inputs by first
-// appearance (the canonical order, so canonical text maps to the canonical message).
+// Builds a graph message from parsed terms, merging identical nodes; inputs numbered as the
+// text names them (by first appearance, the canonical order, so canonical text maps to the
+// canonical message).
 class GraphBuilder {
  public:
-  explicit GraphBuilder(std::map<std::string, int>* inputs) : inputs_(inputs) {}
+  explicit GraphBuilder(const std::map<std::string, int>& inputs) : inputs_(inputs) {}
 
-  StatusOr<v2::Value> Add(const specs::TermAst& t) {
+  v2::Value Add(const specs::TermAst& t) {
     v2::Value v;
     if (t.is_leaf) {
-      if (t.head.size() < 2 || t.head[0] != '?')
-        return InvalidArgument("input '" + t.head + "' must be written ?name");
-      auto it = inputs_->emplace(t.head, static_cast<int>(inputs_->size())).first;
       v.set_node(-1);
-      v.set_index(static_cast<uint32_t>(it->second));
+      v.set_index(static_cast<uint32_t>(inputs_.at(t.head)));
       return v;
     }
     v2::Node n;
@@ -127,10 +127,7 @@ class GraphBuilder {
       p->set_name(key);
       p->set_value(value);
     }
-    for (const specs::TermAst& a : t.args) {
-      VERISUB_ASSIGN_OR_RETURN(v2::Value in, Add(a));
-      *n.add_inputs() = in;
-    }
+    for (const specs::TermAst& a : t.args) *n.add_inputs() = Add(a);
     std::string key = n.SerializeAsString();
     auto [it, inserted] = node_ids_.emplace(key, g_.nodes_size());
     if (inserted) *g_.add_nodes() = std::move(n);
@@ -139,38 +136,16 @@ class GraphBuilder {
     return v;
   }
 
-  v2::Graph& graph() { return g_; }
+  v2::Graph Side(const std::vector<specs::TermAst>& terms) {
+    for (const specs::TermAst& t : terms) *g_.add_outputs() = Add(t);
+    return std::move(g_);
+  }
 
  private:
-  std::map<std::string, int>* inputs_;
+  const std::map<std::string, int>& inputs_;
   std::map<std::string, int> node_ids_;
   v2::Graph g_;
 };
-
-StatusOr<v2::Graph> ParseSide(std::string_view text, std::map<std::string, int>* inputs,
-                              const char* side) {
-  GraphBuilder b(inputs);
-  size_t start = 0;
-  while (true) {
-    size_t semi = text.find(';', start);
-    std::string_view part =
-        text.substr(start, semi == std::string_view::npos ? semi : semi - start);
-    auto ast = specs::ParseTermString(part);
-    if (!ast.ok()) return ast.status().WithContext(side);
-    auto v = b.Add(*ast);
-    if (!v.ok()) return v.status().WithContext(side);
-    *b.graph().add_outputs() = *v;
-    if (semi == std::string_view::npos) break;
-    start = semi + 1;
-  }
-  return std::move(b.graph());
-}
-
-StatusOr<v2::ProofStatus> ParseStatusName(std::string_view s) {
-  for (int i = 0; i <= static_cast<int>(ProofStatus::kError); ++i)
-    if (s == ProofStatusName(static_cast<ProofStatus>(i))) return static_cast<v2::ProofStatus>(i);
-  return InvalidArgument("unknown proof status '" + std::string(s) + "'");
-}
 
 // `id status [axioms=a,b] seconds=s [reason="..."]`
 Status ParseProofSuffix(std::string_view s, v2::Rule* r) {
@@ -189,8 +164,9 @@ Status ParseProofSuffix(std::string_view s, v2::Rule* r) {
   if (!IsRuleId(words[0])) return InvalidArgument("bad rule id '" + std::string(words[0]) + "'");
   r->set_id(std::string(words[0]));
   v2::ProofRecord* p = r->mutable_proof();
-  VERISUB_ASSIGN_OR_RETURN(v2::ProofStatus st, ParseStatusName(words[1]));
-  p->set_status(st);
+  std::optional<ProofStatus> status = ParseProofStatusName(words[1]);
+  if (!status) return InvalidArgument("unknown proof status '" + std::string(words[1]) + "'");
+  p->set_status(ProofStatusToProto(*status));
   size_t w = 2;
   if (words[w].substr(0, 7) == "axioms=") {
     std::string_view list = words[w].substr(7);
@@ -348,10 +324,10 @@ StatusOr<std::string> FormatRuleLine(const v2::Rule& r) {
   s += kProofSeparator;
   s += r.id() + " ";
   const v2::ProofRecord& p = r.proof();
-  int status = static_cast<int>(p.status());
-  if (status < 0 || status > static_cast<int>(ProofStatus::kError))
-    return InvalidArgument("unknown proof status " + std::to_string(status));
-  s += ProofStatusName(static_cast<ProofStatus>(status));
+  std::optional<ProofStatus> status = ProofStatusFromProto(p.status());
+  if (!status)
+    return InvalidArgument("unknown proof status " + std::to_string(static_cast<int>(p.status())));
+  s += ProofStatusName(*status);
   if (p.axioms_used_size() > 0) {
     s += " axioms=";
     for (int i = 0; i < p.axioms_used_size(); ++i) {
@@ -368,20 +344,13 @@ StatusOr<std::string> FormatRuleLine(const v2::Rule& r) {
 StatusOr<v2::Rule> ParseRuleLine(std::string_view line) {
   size_t sep = line.find(kProofSeparator);
   if (sep == std::string_view::npos) return InvalidArgument("expected '  # id status ...'");
-  auto [text, where] = SplitWhereClause(line.substr(0, sep));
-  size_t arrow = text.find("=>");
-  if (arrow == std::string_view::npos) return InvalidArgument("expected 'source => target'");
-  if (text.find("=>", arrow + 2) != std::string_view::npos)
-    return InvalidArgument("more than one '=>'");
+  VERISUB_ASSIGN_OR_RETURN(RuleTextAst ast, ParseRuleTextAst(line.substr(0, sep)));
   v2::Rule r;
-  std::map<std::string, int> inputs;
-  VERISUB_ASSIGN_OR_RETURN(*r.mutable_src(), ParseSide(text.substr(0, arrow), &inputs, "source"));
-  VERISUB_ASSIGN_OR_RETURN(*r.mutable_dst(), ParseSide(text.substr(arrow + 2), &inputs, "target"));
-  r.set_num_inputs(static_cast<uint32_t>(inputs.size()));
-  if (where.data()) {
-    VERISUB_ASSIGN_OR_RETURN(std::vector<int> ranks, ParseInputRanks(where, inputs));
-    for (int rank : ranks) r.add_input_ranks(static_cast<uint32_t>(rank));
-  }
+  *r.mutable_src() = GraphBuilder(ast.inputs).Side(ast.src);
+  *r.mutable_dst() = GraphBuilder(ast.inputs).Side(ast.dst);
+  r.set_num_inputs(static_cast<uint32_t>(ast.inputs.size()));
+  if (ast.input_ranks)
+    for (int rank : *ast.input_ranks) r.add_input_ranks(static_cast<uint32_t>(rank));
   VERISUB_RETURN_IF_ERROR(ParseProofSuffix(line.substr(sep + kProofSeparator.size()), &r));
   return r;
 }

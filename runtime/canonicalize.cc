@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/scalar_constant.h"
 #include "specs/registry.h"
 
 namespace verisub::runtime {
@@ -25,13 +26,6 @@ const HostTensor* FloatConstant(const Graph& g, int v, bool nonzero) {
   return &t;
 }
 
-// The one value of a one-element float weight.
-std::optional<double> ScalarConstant(const Graph& g, int v) {
-  const HostTensor* t = FloatConstant(g, v, false);
-  if (t == nullptr || CountElements(t->dims) != 1) return std::nullopt;
-  return t->DoubleAt(0);
-}
-
 bool Near(double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); }
 
 // Rewrites opaque `op_type` node i into `new_type` with input 1 replaced by f(constant).
@@ -46,7 +40,8 @@ void RewriteWithConstant(Graph* g, int i, const char* new_type, F f) {
   w.elem_type = c.elem_type;
   w.dims = c.dims;
   w.rank_known = true;
-  w.constant = std::make_shared<const HostTensor>(HostTensor::FromDoubles(c.elem_type, c.dims, values));
+  w.constant =
+      std::make_shared<const HostTensor>(HostTensor::FromDoubles(c.elem_type, c.dims, values));
   int wid = g->AddValue(std::move(w));
   Node& m = g->mutable_node(i);
   auto proto = std::make_shared<onnx::NodeProto>(*m.onnx);
@@ -67,8 +62,10 @@ class PatternFuser {
       if (n.opaque() || n.outputs.size() != 1) continue;
       std::optional<int> x;
       OpKind kind = OpKind::kNumOps;
-      if (*n.op == OpKind::kEwMul && (x = SiluInput(n))) kind = OpKind::kSilu;
-      else if ((x = GeluInput(n))) kind = OpKind::kGelu;
+      if (*n.op == OpKind::kEwMul && (x = SiluInput(n)))
+        kind = OpKind::kSilu;
+      else if ((x = GeluInput(n)))
+        kind = OpKind::kGelu;
       if (!x) continue;
       Node r;
       r.name = n.name;

@@ -1,7 +1,5 @@
-// Graph IR: editing helpers, the invariant checker, spec type inference and the structural hash.
+// Graph IR: editing helpers, the invariant checker and spec type inference.
 #include "runtime/graph.h"
-
-#include <xxhash.h>
 
 #include <algorithm>
 #include <map>
@@ -181,7 +179,24 @@ Status CheckGraph(const Graph& g) {
     if (!defined[v])
       return InternalError("graph output '" + g.value(v).name + "' is never defined");
   }
+  for (int v = 0; v < nv; ++v) {
+    const Value& val = g.value(v);
+    if (val.layout == specs::Layout::kPlain) continue;
+    if (static_cast<int>(val.layout) >= specs::kNumLayouts)
+      return InternalError("value '" + val.name + "' has an invalid layout");
+    if (!val.rank_known || !specs::LayoutFitsRank(val.layout, static_cast<int>(val.dims.size())))
+      return InternalError("value '" + val.name + "' is stored " +
+                           std::string(specs::LayoutName(val.layout)) + ", which does not fit " +
+                           (val.rank_known ? "rank " + std::to_string(val.dims.size())
+                                           : std::string("an unknown rank")));
+  }
   return Status::Ok();
+}
+
+std::vector<specs::Layout> ValueLayouts(const Graph& g) {
+  std::vector<specs::Layout> layouts(g.num_values());
+  for (int v = 0; v < g.num_values(); ++v) layouts[v] = g.value(v).layout;
+  return layouts;
 }
 
 namespace {
@@ -232,90 +247,6 @@ Status InferSpecTypes(Graph* g) {
     }
   }
   return Status::Ok();
-}
-
-namespace {
-
-class Hasher {
- public:
-  Hasher() { XXH3_64bits_reset(state_); }
-  ~Hasher() { XXH3_freeState(state_); }
-  Hasher(const Hasher&) = delete;
-  Hasher& operator=(const Hasher&) = delete;
-  void Bytes(const void* p, size_t n) { XXH3_64bits_update(state_, p, n); }
-  void Int(int64_t v) { Bytes(&v, sizeof v); }
-  void Str(const std::string& s) {
-    Int(static_cast<int64_t>(s.size()));
-    Bytes(s.data(), s.size());
-  }
-  uint64_t Digest() { return XXH3_64bits_digest(state_); }
-
- private:
-  XXH3_state_t* state_ = XXH3_createState();
-};
-
-void HashValueType(const Value& v, Hasher* h) {
-  h->Int(v.elem_type);
-  h->Int(v.rank_known);
-  for (int64_t d : v.dims) h->Int(d);
-}
-
-}  // namespace
-
-uint64_t StructuralHash(const Graph& g) {
-  std::vector<uint64_t> vh(g.num_values(), 0);
-  for (size_t k = 0; k < g.inputs().size(); ++k) {
-    Hasher h;
-    h.Str("input");
-    h.Int(static_cast<int64_t>(k));
-    HashValueType(g.value(g.inputs()[k]), &h);
-    vh[g.inputs()[k]] = h.Digest();
-  }
-  for (int v = 0; v < g.num_values(); ++v) {
-    const Value& val = g.value(v);
-    if (!val.constant) continue;
-    Hasher h;
-    h.Str("weight");
-    HashValueType(val, &h);
-    const HostTensor& t = *val.constant;
-    h.Bytes(t.f32.data(), t.f32.size() * sizeof(float));
-    h.Bytes(t.f64.data(), t.f64.size() * sizeof(double));
-    h.Bytes(t.ints.data(), t.ints.size() * sizeof(int64_t));
-    vh[v] = h.Digest();
-  }
-  for (const auto& np : g.nodes()) {
-    const Node& n = *np;
-    Hasher h;
-    h.Str(n.KindName());
-    if (n.op) {
-      for (int64_t p : n.params.v) h.Int(p);
-    } else {
-      onnx::NodeProto attrs;
-      *attrs.mutable_attribute() = n.onnx->attribute();
-      std::string bytes;
-      {
-        google::protobuf::io::StringOutputStream stream(&bytes);
-        google::protobuf::io::CodedOutputStream coded(&stream);
-        coded.SetSerializationDeterministic(true);
-        attrs.SerializeToCodedStream(&coded);
-      }
-      h.Str(bytes);
-    }
-    for (int v : n.inputs) h.Int(v == kNoValue ? 0 : static_cast<int64_t>(vh[v]));
-    uint64_t node_hash = h.Digest();
-    for (size_t k = 0; k < n.outputs.size(); ++k) {
-      if (n.outputs[k] == kNoValue) continue;
-      Hasher ho;
-      ho.Int(static_cast<int64_t>(node_hash));
-      ho.Int(static_cast<int64_t>(k));
-      HashValueType(g.value(n.outputs[k]), &ho);
-      vh[n.outputs[k]] = ho.Digest();
-    }
-  }
-  Hasher h;
-  h.Int(static_cast<int64_t>(g.inputs().size()));
-  for (int v : g.outputs()) h.Int(static_cast<int64_t>(vh[v]));
-  return h.Digest();
 }
 
 std::vector<std::pair<std::string, int>> OpCounts(const Graph& g) {

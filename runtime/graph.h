@@ -1,5 +1,5 @@
 // The graph IR of a whole model: values (tensors) and nodes (spec operators or opaque ONNX
-// operators), weights shared between graph variants, and a structural hash.
+// operators), weights shared between graph variants (hashing: runtime/graph_hash.h).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "runtime/host_tensor.h"
+#include "specs/layout.h"
 #include "specs/op_spec.h"
 #include "specs/params.h"
 #include "specs/tensor.h"
@@ -38,6 +39,9 @@ struct Value {
   // Graph inputs only: the initializer of the same name, which ONNX (IR >= 4) makes the input's
   // default value, overridable by the caller. Kept for export; never folded.
   std::shared_ptr<const HostTensor> input_default;
+  // The layout the value is stored in when the graph runs (the layout pass chooses it, a backend
+  // honours it); plain unless assigned. Not part of the model's meaning: ONNX export ignores it.
+  specs::Layout layout = specs::Layout::kPlain;
 
   bool StaticShape() const;
 };
@@ -119,14 +123,13 @@ class Graph {
 // nodes have their operator's arity, graph outputs defined. The error names the node.
 Status CheckGraph(const Graph& g);
 
+// The layout of every value, by id (PrepareOptions::layouts of a graph whose layouts are
+// assigned).
+std::vector<specs::Layout> ValueLayouts(const Graph& g);
+
 // Recomputes every value's spec_type: spec shape rules for spec nodes (their inferred shapes
 // must match the recorded dims), leaf split trees for graph inputs, weights and opaque outputs.
 Status InferSpecTypes(Graph* g);
-
-// Deterministic structural hash: independent of value and node names and of the order of
-// independent nodes; depends on operators, parameters, opaque attributes, wiring, graph input
-// positions, shapes, element types and weight contents.
-uint64_t StructuralHash(const Graph& g);
 
 // Per-operator node counts ("conv2d" -> 53, "onnx:Softmax" -> 12), sorted by name.
 std::vector<std::pair<std::string, int>> OpCounts(const Graph& g);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -81,10 +82,21 @@ class TextBuilder {
       b_.Output(*v);
       return Status::Ok();
     }
+    if (kind == "layout") return LayoutLine(rest);
     return InvalidArgument("unknown line: " + line);
   }
 
-  StatusOr<Graph> Finish() { return b_.Finish(); }
+  StatusOr<Graph> Finish() {
+    VERISUB_ASSIGN_OR_RETURN(Graph g, b_.Finish());
+    for (const auto& [v, layout] : layouts_) {
+      const Value& val = g.value(v);
+      if (!val.rank_known || !specs::LayoutFitsRank(layout, static_cast<int>(val.dims.size())))
+        return InvalidArgument("layout " + std::string(specs::LayoutName(layout)) + " of '" +
+                               val.name + "' does not fit its shape");
+      g.mutable_value(v).layout = layout;
+    }
+    return g;
+  }
 
  private:
   StatusOr<int> Term(const std::string& text) {
@@ -138,7 +150,28 @@ class TextBuilder {
     return it->second[t.output];
   }
 
+  // `layout TERM NAME`: the value TERM names (a name, or a term of a node already built) is
+  // stored in layout NAME.
+  Status LayoutLine(const std::string& rest) {
+    size_t end = rest.find_last_not_of(" \t");
+    size_t space = end == std::string::npos ? end : rest.find_last_of(" \t", end);
+    if (space == std::string::npos) return InvalidArgument("expected 'layout VALUE NAME'");
+    const std::string name = rest.substr(space + 1, end - space);
+    std::optional<specs::Layout> layout = specs::ParseLayout(name);
+    if (!layout) return InvalidArgument("unknown layout '" + name + "'");
+    VERISUB_ASSIGN_OR_RETURN(specs::TermAst ast, specs::ParseTermString(rest.substr(0, space)));
+    if (ast.is_leaf && !names_.count(ast.head))
+      return InvalidArgument("layout of unknown value '" + ast.head + "'");
+    const size_t nodes_before = nodes_.size();
+    VERISUB_ASSIGN_OR_RETURN(int v, Build(ast));
+    if (nodes_.size() != nodes_before)
+      return InvalidArgument("layout of a value no earlier line computes");
+    if (!layouts_.emplace(v, *layout).second) return InvalidArgument("layout given twice");
+    return Status::Ok();
+  }
+
   SpecGraphBuilder b_;
+  std::map<int, specs::Layout> layouts_;
   std::map<std::string, int> names_;
   std::map<std::tuple<std::string, std::vector<int>>, std::vector<int>> nodes_;
 };
@@ -209,6 +242,20 @@ std::string PrintGraphText(const Graph& g) {
     }
   }
   for (int v : g.outputs()) out += "output " + term(v, false) + "\n";
+  // Layouts other than plain: graph inputs, then per node its weights and its outputs.
+  std::vector<char> printed(g.num_values(), 0);
+  auto layout_line = [&](int v) {
+    if (v == kNoValue || printed[v] || g.value(v).layout == specs::Layout::kPlain) return;
+    printed[v] = 1;
+    out +=
+        "layout " + term(v, false) + " " + std::string(specs::LayoutName(g.value(v).layout)) + "\n";
+  };
+  for (int v : g.inputs()) layout_line(v);
+  for (const auto& np : g.nodes()) {
+    for (int v : np->inputs)
+      if (v != kNoValue && producer[v] < 0) layout_line(v);
+    for (int v : np->outputs) layout_line(v);
+  }
   return out;
 }
 

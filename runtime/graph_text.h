@@ -6,6 +6,7 @@
 //   let c = (conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x w)
 //   output (relu c)
 //   output (onnx-Neg c)
+//   layout c nhwc
 //
 // Equal terms are one node (so `(split.0[axis=0] t)` and `(split.1[axis=0] t)` share their
 // split); `onnx-Type` is an opaque unary operator shaped like its input. The text carries shapes,
@@ -22,8 +23,9 @@ namespace verisub::runtime {
 StatusOr<Graph> ParseGraphText(const std::string& text);
 
 // Canonical text of a graph: a `let tN = ...` line for every computed value read more than once
-// (in node order), then one `output` line per graph output. Graph inputs and named weights print
-// by name; weights the optimizer computed (folded) print as `folded-D1xD2...`.
+// (in node order), then one `output` line per graph output, then a `layout VALUE NAME` line per
+// value stored in a layout other than plain (graph inputs, then in node order). Graph inputs and
+// named weights print by name; weights the optimizer computed (folded) print as `folded-D1xD2...`.
 std::string PrintGraphText(const Graph& g);
 
 }  // namespace verisub::runtime

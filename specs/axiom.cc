@@ -24,18 +24,9 @@ class AxiomBinder {
         }
       return InvalidArgument("undeclared tensor variable '" + t.head + "'");
     }
-    const OpSpec* op = FindOp(t.head);
-    if (!op) return InvalidArgument("unknown operator '" + t.head + "'");
-    if (static_cast<int>(t.args.size()) != op->num_inputs)
-      return InvalidArgument("'" + op->name + "' takes " + std::to_string(op->num_inputs) +
-                             " inputs, got " + std::to_string(t.args.size()));
-    if (t.output >= op->num_outputs)
-      return InvalidArgument("'" + op->name + "' has no output " + std::to_string(t.output));
+    VERISUB_ASSIGN_OR_RETURN(const OpSpec* op, ResolveTermOp(t));
     out.op = op->kind;
     out.output = t.output;
-    for (const auto& kv : t.params)
-      if (!op->FindParam(kv.first))
-        return InvalidArgument("'" + op->name + "' has no parameter '" + kv.first + "'");
     for (const ParamDesc& d : op->params) {
       auto it = std::find_if(t.params.begin(), t.params.end(),
                              [&](const auto& kv) { return kv.first == d.name; });

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "specs/registry.h"
+
 namespace verisub::specs {
 namespace {
 
@@ -129,6 +131,20 @@ std::string FormatTerm(const TermAst& t) {
   }
   for (const TermAst& a : t.args) s += " " + FormatTerm(a);
   return s + ")";
+}
+
+StatusOr<const OpSpec*> ResolveTermOp(const TermAst& t) {
+  const OpSpec* op = FindOp(t.head);
+  if (!op) return InvalidArgument("unknown operator '" + t.head + "'");
+  if (static_cast<int>(t.args.size()) != op->num_inputs)
+    return InvalidArgument("'" + op->name + "' takes " + std::to_string(op->num_inputs) +
+                           " inputs, got " + std::to_string(t.args.size()));
+  if (t.output >= op->num_outputs)
+    return InvalidArgument("'" + op->name + "' has no output " + std::to_string(t.output));
+  for (const auto& [key, value] : t.params)
+    if (!op->FindParam(key))
+      return InvalidArgument("'" + op->name + "' has no parameter '" + key + "'");
+  return op;
 }
 
 }  // namespace verisub::specs

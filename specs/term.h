@@ -31,4 +31,11 @@ StatusOr<TermAst> ParseTerm(std::string_view text, size_t* pos);
 StatusOr<TermAst> ParseTermString(std::string_view text);
 std::string FormatTerm(const TermAst& t);
 
+struct OpSpec;
+// The operator an application term (not a leaf) names, checked against the registry: it exists,
+// takes as many inputs as the term gives, has the output the term selects and every parameter
+// the term writes. The one resolver of terms for axioms and rules; what a parameter's text
+// means (a value, or a variable in axioms) is the caller's.
+StatusOr<const OpSpec*> ResolveTermOp(const TermAst& t);
+
 }  // namespace verisub::specs

@@ -7,6 +7,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "runtime/onnx_kernels.h"
+#include "runtime/scalar_constant.h"
 #include "specs/ops/bias_add.h"
 #include "specs/ops/concat.h"
 #include "specs/ops/conv2d.h"
@@ -23,14 +24,6 @@ bool Onnx(const Node& n, const char* type) {
 }
 
 int64_t OpsetOf(const Graph& g) { return g.DefaultOpset(); }
-
-std::optional<float> ScalarConstant(const Graph& g, const Node& n, size_t k) {
-  if (k >= n.inputs.size() || n.inputs[k] == kNoValue) return std::nullopt;
-  const Value& v = g.value(n.inputs[k]);
-  if (!v.constant || v.constant->NumElements() != 1 || !IsFloatType(v.constant->elem_type))
-    return std::nullopt;
-  return static_cast<float>(v.constant->DoubleAt(0));
-}
 
 std::optional<Eltwise> SpecActivation(specs::Activation a) {
   switch (a) {
@@ -86,13 +79,13 @@ std::optional<specs::Activation> UnarySpecActivation(const Node& n) {
 // the factor.
 std::optional<float> ScaleOf(const Graph& g, const Node& n, int x) {
   if (n.outputs.size() != 1 || n.inputs.size() != 2) return std::nullopt;
-  if (n.op == OpKind::kSmul && n.inputs[0] == x) return ScalarConstant(g, n, 1);
+  if (n.op == OpKind::kSmul && n.inputs[0] == x) return ScalarConstant(g, n.inputs[1]);
   if (Onnx(n, "Mul")) {
-    if (n.inputs[0] == x) return ScalarConstant(g, n, 1);
-    if (n.inputs[1] == x) return ScalarConstant(g, n, 0);
+    if (n.inputs[0] == x) return ScalarConstant(g, n.inputs[1]);
+    if (n.inputs[1] == x) return ScalarConstant(g, n.inputs[0]);
   }
   if (Onnx(n, "Div") && n.inputs[0] == x) {
-    auto c = ScalarConstant(g, n, 1);
+    std::optional<float> c = ScalarConstant(g, n.inputs[1]);
     if (c && *c != 0.f) return 1.f / *c;
   }
   return std::nullopt;
@@ -126,7 +119,7 @@ std::optional<GeluMatch> MatchGelu(const Graph& g, int x,
     const Node& an = g.node(a);
     int erf_out = g.node(e).outputs[0];
     int one = an.inputs[0] == erf_out ? 1 : 0;
-    if (an.inputs[1 - one] != erf_out || !Near(ScalarConstant(g, an, one), 1.0)) continue;
+    if (an.inputs[1 - one] != erf_out || !Near(ScalarConstant(g, an.inputs[one]), 1.0)) continue;
     const Node& mn = g.node(m1);
     bool mul = mn.op == OpKind::kEwMul || Onnx(mn, "Mul");
     if (sole(an.outputs[0]) != m1 || !mul || mn.inputs.size() != 2 ||
@@ -151,7 +144,7 @@ std::optional<std::vector<int64_t>> ZeroSpatialPad(const Graph& g, const Node& p
   if (ctx.AttrString("mode", "constant") != "constant" || g.DefaultOpset() < 11)
     return std::nullopt;
   if (p.inputs.size() > 2 && p.inputs[2] != kNoValue) {
-    auto v = ScalarConstant(g, p, 2);
+    auto v = ScalarConstant(g, p.inputs[2]);
     if (!v || *v != 0.f) return std::nullopt;
   }
   if (p.inputs.size() > 3 && p.inputs[3] != kNoValue) return std::nullopt;  // axes
@@ -217,7 +210,7 @@ std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
     } else {
       for (size_t k = 1; k < n.inputs.size(); ++k) {
         if (n.inputs[k] == kNoValue) continue;
-        auto c = ScalarConstant(g, n, k);
+        auto c = ScalarConstant(g, n.inputs[k]);
         if (!c) return std::nullopt;
         (k == 1 ? lo : hi) = *c;
       }

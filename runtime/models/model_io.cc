@@ -6,7 +6,10 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <chrono>
+#include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <map>
 
@@ -96,6 +99,32 @@ StatusOr<std::string> SerializeModel(const onnx::ModelProto& model) {
 Status WriteModelFile(const onnx::ModelProto& model, const std::string& path) {
   VERISUB_ASSIGN_OR_RETURN(const std::string bytes, SerializeModel(model));
   return base::WriteFileAtomically(path, bytes);
+}
+
+Status WriteModels(const std::vector<std::string>& names, const std::string& dir,
+                   const BuildOptions& options, std::string* report) {
+  std::vector<std::string> all;
+  if (names.empty())
+    for (const ModelEntry& m : ListModels()) all.emplace_back(m.name);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InvalidArgument("cannot create '" + dir + "': " + ec.message());
+  for (const std::string& name : names.empty() ? all : names) {
+    const auto start = std::chrono::steady_clock::now();
+    VERISUB_ASSIGN_OR_RETURN(onnx::ModelProto model, BuildModel(name, options));
+    const double build_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    VERISUB_RETURN_IF_ERROR(ValidateModel(model));
+    const std::string path = (std::filesystem::path(dir) / (name + ".onnx")).string();
+    VERISUB_RETURN_IF_ERROR(WriteModelFile(model, path));
+    char line[512];
+    std::snprintf(line, sizeof line, "%-16s %5d nodes %10.1f MiB  built in %6.0f ms  ",
+                  name.c_str(), model.graph().node_size(),
+                  static_cast<double>(std::filesystem::file_size(path)) / (1024.0 * 1024.0),
+                  build_ms);
+    *report += line + path + "\n";
+  }
+  return Status::Ok();
 }
 
 }  // namespace verisub::runtime::models

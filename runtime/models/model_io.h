@@ -5,8 +5,10 @@
 #include <onnx/onnx_pb.h>
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
+#include "runtime/models/models.h"
 
 namespace verisub::runtime::models {
 
@@ -24,5 +26,11 @@ StatusOr<std::string> SerializeModel(const onnx::ModelProto& model);
 // Writes `model` to `path` via a temporary file in the same folder and a rename, so a reader
 // never sees a partial file and a failed write leaves no file behind.
 Status WriteModelFile(const onnx::ModelProto& model, const std::string& path);
+
+// What verisub-models does: builds, validates and writes each named model (all of ListModels()
+// when `names` is empty) as DIR/NAME.onnx, creating `dir` when missing; one line per model
+// (nodes, file size, build time, path) is appended to `report` as each is written.
+Status WriteModels(const std::vector<std::string>& names, const std::string& dir,
+                   const BuildOptions& options, std::string* report);
 
 }  // namespace verisub::runtime::models

@@ -14,6 +14,7 @@
 #include "rewriter/graph_cost.h"
 #include "rewriter/layout_costs.h"
 #include "rewriter/layout_order.h"
+#include "runtime/graph_text.h"
 #include "runtime/models/models.h"
 #include "runtime/onnx_import.h"
 #include "tests/rewriter/layout_test_problems.h"
@@ -95,6 +96,26 @@ TEST_F(LayoutAssignTest, ResNetRunsBlocked) {
   }
   EXPECT_GT(blocked, conv * 9 / 10);
   EXPECT_LT(r.cost_us, 0.8 * r.cost_plain_us);
+}
+
+// The assignment lands on the graph's values: the checker accepts it, the text form prints it,
+// and ValueLayouts gives the backend the same layouts.
+TEST_F(LayoutAssignTest, StoredLayoutsAreTheGraphs) {
+  runtime::models::BuildOptions options;
+  options.image_size = 64;
+  auto g = runtime::ImportOnnxModel(runtime::models::BuildSqueezeNet11(options), "squeezenet");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto a = AssignLayouts(*g, costs_, LayoutDpOptions(), nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  runtime::Graph laid = *g;
+  StoreLayouts(*a, &laid);
+  EXPECT_EQ(runtime::ValueLayouts(laid), a->value_layouts);
+  EXPECT_TRUE(CheckGraph(laid).ok());
+  ASSERT_NE(std::count(a->value_layouts.begin(), a->value_layouts.end(), Layout::kPlain),
+            static_cast<long>(a->value_layouts.size()));
+  EXPECT_NE(runtime::PrintGraphText(laid), runtime::PrintGraphText(*g));
+  // The original is untouched (values are copied on write).
+  for (int v = 0; v < g->num_values(); ++v) EXPECT_EQ(g->value(v).layout, Layout::kPlain);
 }
 
 TEST_F(LayoutAssignTest, PrunedStaysAtOrAboveExactOnModels) {

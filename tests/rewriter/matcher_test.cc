@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/graph_hash.h"
 #include "tests/rewriter/test_graphs.h"
 
 namespace verisub::rewriter {

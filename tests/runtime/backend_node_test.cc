@@ -14,6 +14,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "runtime/executor.h"
+#include "runtime/graph_hash.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
 #include "runtime/tensor_proto.h"

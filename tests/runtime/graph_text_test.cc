@@ -52,5 +52,40 @@ TEST(GraphTextTest, FoldedWeightsRoundTrip) {
   EXPECT_EQ(PrintGraphText(*g), "output (ewadd x folded-2x3)\n");
 }
 
+// Layouts other than plain print as `layout` lines after the outputs and parse back; plain is
+// never printed.
+TEST(GraphTextTest, LayoutsRoundTrip) {
+  const std::string header = "input x [1,4,8,8]\nweight w [4,4,3,3]\n";
+  const std::string conv =
+      "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x w)";
+  auto g = ParseGraphText(header + "let c = " + conv + "\noutput (relu c)\noutput (onnx-Neg c)\n" +
+                          "layout c nchw8c\nlayout x nhwc\nlayout (relu c) nchw8c\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->num_nodes(), 3);  // the layout lines name values, they build nothing
+  const std::string text = PrintGraphText(*g);
+  EXPECT_EQ(text, "let t0 = " + conv +
+                      "\noutput (relu t0)\noutput (onnx-Neg t0)\n"
+                      "layout x nhwc\nlayout t0 nchw8c\nlayout (relu t0) nchw8c\n");
+  auto again = ParseGraphText(header + text);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(PrintGraphText(*again), text);
+  EXPECT_EQ(ValueLayouts(*again), ValueLayouts(*g));
+
+  auto plain = ParseGraphText(header + "output (relu x)\nlayout x plain\n");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(PrintGraphText(*plain), "output (relu x)\n");
+}
+
+TEST(GraphTextTest, BadLayoutLinesAreErrors) {
+  const std::string g = "input x [2,3]\ninput y [1,4,8,8]\noutput (relu x)\n";
+  EXPECT_FALSE(ParseGraphText(g + "layout y sideways\n").ok());               // unknown layout
+  EXPECT_FALSE(ParseGraphText(g + "layout x nhwc\n").ok());                   // does not fit rank 2
+  EXPECT_FALSE(ParseGraphText(g + "layout z nhwc\n").ok());                   // unknown value
+  EXPECT_FALSE(ParseGraphText(g + "layout (tanh x) col_major\n").ok());       // computed nowhere
+  EXPECT_FALSE(ParseGraphText(g + "layout y nhwc\nlayout y nchw8c\n").ok());  // twice
+  EXPECT_FALSE(ParseGraphText(g + "layout\n").ok());
+  EXPECT_TRUE(ParseGraphText(g + "layout y nhwc\nlayout x col_major\n").ok());
+}
+
 }  // namespace
 }  // namespace verisub::runtime

@@ -10,6 +10,7 @@
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/executor.h"
+#include "runtime/graph_hash.h"
 #include "runtime/onnx_import.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/pooling.h"
@@ -64,6 +65,28 @@ TEST(OnnxExportTest, SubRoundTripsAsEwSub) {
 }
 
 TEST(OnnxExportTest, SmallCnnRoundTrips) { ExpectRoundTrip(testing::SmallCnnBytes()); }
+
+// Layouts belong to a prepared session, not to the model: export writes the same model with or
+// without them.
+TEST(OnnxExportTest, LayoutsAreNotExported) {
+  auto g = ImportOnnxBytes(testing::SmallCnnBytes(), "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Graph laid = *g;
+  int stored = 0;
+  for (int v = 0; v < laid.num_values(); ++v)
+    if (laid.value(v).rank_known && laid.value(v).dims.size() == 4) {
+      laid.mutable_value(v).layout = specs::Layout::kNHWC;
+      ++stored;
+    }
+  ASSERT_GT(stored, 0);
+  ASSERT_TRUE(CheckGraph(laid).ok());
+  onnx::ModelProto plain_model, laid_model;
+  ASSERT_TRUE(ExportOnnxModel(*g, &plain_model).ok());
+  ASSERT_TRUE(ExportOnnxModel(laid, &laid_model).ok());
+  EXPECT_EQ(plain_model.SerializeAsString(), laid_model.SerializeAsString());
+  EXPECT_NE(StructuralHash(laid), StructuralHash(*g));
+  EXPECT_EQ(StructuralHash(Reimport(laid)), StructuralHash(*g));
+}
 TEST(OnnxExportTest, SmallTransformerRoundTrips) {
   ExpectRoundTrip(testing::SmallTransformerBytes());
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "runtime/executor.h"
+#include "runtime/graph_hash.h"
 #include "runtime/onnx_import.h"
 #include "runtime/opaque_stats.h"
 #include "runtime/tensor_proto.h"

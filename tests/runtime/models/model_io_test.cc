@@ -150,5 +150,23 @@ TEST_F(WriteModelFileTest, MissingFolderFailsAndLeavesNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "missing"));
 }
 
+// verisub-models' library call: each named model in DIR/NAME.onnx (the folder made), the exact
+// bytes of the builder's model, one report line each; an unknown name is an error naming it.
+TEST_F(WriteModelFileTest, WriteModelsWritesEachNamedModel) {
+  const std::filesystem::path out = dir_ / "made" / "here";
+  std::string report;
+  BuildOptions options;
+  options.seed = 7;
+  ASSERT_TRUE(WriteModels({"squeezenet1_1"}, out.string(), options, &report).ok());
+  EXPECT_EQ(ReadFile((out / "squeezenet1_1.onnx").string()),
+            SerializeModel(BuildSqueezeNet11(options)).value());
+  EXPECT_EQ(report.rfind("squeezenet1_1 ", 0), 0u) << report;
+  EXPECT_NE(report.find((out / "squeezenet1_1.onnx").string() + "\n"), std::string::npos);
+
+  const Status bad = WriteModels({"no_such_model"}, out.string(), options, &report);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("no_such_model"), std::string::npos) << bad.message();
+}
+
 }  // namespace
 }  // namespace verisub::runtime::models
