@@ -28,9 +28,10 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // The per-value layouts a Session asks its backend for (empty: the backend's own policy). The DP
 // prices layouts with measured kernels and reorders when `model` is the measured CPU model, else
 // analytically.
-StatusOr<std::vector<specs::Layout>> SessionLayouts(const runtime::Graph& g,
+StatusOr<std::vector<specs::Layout>> SessionLayouts(runtime::Graph* graph,
                                                     const std::string& layout,
                                                     const runtime::CostModel* model) {
+  const runtime::Graph& g = *graph;
   if (layout == "backend") return std::vector<specs::Layout>();
   if (layout == "plain") return std::vector<specs::Layout>(g.num_values(), specs::Layout::kPlain);
   if (layout != "dp")
@@ -51,7 +52,9 @@ StatusOr<std::vector<specs::Layout>> SessionLayouts(const runtime::Graph& g,
 #endif
   auto assignment = rewriter::AssignLayouts(g, *costs, rewriter::LayoutDpOptions(), nullptr);
   if (!assignment.ok()) return assignment.status().WithContext("layout assignment");
-  return std::move(assignment->value_layouts);
+  // The session's graph carries the layouts it runs with (runtime::Value::layout).
+  rewriter::StoreLayouts(*assignment, graph);
+  return runtime::ValueLayouts(*graph);
 }
 
 }  // namespace
@@ -135,7 +138,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
   if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
-  auto layouts = SessionLayouts(graph_, options.layout, cost_model);
+  auto layouts = SessionLayouts(&graph_, options.layout, cost_model);
   save_costs();
   if (!layouts.ok()) return layouts.status();
   prepare.layouts = std::move(layouts).value();

@@ -65,11 +65,24 @@ TEST(SessionTest, LayoutPoliciesComputeTheSame) {
   for (const char* model :
        {"data/models/small_resnet.onnx", "data/models/squeezenet1_1.onnx",
         "data/models/mobilenet_v2_w025.onnx", "data/models/tiny_transformer.onnx"}) {
-    for (const char* layout : {"backend", "dp", "plain"}) {
+    for (std::string layout : {"backend", "dp", "dp-measured", "plain"}) {
       SessionOptions options;
-      options.layout = layout;
+      options.layout = layout == "dp-measured" ? "dp" : layout;
+      // The DP on analytic costs, or on kernels and reorders timed here (kept in memory).
+      options.cost.cost = layout == "dp-measured" ? "cpu-measured" : "analytic";
+      options.cost.cache_dir = "none";
       auto s = Session::Create(model, options);
       ASSERT_TRUE(s.ok()) << model << " " << layout << ": " << s.status().message();
+      // The session's graph carries the layouts it runs with.
+      int blocked = 0;
+      for (int v = 0; v < (*s)->graph().num_values(); ++v)
+        blocked += specs::LayoutChannelBlock((*s)->graph().value(v).layout) > 1;
+      if (layout == "backend" || layout == "plain") {
+        EXPECT_EQ(blocked, 0) << model;
+      }
+      if (layout == "dp-measured" && std::string(model) == "data/models/small_resnet.onnx") {
+        EXPECT_GT(blocked, 0);
+      }
       auto in = Inputs((*s)->graph());
       auto out = (*s)->Run(in);
       ASSERT_TRUE(out.ok()) << out.status().message();
