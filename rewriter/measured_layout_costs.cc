@@ -3,6 +3,7 @@
 
 #ifdef VERISUB_HAVE_DNNL
 
+#include "onnx/onnx_pb.h"
 #include "rewriter/graph_cost.h"
 
 namespace verisub::rewriter {
@@ -41,13 +42,25 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
       return 0.0;
     }
   }
+  std::string key = NodeQuery(g, node).Key();
+  // ONNX pools the spec has no operator for (ceil mode, count_include_pad): oneDNN runs them in
+  // any image layout like the spec pools, so they get the same choices, measured; the key
+  // carries their attributes.
+  const bool onnx_pool = node.opaque() && node.domain.empty() && node.onnx &&
+                         (node.op_type == "MaxPool" || node.op_type == "AveragePool");
+  if (onnx_pool && index >= 0 && !outputs.empty() && inputs.size() == 1 &&
+      inputs[0] == outputs[0] && g.value(node.outputs[0]).dims.size() == 4) {
+    for (const auto& a : node.onnx->attribute()) key += " " + a.ShortDebugString();
+    auto t = model_->NodeInLayoutUs(g, index, outputs[0], key);
+    if (t.ok()) return *t;
+  }
   auto scaled = analytic_.KernelCostUs(g, node, inputs, outputs);
   if (!scaled) return std::nullopt;  // no kernel in that combination
   const bool window =
       node.op && (*node.op == specs::OpKind::kConv2d || *node.op == specs::OpKind::kConv2dBias ||
                   *node.op == specs::OpKind::kPoolMax || *node.op == specs::OpKind::kPoolAvg);
   if (!window || outputs.empty() || index < 0) return scaled;
-  auto t = model_->NodeInLayoutUs(g, index, outputs[0], NodeQuery(g, node).Key());
+  auto t = model_->NodeInLayoutUs(g, index, outputs[0], key);
   if (!t.ok()) return scaled;
   return *t;
 }
