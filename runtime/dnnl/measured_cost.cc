@@ -148,26 +148,26 @@ StatusOr<double> MeasuredCpuCostModel::Measure(const OpCostQuery& q, int* runs) 
   po.num_threads = options_.threads;
   auto prepared = backend_->Prepare(*g, po);
   if (!prepared.ok()) return prepared.status().WithContext("measuring " + q.Key());
-  auto t = TimePrepared(**prepared, feeds, runs);
+  auto t = TimePrepared(**prepared, feeds, runs, 0);
   if (!t.ok()) return t.status().WithContext("measuring " + q.Key());
   return *t * 1e6;
 }
 
 StatusOr<double> MeasuredCpuCostModel::TimePrepared(PreparedModel& m,
-                                                    const std::vector<HostTensor>& feeds,
-                                                    int* runs) const {
+                                                    const std::vector<HostTensor>& feeds, int* runs,
+                                                    int node) const {
   auto out = m.Run(feeds);
   if (!out.ok()) return out.status();
   // The run above warmed the kernel up; a first timed run sizes the repetitions. A kernel slower
   // than the whole budget (a reference fallback) keeps that one sample.
-  auto first = m.TimeNode(0, 1);
+  auto first = m.TimeNode(node, 1);
   if (!first.ok()) return first.status();
   if (*first >= options_.target_seconds) {
     if (runs) *runs = 1;
     return *first;
   }
   if (options_.warmup_runs > 1) {
-    auto warm = m.TimeNode(0, options_.warmup_runs - 1);
+    auto warm = m.TimeNode(node, options_.warmup_runs - 1);
     if (!warm.ok()) return warm.status();
   }
   int n = options_.max_runs;
@@ -175,7 +175,7 @@ StatusOr<double> MeasuredCpuCostModel::TimePrepared(PreparedModel& m,
     n = static_cast<int>(std::clamp(options_.target_seconds / *first,
                                     static_cast<double>(options_.min_runs),
                                     static_cast<double>(options_.max_runs)));
-  auto t = m.TimeNode(0, n);
+  auto t = m.TimeNode(node, n);
   if (!t.ok()) return t.status();
   if (runs) *runs = n;
   return *t;
@@ -213,43 +213,79 @@ StatusOr<double> MeasuredCpuCostModel::Cached(
 StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g, int node,
                                                       specs::Layout output_layout,
                                                       const std::string& key) const {
-  const Node& n = g.node(node);
-  // The node alone: its weights stay weights, every other input becomes a graph input.
+  // The node's fusion group, as the backend would run it in `g`.
+  std::vector<int> members{node};
+  int group_output = g.node(node).outputs.empty() ? kNoValue : g.node(node).outputs[0];
+  {
+    dnnl_backend::FusionPlan plan = dnnl_backend::PlanFusion(g);
+    const int gi = plan.group_of[node];
+    if (gi >= 0 && plan.groups[gi].kernel_node == node) {
+      members = plan.groups[gi].members;
+      group_output = plan.groups[gi].output;
+    }
+  }
+  std::sort(members.begin(), members.end());
+  // The group alone: weights stay weights, values from outside become graph inputs, the group's
+  // output is the graph output.
   Graph one;
   std::vector<HostTensor> feeds;
-  Node copy = n;
-  copy.inputs.clear();
-  copy.outputs.clear();
+  std::vector<int> id(g.num_values(), -1);
+  std::string members_key;
   double bytes = 0;
-  for (int v : n.inputs) {
-    if (v == kNoValue) {
-      copy.inputs.push_back(kNoValue);
-      continue;
-    }
+  auto add_value = [&](int v) {
     Value val = g.value(v);
     val.input_default.reset();
-    const bool weight = val.constant != nullptr;
-    if (!val.StaticShape() || (!weight && val.elem_type != kFloat))
-      return InvalidArgument("node '" + n.name + "': input '" + val.name + "' cannot be fed");
-    bytes += 4.0 * static_cast<double>(CountElements(val.dims));
-    if (!weight) feeds.push_back(FillTensor(val.dims, 101 + static_cast<uint32_t>(feeds.size())));
-    const int id = one.AddValue(std::move(val));
-    if (!weight) one.mutable_inputs().push_back(id);
-    copy.inputs.push_back(id);
+    id[v] = one.AddValue(std::move(val));
+    return id[v];
+  };
+  for (int m : members) {
+    const Node& n = g.node(m);
+    Node copy = n;
+    copy.inputs.clear();
+    copy.outputs.clear();
+    for (int v : n.inputs) {
+      if (v == kNoValue) {
+        copy.inputs.push_back(kNoValue);
+        continue;
+      }
+      if (id[v] < 0) {
+        const Value& val = g.value(v);
+        const bool weight = val.constant != nullptr;
+        if (!val.StaticShape() || (!weight && val.elem_type != kFloat))
+          return InvalidArgument("node '" + n.name + "': input '" + val.name + "' cannot be fed");
+        bytes += 4.0 * static_cast<double>(CountElements(val.dims));
+        add_value(v);
+        if (!weight) {
+          feeds.push_back(FillTensor(val.dims, 101 + static_cast<uint32_t>(feeds.size())));
+          one.mutable_inputs().push_back(id[v]);
+        }
+      }
+      copy.inputs.push_back(id[v]);
+    }
+    for (int v : n.outputs) {
+      if (v == kNoValue) {
+        copy.outputs.push_back(kNoValue);
+        continue;
+      }
+      if (!g.value(v).StaticShape())
+        return InvalidArgument("node '" + n.name + "': output shape unknown");
+      copy.outputs.push_back(add_value(v));
+    }
+    if (m != node) members_key += " +" + n.KindName();
+    one.AddNode(std::move(copy));
   }
-  std::vector<specs::Layout> layouts;
-  for (int v : n.outputs) {
-    Value val = g.value(v);
-    if (!val.StaticShape()) return InvalidArgument("node '" + n.name + "': output shape unknown");
-    bytes += 4.0 * static_cast<double>(CountElements(val.dims));
-    const int id = one.AddValue(std::move(val));
-    one.mutable_outputs().push_back(id);
-    copy.outputs.push_back(id);
-  }
-  one.AddNode(std::move(copy));
-  layouts.assign(one.num_values(), specs::Layout::kPlain);
-  for (int v : one.outputs()) layouts[v] = output_layout;
-  const std::string full_key = key + " @out=" + std::string(specs::LayoutName(output_layout));
+  if (group_output == kNoValue || id[group_output] < 0)
+    return InvalidArgument("node '" + g.node(node).name + "': no output");
+  one.mutable_outputs().push_back(id[group_output]);
+  bytes += 4.0 * static_cast<double>(CountElements(g.value(group_output).dims));
+  std::vector<specs::Layout> layouts(one.num_values(), specs::Layout::kPlain);
+  layouts[id[group_output]] = output_layout;
+  // TimeNode of any member times the group's kernel: time `node`, at its place in `one`.
+  int timed = 0;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i] == node) timed = static_cast<int>(i);
+  const std::string full_key =
+      key + members_key + " @out=" + std::string(specs::LayoutName(output_layout));
   const double estimate = bytes / (15.0 * 1e3);  // cpu-2core bandwidth: a pass over memory
   if (bytes > kMaxMeasuredBytes) return estimate;
   return Cached(
@@ -260,7 +296,7 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g, int node,
         po.layouts = layouts;
         auto prepared = backend_->Prepare(one, po);
         if (!prepared.ok()) return prepared.status();
-        return TimePrepared(**prepared, feeds, runs);
+        return TimePrepared(**prepared, feeds, runs, timed);
       },
       estimate);
 }

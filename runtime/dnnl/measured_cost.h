@@ -42,8 +42,9 @@ struct MeasureOptions {
 // The revision of this backend's kernels, in every cost table header: bump it when a change to
 // runtime/dnnl changes what a kernel costs (fusion, layouts, kernel choices), so that tables
 // measured before are not trusted. 1: the first measured tables; 2: pools read their input in
-// the assigned output layout, Slice and run-time convolution weights on oneDNN.
-inline constexpr int kDnnlBackendRevision = 2;
+// the assigned output layout, Slice and run-time convolution weights on oneDNN; 3: the layout
+// DP's kernels timed with their fusion group.
+inline constexpr int kDnnlBackendRevision = 3;
 
 // This machine as a cost table header: engine "onednn", its version and effective ISA, the CPU
 // model from /proc/cpuinfo, `threads`, kDnnlBackendRevision.
@@ -65,10 +66,12 @@ class MeasuredCpuCostModel : public CostModel {
   // no attributes to rebuild them from: an error.
   StatusOr<double> Measure(const OpCostQuery& q, int* runs) const;
 
-  // For the layout DP: node `node` of `g` alone on the backend with its output stored in
+  // For the layout DP: the kernel that computes node `node` of `g` (its whole fusion group: a
+  // convolution with its bias, activation and residual add, whose implementation oneDNN picks
+  // with the post-ops in view) alone on the backend, the group's output stored in
   // `output_layout` (convolutions and pools honour it; inputs arrive as the kernel wants them,
   // the conversion excluded), table-cached under `key` (the caller's instance key) plus the
-  // layout. Weights stay weights.
+  // group's members and the layout. Weights stay weights.
   StatusOr<double> NodeInLayoutUs(const Graph& g, int node, specs::Layout output_layout,
                                   const std::string& key) const;
   // A float32 tensor of `dims` converted from one layout to another by oneDNN's reorder,
@@ -92,9 +95,9 @@ class MeasuredCpuCostModel : public CostModel {
   StatusOr<double> Cached(const std::string& key,
                           const std::function<StatusOr<double>(int* runs)>& measure,
                           double estimate) const;
-  // Median seconds of a prepared single-node model's node 0 (see Measure).
-  StatusOr<double> TimePrepared(PreparedModel& m, const std::vector<HostTensor>& feeds,
-                                int* runs) const;
+  // Median seconds of the kernel computing node `node` of a prepared model (see Measure).
+  StatusOr<double> TimePrepared(PreparedModel& m, const std::vector<HostTensor>& feeds, int* runs,
+                                int node) const;
 
   MeasureOptions options_;
   std::unique_ptr<Backend> backend_;
