@@ -33,6 +33,7 @@ test: build
 DEMO_MODEL ?= squeezenet1_1
 demo: build
 	$(BUILD)/gen/verisub-gen --list-ops | tail -1
+	mkdir -p $(BUILD)/models
 	$(BUILD)/runtime/models/verisub-models --out $(BUILD)/models $(DEMO_MODEL)
 	$(BUILD)/rewriter/verisub-opt $(BUILD)/models/$(DEMO_MODEL).onnx -o $(BUILD)/$(DEMO_MODEL).optimized.onnx \
 	  --verify-outputs --report $(BUILD)/$(DEMO_MODEL).report.json

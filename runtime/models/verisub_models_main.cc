@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "base/flags.h"
 #include "base/file_io.h"
+#include "base/flags.h"
 #include "runtime/models/model_io.h"
 #include "runtime/models/models.h"
 
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
                              "Exit codes: 0 written, 1 failed, 2 bad usage.");
   flags.Positionals("NAME", &names, "models to write (none: all of them)")
       .Bool("--list", &list, "list the models and exit")
-      .Path("--out", &out_dir, "write NAME.onnx files into this directory (created if missing)")
+      .Path("--out", &out_dir, "write NAME.onnx files into this directory (it must exist)")
       .Uint64("--seed", &options.seed, "seed of the random weights");
   if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
   if (list) {
@@ -59,11 +59,14 @@ int main(int argc, char** argv) {
   if (names.empty()) {
     for (const vm::ModelEntry& m : vm::ListModels()) names.emplace_back(m.name);
   }
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "error: cannot create '%s': %s\n", out_dir.c_str(), ec.message().c_str());
-    return 1;
+  // Both said before anything is written: an output directory must exist, as for every other
+  // program of the tree (none creates one), and every name must be a model.
+  if (verisub::Status st = verisub::base::CheckOutputDirectory(out_dir); !st.ok())
+    return flags.UsageError("--out: " + st.message());
+  for (const std::string& name : names) {
+    bool known = false;
+    for (const vm::ModelEntry& m : vm::ListModels()) known |= m.name == name;
+    if (!known) return flags.UsageError("no model named '" + name + "' (see --list)");
   }
   for (const std::string& name : names) {
     verisub::Status status = WriteOne(name, out_dir, options);
