@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "base/flags.h"
 #include "base/file_io.h"
+#include "base/flags.h"
 #include "gen/config.h"
 #include "gen/generator.h"
 #include "gen/pipeline.h"
@@ -92,7 +92,8 @@ int GenerateDatabase(const verisub::gen::PipelineOptions& options) {
 // Exit codes: 0 success, 1 generation failed, 2 usage or config error, 3 a reference rule is
 // not among the candidates.
 int Generate(const std::string& config_path, const std::string& out_path,
-             const std::string& reference_path, int threads, bool quiet) {
+             const std::string& reference_path, int threads, bool quiet,
+             uint64_t memory_budget_bytes) {
   auto config = verisub::gen::LoadConfig(config_path);
   if (!config.ok()) {
     std::fprintf(stderr, "verisub-gen: %s\n", config.status().message().c_str());
@@ -114,6 +115,7 @@ int Generate(const std::string& config_path, const std::string& out_path,
   options.threads = threads;
   options.progress = !quiet;
   options.rules = false;  // the dump is text
+  options.memory_budget_bytes = memory_budget_bytes;
   auto result = verisub::gen::RunGenerator(*config, options);
   if (!result.ok()) {
     std::fprintf(stderr, "verisub-gen: %s\n", result.status().message().c_str());
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
   std::string config, out, reference;
   int threads = -1;
   int64_t rlimit = pipeline.prover.resource_limit;
+  int64_t max_memory_mb = static_cast<int64_t>(verisub::gen::kDefaultGenMemoryBudget >> 20);
   bool quiet = false, list_ops = false;
   verisub::base::Flags flags("verisub-gen", kSynopsis, kEpilog);
   flags.Bool("--list-ops", &list_ops, "list the operator set, its axioms and fingerprint")
@@ -165,6 +168,9 @@ int main(int argc, char** argv) {
       .Threads("--threads", &threads, 0, "worker threads, 0 for one per core")
       .ShowDefault("--threads", "the config's")
       .Bool("--quiet", &quiet, "no progress lines")
+      .Int64("--max-memory-mb", &max_memory_mb, 1, int64_t{1} << 40,
+             "memory budget in MiB of the enumeration and evaluation: a config estimated over "
+             "it is refused before the run, one that outgrows it stops naming the count")
       .Int64("--rlimit", &rlimit, 0, UINT32_MAX, "Z3 resource limit per query, 0 for none")
       .Int("--timeout-ms", &pipeline.prover.timeout_ms, 0, 1000000000, "Z3 time limit per query")
       .Bool("--record-proof-times", &pipeline.record_proof_times,
@@ -189,7 +195,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!out.empty()) return Generate(config, out, reference, threads, quiet);
+  const uint64_t memory_budget_bytes = static_cast<uint64_t>(max_memory_mb) << 20;
+  if (!out.empty()) return Generate(config, out, reference, threads, quiet, memory_budget_bytes);
+  pipeline.memory_budget_bytes = memory_budget_bytes;
   pipeline.config_path = config;
   pipeline.threads = threads;
   pipeline.progress = !quiet;

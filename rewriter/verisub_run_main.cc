@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/process_stats.h"
 #include "onnx/onnx_pb.h"
 #include "rewriter/session.h"
 #include "runtime/tensor_proto.h"
@@ -69,6 +70,10 @@ std::string ParseFlags(int argc, char** argv, RunFlags* f) {
       if (a == "--backend") f->session.backend = v;
     } else if (a == "--threads") {
       if (!ParseCount(next(), 0, &f->session.num_threads)) return "--threads needs a count >= 0";
+      // Checked against the machine, as every program's --threads is (base/flags.h).
+      if (Status st = verisub::base::CheckThreadCount(f->session.num_threads, "--threads");
+          !st.ok())
+        return st.message();
     } else if (a == "--runs") {
       if (!ParseCount(next(), 1, &f->runs)) return "--runs needs a count >= 1";
     } else if (a == "--warmup") {

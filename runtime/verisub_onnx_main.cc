@@ -6,17 +6,16 @@
 #include <random>
 #include <string>
 
-#include "base/flags.h"
 #include "base/file_io.h"
+#include "base/flags.h"
 #include "runtime/executor.h"
+#include "runtime/input_shapes.h"
 #include "runtime/memory_budget.h"
 #include "runtime/onnx_export.h"
-#include "runtime/input_shapes.h"
 #include "runtime/onnx_import.h"
 #include "runtime/opaque_stats.h"
 
 namespace {
-
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -30,6 +29,7 @@ int main(int argc, char** argv) {
   std::string model, output;
   bool run = false, no_fold = false, no_map = false;
   uint64_t seed = 1;
+  int64_t max_memory_mb = 0;
   std::vector<std::string> shapes;
   ImportOptions options;
   verisub::base::Flags flags("verisub-onnx", "MODEL.onnx [flags]",
@@ -40,6 +40,11 @@ int main(int argc, char** argv) {
       .Bool("--no-map", &no_map, "keep ONNX operators instead of mapping them to spec operators")
       .Bool("--run", &run, "run the reference executor on random inputs")
       .Uint64("--seed", &seed, "--run: random seed for the inputs")
+      .Int64("--max-memory-mb", &max_memory_mb, 0, int64_t{1} << 40,
+             "memory budget in MiB for a tensor and for all together (the model file and "
+             "weights at import, the reference executor's live tensors with --run); over it, "
+             "the run stops naming the tensor or node")
+      .ShowDefault("--max-memory-mb", "0: 4096 MiB a tensor, no total")
       .Path("--output", &output, "export the imported graph here")
       .Alias("-o", "--output");
   if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
@@ -47,6 +52,7 @@ int main(int argc, char** argv) {
     if (verisub::Status st = ParseInputShapeFlag(shape, &options.input_shapes); !st.ok())
       return flags.UsageError(st.message());
   options.fold_constants = !no_fold;
+  options.memory = MemoryBudgetFromMb(max_memory_mb);
   options.map_to_spec_ops = !no_map;
 
   auto t0 = std::chrono::steady_clock::now();
@@ -71,7 +77,7 @@ int main(int argc, char** argv) {
 
   if (run) {
     // Refused before the random inputs are made, not by bad_alloc while making them.
-    if (verisub::Status st = CheckMemoryBudget(g, MemoryBudget{}, /*executor=*/true); !st.ok()) {
+    if (verisub::Status st = CheckMemoryBudget(g, options.memory, /*executor=*/true); !st.ok()) {
       std::fprintf(stderr, "error: --run: %s\n", st.message().c_str());
       return 1;
     }
@@ -89,7 +95,7 @@ int main(int argc, char** argv) {
       inputs.push_back(HostTensor::FromDoubles(val.elem_type, val.dims, data));
     }
     auto t1 = std::chrono::steady_clock::now();
-    auto outputs = Execute(g, inputs);
+    auto outputs = Execute(g, inputs, options.memory);
     if (!outputs.ok()) {
       std::fprintf(stderr, "error: %s\n", outputs.status().message().c_str());
       return 1;
