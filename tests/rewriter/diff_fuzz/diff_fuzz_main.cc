@@ -9,6 +9,7 @@
 
 #include "base/file_io.h"
 #include "base/flags.h"
+#include "base/process_stats.h"
 #include "base/progress.h"
 #include "rewriter/rule_source.h"
 #include "tests/rewriter/diff_fuzz/diff_fuzz.h"
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
   for (size_t k = 0; k < options.settings.size(); ++k)
     std::printf("%s%s %.1f s", k ? ", " : "", options.settings[k].name.c_str(),
                 report.optimize_cpu_s_by_setting[options.settings[k].name]);
-  std::printf("), compare %.1f s; %zu failures\n", report.compare_cpu_s, report.failures.size());
+  std::printf("), compare %.1f s; process CPU %.1f s; %zu failures\n", report.compare_cpu_s,
+              base::ProcessCpuSeconds(), report.failures.size());
   return report.failures.empty() ? 0 : 1;
 }
