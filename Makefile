@@ -186,12 +186,14 @@ models-check: models
 # FUZZ_SECONDS each, built with clang in $(FUZZ_BUILD); new corpus entries go to
 # $(FUZZ_BUILD)/corpus/TARGET, crashes to $(FUZZ_BUILD)/crashes/TARGET (copy one into
 # tests/fuzz/corpus/TARGET once fixed: `make test` replays it). Then the rewriter's differential
-# fuzzing: DIFF_FUZZ_GRAPHS random graphs with the shipped rules (normal build), failures
-# written to $(BUILD)/diff-fuzz-failures as ONNX models.
+# fuzzing: DIFF_FUZZ_GRAPHS random graphs with the shipped rules (normal build) on
+# DIFF_FUZZ_THREADS threads (0: one per core), a progress line per round and a summary;
+# failures written to $(BUILD)/diff-fuzz-failures as ONNX models (docs/hardening.md).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := onnx_import rules_proto rules_text gen_config graph_text
 DIFF_FUZZ_GRAPHS ?= 10000
+DIFF_FUZZ_THREADS ?= 0
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 .PHONY: fuzz
 fuzz: configure
@@ -212,4 +214,4 @@ fuzz: configure
 	cmake --build $(BUILD) -j $(JOBS) --target rewriter_diff_fuzz
 	mkdir -p $(BUILD)/diff-fuzz-failures
 	$(BUILD)/tests/rewriter/rewriter_diff_fuzz --graphs $(DIFF_FUZZ_GRAPHS) \
-	  --failures $(BUILD)/diff-fuzz-failures
+	  --threads $(DIFF_FUZZ_THREADS) --failures $(BUILD)/diff-fuzz-failures
