@@ -208,7 +208,8 @@ fuzz: configure
 	    -rss_limit_mb=4096 -max_len=65536 -timeout=20 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t \
 	    > $(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; \
-	  grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss_mb)' $(FUZZ_BUILD)/fuzz_$$t.log; \
+	  grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)' \
+	    $(FUZZ_BUILD)/fuzz_$$t.log; \
 	  if [ $$rc -ne 0 ]; then tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; fi; \
 	done
 	cmake --build $(BUILD) -j $(JOBS) --target rewriter_diff_fuzz
