@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       .Bool("--allow-unproved", &allow_unproved,
             "use rules without a proof record (hand-written text rules), as verisub-opt does")
       .Path("--failures", &options.failures_dir, "directory for the failing graphs' ONNX models")
+      .ShowDefault("--failures", "the working directory")
       .Threads("--threads", &options.threads, 0, "worker threads, 0 for one per core")
       .Int("--aggressive-budget", &aggressive_budget, 1, 1000000,
            "graphs the aggressive setting's search may expand (alpha 1.2)");
