@@ -33,6 +33,7 @@ test: build
 DEMO_MODEL ?= squeezenet1_1
 demo: build
 	$(BUILD)/gen/verisub-gen --list-ops | tail -1
+	mkdir -p $(BUILD)/models
 	$(BUILD)/runtime/models/verisub-models --out $(BUILD)/models $(DEMO_MODEL)
 	$(BUILD)/rewriter/verisub-opt $(BUILD)/models/$(DEMO_MODEL).onnx -o $(BUILD)/$(DEMO_MODEL).optimized.onnx \
 	  --verify-outputs --report $(BUILD)/$(DEMO_MODEL).report.json
@@ -208,12 +209,14 @@ models-check: models
 # FUZZ_SECONDS each, built with clang in $(FUZZ_BUILD); new corpus entries go to
 # $(FUZZ_BUILD)/corpus/TARGET, crashes to $(FUZZ_BUILD)/crashes/TARGET (copy one into
 # tests/fuzz/corpus/TARGET once fixed: `make test` replays it). Then the rewriter's differential
-# fuzzing: DIFF_FUZZ_GRAPHS random graphs with the shipped rules (normal build), failures
-# written to $(BUILD)/diff-fuzz-failures as ONNX models.
+# fuzzing: DIFF_FUZZ_GRAPHS random graphs with the shipped rules (normal build) on
+# DIFF_FUZZ_THREADS threads (0: one per core), a progress line per round and a summary;
+# failures written to $(BUILD)/diff-fuzz-failures as ONNX models (docs/hardening.md).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := onnx_import rules_proto rules_text gen_config graph_text cost_table
 DIFF_FUZZ_GRAPHS ?= 10000
+DIFF_FUZZ_THREADS ?= 0
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 .PHONY: fuzz
 fuzz: configure
@@ -228,10 +231,11 @@ fuzz: configure
 	    -rss_limit_mb=4096 -max_len=65536 -timeout=20 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t \
 	    > $(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; \
-	  grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss_mb)' $(FUZZ_BUILD)/fuzz_$$t.log; \
+	  grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)' \
+	    $(FUZZ_BUILD)/fuzz_$$t.log; \
 	  if [ $$rc -ne 0 ]; then tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; fi; \
 	done
 	cmake --build $(BUILD) -j $(JOBS) --target rewriter_diff_fuzz
 	mkdir -p $(BUILD)/diff-fuzz-failures
 	$(BUILD)/tests/rewriter/rewriter_diff_fuzz --graphs $(DIFF_FUZZ_GRAPHS) \
-	  --failures $(BUILD)/diff-fuzz-failures
+	  --threads $(DIFF_FUZZ_THREADS) --failures $(BUILD)/diff-fuzz-failures

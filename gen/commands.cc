@@ -67,6 +67,7 @@ int WriteCandidatesCommand(const CandidatesCommand& command, std::string* out, s
   options.threads = command.threads;
   options.progress = command.progress;
   options.rules = false;  // the dump is text
+  options.memory_budget_bytes = command.memory_budget_bytes;
   auto result = RunGenerator(*config, options);
   if (!result.ok()) return Fail(result.status(), kExitUsage, err);
   Status st = WriteCandidates(result->texts, command.out_path);

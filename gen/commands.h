@@ -23,6 +23,7 @@ struct CandidatesCommand {
   std::string reference_path;  // rules that must be among the candidates (empty: none)
   int threads = -1;            // -1: the config's
   bool progress = true;
+  uint64_t memory_budget_bytes = kDefaultGenMemoryBudget;  // GenOptions::memory_budget_bytes
 };
 
 // --candidates: enumerates only and writes the candidate rules; with a reference list, reports

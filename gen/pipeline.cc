@@ -63,6 +63,7 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
   GenOptions gen_options;
   gen_options.threads = options.threads;
   gen_options.progress = options.progress;
+  gen_options.memory_budget_bytes = options.memory_budget_bytes;
   auto generated = RunGenerator(*config, gen_options);
   if (!generated.ok()) return generated.status();
   report.gen = generated->report;

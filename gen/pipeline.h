@@ -16,6 +16,7 @@ struct PipelineOptions {
   std::string out_path;  // protobuf database; the text form goes to ruledb::TextPathFor(out_path)
   int threads = -1;      // -1: the config's; 0: one per core
   bool progress = true;
+  uint64_t memory_budget_bytes = kDefaultGenMemoryBudget;  // GenOptions::memory_budget_bytes
   verify::ProverOptions prover;
   // Proof times vary from run to run; by default they are left out of the file (recorded as 0)
   // so that regenerating gives the same bytes. Outcomes themselves are reproducible because

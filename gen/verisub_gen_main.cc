@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   std::string config;
   int threads = -1;
   int64_t rlimit = pipeline.prover.resource_limit;
+  int64_t max_memory_mb = static_cast<int64_t>(gen::kDefaultGenMemoryBudget >> 20);
   bool quiet = false, list_ops = false;
   verisub::base::Flags flags("verisub-gen", kSynopsis, kEpilog);
   flags.Bool("--list-ops", &list_ops, "list the operator set, its axioms and fingerprint")
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
       .Threads("--threads", &threads, 0, "worker threads, 0 for one per core")
       .ShowDefault("--threads", "the config's")
       .Bool("--quiet", &quiet, "no progress lines")
+      .Int64("--max-memory-mb", &max_memory_mb, 1, int64_t{1} << 40,
+             "memory budget in MiB of the enumeration and evaluation: a config estimated over "
+             "it is refused before the run, one that outgrows it stops naming the count")
       .Int64("--rlimit", &rlimit, 0, UINT32_MAX, "Z3 resource limit per query, 0 for none")
       .Int("--timeout-ms", &pipeline.prover.timeout_ms, 0, 1000000000, "Z3 time limit per query")
       .Bool("--record-proof-times", &pipeline.record_proof_times,
@@ -89,12 +93,15 @@ int main(int argc, char** argv) {
     verisub::Status st = verisub::base::CheckOutputPath(*path);
     if (!st.ok()) return Print(gen::kExitUsage, "", "verisub-gen: " + st.message() + "\n");
   }
+  const uint64_t memory_budget_bytes = static_cast<uint64_t>(max_memory_mb) << 20;
   if (!candidates.out_path.empty()) {
+    candidates.memory_budget_bytes = memory_budget_bytes;
     candidates.config_path = config;
     candidates.threads = threads;
     candidates.progress = !quiet;
     return Print(gen::WriteCandidatesCommand(candidates, &out, &err), out, err);
   }
+  pipeline.memory_budget_bytes = memory_budget_bytes;
   pipeline.config_path = config;
   pipeline.threads = threads;
   pipeline.progress = !quiet;

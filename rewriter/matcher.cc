@@ -121,7 +121,12 @@ class Matcher {
   void TryBindOrder(size_t s, int p, int gn, bool swap) {
     const Node& n = g_.node(gn);
     const ruledb::PatternNode& pn = src_.nodes[p];
-    std::vector<int> saved_inputs = cur_.input_vals;
+    // Pattern inputs this binding binds (at most the node's arity): unbound again afterwards,
+    // instead of copying every binding on each attempt (the search's hottest allocation).
+    constexpr size_t kMaxArity = 16;
+    VERISUB_CHECK(pn.inputs.size() <= kMaxArity);
+    int newly_bound[kMaxArity];
+    int num_newly_bound = 0;
     cur_.nodes[p] = gn;
     swapped_[p] = swap;
     bool ok = n.inputs.size() == pn.inputs.size();
@@ -132,6 +137,7 @@ class Matcher {
         int& b = cur_.input_vals[in.index];
         if (b == kNoValue) {
           b = v;
+          newly_bound[num_newly_bound++] = in.index;
           ok = RankFits(in.index, v);
         } else {
           ok = b == v;
@@ -152,7 +158,7 @@ class Matcher {
     if (ok) Step(s + 1);
     cur_.nodes[p] = -1;
     swapped_[p] = 0;
-    cur_.input_vals = std::move(saved_inputs);
+    for (int k = 0; k < num_newly_bound; ++k) cur_.input_vals[newly_bound[k]] = kNoValue;
   }
 
   // A rule with input ranks holds only there: the value bound to input i must have rank

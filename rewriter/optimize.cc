@@ -8,6 +8,7 @@
 #include "rewriter/apply.h"
 #include "rewriter/graph_cost.h"
 #include "rewriter/pass_pipeline.h"
+#include "rewriter/search_memory.h"
 #include "runtime/constant_folding.h"
 #include "rewriter/interface.h"
 #include "runtime/cost/analytic_cost.h"
@@ -46,6 +47,8 @@ std::vector<rewriter::GraphPass> MakePasses(const rewriter::RuleSet* rules,
                       return runtime::FoldConstants(g, fold).status();
                     }});
   passes.push_back({"search", [rules, model, options, report](runtime::Graph* g) {
+                      VERISUB_RETURN_IF_ERROR(rewriter::CheckSearchMemory(
+                          *g, options->search, options->search.max_memory_bytes));
                       auto result = rewriter::Search(std::move(*g), *rules, *model, options->search,
                                                      &report->search);
                       if (!result.ok()) return result.status();

@@ -27,6 +27,9 @@ struct SearchOptions {
   double time_limit_s = 10;
   // Queue entries kept; beyond it the costliest entries are dropped (bounds memory).
   int max_queue = 4096;
+  // Estimated bytes of the search's own structures (search_memory.h), 0 for no bound: a budget
+  // and queue that cannot fit are refused before the search starts.
+  int64_t max_memory_bytes = 0;
   ApplyOptions apply;
 };
 

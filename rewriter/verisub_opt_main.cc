@@ -20,6 +20,7 @@
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/input_shapes.h"
+#include "runtime/memory_budget.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
 
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   std::string dump_path, pass_names, device;
   rewriter::CostOptions cost;
   std::vector<std::string> input_shapes;
+  int64_t max_memory_mb = 0;
   const std::vector<std::string> passes = OptimizePassNames();
   for (const std::string& p : passes) pass_names += (pass_names.empty() ? "" : ", ") + p;
   base::Flags flags("verisub-opt", "MODEL.onnx -o OUT.onnx [flags]", kEpilog);
@@ -90,6 +92,11 @@ int main(int argc, char** argv) {
               "search time limit in seconds, 0 for none")
       .Int("--max-queue", &options.search.max_queue, 1, 1000000000,
            "candidates the search queue may hold")
+      .Int64("--max-memory-mb", &max_memory_mb, 0, int64_t{1} << 40,
+             "memory budget in MiB for a tensor and for all together (import, --verify-outputs) "
+             "and for the search's estimated graphs; over it, the run stops naming the tensor "
+             "or phase")
+      .ShowDefault("--max-memory-mb", "0: 4096 MiB a tensor, no total")
       .Enum("--cost", &cost.cost, {"auto", "analytic", "cpu-measured"},
             "cost model: cpu-measured (kernels timed on this CPU with oneDNN, cached in cost "
             "tables), analytic (a device preset, see --device); auto: cpu-measured when built "
@@ -135,6 +142,10 @@ int main(int argc, char** argv) {
     return flags.UsageError("--dump-after: no pass named '" + options.dump_after +
                             "' (passes: " + pass_names + ")");
 
+  const runtime::MemoryBudget memory = runtime::MemoryBudgetFromMb(max_memory_mb);
+  options.import.memory = memory;
+  options.search.max_memory_bytes = max_memory_mb > 0 ? memory.max_total_bytes : 0;
+
   // Said before the work, not after it.
   for (const std::string& path : {output, report_path, dump_path})
     if (Status st = base::CheckOutputPath(path); !st.ok()) return Fail(st);
@@ -161,6 +172,16 @@ int main(int argc, char** argv) {
 
   auto original = runtime::ImportOnnxFile(model, options.import);
   if (!original.ok()) return Fail(original.status());
+  // The comparison's executor must fit too: said before the search, not after it.
+  if (verify) {
+    if (Status st = runtime::CheckMemoryBudget(*original, memory, /*executor=*/true); !st.ok()) {
+      std::fprintf(stderr,
+                   "\n*** CANNOT VERIFY: the outputs could not be compared (nothing is known "
+                   "about them) ***\n--verify-outputs: %s\nnothing was written\n",
+                   st.message().c_str());
+      return 4;
+    }
+  }
   runtime::Graph optimized;
   OptimizeReport report;
   // Without --verify-outputs the original is not needed afterwards: the optimizer consumes it,
@@ -185,7 +206,7 @@ int main(int argc, char** argv) {
 
   if (verify) {
     rewriter::VerifyReport vr;
-    Status v = rewriter::CompareOutputs(*original, optimized, verify_options, &vr);
+    Status v = rewriter::CompareOutputs(*original, optimized, verify_options, &vr, memory);
     if (!v.ok() && vr.outcome == rewriter::VerifyOutcome::kCouldNotRun) {
       std::fprintf(stderr,
                    "\n*** CANNOT VERIFY: the outputs could not be compared (nothing is known "

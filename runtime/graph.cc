@@ -224,8 +224,19 @@ Status InferSpecTypes(Graph* g) {
       continue;
     }
     std::string where = "node '" + n.name + "' (" + n.KindName() + ")";
+    // The shape rules read exactly their operator's inputs (found by `make fuzz`: graph text
+    // `(concat[axis=0] )` made concat's rule read two inputs that were not there).
+    const specs::OpSpec& spec = specs::GetOp(*n.op);
+    if (static_cast<int>(n.inputs.size()) != spec.num_inputs ||
+        static_cast<int>(n.outputs.size()) != spec.num_outputs)
+      return InvalidArgument(where + ": takes " + std::to_string(spec.num_inputs) +
+                             " inputs and gives " + std::to_string(spec.num_outputs) +
+                             " outputs, not " + std::to_string(n.inputs.size()) + " and " +
+                             std::to_string(n.outputs.size()));
     const specs::TensorType* in[specs::kMaxOpInputs];
     for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k] == kNoValue)
+        return InvalidArgument(where + ": input " + std::to_string(k) + " is missing");
       const Value& v = g->value(n.inputs[k]);
       if (!v.spec_type)
         return InvalidArgument(where + ": input '" + v.name + "' has no static shape");

@@ -62,11 +62,9 @@ Status ParseInputShapeFlag(const std::string& arg, InputShapes* shapes) {
 Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto* g) {
   std::set<std::string> initializers = InitializerNames(*g);
   for (const auto& [name, dims] : shapes) {
-    std::string what = "--input-shape " + name + "=" + [&] {
-      std::string s;
-      for (size_t k = 0; k < dims.size(); ++k) s += (k ? "," : "") + std::to_string(dims[k]);
-      return s;
-    }();
+    std::string what = "--input-shape " + name + "=";
+    // A loop, not a lambda: clang 14 (`make fuzz`) cannot capture a structured binding.
+    for (size_t k = 0; k < dims.size(); ++k) what += (k ? "," : "") + std::to_string(dims[k]);
     onnx::ValueInfoProto* input = nullptr;
     std::string inputs;
     for (auto& in : *g->mutable_input()) {

@@ -57,10 +57,10 @@ Status InspectModel(const InspectOptions& options, std::string* report) {
   if (options.run) {
     // Refused before the random inputs are made, not by bad_alloc while making them.
     VERISUB_RETURN_IF_ERROR(
-        CheckMemoryBudget(g, MemoryBudget{}, /*executor=*/true).WithContext("--run"));
+        CheckMemoryBudget(g, options.import.memory, /*executor=*/true).WithContext("--run"));
     VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> inputs, RandomInputs(g, options.seed));
     auto t1 = std::chrono::steady_clock::now();
-    VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> outputs, Execute(g, inputs));
+    VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> outputs, Execute(g, inputs, options.import.memory));
     base::StringAppendF(report, "run_seconds: %.3f\n", Seconds(t1));
     for (size_t k = 0; k < outputs.size(); ++k) {
       double sum = 0;

@@ -13,7 +13,7 @@ namespace verisub::runtime {
 
 struct InspectOptions {
   std::string model_path;
-  ImportOptions import;
+  ImportOptions import;  // its memory budget also bounds --run's executor
   bool run = false;         // run the reference executor on random inputs in [-1, 1)
   uint64_t seed = 1;        // of those inputs
   std::string output_path;  // export the imported graph here (empty: no export)

@@ -370,6 +370,15 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& opt
   if (!in) return NotFound(path + ": cannot open file");
   if (in.peek() == std::ifstream::traits_type::eof())
     return DataLoss(path + ": empty file, not an ONNX model");
+  // The parsed model holds at least the file's bytes (weights dominate): refused before parsing.
+  const auto file_bytes = std::filesystem::file_size(path, ec);
+  if (!ec && options.memory.max_total_bytes > 0 &&
+      file_bytes > static_cast<uintmax_t>(options.memory.max_total_bytes))
+    return FailedPrecondition(path + ": the model file has " + std::to_string(file_bytes) +
+                              " bytes, importing it needs at least as many, over the memory "
+                              "budget of " +
+                              std::to_string(options.memory.max_total_bytes) +
+                              " bytes in all (--max-memory-mb; MemoryBudget)");
   // Parsing from the stream avoids holding a second copy of the file (weights dominate).
   onnx::ModelProto model;
   if (!model.ParseFromIstream(&in))

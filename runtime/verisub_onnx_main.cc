@@ -9,11 +9,13 @@
 #include "base/flags.h"
 #include "runtime/input_shapes.h"
 #include "runtime/inspect.h"
+#include "runtime/memory_budget.h"
 
 int main(int argc, char** argv) {
   verisub::base::InstallTempFileCleanup();  // an interrupted write leaves no temporary
   verisub::runtime::InspectOptions options;
   bool no_fold = false, no_map = false;
+  int64_t max_memory_mb = 0;
   std::vector<std::string> shapes;
   verisub::base::Flags flags("verisub-onnx", "MODEL.onnx [flags]",
                              "Exit codes: 0 success, 1 failed, 2 bad usage.");
@@ -23,6 +25,11 @@ int main(int argc, char** argv) {
       .Bool("--no-map", &no_map, "keep ONNX operators instead of mapping them to spec operators")
       .Bool("--run", &options.run, "run the reference executor on random inputs")
       .Uint64("--seed", &options.seed, "--run: random seed for the inputs")
+      .Int64("--max-memory-mb", &max_memory_mb, 0, int64_t{1} << 40,
+             "memory budget in MiB for a tensor and for all together (the model file and "
+             "weights at import, the reference executor's live tensors with --run); over it, "
+             "the run stops naming the tensor or node")
+      .ShowDefault("--max-memory-mb", "0: 4096 MiB a tensor, no total")
       .Path("--output", &options.output_path, "export the imported graph here")
       .Alias("-o", "--output");
   if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
@@ -32,6 +39,7 @@ int main(int argc, char** argv) {
         !st.ok())
       return flags.UsageError(st.message());
   options.import.fold_constants = !no_fold;
+  options.import.memory = verisub::runtime::MemoryBudgetFromMb(max_memory_mb);
   options.import.map_to_spec_ops = !no_map;
   std::string report;
   verisub::Status st = verisub::runtime::InspectModel(options, &report);

@@ -106,9 +106,7 @@ Status WriteModels(const std::vector<std::string>& names, const std::string& dir
   std::vector<std::string> all;
   if (names.empty())
     for (const ModelEntry& m : ListModels()) all.emplace_back(m.name);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return InvalidArgument("cannot create '" + dir + "': " + ec.message());
+  VERISUB_RETURN_IF_ERROR(base::CheckOutputDirectory(dir));
   for (const std::string& name : names.empty() ? all : names) {
     const auto start = std::chrono::steady_clock::now();
     VERISUB_ASSIGN_OR_RETURN(onnx::ModelProto model, BuildModel(name, options));

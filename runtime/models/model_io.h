@@ -28,7 +28,7 @@ StatusOr<std::string> SerializeModel(const onnx::ModelProto& model);
 Status WriteModelFile(const onnx::ModelProto& model, const std::string& path);
 
 // What verisub-models does: builds, validates and writes each named model (all of ListModels()
-// when `names` is empty) as DIR/NAME.onnx, creating `dir` when missing; one line per model
+// when `names` is empty) as DIR/NAME.onnx (`dir` must exist); one line per model
 // (nodes, file size, build time, path) is appended to `report` as each is written.
 Status WriteModels(const std::vector<std::string>& names, const std::string& dir,
                    const BuildOptions& options, std::string* report);

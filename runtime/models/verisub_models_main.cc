@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
                              "Exit codes: 0 written, 1 failed, 2 bad usage.");
   flags.Positionals("NAME", &names, "models to write (none: all of them)")
       .Bool("--list", &list, "list the models and exit")
-      .Path("--out", &out_dir, "write NAME.onnx files into this directory (created if missing)")
+      .Path("--out", &out_dir, "write NAME.onnx files into this directory (it must exist)")
       .Uint64("--seed", &options.seed, "seed of the random weights");
   if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
   if (list) {
@@ -33,6 +33,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (out_dir.empty()) return flags.UsageError("--out DIR is required (or --list)");
+  // Both said before anything is written: an output directory must exist, as for every other
+  // program of the tree (none creates one), and every name must be a model.
+  if (verisub::Status st = verisub::base::CheckOutputDirectory(out_dir); !st.ok())
+    return flags.UsageError("--out: " + st.message());
+  for (const std::string& name : names) {
+    bool known = false;
+    for (const vm::ModelEntry& m : vm::ListModels()) known |= m.name == name;
+    if (!known) return flags.UsageError("no model named '" + name + "' (see --list)");
+  }
   std::string report;
   verisub::Status status = vm::WriteModels(names, out_dir, options, &report);
   std::fwrite(report.data(), 1, report.size(), stdout);

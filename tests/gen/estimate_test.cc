@@ -7,6 +7,7 @@
 
 #include "gen/config.h"
 #include "gen/generator.h"
+#include "gen/progress.h"
 
 namespace verisub::gen {
 namespace {
@@ -70,6 +71,33 @@ TEST(EstimateTest, AUserGraphLimitBelowTheBudgetStillStopsQuietly) {
   auto run = RunGenerator(c, options);
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_TRUE(run->report.enumeration.stopped_early);
+}
+
+// Issue 17: a 4000x4000 matmul (tests/fuzz/corpus/gen_config/regress_slow_matmul.cfg) ran past
+// 60 s without a word. The estimate flags it before the run (RunGenerator then warns), and the
+// progress line names every phase, so a slow one is seen.
+TEST(EstimateTest, A4000x4000MatmulIsFlaggedSlowBeforeTheRun) {
+  GenConfig c =
+      Parse("max_ops 1\ninput x [4000,4000]\ninput y [4000,4000]\nop matmul activation=none\n");
+  auto e = EstimateGeneration(c, 2, kDefaultGenMemoryBudget);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_GT(e->largest_input_elements, kSlowInputElements);
+  GenConfig small =
+      Parse("max_ops 1\ninput x [40,40]\ninput y [40,40]\nop matmul activation=none\n");
+  auto f = EstimateGeneration(small, 2, kDefaultGenMemoryBudget);
+  ASSERT_TRUE(f.ok());
+  EXPECT_LE(f->largest_input_elements, kSlowInputElements);
+}
+
+TEST(EstimateTest, TheProgressLineNamesEveryPhase) {
+  ProgressCounters counters;
+  const char* phases[] = {"set-up", "enumerate", "test pairs", "done"};
+  for (int stage = 0; stage < 4; ++stage) {
+    counters.stage = stage;
+    std::string line = ProgressLine(counters, 1.5);
+    EXPECT_NE(line.find(phases[stage]), std::string::npos) << line;
+    EXPECT_NE(line.find("graphs"), std::string::npos) << line;
+  }
 }
 
 }  // namespace

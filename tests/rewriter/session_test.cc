@@ -186,6 +186,11 @@ TEST(VerisubRunTest, RejectsBadFlags) {
   EXPECT_NE(r.output.find("--runs"), std::string::npos);
   r = RunCommand(std::string(VERISUB_RUN_PATH) + " data/models/squeezenet1_1.onnx --bogus");
   EXPECT_EQ(r.code, 2);
+  // A thread count is checked against the machine (it was taken up to 1,000,000).
+  r = RunCommand(std::string(VERISUB_RUN_PATH) +
+                 " data/models/squeezenet1_1.onnx --threads 100000");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--threads needs a thread count in [0, "), std::string::npos) << r.output;
   r = RunCommand(std::string(VERISUB_RUN_PATH) + " data/models/missing.onnx");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("missing.onnx"), std::string::npos);

@@ -159,6 +159,27 @@ TEST_F(VerisubOptTest, UnprovedRulesNeedAFlag) {
   EXPECT_NE(r.output.find("0 used"), std::string::npos) << r.output;
 }
 
+TEST_F(VerisubOptTest, MaxMemoryMbBoundsTheSearchAndTheComparison) {
+  // A search budget whose graphs cannot fit is refused before the search, naming the phase.
+  CommandResult r = RunCommand(Opt("--budget 1000000000 --max-memory-mb 1"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("search: a budget of 1000000000 graphs"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx"));
+  // The comparison's executor must fit as well (the shipped squeezenet needs about 6 MB there):
+  // refused before the search, with the exit code of a comparison that could not run.
+  r = RunCommand(std::string(VERISUB_OPT_PATH) + " data/models/squeezenet1_1.onnx -o " +
+                 (dir_ / "sq.onnx").string() + " --verify-outputs --max-memory-mb 3");
+  EXPECT_EQ(r.code, 4) << r.output;
+  EXPECT_NE(r.output.find("CANNOT VERIFY"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("at node"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "sq.onnx"));
+  r = RunCommand(std::string(VERISUB_OPT_PATH) + " data/models/squeezenet1_1.onnx -o " +
+                 (dir_ / "sq.onnx").string() + " --verify-outputs --max-memory-mb 64");
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = RunCommand(Opt("--max-memory-mb -5"));
+  EXPECT_EQ(r.code, 2) << r.output;
+}
+
 TEST_F(VerisubOptTest, BadArgumentsAndModelsFail) {
   EXPECT_EQ(RunCommand(Opt("--alpha 0.5")).code, 2);
   EXPECT_EQ(RunCommand(Opt("--budget x")).code, 2);

@@ -46,6 +46,22 @@ TEST(GraphTextTest, BadTextIsAnError) {
   EXPECT_FALSE(ParseGraphText("input x [2,3]\noutput (transpose[frob=1] x)\n").ok());
 }
 
+// Found by `make fuzz` (tests/fuzz/corpus/graph_text/regress_concat_without_inputs.txt): an
+// operator given fewer (or more) inputs than it takes reached its shape rule, which read inputs
+// that were not there (UBSan: misaligned reference in concat's rule). Now an error naming the
+// node and both counts.
+TEST(GraphTextTest, AnOperatorWithTheWrongNumberOfInputsIsAnError) {
+  auto none = ParseGraphText("input x [2,3]\ninput y [4,3]\nlet c = (concat[axis=0] )\noutput c\n");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("takes 2 inputs"), std::string::npos)
+      << none.status().message();
+  std::string many = "input x [2,3]\noutput (ewadd";
+  for (int i = 0; i < 40; ++i) many += " x";
+  EXPECT_FALSE(ParseGraphText(many + ")\n").ok());
+  // Twin: the right count parses.
+  EXPECT_TRUE(ParseGraphText("input x [2,3]\ninput y [4,3]\noutput (concat[axis=0] x y)\n").ok());
+}
+
 TEST(GraphTextTest, FoldedWeightsRoundTrip) {
   auto g = ParseGraphText("input x [2,3]\noutput (ewadd x folded-2x3)\n");
   ASSERT_TRUE(g.ok()) << g.status().message();

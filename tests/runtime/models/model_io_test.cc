@@ -150,13 +150,19 @@ TEST_F(WriteModelFileTest, MissingFolderFailsAndLeavesNothing) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "missing"));
 }
 
-// verisub-models' library call: each named model in DIR/NAME.onnx (the folder made), the exact
-// bytes of the builder's model, one report line each; an unknown name is an error naming it.
+// verisub-models' library call: each named model in DIR/NAME.onnx (the folder must exist: no
+// program of the tree creates one), the exact bytes of the builder's model, one report line
+// each; an unknown name is an error naming it.
 TEST_F(WriteModelFileTest, WriteModelsWritesEachNamedModel) {
   const std::filesystem::path out = dir_ / "made" / "here";
   std::string report;
   BuildOptions options;
   options.seed = 7;
+  const Status missing = WriteModels({"squeezenet1_1"}, out.string(), options, &report);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("made/here"), std::string::npos) << missing.message();
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "made"));
+  std::filesystem::create_directories(out);
   ASSERT_TRUE(WriteModels({"squeezenet1_1"}, out.string(), options, &report).ok());
   EXPECT_EQ(ReadFile((out / "squeezenet1_1.onnx").string()),
             SerializeModel(BuildSqueezeNet11(options)).value());
