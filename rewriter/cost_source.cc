@@ -73,7 +73,9 @@ class MeasuredSource : public CostSource {
       if (dir != "none" && !dir.empty()) {
         src->save_path_ = (std::filesystem::path(dir) / here.FileName()).string();
         src->make_dir_ = dir;
-        if (std::filesystem::is_regular_file(src->save_path_, ec)) {
+        const bool same_as_shipped =
+            !shipped.empty() && std::filesystem::equivalent(shipped, src->save_path_, ec);
+        if (!same_as_shipped && std::filesystem::is_regular_file(src->save_path_, ec)) {
           auto t = runtime::CostTable::Load(src->save_path_);
           // A damaged cache is only a cache: it is measured again and replaced.
           if (t.ok() && t->header().SameMachine(here)) {
