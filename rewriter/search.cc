@@ -9,9 +9,9 @@
 #include <unordered_set>
 
 #include "base/process_stats.h"
-#include "runtime/graph_hash.h"
 #include "rewriter/graph_key.h"
 #include "rewriter/matcher.h"
+#include "runtime/graph_hash.h"
 #include "specs/registry.h"
 
 namespace verisub::rewriter {
@@ -88,9 +88,13 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   };
   *report = SearchReport();
   CostEvaluator cost(&cost_model);
-  const bool whole_graph_costs = cost_model.PricesFusion();
+  const bool whole_graph_costs = cost_model.PricesFusion() || options.graph_cost != nullptr;
+  // A built graph's cost: the caller's scorer, else the cost model's whole-graph sum.
+  auto whole_cost = [&](const Graph& graph) {
+    return options.graph_cost ? options.graph_cost(graph) : cost.GraphCost(graph);
+  };
   runtime::GraphHasher hasher({.commutative = true});
-  auto initial_cost = cost.GraphCost(g);
+  auto initial_cost = whole_cost(g);
   if (!initial_cost.ok()) return initial_cost.status();
 
   int64_t seq = 0;
@@ -132,7 +136,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
     }
     double graph_cost = e.cost;
     if (whole_graph_costs) {
-      auto c = cost.GraphCost(*graph);
+      auto c = whole_cost(*graph);
       if (!c.ok()) {
         ++report->rejected[static_cast<int>(RejectReason::kCost)];
         return nullptr;
@@ -231,7 +235,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   initial.reset();
   VERISUB_RETURN_IF_ERROR(FinalizeGraph(&result));
   // The reported cost is recomputed from scratch, not accumulated along the derivation.
-  auto final_cost = cost.GraphCost(result);
+  auto final_cost = whole_cost(result);
   if (!final_cost.ok()) return final_cost.status();
   report->cost_after_us = *final_cost;
   report->seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct SearchOptions {
   // and queue that cannot fit are refused before the search starts.
   int64_t max_memory_bytes = 0;
   ApplyOptions apply;
+  // When set, the cost of every graph the search builds (and of the input and the result) is this
+  // function's, not the sum of node costs: e.g. the graph's layout-DP-optimal cost, for the joint
+  // substitution and layout search (TASO's joint optimization; issue 16). Per-rewrite deltas from
+  // the cost model then only order the queue. Errors reject the graph (the input's: the search).
+  std::function<StatusOr<double>(const runtime::Graph&)> graph_cost;
 };
 
 enum class StopReason { kQueueEmpty, kBudget, kTimeLimit };
@@ -59,8 +65,8 @@ struct SearchReport {
   int64_t dropped_queue_full = 0;
   std::array<int64_t, kNumRejectReasons> rejected{};  // by RejectReason
   int64_t weight_only_nodes = 0;  // target nodes computed from weights only, over candidates
-  double seconds = 0;          // wall time, measuring included
-  double measure_seconds = 0;  // of which the cost model spent timing kernels
+  double seconds = 0;             // wall time, measuring included
+  double measure_seconds = 0;     // of which the cost model spent timing kernels
   StopReason stop = StopReason::kQueueEmpty;
   // The process's resident-set high-water mark when the search ended (base::PeakRssBytes: since
   // the process started, never reset, so it includes what the caller held and did before).

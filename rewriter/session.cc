@@ -25,34 +25,50 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The per-value layouts a Session asks its backend for (empty: the backend's own policy). The DP
-// prices layouts with measured kernels and reorders when `model` is the measured CPU model, else
-// analytically.
+// The layout DP's costs: measured kernels and reorders when `model` is the measured CPU model,
+// else the analytic layout costs of the cpu-2core preset.
+class SessionLayoutCosts {
+ public:
+  explicit SessionLayoutCosts(const runtime::CostModel* model)
+      : device_(*runtime::DevicePreset("cpu-2core")),
+        kernels_(device_),
+        analytic_(&kernels_, device_) {
+#ifdef VERISUB_HAVE_DNNL
+    if (auto* m = dynamic_cast<const runtime::MeasuredCpuCostModel*>(model)) measured_.emplace(m);
+#else
+    (void)model;
+#endif
+  }
+  const rewriter::LayoutCostSource& costs() const {
+#ifdef VERISUB_HAVE_DNNL
+    if (measured_) return *measured_;
+#endif
+    return analytic_;
+  }
+
+ private:
+  runtime::DeviceDescription device_;
+  runtime::AnalyticCostModel kernels_;
+  rewriter::AnalyticLayoutCosts analytic_;
+#ifdef VERISUB_HAVE_DNNL
+  std::optional<rewriter::MeasuredLayoutCosts> measured_;
+#endif
+};
+
+// The per-value layouts a Session asks its backend for (empty: the backend's own policy); "dp"
+// and "joint" run the layout DP, whose assignment the session's graph then carries
+// (runtime::Value::layout).
 StatusOr<std::vector<specs::Layout>> SessionLayouts(runtime::Graph* graph,
                                                     const std::string& layout,
                                                     const runtime::CostModel* model) {
   const runtime::Graph& g = *graph;
   if (layout == "backend") return std::vector<specs::Layout>();
   if (layout == "plain") return std::vector<specs::Layout>(g.num_values(), specs::Layout::kPlain);
-  if (layout != "dp")
-    return InvalidArgument("unknown layout policy '" + layout + "' (backend, dp or plain)");
-  auto device = runtime::DevicePreset("cpu-2core");
-  if (!device.ok()) return device.status();
-  runtime::AnalyticCostModel kernels(*device);
-  rewriter::AnalyticLayoutCosts analytic(&kernels, *device);
-  const rewriter::LayoutCostSource* costs = &analytic;
-#ifdef VERISUB_HAVE_DNNL
-  std::optional<rewriter::MeasuredLayoutCosts> measured;
-  if (auto* m = dynamic_cast<const runtime::MeasuredCpuCostModel*>(model)) {
-    measured.emplace(m);
-    costs = &*measured;
-  }
-#else
-  (void)model;
-#endif
-  auto assignment = rewriter::AssignLayouts(g, *costs, rewriter::LayoutDpOptions(), nullptr);
+  if (layout != "dp" && layout != "joint")
+    return InvalidArgument("unknown layout policy '" + layout + "' (backend, dp, joint or plain)");
+  SessionLayoutCosts costs(model);
+  auto assignment = rewriter::AssignLayouts(g, costs.costs(), rewriter::LayoutDpOptions(), nullptr);
   if (!assignment.ok()) return assignment.status().WithContext("layout assignment");
-  // The session's graph carries the layouts it runs with (runtime::Value::layout).
   rewriter::StoreLayouts(*assignment, graph);
   return runtime::ValueLayouts(*graph);
 }
@@ -91,7 +107,11 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
   // The cost model: the optimizer's search and the layout DP price with it.
   const runtime::CostModel* cost_model = options.optimize_options.cost_model;
   std::unique_ptr<rewriter::CostSource> cost_source;
-  if (!cost_model && (options.optimize || options.layout == "dp")) {
+  // "joint": the substitution search scores every graph by its layout-DP-optimal cost, then the
+  // DP lays out the result (TASO's joint optimization).
+  const bool joint = options.layout == "joint";
+  const bool optimize_model = options.optimize || joint;
+  if (!cost_model && (optimize_model || options.layout == "dp" || joint)) {
     rewriter::CostOptions cost = options.cost;
     // The session's kernels run with num_threads: the costs are timed with as many.
     cost.threads = options.num_threads > 0
@@ -110,7 +130,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
     if (Status saved = cost_source->Save(); !saved.ok())
       cost_summary_ += "; not saved: " + saved.message();
   };
-  if (options.optimize) {
+  if (optimize_model) {
     auto start = std::chrono::steady_clock::now();
     std::string path =
         options.rules_path.empty() ? rewriter::FindDefaultRules() : options.rules_path;
@@ -122,6 +142,16 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
     if (!rule_set.ok()) return rule_set.status();
     OptimizeOptions optimize = options.optimize_options;
     optimize.cost_model = cost_model;
+    std::optional<SessionLayoutCosts> layout_costs;
+    if (joint) {
+      layout_costs.emplace(cost_model);
+      optimize.search.graph_cost = [&](const runtime::Graph& g) -> StatusOr<double> {
+        auto a =
+            rewriter::AssignLayouts(g, layout_costs->costs(), rewriter::LayoutDpOptions(), nullptr);
+        if (!a.ok()) return a.status();
+        return a->cost_us;
+      };
+    }
     Status st = Optimize(std::move(graph), **rule_set, optimize, &graph_, &report_);
     if (!st.ok()) {
       save_costs();

@@ -33,7 +33,9 @@ struct SessionOptions {
   std::string backend = "onednn";
   // How values are laid out: "backend" (the backend's own policy: oneDNN picks blocked formats
   // for convolutions and keeps them through layout-agnostic kernels), "dp" (the layout dynamic
-  // program of rewriter/layout_assign.h on analytic layout costs; issue 16) or "plain".
+  // program of rewriter/layout_assign.h, on measured layout costs with the measured cost model,
+  // else analytic), "joint" (optimizes the model, the substitution search scoring every graph by
+  // its DP-optimal layout cost, then the DP; implies `optimize`) or "plain".
   std::string layout = "backend";
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;

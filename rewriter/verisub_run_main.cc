@@ -141,8 +141,9 @@ int main(int argc, char** argv) {
                 "an input tensor (ONNX TensorProto), one per graph input in order (default: "
                 "deterministic synthetic inputs)")
       .Enum("--backend", &flags.session.backend, {"onednn", "reference"}, "the backend to run on")
-      .Enum("--layout", &flags.session.layout, {"backend", "dp", "plain"},
-            "value layouts: the backend's own policy, the layout DP, or all plain")
+      .Enum("--layout", &flags.session.layout, {"backend", "dp", "joint", "plain"},
+            "value layouts: the backend's own policy, the layout DP, the substitution search "
+            "and the DP jointly (implies --optimize), or all plain")
       .Bool("--check", &flags.check, "compare the outputs with the reference backend")
       .Int("--profile", &flags.profile, 0, 1000000,
            "after the runs, time every step alone this many times and print where the time "

@@ -288,5 +288,42 @@ TEST(SearchTest, FusionAwareCostsKeepReluFusedIntoItsConvolution) {
   }
 }
 
+// SearchOptions::graph_cost (the joint layout search's scorer) prices every graph: a constant
+// scorer finds nothing cheaper, a node count finds smaller graphs, and the report's costs are
+// the scorer's.
+TEST(SearchTest, AGraphScorerPricesEveryBuiltGraph) {
+  auto rules = testing::HandwrittenRules();
+  runtime::Graph g = InceptionBlock();
+  for (bool by_nodes : {false, true}) {
+    OptimizeOptions o = Defaults();
+    int calls = 0;
+    o.search.graph_cost = [&](const runtime::Graph& graph) -> StatusOr<double> {
+      ++calls;
+      return by_nodes ? static_cast<double>(graph.num_nodes()) : 1.0;
+    };
+    runtime::Graph out;
+    OptimizeReport report;
+    ASSERT_TRUE(Optimize(g, *rules, o, &out, &report).ok());
+    EXPECT_GT(calls, 1);
+    if (by_nodes) {
+      EXPECT_EQ(report.search.cost_before_us, g.num_nodes());
+      EXPECT_LT(report.search.cost_after_us, report.search.cost_before_us);
+    } else {
+      EXPECT_EQ(report.search.cost_after_us, 1.0);
+      EXPECT_EQ(report.search.rewrite_steps, 0);
+    }
+  }
+  // A scorer that fails on the input fails the search, naming the cause.
+  OptimizeOptions o = Defaults();
+  o.search.graph_cost = [](const runtime::Graph&) -> StatusOr<double> {
+    return InvalidArgument("no score");
+  };
+  runtime::Graph out;
+  OptimizeReport report;
+  Status st = Optimize(g, *rules, o, &out, &report);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no score"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace verisub::rewriter

@@ -65,7 +65,7 @@ TEST(SessionTest, LayoutPoliciesComputeTheSame) {
   for (const char* model :
        {"data/models/small_resnet.onnx", "data/models/squeezenet1_1.onnx",
         "data/models/mobilenet_v2_w025.onnx", "data/models/tiny_transformer.onnx"}) {
-    for (std::string layout : {"backend", "dp", "dp-measured", "plain"}) {
+    for (std::string layout : {"backend", "dp", "dp-measured", "joint", "plain"}) {
       SessionOptions options;
       options.layout = layout == "dp-measured" ? "dp" : layout;
       // The DP on analytic costs, or on kernels and reorders timed here (kept in memory).
