@@ -162,11 +162,18 @@ cost-tables: configure dev-models
 	done; done; echo "cost-tables: $$(( $$(date +%s) - start )) s in all"
 
 # Layout DP benchmark: every model in $(BUILD)/models (written by verisub-models) and DenseNet-121,
-# analytic layout costs; states, time, pruned counts, cost all-plain vs DP, gap to exact.
+# analytic layout costs; states, time, pruned counts, cost all-plain vs DP, gap to exact. Then the
+# four settings of issue 16 measured with verisub-run on every development model (rewrites only,
+# layouts only, rewrites then layouts, joint; bench/layout_settings.sh), LAYOUT_THREADS threads.
+LAYOUT_ROUNDS ?= 2
+LAYOUT_RUNS ?= 10
+LAYOUT_THREADS ?= 1
 .PHONY: bench-layout
-bench-layout: configure
-	cmake --build $(BUILD) -j $(JOBS) --target models verisub-bench-layout
+bench-layout: DEV_MODEL = $(BENCH_MODEL)
+bench-layout: configure dev-models
+	cmake --build $(BUILD) -j $(JOBS) --target models verisub-bench-layout verisub-run
 	$(BUILD)/rewriter/verisub-bench-layout $(BUILD)/models
+	sh bench/layout_settings.sh $(BUILD) $(DEV_MODELS) $(LAYOUT_ROUNDS) $(LAYOUT_RUNS) $(LAYOUT_THREADS)
 
 format:
 	find base specs gen verify ruledb rewriter runtime tests -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -1,0 +1,44 @@
+#!/bin/sh
+# The four settings of issue 16 on every model of a folder, measured with verisub-run (oneDNN,
+# costs measured on this CPU, cached in cost tables): rewrites only (--optimize, oneDNN's own
+# layout policy), layouts only (--layout dp), rewrites then layouts (--optimize --layout dp) and
+# joint (--layout joint: the search scores graphs by their DP-optimal layout cost). The settings
+# alternate within each round; a cell is the median over the rounds of each run's median.
+# usage: bench/layout_settings.sh BUILD MODELS_DIR [ROUNDS] [RUNS] [THREADS]
+set -u
+build=$1 dir=$2 rounds=${3:-2} runs=${4:-10} threads=${5:-1}
+run="$build/rewriter/verisub-run"
+[ -x "$run" ] || { echo "layout_settings: $run is not built" >&2; exit 1; }
+ls "$dir"/*.onnx > /dev/null 2>&1 || { echo "layout_settings: no .onnx in $dir (make dev-models)" >&2; exit 1; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+settings="rewrites:--optimize layouts:--layout=dp rewrites+layouts:--optimize,--layout=dp joint:--layout=joint"
+echo "== layout settings: verisub-run, $threads thread(s), $rounds rounds x $runs runs, load $(cut -d' ' -f1 /proc/loadavg)"
+printf '%-20s %16s %16s %20s %16s\n' model "rewrites only" "layouts only" "rewrites, layouts" joint
+for m in "$dir"/*.onnx; do
+  name=$(basename "$m" .onnx)
+  r=1
+  while [ "$r" -le "$rounds" ]; do
+    for s in $settings; do
+      key=${s%%:*} flags=$(echo "${s#*:}" | tr ',=' '  ')
+      # shellcheck disable=SC2086
+      "$run" "$m" $flags --threads "$threads" --runs "$runs" --warmup 2 > "$tmp/out" 2>&1 ||
+        { echo "layout_settings: $name $key failed:" >&2; tail -3 "$tmp/out" >&2; exit 1; }
+      sed -n 's/^verisub-run: median_ms=\([0-9.]*\).*/\1/p' "$tmp/out" >> "$tmp/$name.$key"
+    done
+    r=$((r + 1))
+  done
+  cells=""
+  for s in $settings; do
+    key=${s%%:*}
+    med=$(sort -n "$tmp/$name.$key" | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}')
+    cells="$cells $med"
+  done
+  # shellcheck disable=SC2086
+  set -- $cells
+  base=$1
+  printf '%-20s %10.2f ms   %10.2f (%.2f) %12.2f (%.2f) %10.2f (%.2f)\n' "$name" "$1" "$2" \
+    "$(echo "$2 $base" | awk '{print $1/$2}')" "$3" "$(echo "$3 $base" | awk '{print $1/$2}')" \
+    "$4" "$(echo "$4 $base" | awk '{print $1/$2}')"
+done
+echo "(ratio) = setting / rewrites only, below 1 is faster; medians in ms"
