@@ -14,18 +14,15 @@ MeasuredLayoutCosts::MeasuredLayoutCosts(const runtime::MeasuredCpuCostModel* mo
 std::optional<double> MeasuredLayoutCosts::KernelCostUs(
     const runtime::Graph& g, const runtime::Node& node, std::span<const specs::Layout> inputs,
     std::span<const specs::Layout> outputs) const {
-  int index = -1;
-  for (int i = 0; i < g.num_nodes() && index < 0; ++i)
-    if (&g.node(i) == &node) index = i;
+  const runtime::dnnl_backend::FusionPlan& plan = PlanOf(g);
+  auto found = index_.find(&node);
+  const int index = found == index_.end() ? -1 : found->second;
   if (index >= 0) {
-    if (absorbed_graph_ != &g || static_cast<int>(absorbed_.size()) != g.num_nodes()) {
-      absorbed_ = model_->AbsorbedNodes(g);
-      absorbed_graph_ = &g;
-    }
     // A post-op or a padding of its group's kernel (a Pad folded into a pool's window, opaque
     // as it may be): it runs in whatever layout the kernel does, for nothing. Every data slot in
     // one layout.
-    if (absorbed_[index]) {
+    const int gi = plan.group_of[index];
+    if (gi >= 0 && plan.groups[gi].kernel_node != index) {
       std::optional<specs::Layout> common;
       const size_t rank = g.value(node.outputs[0]).dims.size();
       auto same = [&](int v, specs::Layout l) {
@@ -51,7 +48,7 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
   if (onnx_pool && index >= 0 && !outputs.empty() && inputs.size() == 1 &&
       inputs[0] == outputs[0] && g.value(node.outputs[0]).dims.size() == 4) {
     for (const auto& a : node.onnx->attribute()) key += " " + a.ShortDebugString();
-    auto t = model_->NodeInLayoutUs(g, index, outputs[0], key);
+    auto t = model_->NodeInLayoutUs(g, plan, index, outputs[0], key);
     if (t.ok()) return *t;
   }
   auto scaled = analytic_.KernelCostUs(g, node, inputs, outputs);
@@ -60,9 +57,26 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
       node.op && (*node.op == specs::OpKind::kConv2d || *node.op == specs::OpKind::kConv2dBias ||
                   *node.op == specs::OpKind::kPoolMax || *node.op == specs::OpKind::kPoolAvg);
   if (!window || outputs.empty() || index < 0) return scaled;
-  auto t = model_->NodeInLayoutUs(g, index, outputs[0], key);
+  auto t = model_->NodeInLayoutUs(g, plan, index, outputs[0], key);
   if (!t.ok()) return scaled;
   return *t;
+}
+
+const runtime::dnnl_backend::FusionPlan& MeasuredLayoutCosts::PlanOf(
+    const runtime::Graph& g) const {
+  bool same = static_cast<int>(nodes_.size()) == g.num_nodes() && graph_outputs_ == g.outputs();
+  for (int i = 0; same && i < g.num_nodes(); ++i) same = nodes_[i] == &g.node(i);
+  if (!same) {
+    nodes_.clear();
+    index_.clear();
+    for (int i = 0; i < g.num_nodes(); ++i) {
+      nodes_.push_back(&g.node(i));
+      index_.emplace(&g.node(i), i);
+    }
+    graph_outputs_ = g.outputs();
+    plan_ = runtime::dnnl_backend::PlanFusion(g);
+  }
+  return plan_;
 }
 
 double MeasuredLayoutCosts::ConversionCostUs(const runtime::Value& value, specs::Layout from,

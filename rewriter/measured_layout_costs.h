@@ -10,6 +10,9 @@
 
 #ifdef VERISUB_HAVE_DNNL
 
+#include <unordered_map>
+#include <vector>
+
 #include "rewriter/layout_costs.h"
 #include "runtime/dnnl/measured_cost.h"
 
@@ -30,9 +33,14 @@ class MeasuredLayoutCosts : public LayoutCostSource {
  private:
   const runtime::MeasuredCpuCostModel* model_;
   AnalyticLayoutCosts analytic_;  // admissibility and padding factors over the measured times
-  // AbsorbedNodes of the last graph asked about (the DP asks about one graph at a time).
-  mutable const runtime::Graph* absorbed_graph_ = nullptr;
-  mutable std::vector<char> absorbed_;
+  // The graph the DP asks about (one at a time, node by node): its fusion plan and node indices,
+  // made once per graph. A graph is recognized by its nodes (shared, immutable) and outputs, not
+  // by its address, which a search reuses for the next graph it builds.
+  const runtime::dnnl_backend::FusionPlan& PlanOf(const runtime::Graph& g) const;
+  mutable std::vector<const runtime::Node*> nodes_;
+  mutable std::vector<int> graph_outputs_;
+  mutable std::unordered_map<const runtime::Node*, int> index_;
+  mutable runtime::dnnl_backend::FusionPlan plan_;
 };
 
 }  // namespace verisub::rewriter

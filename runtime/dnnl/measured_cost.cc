@@ -8,7 +8,6 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/dnnl/dnnl_backend.h"
-#include "runtime/dnnl/fusion.h"
 #include "runtime/dnnl/prepared_model.h"
 #include "runtime/spec_graph_builder.h"
 #include "specs/registry.h"
@@ -210,19 +209,17 @@ StatusOr<double> MeasuredCpuCostModel::Cached(
   return *t * 1e6;
 }
 
-StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g, int node,
-                                                      specs::Layout output_layout,
+StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
+                                                      const dnnl_backend::FusionPlan& plan,
+                                                      int node, specs::Layout output_layout,
                                                       const std::string& key) const {
   // The node's fusion group, as the backend would run it in `g`.
   std::vector<int> members{node};
   int group_output = g.node(node).outputs.empty() ? kNoValue : g.node(node).outputs[0];
-  {
-    dnnl_backend::FusionPlan plan = dnnl_backend::PlanFusion(g);
-    const int gi = plan.group_of[node];
-    if (gi >= 0 && plan.groups[gi].kernel_node == node) {
-      members = plan.groups[gi].members;
-      group_output = plan.groups[gi].output;
-    }
+  const int gi = plan.group_of[node];
+  if (gi >= 0 && plan.groups[gi].kernel_node == node) {
+    members = plan.groups[gi].members;
+    group_output = plan.groups[gi].output;
   }
   std::sort(members.begin(), members.end());
   // The group alone: weights stay weights, values from outside become graph inputs, the group's

@@ -17,6 +17,7 @@
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/cost/cost_model.h"
 #include "runtime/cost/cost_table.h"
+#include "runtime/dnnl/fusion.h"
 #include "specs/layout.h"
 
 namespace verisub::runtime {
@@ -66,14 +67,14 @@ class MeasuredCpuCostModel : public CostModel {
   // no attributes to rebuild them from: an error.
   StatusOr<double> Measure(const OpCostQuery& q, int* runs) const;
 
-  // For the layout DP: the kernel that computes node `node` of `g` (its whole fusion group: a
-  // convolution with its bias, activation and residual add, whose implementation oneDNN picks
-  // with the post-ops in view) alone on the backend, the group's output stored in
-  // `output_layout` (convolutions and pools honour it; inputs arrive as the kernel wants them,
-  // the conversion excluded), table-cached under `key` (the caller's instance key) plus the
+  // For the layout DP: the kernel that computes node `node` of `g` (its whole fusion group in
+  // `plan`, PlanFusion(g): a convolution with its bias, activation and residual add, whose
+  // implementation oneDNN picks with the post-ops in view) alone on the backend, the group's output
+  // stored in `output_layout` (convolutions and pools honour it; inputs arrive as the kernel wants
+  // them, the conversion excluded), table-cached under `key` (the caller's instance key) plus the
   // group's members and the layout. Weights stay weights.
-  StatusOr<double> NodeInLayoutUs(const Graph& g, int node, specs::Layout output_layout,
-                                  const std::string& key) const;
+  StatusOr<double> NodeInLayoutUs(const Graph& g, const dnnl_backend::FusionPlan& plan, int node,
+                                  specs::Layout output_layout, const std::string& key) const;
   // A float32 tensor of `dims` converted from one layout to another by oneDNN's reorder,
   // table-cached ("reorder [dims] from->to").
   StatusOr<double> ReorderUs(const std::vector<int64_t>& dims, specs::Layout from,
