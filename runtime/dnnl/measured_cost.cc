@@ -81,6 +81,15 @@ HostTensor FillTensor(const std::vector<int64_t>& dims, uint32_t seed) {
   return t;
 }
 
+// Timed runs after a first one of `first_seconds`: enough to fill the target time, within
+// [min_runs, max_runs] (max_runs when the first run was too short to measure).
+int TimedRuns(const MeasureOptions& o, double first_seconds) {
+  if (first_seconds <= 0) return o.max_runs;
+  return static_cast<int>(std::clamp(o.target_seconds / first_seconds,
+                                     static_cast<double>(o.min_runs),
+                                     static_cast<double>(o.max_runs)));
+}
+
 }  // namespace
 
 StatusOr<MissingCost> ParseMissingCost(const std::string& name) {
@@ -169,11 +178,7 @@ StatusOr<double> MeasuredCpuCostModel::TimePrepared(PreparedModel& m,
     auto warm = m.TimeNode(node, options_.warmup_runs - 1);
     if (!warm.ok()) return warm.status();
   }
-  int n = options_.max_runs;
-  if (*first > 0)
-    n = static_cast<int>(std::clamp(options_.target_seconds / *first,
-                                    static_cast<double>(options_.min_runs),
-                                    static_cast<double>(options_.max_runs)));
+  const int n = TimedRuns(options_, *first);
   auto t = m.TimeNode(node, n);
   if (!t.ok()) return t.status();
   if (runs) *runs = n;
@@ -328,10 +333,7 @@ StatusOr<double> MeasuredCpuCostModel::ReorderUs(const std::vector<int64_t>& dim
           };
           once();  // warm-up
           const double first = once();
-          int n = first > 0 ? static_cast<int>(std::clamp(options_.target_seconds / first,
-                                                          static_cast<double>(options_.min_runs),
-                                                          static_cast<double>(options_.max_runs)))
-                            : options_.max_runs;
+          const int n = TimedRuns(options_, first);
           std::vector<double> times;
           for (int i = 0; i < n; ++i) times.push_back(once());
           std::sort(times.begin(), times.end());
