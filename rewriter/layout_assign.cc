@@ -21,8 +21,9 @@ int RankOf(const Value& v) {
   return v.rank_known ? static_cast<int>(v.dims.size()) : -1;
 }
 
-std::vector<Layout> Candidates(const Value& v, const LayoutSpaceOptions& space) {
-  std::vector<Layout> c{Layout::kPlain};
+std::vector<Format> Candidates(const Value& v, const LayoutSpaceOptions& space,
+                               const std::vector<Precision>& reduced, bool float32_only) {
+  std::vector<Format> c{Format()};
   const int rank = RankOf(v);
   if (rank == 4) {
     for (Layout l : space.image_layouts)
@@ -32,6 +33,10 @@ std::vector<Layout> Candidates(const Value& v, const LayoutSpaceOptions& space) 
   } else if ((rank == 2 || rank == 3) && space.column_major) {
     c.push_back(Layout::kColMajor);
   }
+  if (v.elem_type != runtime::kFloat || reduced.empty() || float32_only) return c;
+  const size_t layouts = c.size();
+  for (Precision p : reduced)
+    for (size_t k = 0; k < layouts; ++k) c.push_back(Format(c[k].layout, p));
   return c;
 }
 
@@ -48,6 +53,16 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
                                            const LayoutSpaceOptions& space, int* restricted_nodes) {
   if (restricted_nodes) *restricted_nodes = 0;
   LayoutProblem p;
+  // The reduced precisions both asked for and priced by the source.
+  std::vector<Precision> reduced;
+  const std::vector<Precision> offered = costs.ReducedPrecisions();
+  for (Precision q : space.precisions)
+    if (q != Precision::kF32 && std::find(offered.begin(), offered.end(), q) != offered.end() &&
+        std::find(reduced.begin(), reduced.end(), q) == reduced.end())
+      reduced.push_back(q);
+  std::vector<char> float32_only(g.num_values(), 0);
+  for (int v : space.float32_values)
+    if (v >= 0 && v < g.num_values()) float32_only[v] = 1;
   const std::vector<char> weight_only = WeightOnlyValues(g);
   std::vector<int> id(g.num_values(), -1);
   auto value_id = [&](int gv) {
@@ -56,12 +71,11 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
     LayoutProblemValue pv;
     pv.name = v.name;
     pv.graph_value = gv;
-    pv.candidates = Candidates(v, space);
+    pv.candidates = Candidates(v, space, reduced, float32_only[gv]);
     for (auto& row : pv.conversion_us) row.fill(kInfiniteCost);
-    for (Layout a : pv.candidates)
-      for (Layout b : pv.candidates)
-        pv.conversion_us[static_cast<int>(a)][static_cast<int>(b)] =
-            a == b ? 0 : costs.ConversionCostUs(v, a, b);
+    for (Format a : pv.candidates)
+      for (Format b : pv.candidates)
+        pv.conversion_us[a.index()][b.index()] = a == b ? 0 : costs.FormatConversionCostUs(v, a, b);
     id[gv] = static_cast<int>(p.values.size());
     p.values.push_back(std::move(pv));
     return id[gv];
@@ -87,7 +101,7 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
         out_slot.push_back(static_cast<int>(k));
         pn.outputs.push_back(value_id(n.outputs[k]));
       }
-    std::vector<const std::vector<Layout>*> slot_candidates;
+    std::vector<const std::vector<Format>*> slot_candidates;
     for (int v : pn.inputs) slot_candidates.push_back(&p.values[v].candidates);
     for (int v : pn.outputs) slot_candidates.push_back(&p.values[v].candidates);
     const size_t slots = slot_candidates.size();
@@ -107,21 +121,21 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
       }
     } else {
       if (restricted_nodes) ++*restricted_nodes;
-      for (int l = 0; l < specs::kNumLayouts; ++l) {
+      for (int l = 0; l < kNumFormats; ++l) {
         std::vector<int> digit(slots, 0);
         for (size_t k = 0; k < slots; ++k) {
           const auto& c = *slot_candidates[k];
-          auto it = std::find(c.begin(), c.end(), static_cast<Layout>(l));
+          auto it = std::find(c.begin(), c.end(), Format::FromIndex(l));
           if (it != c.end()) digit[k] = static_cast<int>(it - c.begin());
         }
         if (std::find(combos.begin(), combos.end(), digit) == combos.end()) combos.push_back(digit);
       }
     }
 
-    std::vector<Layout> in_layouts(n.inputs.size()), out_layouts(n.outputs.size());
+    std::vector<Format> in_layouts(n.inputs.size()), out_layouts(n.outputs.size());
     for (const std::vector<int>& digit : combos) {
-      std::fill(in_layouts.begin(), in_layouts.end(), Layout::kPlain);
-      std::fill(out_layouts.begin(), out_layouts.end(), Layout::kPlain);
+      std::fill(in_layouts.begin(), in_layouts.end(), Format());
+      std::fill(out_layouts.begin(), out_layouts.end(), Format());
       LayoutChoice choice;
       for (size_t k = 0; k < in_slot.size(); ++k) {
         in_layouts[in_slot[k]] = (*slot_candidates[k])[digit[k]];
@@ -132,7 +146,7 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
         out_layouts[out_slot[k]] = (*slot_candidates[s])[digit[s]];
         choice.outputs.push_back(out_layouts[out_slot[k]]);
       }
-      std::optional<double> t = costs.KernelCostUs(g, n, in_layouts, out_layouts);
+      std::optional<double> t = costs.FormatKernelCostUs(g, n, in_layouts, out_layouts);
       if (!t) continue;
       choice.cost_us = *t;
       pn.choices.push_back(std::move(choice));
@@ -152,19 +166,29 @@ LayoutAssignment ToAssignment(const Graph& g, const LayoutProblem& p, const Layo
   LayoutAssignment a;
   a.cost_us = s.cost_us;
   a.value_layouts.assign(g.num_values(), Layout::kPlain);
-  const std::vector<Layout> stored = StoredLayouts(p, s.choice);
-  for (size_t v = 0; v < p.values.size(); ++v) a.value_layouts[p.values[v].graph_value] = stored[v];
+  a.value_precisions.assign(g.num_values(), Precision::kF32);
+  const std::vector<Format> stored = StoredLayouts(p, s.choice);
+  for (size_t v = 0; v < p.values.size(); ++v) {
+    a.value_layouts[p.values[v].graph_value] = stored[v].layout;
+    a.value_precisions[p.values[v].graph_value] = stored[v].precision;
+  }
   a.node_input_layouts.resize(g.num_nodes());
-  for (int i = 0; i < g.num_nodes(); ++i)
+  a.node_input_precisions.resize(g.num_nodes());
+  for (int i = 0; i < g.num_nodes(); ++i) {
     a.node_input_layouts[i].assign(g.node(i).inputs.size(), Layout::kPlain);
+    a.node_input_precisions[i].assign(g.node(i).inputs.size(), Precision::kF32);
+  }
   const std::vector<int> id = ProblemIds(g, p);
-  std::map<std::pair<int, int>, LayoutConversion> conversions;  // by (value, to)
-  auto need = [&](int gv, Layout to, int reader) {
-    if (a.value_layouts[gv] == to) return;
-    LayoutConversion& c = conversions[{gv, static_cast<int>(to)}];
+  std::map<std::pair<int, int>, LayoutConversion> conversions;  // by (value, to format)
+  auto need = [&](int gv, Format to, int reader) {
+    const Format from(a.value_layouts[gv], a.value_precisions[gv]);
+    if (from == to) return;
+    LayoutConversion& c = conversions[{gv, to.index()}];
     c.value = gv;
-    c.from = a.value_layouts[gv];
-    c.to = to;
+    c.from = from.layout;
+    c.from_precision = from.precision;
+    c.to = to.layout;
+    c.to_precision = to.precision;
     c.readers.push_back(reader);
   };
   for (size_t i = 0; i < p.nodes.size(); ++i) {
@@ -175,13 +199,14 @@ LayoutAssignment ToAssignment(const Graph& g, const LayoutProblem& p, const Layo
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       if (n.inputs[k] == kNoValue || id[n.inputs[k]] < 0) continue;
       VERISUB_CHECK(slot < ch.inputs.size() && pn.inputs[slot] == id[n.inputs[k]]);
-      a.node_input_layouts[pn.graph_node][k] = ch.inputs[slot];
+      a.node_input_layouts[pn.graph_node][k] = ch.inputs[slot].layout;
+      a.node_input_precisions[pn.graph_node][k] = ch.inputs[slot].precision;
       need(n.inputs[k], ch.inputs[slot], pn.graph_node);
       ++slot;
     }
   }
   for (int v : g.outputs())
-    if (id[v] >= 0) need(v, Layout::kPlain, -1);
+    if (id[v] >= 0) need(v, Format(), -1);
   for (auto& [key, c] : conversions) {
     c.readers.erase(std::unique(c.readers.begin(), c.readers.end()), c.readers.end());
     a.conversions.push_back(std::move(c));

@@ -23,6 +23,12 @@ struct LayoutSpaceOptions {
   // A node whose slots allow more layout combinations than this is offered only the uniform
   // ones (every slot in the same layout where it fits, plain elsewhere).
   int max_combinations_per_node = 1024;
+  // Precision as a generalized layout: float values may also be stored in these precisions,
+  // in every layout they may take, where the cost source has kernels for them
+  // (LayoutCostSource::ReducedPrecisions). Empty (the default): float32 only.
+  std::vector<Precision> precisions;
+  // Graph value ids kept float32 whatever `precisions` says (the accuracy budget's reverts).
+  std::vector<int> float32_values;
 };
 
 // The problem of a graph: its nodes in the graph's order, except nodes computing weights only
@@ -37,6 +43,8 @@ struct LayoutConversion {
   int value = -1;                              // graph value id
   specs::Layout from = specs::Layout::kPlain;  // the stored layout
   specs::Layout to = specs::Layout::kPlain;
+  Precision from_precision = Precision::kF32;
+  Precision to_precision = Precision::kF32;
   // Graph node indices reading this converted copy, in graph order; -1 stands for delivering a
   // graph output. One conversion per (value, to): its copy is shared by all of them.
   std::vector<int> readers;
@@ -45,10 +53,13 @@ struct LayoutConversion {
 struct LayoutAssignment {
   // Per graph value id: the layout it is stored in (weights and unused values: plain).
   std::vector<specs::Layout> value_layouts;
+  // Per graph value id: the precision it is stored in (float32 unless precisions were searched).
+  std::vector<Precision> value_precisions;
   // Per graph node, per input slot: the layout the node reads (weights, omitted inputs and
   // folded nodes: plain).
   std::vector<std::vector<specs::Layout>> node_input_layouts;
-  std::vector<LayoutConversion> conversions;  // by (value, to)
+  std::vector<std::vector<Precision>> node_input_precisions;
+  std::vector<LayoutConversion> conversions;  // by (value, to, to_precision)
   double cost_us = 0;                         // kernels and conversions, as the source priced them
 };
 

@@ -1,12 +1,17 @@
-// Where the layout DP's numbers come from: the time of a node in given layouts and of a layout
-// conversion. An analytic source (layout_costs.h) is the default; a backend that measures its
-// kernels and reorders (oneDNN) answers the same two questions.
+// Where the layout DP's numbers come from: the time of a node in given formats (layouts and
+// element precisions) and of a format conversion. An analytic source (layout_costs.h) is the
+// default; a backend that measures its kernels and reorders (oneDNN) answers the same questions.
+// Layout-only sources implement the two layout methods; the format methods price float32 formats
+// with them and have no reduced-precision kernels. A source with reduced-precision kernels
+// (precision_costs.h) overrides the format methods and says which precisions it offers.
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "rewriter/layout_format.h"
 #include "runtime/graph.h"
 #include "specs/layout.h"
 
@@ -26,6 +31,20 @@ class LayoutCostSource {
   // Time of converting `value` (its shape and element type) from one layout to another.
   virtual double ConversionCostUs(const runtime::Value& value, specs::Layout from,
                                   specs::Layout to) const = 0;
+
+  // Precisions besides float32 this source has kernels for (none by default).
+  virtual std::vector<Precision> ReducedPrecisions() const { return {}; }
+  // The same two questions in formats. Defaults: float32 formats as above; no kernel and no
+  // conversion for a reduced precision (nullopt, infinity).
+  virtual std::optional<double> FormatKernelCostUs(const runtime::Graph& g,
+                                                   const runtime::Node& node,
+                                                   std::span<const Format> inputs,
+                                                   std::span<const Format> outputs) const;
+  virtual double FormatConversionCostUs(const runtime::Value& value, Format from,
+                                        Format to) const;
 };
+
+// The layouts of `formats` when every one is float32, else nullopt.
+std::optional<std::vector<specs::Layout>> Float32Layouts(std::span<const Format> formats);
 
 }  // namespace verisub::rewriter

@@ -1,6 +1,6 @@
-// The layout DP: states per cut in flat byte keys (one byte per live value: stored layout in the
-// low 3 bits, converted copies as a layout bit set above), an open-addressing index per cut, and
-// back pointers kept per cut for the backtracking.
+// The layout DP: states per cut in flat keys (one 16-bit word per live value: stored format in
+// the low 4 bits, converted copies as a format bit set above), an open-addressing index per cut,
+// and back pointers kept per cut for the backtracking.
 #include "rewriter/layout_dp.h"
 
 #include <algorithm>
@@ -13,11 +13,16 @@
 namespace verisub::rewriter {
 namespace {
 
-static_assert(specs::kNumLayouts <= 5, "a state byte holds 3 bits of layout and 5 of copies");
+// One word of a state key: a live value's stored format and its converted copies.
+using Word = uint16_t;
+static_assert(kNumFormats <= 12, "a state word holds 4 bits of format and 12 of copies");
+constexpr unsigned kStoredBits = 4;
+constexpr unsigned kStoredMask = (1u << kStoredBits) - 1;
 
-inline int Stored(uint8_t b) { return b & 7; }
-inline unsigned Copies(uint8_t b) { return b >> 3; }  // bit l: a copy in layout l exists
-inline unsigned Available(uint8_t b) { return Copies(b) | (1u << Stored(b)); }
+inline int Stored(Word b) { return b & kStoredMask; }
+inline unsigned Copies(Word b) { return b >> kStoredBits; }  // bit l: a copy in format l exists
+inline unsigned Available(Word b) { return Copies(b) | (1u << Stored(b)); }
+inline Format StoredFormat(Word b) { return Format::FromIndex(Stored(b)); }
 
 // The states of one cut: keys back to back, cost and back pointer per state, and a hash index.
 class StateTable {
@@ -26,26 +31,26 @@ class StateTable {
 
   int size() const { return static_cast<int>(cost_.size()); }
   int width() const { return width_; }
-  const uint8_t* key(int s) const { return keys_.data() + static_cast<size_t>(s) * width_; }
+  const Word* key(int s) const { return keys_.data() + static_cast<size_t>(s) * width_; }
 
   // The state with this key, or -1.
-  int Find(const uint8_t* key) const {
+  int Find(const Word* key) const {
     uint64_t h = Hash(key);
     for (size_t slot = h & (index_.size() - 1);; slot = (slot + 1) & (index_.size() - 1)) {
       int s = index_[slot];
       if (s < 0) return -1;
-      if (hash_[s] == h && std::memcmp(this->key(s), key, width_) == 0) return s;
+      if (hash_[s] == h && std::memcmp(this->key(s), key, Bytes()) == 0) return s;
     }
   }
 
   // Keeps the cheaper of an existing state and this one (the first on a tie).
-  void Relax(const uint8_t* key, double cost, int prev, int choice) {
+  void Relax(const Word* key, double cost, int prev, int choice) {
     uint64_t h = Hash(key);
     size_t slot = h & (index_.size() - 1);
     for (;; slot = (slot + 1) & (index_.size() - 1)) {
       int s = index_[slot];
       if (s < 0) break;
-      if (hash_[s] == h && std::memcmp(this->key(s), key, width_) == 0) {
+      if (hash_[s] == h && std::memcmp(this->key(s), key, Bytes()) == 0) {
         if (cost < cost_[s]) {
           cost_[s] = cost;
           prev_[s] = prev;
@@ -64,7 +69,7 @@ class StateTable {
   }
 
   // Appends without the index (compacted tables are only read in order).
-  void Append(const uint8_t* key, double cost, int prev, int choice) {
+  void Append(const Word* key, double cost, int prev, int choice) {
     keys_.insert(keys_.end(), key, key + width_);
     hash_.push_back(0);
     cost_.push_back(cost);
@@ -76,7 +81,8 @@ class StateTable {
   std::vector<int> prev_, choice_;
 
  private:
-  uint64_t Hash(const uint8_t* key) const {
+  size_t Bytes() const { return static_cast<size_t>(width_) * sizeof(Word); }
+  uint64_t Hash(const Word* key) const {
     uint64_t h = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < width_; ++i) {
       h = (h ^ key[i]) * 0xff51afd7ed558ccdull;
@@ -94,7 +100,7 @@ class StateTable {
   }
 
   int width_;
-  std::vector<uint8_t> keys_;
+  std::vector<Word> keys_;
   std::vector<uint64_t> hash_;
   std::vector<int> index_;
 };
@@ -104,13 +110,12 @@ bool Before(const StateTable& t, int a, int b) {
   return t.cost_[a] < t.cost_[b] || (t.cost_[a] == t.cost_[b] && a < b);
 }
 
-// Conversions a state with byte `a` makes so that every layout available in `b` is available.
-double ExtraConversions(const LayoutProblemValue& v, uint8_t a, uint8_t b) {
+// Conversions a state with word `a` makes so that every format available in `b` is available.
+double ExtraConversions(const LayoutProblemValue& v, Word a, Word b) {
   unsigned need = Available(b) & ~Available(a);
   double extra = 0;
   for (int l = 0; need; ++l, need >>= 1)
-    if (need & 1)
-      extra += v.Conversion(static_cast<specs::Layout>(Stored(a)), static_cast<specs::Layout>(l));
+    if (need & 1) extra += v.Conversion(StoredFormat(a), Format::FromIndex(l));
   return extra;
 }
 
@@ -141,20 +146,22 @@ void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
     for (int i = 0; i < w && !any_copies; ++i) any_copies = Copies(t.key(s)[i]) != 0;
   if (!any_copies) return;  // keys equal their stored layouts: no two share them
   // Group by stored layouts, each group by (cost, index).
-  std::vector<uint8_t> stored(static_cast<size_t>(t.size()) * w);
+  std::vector<Word> stored(static_cast<size_t>(t.size()) * w);
   for (int s = 0; s < t.size(); ++s)
     for (int i = 0; i < w; ++i) stored[static_cast<size_t>(s) * w + i] = Stored(t.key(s)[i]);
   auto same_stored = [&](int a, int b) {
-    return std::memcmp(stored.data() + static_cast<size_t>(a) * w,
-                       stored.data() + static_cast<size_t>(b) * w, w) == 0;
+    return std::equal(stored.begin() + static_cast<ptrdiff_t>(a) * w,
+                      stored.begin() + static_cast<ptrdiff_t>(a + 1) * w,
+                      stored.begin() + static_cast<ptrdiff_t>(b) * w);
   };
   std::vector<int> idx;
   for (int s = 0; s < t.size(); ++s)
     if ((*keep)[s]) idx.push_back(s);
   std::sort(idx.begin(), idx.end(), [&](int a, int b) {
-    int c = std::memcmp(stored.data() + static_cast<size_t>(a) * w,
-                        stored.data() + static_cast<size_t>(b) * w, w);
-    return c != 0 ? c < 0 : Before(t, a, b);
+    auto ka = stored.begin() + static_cast<ptrdiff_t>(a) * w;
+    auto kb = stored.begin() + static_cast<ptrdiff_t>(b) * w;
+    auto [ma, mb] = std::mismatch(ka, ka + w, kb);
+    return ma != ka + w ? *ma < *mb : Before(t, a, b);
   });
   constexpr int kMaxComparisons = 16;  // per state: bounds the work, never the exactness
   for (size_t g = 0; g < idx.size();) {
@@ -166,7 +173,7 @@ void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
       bool dropped = false;
       for (size_t k = 0; k < kept.size() && k < kMaxComparisons && !dropped; ++k) {
         const int si = kept[k];
-        const uint8_t *ki = t.key(si), *kj = t.key(sj);
+        const Word *ki = t.key(si), *kj = t.key(sj);
         double reach = t.cost_[si];
         for (int i = 0; i < w && reach <= t.cost_[sj]; ++i)
           if (ki[i] != kj[i]) reach += ExtraConversions(p_.values[cut[i]], ki[i], kj[i]);
@@ -203,32 +210,27 @@ void Solver::PrunePareto(const StateTable& t, const std::vector<int>& cut,
     if ((*keep)[s]) idx.push_back(s);
   if (idx.size() < 2) return;
   std::sort(idx.begin(), idx.end(), [&](int a, int b) { return Before(t, a, b); });
-  // The bytes seen at each touched position.
-  std::vector<std::vector<uint8_t>> seen(touched.size());
-  for (size_t k = 0; k < touched.size(); ++k) {
-    unsigned bits[8] = {};
+  // The words seen at each touched position (few: formats and copies of one value).
+  std::vector<std::vector<Word>> seen(touched.size());
+  for (size_t k = 0; k < touched.size(); ++k)
     for (int s : idx) {
-      uint8_t b = t.key(s)[touched[k]];
-      if (!(bits[b >> 5] >> (b & 31) & 1)) {
-        bits[b >> 5] |= 1u << (b & 31);
-        seen[k].push_back(b);
-      }
+      Word b = t.key(s)[touched[k]];
+      if (std::find(seen[k].begin(), seen[k].end(), b) == seen[k].end()) seen[k].push_back(b);
     }
-  }
-  std::vector<uint8_t> probe(w);
+  std::vector<Word> probe(w);
   constexpr size_t kLeaders = 8;  // the cheapest kept states, candidates for the wide rule
   std::vector<int> leaders;
   for (int sj : idx) {
-    const uint8_t* kj = t.key(sj);
+    const Word* kj = t.key(sj);
     bool dropped = false;
     for (size_t k = 0; k < touched.size() && !dropped; ++k) {
       const int pos = touched[k];
       const LayoutProblemValue& v = p_.values[cut[pos]];
-      for (uint8_t a : seen[k]) {
+      for (Word a : seen[k]) {
         if (Stored(a) == Stored(kj[pos])) continue;  // the dominated rule's business
         double extra = ExtraConversions(v, a, kj[pos]);
         if (!std::isfinite(extra)) continue;
-        std::memcpy(probe.data(), kj, w);
+        std::copy(kj, kj + w, probe.begin());
         probe[pos] = a;
         int si = t.Find(probe.data());
         if (si < 0 || !(*keep)[si] || !Before(t, si, sj)) continue;
@@ -243,7 +245,7 @@ void Solver::PrunePareto(const StateTable& t, const std::vector<int>& cut,
     // branched).
     for (size_t k = 0; k < leaders.size() && !dropped; ++k) {
       const int si = leaders[k];
-      const uint8_t* ki = t.key(si);
+      const Word* ki = t.key(si);
       double extra = t.cost_[si];
       for (int pos = 0; pos < w && extra <= t.cost_[sj]; ++pos)
         if (ki[pos] != kj[pos]) extra += ExtraConversions(p_.values[cut[pos]], ki[pos], kj[pos]);
@@ -285,12 +287,12 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
     const LayoutProblemNode& node = p_.nodes[order[i]];
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       unsigned layouts = 0;
-      for (const LayoutChoice& ch : node.choices) layouts |= 1u << static_cast<int>(ch.inputs[k]);
+      for (const LayoutChoice& ch : node.choices) layouts |= 1u << ch.inputs[k].index();
       reads[node.inputs[k]].emplace_back(i, layouts);
     }
   }
   auto useful_after = [&](int v, int i) {
-    unsigned m = p_.values[v].graph_output ? 1u << static_cast<int>(specs::Layout::kPlain) : 0;
+    unsigned m = p_.values[v].graph_output ? 1u << Format().index() : 0;
     for (const auto& [at, layouts] : reads[v])
       if (at > i) m |= layouts;
     return m;
@@ -299,13 +301,13 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
   // Cut 0: every live value is a graph input, stored plain with no copies.
   StateTable cur(static_cast<int>(cuts[0].size()));
   {
-    std::vector<uint8_t> key(cuts[0].size(), static_cast<uint8_t>(specs::Layout::kPlain));
+    std::vector<Word> key(cuts[0].size(), static_cast<Word>(Format().index()));
     cur.Append(key.data(), 0, -1, -1);
   }
   int64_t states_sum = 1;
   report_.peak_states = 1;
 
-  std::vector<uint8_t> work, next_key;
+  std::vector<Word> work, next_key;
   for (int i = 0; i < n; ++i) {
     const LayoutProblemNode& node = p_.nodes[order[i]];
     const std::vector<int>& from = cuts[i];
@@ -326,31 +328,30 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
       if (out != node.outputs.end() || read) touched.push_back(static_cast<int>(k));
     }
     for (size_t k = 0; k < from.size(); ++k) pos[from[k]] = -1;
-    std::vector<uint8_t> keep_bits(to.size());  // stored layout and the copies still useful
+    std::vector<Word> keep_bits(to.size());  // stored format and the copies still useful
     for (size_t k = 0; k < to.size(); ++k)
-      keep_bits[k] = static_cast<uint8_t>(7u | (useful_after(to[k], i) << 3));
+      keep_bits[k] = static_cast<Word>(kStoredMask | (useful_after(to[k], i) << kStoredBits));
 
     StateTable next(static_cast<int>(to.size()));
     work.resize(from.size());
     next_key.resize(to.size());
     for (int s = 0; s < cur.size(); ++s) {
-      const uint8_t* key = cur.key(s);
+      const Word* key = cur.key(s);
       for (int c = 0; c < static_cast<int>(node.choices.size()); ++c) {
         const LayoutChoice& ch = node.choices[c];
         ++report_.transitions;
-        std::memcpy(work.data(), key, from.size());
+        std::copy(key, key + from.size(), work.begin());
         double cost = cur.cost_[s] + ch.cost_us;
         for (size_t k = 0; k < in_pos.size(); ++k) {
-          uint8_t& b = work[in_pos[k]];
-          const int l = static_cast<int>(ch.inputs[k]);
+          Word& b = work[in_pos[k]];
+          const int l = ch.inputs[k].index();
           if (l == Stored(b) || (Copies(b) >> l & 1)) continue;
-          cost += p_.values[node.inputs[k]].Conversion(static_cast<specs::Layout>(Stored(b)),
-                                                       ch.inputs[k]);
-          b = static_cast<uint8_t>(b | (8u << l));
+          cost += p_.values[node.inputs[k]].Conversion(StoredFormat(b), ch.inputs[k]);
+          b = static_cast<Word>(b | (1u << (kStoredBits + l)));
         }
         for (size_t k = 0; k < to.size(); ++k)
-          next_key[k] = src[k] >= 0 ? static_cast<uint8_t>(work[src[k]] & keep_bits[k])
-                                    : static_cast<uint8_t>(ch.outputs[-1 - src[k]]);
+          next_key[k] = src[k] >= 0 ? static_cast<Word>(work[src[k]] & keep_bits[k])
+                                    : static_cast<Word>(ch.outputs[-1 - src[k]].index());
         next.Relax(next_key.data(), cost, s, c);
       }
     }
@@ -378,10 +379,9 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
   for (int s = 0; s < cur.size(); ++s) {
     double cost = cur.cost_[s];
     for (size_t k = 0; k < last.size(); ++k) {
-      uint8_t b = cur.key(s)[k];
-      if (!(Available(b) & (1u << static_cast<int>(specs::Layout::kPlain))))
-        cost += p_.values[last[k]].Conversion(static_cast<specs::Layout>(Stored(b)),
-                                              specs::Layout::kPlain);
+      Word b = cur.key(s)[k];
+      if (!(Available(b) & (1u << Format().index())))
+        cost += p_.values[last[k]].Conversion(StoredFormat(b), Format());
     }
     if (best < 0 || cost < best_cost) {
       best = s;

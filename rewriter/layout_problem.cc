@@ -1,32 +1,82 @@
 // Structure checks and the reference pricing of a layout assignment.
 #include "rewriter/layout_problem.h"
 
+#include "rewriter/layout_cost_source.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace verisub::rewriter {
 namespace {
 
-bool IsCandidate(const LayoutProblemValue& v, specs::Layout l) {
+bool IsCandidate(const LayoutProblemValue& v, Format l) {
   return std::find(v.candidates.begin(), v.candidates.end(), l) != v.candidates.end();
 }
 
 }  // namespace
+
+std::string_view PrecisionName(Precision p) {
+  switch (p) {
+    case Precision::kF32:
+      return "f32";
+    case Precision::kBf16:
+      return "bf16";
+    default:
+      return "?";
+  }
+}
+
+std::optional<Precision> ParsePrecision(std::string_view name) {
+  for (int p = 0; p < kNumPrecisions; ++p)
+    if (PrecisionName(static_cast<Precision>(p)) == name) return static_cast<Precision>(p);
+  return std::nullopt;
+}
+
+std::string FormatName(Format f) {
+  std::string name(specs::LayoutName(f.layout));
+  if (f.precision != Precision::kF32) name += ":" + std::string(PrecisionName(f.precision));
+  return name;
+}
+
+std::optional<std::vector<specs::Layout>> Float32Layouts(std::span<const Format> formats) {
+  std::vector<specs::Layout> layouts;
+  layouts.reserve(formats.size());
+  for (Format f : formats) {
+    if (f.precision != Precision::kF32) return std::nullopt;
+    layouts.push_back(f.layout);
+  }
+  return layouts;
+}
+
+std::optional<double> LayoutCostSource::FormatKernelCostUs(const runtime::Graph& g,
+                                                           const runtime::Node& node,
+                                                           std::span<const Format> inputs,
+                                                           std::span<const Format> outputs) const {
+  auto in = Float32Layouts(inputs), out = Float32Layouts(outputs);
+  if (!in || !out) return std::nullopt;
+  return KernelCostUs(g, node, *in, *out);
+}
+
+double LayoutCostSource::FormatConversionCostUs(const runtime::Value& value, Format from,
+                                                Format to) const {
+  if (from.precision != Precision::kF32 || to.precision != Precision::kF32) return kInfiniteCost;
+  return ConversionCostUs(value, from.layout, to.layout);
+}
 
 Status CheckLayoutProblem(const LayoutProblem& p) {
   const int nv = static_cast<int>(p.values.size());
   std::vector<char> defined(nv, 0);
   for (int v = 0; v < nv; ++v) {
     const LayoutProblemValue& val = p.values[v];
-    if (!IsCandidate(val, specs::Layout::kPlain))
+    if (!IsCandidate(val, Format()))
       return InvalidArgument("layout problem: value '" + val.name + "' lacks the plain layout");
-    for (specs::Layout a : val.candidates)
-      for (specs::Layout b : val.candidates) {
+    for (Format a : val.candidates)
+      for (Format b : val.candidates) {
         double c = val.Conversion(a, b);
         if (!std::isfinite(c) || c < 0 || (a == b && c != 0))
           return InvalidArgument("layout problem: value '" + val.name + "' has conversion cost " +
-                                 std::to_string(c) + " from " + std::string(LayoutName(a)) +
-                                 " to " + std::string(LayoutName(b)));
+                                 std::to_string(c) + " from " + FormatName(a) + " to " +
+                                 FormatName(b));
       }
     defined[v] = val.graph_input;
   }
@@ -61,13 +111,13 @@ Status CheckLayoutProblem(const LayoutProblem& p) {
         if (!IsCandidate(p.values[n.inputs[k]], c.inputs[k]))
           return InvalidArgument("layout problem: node '" + n.name + "' reads '" +
                                  p.values[n.inputs[k]].name + "' in " +
-                                 std::string(LayoutName(c.inputs[k])) +
+                                 FormatName(c.inputs[k]) +
                                  ", not one of its candidate layouts");
       for (size_t k = 0; k < c.outputs.size(); ++k)
         if (!IsCandidate(p.values[n.outputs[k]], c.outputs[k]))
           return InvalidArgument("layout problem: node '" + n.name + "' writes '" +
                                  p.values[n.outputs[k]].name + "' in " +
-                                 std::string(LayoutName(c.outputs[k])) +
+                                 FormatName(c.outputs[k]) +
                                  ", not one of its candidate layouts");
     }
   }
@@ -78,8 +128,8 @@ Status CheckLayoutProblem(const LayoutProblem& p) {
   return Status();
 }
 
-std::vector<specs::Layout> StoredLayouts(const LayoutProblem& p, const std::vector<int>& choice) {
-  std::vector<specs::Layout> stored(p.values.size(), specs::Layout::kPlain);
+std::vector<Format> StoredLayouts(const LayoutProblem& p, const std::vector<int>& choice) {
+  std::vector<Format> stored(p.values.size(), Format());
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     const LayoutProblemNode& n = p.nodes[i];
     const LayoutChoice& c = n.choices[choice[i]];
@@ -89,7 +139,7 @@ std::vector<specs::Layout> StoredLayouts(const LayoutProblem& p, const std::vect
 }
 
 double EvaluateChoices(const LayoutProblem& p, const std::vector<int>& choice) {
-  std::vector<specs::Layout> stored = StoredLayouts(p, choice);
+  std::vector<Format> stored = StoredLayouts(p, choice);
   // needed[v]: bit set of layouts some reader of v needs.
   std::vector<unsigned> needed(p.values.size(), 0);
   double total = 0;
@@ -98,13 +148,13 @@ double EvaluateChoices(const LayoutProblem& p, const std::vector<int>& choice) {
     const LayoutChoice& c = n.choices[choice[i]];
     total += c.cost_us;
     for (size_t k = 0; k < n.inputs.size(); ++k)
-      needed[n.inputs[k]] |= 1u << static_cast<int>(c.inputs[k]);
+      needed[n.inputs[k]] |= 1u << c.inputs[k].index();
   }
   for (size_t v = 0; v < p.values.size(); ++v) {
-    if (p.values[v].graph_output) needed[v] |= 1u << static_cast<int>(specs::Layout::kPlain);
-    for (int l = 0; l < specs::kNumLayouts; ++l)
-      if ((needed[v] >> l & 1) && l != static_cast<int>(stored[v]))
-        total += p.values[v].Conversion(stored[v], static_cast<specs::Layout>(l));
+    if (p.values[v].graph_output) needed[v] |= 1u << Format().index();
+    for (int l = 0; l < kNumFormats; ++l)
+      if ((needed[v] >> l & 1) && l != stored[v].index())
+        total += p.values[v].Conversion(stored[v], Format::FromIndex(l));
   }
   return total;
 }
@@ -113,9 +163,9 @@ int PlainChoice(const LayoutProblemNode& n) {
   for (size_t c = 0; c < n.choices.size(); ++c) {
     const LayoutChoice& ch = n.choices[c];
     bool plain = std::all_of(ch.inputs.begin(), ch.inputs.end(),
-                             [](specs::Layout l) { return l == specs::Layout::kPlain; }) &&
+                             [](Format l) { return l == Format(); }) &&
                  std::all_of(ch.outputs.begin(), ch.outputs.end(),
-                             [](specs::Layout l) { return l == specs::Layout::kPlain; });
+                             [](Format l) { return l == Format(); });
     if (plain) return static_cast<int>(c);
   }
   return -1;

@@ -10,6 +10,7 @@
 //   sum over the distinct layouts L != stored its readers need of Conversion(value, stored, L).
 // - A graph output must be delivered plain: it counts as a reader needing plain at the end.
 // - Weights are not part of the problem (reordered once at prepare time, free per run).
+// "Layout" here is a Format (layout_format.h): a memory layout and an element precision.
 #pragma once
 
 #include <array>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "rewriter/layout_format.h"
 #include "specs/layout.h"
 
 namespace verisub::rewriter {
@@ -25,23 +27,23 @@ namespace verisub::rewriter {
 inline constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
 
 struct LayoutChoice {
-  std::vector<specs::Layout> inputs;   // per input slot of the problem node
-  std::vector<specs::Layout> outputs;  // per output slot
+  std::vector<Format> inputs;   // per input slot of the problem node
+  std::vector<Format> outputs;  // per output slot
   double cost_us = 0;                  // kernel time in these layouts
 };
 
 struct LayoutProblemValue {
   std::string name;
   int graph_value = -1;  // id in the source graph, -1 for synthetic problems
-  // Layouts the value may be stored or converted into; always contains kPlain.
-  std::vector<specs::Layout> candidates{specs::Layout::kPlain};
+  // Formats the value may be stored or converted into; always contains plain float32.
+  std::vector<Format> candidates{Format()};
   bool graph_input = false;   // stored plain, produced by no node
   bool graph_output = false;  // delivered plain after the last node
   // conversion_us[from][to]: time of one conversion; kInfiniteCost outside the candidates.
-  std::array<std::array<double, specs::kNumLayouts>, specs::kNumLayouts> conversion_us{};
+  std::array<std::array<double, kNumFormats>, kNumFormats> conversion_us{};
 
-  double Conversion(specs::Layout from, specs::Layout to) const {
-    return conversion_us[static_cast<int>(from)][static_cast<int>(to)];
+  double Conversion(Format from, Format to) const {
+    return conversion_us[from.index()][to.index()];
   }
 };
 
@@ -64,9 +66,9 @@ struct LayoutProblem {
 // between candidates (zero on the diagonal). Errors name the node or value.
 Status CheckLayoutProblem(const LayoutProblem& p);
 
-// The stored layout of every value given one choice index per node (graph inputs and values no
-// node produces: plain).
-std::vector<specs::Layout> StoredLayouts(const LayoutProblem& p, const std::vector<int>& choice);
+// The stored format of every value given one choice index per node (graph inputs and values no
+// node produces: plain float32).
+std::vector<Format> StoredLayouts(const LayoutProblem& p, const std::vector<int>& choice);
 
 // Total cost of one choice per node under the semantics above: kernel costs plus one
 // conversion per (value, needed layout other than stored).

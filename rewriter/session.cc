@@ -60,14 +60,15 @@ class SessionLayoutCosts {
 // (runtime::Value::layout).
 StatusOr<std::vector<specs::Layout>> SessionLayouts(runtime::Graph* graph,
                                                     const std::string& layout,
-                                                    const runtime::CostModel* model) {
+                                                    const runtime::CostModel* model,
+                                                    rewriter::LayoutDpReport* report) {
   const runtime::Graph& g = *graph;
   if (layout == "backend") return std::vector<specs::Layout>();
   if (layout == "plain") return std::vector<specs::Layout>(g.num_values(), specs::Layout::kPlain);
   if (layout != "dp" && layout != "joint")
     return InvalidArgument("unknown layout policy '" + layout + "' (backend, dp, joint or plain)");
   SessionLayoutCosts costs(model);
-  auto assignment = rewriter::AssignLayouts(g, costs.costs(), rewriter::LayoutDpOptions(), nullptr);
+  auto assignment = rewriter::AssignLayouts(g, costs.costs(), rewriter::LayoutDpOptions(), report);
   if (!assignment.ok()) return assignment.status().WithContext("layout assignment");
   rewriter::StoreLayouts(*assignment, graph);
   return runtime::ValueLayouts(*graph);
@@ -152,10 +153,41 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
         return a->cost_us;
       };
     }
+    // Joint: the rewrites-only answer is a candidate too, priced by the same DP, so the joint
+    // setting is never worse than rewrites-then-layouts in the DP's cost (the two searches
+    // explore different graphs: the joint one orders by per-rewrite deltas and prices by the
+    // DP, so it can stop on a graph the sequential one passes over).
+    std::optional<runtime::Graph> sequential;
+    OptimizeReport sequential_report;
+    if (joint) {
+      OptimizeOptions rewrites_only = optimize;
+      rewrites_only.search.graph_cost = nullptr;
+      sequential.emplace();
+      Status st = Optimize(graph, **rule_set, rewrites_only, &*sequential, &sequential_report);
+      if (!st.ok()) {
+        save_costs();
+        return st;
+      }
+    }
     Status st = Optimize(std::move(graph), **rule_set, optimize, &graph_, &report_);
     if (!st.ok()) {
       save_costs();
       return st;
+    }
+    if (joint) {
+      auto seq_cost = optimize.search.graph_cost(*sequential);
+      if (!seq_cost.ok()) {
+        save_costs();
+        return seq_cost.status().WithContext("joint search: pricing the rewrites-only graph");
+      }
+      JointChoice& choice = joint_.emplace();
+      choice.joint_cost_us = report_.search.cost_after_us;
+      choice.sequential_cost_us = *seq_cost;
+      choice.kept_sequential = *seq_cost < report_.search.cost_after_us;
+      if (choice.kept_sequential) {
+        graph_ = std::move(*sequential);
+        report_ = std::move(sequential_report);
+      }
     }
     optimized_ = true;
     times_.optimize_s = SecondsSince(start);
@@ -168,7 +200,9 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
   if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
-  auto layouts = SessionLayouts(&graph_, options.layout, cost_model);
+  rewriter::LayoutDpReport layout_report;
+  auto layouts = SessionLayouts(&graph_, options.layout, cost_model, &layout_report);
+  if (layouts.ok() && (options.layout == "dp" || joint)) layout_report_ = layout_report;
   save_costs();
   if (!layouts.ok()) return layouts.status();
   prepare.layouts = std::move(layouts).value();

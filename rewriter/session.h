@@ -5,11 +5,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "rewriter/cost_source.h"
+#include "rewriter/layout_dp.h"
 #include "rewriter/optimize.h"
 #include "runtime/backend.h"
 #include "runtime/graph.h"
@@ -71,6 +73,17 @@ class Session {
   const OptimizeReport* optimize_report() const { return optimized_ ? &report_ : nullptr; }
   // The cost source's summary, and a note when its measurements could not be saved.
   const std::string& cost_summary() const { return cost_summary_; }
+  // Set with layout "joint": the layout-DP cost of the joint search's graph and of the
+  // rewrites-only search's graph, and which one the session kept (the cheaper; joint on a tie).
+  struct JointChoice {
+    double joint_cost_us = 0;
+    double sequential_cost_us = 0;
+    bool kept_sequential = false;
+  };
+  const std::optional<JointChoice>& joint_choice() const { return joint_; }
+  // Set with layout "dp" or "joint": the layout DP's report on the graph that runs (its cost in
+  // the DP's prices, states, time).
+  const std::optional<rewriter::LayoutDpReport>& layout_report() const { return layout_report_; }
 
  private:
   Session() = default;
@@ -84,6 +97,8 @@ class Session {
   OptimizeReport report_;
   bool optimized_ = false;
   std::string cost_summary_;
+  std::optional<JointChoice> joint_;
+  std::optional<rewriter::LayoutDpReport> layout_report_;
 };
 
 // The backends this build has, by name ("onednn", "reference").

@@ -44,6 +44,21 @@ Status CompareInterface(const Graph& a, const Graph& b, VerifyReport* report) {
 
 }  // namespace
 
+StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& g, std::mt19937_64* rng) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<HostTensor> inputs;
+  for (int v : g.inputs()) {
+    const runtime::Value& val = g.value(v);
+    if (!val.StaticShape()) return InvalidArgument("input '" + val.name + "' has no static shape");
+    int64_t n = runtime::CountElements(val.dims);
+    if (n < 0) return InvalidArgument("input '" + val.name + "' is too large");
+    std::vector<double> data(n);
+    for (double& d : data) d = runtime::IsFloatType(val.elem_type) ? dist(*rng) : 0.0;
+    inputs.push_back(HostTensor::FromDoubles(val.elem_type, val.dims, data));
+  }
+  return inputs;
+}
+
 Status CompareOutputs(const Graph& original, const Graph& optimized, const VerifyOptions& options,
                       VerifyReport* report, const runtime::MemoryBudget& budget) {
   *report = VerifyReport();
@@ -53,20 +68,10 @@ Status CompareOutputs(const Graph& original, const Graph& optimized, const Verif
   if (Status st = runtime::CheckMemoryBudget(optimized, budget, /*executor=*/true); !st.ok())
     return CouldNotRun(report, st.WithContext("the optimized graph"));
   std::mt19937_64 rng(options.seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   for (int trial = 0; trial < options.trials; ++trial) {
-    std::vector<HostTensor> inputs;
-    for (int v : original.inputs()) {
-      const runtime::Value& val = original.value(v);
-      if (!val.StaticShape())
-        return CouldNotRun(report, InvalidArgument("input '" + val.name + "' has no static shape"));
-      int64_t n = runtime::CountElements(val.dims);
-      if (n < 0)
-        return CouldNotRun(report, InvalidArgument("input '" + val.name + "' is too large"));
-      std::vector<double> data(n);
-      for (double& d : data) d = runtime::IsFloatType(val.elem_type) ? dist(rng) : 0.0;
-      inputs.push_back(HostTensor::FromDoubles(val.elem_type, val.dims, data));
-    }
+    auto made = RandomInputs(original, &rng);
+    if (!made.ok()) return CouldNotRun(report, made.status());
+    const std::vector<HostTensor>& inputs = *made;
     auto a = runtime::Execute(original, inputs);
     if (!a.ok()) return CouldNotRun(report, a.status().WithContext("running the original graph"));
     auto b = runtime::Execute(optimized, inputs);

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 
 #include "base/status.h"
 #include "runtime/graph.h"
+#include "runtime/host_tensor.h"
 #include "runtime/memory_budget.h"
 
 namespace verisub::rewriter {
@@ -29,6 +31,11 @@ struct VerifyReport {
   int64_t elements_compared = 0;
   double max_abs_diff = 0;
 };
+
+// One tensor per graph input: uniform in [-1, 1] for floating types, 0 for integer types. Fails
+// naming an input without a static shape or too large to count.
+StatusOr<std::vector<runtime::HostTensor>> RandomInputs(const runtime::Graph& g,
+                                                        std::mt19937_64* rng);
 
 // Ok when every output agrees (names, order, shapes and values); otherwise an error naming the
 // output, the element and both values (report->outcome kDifferent), or saying why the graphs

@@ -164,6 +164,14 @@ int main(int argc, char** argv) {
                 s.times().optimize_s * 1e3, r.nodes_before, r.nodes_after, r.search.rewrite_steps,
                 r.search.cost_before_us, r.search.cost_after_us);
   }
+  if (const auto& j = s.joint_choice())
+    std::printf("joint:    layout-DP cost %.1f us (joint search) vs %.1f us (rewrites only): kept %s\n",
+                j->joint_cost_us, j->sequential_cost_us,
+                j->kept_sequential ? "rewrites only" : "joint");
+  if (const auto& l = s.layout_report())
+    std::printf("layouts:  DP cost %.1f us (all plain %.1f us), %d nodes, peak %d states, %.1f ms%s\n",
+                l->cost_us, l->cost_plain_us, l->nodes, l->peak_states, l->build_ms + l->time_ms,
+                l->exact ? ", exact" : "");
   if (!s.cost_summary().empty()) std::printf("costs:    %s\n", s.cost_summary().c_str());
   runtime::PrepareStats st = s.stats();
   std::printf(

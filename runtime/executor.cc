@@ -57,7 +57,7 @@ StatusOr<std::vector<HostTensor>> RunNode(const Graph& g, const Node& n,
 }
 
 StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<HostTensor>& inputs,
-                                          const MemoryBudget& budget) {
+                                          const MemoryBudget& budget, const StoreHook& store) {
   VERISUB_RETURN_IF_ERROR(CheckMemoryBudget(g, budget, /*executor=*/true));
   if (inputs.size() != g.inputs().size())
     return InvalidArgument("the graph has " + std::to_string(g.inputs().size()) + " inputs, got " +
@@ -93,8 +93,10 @@ StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<Host
     auto out = RunNode(g, n, in);
     if (!out.ok()) return out.status().WithContext("node '" + n.name + "' (" + n.KindName() + ")");
     for (size_t k = 0; k < n.outputs.size(); ++k)
-      if (n.outputs[k] != kNoValue)
+      if (n.outputs[k] != kNoValue) {
+        if (store) store(n.outputs[k], &(*out)[k]);
         env[n.outputs[k]] = std::make_shared<const HostTensor>(std::move((*out)[k]));
+      }
     for (int v : n.inputs)
       if (v != kNoValue && --uses[v] == 0 && !g.value(v).constant) env[v].reset();
   }

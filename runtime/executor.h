@@ -3,6 +3,7 @@
 // value in its element type.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "base/status.h"
@@ -23,7 +24,11 @@ StatusOr<std::vector<HostTensor>> RunNode(const Graph& g, const Node& n,
 // Runs the graph on `inputs` (one per graph input, in order) and returns the graph outputs in
 // order. Errors name the failing node. A graph holding a tensor over `budget` (counted as the
 // doubles the kernels compute in) is refused before anything runs.
+// `store`, when set, sees every value a node computes before it is stored (value id, tensor):
+// a hook to emulate another storage precision.
+using StoreHook = std::function<void(int value, HostTensor* tensor)>;
 StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<HostTensor>& inputs,
-                                          const MemoryBudget& budget = {});
+                                          const MemoryBudget& budget = {},
+                                          const StoreHook& store = nullptr);
 
 }  // namespace verisub::runtime

@@ -35,10 +35,16 @@ LayoutProblem RandomLayoutProblem(uint64_t seed, int64_t max_assignments) {
       for (Layout l : kImage)
         if (uniform(0, 2) > 0) v.candidates.push_back(l);
     }
+    // Precision as a layout: sometimes every layout also in bfloat16 (up to 8 formats).
+    if (uniform(0, 2) == 0) {
+      const size_t layouts = v.candidates.size();
+      for (size_t k = 0; k < layouts; ++k)
+        v.candidates.push_back(Format(v.candidates[k].layout, Precision::kBf16));
+    }
     for (auto& row : v.conversion_us) row.fill(kInfiniteCost);
-    for (Layout a : v.candidates)
-      for (Layout b : v.candidates)
-        v.conversion_us[static_cast<int>(a)][static_cast<int>(b)] = a == b ? 0 : real(0.2, 4.0);
+    for (Format a : v.candidates)
+      for (Format b : v.candidates)
+        v.conversion_us[a.index()][b.index()] = a == b ? 0 : real(0.2, 4.0);
     p.values.push_back(v);
     return static_cast<int>(p.values.size()) - 1;
   };
@@ -70,8 +76,8 @@ LayoutProblem RandomLayoutProblem(uint64_t seed, int64_t max_assignments) {
       LayoutChoice c;
       bool plain = true;
       for (size_t k = 0; k < slots.size(); ++k) {
-        Layout l = p.values[slots[k]].candidates[digit[k]];
-        plain &= l == Layout::kPlain;
+        Format l = p.values[slots[k]].candidates[digit[k]];
+        plain &= l == Format();
         (k < n.inputs.size() ? c.inputs : c.outputs).push_back(l);
       }
       c.cost_us = real(1.0, 20.0);
@@ -145,18 +151,22 @@ double BruteForceOptimum(const LayoutProblem& p, std::vector<int>* best_choice) 
 void ExpectValidAssignment(const std::string& name, const runtime::Graph& g,
                            const LayoutCostSource& costs, const LayoutAssignment& a) {
   ASSERT_EQ(static_cast<int>(a.value_layouts.size()), g.num_values());
+  ASSERT_EQ(static_cast<int>(a.value_precisions.size()), g.num_values());
   ASSERT_EQ(static_cast<int>(a.node_input_layouts.size()), g.num_nodes());
-  std::map<std::pair<int, Layout>, const LayoutConversion*> conv;
+  ASSERT_EQ(static_cast<int>(a.node_input_precisions.size()), g.num_nodes());
+  auto stored = [&](int v) { return Format(a.value_layouts[v], a.value_precisions[v]); };
+  std::map<std::pair<int, int>, const LayoutConversion*> conv;  // (value, format index)
   double total = 0;
   for (const LayoutConversion& c : a.conversions) {
-    EXPECT_EQ(c.from, a.value_layouts[c.value]) << name;
-    EXPECT_NE(c.from, c.to) << name;
+    const Format from(c.from, c.from_precision), to(c.to, c.to_precision);
+    EXPECT_TRUE(from == stored(c.value)) << name;
+    EXPECT_FALSE(from == to) << name;
     EXPECT_FALSE(c.readers.empty());
-    EXPECT_TRUE(conv.emplace(std::make_pair(c.value, c.to), &c).second) << name << ": twice";
-    total += costs.ConversionCostUs(g.value(c.value), c.from, c.to);
+    EXPECT_TRUE(conv.emplace(std::make_pair(c.value, to.index()), &c).second) << name << ": twice";
+    total += costs.FormatConversionCostUs(g.value(c.value), from, to);
   }
-  auto has_reader = [&](int v, Layout to, int reader) {
-    auto it = conv.find({v, to});
+  auto has_reader = [&](int v, Format to, int reader) {
+    auto it = conv.find({v, to.index()});
     if (it == conv.end()) return false;
     const auto& r = it->second->readers;
     return std::find(r.begin(), r.end(), reader) != r.end();
@@ -165,24 +175,24 @@ void ExpectValidAssignment(const std::string& name, const runtime::Graph& g,
   for (int i = 0; i < g.num_nodes(); ++i) {
     const runtime::Node& n = g.node(i);
     if (IsFoldedNode(n, weight_only)) continue;
-    std::vector<Layout> out;
-    for (int v : n.outputs)
-      out.push_back(v == runtime::kNoValue ? Layout::kPlain : a.value_layouts[v]);
-    auto t = costs.KernelCostUs(g, n, a.node_input_layouts[i], out);
+    std::vector<Format> in, out;
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      in.emplace_back(a.node_input_layouts[i][k], a.node_input_precisions[i][k]);
+    for (int v : n.outputs) out.push_back(v == runtime::kNoValue ? Format() : stored(v));
+    auto t = costs.FormatKernelCostUs(g, n, in, out);
     ASSERT_TRUE(t.has_value()) << name << ": node " << n.name << " in an inadmissible combination";
     total += *t;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       int v = n.inputs[k];
       if (v == runtime::kNoValue || weight_only[v]) continue;
-      Layout need = a.node_input_layouts[i][k];
-      if (need != a.value_layouts[v]) {
-        EXPECT_TRUE(has_reader(v, need, i)) << name << ": no conversion for " << n.name;
+      if (!(in[k] == stored(v))) {
+        EXPECT_TRUE(has_reader(v, in[k], i)) << name << ": no conversion for " << n.name;
       }
     }
   }
   for (int v : g.outputs()) {
-    if (!weight_only[v] && a.value_layouts[v] != Layout::kPlain) {
-      EXPECT_TRUE(has_reader(v, Layout::kPlain, -1)) << name << ": output not delivered plain";
+    if (!weight_only[v] && !(stored(v) == Format())) {
+      EXPECT_TRUE(has_reader(v, Format(), -1)) << name << ": output not delivered plain";
     }
   }
   EXPECT_NEAR(total, a.cost_us, 1e-6 * a.cost_us) << name;

@@ -98,6 +98,40 @@ TEST(SessionTest, LayoutPoliciesComputeTheSame) {
   EXPECT_NE(s.status().message().find("diagonal"), std::string::npos);
 }
 
+// The joint setting keeps the cheaper, in the layout DP's prices, of the joint search's graph
+// and the rewrites-only graph, so it is never worse than rewrites then layouts; the
+// rewrites-only price it compares with is that of the sequential session itself.
+TEST(SessionTest, JointIsNeverWorseThanRewritesThenLayouts) {
+  for (const char* model : {"data/models/small_resnet.onnx", "data/models/squeezenet1_1.onnx",
+                            "data/models/tiny_transformer.onnx"}) {
+    SessionOptions options;
+    options.cost.cost = "analytic";  // deterministic prices: the two sessions agree
+    options.cost.cache_dir = "none";
+    options.optimize = true;
+    options.layout = "dp";
+    auto sequential = Session::Create(model, options);
+    ASSERT_TRUE(sequential.ok()) << model << ": " << sequential.status().message();
+    options.layout = "joint";
+    auto joint = Session::Create(model, options);
+    ASSERT_TRUE(joint.ok()) << model << ": " << joint.status().message();
+    EXPECT_FALSE((*sequential)->joint_choice());
+    const auto& choice = (*joint)->joint_choice();
+    ASSERT_TRUE(choice);
+    ASSERT_TRUE((*sequential)->layout_report() && (*joint)->layout_report());
+    const double seq = (*sequential)->layout_report()->cost_us;
+    EXPECT_NEAR(choice->sequential_cost_us, seq, 1e-6 * seq) << model;
+    EXPECT_EQ(choice->kept_sequential, choice->sequential_cost_us < choice->joint_cost_us);
+    const double kept = (*joint)->layout_report()->cost_us;
+    EXPECT_NEAR(kept, std::min(choice->joint_cost_us, choice->sequential_cost_us), 1e-6 * kept);
+    EXPECT_LE(kept, seq * (1 + 1e-9)) << model;
+    auto in = Inputs((*joint)->graph());
+    auto out = (*joint)->Run(in);
+    auto ref = runtime::Execute((*joint)->graph(), in);
+    ASSERT_TRUE(out.ok() && ref.ok());
+    EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4) << model;
+  }
+}
+
 TEST(SessionTest, OptimizesWithTheShippedRules) {
   SessionOptions opts;
   opts.optimize = true;

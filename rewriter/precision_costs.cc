@@ -1,0 +1,210 @@
+// Reduced-precision costs, emulated execution and the accuracy budget: see precision_costs.h.
+#include "rewriter/precision_costs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "rewriter/graph_cost.h"
+#include "rewriter/verify_outputs.h"
+#include "runtime/executor.h"
+
+namespace verisub::rewriter {
+namespace {
+
+using runtime::Graph;
+using runtime::HostTensor;
+using runtime::kNoValue;
+using runtime::Node;
+
+bool ComputeBound(const Node& n) {
+  if (!n.op) return false;
+  switch (*n.op) {
+    case specs::OpKind::kConv2d:
+    case specs::OpKind::kConv2dBias:
+    case specs::OpKind::kMatmul:
+      return true;
+    default:
+      return false;
+  }
+}
+
+HostTensor RoundedToBfloat16(const HostTensor& t) {
+  std::vector<double> x = t.ToDoubles();
+  for (double& v : x) v = runtime::RoundToBfloat16(v);
+  return HostTensor::FromDoubles(t.elem_type, t.dims, x);
+}
+
+double MaxError(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want) {
+  double m = 0;
+  for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
+    if (got[k].dims != want[k].dims || !runtime::IsFloatType(want[k].elem_type)) continue;
+    std::vector<double> x = got[k].ToDoubles(), y = want[k].ToDoubles();
+    for (size_t i = 0; i < x.size(); ++i) {
+      double e = std::abs(x[i] - y[i]) / std::max(std::abs(y[i]), 1.0);
+      if (!(e <= m)) m = e;  // NaN counts as over any budget
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+StatusOr<PrecisionFactors> ParsePrecisionFactors(const std::string& text) {
+  PrecisionFactors f;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    double* field = nullptr;
+    const std::string key = item.substr(0, eq);
+    if (key == "compute") field = &f.compute_factor;
+    if (key == "memory") field = &f.memory_factor;
+    if (key == "cast_gbps") field = &f.cast_gbps;
+    if (key == "launch_us") field = &f.cast_launch_us;
+    if (!field || eq == std::string::npos)
+      return InvalidArgument("precision factors: '" + item +
+                             "' is not one of compute=, memory=, cast_gbps=, launch_us=");
+    try {
+      size_t used = 0;
+      *field = std::stod(item.substr(eq + 1), &used);
+      if (used != item.size() - eq - 1) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      return InvalidArgument("precision factors: '" + item + "' has no number after '='");
+    }
+    if (!(*field > 0) || !std::isfinite(*field))
+      return InvalidArgument("precision factors: '" + item + "' must be positive");
+  }
+  return f;
+}
+
+std::string ReducedPrecisionCosts::Name() const {
+  std::ostringstream s;
+  s << "synthetic-" << PrecisionName(factors_.precision) << "(compute " << factors_.compute_factor
+    << ", memory " << factors_.memory_factor << "):" << base_->Name();
+  return s.str();
+}
+
+std::optional<double> ReducedPrecisionCosts::FormatKernelCostUs(
+    const Graph& g, const Node& node, std::span<const Format> inputs,
+    std::span<const Format> outputs) const {
+  // The precision of the data slots: every activation input and output (weights and omitted
+  // inputs are given plain float32 and converted once at prepare time).
+  std::optional<Precision> precision;
+  bool mixed = false;
+  auto see = [&](int v, Format f) {
+    if (v == kNoValue || g.value(v).constant) return;
+    if (!precision) precision = f.precision;
+    mixed |= *precision != f.precision;
+  };
+  for (size_t k = 0; k < inputs.size() && k < node.inputs.size(); ++k) see(node.inputs[k], inputs[k]);
+  for (size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
+    see(node.outputs[k], outputs[k]);
+  if (mixed) return std::nullopt;
+  std::vector<specs::Layout> in, out;
+  for (Format f : inputs) in.push_back(f.layout);
+  for (Format f : outputs) out.push_back(f.layout);
+  if (!precision || *precision == Precision::kF32) {
+    // Float32 throughout; a weight given in another precision is not a combination we make.
+    if (!Float32Layouts(inputs) || !Float32Layouts(outputs)) return std::nullopt;
+    return base_->KernelCostUs(g, node, in, out);
+  }
+  if (*precision != factors_.precision || !node.op) return std::nullopt;
+  auto t = base_->KernelCostUs(g, node, in, out);
+  if (!t) return std::nullopt;
+  return *t * (ComputeBound(node) ? factors_.compute_factor : factors_.memory_factor);
+}
+
+double ReducedPrecisionCosts::FormatConversionCostUs(const runtime::Value& value, Format from,
+                                                     Format to) const {
+  if (from == to) return 0;
+  double t = from.layout == to.layout ? 0 : base_->ConversionCostUs(value, from.layout, to.layout);
+  if (from.precision != to.precision) {
+    if (from.precision != factors_.precision && to.precision != factors_.precision)
+      return kInfiniteCost;
+    const double elements =
+        value.StaticShape() ? static_cast<double>(runtime::CountElements(value.dims)) : 0;
+    t += elements * (4 + 2) / (factors_.cast_gbps * 1e3) + factors_.cast_launch_us;
+  }
+  return t;
+}
+
+StatusOr<std::vector<HostTensor>> ExecuteInPrecisions(const Graph& g, const LayoutAssignment& a,
+                                                      const std::vector<HostTensor>& inputs) {
+  if (static_cast<int>(a.value_precisions.size()) != g.num_values() ||
+      static_cast<int>(a.node_input_precisions.size()) != g.num_nodes())
+    return InvalidArgument("precision emulation: the assignment was made for another graph");
+  // Weights read by a node that reads a reduced input: rounded in a copy of the graph.
+  Graph rounded = g;
+  std::vector<char> done(g.num_values(), 0);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    const auto& p = a.node_input_precisions[i];
+    if (std::none_of(p.begin(), p.end(), [](Precision q) { return q == Precision::kBf16; }))
+      continue;
+    for (int v : n.inputs) {
+      if (v == kNoValue || done[v] || !g.value(v).constant ||
+          !runtime::IsFloatType(g.value(v).elem_type))
+        continue;
+      done[v] = 1;
+      rounded.mutable_value(v).constant =
+          std::make_shared<const HostTensor>(RoundedToBfloat16(*g.value(v).constant));
+    }
+  }
+  runtime::StoreHook store = [&](int v, HostTensor* t) {
+    if (a.value_precisions[v] == Precision::kBf16 && runtime::IsFloatType(t->elem_type))
+      *t = RoundedToBfloat16(*t);
+  };
+  return runtime::Execute(rounded, inputs, {}, store);
+}
+
+StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const LayoutCostSource& costs,
+                                                     const LayoutDpOptions& options,
+                                                     const LayoutSpaceOptions& space,
+                                                     const PrecisionBudget& budget,
+                                                     PrecisionReport* report) {
+  PrecisionReport local;
+  PrecisionReport& r = report ? *report : local;
+  r = PrecisionReport();
+  LayoutSpaceOptions float32_space = space;
+  float32_space.precisions.clear();
+  VERISUB_ASSIGN_OR_RETURN(LayoutAssignment f32, AssignLayouts(g, costs, options, nullptr,
+                                                               float32_space));
+  r.float32_cost_us = f32.cost_us;
+  r.cost_us = f32.cost_us;
+  if (space.precisions.empty()) return f32;
+  std::mt19937_64 rng(budget.seed);
+  VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> inputs, RandomInputs(g, &rng));
+  auto reference = runtime::Execute(g, inputs);
+  if (!reference.ok()) return reference.status().WithContext("precision budget: reference run");
+
+  LayoutSpaceOptions trial = space;
+  while (r.rounds < budget.max_rounds) {
+    ++r.rounds;
+    VERISUB_ASSIGN_OR_RETURN(LayoutAssignment a, AssignLayouts(g, costs, options, nullptr, trial));
+    std::vector<int> reduced;  // graph order: producers before consumers
+    for (int i = 0; i < g.num_nodes(); ++i)
+      for (int v : g.node(i).outputs)
+        if (v != kNoValue && a.value_precisions[v] != Precision::kF32) reduced.push_back(v);
+    if (reduced.empty()) break;  // nothing reduced: the float32 answer
+    auto out = ExecuteInPrecisions(g, a, inputs);
+    if (!out.ok()) return out.status().WithContext("precision budget: emulated run");
+    const double error = MaxError(*out, *reference);
+    if (error <= budget.max_error && a.cost_us < f32.cost_us) {
+      r.reduced_values = static_cast<int>(reduced.size());
+      r.error = error;
+      r.cost_us = a.cost_us;
+      return a;
+    }
+    if (error <= budget.max_error) break;  // within budget but no cheaper: keep float32
+    // Over budget: the half nearest the outputs stays float32 from now on.
+    const size_t keep = reduced.size() / 2;
+    for (size_t k = keep; k < reduced.size(); ++k) trial.float32_values.push_back(reduced[k]);
+    r.reverted_values += static_cast<int>(reduced.size() - keep);
+  }
+  return f32;
+}
+
+}  // namespace verisub::rewriter

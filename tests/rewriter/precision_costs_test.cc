@@ -1,0 +1,155 @@
+// Precision as a generalized layout: the DP picks bfloat16 where a (synthetic) cost table makes
+// it cheaper, every such assignment is valid in formats, the emulated execution rounds what the
+// assignment stores in bfloat16, and the accuracy budget reverts values until it holds.
+#include "rewriter/precision_costs.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "rewriter/layout_costs.h"
+#include "rewriter/verify_outputs.h"
+#include "runtime/executor.h"
+#include "runtime/onnx_import.h"
+#include "tests/rewriter/layout_test_problems.h"
+
+namespace verisub::rewriter {
+namespace {
+
+using testing::ExpectValidAssignment;
+
+class PrecisionTest : public ::testing::Test {
+ protected:
+  PrecisionTest()
+      : device_(*runtime::DevicePreset("cpu-2core")),
+        model_(device_),
+        float32_(&model_, device_),
+        bf16_(&float32_, PrecisionFactors()) {
+    auto g = runtime::ImportOnnxFile("data/models/small_resnet.onnx");
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    if (g.ok()) graph_ = std::move(*g);
+    space_.precisions = {Precision::kBf16};
+  }
+
+  int Reduced(const LayoutAssignment& a) const {
+    int n = 0;
+    for (Precision p : a.value_precisions) n += p != Precision::kF32;
+    return n;
+  }
+
+  runtime::DeviceDescription device_;
+  runtime::AnalyticCostModel model_;
+  AnalyticLayoutCosts float32_;
+  ReducedPrecisionCosts bf16_;
+  runtime::Graph graph_;
+  LayoutSpaceOptions space_;
+};
+
+TEST_F(PrecisionTest, DpPicksTheCheaperPrecisionAndStaysValid) {
+  LayoutDpReport plain_report, report;
+  auto f32 = AssignLayouts(graph_, float32_, LayoutDpOptions(), &plain_report, space_);
+  ASSERT_TRUE(f32.ok()) << f32.status().message();
+  EXPECT_EQ(Reduced(*f32), 0) << "a float32 source offers no reduced precision";
+  auto a = AssignLayouts(graph_, bf16_, LayoutDpOptions(), &report, space_);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_GT(Reduced(*a), 0);
+  EXPECT_LT(a->cost_us, f32->cost_us);
+  ExpectValidAssignment("small_resnet bf16", graph_, bf16_, *a);
+  // Graph inputs are stored float32 and outputs delivered float32 (converted when stored bf16).
+  for (int v : graph_.inputs()) EXPECT_EQ(a->value_precisions[v], Precision::kF32);
+
+  // Casts dearer than anything bfloat16 saves: the DP keeps float32.
+  PrecisionFactors dear;
+  dear.cast_launch_us = 1e9;
+  ReducedPrecisionCosts costly(&float32_, dear);
+  auto none = AssignLayouts(graph_, costly, LayoutDpOptions(), nullptr, space_);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(Reduced(*none), 0);
+  EXPECT_NEAR(none->cost_us, f32->cost_us, 1e-9 * f32->cost_us);
+}
+
+TEST_F(PrecisionTest, EmulationRoundsWhatIsStoredReduced) {
+  std::mt19937_64 rng(3);
+  auto in = RandomInputs(graph_, &rng);
+  ASSERT_TRUE(in.ok());
+  auto ref = runtime::Execute(graph_, *in);
+  ASSERT_TRUE(ref.ok());
+  auto f32 = AssignLayouts(graph_, float32_, LayoutDpOptions(), nullptr, space_);
+  ASSERT_TRUE(f32.ok());
+  auto same = ExecuteInPrecisions(graph_, *f32, *in);
+  ASSERT_TRUE(same.ok()) << same.status().message();
+  ASSERT_EQ(same->size(), ref->size());
+  for (size_t k = 0; k < ref->size(); ++k) EXPECT_EQ((*same)[k].ToDoubles(), (*ref)[k].ToDoubles());
+
+  auto a = AssignLayouts(graph_, bf16_, LayoutDpOptions(), nullptr, space_);
+  ASSERT_TRUE(a.ok());
+  auto reduced = ExecuteInPrecisions(graph_, *a, *in);
+  ASSERT_TRUE(reduced.ok());
+  double diff = 0;
+  for (size_t k = 0; k < ref->size(); ++k) {
+    auto x = (*reduced)[k].ToDoubles(), y = (*ref)[k].ToDoubles();
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) diff = std::max(diff, std::abs(x[i] - y[i]));
+  }
+  EXPECT_GT(diff, 0) << "bfloat16 storage changed nothing";
+  EXPECT_LT(diff, 0.5) << "bfloat16 storage is not that coarse";
+
+  LayoutAssignment wrong = *a;
+  wrong.value_precisions.pop_back();
+  EXPECT_FALSE(ExecuteInPrecisions(graph_, wrong, *in).ok());
+}
+
+TEST_F(PrecisionTest, BudgetRevertsUntilItHolds) {
+  PrecisionBudget loose;
+  loose.max_error = 1.0;
+  PrecisionReport r;
+  auto a = AssignLayoutsWithinBudget(graph_, bf16_, LayoutDpOptions(), space_, loose, &r);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(r.rounds, 1);
+  EXPECT_GT(r.reduced_values, 0);
+  EXPECT_EQ(r.reduced_values, Reduced(*a));
+  EXPECT_LE(r.error, loose.max_error);
+  EXPECT_GT(r.error, 0);
+  EXPECT_LT(r.cost_us, r.float32_cost_us);
+  EXPECT_DOUBLE_EQ(r.cost_us, a->cost_us);
+
+  // Between the two: some values reverted, the rest within the budget.
+  PrecisionBudget middle;
+  middle.max_error = r.error / 4;
+  PrecisionReport m;
+  auto b = AssignLayoutsWithinBudget(graph_, bf16_, LayoutDpOptions(), space_, middle, &m);
+  ASSERT_TRUE(b.ok());
+  EXPECT_GT(m.rounds, 1);
+  EXPECT_GT(m.reverted_values, 0);
+  EXPECT_LE(m.error, middle.max_error);
+  EXPECT_GE(m.cost_us, r.cost_us);
+  EXPECT_LE(m.cost_us, m.float32_cost_us);
+
+  // No error allowed: float32 throughout, at the float32 optimum.
+  PrecisionBudget exact;
+  exact.max_error = 0;
+  PrecisionReport e;
+  auto c = AssignLayoutsWithinBudget(graph_, bf16_, LayoutDpOptions(), space_, exact, &e);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(Reduced(*c), 0);
+  EXPECT_GT(e.reverted_values, 0);
+  EXPECT_DOUBLE_EQ(c->cost_us, e.float32_cost_us);
+}
+
+TEST(PrecisionFactorsTest, ParsesAndRefuses) {
+  auto f = ParsePrecisionFactors("compute=0.4,cast_gbps=20");
+  ASSERT_TRUE(f.ok());
+  EXPECT_DOUBLE_EQ(f->compute_factor, 0.4);
+  EXPECT_DOUBLE_EQ(f->memory_factor, PrecisionFactors().memory_factor);
+  EXPECT_DOUBLE_EQ(f->cast_gbps, 20);
+  EXPECT_TRUE(ParsePrecisionFactors("").ok());
+  for (const char* bad : {"speed=2", "compute", "compute=", "compute=0", "memory=-1", "memory=1x"}) {
+    auto r = ParsePrecisionFactors(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find(bad), std::string::npos) << r.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace verisub::rewriter
