@@ -173,6 +173,7 @@ bench-layout: DEV_MODEL = $(BENCH_MODEL)
 bench-layout: configure dev-models
 	cmake --build $(BUILD) -j $(JOBS) --target models verisub-bench-layout verisub-run
 	$(BUILD)/rewriter/verisub-bench-layout $(BUILD)/models
+	$(BUILD)/rewriter/verisub-bench-layout $(BUILD)/models --precision bf16
 	sh bench/layout_settings.sh $(BUILD) $(DEV_MODELS) $(LAYOUT_ROUNDS) $(LAYOUT_RUNS) $(LAYOUT_THREADS)
 
 format:

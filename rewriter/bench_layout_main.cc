@@ -13,6 +13,7 @@
 
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
+#include "rewriter/precision_costs.h"
 #include "runtime/models/models.h"
 #include "runtime/onnx_import.h"
 
@@ -23,8 +24,11 @@ constexpr const char* kUsage =
     "                            [--exact-max-states N] [--exact-max-width W] [--no-pareto]\n"
     "                            [--no-dominated]\n"
     "                            [--repeat N] [--only MODEL] [--no-densenet]\n"
+    "                            [--precision bf16] [--precision-factors compute=F,memory=F,...]\n"
     "  MODEL_DIR defaults to build/models (written by verisub-models --out DIR); DenseNet-121\n"
-    "  (224x224) is built in process. DP times are the best of --repeat runs (default 5).\n";
+    "  (224x224) is built in process. DP times are the best of --repeat runs (default 5).\n"
+    "  --precision bf16: values may also be stored in bfloat16, priced by the synthetic table\n"
+    "  (rewriter/precision_costs.h: float32 time x factor, casts by bytes moved).\n";
 
 using namespace verisub;  // NOLINT
 
@@ -35,6 +39,9 @@ struct Settings {
   int repeat = 5;
   // The exact run is skipped above this cut width (its states grow as 4^width).
   int exact_max_width = 16;
+  // Precision as a layout: the synthetic bf16 table over the analytic source.
+  bool bf16 = false;
+  rewriter::PrecisionFactors factors;
 };
 
 // Best-of-N DP wall time into r->time_ms and best-of-N process CPU time into *cpu_ms (CPU time
@@ -57,10 +64,10 @@ Status RunDp(const rewriter::LayoutProblem& p, const rewriter::LayoutDpOptions& 
 
 void PrintHeader() {
   std::printf(
-      "| model | nodes | build ms | width given | width used | states peak | states mean "
+      "| model | nodes | build ms | width given | width used | states peak | states mean | bf16 values "
       "| DP ms | DP cpu ms | pruned dom/thr/par/beam | plain us | DP us | speedup | proven exact "
       "| exact cpu ms | exact peak | exact us | gap %% | bound gap %% |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
@@ -70,9 +77,14 @@ int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
     return 2;
   }
   runtime::AnalyticCostModel model(*device);
-  rewriter::AnalyticLayoutCosts costs(&model, *device);
+  rewriter::AnalyticLayoutCosts analytic(&model, *device);
+  rewriter::ReducedPrecisionCosts bf16(&analytic, s.factors);
+  const rewriter::LayoutCostSource& costs =
+      s.bf16 ? static_cast<const rewriter::LayoutCostSource&>(bf16) : analytic;
+  rewriter::LayoutSpaceOptions space;
+  if (s.bf16) space.precisions = {rewriter::Precision::kBf16};
   auto start = std::chrono::steady_clock::now();
-  auto p = rewriter::BuildLayoutProblem(g, costs);
+  auto p = rewriter::BuildLayoutProblem(g, costs, space);
   const double build_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!p.ok()) {
@@ -82,6 +94,13 @@ int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
   rewriter::LayoutDpReport rp, re;
   double cpu_ms = 0, exact_cpu_ms = 0;
   Status st = RunDp(*p, s.pruned, s.repeat, &rp, &cpu_ms);
+  int reduced = 0;
+  if (st.ok()) {
+    auto sol = rewriter::SolveLayoutProblem(*p, s.pruned, nullptr);
+    if (sol.ok())
+      for (rewriter::Format f : rewriter::StoredLayouts(*p, sol->choice))
+        reduced += f.precision != rewriter::Precision::kF32;
+  }
   const bool try_exact = rp.max_cut_width <= s.exact_max_width;
   if (st.ok() && try_exact) st = RunDp(*p, s.exact, 1, &re, &exact_cpu_ms);
   if (!st.ok()) {
@@ -97,11 +116,11 @@ int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
   else
     std::snprintf(exact, sizeof exact, "%.2f | %d (budget) | - | -", exact_cpu_ms, re.peak_states);
   std::printf(
-      "| %s | %d | %.1f | %d | %d | %d | %.1f | %.2f | %.2f | %lld/%lld/%lld/%lld | %.1f | %.1f | "
+      "| %s | %d | %.1f | %d | %d | %d | %.1f | %d | %.2f | %.2f | %lld/%lld/%lld/%lld | %.1f | %.1f | "
       "%.3f | "
       "%s | %s | %.3f |\n",
       name.c_str(), rp.nodes, build_ms, rp.given_max_cut_width, rp.max_cut_width, rp.peak_states,
-      rp.mean_states, rp.time_ms, cpu_ms, static_cast<long long>(rp.pruned_dominated),
+      rp.mean_states, reduced, rp.time_ms, cpu_ms, static_cast<long long>(rp.pruned_dominated),
       static_cast<long long>(rp.pruned_threshold), static_cast<long long>(rp.pruned_pareto),
       static_cast<long long>(rp.pruned_beam), rp.cost_plain_us, rp.cost_us,
       rp.cost_plain_us / rp.cost_us, rp.exact ? "yes" : "no", exact,
@@ -141,6 +160,20 @@ int main(int argc, char** argv) {
       s.exact_max_width = std::atoi(argv[++i]);
     } else if (a == "--only" && has_next) {
       only = argv[++i];
+    } else if (a == "--precision" && has_next) {
+      std::string p = argv[++i];
+      if (p != "bf16") {
+        std::fprintf(stderr, "--precision: '%s' is not bf16\n", p.c_str());
+        return 2;
+      }
+      s.bf16 = true;
+    } else if (a == "--precision-factors" && has_next) {
+      auto f = rewriter::ParsePrecisionFactors(argv[++i]);
+      if (!f.ok()) {
+        std::fprintf(stderr, "--precision-factors: %s\n", f.status().message().c_str());
+        return 2;
+      }
+      s.factors = *f;
     } else if (a == "--no-densenet") {
       densenet = false;
     } else if (a == "-h" || a == "--help") {
@@ -162,10 +195,17 @@ int main(int argc, char** argv) {
     std::printf(
         "bench-layout: no .onnx files in '%s' (write them with `verisub-models --out %s`)\n",
         dir.c_str(), dir.c_str());
+  char precision[200] = "";
+  if (s.bf16)
+    std::snprintf(precision, sizeof precision,
+                  ", bf16 allowed (synthetic: compute x%g, memory x%g, casts at %g GB/s + %g us)",
+                  s.factors.compute_factor, s.factors.memory_factor, s.factors.cast_gbps,
+                  s.factors.cast_launch_us);
   std::printf(
-      "layout DP, analytic layout costs on %s; pruned: threshold %g, pareto %s, beam %d; "
+      "layout DP, analytic layout costs on %s%s; pruned: threshold %g, pareto %s, beam %d; "
       "exact: threshold and pareto off, beam %d\n",
-      s.device.c_str(), s.pruned.threshold, s.pruned.pareto ? "on" : "off", s.pruned.max_states,
+      s.device.c_str(),
+      precision, s.pruned.threshold, s.pruned.pareto ? "on" : "off", s.pruned.max_states,
       s.exact.max_states);
   PrintHeader();
   int rc = 0;
