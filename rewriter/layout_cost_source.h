@@ -44,6 +44,15 @@ class LayoutCostSource {
                                         Format to) const;
 };
 
+// The precision of `node`'s data slots (activation inputs and outputs; weights and omitted inputs
+// left out) when they agree, nullopt when they are mixed; float32 when it has none.
+std::optional<Precision> DataPrecision(const runtime::Graph& g, const runtime::Node& node,
+                                       std::span<const Format> inputs,
+                                       std::span<const Format> outputs);
+
+// The layouts of `formats`, precisions dropped.
+std::vector<specs::Layout> LayoutsOf(std::span<const Format> formats);
+
 // The layouts of `formats` when every one is float32, else nullopt.
 std::optional<std::vector<specs::Layout>> Float32Layouts(std::span<const Format> formats);
 

@@ -48,6 +48,30 @@ std::optional<std::vector<specs::Layout>> Float32Layouts(std::span<const Format>
   return layouts;
 }
 
+std::optional<Precision> DataPrecision(const runtime::Graph& g, const runtime::Node& node,
+                                       std::span<const Format> inputs,
+                                       std::span<const Format> outputs) {
+  std::optional<Precision> precision;
+  bool mixed = false;
+  auto see = [&](int v, Format f) {
+    if (v == runtime::kNoValue || g.value(v).constant) return;
+    if (!precision) precision = f.precision;
+    mixed |= *precision != f.precision;
+  };
+  for (size_t k = 0; k < inputs.size() && k < node.inputs.size(); ++k) see(node.inputs[k], inputs[k]);
+  for (size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
+    see(node.outputs[k], outputs[k]);
+  if (mixed) return std::nullopt;
+  return precision.value_or(Precision::kF32);
+}
+
+std::vector<specs::Layout> LayoutsOf(std::span<const Format> formats) {
+  std::vector<specs::Layout> layouts;
+  layouts.reserve(formats.size());
+  for (Format f : formats) layouts.push_back(f.layout);
+  return layouts;
+}
+
 std::optional<double> LayoutCostSource::FormatKernelCostUs(const runtime::Graph& g,
                                                            const runtime::Node& node,
                                                            std::span<const Format> inputs,

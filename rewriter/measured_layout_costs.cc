@@ -5,6 +5,8 @@
 
 #include "onnx/onnx_pb.h"
 #include "rewriter/graph_cost.h"
+#include "runtime/dnnl/dnnl_backend.h"
+#include "specs/registry.h"
 
 namespace verisub::rewriter {
 
@@ -77,6 +79,77 @@ const runtime::dnnl_backend::FusionPlan& MeasuredLayoutCosts::PlanOf(
     plan_ = runtime::dnnl_backend::PlanFusion(g);
   }
   return plan_;
+}
+
+namespace {
+
+// Operators the oneDNN backend runs natively in bfloat16 (their kernels take the output's type).
+bool RunsInBf16(specs::OpKind op) {
+  switch (op) {
+    case specs::OpKind::kConv2d:
+    case specs::OpKind::kConv2dBias:
+    case specs::OpKind::kMatmul:
+    case specs::OpKind::kPoolMax:
+    case specs::OpKind::kPoolAvg:
+    case specs::OpKind::kEwAdd:
+    case specs::OpKind::kEwMul:
+    case specs::OpKind::kBiasAdd:
+    case specs::OpKind::kSmul:
+      return true;
+    default:
+      // Unary elementwise operators (relu, sigmoid, gelu, ...): one eltwise kernel.
+      return specs::GetOp(op).layouts.layout_agnostic && specs::GetOp(op).num_inputs == 1;
+  }
+}
+
+}  // namespace
+
+std::vector<Precision> MeasuredLayoutCosts::ReducedPrecisions() const {
+  if (runtime::dnnl_backend::HasBf16Kernels()) return {Precision::kBf16};
+  return {};
+}
+
+std::optional<double> MeasuredLayoutCosts::FormatKernelCostUs(
+    const runtime::Graph& g, const runtime::Node& node, std::span<const Format> inputs,
+    std::span<const Format> outputs) const {
+  const std::optional<Precision> precision = DataPrecision(g, node, inputs, outputs);
+  if (!precision) return std::nullopt;
+  const std::vector<specs::Layout> in = LayoutsOf(inputs), out = LayoutsOf(outputs);
+  if (*precision == Precision::kF32) return KernelCostUs(g, node, in, out);
+  if (*precision != Precision::kBf16 || !runtime::dnnl_backend::HasBf16Kernels() || !node.op ||
+      outputs.empty())
+    return std::nullopt;
+  // Admissible in these layouts at all (and free when fused into another node's kernel).
+  auto f32 = KernelCostUs(g, node, in, out);
+  if (!f32) return std::nullopt;
+  const runtime::dnnl_backend::FusionPlan& plan = PlanOf(g);
+  auto found = index_.find(&node);
+  if (found == index_.end()) return std::nullopt;
+  const int gi = plan.group_of[found->second];
+  if (gi >= 0 && plan.groups[gi].kernel_node != found->second) return 0.0;
+  if (!RunsInBf16(*node.op)) return std::nullopt;
+  auto t = model_->NodeInLayoutUs(g, plan, found->second, out[0], NodeQuery(g, node).Key(),
+                                  /*bf16=*/true);
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+double MeasuredLayoutCosts::FormatConversionCostUs(const runtime::Value& value, Format from,
+                                                   Format to) const {
+  if (from.precision == Precision::kF32 && to.precision == Precision::kF32)
+    return ConversionCostUs(value, from.layout, to.layout);
+  if (from == to) return 0;
+  if (value.elem_type == runtime::kFloat && value.StaticShape()) {
+    auto t = model_->ReorderUs(value.dims, from.layout, to.layout,
+                               from.precision == Precision::kBf16,
+                               to.precision == Precision::kBf16);
+    if (t.ok()) return *t;
+  }
+  // Not measurable (no static shape, too large): a pass over both copies at the analytic
+  // source's bandwidth, plus the layout change.
+  const double elements =
+      value.StaticShape() ? static_cast<double>(runtime::CountElements(value.dims)) : 0;
+  return elements * 6 / (15.0 * 1e3) + ConversionCostUs(value, from.layout, to.layout);
 }
 
 double MeasuredLayoutCosts::ConversionCostUs(const runtime::Value& value, specs::Layout from,

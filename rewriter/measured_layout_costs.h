@@ -29,6 +29,15 @@ class MeasuredLayoutCosts : public LayoutCostSource {
                                      std::span<const specs::Layout> outputs) const override;
   double ConversionCostUs(const runtime::Value& value, specs::Layout from,
                           specs::Layout to) const override;
+  // bfloat16 where oneDNN has native kernels for it on this CPU (dnnl_backend::HasBf16Kernels):
+  // the operators the backend runs in bfloat16 (convolutions, matmuls, pools, elementwise and
+  // binary operators) timed so, with their fusion group; casts timed as typed reorders.
+  std::vector<Precision> ReducedPrecisions() const override;
+  std::optional<double> FormatKernelCostUs(const runtime::Graph& g, const runtime::Node& node,
+                                           std::span<const Format> inputs,
+                                           std::span<const Format> outputs) const override;
+  double FormatConversionCostUs(const runtime::Value& value, Format from,
+                                Format to) const override;
 
  private:
   const runtime::MeasuredCpuCostModel* model_;

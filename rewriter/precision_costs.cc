@@ -36,17 +36,21 @@ HostTensor RoundedToBfloat16(const HostTensor& t) {
   return HostTensor::FromDoubles(t.elem_type, t.dims, x);
 }
 
-double MaxError(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want) {
-  double m = 0;
+// ||got - want|| / ||want|| over every float output (the worst output), NaN as infinity.
+double RelativeError(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want) {
+  double worst = 0;
   for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
     if (got[k].dims != want[k].dims || !runtime::IsFloatType(want[k].elem_type)) continue;
     std::vector<double> x = got[k].ToDoubles(), y = want[k].ToDoubles();
+    double diff = 0, norm = 0;
     for (size_t i = 0; i < x.size(); ++i) {
-      double e = std::abs(x[i] - y[i]) / std::max(std::abs(y[i]), 1.0);
-      if (!(e <= m)) m = e;  // NaN counts as over any budget
+      diff += (x[i] - y[i]) * (x[i] - y[i]);
+      norm += y[i] * y[i];
     }
+    double e = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+    if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
   }
-  return m;
+  return worst;
 }
 
 }  // namespace
@@ -90,23 +94,11 @@ std::string ReducedPrecisionCosts::Name() const {
 std::optional<double> ReducedPrecisionCosts::FormatKernelCostUs(
     const Graph& g, const Node& node, std::span<const Format> inputs,
     std::span<const Format> outputs) const {
-  // The precision of the data slots: every activation input and output (weights and omitted
-  // inputs are given plain float32 and converted once at prepare time).
-  std::optional<Precision> precision;
-  bool mixed = false;
-  auto see = [&](int v, Format f) {
-    if (v == kNoValue || g.value(v).constant) return;
-    if (!precision) precision = f.precision;
-    mixed |= *precision != f.precision;
-  };
-  for (size_t k = 0; k < inputs.size() && k < node.inputs.size(); ++k) see(node.inputs[k], inputs[k]);
-  for (size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
-    see(node.outputs[k], outputs[k]);
-  if (mixed) return std::nullopt;
-  std::vector<specs::Layout> in, out;
-  for (Format f : inputs) in.push_back(f.layout);
-  for (Format f : outputs) out.push_back(f.layout);
-  if (!precision || *precision == Precision::kF32) {
+  // Weights and omitted inputs are given plain float32 (converted once at prepare time).
+  const std::optional<Precision> precision = DataPrecision(g, node, inputs, outputs);
+  if (!precision) return std::nullopt;
+  const std::vector<specs::Layout> in = LayoutsOf(inputs), out = LayoutsOf(outputs);
+  if (*precision == Precision::kF32) {
     // Float32 throughout; a weight given in another precision is not a combination we make.
     if (!Float32Layouts(inputs) || !Float32Layouts(outputs)) return std::nullopt;
     return base_->KernelCostUs(g, node, in, out);
@@ -170,8 +162,9 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
   r = PrecisionReport();
   LayoutSpaceOptions float32_space = space;
   float32_space.precisions.clear();
-  VERISUB_ASSIGN_OR_RETURN(LayoutAssignment f32, AssignLayouts(g, costs, options, nullptr,
+  VERISUB_ASSIGN_OR_RETURN(LayoutAssignment f32, AssignLayouts(g, costs, options, &r.dp,
                                                                float32_space));
+  const LayoutDpReport f32_dp = r.dp;
   r.float32_cost_us = f32.cost_us;
   r.cost_us = f32.cost_us;
   if (space.precisions.empty()) return f32;
@@ -183,7 +176,8 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
   LayoutSpaceOptions trial = space;
   while (r.rounds < budget.max_rounds) {
     ++r.rounds;
-    VERISUB_ASSIGN_OR_RETURN(LayoutAssignment a, AssignLayouts(g, costs, options, nullptr, trial));
+    LayoutDpReport dp;
+    VERISUB_ASSIGN_OR_RETURN(LayoutAssignment a, AssignLayouts(g, costs, options, &dp, trial));
     std::vector<int> reduced;  // graph order: producers before consumers
     for (int i = 0; i < g.num_nodes(); ++i)
       for (int v : g.node(i).outputs)
@@ -191,11 +185,12 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
     if (reduced.empty()) break;  // nothing reduced: the float32 answer
     auto out = ExecuteInPrecisions(g, a, inputs);
     if (!out.ok()) return out.status().WithContext("precision budget: emulated run");
-    const double error = MaxError(*out, *reference);
+    const double error = RelativeError(*out, *reference);
     if (error <= budget.max_error && a.cost_us < f32.cost_us) {
       r.reduced_values = static_cast<int>(reduced.size());
       r.error = error;
       r.cost_us = a.cost_us;
+      r.dp = dp;
       return a;
     }
     if (error <= budget.max_error) break;  // within budget but no cheaper: keep float32
@@ -204,6 +199,7 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
     for (size_t k = keep; k < reduced.size(); ++k) trial.float32_values.push_back(reduced[k]);
     r.reverted_values += static_cast<int>(reduced.size() - keep);
   }
+  r.dp = f32_dp;
   return f32;
 }
 

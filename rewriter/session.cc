@@ -55,23 +55,73 @@ class SessionLayoutCosts {
 #endif
 };
 
-// The per-value layouts a Session asks its backend for (empty: the backend's own policy); "dp"
-// and "joint" run the layout DP, whose assignment the session's graph then carries
-// (runtime::Value::layout).
-StatusOr<std::vector<specs::Layout>> SessionLayouts(runtime::Graph* graph,
-                                                    const std::string& layout,
-                                                    const runtime::CostModel* model,
-                                                    rewriter::LayoutDpReport* report) {
+// What the layout policy gives the backend: per-value layouts (empty: the backend's own policy)
+// and storage types (empty: float32); "dp" and "joint" run the layout DP, whose assignment the
+// session's graph then carries (runtime::Value::layout).
+struct SessionPlacement {
+  std::vector<specs::Layout> layouts;
+  std::vector<int32_t> storage_types;
+  std::optional<rewriter::LayoutDpReport> dp;
+  std::optional<rewriter::PrecisionReport> precision;
+};
+
+StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptions& options,
+                                       const runtime::CostModel* model) {
   const runtime::Graph& g = *graph;
-  if (layout == "backend") return std::vector<specs::Layout>();
-  if (layout == "plain") return std::vector<specs::Layout>(g.num_values(), specs::Layout::kPlain);
+  const std::string& layout = options.layout;
+  SessionPlacement out;
+  if (options.precision != "f32" && options.precision != "bf16")
+    return InvalidArgument("unknown precision '" + options.precision + "' (f32 or bf16)");
+  const bool bf16 = options.precision == "bf16";
+  if (bf16 && layout != "dp" && layout != "joint")
+    return InvalidArgument("precision bf16 is chosen by the layout DP: it needs layout dp or joint");
+  if (layout == "backend") return out;
+  if (layout == "plain") {
+    out.layouts.assign(g.num_values(), specs::Layout::kPlain);
+    return out;
+  }
   if (layout != "dp" && layout != "joint")
     return InvalidArgument("unknown layout policy '" + layout + "' (backend, dp, joint or plain)");
   SessionLayoutCosts costs(model);
-  auto assignment = rewriter::AssignLayouts(g, costs.costs(), rewriter::LayoutDpOptions(), report);
-  if (!assignment.ok()) return assignment.status().WithContext("layout assignment");
-  rewriter::StoreLayouts(*assignment, graph);
-  return runtime::ValueLayouts(*graph);
+  if (!bf16) {
+    rewriter::LayoutDpReport report;
+    auto a = rewriter::AssignLayouts(g, costs.costs(), rewriter::LayoutDpOptions(), &report);
+    if (!a.ok()) return a.status().WithContext("layout assignment");
+    rewriter::StoreLayouts(*a, graph);
+    out.layouts = runtime::ValueLayouts(*graph);
+    out.dp = report;
+    return out;
+  }
+#ifdef VERISUB_HAVE_DNNL
+  if (options.backend != "onednn" || !runtime::dnnl_backend::HasBf16Kernels())
+    return FailedPrecondition("precision bf16: the " + options.backend +
+                              " backend has no native bfloat16 kernels on this CPU (oneDNN ISA " +
+                              runtime::dnnl_backend::CpuIsaName() + "; avx512_core_bf16 needed)");
+#else
+  return FailedPrecondition("precision bf16: this build has no oneDNN backend");
+#endif
+  // Measured bfloat16 kernels, or the synthetic table over the analytic costs.
+  rewriter::ReducedPrecisionCosts synthetic(&costs.costs(), rewriter::PrecisionFactors());
+  const rewriter::LayoutCostSource& source =
+      costs.costs().ReducedPrecisions().empty()
+          ? static_cast<const rewriter::LayoutCostSource&>(synthetic)
+          : costs.costs();
+  rewriter::LayoutSpaceOptions space;
+  space.precisions = {rewriter::Precision::kBf16};
+  rewriter::PrecisionBudget budget;
+  budget.max_error = options.precision_budget;
+  rewriter::PrecisionReport report;
+  auto a = rewriter::AssignLayoutsWithinBudget(g, source, rewriter::LayoutDpOptions(), space,
+                                               budget, &report);
+  if (!a.ok()) return a.status().WithContext("layout and precision assignment");
+  rewriter::StoreLayouts(*a, graph);
+  out.layouts = runtime::ValueLayouts(*graph);
+  out.storage_types.assign(g.num_values(), 0);
+  for (int v = 0; v < g.num_values(); ++v)
+    if (a->value_precisions[v] == rewriter::Precision::kBf16) out.storage_types[v] = runtime::kBfloat16;
+  out.dp = report.dp;
+  out.precision = report;
+  return out;
 }
 
 }  // namespace
@@ -200,12 +250,13 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
   if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
-  rewriter::LayoutDpReport layout_report;
-  auto layouts = SessionLayouts(&graph_, options.layout, cost_model, &layout_report);
-  if (layouts.ok() && (options.layout == "dp" || joint)) layout_report_ = layout_report;
+  auto placement = PlaceValues(&graph_, options, cost_model);
   save_costs();
-  if (!layouts.ok()) return layouts.status();
-  prepare.layouts = std::move(layouts).value();
+  if (!placement.ok()) return placement.status();
+  prepare.layouts = std::move(placement->layouts);
+  prepare.storage_types = std::move(placement->storage_types);
+  layout_report_ = placement->dp;
+  precision_report_ = placement->precision;
   auto prepared = backend_->Prepare(graph_, prepare);
   if (!prepared.ok()) return prepared.status().WithContext(backend_->Name() + " backend");
   prepared_ = std::move(prepared).value();

@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "rewriter/cost_source.h"
 #include "rewriter/layout_dp.h"
+#include "rewriter/precision_costs.h"
 #include "rewriter/optimize.h"
 #include "runtime/backend.h"
 #include "runtime/graph.h"
@@ -39,6 +40,15 @@ struct SessionOptions {
   // else analytic), "joint" (optimizes the model, the substitution search scoring every graph by
   // its DP-optimal layout cost, then the DP; implies `optimize`) or "plain".
   std::string layout = "backend";
+  // Element precision as part of the layout (with layout "dp" or "joint"): "f32" (the model's),
+  // or "bf16": values may be stored in bfloat16 where the layout DP finds it cheaper (bfloat16
+  // kernels timed on this CPU with the measured costs; the synthetic table of
+  // rewriter/precision_costs.h with analytic ones), as long as the outputs stay within
+  // `precision_budget` of float32 (relative error ||bf16 - f32|| / ||f32|| of every output,
+  // checked on the reference executor with bfloat16 storage emulated). Needs a CPU with native bfloat16
+  // kernels (avx512_core_bf16).
+  std::string precision = "f32";
+  double precision_budget = 1e-2;
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;
 };
@@ -84,6 +94,10 @@ class Session {
   // Set with layout "dp" or "joint": the layout DP's report on the graph that runs (its cost in
   // the DP's prices, states, time).
   const std::optional<rewriter::LayoutDpReport>& layout_report() const { return layout_report_; }
+  // Set with precision "bf16": what the accuracy budget kept and reverted.
+  const std::optional<rewriter::PrecisionReport>& precision_report() const {
+    return precision_report_;
+  }
 
  private:
   Session() = default;
@@ -99,6 +113,7 @@ class Session {
   std::string cost_summary_;
   std::optional<JointChoice> joint_;
   std::optional<rewriter::LayoutDpReport> layout_report_;
+  std::optional<rewriter::PrecisionReport> precision_report_;
 };
 
 // The backends this build has, by name ("onednn", "reference").

@@ -22,6 +22,11 @@ struct PrepareOptions {
   // A layout per value id (empty: the backend's own policy). Values whose layout a backend
   // cannot honour are stored plain; graph inputs and outputs are always exchanged plain.
   std::vector<specs::Layout> layouts;
+  // An element type per value id to store float values in (empty: as the graph says): kBfloat16
+  // asks for bfloat16 storage, computed with float32 accumulation (precision as a layout). A
+  // backend without such kernels refuses it; kernels that have no bfloat16 variant read a
+  // float32 copy. Graph inputs and outputs are always exchanged in their own type.
+  std::vector<int32_t> storage_types;
 };
 
 // What a prepared model did at prepare time, for reports.

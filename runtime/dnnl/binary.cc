@@ -47,11 +47,14 @@ Status BinaryKernel(KernelBuilder& b) {
     std::swap(ad, cd);
   }
   if (ad != yd || cd.size() != rank) return Unimplemented("binary: broadcast of the first input");
-  Desc src0 = b.dims(a) == yd ? b.StoredDesc(a) : PlainDesc(yd);
-  if (b.constant(a)) src0 = PlainDesc(yd);
+  // Data inputs are read in the output's type (bfloat16 where assigned); broadcast operands
+  // (biases, scales) stay float32.
+  const memory::data_type type = b.OutputType(y);
+  Desc src0 = b.dims(a) == yd ? WithType(b.StoredDesc(a), type) : PlainDesc(yd, type);
+  if (b.constant(a)) src0 = PlainDesc(yd, type);
   Desc src1 = cd == yd && !b.constant(c) ? src0 : PlainDesc(cd);
   if (cd == yd && b.constant(c)) src1 = src0;
-  Desc dst(memory::dims(yd.begin(), yd.end()), memory::data_type::f32, memory::format_tag::any);
+  Desc dst(memory::dims(yd.begin(), yd.end()), type, memory::format_tag::any);
   dnnl::binary::desc desc(*alg, src0, src1, dst);
   dnnl::binary::primitive_desc pd(desc, b.engine());
   b.Read(DNNL_ARG_SRC_0, a, src0);

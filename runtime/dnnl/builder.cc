@@ -2,6 +2,8 @@
 // registry.
 #include "runtime/dnnl/builder.h"
 
+#include "runtime/dnnl/dnnl_backend.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -19,7 +21,7 @@ int Root(const std::vector<Slot>& slots, int id) {
 
 }  // namespace
 
-Desc PlainDesc(const std::vector<int64_t>& dims) {
+Desc PlainDesc(const std::vector<int64_t>& dims, memory::data_type type) {
   memory::dims d(std::max<size_t>(dims.size(), 1), 1);
   std::copy(dims.begin(), dims.end(), d.begin());
   memory::dims strides(d.size());
@@ -28,7 +30,45 @@ Desc PlainDesc(const std::vector<int64_t>& dims) {
     strides[i] = acc;
     acc *= d[i];
   }
-  return Desc(d, memory::data_type::f32, strides);
+  return Desc(d, type, strides);
+}
+
+Desc WithType(const Desc& d, memory::data_type type) {
+  dnnl_memory_desc_t md = d.data;
+  md.data_type = static_cast<dnnl_data_type_t>(type);
+  return Desc(md);
+}
+
+std::string CpuIsaName() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  switch (isa) {
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "isa" + std::to_string(static_cast<int>(isa));
+  }
+}
+
+bool HasBf16Kernels() {
+  static const bool has = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return has;
 }
 
 std::vector<int64_t> DimsOf(const Desc& d) {
@@ -47,20 +87,21 @@ Status DnnlCall(const std::string& what, const std::function<void()>& f) {
   return Status::Ok();
 }
 
-std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l) {
+std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l,
+                               memory::data_type type) {
   using T = memory::format_tag;
   const int rank = static_cast<int>(dims.size());
   if (!specs::LayoutFitsRank(l, rank)) return std::nullopt;
   memory::dims d(dims.begin(), dims.end());
   switch (l) {
     case specs::Layout::kPlain:
-      return PlainDesc(dims);
+      return PlainDesc(dims, type);
     case specs::Layout::kNHWC:
-      return Desc(d, memory::data_type::f32, T::acdb);
+      return Desc(d, type, T::acdb);
     case specs::Layout::kNCHW8c:
-      return Desc(d, memory::data_type::f32, T::aBcd8b);
+      return Desc(d, type, T::aBcd8b);
     case specs::Layout::kNCHW16c:
-      return Desc(d, memory::data_type::f32, T::aBcd16b);
+      return Desc(d, type, T::aBcd16b);
     case specs::Layout::kColMajor: {
       memory::dims strides(rank);
       int64_t acc = 1;
@@ -71,7 +112,7 @@ std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l
         strides[order[i]] = acc;
         acc *= d[order[i]];
       }
-      return Desc(d, memory::data_type::f32, strides);
+      return Desc(d, type, strides);
     }
     default:
       return std::nullopt;
@@ -80,10 +121,18 @@ std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l
 
 Desc KernelBuilder::OutputDesc(int id) const {
   const auto& l = d_->layouts;
+  const memory::data_type type = OutputType(id);
   if (id >= 0 && id < static_cast<int>(l.size()))
-    if (auto d = LayoutDesc(slot(id).dims, l[id])) return *d;
+    if (auto d = LayoutDesc(slot(id).dims, l[id], type)) return *d;
   memory::dims d(slot(id).dims.begin(), slot(id).dims.end());
-  return Desc(d, memory::data_type::f32, memory::format_tag::any);
+  return Desc(d, type, memory::format_tag::any);
+}
+
+memory::data_type KernelBuilder::OutputType(int id) const {
+  const auto& t = d_->bf16;
+  return id >= 0 && id < static_cast<int>(t.size()) && t[id] && !plain_inputs_
+             ? memory::data_type::bf16
+             : memory::data_type::f32;
 }
 
 std::optional<specs::Layout> KernelBuilder::AssignedLayout(int id) const {

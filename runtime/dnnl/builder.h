@@ -23,10 +23,15 @@ namespace verisub::runtime::dnnl_backend {
 using dnnl::memory;
 using Desc = dnnl::memory::desc;
 
-// Float32 descriptor of `dims` in layout `l`, or nullopt when the layout does not fit.
-std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l);
-// Row-major float32 descriptor of `dims` (rank 0 is stored as [1]).
-Desc PlainDesc(const std::vector<int64_t>& dims);
+// Descriptor of `dims` in layout `l` (float32 unless said), or nullopt when the layout does not
+// fit.
+std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l,
+                               memory::data_type type = memory::data_type::f32);
+// Row-major descriptor of `dims` (rank 0 is stored as [1]), float32 unless said.
+Desc PlainDesc(const std::vector<int64_t>& dims, memory::data_type type = memory::data_type::f32);
+// The same layout with another element type.
+Desc WithType(const Desc& d, memory::data_type type);
+// HasBf16Kernels() and CpuIsaName() are declared in dnnl_backend.h.
 std::vector<int64_t> DimsOf(const Desc& d);
 bool IsPlain(const Desc& d);
 
@@ -79,6 +84,7 @@ struct ModelDraft {
   int reorders = 0;
   int64_t weight_bytes = 0;
   std::vector<specs::Layout> layouts;  // PrepareOptions::layouts (empty: own policy)
+  std::vector<char> bf16;              // per graph value: stored in bfloat16 (empty: none)
 };
 
 // Thrown-free wrapper: runs f, turning a dnnl::error into a Status naming `what`.
@@ -112,6 +118,9 @@ class KernelBuilder {
   // The descriptor an output should have: the layout PrepareOptions assigned to graph value
   // `id` when it fits, else `any` (oneDNN's choice).
   Desc OutputDesc(int id) const;
+  // The element type a kernel writing slot `id` computes in: bfloat16 when PrepareOptions
+  // assigned it (PrepareOptions::storage_types), else float32.
+  memory::data_type OutputType(int id) const;
   // The layout PrepareOptions::layouts assigns to slot `id`, when there is an assignment.
   std::optional<specs::Layout> AssignedLayout(int id) const;
 

@@ -85,7 +85,10 @@ Status ConvKernel(KernelBuilder& b) {
   for (int64_t d : win->dilations) dil.push_back(d - 1);
   const auto any = memory::format_tag::any;
   const auto f32 = memory::data_type::f32;
-  Desc src_any(Dims(b.dims(x)), f32, any), w_any(Dims(wdims), f32, any),
+  // Source, weights and destination in the output's type (bfloat16 where assigned: float32
+  // accumulation inside oneDNN); the bias stays float32.
+  const memory::data_type type = b.OutputType(grp.output);
+  Desc src_any(Dims(b.dims(x)), type, any), w_any(Dims(wdims), type, any),
       dst_any = b.OutputDesc(grp.output);
   Desc bias_md({o}, f32, memory::format_tag::a);
   dnnl::convolution_forward::desc desc(

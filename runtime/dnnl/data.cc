@@ -79,7 +79,14 @@ Status ReshapeKernel(KernelBuilder& b) {
   int x = n.inputs[0], y = n.outputs[0];
   if (CountElements(b.dims(x)) != CountElements(b.dims(y))) return Unimplemented("reshape");
   if (b.constant(x)) return Unimplemented("reshape of a weight");
-  int src = IsPlain(b.slot(x).desc) ? x : b.Converted(x, PlainDesc(b.dims(x)));
+  // A plain tensor (of either type) is aliased; anything else is made plain float32 first.
+  const Desc& stored = b.slot(x).desc;
+  const memory::data_type type = stored.data_type();
+  if (type == memory::data_type::bf16 && stored == PlainDesc(b.dims(x), type)) {
+    b.Alias(y, x, PlainDesc(b.dims(y), type));
+    return Status::Ok();
+  }
+  int src = IsPlain(stored) ? x : b.Converted(x, PlainDesc(b.dims(x)));
   b.Alias(y, src, PlainDesc(b.dims(y)));
   return Status::Ok();
 }

@@ -109,6 +109,33 @@ class DnnlBackend : public Backend {
         if (auto it = by_name.find(fg.value(v).name); it != by_name.end())
           d.layouts[v] = it->second;
     }
+    if (!options.storage_types.empty()) {
+      if (static_cast<int>(options.storage_types.size()) != g.num_values())
+        return InvalidArgument("storage types: " + std::to_string(options.storage_types.size()) +
+                               " given for " + std::to_string(g.num_values()) + " values");
+      std::map<std::string, int32_t> by_name;
+      bool any = false;
+      for (int v = 0; v < g.num_values(); ++v) {
+        const int32_t t = options.storage_types[v];
+        if (t == kBfloat16) {
+          any = true;
+        } else if (t != 0 && t != g.value(v).elem_type) {
+          return InvalidArgument("storage types: value '" + g.value(v).name + "' of type " +
+                                 ElemTypeName(g.value(v).elem_type) + " cannot be stored as " +
+                                 ElemTypeName(t));
+        }
+        by_name[g.value(v).name] = t;
+      }
+      if (any && !HasBf16Kernels())
+        return FailedPrecondition(
+            "bfloat16 storage: oneDNN has no native bfloat16 kernels on this CPU (it needs "
+            "avx512_core_bf16; this one is " + CpuIsaName() + ")");
+      d.bf16.assign(fg.num_values(), 0);
+      for (int v = 0; v < fg.num_values(); ++v)
+        if (auto it = by_name.find(fg.value(v).name); it != by_name.end())
+          d.bf16[v] = it->second == kBfloat16 && fg.value(v).elem_type == kFloat &&
+                      !fg.value(v).constant;
+    }
     for (int v = 0; v < fg.num_values(); ++v) {
       const Value& val = fg.value(v);
       Slot s;

@@ -5,11 +5,20 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "runtime/backend.h"
 
 namespace verisub::runtime {
 
 std::unique_ptr<Backend> MakeDnnlBackend();
+
+namespace dnnl_backend {
+// True when oneDNN on this CPU has native bfloat16 kernels (avx512_core_bf16 and above): only
+// then does the backend accept PrepareOptions::storage_types with bfloat16.
+bool HasBf16Kernels();
+// oneDNN's effective ISA on this CPU: "avx2", "avx512_core_bf16", ...
+std::string CpuIsaName();
+}  // namespace dnnl_backend
 
 }  // namespace verisub::runtime

@@ -11,7 +11,7 @@ Status EltwiseKernel(KernelBuilder& b) {
   auto ops = EltwiseOf(b.graph(), n);
   if (!ops || ops->empty()) return Unimplemented("eltwise: function");
   int x = n.inputs[0], y = n.outputs[0];
-  Desc src = b.StoredDesc(x);
+  Desc src = WithType(b.StoredDesc(x), b.OutputType(y));  // in the output's type
   const Eltwise& first = (*ops)[0];
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, first.alg, src, first.alpha,
                                    first.beta);
@@ -34,7 +34,8 @@ Status GeluKernel(KernelBuilder& b) {
   int x = b.node().inputs[0], y = b.group().output;
   if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x)) return Unimplemented("gelu: inputs");
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                   dnnl::algorithm::eltwise_gelu_erf, b.StoredDesc(x), 0.f, 0.f);
+                                   dnnl::algorithm::eltwise_gelu_erf,
+                                   WithType(b.StoredDesc(x), b.OutputType(y)), 0.f, 0.f);
   dnnl::eltwise_forward::primitive_desc pd(desc, b.engine());
   b.Read(DNNL_ARG_SRC, x, pd.src_desc());
   b.Write(DNNL_ARG_DST, y, pd.dst_desc());

@@ -31,11 +31,13 @@ Status MatmulKernel(KernelBuilder& b) {
     for (int64_t c = 0; c < cols; ++c) bias[c] += (*add)[c];
   }
   auto weights = b.ConstantFloats(w);
-  Desc a_md = PlainDesc(ad);
+  // Operands and result in the output's type (bfloat16 where assigned), the bias float32.
+  const memory::data_type type = b.OutputType(grp.output);
+  Desc a_md = PlainDesc(ad, type);
   // Constant weights column-major: oneDNN 2.6's avx2 matmul is gemm-based and picks row-major for
   // `any`; column-major measured 15-25% faster on BERT's projections.
-  Desc w_md = weights ? *LayoutDesc(wd, specs::Layout::kColMajor) : PlainDesc(wd);
-  Desc y_md = PlainDesc(yd);
+  Desc w_md = weights ? *LayoutDesc(wd, specs::Layout::kColMajor, type) : PlainDesc(wd, type);
+  Desc y_md = PlainDesc(yd, type);
   std::vector<int64_t> bd(rank, 1);
   bd.back() = cols;
   Desc b_md = PlainDesc(bd);

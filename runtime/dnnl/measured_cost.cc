@@ -19,29 +19,6 @@ namespace {
 // never be what exhausts a machine's memory.
 constexpr double kMaxMeasuredBytes = 2.0 * (1 << 30);
 
-std::string IsaName(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "isa" + std::to_string(static_cast<int>(isa));
-  }
-}
-
 std::string CpuModel() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -106,7 +83,7 @@ CostTableHeader ThisMachine(int threads) {
   h.engine = "onednn";
   h.engine_version =
       std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-  h.isa = IsaName(dnnl::get_effective_cpu_isa());
+  h.isa = dnnl_backend::CpuIsaName();
   h.cpu_model = CpuModel();
   h.threads = threads;
   h.backend_revision = kDnnlBackendRevision;
@@ -217,7 +194,7 @@ StatusOr<double> MeasuredCpuCostModel::Cached(
 StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
                                                       const dnnl_backend::FusionPlan& plan,
                                                       int node, specs::Layout output_layout,
-                                                      const std::string& key) const {
+                                                      const std::string& key, bool bf16) const {
   // The node's fusion group, as the backend would run it in `g`.
   std::vector<int> members{node};
   int group_output = g.node(node).outputs.empty() ? kNoValue : g.node(node).outputs[0];
@@ -286,8 +263,14 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
   int timed = 0;
   for (size_t i = 0; i < members.size(); ++i)
     if (members[i] == node) timed = static_cast<int>(i);
-  const std::string full_key =
-      key + members_key + " @out=" + std::string(specs::LayoutName(output_layout));
+  std::vector<int32_t> storage;
+  if (bf16) {
+    storage.assign(one.num_values(), 0);
+    for (int v = 0; v < one.num_values(); ++v)
+      if (!one.value(v).constant && one.value(v).elem_type == kFloat) storage[v] = kBfloat16;
+  }
+  const std::string full_key = key + members_key + " @out=" +
+                               std::string(specs::LayoutName(output_layout)) + (bf16 ? " @bf16" : "");
   const double estimate = bytes / (15.0 * 1e3);  // cpu-2core bandwidth: a pass over memory
   if (bytes > kMaxMeasuredBytes) return estimate;
   return Cached(
@@ -296,6 +279,7 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
         PrepareOptions po;
         po.num_threads = options_.threads;
         po.layouts = layouts;
+        po.storage_types = storage;
         auto prepared = backend_->Prepare(one, po);
         if (!prepared.ok()) return prepared.status();
         return TimePrepared(**prepared, feeds, runs, timed);
@@ -304,16 +288,20 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
 }
 
 StatusOr<double> MeasuredCpuCostModel::ReorderUs(const std::vector<int64_t>& dims,
-                                                 specs::Layout from, specs::Layout to) const {
-  if (from == to) return 0.0;
-  auto src = dnnl_backend::LayoutDesc(dims, from), dst = dnnl_backend::LayoutDesc(dims, to);
+                                                 specs::Layout from, specs::Layout to,
+                                                 bool from_bf16, bool to_bf16) const {
+  if (from == to && from_bf16 == to_bf16) return 0.0;
+  using dt = dnnl::memory::data_type;
+  auto src = dnnl_backend::LayoutDesc(dims, from, from_bf16 ? dt::bf16 : dt::f32),
+       dst = dnnl_backend::LayoutDesc(dims, to, to_bf16 ? dt::bf16 : dt::f32);
   if (!src || !dst)
     return InvalidArgument("no " + std::string(specs::LayoutName(!src ? from : to)) +
                            " layout for " + DimsToString(dims));
-  const double bytes = 8.0 * static_cast<double>(CountElements(dims));
+  const double bytes =
+      ((from_bf16 ? 2.0 : 4.0) + (to_bf16 ? 2.0 : 4.0)) * static_cast<double>(CountElements(dims));
   const std::string key = "reorder " + DimsToString(dims) + " " +
-                          std::string(specs::LayoutName(from)) + "->" +
-                          std::string(specs::LayoutName(to));
+                          std::string(specs::LayoutName(from)) + (from_bf16 ? ":bf16" : "") +
+                          "->" + std::string(specs::LayoutName(to)) + (to_bf16 ? ":bf16" : "");
   if (bytes > kMaxMeasuredBytes) return bytes / (15.0 * 1e3);
   return Cached(
       key,

@@ -72,13 +72,17 @@ class MeasuredCpuCostModel : public CostModel {
   // implementation oneDNN picks with the post-ops in view) alone on the backend, the group's output
   // stored in `output_layout` (convolutions and pools honour it; inputs arrive as the kernel wants
   // them, the conversion excluded), table-cached under `key` (the caller's instance key) plus the
-  // group's members and the layout. Weights stay weights.
+  // group's members and the layout. Weights stay weights. `bf16`: every activation of the group
+  // stored in bfloat16 (PrepareOptions::storage_types; the key says "@bf16").
   StatusOr<double> NodeInLayoutUs(const Graph& g, const dnnl_backend::FusionPlan& plan, int node,
-                                  specs::Layout output_layout, const std::string& key) const;
-  // A float32 tensor of `dims` converted from one layout to another by oneDNN's reorder,
-  // table-cached ("reorder [dims] from->to").
+                                  specs::Layout output_layout, const std::string& key,
+                                  bool bf16 = false) const;
+  // A tensor of `dims` converted from one layout (and element type: float32, or bfloat16 when
+  // the flag says) to another by oneDNN's reorder, table-cached ("reorder [dims] from->to",
+  // a bfloat16 side marked ":bf16").
   StatusOr<double> ReorderUs(const std::vector<int64_t>& dims, specs::Layout from,
-                             specs::Layout to) const;
+                             specs::Layout to, bool from_bf16 = false,
+                             bool to_bf16 = false) const;
 
   // A copy of the table as it is now (known and measured entries).
   CostTable table() const;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/dnnl/builder.h"
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/models/models.h"
 #include "runtime/onnx_import.h"
@@ -55,6 +56,50 @@ TEST_P(ExportedModelTest, MatchesTheReferenceBackend) {
 INSTANTIATE_TEST_SUITE_P(DataModels, ExportedModelTest,
                          ::testing::Values("small_resnet", "tiny_transformer", "mobilenet_v2_w025",
                                            "squeezenet1_1"));
+
+// Precision as a layout: every activation stored in bfloat16 (float32 accumulation) gives the
+// exported models' outputs within bfloat16's precision of PyTorch's; mixed assignments (every
+// other value) too, with the conversions between; a CPU without native bfloat16 kernels refuses
+// it, saying which ISA it has.
+TEST(DnnlModelsTest, Bfloat16StorageStaysWithinItsPrecision) {
+  for (const std::string name : {"small_resnet", "tiny_transformer", "mobilenet_v2_w025"}) {
+    const std::string base = "data/models/" + name;
+    auto g = ImportOnnxFile(base + ".onnx");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    std::vector<HostTensor> inputs = {ReadTensor(base + ".input_0.pb")};
+    HostTensor torch = ReadTensor(base + ".output_0.pb");
+    for (int every : {1, 2}) {
+      PrepareOptions options;
+      options.storage_types.assign(g->num_values(), 0);
+      int k = 0;
+      for (int v = 0; v < g->num_values(); ++v)
+        if (!g->value(v).constant && g->value(v).elem_type == kFloat && k++ % every == 0)
+          options.storage_types[v] = kBfloat16;
+      auto run = MakeDnnlBackend()->Prepare(*g, options);
+      if (!dnnl_backend::HasBf16Kernels()) {
+        ASSERT_FALSE(run.ok());
+        EXPECT_NE(run.status().message().find(dnnl_backend::CpuIsaName()), std::string::npos)
+            << run.status().message();
+        GTEST_SKIP() << "no native bfloat16 kernels on this CPU (" << dnnl_backend::CpuIsaName()
+                     << ")";
+      }
+      ASSERT_TRUE(run.ok()) << run.status().message();
+      auto out = (*run)->Run(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().message();
+      auto cmp = testing::Compare(*out, {torch});
+      EXPECT_EQ(cmp.error, "");
+      // bfloat16 keeps 8 significant bits (relative 2^-9 per rounding): a few percent after a
+      // network's worth of roundings, far below any real divergence.
+      EXPECT_LT(cmp.norm_rel, 0.05) << name << " every " << every;
+      EXPECT_GT(cmp.max_abs, 0) << name << ": nothing was rounded";
+    }
+  }
+  auto g = ImportOnnxFile("data/models/small_resnet.onnx");
+  ASSERT_TRUE(g.ok());
+  PrepareOptions wrong;
+  wrong.storage_types.assign(g->num_values() + 1, 0);
+  EXPECT_FALSE(MakeDnnlBackend()->Prepare(*g, wrong).ok());
+}
 
 TEST(DnnlModelsTest, CnnsKeepConvolutionsFusedAndOnOneDnn) {
   auto g = ImportOnnxFile("data/models/small_resnet.onnx");

@@ -5,6 +5,7 @@
 
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/graph_text.h"
+#include "runtime/reference_backend.h"
 #include "runtime/onnx_import.h"
 #include "tests/runtime/dnnl/dnnl_test_util.h"
 #include "tests/runtime/test_models.h"
@@ -266,7 +267,9 @@ TEST(DnnlOpsTest, ConcatOfBlockedBranches) {
 
 // Channel concats of convolution outputs (fire modules, inception blocks) cost no copy: the
 // convolutions write into the concat's buffer. Inputs that cannot be placed (a graph input, odd
-// channel counts, one value twice) take the copying concat, with the same results.
+// channel counts, one value twice) take the copying concat, with the same results. The layouts
+// are assigned (channel-blocked): left to itself, oneDNN on AVX-512 stores convolution outputs
+// channels-last, where a channel slice is not contiguous and the concat copies.
 TEST(DnnlOpsTest, ConcatInPlace) {
   for (int variant = 0; variant < 3; ++variant) {
     ModelBuilder b;
@@ -282,7 +285,26 @@ TEST(DnnlOpsTest, ConcatInPlace) {
     if (variant == 2) in.push_back("a");
     SetInt(b.Node("Concat", in, {"cat"}), "axis", 1);
     b.Node("Relu", {"cat"}, {"y"});
-    PrepareStats s = Check(b, "concat_in_place_" + std::to_string(variant));
+    const std::string name = "concat_in_place_" + std::to_string(variant);
+    auto g = ImportOnnxBytes(b.Bytes(), name);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    PrepareOptions options;
+    options.layouts.assign(g->num_values(), specs::Layout::kPlain);
+    for (int v = 0; v < g->num_values(); ++v)
+      if (!g->value(v).constant && g->value(v).dims.size() == 4)
+        options.layouts[v] = specs::Layout::kNCHW8c;
+    auto m = MakeDnnlBackend()->Prepare(*g, options);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto inputs = testing::RandomInputs(*g, 7);
+    auto out = (*m)->Run(inputs);
+    auto ref = MakeReferenceBackend()->Prepare(*g, {});
+    ASSERT_TRUE(out.ok() && ref.ok());
+    auto expected = (*ref)->Run(inputs);
+    ASSERT_TRUE(expected.ok());
+    auto cmp = testing::Compare(*out, *expected);
+    EXPECT_EQ(cmp.error, "") << name;
+    EXPECT_LT(cmp.max_rel, kTolerance) << name;
+    const PrepareStats s = (*m)->stats();
     int kernels = 4 + (variant == 0 ? 0 : 1);  // three convolutions, the relu, a copying concat
     EXPECT_EQ(s.steps - s.reorders, kernels) << variant;
   }
