@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // make bench-run: every development model, side by side in one run, against ONNX Runtime.
 // Columns: (a) ONNX Runtime at its highest optimization level on the original model, (b) the
-// same on verisub-opt's output, (c) verisub-run, (d) verisub-run --optimize; at each thread
+// same on verisub-opt's output, (c) verisub-run, (d) verisub-run --optimize, (e) verisub-run with
+// bfloat16 where the layout DP picks it (CPUs with native bf16 kernels); at each thread
 // count. Repetitions alternate (a b c d a b c d ...), so drift of a shared machine hits every
 // column alike; only the ratios to (a) mean something across runs.
 'use strict';
@@ -192,7 +193,7 @@ const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
 // columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure
 // is the median of its round medians.
 function timeModel(o, model, opt, verisubRun, threads) {
-  const columns = {a: [], b: [], c: [], d: []};
+  const columns = {a: [], b: [], c: [], d: [], e: []};
   const errors = {};
   const common =
       ['--threads', String(threads), '--runs', String(o.runs), '--warmup', String(o.warmup)];
@@ -220,7 +221,9 @@ function timeModel(o, model, opt, verisubRun, threads) {
     },
   ];
   if (verisubRun) {
-    for (const [key, extra] of [['c', []], ['d', ['--optimize']]]) {
+    for (const [key, extra] of [
+             ['c', []], ['d', ['--optimize']],
+             ['e', ['--layout', 'dp', '--precision', 'bf16']]]) {
       groups.push(() => {
         if (errors[key]) return;  // a failed column is not retried every round
         const args = [model, ...extra, ...common];
@@ -228,10 +231,14 @@ function timeModel(o, model, opt, verisubRun, threads) {
         const r = run(verisubRun, args, 900);
         const last = r.stdout.trim().split('\n').pop() || '';
         const m = /^verisub-run: /.test(last) && LINE.exec(last);
-        if (!r.ok || !m)
+        const precision = /^precision: .* output error ([0-9.eE+-]+)/m.exec(r.stdout);
+        if (key === 'e' && /no native bfloat16 kernels/.test(r.stdout + (r.stderr || '') + (r.error || '')))
+          errors[key] = 'na';  // this CPU has no bf16 kernels: the column does not apply
+        else if (!r.ok || !m)
           errors[key] = r.error || `no result line (last line: '${last}')`;
         else
-          columns[key].push({median: Number(m[1]), min: Number(m[2])});
+          columns[key].push(
+              {median: Number(m[1]), min: Number(m[2]), error: precision && Number(precision[1])});
       });
     }
   }
@@ -256,12 +263,15 @@ function timeModel(o, model, opt, verisubRun, threads) {
     };
   }
   for (const key of Object.keys(columns)) {
-    if (errors[key])
+    if (errors[key] === 'na')
+      result[key] = {na: true};
+    else if (errors[key])
       result[key] = {error: errors[key]};
     else if (columns[key].length)
       result[key] = {
         median: median(columns[key].map((x) => x.median)),
-        min: Math.min(...columns[key].map((x) => x.min))
+        min: Math.min(...columns[key].map((x) => x.min)),
+        outputError: columns[key][0].error
       };
     else if (key === 'b')
       result[key] = {error: opt.error ? 'verisub-opt failed' : 'no result'};
@@ -292,10 +302,12 @@ function printTables(o, results, verisubRun, load) {
       `${load.start.toFixed(1)} at start, ${load.end.toFixed(1)} at end`);
   console.log(
       '   medians in ms; (ratio) = column median / ORT original median, below 1 is faster;\n' +
-      '   paired = median of per-run ratios (b)/(a), each pair run back to back, with quartiles');
+      '   paired = median of per-run ratios (b)/(a), each pair run back to back, with quartiles;\n' +
+      '   (e) = verisub-run --layout dp --precision bf16: values in bfloat16 where the DP finds\n' +
+      '   it faster, output error within 1e-2 (relative norm; n/a: no bf16 kernels on this CPU)');
   const head = [
     pad('model', 20), padl('threads', 7), padl('(a) ORT orig', 14), padl('(b) ORT verisub-opt', 20),
-    padl('(c) verisub-run', 18), padl('(d) verisub-run --opt', 22),
+    padl('(c) verisub-run', 18), padl('(d) verisub-run --opt', 22), padl('(e) bf16 DP', 16),
     padl('(b)/(a) paired [q1-q3]', 24)
   ].join(' ');
   console.log(head);
@@ -304,7 +316,7 @@ function printTables(o, results, verisubRun, load) {
       const c = r.timings[t] || {};
       console.log([
         pad(r.name, 20), padl(t, 7), padl(cell(c.a), 14), padl(cell(c.b, c.a), 20),
-        padl(cell(c.c, c.a), 18), padl(cell(c.d, c.a), 22),
+        padl(cell(c.c, c.a), 18), padl(cell(c.d, c.a), 22), padl(cell(c.e, c.a), 16),
         padl(
             c.pairedRatio ? `${c.pairedRatio.median.toFixed(2)} [${c.pairedRatio.q1.toFixed(2)}-` +
                     `${c.pairedRatio.q3.toFixed(2)}]` :
@@ -342,12 +354,22 @@ function printTables(o, results, verisubRun, load) {
     if (r.check && r.check.error) notes.push(`${r.name}: output check: ${r.check.error}`);
     for (const t of o.threads) {
       for (const [key, label] of [
-               ['a', 'ORT'], ['c', 'verisub-run'], ['d', 'verisub-run --optimize']]) {
+               ['a', 'ORT'], ['c', 'verisub-run'], ['d', 'verisub-run --optimize'],
+               ['e', 'verisub-run --precision bf16']]) {
         const col = (r.timings[t] || {})[key];
         if (col && col.error) notes.push(`${r.name}, ${t} thread(s): ${label}: ${col.error}`);
       }
     }
   }
+  const errs = [];
+  for (const r of results)
+    for (const t of o.threads) {
+      const e = (r.timings[t] || {}).e;
+      if (e && e.outputError !== undefined && e.outputError !== null)
+        errs.push(`${r.name} (${t} thr): ${e.outputError.toExponential(1)}`);
+    }
+  if (errs.length)
+    console.log('\n   (e) output error vs float32 (relative norm): ' + errs.join(', '));
   if (notes.length) console.log('\n   errors:\n' + notes.map((n) => `   ${n}`).join('\n'));
 }
 

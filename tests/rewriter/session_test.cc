@@ -9,6 +9,9 @@
 #include <cstdio>
 
 #include "runtime/cost/cost_table.h"
+#ifdef VERISUB_HAVE_DNNL
+#include "runtime/dnnl/dnnl_backend.h"
+#endif
 #include "runtime/executor.h"
 #include "runtime/onnx_import.h"
 #include "tests/rewriter/run_command.h"
@@ -130,6 +133,77 @@ TEST(SessionTest, JointIsNeverWorseThanRewritesThenLayouts) {
     ASSERT_TRUE(out.ok() && ref.ok());
     EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4) << model;
   }
+}
+
+double RelativeNormError(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
+  double worst = 0;
+  for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
+    auto x = a[k].ToDoubles(), y = b[k].ToDoubles();
+    double d = 0, n = 0;
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      d += (x[i] - y[i]) * (x[i] - y[i]);
+      n += y[i] * y[i];
+    }
+    worst = std::max(worst, std::sqrt(d / std::max(n, 1e-60)));
+  }
+  return worst;
+}
+
+// Precision as a layout, end to end: the DP stores values in bfloat16 (the synthetic table over
+// the analytic costs makes it worth it), the oneDNN backend computes in it, and the outputs stay
+// within the budget of float32. Where oneDNN has no native bf16 kernels the session says so.
+TEST(SessionTest, Bfloat16PrecisionStaysWithinItsBudget) {
+  SessionOptions options;
+  options.layout = "dp";
+  options.precision = "bf16";
+  options.cost.cost = "analytic";
+  options.cost.cache_dir = "none";
+  auto s = Session::Create("data/models/small_resnet.onnx", options);
+#ifdef VERISUB_HAVE_DNNL
+  const bool has_bf16 = runtime::dnnl_backend::HasBf16Kernels();
+#else
+  const bool has_bf16 = false;
+#endif
+  if (!has_bf16) {
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.status().message().find("bfloat16"), std::string::npos) << s.status().message();
+    GTEST_SKIP() << s.status().message();
+  }
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const auto& p = (*s)->precision_report();
+  ASSERT_TRUE(p);
+  EXPECT_GT(p->reduced_values, 0);
+  EXPECT_LE(p->error, options.precision_budget);
+  EXPECT_LT(p->cost_us, p->float32_cost_us);
+  auto original = runtime::ImportOnnxFile("data/models/small_resnet.onnx");
+  ASSERT_TRUE(original.ok());
+  auto in = Inputs(*original);
+  auto out = (*s)->Run(in);
+  auto ref = runtime::Execute(*original, in);
+  ASSERT_TRUE(out.ok() && ref.ok());
+  const double error = RelativeNormError(*out, *ref);
+  EXPECT_GT(error, 0) << "nothing ran in bfloat16";
+  // The budget was checked on emulated bf16 storage; oneDNN's kernels sum in another order.
+  EXPECT_LT(error, 2 * options.precision_budget);
+
+  // A budget of zero keeps float32 everywhere: the outputs are float32's.
+  options.precision_budget = 0;
+  auto exact = Session::Create("data/models/small_resnet.onnx", options);
+  ASSERT_TRUE(exact.ok()) << exact.status().message();
+  EXPECT_EQ((*exact)->precision_report()->reduced_values, 0);
+  auto same = (*exact)->Run(in);
+  ASSERT_TRUE(same.ok());
+  EXPECT_LT(MaxRelDiff(*same, *ref), 1e-4);
+
+  options.layout = "backend";
+  auto wrong = Session::Create("data/models/small_resnet.onnx", options);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("layout dp or joint"), std::string::npos);
+  options.layout = "dp";
+  options.precision = "fp8";
+  auto unknown = Session::Create("data/models/small_resnet.onnx", options);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("'fp8'"), std::string::npos);
 }
 
 TEST(SessionTest, OptimizesWithTheShippedRules) {
