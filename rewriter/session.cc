@@ -6,6 +6,7 @@
 #include <optional>
 #include <thread>
 
+#include "rewriter/joint.h"
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
 #include "rewriter/measured_layout_costs.h"
@@ -24,36 +25,6 @@ namespace {
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-// The layout DP's costs: measured kernels and reorders when `model` is the measured CPU model,
-// else the analytic layout costs of the cpu-2core preset.
-class SessionLayoutCosts {
- public:
-  explicit SessionLayoutCosts(const runtime::CostModel* model)
-      : device_(*runtime::DevicePreset("cpu-2core")),
-        kernels_(device_),
-        analytic_(&kernels_, device_) {
-#ifdef VERISUB_HAVE_DNNL
-    if (auto* m = dynamic_cast<const runtime::MeasuredCpuCostModel*>(model)) measured_.emplace(m);
-#else
-    (void)model;
-#endif
-  }
-  const rewriter::LayoutCostSource& costs() const {
-#ifdef VERISUB_HAVE_DNNL
-    if (measured_) return *measured_;
-#endif
-    return analytic_;
-  }
-
- private:
-  runtime::DeviceDescription device_;
-  runtime::AnalyticCostModel kernels_;
-  rewriter::AnalyticLayoutCosts analytic_;
-#ifdef VERISUB_HAVE_DNNL
-  std::optional<rewriter::MeasuredLayoutCosts> measured_;
-#endif
-};
 
 // What the layout policy gives the backend: per-value layouts (empty: the backend's own policy)
 // and storage types (empty: float32); "dp" and "joint" run the layout DP, whose assignment the
@@ -82,7 +53,7 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
   }
   if (layout != "dp" && layout != "joint")
     return InvalidArgument("unknown layout policy '" + layout + "' (backend, dp, joint or plain)");
-  SessionLayoutCosts costs(model);
+  LayoutCostsFor costs(model);
   if (!bf16) {
     rewriter::LayoutDpReport report;
     auto a = rewriter::AssignLayouts(g, costs.costs(), rewriter::LayoutDpOptions(), &report);
@@ -193,51 +164,17 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
     if (!rule_set.ok()) return rule_set.status();
     OptimizeOptions optimize = options.optimize_options;
     optimize.cost_model = cost_model;
-    std::optional<SessionLayoutCosts> layout_costs;
+    Status st;
     if (joint) {
-      layout_costs.emplace(cost_model);
-      optimize.search.graph_cost = [&](const runtime::Graph& g) -> StatusOr<double> {
-        auto a =
-            rewriter::AssignLayouts(g, layout_costs->costs(), rewriter::LayoutDpOptions(), nullptr);
-        if (!a.ok()) return a.status();
-        return a->cost_us;
-      };
+      LayoutCostsFor layout_costs(cost_model);
+      st = OptimizeJointly(graph, **rule_set, optimize, layout_costs.costs(), &graph_, &report_,
+                           &joint_.emplace());
+    } else {
+      st = Optimize(std::move(graph), **rule_set, optimize, &graph_, &report_);
     }
-    // Joint: the rewrites-only answer is a candidate too, priced by the same DP, so the joint
-    // setting is never worse than rewrites-then-layouts in the DP's cost (the two searches
-    // explore different graphs: the joint one orders by per-rewrite deltas and prices by the
-    // DP, so it can stop on a graph the sequential one passes over).
-    std::optional<runtime::Graph> sequential;
-    OptimizeReport sequential_report;
-    if (joint) {
-      OptimizeOptions rewrites_only = optimize;
-      rewrites_only.search.graph_cost = nullptr;
-      sequential.emplace();
-      Status st = Optimize(graph, **rule_set, rewrites_only, &*sequential, &sequential_report);
-      if (!st.ok()) {
-        save_costs();
-        return st;
-      }
-    }
-    Status st = Optimize(std::move(graph), **rule_set, optimize, &graph_, &report_);
     if (!st.ok()) {
       save_costs();
       return st;
-    }
-    if (joint) {
-      auto seq_cost = optimize.search.graph_cost(*sequential);
-      if (!seq_cost.ok()) {
-        save_costs();
-        return seq_cost.status().WithContext("joint search: pricing the rewrites-only graph");
-      }
-      JointChoice& choice = joint_.emplace();
-      choice.joint_cost_us = report_.search.cost_after_us;
-      choice.sequential_cost_us = *seq_cost;
-      choice.kept_sequential = *seq_cost < report_.search.cost_after_us;
-      if (choice.kept_sequential) {
-        graph_ = std::move(*sequential);
-        report_ = std::move(sequential_report);
-      }
     }
     optimized_ = true;
     times_.optimize_s = SecondsSince(start);

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "rewriter/cost_source.h"
+#include "rewriter/joint.h"
 #include "rewriter/layout_dp.h"
 #include "rewriter/precision_costs.h"
 #include "rewriter/optimize.h"
@@ -85,11 +86,6 @@ class Session {
   const std::string& cost_summary() const { return cost_summary_; }
   // Set with layout "joint": the layout-DP cost of the joint search's graph and of the
   // rewrites-only search's graph, and which one the session kept (the cheaper; joint on a tie).
-  struct JointChoice {
-    double joint_cost_us = 0;
-    double sequential_cost_us = 0;
-    bool kept_sequential = false;
-  };
   const std::optional<JointChoice>& joint_choice() const { return joint_; }
   // Set with layout "dp" or "joint": the layout DP's report on the graph that runs (its cost in
   // the DP's prices, states, time).

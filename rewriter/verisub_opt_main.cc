@@ -14,6 +14,7 @@
 #include "base/file_io.h"
 #include "base/flags.h"
 #include "rewriter/cost_source.h"
+#include "rewriter/joint.h"
 #include "rewriter/optimize.h"
 #include "rewriter/report_json.h"
 #include "rewriter/rule_source.h"
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   rewriter::VerifyOptions verify_options;
   constexpr double kUnbounded = std::numeric_limits<double>::infinity();
   std::string dump_path, pass_names, device;
+  std::string layout = "dp";
   rewriter::CostOptions cost;
   std::vector<std::string> input_shapes;
   int64_t max_memory_mb = 0;
@@ -114,6 +116,11 @@ int main(int argc, char** argv) {
       .Path("--cost-cache", &cost.cache_dir,
             "cpu-measured: per-user cache folder ('none': no cache; default "
             "$XDG_CACHE_HOME/verisub or ~/.cache/verisub)")
+      .Enum("--layout", &layout, {"dp", "plain"},
+            "dp: the search prices every graph by the layout DP's optimal cost (TASO's joint "
+            "optimization; the rewrites-only result is kept where it lays out cheaper); plain: "
+            "by the sum of its nodes' costs, every tensor plain. Layouts are not written to the "
+            "ONNX file: an engine lays the model out itself")
       .Path("--report", &report_path, "write a JSON report here")
       .Bool("--verify-outputs", &verify,
             "run the original and the optimized model on random inputs and compare")
@@ -186,9 +193,16 @@ int main(int argc, char** argv) {
   OptimizeReport report;
   // Without --verify-outputs the original is not needed afterwards: the optimizer consumes it,
   // so weights the result replaces are freed rather than held twice.
-  Status st = verify
-                  ? Optimize(*original, **rule_set, options, &optimized, &report)
-                  : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
+  JointChoice joint;
+  Status st;
+  if (layout == "dp") {
+    LayoutCostsFor layout_costs(options.cost_model);
+    st = OptimizeJointly(*original, **rule_set, options, layout_costs.costs(), &optimized,
+                         &report, &joint);
+  } else {
+    st = verify ? Optimize(*original, **rule_set, options, &optimized, &report)
+                : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
+  }
   // The dump is written even when a later pass fails: that is when it is wanted.
   if (!dump_path.empty() && !report.dump_text.empty()) {
     Status dumped = base::WriteFileAtomically(dump_path, report.dump_text);
@@ -202,6 +216,11 @@ int main(int argc, char** argv) {
   }
   if (!st.ok()) return Fail(st);
   std::printf("%s", rewriter::ReportSummary(report).c_str());
+  if (layout == "dp")
+    std::printf(
+        "layouts:         DP cost %.1f us (joint search) vs %.1f us (rewrites only): kept %s\n",
+        joint.joint_cost_us, joint.sequential_cost_us,
+        joint.kept_sequential ? "rewrites only" : "joint");
   WarnUnprovedRulesApplied(**rule_set, report);
 
   if (verify) {

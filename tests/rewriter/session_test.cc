@@ -76,15 +76,17 @@ TEST(SessionTest, LayoutPoliciesComputeTheSame) {
       options.cost.cache_dir = "none";
       auto s = Session::Create(model, options);
       ASSERT_TRUE(s.ok()) << model << " " << layout << ": " << s.status().message();
-      // The session's graph carries the layouts it runs with.
-      int blocked = 0;
+      // The session's graph carries the layouts it runs with: on measured costs the DP lays
+      // the convolutions out in some image layout (channel-blocked on AVX2, often channels-last
+      // with AVX-512's brgemm kernels), never all plain.
+      int laid_out = 0;
       for (int v = 0; v < (*s)->graph().num_values(); ++v)
-        blocked += specs::LayoutChannelBlock((*s)->graph().value(v).layout) > 1;
+        laid_out += (*s)->graph().value(v).layout != specs::Layout::kPlain;
       if (layout == "backend" || layout == "plain") {
-        EXPECT_EQ(blocked, 0) << model;
+        EXPECT_EQ(laid_out, 0) << model;
       }
       if (layout == "dp-measured" && std::string(model) == "data/models/small_resnet.onnx") {
-        EXPECT_GT(blocked, 0);
+        EXPECT_GT(laid_out, 0);
       }
       auto in = Inputs((*s)->graph());
       auto out = (*s)->Run(in);

@@ -88,6 +88,25 @@ TEST_F(VerisubOptTest, OptimizesVerifiesAndReports) {
   EXPECT_FALSE(fs::exists(dir_ / "report.json.tmp"));
 }
 
+// --layout dp (the default) prices graphs by the layout DP and says which search's graph it
+// kept; --layout plain runs the rewrites-only search; both write the same standard ONNX here.
+TEST_F(VerisubOptTest, LayoutFlagChoosesTheSearchsPricing) {
+  const std::string rules = "--cost analytic --rules data/rules/handwritten.txt --allow-unproved ";
+  CommandResult dp = RunCommand(Opt(rules + "--verify-outputs"));
+  ASSERT_EQ(dp.code, 0) << dp.output;
+  EXPECT_NE(dp.output.find("layouts:         DP cost "), std::string::npos) << dp.output;
+  EXPECT_NE(dp.output.find("(rewrites only): kept "), std::string::npos) << dp.output;
+  EXPECT_NE(dp.output.find("verify outputs:  ok"), std::string::npos) << dp.output;
+  CommandResult plain = RunCommand(Opt(rules + "--layout plain --verify-outputs"));
+  ASSERT_EQ(plain.code, 0) << plain.output;
+  EXPECT_EQ(plain.output.find("layouts:"), std::string::npos) << plain.output;
+  EXPECT_NE(plain.output.find("verify outputs:  ok"), std::string::npos) << plain.output;
+  CommandResult bad = RunCommand(Opt(rules + "--layout nhwc"));
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--layout"), std::string::npos) << bad.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out.onnx.tmp"));
+}
+
 // Issue 15: the measured costs are kept in a table; with the table complete, a second run measures
 // nothing (--cost-missing error proves it) and writes the same model.
 TEST_F(VerisubOptTest, MeasuredCostsAreSavedAndReproduce) {

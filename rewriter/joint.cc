@@ -1,0 +1,60 @@
+// Joint substitution and layout optimization: see joint.h.
+#include "rewriter/joint.h"
+
+#include "rewriter/layout_assign.h"
+#include "rewriter/layout_costs.h"
+#ifdef VERISUB_HAVE_DNNL
+#include "rewriter/measured_layout_costs.h"
+#include "runtime/dnnl/measured_cost.h"
+#endif
+
+namespace verisub {
+
+LayoutCostsFor::LayoutCostsFor(const runtime::CostModel* model)
+    : device_(*runtime::DevicePreset("cpu-2core")), kernels_(device_) {
+#ifdef VERISUB_HAVE_DNNL
+  if (auto* m = dynamic_cast<const runtime::MeasuredCpuCostModel*>(model)) {
+    costs_ = std::make_unique<rewriter::MeasuredLayoutCosts>(m);
+    return;
+  }
+#else
+  (void)model;
+#endif
+  costs_ = std::make_unique<rewriter::AnalyticLayoutCosts>(model ? model : &kernels_, device_);
+}
+
+LayoutCostsFor::~LayoutCostsFor() = default;
+
+Status OptimizeJointly(const runtime::Graph& input, const rewriter::RuleSet& rules,
+                       const OptimizeOptions& options,
+                       const rewriter::LayoutCostSource& layout_costs, runtime::Graph* output,
+                       OptimizeReport* report, JointChoice* choice) {
+  auto dp_cost = [&](const runtime::Graph& g) -> StatusOr<double> {
+    auto a = rewriter::AssignLayouts(g, layout_costs, rewriter::LayoutDpOptions(), nullptr);
+    if (!a.ok()) return a.status();
+    return a->cost_us;
+  };
+  OptimizeOptions rewrites_only = options;
+  rewrites_only.search.graph_cost = nullptr;
+  runtime::Graph sequential;
+  OptimizeReport sequential_report;
+  VERISUB_RETURN_IF_ERROR(Optimize(input, rules, rewrites_only, &sequential, &sequential_report));
+  OptimizeOptions joint = options;
+  joint.search.graph_cost = dp_cost;
+  VERISUB_RETURN_IF_ERROR(Optimize(input, rules, joint, output, report));
+  auto seq_cost = dp_cost(sequential);
+  if (!seq_cost.ok())
+    return seq_cost.status().WithContext("joint search: pricing the rewrites-only graph");
+  JointChoice local;
+  JointChoice& c = choice ? *choice : local;
+  c.joint_cost_us = report->search.cost_after_us;
+  c.sequential_cost_us = *seq_cost;
+  c.kept_sequential = *seq_cost < report->search.cost_after_us;
+  if (c.kept_sequential) {
+    *output = std::move(sequential);
+    *report = std::move(sequential_report);
+  }
+  return Status::Ok();
+}
+
+}  // namespace verisub
