@@ -52,7 +52,8 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
     return out;
   }
   if (layout != "dp" && layout != "joint")
-    return InvalidArgument("unknown layout policy '" + layout + "' (backend, dp, joint or plain)");
+    return InvalidArgument("unknown layout policy '" + layout +
+                           "' (auto, backend, dp, joint or plain)");
   LayoutCostsFor costs(model);
   if (!bf16) {
     rewriter::LayoutDpReport report;
@@ -125,7 +126,10 @@ StatusOr<std::unique_ptr<Session>> Session::Create(runtime::Graph graph,
   return s;
 }
 
-Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
+Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
+  // "auto": the layout DP's layouts on the oneDNN backend (the reference backend runs plain).
+  SessionOptions options = requested;
+  if (options.layout == "auto") options.layout = options.backend == "onednn" ? "dp" : "backend";
   // The cost model: the optimizer's search and the layout DP price with it.
   const runtime::CostModel* cost_model = options.optimize_options.cost_model;
   std::unique_ptr<rewriter::CostSource> cost_source;
@@ -188,6 +192,15 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& options) {
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
   auto placement = PlaceValues(&graph_, options, cost_model);
+  if (!placement.ok() && requested.layout == "auto" && options.precision == "f32") {
+    // Not asked for by name: a graph the DP cannot lay out runs in oneDNN's own layouts.
+    layout_note_ = "the layout DP failed (" + placement.status().message() +
+                   "); the backend's own layouts instead";
+    for (int v = 0; v < graph_.num_values(); ++v)
+      graph_.mutable_value(v).layout = specs::Layout::kPlain;
+    options.layout = "backend";
+    placement = PlaceValues(&graph_, options, cost_model);
+  }
   save_costs();
   if (!placement.ok()) return placement.status();
   prepare.layouts = std::move(placement->layouts);

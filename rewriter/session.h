@@ -39,8 +39,10 @@ struct SessionOptions {
   // for convolutions and keeps them through layout-agnostic kernels), "dp" (the layout dynamic
   // program of rewriter/layout_assign.h, on measured layout costs with the measured cost model,
   // else analytic), "joint" (optimizes the model, the substitution search scoring every graph by
-  // its DP-optimal layout cost, then the DP; implies `optimize`) or "plain".
-  std::string layout = "backend";
+  // its DP-optimal layout cost, then the DP; implies `optimize`), "plain", or "auto" (the
+  // default: "dp" on the oneDNN backend, and the backend's own policy where the DP cannot lay
+  // the graph out, said in layout_note(); "backend" on the reference backend).
+  std::string layout = "auto";
   // Element precision as part of the layout (with layout "dp" or "joint"): "f32" (the model's),
   // or "bf16": values may be stored in bfloat16 where the layout DP finds it cheaper (bfloat16
   // kernels timed on this CPU with the measured costs; the synthetic table of
@@ -90,6 +92,8 @@ class Session {
   // Set with layout "dp" or "joint": the layout DP's report on the graph that runs (its cost in
   // the DP's prices, states, time).
   const std::optional<rewriter::LayoutDpReport>& layout_report() const { return layout_report_; }
+  // Set when layout "auto" fell back to the backend's own layouts: why.
+  const std::string& layout_note() const { return layout_note_; }
   // Set with precision "bf16": what the accuracy budget kept and reverted.
   const std::optional<rewriter::PrecisionReport>& precision_report() const {
     return precision_report_;
@@ -110,6 +114,7 @@ class Session {
   std::optional<JointChoice> joint_;
   std::optional<rewriter::LayoutDpReport> layout_report_;
   std::optional<rewriter::PrecisionReport> precision_report_;
+  std::string layout_note_;
 };
 
 // The backends this build has, by name ("onednn", "reference").

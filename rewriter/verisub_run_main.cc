@@ -141,11 +141,12 @@ int main(int argc, char** argv) {
                 "an input tensor (ONNX TensorProto), one per graph input in order (default: "
                 "deterministic synthetic inputs)")
       .Enum("--backend", &flags.session.backend, {"onednn", "reference"}, "the backend to run on")
-      .Enum("--layout", &flags.session.layout, {"backend", "dp", "joint", "plain"},
-            "value layouts: the backend's own policy, the layout DP, the substitution search "
-            "and the DP jointly (implies --optimize), or all plain")
+      .Enum("--layout", &flags.session.layout, {"auto", "backend", "dp", "joint", "plain"},
+            "value layouts: the layout DP (auto: falling back to the backend's own policy where "
+            "the DP cannot lay the model out), the backend's own policy, the layout DP, the "
+            "substitution search and the DP jointly (implies --optimize), or all plain")
       .Enum("--precision", &flags.session.precision, {"f32", "bf16"},
-            "with --layout dp|joint: bf16 lets the DP store values in bfloat16 where its "
+            "with --layout auto|dp|joint: bf16 lets the DP store values in bfloat16 where its "
             "kernels are faster on this CPU (needs avx512_core_bf16), within --precision-budget")
       .Double("--precision-budget", &flags.session.precision_budget, 0, 1e9,
               "largest relative output error ||bf16 - f32|| / ||f32|| allowed by --precision "
@@ -178,6 +179,7 @@ int main(int argc, char** argv) {
     std::printf("layouts:  DP cost %.1f us (all plain %.1f us), %d nodes, peak %d states, %.1f ms%s\n",
                 l->cost_us, l->cost_plain_us, l->nodes, l->peak_states, l->build_ms + l->time_ms,
                 l->exact ? ", exact" : "");
+  if (!s.layout_note().empty()) std::printf("layouts:  %s\n", s.layout_note().c_str());
   if (const auto& p = s.precision_report())
     std::printf(
         "precision: %d values in bf16 (%d kept float32 by the budget, %d rounds), output error "
