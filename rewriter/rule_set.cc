@@ -105,6 +105,7 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
                                                           const RuleSetOptions& options) {
   std::shared_ptr<RuleSet> set(new RuleSet());
   std::set<std::string> seen;
+  std::vector<ruledb::Rule> unmatchable;
   auto add = [&](CompiledRule c) {
     const int index = static_cast<int>(set->rules_.size());
     set->by_root_[static_cast<int>(c.root_op)].push_back(index);
@@ -129,21 +130,24 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     }
     if (!CompileSource(r, &c)) {
       ++set->stats_.skipped_unmatchable;
+      if (options.reverse) unmatchable.push_back(std::move(r));  // its reading may match
       continue;
     }
     c.rule = std::move(r);
     add(std::move(c));
   }
   if (!options.reverse) return std::shared_ptr<const RuleSet>(std::move(set));
-  // Right-to-left readings after every stated rule, in the stated rules' order, so the stated
-  // rules keep their indices and the set does not depend on anything but the input order. A
-  // reading equal to a rule already in the set (up to renaming, commutative operand order and
-  // output order) adds nothing the matcher would not find.
+  // Right-to-left readings after every stated rule, in the stated rules' order (those the
+  // matcher cannot use as stated, e.g. with a disconnected source, last), so the stated rules
+  // keep their indices and the set does not depend on anything but the input order. A reading
+  // equal to a rule already in the set (up to renaming, commutative operand order and output
+  // order) adds nothing the matcher would not find.
   std::set<std::string> keys;
   const int stated = static_cast<int>(set->rules_.size());
   for (int i = 0; i < stated; ++i) keys.insert(ruledb::SymmetryKey(set->rules_[i].rule));
-  for (int i = 0; i < stated; ++i) {
-    std::optional<ruledb::Rule> rev = ReverseRule(set->rules_[i].rule);
+  for (int i = 0; i < stated + static_cast<int>(unmatchable.size()); ++i) {
+    std::optional<ruledb::Rule> rev =
+        ReverseRule(i < stated ? set->rules_[i].rule : unmatchable[i - stated]);
     if (!rev) continue;
     CompiledRule c;
     c.text = rev->ToText();
@@ -155,7 +159,8 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     seen.insert(c.text);
     if (!CompileSource(*rev, &c)) continue;
     c.rule = std::move(*rev);
-    c.reversed_from = i;
+    c.reversed = true;
+    c.reversed_from = i < stated ? i : -1;
     add(std::move(c));
     ++set->stats_.reversed;
   }

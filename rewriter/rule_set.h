@@ -45,8 +45,10 @@ struct CompiledRule {
   specs::OpKind root_op = specs::OpKind::kNumOps;
   specs::Params root_params;
   bool root_commutative = false;  // the root's first two slots may be read in either order
-  // Index of the rule this one reads right to left (RuleSetOptions::reverse), -1 for a rule as
-  // the database states it.
+  // A right-to-left reading of a stated rule (RuleSetOptions::reverse), and the index of that
+  // rule in the set: -1 for a stated rule, and for a reading of one the matcher cannot use as
+  // stated (a disconnected source, an input as a source output).
+  bool reversed = false;
   int reversed_from = -1;
   // One test per input slot of the root: a cheap filter run before the matcher.
   std::vector<RootSlotTest> root_slots;
@@ -62,7 +64,7 @@ struct RuleSetOptions {
   // Equalities hold both ways: a rule whose target is a pattern too (it uses every input of the
   // source, and no output is a bare input) is also compiled right to left, after every rule as
   // stated, unless it equals a rule already in the set up to input renaming, commutative operand
-  // order and output order.
+  // order and output order. A rule unusable as stated (disconnected source) may be usable so.
   bool reverse = true;
 };
 
@@ -74,9 +76,10 @@ struct RuleSetStats {
   // Source patterns that cannot be matched by following edges: disconnected sources, sources
   // that output a pattern input, or sources with no nodes.
   int skipped_unmatchable = 0;
-  // Right-to-left readings compiled (part of `compiled`), and those skipped because the set
-  // already had an equal rule. Rules whose target is no pattern, and readings whose source
-  // cannot be matched by following edges, are in neither count.
+  // Right-to-left readings compiled (part of `compiled`; readings of rules counted in
+  // skipped_unmatchable too), and those skipped because the set already had an equal rule.
+  // Rules whose target is no pattern, and readings whose source cannot be matched by following
+  // edges, are in neither count.
   int reversed = 0;
   int skipped_reverse_duplicate = 0;
 };

@@ -88,6 +88,9 @@ TEST(RuleSetTest, ReversedRulesFollowTheStatedOnesAndAreNotAddedTwice) {
   ASSERT_NE(set, nullptr);
   ASSERT_EQ(set->size(), 3);
   EXPECT_EQ(set->rule(0).text, expand);
+  EXPECT_FALSE(set->rule(0).reversed);
+  EXPECT_FALSE(set->rule(1).reversed);
+  EXPECT_TRUE(set->rule(2).reversed);
   EXPECT_EQ(set->rule(0).reversed_from, -1);
   EXPECT_EQ(set->rule(1).reversed_from, -1);
   EXPECT_EQ(set->rule(2).reversed_from, 0);
@@ -115,6 +118,19 @@ TEST(RuleSetTest, ReversedRulesFollowTheStatedOnesAndAreNotAddedTwice) {
   ASSERT_NE(self, nullptr);
   EXPECT_EQ(self->size(), 1);
 
+  // A source the matcher cannot walk (two concatenations of unrelated inputs): the stated rule
+  // is skipped, its reading (one connected pattern) is used.
+  auto disconnected = testing::Rules(
+      {"(concat[axis=0] ?a ?a) ; (concat[axis=0] ?b ?b) => (split.0[axis=1] (concat[axis=0] "
+       "(concat[axis=1] ?a ?b) (concat[axis=1] ?a ?b))) ; (split.1[axis=1] (concat[axis=0] "
+       "(concat[axis=1] ?a ?b) (concat[axis=1] ?a ?b)))"});
+  ASSERT_NE(disconnected, nullptr);
+  EXPECT_EQ(disconnected->stats().skipped_unmatchable, 1);
+  ASSERT_EQ(disconnected->size(), 1);
+  EXPECT_TRUE(disconnected->rule(0).reversed);
+  EXPECT_EQ(disconnected->rule(0).reversed_from, -1);
+  EXPECT_EQ(disconnected->rule(0).root_op, specs::OpKind::kSplit);
+
   // Off: only the stated rules.
   auto rules = ParseRulesText(expand + "\n", "t");
   ASSERT_TRUE(rules.ok());
@@ -140,10 +156,11 @@ TEST(RuleSetTest, ReversedRulesKeepTheProofRecordAndTheSetIsDeterministic) {
     const CompiledRule& r = (*a)->rule(i);
     EXPECT_EQ(r.text, (*b)->rule(i).text);
     EXPECT_TRUE(texts.insert(r.text).second) << r.text;
-    if (r.reversed_from < 0) continue;
+    if (!r.reversed) continue;
     EXPECT_EQ(r.rule.proof.status, ruledb::ProofStatus::kProved);
+    if (r.reversed_from < 0) continue;  // read from a rule unusable as stated
     const CompiledRule& from = (*a)->rule(r.reversed_from);
-    EXPECT_EQ(from.reversed_from, -1);
+    EXPECT_FALSE(from.reversed);
     EXPECT_EQ(r.rule.input_ranks.empty(), from.rule.input_ranks.empty());
   }
 }
