@@ -32,7 +32,7 @@ constexpr const char* kEpilog =
 int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
   std::string dir = "build/models", rules_path = rewriter::FindDefaultRules(), one;
-  bool allow_unproved = false;
+  bool allow_unproved = false, no_reverse = false;
   int check_factor = 10;
   OptimizeOptions options;
   base::Flags flags("verisub-bench-opt", "[MODEL_DIR] [flags]", kEpilog);
@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
       .Path("--rules", &rules_path, "rules database or plain rule list")
       .Path("--one", &one, "optimize this one model and print its table row")
       .Bool("--allow-unproved", &allow_unproved, "use rules without a proof record")
+      .Bool("--no-reverse", &no_reverse,
+            "apply rules only as the database states them, not also right to left")
       .Int("--budget", &options.search.budget, 0, 1000000000, "graphs the search may expand")
       .String("--device", &options.device, "NAME",
               "analytic cost model preset: v100, cpu-2core or h100")
@@ -68,10 +70,12 @@ int main(int argc, char** argv) {
     std::string flags = "--rules '" + rules_path + "' --budget " +
                         std::to_string(options.search.budget) + " --device " + options.device +
                         " --check-factor " + std::to_string(check_factor) +
-                        (allow_unproved ? " --allow-unproved" : "");
-    std::printf("rules: %s, device %s, alpha %.2f, budget %d, time limit %.0f s\n\n",
-                rules_path.c_str(), options.device.c_str(), options.search.alpha,
-                options.search.budget, options.search.time_limit_s);
+                        (allow_unproved ? " --allow-unproved" : "") +
+                        (no_reverse ? " --no-reverse" : "");
+    std::printf("rules: %s%s, device %s, alpha %.2f, budget %d, time limit %.0f s\n\n",
+                rules_path.c_str(), no_reverse ? " (as stated only)" : " (and right to left)",
+                options.device.c_str(), options.search.alpha, options.search.budget,
+                options.search.time_limit_s);
     std::printf(
         "peak_MB is the process's high-water mark after import and search (one process\n"
         "per model), weights_MB the model's weights (part of it); x%d: the same search\n"
@@ -110,6 +114,7 @@ int main(int argc, char** argv) {
   }
   rewriter::RuleSetOptions rule_options;
   rule_options.proved_only = !allow_unproved;
+  rule_options.reverse = !no_reverse;
   auto set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
   if (!set.ok()) {
     std::fprintf(stderr, "error: %s\n", set.status().message().c_str());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ruledb/rule_symmetry.h"
 #include "specs/registry.h"
 
 namespace verisub::rewriter {
@@ -57,12 +58,61 @@ bool BuildPlan(const ruledb::PatternGraph& src, int root, std::vector<MatchStep>
   return true;
 }
 
+// Fills the match plan and root filters of `c` from its source; false when the source cannot
+// be matched by following edges.
+bool CompileSource(const ruledb::Rule& r, CompiledRule* c) {
+  const ruledb::PatternGraph& src = r.src;
+  if (src.nodes.empty() || src.outputs.empty()) return false;
+  for (const ruledb::ValueRef& o : src.outputs)
+    if (o.is_input()) return false;
+  int root = src.outputs[0].node;
+  if (!BuildPlan(src, root, &c->plan)) return false;
+  const ruledb::PatternNode& rn = src.nodes[root];
+  c->root_op = rn.op;
+  c->root_params = rn.params;
+  c->root_commutative = specs::GetOp(rn.op).commutative;
+  for (const ruledb::ValueRef& in : rn.inputs) {
+    RootSlotTest t;
+    if (!in.is_input()) {
+      t.any = false;
+      t.op = src.nodes[in.node].op;
+      t.params = src.nodes[in.node].params;
+      t.output = in.index;
+    }
+    c->root_slots.push_back(t);
+  }
+  return true;
+}
+
 }  // namespace
+
+std::optional<ruledb::Rule> ReverseRule(const ruledb::Rule& r) {
+  if (r.dst.nodes.empty()) return std::nullopt;
+  for (const ruledb::ValueRef& o : r.dst.outputs)
+    if (o.is_input()) return std::nullopt;
+  std::vector<char> used(r.num_inputs, 0);
+  for (const ruledb::PatternNode& n : r.dst.nodes)
+    for (const ruledb::ValueRef& v : n.inputs)
+      if (v.is_input() && v.index >= 0 && v.index < r.num_inputs) used[v.index] = 1;
+  for (char u : used)
+    if (!u) return std::nullopt;
+  ruledb::Rule rev = r;
+  std::swap(rev.src, rev.dst);
+  return ruledb::Canonicalize(rev);
+}
 
 StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Rule> rules,
                                                           const RuleSetOptions& options) {
   std::shared_ptr<RuleSet> set(new RuleSet());
   std::set<std::string> seen;
+  std::vector<ruledb::Rule> unmatchable;
+  auto add = [&](CompiledRule c) {
+    const int index = static_cast<int>(set->rules_.size());
+    set->by_root_[static_cast<int>(c.root_op)].push_back(index);
+    set->by_root_instance_[{c.root_op, c.root_params}].push_back(index);
+    set->rules_.push_back(std::move(c));
+    ++set->stats_.compiled;
+  };
   for (ruledb::Rule& r : rules) {
     ++set->stats_.loaded;
     if (options.proved_only && r.proof.status != ruledb::ProofStatus::kProved) {
@@ -78,37 +128,41 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
       ++set->stats_.skipped_duplicate;
       continue;
     }
-    const ruledb::PatternGraph& src = r.src;
-    bool usable = !src.nodes.empty() && !src.outputs.empty();
-    for (const ruledb::ValueRef& o : src.outputs) usable &= !o.is_input();
-    if (usable) {
-      int root = src.outputs[0].node;
-      usable = BuildPlan(src, root, &c.plan);
-      const ruledb::PatternNode& rn = src.nodes[root];
-      c.root_op = rn.op;
-      c.root_params = rn.params;
-      c.root_commutative = specs::GetOp(rn.op).commutative;
-      for (const ruledb::ValueRef& in : rn.inputs) {
-        RootSlotTest t;
-        if (!in.is_input()) {
-          t.any = false;
-          t.op = src.nodes[in.node].op;
-          t.params = src.nodes[in.node].params;
-          t.output = in.index;
-        }
-        c.root_slots.push_back(t);
-      }
-    }
-    if (!usable) {
+    if (!CompileSource(r, &c)) {
       ++set->stats_.skipped_unmatchable;
+      if (options.reverse) unmatchable.push_back(std::move(r));  // its reading may match
       continue;
     }
     c.rule = std::move(r);
-    set->by_root_[static_cast<int>(c.root_op)].push_back(static_cast<int>(set->rules_.size()));
-    set->by_root_instance_[{c.root_op, c.root_params}].push_back(
-        static_cast<int>(set->rules_.size()));
-    set->rules_.push_back(std::move(c));
-    ++set->stats_.compiled;
+    add(std::move(c));
+  }
+  if (!options.reverse) return std::shared_ptr<const RuleSet>(std::move(set));
+  // Right-to-left readings after every stated rule, in the stated rules' order (those the
+  // matcher cannot use as stated, e.g. with a disconnected source, last), so the stated rules
+  // keep their indices and the set does not depend on anything but the input order. A reading
+  // equal to a rule already in the set (up to renaming, commutative operand order and output
+  // order) adds nothing the matcher would not find.
+  std::set<std::string> keys;
+  const int stated = static_cast<int>(set->rules_.size());
+  for (int i = 0; i < stated; ++i) keys.insert(ruledb::SymmetryKey(set->rules_[i].rule));
+  for (int i = 0; i < stated + static_cast<int>(unmatchable.size()); ++i) {
+    std::optional<ruledb::Rule> rev =
+        ReverseRule(i < stated ? set->rules_[i].rule : unmatchable[i - stated]);
+    if (!rev) continue;
+    CompiledRule c;
+    c.text = rev->ToText();
+    c.id = rev->Id();
+    if (seen.count(c.text) != 0 || !keys.insert(ruledb::SymmetryKey(*rev)).second) {
+      ++set->stats_.skipped_reverse_duplicate;
+      continue;
+    }
+    seen.insert(c.text);
+    if (!CompileSource(*rev, &c)) continue;
+    c.rule = std::move(*rev);
+    c.reversed = true;
+    c.reversed_from = i < stated ? i : -1;
+    add(std::move(c));
+    ++set->stats_.reversed;
   }
   return std::shared_ptr<const RuleSet>(std::move(set));
 }

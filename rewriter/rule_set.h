@@ -5,6 +5,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,11 @@ struct CompiledRule {
   specs::OpKind root_op = specs::OpKind::kNumOps;
   specs::Params root_params;
   bool root_commutative = false;  // the root's first two slots may be read in either order
+  // A right-to-left reading of a stated rule (RuleSetOptions::reverse), and the index of that
+  // rule in the set: -1 for a stated rule, and for a reading of one the matcher cannot use as
+  // stated (a disconnected source, an input as a source output).
+  bool reversed = false;
+  int reversed_from = -1;
   // One test per input slot of the root: a cheap filter run before the matcher.
   std::vector<RootSlotTest> root_slots;
   // Binds every source node; each step after the first reaches a node connected to those
@@ -55,6 +61,11 @@ struct RuleSetOptions {
   // Only rules whose proof record says proved are used. Rules read from text carry no proof
   // record, so tests and hand-written fixtures turn this off explicitly.
   bool proved_only = true;
+  // Equalities hold both ways: a rule whose target is a pattern too (it uses every input of the
+  // source, and no output is a bare input) is also compiled right to left, after every rule as
+  // stated, unless it equals a rule already in the set up to input renaming, commutative operand
+  // order and output order. A rule unusable as stated (disconnected source) may be usable so.
+  bool reverse = true;
 };
 
 struct RuleSetStats {
@@ -65,7 +76,17 @@ struct RuleSetStats {
   // Source patterns that cannot be matched by following edges: disconnected sources, sources
   // that output a pattern input, or sources with no nodes.
   int skipped_unmatchable = 0;
+  // Right-to-left readings compiled (part of `compiled`; readings of rules counted in
+  // skipped_unmatchable too), and those skipped because the set already had an equal rule.
+  // Rules whose target is no pattern, and readings whose source cannot be matched by following
+  // edges, are in neither count.
+  int reversed = 0;
+  int skipped_reverse_duplicate = 0;
 };
+
+// `r` read right to left, canonical, when its target is a pattern (uses every input of the
+// source, no output a bare input); nullopt otherwise. Proof record and input ranks carry over.
+std::optional<ruledb::Rule> ReverseRule(const ruledb::Rule& r);
 
 class RuleSet {
  public:

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
   base::InstallTempFileCleanup();
   std::string model, output, report_path, rules_path = rewriter::FindDefaultRules();
-  bool verify = false, allow_unproved = false;
+  bool verify = false, allow_unproved = false, no_reverse = false;
   OptimizeOptions options;
   rewriter::VerifyOptions verify_options;
   constexpr double kUnbounded = std::numeric_limits<double>::infinity();
@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
       .ShowDefault("--rules", "")
       .Bool("--allow-unproved", &allow_unproved,
             "use rules without a proof record (hand-written text rules)")
+      .Bool("--no-reverse-rules", &no_reverse,
+            "apply rules only as the database states them, not also right to left")
       .Double("--alpha", &options.search.alpha, 1.0, kUnbounded,
               "explore graphs up to alpha x the best cost")
       .Int("--budget", &options.search.budget, 0, 1000000000, "graphs the search may expand")
@@ -161,13 +163,15 @@ int main(int argc, char** argv) {
   if (!rules.ok()) return Fail(rules.status());
   rewriter::RuleSetOptions rule_options;
   rule_options.proved_only = !allow_unproved;
+  rule_options.reverse = !no_reverse;
   auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
   if (!rule_set.ok()) return Fail(rule_set.status());
   const rewriter::RuleSetStats& stats = (*rule_set)->stats();
   std::printf(
-      "rules: %d loaded from %s, %d used (%d unproved, %d duplicate, %d unmatchable skipped)\n",
+      "rules: %d loaded from %s, %d used (%d unproved, %d duplicate, %d unmatchable skipped; "
+      "%d of them right to left)\n",
       stats.loaded, rules_path.c_str(), stats.compiled, stats.skipped_unproved,
-      stats.skipped_duplicate, stats.skipped_unmatchable);
+      stats.skipped_duplicate, stats.skipped_unmatchable, stats.reversed);
   if (stats.compiled == 0 && stats.skipped_unproved > 0)
     std::fprintf(stderr,
                  "warning: every rule lacks a proof record; pass --allow-unproved to use "

@@ -7,6 +7,7 @@
 #include "runtime/dnnl/builder.h"
 #include "runtime/onnx_kernels.h"
 #include "specs/layout.h"
+#include "specs/ops/slice.h"
 #include "specs/ops/split.h"
 #include "specs/ops/transpose.h"
 
@@ -212,10 +213,24 @@ Status SliceKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
+// The slice spec operator: the same reorder, its offset a parameter.
+Status SpecSliceKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (n.inputs.size() != 1 || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) ||
+      !b.Dnnl(n.outputs[0]) || b.constant(n.inputs[0]))
+    return Unimplemented("slice: inputs");
+  const int x = n.inputs[0], y = n.outputs[0];
+  memory::dims offsets(b.dims(x).size(), 0);
+  offsets[n.params[specs::ops::kSliceAxis]] = n.params[specs::ops::kSliceStart];
+  CopySubTensor(b, x, y, offsets);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddDataKernels(KernelRegistry* r) {
   r->Add("onnx:Slice", SliceKernel);
+  r->Add("slice", SpecSliceKernel);
   r->Add("concat", ConcatKernel);
   r->Add("onnx:Concat", ConcatKernel);
   for (const char* k :

@@ -42,8 +42,17 @@ OpSpec ConcatSpec() {
   op.params[0].domain = {0, 1};
   op.shape_rule = ConcatShape;
   op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
-  // concat's laws live with the operators it interchanges with; split0/split1 of a concat are in
-  // split's file. Concat associativity is deliberately absent: it changes the split tree.
+  // concat's laws with other operators live with those operators; split0/split1 of a concat are
+  // in split's file. Concat associativity is deliberately absent: it changes the split tree.
+  // The block interchange (TASO's rule): a 2x2 grid of blocks concatenated rows first or columns
+  // first. Both sides type-check exactly when a and b agree off the inner axis, c and d too, and
+  // a and c (so b and d) have equal extents along the inner axis; validation covers those shapes,
+  // and a rewrite whose other side does not type-check is rejected by the shape rules. With the
+  // outer and inner axes swapped it is the same equation read right to left, so one line covers
+  // both orders of the two axes (the domain is {0, 1}); equal axes would reorder the blocks.
+  op.axioms = R"(
+concat_interchange (a b c d) (concat[axis=0] (concat[axis=1] a b) (concat[axis=1] c d)) = (concat[axis=1] (concat[axis=0] a c) (concat[axis=0] b d))
+)";
   return op;
 }
 

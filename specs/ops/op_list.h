@@ -40,4 +40,5 @@
   X(GeluTanh, gelu_tanh)         \
   X(Exp, exp)                    \
   X(Erf, erf)                    \
-  X(Conv2dBias, conv2d_bias)
+  X(Conv2dBias, conv2d_bias)     \
+  X(Slice, slice)

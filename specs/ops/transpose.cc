@@ -40,7 +40,11 @@ OpSpec TransposeSpec() {
 transpose_involution (x:2) (transpose[perm=[1,0]] (transpose[perm=[1,0]] x)) = x
 transpose_nhwc_roundtrip (x:4) (transpose[perm=[0,3,1,2]] (transpose[perm=[0,2,3,1]] x)) = x
 transpose_concat (x:2 y:2) (concat[axis=0] (transpose[perm=[1,0]] x) (transpose[perm=[1,0]] y)) = (transpose[perm=[1,0]] (concat[axis=1] x y))
+transpose_concat_cols (x:2 y:2) (concat[axis=1] (transpose[perm=[1,0]] x) (transpose[perm=[1,0]] y)) = (transpose[perm=[1,0]] (concat[axis=0] x y))
 )";
+  // transpose_concat_cols follows from transpose_concat and the involution, but only through
+  // transpose(transpose(x)) terms that no trigger creates (the involution's right side is a bare
+  // variable), so E-matching never proved TASO's rule in this orientation without it.
   return op;
 }
 

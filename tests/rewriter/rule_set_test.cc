@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "rewriter/rule_source.h"
 #include "tests/rewriter/test_graphs.h"
 
@@ -53,6 +56,113 @@ TEST(RuleSetTest, PlanWalksFromTheRootAlongEdges) {
   EXPECT_EQ(r.plan[0].kind, MatchStep::Kind::kRoot);
   EXPECT_EQ(r.plan[1].kind, MatchStep::Kind::kConsumer);
   EXPECT_TRUE(r.plan[1].via.is_input());
+}
+
+ruledb::Rule Parsed(const std::string& text) {
+  auto r = ruledb::ParseRule(text);
+  EXPECT_TRUE(r.ok()) << text << ": " << r.status().message();
+  return r.ok() ? *r : ruledb::Rule();
+}
+
+TEST(RuleSetTest, ARuleWhoseTargetIsAPatternIsReversed) {
+  auto rev = ReverseRule(
+      Parsed("(ewmul (ewadd ?a ?b) ?c) => (ewadd (ewmul ?a ?c) (ewmul ?b ?c)) where ?a:2 ?b:2 ?c:2"));
+  ASSERT_TRUE(rev.has_value());
+  EXPECT_EQ(rev->ToText(),
+            "(ewadd (ewmul ?a ?b) (ewmul ?c ?b)) => (ewmul (ewadd ?a ?c) ?b) where ?a:2 ?b:2 ?c:2");
+  // Input ranks follow their inputs through the renaming.
+  auto ranked = ReverseRule(Parsed("(smul (relu ?a) ?b) => (relu (smul ?a ?b)) where ?a:4 ?b:0"));
+  ASSERT_TRUE(ranked.has_value());
+  EXPECT_EQ(ranked->ToText(), "(relu (smul ?a ?b)) => (smul (relu ?a) ?b) where ?a:4 ?b:0");
+  // Must-not twins: a target that drops an input (it would have to be invented), a bare input as
+  // the target (it would match every value).
+  EXPECT_FALSE(ReverseRule(Parsed("(ewmul ?a (const_ones ?b)) => (ewmul ?a (const_ones ?a))")));
+  EXPECT_FALSE(ReverseRule(Parsed("(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a")));
+  EXPECT_FALSE(ReverseRule(Parsed(
+      "(split.0[axis=1] (concat[axis=1] ?a ?b)) ; (split.1[axis=1] (concat[axis=1] ?a ?b)) => ?a ; ?b")));
+}
+
+TEST(RuleSetTest, ReversedRulesFollowTheStatedOnesAndAreNotAddedTwice) {
+  const std::string expand = "(relu (concat[axis=1] ?a ?b)) => (concat[axis=1] (relu ?a) (relu ?b))";
+  auto set = testing::Rules({expand, "(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a"});
+  ASSERT_NE(set, nullptr);
+  ASSERT_EQ(set->size(), 3);
+  EXPECT_EQ(set->rule(0).text, expand);
+  EXPECT_FALSE(set->rule(0).reversed);
+  EXPECT_FALSE(set->rule(1).reversed);
+  EXPECT_TRUE(set->rule(2).reversed);
+  EXPECT_EQ(set->rule(0).reversed_from, -1);
+  EXPECT_EQ(set->rule(1).reversed_from, -1);
+  EXPECT_EQ(set->rule(2).reversed_from, 0);
+  EXPECT_EQ(set->rule(2).text, "(concat[axis=1] (relu ?a) (relu ?b)) => (relu (concat[axis=1] ?a ?b))");
+  EXPECT_EQ(set->rule(2).root_op, specs::OpKind::kConcat);
+  EXPECT_EQ(set->stats().reversed, 1);
+  EXPECT_EQ(set->stats().compiled, 3);
+
+  // Both directions stated: nothing to add.
+  auto both = testing::Rules(
+      {expand, "(concat[axis=1] (relu ?a) (relu ?b)) => (relu (concat[axis=1] ?a ?b))"});
+  ASSERT_NE(both, nullptr);
+  EXPECT_EQ(both->size(), 2);
+  EXPECT_EQ(both->stats().reversed, 0);
+  EXPECT_EQ(both->stats().skipped_reverse_duplicate, 2);
+  // The other direction stated with operands of a commutative operator in another order: the
+  // matcher reads both orders, so the reading adds nothing either.
+  auto sym = testing::Rules({"(ewmul (ewadd ?a ?b) ?c) => (ewadd (ewmul ?a ?c) (ewmul ?b ?c))",
+                             "(ewadd (ewmul ?c ?a) (ewmul ?b ?c)) => (ewmul (ewadd ?a ?b) ?c)"});
+  ASSERT_NE(sym, nullptr);
+  EXPECT_EQ(sym->size(), 2);
+  EXPECT_EQ(sym->stats().skipped_reverse_duplicate, 2);
+  // A rule equal to its own reading (commutativity) is not added again.
+  auto self = testing::Rules({"(ewadd ?a ?b) => (ewadd ?b ?a)"});
+  ASSERT_NE(self, nullptr);
+  EXPECT_EQ(self->size(), 1);
+
+  // A source the matcher cannot walk (two concatenations of unrelated inputs): the stated rule
+  // is skipped, its reading (one connected pattern) is used.
+  auto disconnected = testing::Rules(
+      {"(concat[axis=0] ?a ?a) ; (concat[axis=0] ?b ?b) => (split.0[axis=1] (concat[axis=0] "
+       "(concat[axis=1] ?a ?b) (concat[axis=1] ?a ?b))) ; (split.1[axis=1] (concat[axis=0] "
+       "(concat[axis=1] ?a ?b) (concat[axis=1] ?a ?b)))"});
+  ASSERT_NE(disconnected, nullptr);
+  EXPECT_EQ(disconnected->stats().skipped_unmatchable, 1);
+  ASSERT_EQ(disconnected->size(), 1);
+  EXPECT_TRUE(disconnected->rule(0).reversed);
+  EXPECT_EQ(disconnected->rule(0).reversed_from, -1);
+  EXPECT_EQ(disconnected->rule(0).root_op, specs::OpKind::kSplit);
+
+  // Off: only the stated rules.
+  auto rules = ParseRulesText(expand + "\n", "t");
+  ASSERT_TRUE(rules.ok());
+  RuleSetOptions off;
+  off.proved_only = false;
+  off.reverse = false;
+  auto stated = RuleSet::Compile(*rules, off);
+  ASSERT_TRUE(stated.ok());
+  EXPECT_EQ((*stated)->size(), 1);
+  EXPECT_EQ((*stated)->stats().reversed, 0);
+}
+
+TEST(RuleSetTest, ReversedRulesKeepTheProofRecordAndTheSetIsDeterministic) {
+  auto rules = LoadRules("data/rules/taso.pb");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  auto a = RuleSet::Compile(*rules);
+  auto b = RuleSet::Compile(*rules);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ((*a)->size(), (*b)->size());
+  EXPECT_GT((*a)->stats().reversed, 0);
+  std::set<std::string> texts;
+  for (int i = 0; i < (*a)->size(); ++i) {
+    const CompiledRule& r = (*a)->rule(i);
+    EXPECT_EQ(r.text, (*b)->rule(i).text);
+    EXPECT_TRUE(texts.insert(r.text).second) << r.text;
+    if (!r.reversed) continue;
+    EXPECT_EQ(r.rule.proof.status, ruledb::ProofStatus::kProved);
+    if (r.reversed_from < 0) continue;  // read from a rule unusable as stated
+    const CompiledRule& from = (*a)->rule(r.reversed_from);
+    EXPECT_FALSE(from.reversed);
+    EXPECT_EQ(r.rule.input_ranks.empty(), from.rule.input_ranks.empty());
+  }
 }
 
 TEST(RuleSourceTest, ErrorsNameFileAndLine) {

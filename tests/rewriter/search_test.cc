@@ -107,6 +107,41 @@ TEST(SearchTest, Deterministic) {
   }
 }
 
+// A rule stated as an expansion fires only read right to left: with RuleSetOptions::reverse off
+// the graph stays as it is. The reading is deterministic like the rest of the search.
+TEST(SearchTest, ARuleStatedAsAnExpansionFiresOnlyReversed) {
+  auto text = ParseRulesText(
+      "(relu (concat[axis=1] ?a ?b)) => (concat[axis=1] (relu ?a) (relu ?b))\n", "t");
+  ASSERT_TRUE(text.ok());
+  GraphBuilder b;
+  int x = b.Input("x", {1, 4, 8, 8});
+  int y = b.Input("y", {1, 6, 8, 8});
+  b.Output(b.Op("concat[axis=1]", {b.Op("relu", {x}), b.Op("relu", {y})}));
+  runtime::Graph g = b.Finish();
+  for (bool reverse : {false, true}) {
+    RuleSetOptions options;
+    options.proved_only = false;
+    options.reverse = reverse;
+    auto rules = RuleSet::Compile(*text, options);
+    ASSERT_TRUE(rules.ok());
+    runtime::Graph out, again;
+    OptimizeReport report, report_again;
+    ASSERT_TRUE(Optimize(g, **rules, Defaults(), &out, &report).ok());
+    ASSERT_TRUE(Optimize(g, **rules, Defaults(), &again, &report_again).ok());
+    EXPECT_EQ(runtime::StructuralHash(out), runtime::StructuralHash(again));
+    EXPECT_EQ(CountOp(out, "relu"), reverse ? 1 : 2) << "reverse " << reverse;
+    EXPECT_EQ(report.search.rewrite_steps, reverse ? 1 : 0);
+    if (reverse) {
+      ASSERT_EQ(report.search.rules_applied.size(), 1u);
+      EXPECT_EQ(report.search.rules_applied[0].text,
+                "(concat[axis=1] (relu ?a) (relu ?b)) => (relu (concat[axis=1] ?a ?b))");
+      VerifyReport vr;
+      Status v = CompareOutputs(g, out, {}, &vr);
+      EXPECT_TRUE(v.ok()) << v.message();
+    }
+  }
+}
+
 TEST(SearchTest, ZeroBudgetReturnsTheInput) {
   auto rules = testing::HandwrittenRules();
   runtime::Graph g = InceptionBlock();

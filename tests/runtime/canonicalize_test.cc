@@ -148,5 +148,54 @@ TEST(CanonicalizeTest, ActivationOperatorsMapAndExport) {
   EXPECT_EQ(CountKind(g, "hard_swish"), 1);
 }
 
+// ShuffleNet-v2's channel split: two Slices of one tensor (the channel shuffle's reshape, which
+// has no concat history a split could undo), negative and out-of-range bounds as exporters write
+// them, and an opset-9 Slice with attributes.
+TEST(CanonicalizeTest, ConstantUnitStepSlicesOfOneAxisBecomeSlice) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 4, 4}).Output("y", {1, 4, 4, 4});
+  b.Int64Weight("zero", {0}).Int64Weight("half", {4}).Int64Weight("big", {INT64_MAX});
+  b.Int64Weight("axis", {1}).Int64Weight("neg", {-3}).Int64Weight("one", {1});
+  b.Node("Reshape", {"x", "shape"}, {"r"});
+  b.Int64Weight("shape", {1, 8, 4, 4});
+  b.Node("Slice", {"r", "zero", "half", "axis"}, {"lo"});
+  b.Node("Slice", {"r", "half", "big", "axis", "one"}, {"hi"});
+  b.Node("Slice", {"hi", "neg", "big", "axis"}, {"last"});  // channels 5..7 of hi: 1..3
+  b.Node("Add", {"lo", "hi"}, {"y"});
+  b.Output("last", {1, 3, 4, 4});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "slice"), 3);
+  EXPECT_EQ(CountKind(g, "onnx:Slice"), 0);
+
+  ModelBuilder old(9);
+  old.Input("x", {2, 6}).Output("y", {2, 2});
+  auto& s = old.Node("Slice", {"x"}, {"y"});
+  testing::SetInts(s, "starts", {-2});
+  testing::SetInts(s, "ends", {6});
+  testing::SetInts(s, "axes", {1});
+  Graph g9 = ImportChecked(old.Bytes());
+  EXPECT_EQ(CountKind(g9, "slice"), 1);
+}
+
+// Must not fire: a step other than 1, bounds computed at run time, two axes at once, an empty
+// range. Each stays an opaque Slice (and still runs).
+TEST(CanonicalizeTest, SlicesWithStepsDynamicBoundsOrSeveralAxesStay) {
+  ModelBuilder b;
+  b.Input("x", {2, 8}).Input("n", {1}, kInt64);
+  b.Output("stepped", {2, 4}).Output("dynamic", {2, 8}).Output("both", {1, 4});
+  b.Int64Weight("zero", {0}).Int64Weight("big", {8}).Int64Weight("axis", {1});
+  b.Int64Weight("two", {2}).Int64Weight("zeros", {0, 0}).Int64Weight("ends2", {1, 4});
+  b.Int64Weight("axes2", {0, 1});
+  b.Node("Slice", {"x", "zero", "big", "axis", "two"}, {"stepped"});
+  b.Node("Slice", {"x", "zero", "n", "axis"}, {"dynamic"});
+  b.Node("Slice", {"x", "zeros", "ends2", "axes2"}, {"both"});
+  b.Output("empty", {2, 0});
+  b.Node("Slice", {"x", "big", "big", "axis"}, {"empty"});
+  auto g = ImportOnnxBytes(b.Bytes(), "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(CountKind(*g, "slice"), 0);
+  EXPECT_EQ(CountKind(*g, "onnx:Slice"), 4);
+}
+
 }  // namespace
 }  // namespace verisub::runtime

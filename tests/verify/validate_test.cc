@@ -39,7 +39,8 @@ TEST(ValidateTest, RealAxiomsHoldOnEverySmallShape) {
                                           "ewmul_distrib",
                                           "conv_identity",
                                           "transpose_nhwc_roundtrip",
-                                          "bias_concat_along_axis"};
+                                          "bias_concat_along_axis",
+                                          "concat_interchange"};
   std::vector<specs::Axiom> subset;
   for (const specs::Axiom& ax : *all)
     if (std::find(names.begin(), names.end(), ax.name) != names.end()) subset.push_back(ax);
@@ -64,6 +65,7 @@ concat_assoc (x y z) (concat (concat x y) z) = (concat x (concat y z))
 matmul_comm (x:2 y:2) (matmul[activation=none] x y) = (matmul[activation=none] y x)
 conv_concat_any_group (x:4 w:4 v:4) (concat[axis=1] (conv2d x w) (conv2d x v)) = (conv2d x (concat[axis=0] w v))
 pool_max_linear (x:4 y:4) (pool_max[activation=none] (ewadd x y)) = (ewadd (pool_max[activation=none] x) (pool_max[activation=none] y))
+concat_interchange_one_axis (a b c d) (concat[axis=0] (concat[axis=0] a b) (concat[axis=0] c d)) = (concat[axis=0] (concat[axis=0] a c) (concat[axis=0] b d))
 )";
   auto axioms = specs::ParseAxioms("fixture", wrong);
   ASSERT_TRUE(axioms.ok()) << axioms.status().message();
@@ -80,6 +82,9 @@ pool_max_linear (x:4 y:4) (pool_max[activation=none] (ewadd x y)) = (ewadd (pool
   // Concat associativity keeps the data but changes the split tree.
   EXPECT_NE(report->axioms[2].detail.find("different types"), std::string::npos)
       << report->axioms[2].detail;
+  // The block interchange along one axis (concat_interchange needs two) reorders the blocks.
+  EXPECT_NE(report->axioms[6].detail.find("a=[1] b=[1] c=[1] d=[1]"), std::string::npos)
+      << report->axioms[6].detail;
 }
 
 TEST(ValidateTest, AnInjectedWrongAxiomAmongTrueOnesIsTheOnlyOneReported) {

@@ -457,8 +457,9 @@ TEST(DnnlOpsTest, DataMovement) {
 }
 
 // Slice with unit steps runs as a reorder of the sub-tensor: channel halves of a blocked
-// convolution output (ShuffleNet's split; 6 channels: not whole blocks), a negative start, the last
-// axis with axes omitted, ends past the dimension; a step of 2 runs on the reference kernel.
+// convolution output (ShuffleNet's split; 6 channels: not whole blocks; imported as the slice
+// operator), a negative start, the last axis with axes omitted (an ONNX Slice of four axes), ends
+// past the dimension; a step of 2 runs on the reference kernel.
 TEST(DnnlOpsTest, Slices) {
   ModelBuilder b;
   b.Input("x", {1, 12, 4, 5}).RandomWeight("w", {12, 12, 1, 1}, 1);
