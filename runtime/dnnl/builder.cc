@@ -212,14 +212,17 @@ void KernelBuilder::Read(int arg, int id, const Desc& want) {
     Fixed(arg, ConstantMemory(*data, PlainDesc(DimsOf(want)), want));
     return;
   }
-  if (s.desc != want && IsPlain(s.desc) && IsPlain(want) && s.desc.get_size() == want.get_size()) {
+  // Row-major in either element type: the same data under other dims is a view.
+  auto row_major = [](const Desc& d) { return d == PlainDesc(DimsOf(d), d.data_type()); };
+  if (s.desc != want && row_major(s.desc) && row_major(want) &&
+      s.desc.data_type() == want.data_type() && s.desc.get_size() == want.get_size()) {
     View(arg, want);  // the same row-major data under other dims (rank padding, reshape)
     step_.slot_args.push_back({arg, id});
     step_.reads.push_back(id);
     return;
   }
-  if (DimsOf(want) != DimsOf(s.desc) && IsPlain(want)) {
-    int cid = Converted(id, PlainDesc(DimsOf(s.desc)));
+  if (DimsOf(want) != DimsOf(s.desc) && row_major(want)) {
+    int cid = Converted(id, PlainDesc(DimsOf(s.desc), want.data_type()));
     View(arg, want);
     step_.slot_args.push_back({arg, cid});
     step_.reads.push_back(cid);

@@ -6,6 +6,16 @@
 namespace verisub::runtime::dnnl_backend {
 namespace {
 
+// oneDNN's effective ISA is AVX-512 or later: its matmul is brgemm-based.
+bool BrgemmCpu() {
+  static const bool brgemm = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core || isa == dnnl::cpu_isa::avx512_core_vnni ||
+           isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return brgemm;
+}
+
 std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank) {
   d.insert(d.begin(), rank - d.size(), 1);
   return d;
@@ -19,9 +29,21 @@ Status MatmulKernel(KernelBuilder& b) {
   const auto& yd = b.dims(grp.output);
   if (b.dims(a).size() < 2 || b.dims(w).size() < 2 || yd.size() < 2)
     return Unimplemented("matmul: rank below 2");
-  const size_t rank = yd.size();
+  size_t rank = yd.size();
   std::vector<int64_t> ad = PadRank(b.dims(a), rank), wd = PadRank(b.dims(w), rank);
   const int64_t cols = yd.back();
+  // A matrix right-hand side shared by a batch ([..., M, K] x [K, N]: a transformer's
+  // projections, PyTorch's [seq, 1, embed] layout) is one GEMM of every row: [rows, K] x [K, N]
+  // over the same buffers. As a batch it was 128 products of one row each (BERT's QKV
+  // projection, 128x1x768 by 768x2304).
+  std::vector<int64_t> yview = yd;
+  if (b.dims(w).size() == 2 && rank >= 3) {
+    const int64_t rows = CountElements(yd) / cols;
+    ad = {rows, ad.back()};
+    wd = b.dims(w);
+    yview = {rows, cols};
+    rank = 2;
+  }
   std::vector<float> bias;
   for (const PostOp& op : grp.post_ops) {
     if (op.kind != PostOp::kBias) continue;
@@ -34,10 +56,15 @@ Status MatmulKernel(KernelBuilder& b) {
   // Operands and result in the output's type (bfloat16 where assigned), the bias float32.
   const memory::data_type type = b.OutputType(grp.output);
   Desc a_md = PlainDesc(ad, type);
-  // Constant weights column-major: oneDNN 2.6's avx2 matmul is gemm-based and picks row-major for
-  // `any`; column-major measured 15-25% faster on BERT's projections.
-  Desc w_md = weights ? *LayoutDesc(wd, specs::Layout::kColMajor, type) : PlainDesc(wd, type);
-  Desc y_md = PlainDesc(yd, type);
+  // Constant weights: oneDNN 2.6's avx2 matmul is gemm-based and picks row-major for `any`;
+  // column-major measured 15-25% faster there on BERT's projections. From AVX-512 on its matmul
+  // is brgemm-based and `any` packs the weights into its blocked format once, at prepare time:
+  // column-major there made every call repack them (BERT's 768x768 projections 3.0 ms, 50
+  // GFLOP/s, on one AVX-512 core).
+  Desc w_md = !weights      ? PlainDesc(wd, type)
+              : BrgemmCpu() ? Desc(memory::dims(wd.begin(), wd.end()), type, memory::format_tag::any)
+                            : *LayoutDesc(wd, specs::Layout::kColMajor, type);
+  Desc y_md = PlainDesc(yview, type);
   std::vector<int64_t> bd(rank, 1);
   bd.back() = cols;
   Desc b_md = PlainDesc(bd);
@@ -54,9 +81,10 @@ Status MatmulKernel(KernelBuilder& b) {
   if (!bias.empty()) b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(bias, b_md, b_md));
   int addend = SumAddend(grp);
   if (addend != kNoValue)
-    b.WriteAccumulating(DNNL_ARG_DST, grp.output, y_md, addend);
+    b.WriteAccumulating(DNNL_ARG_DST, grp.output, PlainDesc(yd, type), addend);
   else
-    b.Write(DNNL_ARG_DST, grp.output, y_md);
+    b.Write(DNNL_ARG_DST, grp.output, PlainDesc(yd, type));
+  if (yview != yd) b.View(DNNL_ARG_DST, y_md);
   b.Emit(dnnl::matmul(pd));
   return Status::Ok();
 }

@@ -140,6 +140,19 @@ TEST(SessionTest, JointIsNeverWorseThanRewritesThenLayouts) {
   }
 }
 
+// Runs `s` and the reference executor on the original model's graph, same inputs.
+void RunWithReference(Session& s, const char* model, std::vector<HostTensor>* out,
+                      std::vector<HostTensor>* ref) {
+  auto original = runtime::ImportOnnxFile(model);
+  ASSERT_TRUE(original.ok()) << original.status().message();
+  auto in = Inputs(*original);
+  auto o = s.Run(in);
+  auto r = runtime::Execute(*original, in);
+  ASSERT_TRUE(o.ok() && r.ok());
+  *out = std::move(*o);
+  *ref = std::move(*r);
+}
+
 double RelativeNormError(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
   double worst = 0;
   for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
@@ -180,13 +193,9 @@ TEST(SessionTest, Bfloat16PrecisionStaysWithinItsBudget) {
   EXPECT_GT(p->reduced_values, 0);
   EXPECT_LE(p->error, options.precision_budget);
   EXPECT_LT(p->cost_us, p->float32_cost_us);
-  auto original = runtime::ImportOnnxFile("data/models/small_resnet.onnx");
-  ASSERT_TRUE(original.ok());
-  auto in = Inputs(*original);
-  auto out = (*s)->Run(in);
-  auto ref = runtime::Execute(*original, in);
-  ASSERT_TRUE(out.ok() && ref.ok());
-  const double error = RelativeNormError(*out, *ref);
+  std::vector<HostTensor> out, ref;
+  RunWithReference(**s, "data/models/small_resnet.onnx", &out, &ref);
+  const double error = RelativeNormError(out, ref);
   EXPECT_GT(error, 0) << "nothing ran in bfloat16";
   // The budget was checked on emulated bf16 storage; oneDNN's kernels sum in another order.
   EXPECT_LT(error, 2 * options.precision_budget);
@@ -196,9 +205,9 @@ TEST(SessionTest, Bfloat16PrecisionStaysWithinItsBudget) {
   auto exact = Session::Create("data/models/small_resnet.onnx", options);
   ASSERT_TRUE(exact.ok()) << exact.status().message();
   EXPECT_EQ((*exact)->precision_report()->reduced_values, 0);
-  auto same = (*exact)->Run(in);
-  ASSERT_TRUE(same.ok());
-  EXPECT_LT(MaxRelDiff(*same, *ref), 1e-4);
+  std::vector<HostTensor> same;
+  RunWithReference(**exact, "data/models/small_resnet.onnx", &same, &ref);
+  EXPECT_LT(MaxRelDiff(same, ref), 1e-4);
 
   options.layout = "backend";
   auto wrong = Session::Create("data/models/small_resnet.onnx", options);
@@ -221,13 +230,9 @@ TEST(SessionTest, OptimizesWithTheShippedRules) {
   ASSERT_TRUE((*s)->optimize_report());
   EXPECT_EQ((*s)->optimize_report()->cost_model, "cpu-measured:onednn:t1");
   EXPECT_NE((*s)->cost_summary().find(" measured in "), std::string::npos) << (*s)->cost_summary();
-  auto original = runtime::ImportOnnxFile("data/models/small_resnet.onnx");
-  ASSERT_TRUE(original.ok());
-  auto in = Inputs(*original);
-  auto out = (*s)->Run(in);
-  auto ref = runtime::Execute(*original, in);
-  ASSERT_TRUE(out.ok() && ref.ok());
-  EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4);
+  std::vector<HostTensor> out, ref;
+  RunWithReference(**s, "data/models/small_resnet.onnx", &out, &ref);
+  EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
 }
 
 TEST(SessionTest, ReferenceBackendAndErrors) {
