@@ -142,7 +142,8 @@ bench-run: configure dev-models ort
 # with costs measured on this CPU at COST_THREADS kernel threads; each run adds what it measured to
 # data/costs/<engine>-<version>-<isa>-t<threads>-<cpu>.costs.txt (COST_TABLES_FRESH=1 starts from
 # an empty table, to time a measurement from scratch). COST_LAYOUTS=1 also measures what the
-# layout DP asks (convolutions and pools per output layout, reorders): verisub-run --layout dp.
+# layout DP asks (convolutions and pools per output layout, reorders): verisub-run --layout dp,
+# and on CPUs with native bf16 kernels the same in bfloat16 (--precision bf16).
 COST_THREADS ?= 1 2
 COST_LAYOUTS ?= 1
 .PHONY: cost-tables
@@ -159,6 +160,10 @@ cost-tables: configure dev-models
 	  $(BUILD)/rewriter/verisub-run $$m --layout dp --threads $$t --runs 1 --warmup 0 \
 	    $(if $(COST_TABLES_FRESH),--cost-cache $(BUILD)/fresh-costs,--cost-cache data/costs) \
 	    | grep -E '^costs:' || exit 1; \
+	  out=$$($(BUILD)/rewriter/verisub-run $$m --layout dp --precision bf16 --threads $$t --runs 1 \
+	    --warmup 0 $(if $(COST_TABLES_FRESH),--cost-cache $(BUILD)/fresh-costs,--cost-cache data/costs) 2>&1); \
+	  echo "$$out" | grep -q 'no native bfloat16' && continue; \
+	  echo "$$out" | grep -E '^(costs|precision):' || { echo "$$out" | tail -3; exit 1; }; \
 	done; done; echo "cost-tables: $$(( $$(date +%s) - start )) s in all"
 
 # Layout DP benchmark: every model in $(BUILD)/models (written by verisub-models) and DenseNet-121,

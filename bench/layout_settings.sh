@@ -14,7 +14,7 @@ run="$build/rewriter/verisub-run"
 ls "$dir"/*.onnx > /dev/null 2>&1 || { echo "layout_settings: no .onnx in $dir (make dev-models)" >&2; exit 1; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-settings="rewrites:--optimize layouts:--layout=dp rewrites+layouts:--optimize,--layout=dp joint:--layout=joint"
+settings="rewrites:--optimize,--layout=backend layouts:--layout=dp rewrites+layouts:--optimize,--layout=dp joint:--layout=joint"
 first=$(ls "$dir"/*.onnx | head -1)
 bf16="joint, bf16"
 if "$run" "$first" --layout dp --precision bf16 --runs 1 --warmup 0 > "$tmp/probe" 2>&1; then

@@ -133,8 +133,16 @@ Status DnnlPrepared::PlanBuffers() {
     if (s.host || s.constant || IsPlain(s.desc)) {
       output_reorders_.push_back(std::nullopt);
     } else {
-      output_reorders_.push_back(dnnl::reorder(
-          dnnl::reorder::primitive_desc(engine_, s.desc, engine_, PlainDesc(s.dims))));
+      try {
+        output_reorders_.push_back(dnnl::reorder(
+            dnnl::reorder::primitive_desc(engine_, s.desc, engine_, PlainDesc(s.dims))));
+      } catch (const dnnl::error& e) {
+        return InternalError("output '" + s.name + "': no oneDNN reorder from its storage (" +
+                             std::to_string(s.desc.data.ndims) + " dims, type " +
+                             std::to_string(static_cast<int>(s.desc.data_type())) + ", " +
+                             std::to_string(s.desc.get_size()) + " bytes) to row-major float32 " +
+                             DimsToString(s.dims) + ": " + e.what());
+      }
     }
   }
   return Status::Ok();
