@@ -64,7 +64,8 @@ Status RunDp(const rewriter::LayoutProblem& p, const rewriter::LayoutDpOptions& 
 
 void PrintHeader() {
   std::printf(
-      "| model | nodes | build ms | width given | width used | states peak | states mean | bf16 values "
+      "| model | nodes | build ms | width given | width used | states peak | states mean | bf16 "
+      "values "
       "| DP ms | DP cpu ms | pruned dom/thr/par/beam | plain us | DP us | speedup | proven exact "
       "| exact cpu ms | exact peak | exact us | gap %% | bound gap %% |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -116,7 +117,8 @@ int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
   else
     std::snprintf(exact, sizeof exact, "%.2f | %d (budget) | - | -", exact_cpu_ms, re.peak_states);
   std::printf(
-      "| %s | %d | %.1f | %d | %d | %d | %.1f | %d | %.2f | %.2f | %lld/%lld/%lld/%lld | %.1f | %.1f | "
+      "| %s | %d | %.1f | %d | %d | %d | %.1f | %d | %.2f | %.2f | %lld/%lld/%lld/%lld | %.1f | "
+      "%.1f | "
       "%.3f | "
       "%s | %s | %.3f |\n",
       name.c_str(), rp.nodes, build_ms, rp.given_max_cut_width, rp.max_cut_width, rp.peak_states,
@@ -204,9 +206,8 @@ int main(int argc, char** argv) {
   std::printf(
       "layout DP, analytic layout costs on %s%s; pruned: threshold %g, pareto %s, beam %d; "
       "exact: threshold and pareto off, beam %d\n",
-      s.device.c_str(),
-      precision, s.pruned.threshold, s.pruned.pareto ? "on" : "off", s.pruned.max_states,
-      s.exact.max_states);
+      s.device.c_str(), precision, s.pruned.threshold, s.pruned.pareto ? "on" : "off",
+      s.pruned.max_states, s.exact.max_states);
   PrintHeader();
   int rc = 0;
   for (const std::string& path : models) {

@@ -67,11 +67,10 @@ int main(int argc, char** argv) {
       std::printf("bench-opt: no .onnx files in '%s'; skipping\n", dir.c_str());
       return 0;
     }
-    std::string flags = "--rules '" + rules_path + "' --budget " +
-                        std::to_string(options.search.budget) + " --device " + options.device +
-                        " --check-factor " + std::to_string(check_factor) +
-                        (allow_unproved ? " --allow-unproved" : "") +
-                        (no_reverse ? " --no-reverse" : "");
+    std::string flags =
+        "--rules '" + rules_path + "' --budget " + std::to_string(options.search.budget) +
+        " --device " + options.device + " --check-factor " + std::to_string(check_factor) +
+        (allow_unproved ? " --allow-unproved" : "") + (no_reverse ? " --no-reverse" : "");
     std::printf("rules: %s%s, device %s, alpha %.2f, budget %d, time limit %.0f s\n\n",
                 rules_path.c_str(), no_reverse ? " (as stated only)" : " (and right to left)",
                 options.device.c_str(), options.search.alpha, options.search.budget,

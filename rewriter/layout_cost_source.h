@@ -40,8 +40,7 @@ class LayoutCostSource {
                                                    const runtime::Node& node,
                                                    std::span<const Format> inputs,
                                                    std::span<const Format> outputs) const;
-  virtual double FormatConversionCostUs(const runtime::Value& value, Format from,
-                                        Format to) const;
+  virtual double FormatConversionCostUs(const runtime::Value& value, Format from, Format to) const;
 };
 
 // The precision of `node`'s data slots (activation inputs and outputs; weights and omitted inputs

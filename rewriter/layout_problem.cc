@@ -1,10 +1,10 @@
 // Structure checks and the reference pricing of a layout assignment.
 #include "rewriter/layout_problem.h"
 
-#include "rewriter/layout_cost_source.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include "rewriter/layout_cost_source.h"
 
 namespace verisub::rewriter {
 namespace {
@@ -58,7 +58,8 @@ std::optional<Precision> DataPrecision(const runtime::Graph& g, const runtime::N
     if (!precision) precision = f.precision;
     mixed |= *precision != f.precision;
   };
-  for (size_t k = 0; k < inputs.size() && k < node.inputs.size(); ++k) see(node.inputs[k], inputs[k]);
+  for (size_t k = 0; k < inputs.size() && k < node.inputs.size(); ++k)
+    see(node.inputs[k], inputs[k]);
   for (size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
     see(node.outputs[k], outputs[k]);
   if (mixed) return std::nullopt;
@@ -134,14 +135,12 @@ Status CheckLayoutProblem(const LayoutProblem& p) {
       for (size_t k = 0; k < c.inputs.size(); ++k)
         if (!IsCandidate(p.values[n.inputs[k]], c.inputs[k]))
           return InvalidArgument("layout problem: node '" + n.name + "' reads '" +
-                                 p.values[n.inputs[k]].name + "' in " +
-                                 FormatName(c.inputs[k]) +
+                                 p.values[n.inputs[k]].name + "' in " + FormatName(c.inputs[k]) +
                                  ", not one of its candidate layouts");
       for (size_t k = 0; k < c.outputs.size(); ++k)
         if (!IsCandidate(p.values[n.outputs[k]], c.outputs[k]))
           return InvalidArgument("layout problem: node '" + n.name + "' writes '" +
-                                 p.values[n.outputs[k]].name + "' in " +
-                                 FormatName(c.outputs[k]) +
+                                 p.values[n.outputs[k]].name + "' in " + FormatName(c.outputs[k]) +
                                  ", not one of its candidate layouts");
     }
   }
@@ -171,8 +170,7 @@ double EvaluateChoices(const LayoutProblem& p, const std::vector<int>& choice) {
     const LayoutProblemNode& n = p.nodes[i];
     const LayoutChoice& c = n.choices[choice[i]];
     total += c.cost_us;
-    for (size_t k = 0; k < n.inputs.size(); ++k)
-      needed[n.inputs[k]] |= 1u << c.inputs[k].index();
+    for (size_t k = 0; k < n.inputs.size(); ++k) needed[n.inputs[k]] |= 1u << c.inputs[k].index();
   }
   for (size_t v = 0; v < p.values.size(); ++v) {
     if (p.values[v].graph_output) needed[v] |= 1u << Format().index();
@@ -186,10 +184,9 @@ double EvaluateChoices(const LayoutProblem& p, const std::vector<int>& choice) {
 int PlainChoice(const LayoutProblemNode& n) {
   for (size_t c = 0; c < n.choices.size(); ++c) {
     const LayoutChoice& ch = n.choices[c];
-    bool plain = std::all_of(ch.inputs.begin(), ch.inputs.end(),
-                             [](Format l) { return l == Format(); }) &&
-                 std::all_of(ch.outputs.begin(), ch.outputs.end(),
-                             [](Format l) { return l == Format(); });
+    bool plain =
+        std::all_of(ch.inputs.begin(), ch.inputs.end(), [](Format l) { return l == Format(); }) &&
+        std::all_of(ch.outputs.begin(), ch.outputs.end(), [](Format l) { return l == Format(); });
     if (plain) return static_cast<int>(c);
   }
   return -1;

@@ -29,7 +29,7 @@ inline constexpr double kInfiniteCost = std::numeric_limits<double>::infinity();
 struct LayoutChoice {
   std::vector<Format> inputs;   // per input slot of the problem node
   std::vector<Format> outputs;  // per output slot
-  double cost_us = 0;                  // kernel time in these layouts
+  double cost_us = 0;           // kernel time in these layouts
 };
 
 struct LayoutProblemValue {

@@ -140,9 +140,9 @@ double MeasuredLayoutCosts::FormatConversionCostUs(const runtime::Value& value, 
     return ConversionCostUs(value, from.layout, to.layout);
   if (from == to) return 0;
   if (value.elem_type == runtime::kFloat && value.StaticShape()) {
-    auto t = model_->ReorderUs(value.dims, from.layout, to.layout,
-                               from.precision == Precision::kBf16,
-                               to.precision == Precision::kBf16);
+    auto t =
+        model_->ReorderUs(value.dims, from.layout, to.layout, from.precision == Precision::kBf16,
+                          to.precision == Precision::kBf16);
     if (t.ok()) return *t;
   }
   // Not measurable (no static shape, too large): a pass over both copies at the analytic

@@ -36,8 +36,7 @@ class MeasuredLayoutCosts : public LayoutCostSource {
   std::optional<double> FormatKernelCostUs(const runtime::Graph& g, const runtime::Node& node,
                                            std::span<const Format> inputs,
                                            std::span<const Format> outputs) const override;
-  double FormatConversionCostUs(const runtime::Value& value, Format from,
-                                Format to) const override;
+  double FormatConversionCostUs(const runtime::Value& value, Format from, Format to) const override;
 
  private:
   const runtime::MeasuredCpuCostModel* model_;

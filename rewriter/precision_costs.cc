@@ -162,8 +162,8 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
   r = PrecisionReport();
   LayoutSpaceOptions float32_space = space;
   float32_space.precisions.clear();
-  VERISUB_ASSIGN_OR_RETURN(LayoutAssignment f32, AssignLayouts(g, costs, options, &r.dp,
-                                                               float32_space));
+  VERISUB_ASSIGN_OR_RETURN(LayoutAssignment f32,
+                           AssignLayouts(g, costs, options, &r.dp, float32_space));
   const LayoutDpReport f32_dp = r.dp;
   r.float32_cost_us = f32.cost_us;
   r.cost_us = f32.cost_us;

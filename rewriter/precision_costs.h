@@ -61,8 +61,7 @@ class ReducedPrecisionCosts : public LayoutCostSource {
   std::optional<double> FormatKernelCostUs(const runtime::Graph& g, const runtime::Node& node,
                                            std::span<const Format> inputs,
                                            std::span<const Format> outputs) const override;
-  double FormatConversionCostUs(const runtime::Value& value, Format from,
-                                Format to) const override;
+  double FormatConversionCostUs(const runtime::Value& value, Format from, Format to) const override;
 
  private:
   const LayoutCostSource* base_;
@@ -86,11 +85,11 @@ struct PrecisionBudget {
 };
 
 struct PrecisionReport {
-  int rounds = 0;            // assignments solved and checked
-  int reduced_values = 0;    // values stored reduced in the kept assignment
-  int reverted_values = 0;   // kept float32 because the budget was exceeded
-  double error = 0;          // of the kept assignment
-  double cost_us = 0;        // of the kept assignment
+  int rounds = 0;              // assignments solved and checked
+  int reduced_values = 0;      // values stored reduced in the kept assignment
+  int reverted_values = 0;     // kept float32 because the budget was exceeded
+  double error = 0;            // of the kept assignment
+  double cost_us = 0;          // of the kept assignment
   double float32_cost_us = 0;  // the best assignment without reduced precision
   LayoutDpReport dp;           // the DP's report on the kept assignment
 };
@@ -100,11 +99,8 @@ struct PrecisionReport {
 // than the budget, keep float32 for half of the values still stored reduced (those nearest the
 // outputs first: their rounding reaches the outputs undamped) and solve again. Ends, at worst,
 // with every value float32. `report` may be null.
-StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const runtime::Graph& g,
-                                                     const LayoutCostSource& costs,
-                                                     const LayoutDpOptions& options,
-                                                     const LayoutSpaceOptions& space,
-                                                     const PrecisionBudget& budget,
-                                                     PrecisionReport* report);
+StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(
+    const runtime::Graph& g, const LayoutCostSource& costs, const LayoutDpOptions& options,
+    const LayoutSpaceOptions& space, const PrecisionBudget& budget, PrecisionReport* report);
 
 }  // namespace verisub::rewriter

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "ruledb/rule.h"
 #include "specs/op_spec.h"
-#include "base/status.h"
 
 namespace verisub::rewriter {
 

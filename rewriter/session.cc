@@ -45,7 +45,8 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
     return InvalidArgument("unknown precision '" + options.precision + "' (f32 or bf16)");
   const bool bf16 = options.precision == "bf16";
   if (bf16 && layout != "dp" && layout != "joint")
-    return InvalidArgument("precision bf16 is chosen by the layout DP: it needs layout dp or joint");
+    return InvalidArgument(
+        "precision bf16 is chosen by the layout DP: it needs layout dp or joint");
   if (layout == "backend") return out;
   if (layout == "plain") {
     out.layouts.assign(g.num_values(), specs::Layout::kPlain);
@@ -90,7 +91,8 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
   out.layouts = runtime::ValueLayouts(*graph);
   out.storage_types.assign(g.num_values(), 0);
   for (int v = 0; v < g.num_values(); ++v)
-    if (a->value_precisions[v] == rewriter::Precision::kBf16) out.storage_types[v] = runtime::kBfloat16;
+    if (a->value_precisions[v] == rewriter::Precision::kBf16)
+      out.storage_types[v] = runtime::kBfloat16;
   out.dp = report.dp;
   out.precision = report;
   return out;

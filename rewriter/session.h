@@ -13,8 +13,8 @@
 #include "rewriter/cost_source.h"
 #include "rewriter/joint.h"
 #include "rewriter/layout_dp.h"
-#include "rewriter/precision_costs.h"
 #include "rewriter/optimize.h"
+#include "rewriter/precision_costs.h"
 #include "runtime/backend.h"
 #include "runtime/graph.h"
 #include "runtime/host_tensor.h"
@@ -48,8 +48,8 @@ struct SessionOptions {
   // kernels timed on this CPU with the measured costs; the synthetic table of
   // rewriter/precision_costs.h with analytic ones), as long as the outputs stay within
   // `precision_budget` of float32 (relative error ||bf16 - f32|| / ||f32|| of every output,
-  // checked on the reference executor with bfloat16 storage emulated). Needs a CPU with native bfloat16
-  // kernels (avx512_core_bf16).
+  // checked on the reference executor with bfloat16 storage emulated). Needs a CPU with native
+  // bfloat16 kernels (avx512_core_bf16).
   std::string precision = "f32";
   double precision_budget = 1e-2;
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).

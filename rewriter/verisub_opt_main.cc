@@ -201,8 +201,8 @@ int main(int argc, char** argv) {
   Status st;
   if (layout == "dp") {
     LayoutCostsFor layout_costs(options.cost_model);
-    st = OptimizeJointly(*original, **rule_set, options, layout_costs.costs(), &optimized,
-                         &report, &joint);
+    st = OptimizeJointly(*original, **rule_set, options, layout_costs.costs(), &optimized, &report,
+                         &joint);
   } else {
     st = verify ? Optimize(*original, **rule_set, options, &optimized, &report)
                 : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);

@@ -172,13 +172,14 @@ int main(int argc, char** argv) {
                 r.search.cost_before_us, r.search.cost_after_us);
   }
   if (const auto& j = s.joint_choice())
-    std::printf("joint:    layout-DP cost %.1f us (joint search) vs %.1f us (rewrites only): kept %s\n",
-                j->joint_cost_us, j->sequential_cost_us,
-                j->kept_sequential ? "rewrites only" : "joint");
+    std::printf(
+        "joint:    layout-DP cost %.1f us (joint search) vs %.1f us (rewrites only): kept %s\n",
+        j->joint_cost_us, j->sequential_cost_us, j->kept_sequential ? "rewrites only" : "joint");
   if (const auto& l = s.layout_report())
-    std::printf("layouts:  DP cost %.1f us (all plain %.1f us), %d nodes, peak %d states, %.1f ms%s\n",
-                l->cost_us, l->cost_plain_us, l->nodes, l->peak_states, l->build_ms + l->time_ms,
-                l->exact ? ", exact" : "");
+    std::printf(
+        "layouts:  DP cost %.1f us (all plain %.1f us), %d nodes, peak %d states, %.1f ms%s\n",
+        l->cost_us, l->cost_plain_us, l->nodes, l->peak_states, l->build_ms + l->time_ms,
+        l->exact ? ", exact" : "");
   if (!s.layout_note().empty()) std::printf("layouts:  %s\n", s.layout_note().c_str());
   if (const auto& p = s.precision_report())
     std::printf(

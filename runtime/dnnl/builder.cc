@@ -2,10 +2,10 @@
 // registry.
 #include "runtime/dnnl/builder.h"
 
-#include "runtime/dnnl/dnnl_backend.h"
-
 #include <algorithm>
 #include <cstring>
+
+#include "runtime/dnnl/dnnl_backend.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {

@@ -129,12 +129,13 @@ class DnnlBackend : public Backend {
       if (any && !HasBf16Kernels())
         return FailedPrecondition(
             "bfloat16 storage: oneDNN has no native bfloat16 kernels on this CPU (it needs "
-            "avx512_core_bf16; this one is " + CpuIsaName() + ")");
+            "avx512_core_bf16; this one is " +
+            CpuIsaName() + ")");
       d.bf16.assign(fg.num_values(), 0);
       for (int v = 0; v < fg.num_values(); ++v)
         if (auto it = by_name.find(fg.value(v).name); it != by_name.end())
-          d.bf16[v] = it->second == kBfloat16 && fg.value(v).elem_type == kFloat &&
-                      !fg.value(v).constant;
+          d.bf16[v] =
+              it->second == kBfloat16 && fg.value(v).elem_type == kFloat && !fg.value(v).constant;
     }
     for (int v = 0; v < fg.num_values(); ++v) {
       const Value& val = fg.value(v);

@@ -61,9 +61,10 @@ Status MatmulKernel(KernelBuilder& b) {
   // is brgemm-based and `any` packs the weights into its blocked format once, at prepare time:
   // column-major there made every call repack them (BERT's 768x768 projections 3.0 ms, 50
   // GFLOP/s, on one AVX-512 core).
-  Desc w_md = !weights      ? PlainDesc(wd, type)
-              : BrgemmCpu() ? Desc(memory::dims(wd.begin(), wd.end()), type, memory::format_tag::any)
-                            : *LayoutDesc(wd, specs::Layout::kColMajor, type);
+  Desc w_md = !weights ? PlainDesc(wd, type)
+              : BrgemmCpu()
+                  ? Desc(memory::dims(wd.begin(), wd.end()), type, memory::format_tag::any)
+                  : *LayoutDesc(wd, specs::Layout::kColMajor, type);
   Desc y_md = PlainDesc(yview, type);
   std::vector<int64_t> bd(rank, 1);
   bd.back() = cols;

@@ -269,8 +269,9 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
     for (int v = 0; v < one.num_values(); ++v)
       if (!one.value(v).constant && one.value(v).elem_type == kFloat) storage[v] = kBfloat16;
   }
-  const std::string full_key = key + members_key + " @out=" +
-                               std::string(specs::LayoutName(output_layout)) + (bf16 ? " @bf16" : "");
+  const std::string full_key = key + members_key +
+                               " @out=" + std::string(specs::LayoutName(output_layout)) +
+                               (bf16 ? " @bf16" : "");
   const double estimate = bytes / (15.0 * 1e3);  // cpu-2core bandwidth: a pass over memory
   if (bytes > kMaxMeasuredBytes) return estimate;
   return Cached(
@@ -300,8 +301,8 @@ StatusOr<double> MeasuredCpuCostModel::ReorderUs(const std::vector<int64_t>& dim
   const double bytes =
       ((from_bf16 ? 2.0 : 4.0) + (to_bf16 ? 2.0 : 4.0)) * static_cast<double>(CountElements(dims));
   const std::string key = "reorder " + DimsToString(dims) + " " +
-                          std::string(specs::LayoutName(from)) + (from_bf16 ? ":bf16" : "") +
-                          "->" + std::string(specs::LayoutName(to)) + (to_bf16 ? ":bf16" : "");
+                          std::string(specs::LayoutName(from)) + (from_bf16 ? ":bf16" : "") + "->" +
+                          std::string(specs::LayoutName(to)) + (to_bf16 ? ":bf16" : "");
   if (bytes > kMaxMeasuredBytes) return bytes / (15.0 * 1e3);
   return Cached(
       key,

@@ -81,9 +81,8 @@ class MeasuredCpuCostModel : public CostModel {
   // A tensor of `dims` converted from one layout (and element type: float32, or bfloat16 when
   // the flag says) to another by oneDNN's reorder, table-cached ("reorder [dims] from->to",
   // a bfloat16 side marked ":bf16").
-  StatusOr<double> ReorderUs(const std::vector<int64_t>& dims, specs::Layout from,
-                             specs::Layout to, bool from_bf16 = false,
-                             bool to_bf16 = false) const;
+  StatusOr<double> ReorderUs(const std::vector<int64_t>& dims, specs::Layout from, specs::Layout to,
+                             bool from_bf16 = false, bool to_bf16 = false) const;
 
   // A copy of the table as it is now (known and measured entries).
   CostTable table() const;

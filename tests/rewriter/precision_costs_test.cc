@@ -144,7 +144,8 @@ TEST(PrecisionFactorsTest, ParsesAndRefuses) {
   EXPECT_DOUBLE_EQ(f->memory_factor, PrecisionFactors().memory_factor);
   EXPECT_DOUBLE_EQ(f->cast_gbps, 20);
   EXPECT_TRUE(ParsePrecisionFactors("").ok());
-  for (const char* bad : {"speed=2", "compute", "compute=", "compute=0", "memory=-1", "memory=1x"}) {
+  for (const char* bad :
+       {"speed=2", "compute", "compute=", "compute=0", "memory=-1", "memory=1x"}) {
     auto r = ParsePrecisionFactors(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find(bad), std::string::npos) << r.status().message();

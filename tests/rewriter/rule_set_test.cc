@@ -65,8 +65,8 @@ ruledb::Rule Parsed(const std::string& text) {
 }
 
 TEST(RuleSetTest, ARuleWhoseTargetIsAPatternIsReversed) {
-  auto rev = ReverseRule(
-      Parsed("(ewmul (ewadd ?a ?b) ?c) => (ewadd (ewmul ?a ?c) (ewmul ?b ?c)) where ?a:2 ?b:2 ?c:2"));
+  auto rev = ReverseRule(Parsed(
+      "(ewmul (ewadd ?a ?b) ?c) => (ewadd (ewmul ?a ?c) (ewmul ?b ?c)) where ?a:2 ?b:2 ?c:2"));
   ASSERT_TRUE(rev.has_value());
   EXPECT_EQ(rev->ToText(),
             "(ewadd (ewmul ?a ?b) (ewmul ?c ?b)) => (ewmul (ewadd ?a ?c) ?b) where ?a:2 ?b:2 ?c:2");
@@ -78,12 +78,14 @@ TEST(RuleSetTest, ARuleWhoseTargetIsAPatternIsReversed) {
   // the target (it would match every value).
   EXPECT_FALSE(ReverseRule(Parsed("(ewmul ?a (const_ones ?b)) => (ewmul ?a (const_ones ?a))")));
   EXPECT_FALSE(ReverseRule(Parsed("(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a")));
-  EXPECT_FALSE(ReverseRule(Parsed(
-      "(split.0[axis=1] (concat[axis=1] ?a ?b)) ; (split.1[axis=1] (concat[axis=1] ?a ?b)) => ?a ; ?b")));
+  EXPECT_FALSE(
+      ReverseRule(Parsed("(split.0[axis=1] (concat[axis=1] ?a ?b)) ; (split.1[axis=1] "
+                         "(concat[axis=1] ?a ?b)) => ?a ; ?b")));
 }
 
 TEST(RuleSetTest, ReversedRulesFollowTheStatedOnesAndAreNotAddedTwice) {
-  const std::string expand = "(relu (concat[axis=1] ?a ?b)) => (concat[axis=1] (relu ?a) (relu ?b))";
+  const std::string expand =
+      "(relu (concat[axis=1] ?a ?b)) => (concat[axis=1] (relu ?a) (relu ?b))";
   auto set = testing::Rules({expand, "(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a"});
   ASSERT_NE(set, nullptr);
   ASSERT_EQ(set->size(), 3);
@@ -94,7 +96,8 @@ TEST(RuleSetTest, ReversedRulesFollowTheStatedOnesAndAreNotAddedTwice) {
   EXPECT_EQ(set->rule(0).reversed_from, -1);
   EXPECT_EQ(set->rule(1).reversed_from, -1);
   EXPECT_EQ(set->rule(2).reversed_from, 0);
-  EXPECT_EQ(set->rule(2).text, "(concat[axis=1] (relu ?a) (relu ?b)) => (relu (concat[axis=1] ?a ?b))");
+  EXPECT_EQ(set->rule(2).text,
+            "(concat[axis=1] (relu ?a) (relu ?b)) => (relu (concat[axis=1] ?a ?b))");
   EXPECT_EQ(set->rule(2).root_op, specs::OpKind::kConcat);
   EXPECT_EQ(set->stats().reversed, 1);
   EXPECT_EQ(set->stats().compiled, 3);

@@ -5,8 +5,8 @@
 
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/graph_text.h"
-#include "runtime/reference_backend.h"
 #include "runtime/onnx_import.h"
+#include "runtime/reference_backend.h"
 #include "tests/runtime/dnnl/dnnl_test_util.h"
 #include "tests/runtime/test_models.h"
 
