@@ -322,6 +322,18 @@ TEST(DnnlOpsTest, MatmulAndGemm) {
     EXPECT_EQ(s.fused_nodes, 2);
   }
   {
+    // A matrix shared by the batch is one GEMM of every row viewed as [rows, K]; here with the
+    // residual add accumulated into that view and PyTorch's [seq, 1, embed] shape.
+    ModelBuilder b;
+    b.Input("a", {7, 1, 5}).Input("r", {7, 1, 6}).Output("y", {7, 1, 6});
+    b.RandomWeight("w", {5, 6}, 1).RandomWeight("bias", {6}, 2);
+    b.Node("MatMul", {"a", "w"}, {"m"});
+    b.Node("Add", {"m", "bias"}, {"s"});
+    b.Node("Add", {"s", "r"}, {"y"});
+    PrepareStats s = Check(b, "matmul_rows_residual");
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
     ModelBuilder b;  // both operands computed, batch broadcast
     b.Input("a", {2, 3, 4, 5}).Input("c", {1, 3, 5, 4}).Output("y", {2, 3, 4, 4});
     b.Node("MatMul", {"a", "c"}, {"y"});
