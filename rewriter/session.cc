@@ -203,17 +203,75 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
     options.layout = "backend";
     placement = PlaceValues(&graph_, options, cost_model);
   }
-  save_costs();
-  if (!placement.ok()) return placement.status();
+  if (!placement.ok()) {
+    save_costs();
+    return placement.status();
+  }
   prepare.layouts = std::move(placement->layouts);
   prepare.storage_types = std::move(placement->storage_types);
   layout_report_ = placement->dp;
   precision_report_ = placement->precision;
   auto prepared = backend_->Prepare(graph_, prepare);
-  if (!prepared.ok()) return prepared.status().WithContext(backend_->Name() + " backend");
+  if (!prepared.ok()) {
+    save_costs();
+    return prepared.status().WithContext(backend_->Name() + " backend");
+  }
   prepared_ = std::move(prepared).value();
+  if (precision_report_ && precision_report_->reduced_values > 0) {
+    // The DP prices kernels one by one; the whole model decides. The float32 assignment is
+    // prepared and both are timed, alternating; bf16 is kept only when it runs faster.
+    Status st = KeepFasterPrecision(options, cost_model, prepare.num_threads);
+    if (!st.ok()) {
+      save_costs();
+      return st;
+    }
+  }
+  save_costs();
   backend_name_ = backend_->Name();
   times_.prepare_s = SecondsSince(start);
+  return Status::Ok();
+}
+
+Status Session::KeepFasterPrecision(const SessionOptions& options,
+                                    const runtime::CostModel* cost_model, int num_threads) {
+  std::vector<runtime::HostTensor> inputs;
+  for (int v : graph_.inputs()) {
+    const runtime::Value& val = graph_.value(v);
+    if (!val.StaticShape()) return Status::Ok();  // nothing to time with: keep the DP's choice
+    std::vector<double> zeros(runtime::CountElements(val.dims), 0.0);
+    inputs.push_back(runtime::HostTensor::FromDoubles(val.elem_type, val.dims, zeros));
+  }
+  SessionOptions f32 = options;
+  f32.precision = "f32";
+  runtime::Graph graph = graph_;
+  auto placement = PlaceValues(&graph, f32, cost_model);
+  if (!placement.ok()) return placement.status().WithContext("float32 layouts for comparison");
+  runtime::PrepareOptions prepare;
+  prepare.num_threads = num_threads;
+  prepare.layouts = std::move(placement->layouts);
+  auto other = backend_->Prepare(graph, prepare);
+  if (!other.ok()) return other.status().WithContext(backend_->Name() + " backend (float32)");
+  std::vector<double> bf16_ms, f32_ms;
+  constexpr int kRounds = 5;
+  for (int r = 0; r <= kRounds; ++r)
+    for (int which = 0; which < 2; ++which) {
+      runtime::PreparedModel& m = which == 0 ? *prepared_ : **other;
+      auto start = std::chrono::steady_clock::now();
+      auto out = m.Run(inputs);
+      if (!out.ok()) return out.status().WithContext("timing the precisions");
+      if (r > 0) (which == 0 ? bf16_ms : f32_ms).push_back(SecondsSince(start) * 1e3);
+    }
+  std::sort(bf16_ms.begin(), bf16_ms.end());
+  std::sort(f32_ms.begin(), f32_ms.end());
+  rewriter::PrecisionReport& p = *precision_report_;
+  p.measured_bf16_ms = bf16_ms[kRounds / 2];
+  p.measured_f32_ms = f32_ms[kRounds / 2];
+  if (p.measured_f32_ms < p.measured_bf16_ms) {
+    p.kept_float32_by_timing = true;
+    graph_ = std::move(graph);
+    prepared_ = std::move(other).value();
+    layout_report_ = placement->dp;
+  }
   return Status::Ok();
 }
 

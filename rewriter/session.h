@@ -102,6 +102,10 @@ class Session {
  private:
   Session() = default;
   Status Init(runtime::Graph graph, const SessionOptions& options);
+  // With bf16 chosen by the DP: times the model with it and with the float32 layouts, keeps the
+  // faster (precision_report() says which and the times).
+  Status KeepFasterPrecision(const SessionOptions& options, const runtime::CostModel* cost_model,
+                             int num_threads);
 
   runtime::Graph graph_;
   std::unique_ptr<runtime::Backend> backend_;
