@@ -45,15 +45,18 @@ struct Settings {
 };
 
 // Best-of-N DP wall time into r->time_ms and best-of-N process CPU time into *cpu_ms (CPU time
-// is less sensitive to other processes sharing the cores); the report of the last run.
+// is less sensitive to other processes sharing the cores); the report and solution of the last
+// run (`solution` may be null).
 Status RunDp(const rewriter::LayoutProblem& p, const rewriter::LayoutDpOptions& o, int repeat,
-             rewriter::LayoutDpReport* r, double* cpu_ms) {
+             rewriter::LayoutDpReport* r, double* cpu_ms,
+             rewriter::LayoutSolution* solution = nullptr) {
   double best = 1e300, best_cpu = 1e300;
   for (int k = 0; k < repeat; ++k) {
     std::clock_t c0 = std::clock();
     auto s = rewriter::SolveLayoutProblem(p, o, r);
     std::clock_t c1 = std::clock();
     if (!s.ok()) return s.status();
+    if (solution) *solution = std::move(s).value();
     best = std::min(best, r->time_ms);
     best_cpu = std::min(best_cpu, 1000.0 * static_cast<double>(c1 - c0) / CLOCKS_PER_SEC);
   }
@@ -94,14 +97,12 @@ int Row(const std::string& name, const runtime::Graph& g, const Settings& s) {
   }
   rewriter::LayoutDpReport rp, re;
   double cpu_ms = 0, exact_cpu_ms = 0;
-  Status st = RunDp(*p, s.pruned, s.repeat, &rp, &cpu_ms);
+  rewriter::LayoutSolution solution;
+  Status st = RunDp(*p, s.pruned, s.repeat, &rp, &cpu_ms, &solution);
   int reduced = 0;
-  if (st.ok()) {
-    auto sol = rewriter::SolveLayoutProblem(*p, s.pruned, nullptr);
-    if (sol.ok())
-      for (rewriter::Format f : rewriter::StoredLayouts(*p, sol->choice))
-        reduced += f.precision != rewriter::Precision::kF32;
-  }
+  if (st.ok())
+    for (rewriter::Format f : rewriter::StoredLayouts(*p, solution.choice))
+      reduced += f.precision != rewriter::Precision::kF32;
   const bool try_exact = rp.max_cut_width <= s.exact_max_width;
   if (st.ok() && try_exact) st = RunDp(*p, s.exact, 1, &re, &exact_cpu_ms);
   if (!st.ok()) {

@@ -39,13 +39,9 @@ std::string FormatName(Format f) {
 }
 
 std::optional<std::vector<specs::Layout>> Float32Layouts(std::span<const Format> formats) {
-  std::vector<specs::Layout> layouts;
-  layouts.reserve(formats.size());
-  for (Format f : formats) {
+  for (Format f : formats)
     if (f.precision != Precision::kF32) return std::nullopt;
-    layouts.push_back(f.layout);
-  }
-  return layouts;
+  return LayoutsOf(formats);
 }
 
 std::optional<Precision> DataPrecision(const runtime::Graph& g, const runtime::Node& node,

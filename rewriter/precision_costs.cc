@@ -36,23 +36,6 @@ HostTensor RoundedToBfloat16(const HostTensor& t) {
   return HostTensor::FromDoubles(t.elem_type, t.dims, x);
 }
 
-// ||got - want|| / ||want|| over every float output (the worst output), NaN as infinity.
-double RelativeError(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want) {
-  double worst = 0;
-  for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
-    if (got[k].dims != want[k].dims || !runtime::IsFloatType(want[k].elem_type)) continue;
-    std::vector<double> x = got[k].ToDoubles(), y = want[k].ToDoubles();
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-      diff += (x[i] - y[i]) * (x[i] - y[i]);
-      norm += y[i] * y[i];
-    }
-    double e = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-    if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
-  }
-  return worst;
-}
-
 }  // namespace
 
 StatusOr<PrecisionFactors> ParsePrecisionFactors(const std::string& text) {
@@ -97,14 +80,10 @@ std::optional<double> ReducedPrecisionCosts::FormatKernelCostUs(
   // Weights and omitted inputs are given plain float32 (converted once at prepare time).
   const std::optional<Precision> precision = DataPrecision(g, node, inputs, outputs);
   if (!precision) return std::nullopt;
-  const std::vector<specs::Layout> in = LayoutsOf(inputs), out = LayoutsOf(outputs);
-  if (*precision == Precision::kF32) {
-    // Float32 throughout; a weight given in another precision is not a combination we make.
-    if (!Float32Layouts(inputs) || !Float32Layouts(outputs)) return std::nullopt;
-    return base_->KernelCostUs(g, node, in, out);
-  }
+  if (*precision == Precision::kF32)
+    return LayoutCostSource::FormatKernelCostUs(g, node, inputs, outputs);
   if (*precision != factors_.precision || !node.op) return std::nullopt;
-  auto t = base_->KernelCostUs(g, node, in, out);
+  auto t = base_->KernelCostUs(g, node, LayoutsOf(inputs), LayoutsOf(outputs));
   if (!t) return std::nullopt;
   return *t * (ComputeBound(node) ? factors_.compute_factor : factors_.memory_factor);
 }
@@ -185,7 +164,7 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
     if (reduced.empty()) break;  // nothing reduced: the float32 answer
     auto out = ExecuteInPrecisions(g, a, inputs);
     if (!out.ok()) return out.status().WithContext("precision budget: emulated run");
-    const double error = RelativeError(*out, *reference);
+    const double error = RelativeOutputError(*out, *reference);
     if (error <= budget.max_error && a.cost_us < f32.cost_us) {
       r.reduced_values = static_cast<int>(reduced.size());
       r.error = error;

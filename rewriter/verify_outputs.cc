@@ -44,6 +44,23 @@ Status CompareInterface(const Graph& a, const Graph& b, VerifyReport* report) {
 
 }  // namespace
 
+double RelativeOutputError(const std::vector<HostTensor>& got,
+                           const std::vector<HostTensor>& want) {
+  double worst = 0;
+  for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
+    if (got[k].dims != want[k].dims || !runtime::IsFloatType(want[k].elem_type)) continue;
+    std::vector<double> x = got[k].ToDoubles(), y = want[k].ToDoubles();
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      diff += (x[i] - y[i]) * (x[i] - y[i]);
+      norm += y[i] * y[i];
+    }
+    double e = std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+    if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
+  }
+  return worst;
+}
+
 StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& g, std::mt19937_64* rng) {
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   std::vector<HostTensor> inputs;

@@ -37,6 +37,12 @@ struct VerifyReport {
 StatusOr<std::vector<runtime::HostTensor>> RandomInputs(const runtime::Graph& g,
                                                         std::mt19937_64* rng);
 
+// The relative error of outputs against reference ones: ||got - want|| / ||want|| of each float
+// output, the worst of them (NaN counts as infinity; outputs of other shapes are skipped). The
+// usual accuracy measure of reduced-precision inference.
+double RelativeOutputError(const std::vector<runtime::HostTensor>& got,
+                           const std::vector<runtime::HostTensor>& want);
+
 // Ok when every output agrees (names, order, shapes and values); otherwise an error naming the
 // output, the element and both values (report->outcome kDifferent), or saying why the graphs
 // could not be run (kCouldNotRun). Inputs are uniform in [-1, 1] for floating types and 0 for

@@ -17,6 +17,7 @@
 #include "base/flags.h"
 #include "onnx/onnx_pb.h"
 #include "rewriter/session.h"
+#include "rewriter/verify_outputs.h"
 #include "runtime/input_shapes.h"
 #include "runtime/tensor_proto.h"
 
@@ -253,25 +254,22 @@ int main(int argc, char** argv) {
     if (!ref.ok()) return Fail(ref.status());
     auto expected = (*ref)->Run(inputs);
     if (!expected.ok()) return Fail(expected.status());
-    double max_abs = 0, max_rel = 0, norm_rel = 0;
+    double max_abs = 0, max_rel = 0;
     constexpr double kRel = 1e-4;  // of max(|reference|, 1): an absolute 1e-4 below magnitude 1
     bool shapes = out->size() == expected->size();
     for (size_t k = 0; shapes && k < out->size(); ++k) {
       shapes = (*out)[k].dims == (*expected)[k].dims;
       if (!shapes) break;
       std::vector<double> a = (*out)[k].ToDoubles(), b = (*expected)[k].ToDoubles();
-      double diff2 = 0, norm2 = 0;
       for (size_t i = 0; i < a.size(); ++i) {
         double d = std::abs(a[i] - b[i]);
         if (std::isnan(a[i]) != std::isnan(b[i])) d = INFINITY;
         max_abs = std::max(max_abs, d);
         max_rel = std::max(max_rel, d / std::max(std::abs(b[i]), 1.0));
-        diff2 += d * d;
-        norm2 += b[i] * b[i];
       }
-      norm_rel = std::max(norm_rel, std::sqrt(diff2) / std::max(std::sqrt(norm2), 1e-30));
     }
     // Values stored in bfloat16: the output error the precision budget allowed (relative norm).
+    const double norm_rel = rewriter::RelativeOutputError(*out, *expected);
     const bool reduced = s.precision_report() && s.precision_report()->reduced_values > 0 &&
                          !s.precision_report()->kept_float32_by_timing;
     bool ok = shapes && (reduced ? norm_rel <= flags.session.precision_budget : max_rel <= kRel);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "rewriter/verify_outputs.h"
 #include "runtime/cost/cost_table.h"
 #ifdef VERISUB_HAVE_DNNL
 #include "runtime/dnnl/dnnl_backend.h"
@@ -153,20 +154,6 @@ void RunWithReference(Session& s, const char* model, std::vector<HostTensor>* ou
   *ref = std::move(*r);
 }
 
-double RelativeNormError(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
-  double worst = 0;
-  for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
-    auto x = a[k].ToDoubles(), y = b[k].ToDoubles();
-    double d = 0, n = 0;
-    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-      d += (x[i] - y[i]) * (x[i] - y[i]);
-      n += y[i] * y[i];
-    }
-    worst = std::max(worst, std::sqrt(d / std::max(n, 1e-60)));
-  }
-  return worst;
-}
-
 // Precision as a layout, end to end: the DP stores values in bfloat16 (the synthetic table over
 // the analytic costs makes it worth it), the oneDNN backend computes in it, and the outputs stay
 // within the budget of float32. Where oneDNN has no native bf16 kernels the session says so.
@@ -195,7 +182,7 @@ TEST(SessionTest, Bfloat16PrecisionStaysWithinItsBudget) {
   EXPECT_LT(p->cost_us, p->float32_cost_us);
   std::vector<HostTensor> out, ref;
   RunWithReference(**s, "data/models/small_resnet.onnx", &out, &ref);
-  const double error = RelativeNormError(out, ref);
+  const double error = rewriter::RelativeOutputError(out, ref);
   // Both assignments were timed on the whole model; the faster runs.
   EXPECT_GT(p->measured_bf16_ms, 0);
   EXPECT_GT(p->measured_f32_ms, 0);
