@@ -18,4 +18,13 @@ int CanonicalizeOnnxForms(Graph* g);
 // read elsewhere block a rewrite. Returns the number of patterns replaced.
 int FusePatterns(Graph* g);
 
+// A convolution's epilogue fused into it, as engines run it: conv2d (activation none), then a
+// bias_add on its channels, then one of the activations a convolution fuses (relu, sigmoid, tanh,
+// relu6, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh) becomes one conv2d_bias (or conv2d when
+// there is no bias; a bias computed at run time stays a bias_add) with that activation; a conv2d_bias without activation absorbs the activation
+// that follows it. A value read elsewhere or a graph output blocks the step after it. Exact: the
+// spec kernels compute the same sums and maps. Returns the number of convolutions that absorbed
+// something.
+int FuseConvEpilogues(Graph* g);
+
 }  // namespace verisub::runtime
