@@ -172,13 +172,13 @@ int CanonicalizeOnnxForms(Graph* g) {
 
 int FusePatterns(Graph* g) { return PatternFuser(g).Run(); }
 
-int FuseConvEpilogues(Graph* g) {
+std::vector<ConvEpilogueMatch> FindConvEpilogues(const Graph& g) {
   namespace ops = specs::ops;
-  const std::vector<int> uses = g->UseCounts();
+  const std::vector<int> uses = g.UseCounts();
   // The node reading a value, where a node is its only use (not a graph output).
-  std::vector<int> sole_reader(g->num_values(), -1);
-  for (int i = 0; i < g->num_nodes(); ++i)
-    for (int v : g->node(i).inputs)
+  std::vector<int> sole_reader(g.num_values(), -1);
+  for (int i = 0; i < g.num_nodes(); ++i)
+    for (int v : g.node(i).inputs)
       if (v != kNoValue && uses[v] == 1) sole_reader[v] = i;
   // The activation a unary node applies, where a convolution can take it as its parameter.
   auto activation_of = [](const Node& n) -> std::optional<specs::Activation> {
@@ -197,42 +197,61 @@ int FuseConvEpilogues(Graph* g) {
       if (specs::GetOp(*n.op).name == e.name) return e.activation;
     return std::nullopt;
   };
-  int fused = 0;
-  for (int i = 0; i < g->num_nodes(); ++i) {
-    const Node& conv = g->node(i);
+  std::vector<ConvEpilogueMatch> matches;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& conv = g.node(i);
     if (conv.opaque() || (*conv.op != OpKind::kConv2d && *conv.op != OpKind::kConv2dBias) ||
         conv.outputs.size() != 1 ||
         conv.params[ops::kConvActivation] != static_cast<int64_t>(specs::Activation::kNone))
       continue;
-    Node f = conv;
-    int last = i;
-    auto next = [&](int v) { return sole_reader[v] >= 0 ? &g->node(sole_reader[v]) : nullptr; };
-    if (*f.op == OpKind::kConv2d) {
-      const Node* b = next(f.outputs[0]);
-      if (b != nullptr && !b->opaque() && *b->op == OpKind::kBiasAdd &&
-          b->params[ops::kBiasAxis] == 1 && b->inputs[0] == f.outputs[0] &&
-          g->value(b->inputs[1]).dims.size() == 1 && g->value(b->inputs[1]).constant) {
-        f.op = OpKind::kConv2dBias;
-        f.inputs.push_back(b->inputs[1]);
-        f.outputs = b->outputs;
-        last = sole_reader[conv.outputs[0]];
+    ConvEpilogueMatch m;
+    m.conv = i;
+    int out = conv.outputs[0];
+    if (*conv.op == OpKind::kConv2d && sole_reader[out] >= 0) {
+      const Node& b = g.node(sole_reader[out]);
+      if (!b.opaque() && *b.op == OpKind::kBiasAdd && b.params[ops::kBiasAxis] == 1 &&
+          b.inputs[0] == out && g.value(b.inputs[1]).dims.size() == 1 &&
+          g.value(b.inputs[1]).constant) {
+        m.bias = sole_reader[out];
+        out = b.outputs[0];
       }
     }
-    const Node* a = next(f.outputs[0]);
-    std::optional<specs::Activation> act = a ? activation_of(*a) : std::nullopt;
-    if (act) {
-      f.params[ops::kConvActivation] = static_cast<int64_t>(*act);
-      last = sole_reader[f.outputs[0]];
-      f.outputs = a->outputs;
+    if (sole_reader[out] >= 0) {
+      const Node& a = g.node(sole_reader[out]);
+      if (auto act = activation_of(a); act && a.inputs[0] == out) {
+        m.activation_node = sole_reader[out];
+        m.activation = *act;
+      }
     }
-    if (last == i) continue;
+    if (m.bias >= 0 || m.activation_node >= 0) matches.push_back(m);
+  }
+  return matches;
+}
+
+int FuseConvEpilogues(Graph* g) {
+  namespace ops = specs::ops;
+  const std::vector<ConvEpilogueMatch> matches = FindConvEpilogues(*g);
+  for (const ConvEpilogueMatch& m : matches) {
+    Node f = g->node(m.conv);
+    int last = m.conv;
+    if (m.bias >= 0) {
+      const Node& b = g->node(m.bias);
+      f.op = OpKind::kConv2dBias;
+      f.inputs.push_back(b.inputs[1]);
+      f.outputs = b.outputs;
+      last = m.bias;
+    }
+    if (m.activation_node >= 0) {
+      f.params[ops::kConvActivation] = static_cast<int64_t>(m.activation);
+      f.outputs = g->node(m.activation_node).outputs;
+      last = m.activation_node;
+    }
     // The fused node takes the place of the last node it absorbs, so that everything it reads
     // is computed before it; the nodes before are left dead.
     g->SetNode(last, std::move(f));
-    ++fused;
   }
-  if (fused > 0) g->RemoveDeadCode();
-  return fused;
+  if (!matches.empty()) g->RemoveDeadCode();
+  return static_cast<int>(matches.size());
 }
 
 }  // namespace verisub::runtime
