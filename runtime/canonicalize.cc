@@ -1,10 +1,12 @@
 // Import-time canonicalization of exporter forms.
 #include "runtime/canonicalize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/onnx_kernels.h"
 #include "runtime/scalar_constant.h"
 #include "specs/ops/bias_add.h"
 #include "specs/ops/conv2d.h"
@@ -167,7 +169,69 @@ int CanonicalizeOnnxForms(Graph* g) {
       ++rewritten;
     }
   }
-  return rewritten;
+  // A zero Pad of the spatial dims read only by an AveragePool or a Conv without padding of its
+  // own becomes that padding (an average counting the padded zeros: count_include_pad=1).
+  const std::vector<int> producer = g->Producers();
+  const std::vector<int> uses = g->UseCounts();
+  int folded = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    const bool avg = n.op_type == "AveragePool";
+    if (!n.opaque() || !n.domain.empty() || (!avg && n.op_type != "Conv") || n.inputs.empty() ||
+        n.inputs[0] == kNoValue || producer[n.inputs[0]] < 0 || uses[n.inputs[0]] != 1)
+      continue;
+    const Node& pad = g->node(producer[n.inputs[0]]);
+    std::optional<std::vector<int64_t>> pads = ZeroSpatialPads(*g, pad);
+    KernelContext attrs(*n.onnx, g->DefaultOpset(), {});
+    std::vector<int64_t> own = attrs.AttrInts("pads");
+    const std::string auto_pad = attrs.AttrString("auto_pad", "NOTSET");
+    if (!pads || g->value(pad.inputs[0]).dims.size() != 4 ||
+        std::any_of(own.begin(), own.end(), [](int64_t v) { return v != 0; }) ||
+        (auto_pad != "NOTSET" && auto_pad != "VALID") || (avg && attrs.AttrInt("ceil_mode", 0)))
+      continue;
+    auto proto = std::make_shared<onnx::NodeProto>(*n.onnx);
+    for (int a = proto->attribute_size() - 1; a >= 0; --a) {
+      const std::string& name = proto->attribute(a).name();
+      if (name == "pads" || name == "auto_pad" || name == "count_include_pad")
+        proto->mutable_attribute()->DeleteSubrange(a, 1);
+    }
+    auto* attr = proto->add_attribute();
+    attr->set_name("pads");
+    attr->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : *pads) attr->add_ints(v);
+    if (avg) {
+      attr = proto->add_attribute();
+      attr->set_name("count_include_pad");
+      attr->set_type(onnx::AttributeProto::INT);
+      attr->set_i(1);
+    }
+    Node& m = g->mutable_node(i);
+    m.onnx = std::move(proto);
+    m.inputs[0] = pad.inputs[0];
+    ++folded;
+  }
+  if (folded > 0) g->RemoveDeadCode();
+  return rewritten + folded;
+}
+
+std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& p) {
+  if (!p.opaque() || !p.domain.empty() || p.op_type != "Pad" || p.inputs.size() < 2 ||
+      p.inputs[1] == kNoValue || g.DefaultOpset() < 11)
+    return std::nullopt;
+  KernelContext ctx(*p.onnx, g.DefaultOpset(), {});
+  if (ctx.AttrString("mode", "constant") != "constant") return std::nullopt;
+  if (p.inputs.size() > 2 && p.inputs[2] != kNoValue) {
+    auto v = ScalarConstant(g, p.inputs[2]);
+    if (!v || *v != 0.0) return std::nullopt;
+  }
+  if (p.inputs.size() > 3 && p.inputs[3] != kNoValue) return std::nullopt;  // axes
+  const Value& pads = g.value(p.inputs[1]);
+  if (!pads.constant || pads.constant->NumElements() != 8) return std::nullopt;
+  std::vector<int64_t> v = pads.constant->ToInts();
+  if (v[0] || v[1] || v[4] || v[5]) return std::nullopt;
+  for (int64_t x : v)
+    if (x < 0) return std::nullopt;
+  return std::vector<int64_t>{v[2], v[3], v[6], v[7]};
 }
 
 int FusePatterns(Graph* g) { return PatternFuser(g).Run(); }

@@ -3,6 +3,7 @@
 // folded constant), each local to a few nodes.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "base/status.h"
@@ -14,7 +15,15 @@ namespace verisub::runtime {
 // Before mapping onto spec operators, on opaque ONNX nodes: Div by a constant becomes Mul by its
 // reciprocal (a scale), Sub of a constant becomes Add of its negation (a bias). Returns the
 // number of nodes rewritten.
+// A zero Pad of the spatial dims read only by an AveragePool or a Conv without padding of its
+// own moves into that node's pads (count_include_pad=1 for the average), so that the window
+// operator maps onto a spec operator. Returns the number of nodes rewritten.
 int CanonicalizeOnnxForms(Graph* g);
+
+// An ONNX Pad (opset 11 or later) with zeros on the spatial dims of a 4-D tensor only (constant
+// mode, value 0, no axes input): its pads as a window takes them (h begin, w begin, h end,
+// w end); nullopt for any other node.
+std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& pad);
 
 // After mapping: x * sigmoid(x) becomes silu(x); PyTorch's exact GELU decomposition
 // (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x). Intermediate values

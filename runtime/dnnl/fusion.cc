@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/canonicalize.h"
 #include "runtime/onnx_kernels.h"
 #include "runtime/scalar_constant.h"
 #include "specs/ops/bias_add.h"
@@ -107,27 +108,6 @@ std::optional<GeluMatch> MatchGelu(const Graph& g, int x,
     if (free && g.value(x).dims == g.value(m.output).dims) return m;
   }
   return std::nullopt;
-}
-
-// An ONNX Pad with zeros of the spatial dims only, whose output only `reader` reads: the pads of
-// the spatial dims (begins, then ends).
-std::optional<std::vector<int64_t>> ZeroSpatialPad(const Graph& g, const Node& p) {
-  if (!Onnx(p, "Pad") || p.inputs.size() < 2 || p.inputs[1] == kNoValue) return std::nullopt;
-  KernelContext ctx(*p.onnx, OpsetOf(g), {});
-  if (ctx.AttrString("mode", "constant") != "constant" || g.DefaultOpset() < 11)
-    return std::nullopt;
-  if (p.inputs.size() > 2 && p.inputs[2] != kNoValue) {
-    auto v = ScalarConstant(g, p.inputs[2]);
-    if (!v || *v != 0.f) return std::nullopt;
-  }
-  if (p.inputs.size() > 3 && p.inputs[3] != kNoValue) return std::nullopt;  // axes
-  const Value& pads = g.value(p.inputs[1]);
-  if (!pads.constant || pads.constant->NumElements() != 8) return std::nullopt;
-  std::vector<int64_t> v = pads.constant->ToInts();
-  if (v[0] || v[1] || v[4] || v[5]) return std::nullopt;
-  for (int64_t x : v)
-    if (x < 0) return std::nullopt;
-  return std::vector<int64_t>{v[2], v[3], v[6], v[7]};
 }
 
 }  // namespace
@@ -304,7 +284,7 @@ FusionPlan PlanFusion(const Graph& g) {
       int p = producer[n.inputs[0]];
       if (p >= 0 && plan.group_of[p] < 0 && sole_reader(n.inputs[0]) == i &&
           g.value(n.inputs[0]).dims.size() == 4)
-        if ((extra = ZeroSpatialPad(g, g.node(p)))) pad_node = p;
+        if ((extra = ZeroSpatialPads(g, g.node(p)))) pad_node = p;
     }
     if (avg && pad_node >= 0) {
       Group grp;

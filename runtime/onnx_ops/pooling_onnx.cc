@@ -16,12 +16,20 @@ void ImportWindowPool(ImportContext& c, bool max) {
   std::vector<int64_t> k = attrs.AttrInts("kernel_shape");
   if (x.dims.size() != 4 || k.size() != 2) return c.Fail();
   std::vector<int64_t> dil = attrs.AttrInts("dilations");
-  if ((!dil.empty() && !AllOnes(dil)) || attrs.AttrInt("ceil_mode", 0) != 0) return c.Fail();
+  if (!dil.empty() && !AllOnes(dil)) return c.Fail();
   std::vector<int64_t> strides = attrs.AttrInts("strides");
   if (strides.empty()) strides = {1, 1};
   if (strides.size() != 2) return c.Fail();
   auto pad = WindowPadding(attrs, {x.dims[2], x.dims[3]}, k, strides);
   if (!pad) return c.Fail();
+  // ceil_mode rounds the output size up; where the windows tile the padded input exactly
+  // (SqueezeNet's 3x3/2 pools of 111, 55 and 27), up and down agree and it changes nothing.
+  if (attrs.AttrInt("ceil_mode", 0) != 0)
+    for (int d = 0; d < 2; ++d) {
+      const int64_t padded =
+          x.dims[2 + d] + (*pad == specs::Padding::kSame ? 2 * ((k[d] - 1) / 2) : 0);
+      if (padded < k[d] || (padded - k[d]) % strides[d] != 0) return c.Fail();
+    }
   // The spec's average divides by the full window, as count_include_pad=1 does.
   if (!max && *pad == specs::Padding::kSame && (k[0] > 1 || k[1] > 1) &&
       attrs.AttrInt("count_include_pad", 0) == 0)

@@ -254,6 +254,48 @@ TEST(CanonicalizeTest, ConvolutionsAbsorbTheirBiasAndActivation) {
   }
 }
 
+// Inception-v3's exported average pools: Pad (zeros, spatial) then AveragePool without pads,
+// which is one average over the padded window; the same before a Conv. A Pad read twice, of
+// another value, or before a MaxPool (whose padding is -inf) stays.
+TEST(CanonicalizeTest, ZeroPadsMoveIntoTheAveragePoolOrConvAfterThem) {
+  ModelBuilder b;
+  b.Input("x", {1, 4, 6, 6}).Output("a", {1, 4, 6, 6}).Output("c", {1, 4, 6, 6});
+  b.Output("m", {1, 4, 6, 6}).Output("t", {1, 4, 8, 8});
+  b.Int64Weight("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+  b.Weight("zero", Scalar(0.0));
+  b.RandomWeight("w", {4, 4, 3, 3}, 3);
+  b.Node("Pad", {"x", "pads", "zero"}, {"p1"});
+  testing::SetInts(b.Node("AveragePool", {"p1"}, {"a"}), "kernel_shape", {3, 3});
+  b.Node("Pad", {"x", "pads"}, {"p2"});
+  b.Node("Conv", {"p2", "w"}, {"c"});
+  b.Node("Pad", {"x", "pads"}, {"p3"});  // also a graph output: stays
+  b.Node("Identity", {"p3"}, {"t"});
+  testing::SetInts(b.Node("MaxPool", {"p3"}, {"m"}), "kernel_shape", {3, 3});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "onnx:Pad"), 1);
+  EXPECT_EQ(CountKind(g, "pool_avg"), 1);
+  EXPECT_EQ(CountKind(g, "conv2d"), 1);
+  EXPECT_EQ(CountKind(g, "pool_max"), 1);  // of the padded tensor, valid
+  EXPECT_EQ(g.num_nodes(), 4);             // the Identity is an alias
+}
+
+// SqueezeNet's ceil-mode max pools: where the windows tile the input exactly, rounding up
+// changes nothing and the pool maps; where it would add a window, it stays opaque.
+TEST(CanonicalizeTest, CeilModePoolsMapWhereTheWindowsTileTheInput) {
+  ModelBuilder b;
+  b.Input("x", {1, 4, 111, 111}).Input("y", {1, 4, 8, 8});
+  b.Output("a", {1, 4, 55, 55}).Output("b", {1, 4, 4, 4});
+  for (auto [in, out] : {std::pair<std::string, std::string>{"x", "a"}, {"y", "b"}}) {
+    auto& n = b.Node("MaxPool", {in}, {out});
+    testing::SetInts(n, "kernel_shape", {3, 3});
+    testing::SetInts(n, "strides", {2, 2});
+    testing::SetInt(n, "ceil_mode", 1);
+  }
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "pool_max"), 1);
+  EXPECT_EQ(CountKind(g, "onnx:MaxPool"), 1);
+}
+
 // ShuffleNet-v2's channel split: two Slices of one tensor (the channel shuffle's reshape, which
 // has no concat history a split could undo), negative and out-of-range bounds as exporters write
 // them, and an opset-9 Slice with attributes.
