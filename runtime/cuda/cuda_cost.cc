@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/graph.h"
+#include "specs/ops/batchnorm.h"
 #include "specs/ops/bias_add.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/matmul.h"
@@ -444,6 +445,31 @@ Status SetUpTranspose(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in)
   return Status::Ok();
 }
 
+// Inference batch normalization over the channels of a 4-D tensor.
+Status SetUpBatchnorm(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in) {
+  const Shape& xs = q.inputs[0];
+  if (xs.rank != 4) return Unimplemented("batchnorm rank");
+  VERISUB_ASSIGN_OR_RETURN(auto xd, in->Desc(xs.ToVector()));
+  VERISUB_ASSIGN_OR_RETURN(auto cd, in->Desc({1, xs[1], 1, 1}));
+  VERISUB_ASSIGN_OR_RETURN(auto x, in->Alloc(xs));
+  VERISUB_ASSIGN_OR_RETURN(auto y, in->Alloc(xs));
+  std::vector<float*> stats;
+  for (int k = 0; k < 4; ++k) {
+    VERISUB_ASSIGN_OR_RETURN(auto s, in->Alloc(Shape{xs[1]}));
+    stats.push_back(s);
+  }
+  // Variances of zero with a positive epsilon: any values time the same.
+  const double eps = std::max(specs::DecodeFloat(q.params[ops::kBatchnormEpsilon]), 1e-5);
+  cudnnHandle_t dnn = g.dnn;
+  in->launch = [=] {
+    return Check(cudnnBatchNormalizationForwardInference(
+                     dnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, xd, x, xd, y, cd, stats[0],
+                     stats[1], stats[2], stats[3], eps),
+                 "cudnnBatchNormalizationForwardInference");
+  };
+  return Status::Ok();
+}
+
 Status SetUp(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in) {
   switch (q.op) {
     case OpKind::kConv2d:
@@ -495,6 +521,8 @@ Status SetUp(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in) {
       return SetUpCopy(g, q, in);
     case OpKind::kTranspose:
       return SetUpTranspose(g, q, in);
+    case OpKind::kBatchnorm:
+      return SetUpBatchnorm(g, q, in);
     default:
       return Unimplemented("no cuDNN/cuBLAS kernel for " + specs::GetOp(q.op).name);
   }
