@@ -160,5 +160,31 @@ TEST(NormOpsTest, ReduceMeanOfIntegersStaysOpaque) {
   EXPECT_EQ(CountKind(*g, "onnx:ReduceMean"), 1);
 }
 
+// Export into an older opset refuses what it cannot write, naming the operator and the opset.
+TEST(NormOpsTest, ExportRefusesFormsTheOpsetLacks) {
+  ModelBuilder b(17);
+  b.Input("x", {2, 3, 8}).Output("y", {2, 3, 8}).Output("z", {2, 3, 8});
+  b.RandomWeight("s", {8}, 1);
+  SetInt(b.Node("Softmax", {"x"}, {"y"}), "axis", 1);
+  b.Node("LayerNormalization", {"x", "s"}, {"z"});
+  auto g = ImportOnnxBytes(b.Bytes(), "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (auto& [domain, version] : g->mutable_opsets())
+    if (domain.empty() || domain == "ai.onnx") version = 16;
+  onnx::ModelProto m;
+  Status st = ExportOnnxModel(*g, &m);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("layer_norm has no ONNX operator before opset 17"),
+            std::string::npos)
+      << st.message();
+  for (auto& [domain, version] : g->mutable_opsets())
+    if (domain.empty() || domain == "ai.onnx") version = 11;
+  st = ExportOnnxModel(*g, &m);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("softmax along axis 1 of rank 3 has no ONNX Softmax before opset 13"),
+            std::string::npos)
+      << st.message();
+}
+
 }  // namespace
 }  // namespace verisub::runtime
