@@ -11,6 +11,7 @@
 //   Elem Activate(Activation, Elem)          relu, sigmoid, tanh, gelu, ... (specs/params.h)
 //   Elem Max(Elem, Elem)                     for max pooling
 //   Elem BnScale(Elem var, double epsilon)   1 / sqrt(var + epsilon)
+//   Elem Reciprocal(Elem)                    1 / x, x != 0 (softmax's normalisation)
 #pragma once
 
 #include <algorithm>
@@ -89,6 +90,9 @@ struct ModIntSemantics {
     Elem e = FromInt(static_cast<int64_t>(epsilon * 1e9) + 11);
     return Add(Mul(var, Add(var, e)), 13);
   }
+  Elem Reciprocal(Elem x) const {  // 2x^3 + 5x + 37: fixed, non-linear, unlike BnScale's
+    return Add(Mul(x, Add(Mul(2, Mul(x, x)), 5)), 37);
+  }
 };
 
 // Real arithmetic in double precision: the semantics of the reference executor.
@@ -133,6 +137,7 @@ struct DoubleSemantics {
   }
   Elem Max(Elem a, Elem b) const { return std::max(a, b); }
   Elem BnScale(Elem var, double epsilon) const { return 1.0 / std::sqrt(var + epsilon); }
+  Elem Reciprocal(Elem x) const { return 1.0 / x; }
 };
 
 }  // namespace verisub::specs

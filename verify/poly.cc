@@ -267,6 +267,9 @@ std::string PolyStore::MonoString(uint32_t m) const {
       case AtomKind::kBnScale:
         s += "bn_scale(" + ToString(a.args[0]) + ")";
         break;
+      case AtomKind::kReciprocal:
+        s += "recip(" + ToString(a.args[0]) + ")";
+        break;
     }
     if (e > 1) s += "^" + std::to_string(e);
   }
@@ -325,6 +328,10 @@ z3::expr PolyStore::ToZ3(Id p, z3::context& ctx, std::unordered_map<Id, z3::expr
           std::string name = "bn_scale" + std::to_string(a.param);
           v = ctx.function(name.c_str(), ctx.real_sort(),
                            ctx.real_sort())(ToZ3(a.args[0], ctx, cache));
+          break;
+        }
+        case AtomKind::kReciprocal: {
+          v = ctx.function("recip", ctx.real_sort(), ctx.real_sort())(ToZ3(a.args[0], ctx, cache));
           break;
         }
       }

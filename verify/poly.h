@@ -27,7 +27,7 @@ struct Rational {
 Rational operator+(const Rational& a, const Rational& b);
 Rational operator*(const Rational& a, const Rational& b);
 
-enum class AtomKind : int { kInput, kActivation, kMax, kBnScale };
+enum class AtomKind : int { kInput, kActivation, kMax, kBnScale, kReciprocal };
 
 class PolyStore {
  public:
@@ -40,7 +40,7 @@ class PolyStore {
   // Element `index` of tensor variable `tensor`.
   Id Input(int tensor, int64_t index);
   // An uninterpreted application: activation `param` of one argument, max of two (arguments
-  // sorted: max commutes), batchnorm scale with `param` = epsilon's bits.
+  // sorted: max commutes), batchnorm scale with `param` = epsilon's bits, reciprocal of one.
   Id Apply(AtomKind kind, int64_t param, std::vector<Id> args);
 
   Id Add(Id a, Id b);
@@ -52,7 +52,7 @@ class PolyStore {
   void Clear();
   std::string ToString(Id p) const;
   // Real-valued Z3 term: inputs are real constants `t<tensor>_<index>`, activations and the
-  // batchnorm scale uninterpreted functions, max the real maximum.
+  // batchnorm scale and the reciprocal uninterpreted functions, max the real maximum.
   z3::expr ToZ3(Id p, z3::context& ctx, std::unordered_map<Id, z3::expr>* cache) const;
 
  private:
@@ -123,6 +123,7 @@ struct PolySemantics {
   Elem BnScale(Elem var, double epsilon) const {
     return store->Apply(AtomKind::kBnScale, specs::EncodeFloat(epsilon), {var});
   }
+  Elem Reciprocal(Elem x) const { return store->Apply(AtomKind::kReciprocal, 0, {x}); }
 };
 
 }  // namespace verisub::verify

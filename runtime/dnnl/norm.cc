@@ -4,6 +4,8 @@
 #include "runtime/dnnl/builder.h"
 #include "runtime/onnx_kernels.h"
 #include "specs/ops/batchnorm.h"
+#include "specs/ops/layer_norm.h"
+#include "specs/ops/softmax.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {
@@ -45,7 +47,8 @@ Status BatchnormKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
-// ONNX LayerNormalization: normalizes over dims [axis, rank) (viewed as one trailing dim).
+// ONNX LayerNormalization and the layer_norm spec operator: normalizes over dims [axis, rank)
+// (viewed as one trailing dim).
 Status LayerNormKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (n.inputs.size() < 2 || !b.Dnnl(n.inputs[0]) || !b.Dnnl(n.outputs[0]))
@@ -53,12 +56,20 @@ Status LayerNormKernel(KernelBuilder& b) {
   for (size_t k = 1; k < n.outputs.size(); ++k)
     if (n.outputs[k] != kNoValue && b.graph().UseCounts()[n.outputs[k]] > 0)
       return Unimplemented("layernorm: statistics outputs are read");
-  KernelContext ctx(*n.onnx, b.Opset(), {});
   int x = n.inputs[0], y = n.outputs[0];
   const auto& xd = b.dims(x);
-  auto axis = NormalizeAxis(ctx.AttrInt("axis", -1), static_cast<int64_t>(xd.size()), "axis");
+  StatusOr<int64_t> axis = n.op ? StatusOr<int64_t>(n.params[specs::ops::kLayerNormAxis])
+                                : StatusOr<int64_t>(Unimplemented("layernorm: axis"));
+  float eps = 1e-5f;
+  if (n.op) {
+    eps = static_cast<float>(specs::DecodeFloat(n.params[specs::ops::kLayerNormEpsilon]));
+  } else {
+    KernelContext ctx(*n.onnx, b.Opset(), {});
+    axis = NormalizeAxis(ctx.AttrInt("axis", -1), static_cast<int64_t>(xd.size()), "axis");
+    if (ctx.AttrInt("stash_type", 1) != 1) return Unimplemented("layernorm: stash_type");
+    eps = ctx.AttrFloat("epsilon", eps);
+  }
   if (!axis.ok()) return Unimplemented("layernorm: axis");
-  if (ctx.AttrInt("stash_type", 1) != 1) return Unimplemented("layernorm: stash_type");
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < static_cast<int64_t>(xd.size()); ++d)
     (d < *axis ? outer : inner) *= xd[d];
@@ -74,7 +85,7 @@ Status LayerNormKernel(KernelBuilder& b) {
     return Unimplemented("layernorm: scale");
   Desc flat = PlainDesc({outer, inner});
   dnnl::layer_normalization_forward::desc desc(
-      dnnl::prop_kind::forward_inference, flat, ctx.AttrFloat("epsilon", 1e-5f),
+      dnnl::prop_kind::forward_inference, flat, eps,
       normalization_flags::use_scale | normalization_flags::use_shift);
   dnnl::layer_normalization_forward::primitive_desc pd(desc, b.engine());
   Desc c = PlainDesc({inner});
@@ -90,13 +101,17 @@ Status LayerNormKernel(KernelBuilder& b) {
 Status SoftmaxKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (!b.AllDnnl() || n.outputs.size() != 1) return Unimplemented("softmax: inputs");
-  KernelContext ctx(*n.onnx, b.Opset(), {});
   int x = n.inputs[0], y = n.outputs[0];
   int64_t rank = static_cast<int64_t>(b.dims(x).size());
-  auto axis = NormalizeAxis(ctx.AttrInt("axis", b.Opset() >= 13 ? -1 : 1), rank, "axis");
-  if (!axis.ok()) return Unimplemented("softmax: axis");
-  // Before opset 13 Softmax flattens at the axis; the same thing only for the last axis.
-  if (b.Opset() < 13 && *axis != rank - 1) return Unimplemented("softmax: legacy axis");
+  StatusOr<int64_t> axis = n.op ? StatusOr<int64_t>(n.params[specs::ops::kSoftmaxAxis])
+                                : StatusOr<int64_t>(Unimplemented("softmax: axis"));
+  if (!n.op) {
+    KernelContext ctx(*n.onnx, b.Opset(), {});
+    axis = NormalizeAxis(ctx.AttrInt("axis", b.Opset() >= 13 ? -1 : 1), rank, "axis");
+    if (!axis.ok()) return Unimplemented("softmax: axis");
+    // Before opset 13 Softmax flattens at the axis; the same thing only for the last axis.
+    if (b.Opset() < 13 && *axis != rank - 1) return Unimplemented("softmax: legacy axis");
+  }
   Desc src = b.StoredDesc(x);
   dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, src,
                                    static_cast<int>(*axis));
@@ -113,7 +128,9 @@ void AddNormKernels(KernelRegistry* r) {
   r->Add("batchnorm", BatchnormKernel);
   r->Add("onnx:BatchNormalization", BatchnormKernel);
   r->Add("onnx:LayerNormalization", LayerNormKernel);
+  r->Add("layer_norm", LayerNormKernel);
   r->Add("onnx:Softmax", SoftmaxKernel);
+  r->Add("softmax", SoftmaxKernel);
 }
 
 }  // namespace verisub::runtime::dnnl_backend

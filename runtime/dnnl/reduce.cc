@@ -5,6 +5,7 @@
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
 #include "runtime/onnx_kernels.h"
+#include "specs/ops/reduce_mean.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {
@@ -15,25 +16,31 @@ Status ReduceKernel(KernelBuilder& b) {
     return Unimplemented("reduce: inputs");
   using A = dnnl::algorithm;
   const std::string& t = n.op_type;
-  A alg = t == "ReduceMean"  ? A::reduction_mean
-          : t == "ReduceSum" ? A::reduction_sum
-          : t == "ReduceMax" ? A::reduction_max
-          : t == "ReduceMin" ? A::reduction_min
-                             : A::reduction_mul;
-  KernelContext ctx(*n.onnx, b.Opset(), {});
+  A alg = t == "ReduceMean" || n.op ? A::reduction_mean
+          : t == "ReduceSum"        ? A::reduction_sum
+          : t == "ReduceMax"        ? A::reduction_max
+          : t == "ReduceMin"        ? A::reduction_min
+                                    : A::reduction_mul;
   int x = n.inputs[0], y = n.outputs[0];
   const auto& xd = b.dims(x);
   const int64_t rank = static_cast<int64_t>(xd.size());
-  // Axes: an int64 input from opset 13 (ReduceSum) or 18 (the others), else an attribute.
-  std::vector<int64_t> axes = ctx.AttrInts("axes");
-  if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
-    const HostTensor* a = b.constant(n.inputs[1]);
-    if (!a) return Unimplemented("reduce: computed axes");
-    axes = a->ToInts();
-  }
-  if (axes.empty()) {
-    if (ctx.AttrInt("noop_with_empty_axes", 0)) return Unimplemented("reduce: no-op");
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  std::vector<int64_t> axes;
+  if (n.op) {  // reduce_mean: the axes are a bit mask
+    for (int64_t d = 0; d < rank; ++d)
+      if (specs::ops::ReducesAxis(n.params, static_cast<int>(d))) axes.push_back(d);
+  } else {
+    KernelContext ctx(*n.onnx, b.Opset(), {});
+    // Axes: an int64 input from opset 13 (ReduceSum) or 18 (the others), else an attribute.
+    axes = ctx.AttrInts("axes");
+    if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+      const HostTensor* a = b.constant(n.inputs[1]);
+      if (!a) return Unimplemented("reduce: computed axes");
+      axes = a->ToInts();
+    }
+    if (axes.empty()) {
+      if (ctx.AttrInt("noop_with_empty_axes", 0)) return Unimplemented("reduce: no-op");
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    }
   }
   std::vector<int64_t> kept = xd;
   for (int64_t a : axes) {
@@ -58,6 +65,7 @@ void AddReduceKernels(KernelRegistry* r) {
   for (const char* k :
        {"onnx:ReduceMean", "onnx:ReduceSum", "onnx:ReduceMax", "onnx:ReduceMin", "onnx:ReduceProd"})
     r->Add(k, ReduceKernel);
+  r->Add("reduce_mean", ReduceKernel);
 }
 
 }  // namespace verisub::runtime::dnnl_backend

@@ -41,4 +41,7 @@
   X(Exp, exp)                    \
   X(Erf, erf)                    \
   X(Conv2dBias, conv2d_bias)     \
-  X(Slice, slice)
+  X(Slice, slice)                \
+  X(Softmax, softmax)            \
+  X(LayerNorm, layer_norm)       \
+  X(ReduceMean, reduce_mean)

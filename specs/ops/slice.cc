@@ -35,8 +35,20 @@ OpSpec SliceSpec() {
   op.params = {AxisParam(kSliceAxis), start, IntParam("end", kSliceEnd, {1})};
   op.shape_rule = SliceShape;
   // Unlike split, a slice's bounds are parameters, so it needs no concat history: ShuffleNet's
-  // channel split reads the channel shuffle's reshape, which has none. No axioms yet: the
-  // generator configs leave it out, so rules never match it, but it is typed and priced.
+  // channel split reads the channel shuffle's reshape, which has none. A slice commutes with
+  // elementwise operators and with a concat along another axis. (A slice that picks exactly one
+  // operand of a concat along its own axis is not stated: its bounds would have to equal the
+  // operand's extent, and axioms range over all shapes.)
+  op.axioms = R"(
+slice_ewadd (x y) (slice (ewadd x y)) = (ewadd (slice x) (slice y))
+slice_ewmul (x y) (slice (ewmul x y)) = (ewmul (slice x) (slice y))
+slice_smul (x s:0) (slice (smul x s)) = (smul (slice x) s)
+slice_relu (x) (slice (relu x)) = (relu (slice x))
+slice_sigmoid (x) (slice (sigmoid x)) = (sigmoid (slice x))
+slice_tanh (x) (slice (tanh x)) = (tanh (slice x))
+slice_concat (x y) (slice[axis=0] (concat[axis=1] x y)) = (concat[axis=1] (slice[axis=0] x) (slice[axis=0] y))
+slice_concat_rows (x y) (slice[axis=1] (concat[axis=0] x y)) = (concat[axis=0] (slice[axis=1] x) (slice[axis=1] y))
+)";
   return op;
 }
 

@@ -48,7 +48,7 @@ double MaxAbsDiff(const std::vector<HostTensor>& a, const std::vector<HostTensor
 int CountKind(const Graph& g, const std::string& kind);
 
 // A small CNN (Conv+bias, BatchNorm, Relu, MaxPool, residual Add, GlobalAveragePool, Flatten,
-// Gemm with transB, Softmax kept opaque), the shape of the benchmark image models.
+// Gemm with transB, Softmax), the shape of the benchmark image models.
 std::string SmallCnnBytes();
 // A small transformer block (MatMul+bias, Reshape/Transpose heads, Softmax, Div, Erf-GELU,
 // LayerNormalization, a Shape-Gather-Concat-Reshape chain that constant folding removes).

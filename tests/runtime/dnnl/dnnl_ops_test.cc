@@ -410,19 +410,53 @@ TEST(DnnlOpsTest, GeluAndScalesFuse) {
   }
 }
 
+// Imports with or without mapping to spec operators: the same oneDNN kernel runs the spec node
+// (layer_norm, softmax, reduce_mean) and the opaque ONNX node.
+PrepareStats CheckBothForms(ModelBuilder& b, const std::string& name, const std::string& kind) {
+  PrepareStats stats = Check(b, name);
+  auto mapped = ImportOnnxBytes(b.Bytes(), name);
+  EXPECT_TRUE(mapped.ok() && testing::CountKind(*mapped, kind) == 1) << name;
+  ImportOptions opaque_only;
+  opaque_only.map_to_spec_ops = false;
+  auto g = ImportOnnxBytes(b.Bytes(), name, opaque_only);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return stats;
+  PrepareStats opaque;
+  auto cmp = testing::CompareWithReference(*g, testing::RandomInputs(*g, 7), &opaque);
+  EXPECT_EQ(cmp.error, "") << name;
+  EXPECT_LT(cmp.max_rel, kTolerance) << name << " (opaque) max_abs " << cmp.max_abs;
+  EXPECT_EQ(opaque.fallback_nodes, stats.fallback_nodes) << name;
+  return stats;
+}
+
 TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
   {
     ModelBuilder b(17);
     b.Input("x", {2, 5, 16}).Output("y", {2, 5, 16});
     b.RandomWeight("g", {16}, 1).RandomWeight("beta", {16}, 2);
     SetFloat(b.Node("LayerNormalization", {"x", "g", "beta"}, {"y"}), "epsilon", 1e-5f);
-    EXPECT_EQ(Check(b, "layernorm").fallback_nodes, 0);
+    EXPECT_EQ(CheckBothForms(b, "layernorm", "layer_norm").fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b(17);  // two normalised axes, no bias, epsilon 1e-3
+    b.Input("x", {2, 5, 16}).Output("y", {2, 5, 16});
+    b.RandomWeight("g", {5, 16}, 1);
+    auto& n = b.Node("LayerNormalization", {"x", "g"}, {"y"});
+    SetInt(n, "axis", 1);
+    SetFloat(n, "epsilon", 1e-3f);
+    EXPECT_EQ(CheckBothForms(b, "layernorm_axis1", "layer_norm").fallback_nodes, 0);
   }
   {
     ModelBuilder b;
     b.Input("x", {2, 3, 5, 7}).Output("y", {2, 3, 5, 7});
     SetInt(b.Node("Softmax", {"x"}, {"y"}), "axis", -1);
-    EXPECT_EQ(Check(b, "softmax").fallback_nodes, 0);
+    EXPECT_EQ(CheckBothForms(b, "softmax", "softmax").fallback_nodes, 0);
+  }
+  {
+    ModelBuilder b;
+    b.Input("x", {2, 3, 5, 7}).Output("y", {2, 3, 5, 7});
+    SetInt(b.Node("Softmax", {"x"}, {"y"}), "axis", 1);
+    EXPECT_EQ(CheckBothForms(b, "softmax_axis1", "softmax").fallback_nodes, 0);
   }
   {
     ModelBuilder b;  // a batchnorm that no convolution absorbs
@@ -457,7 +491,10 @@ TEST(DnnlOpsTest, Reductions) {
     auto& n = b.Node(c.op, in, {"y"});
     if (c.op != "ReduceSum") SetInts(n, "axes", c.axes);
     SetInt(n, "keepdims", c.keepdims);
-    EXPECT_EQ(Check(b, c.op).fallback_nodes, 0) << c.op;
+    if (c.op == "ReduceMean")
+      EXPECT_EQ(CheckBothForms(b, c.op, "reduce_mean").fallback_nodes, 0);
+    else
+      EXPECT_EQ(Check(b, c.op).fallback_nodes, 0) << c.op;
   }
 }
 
