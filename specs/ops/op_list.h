@@ -41,4 +41,5 @@
   X(Exp, exp)                    \
   X(Erf, erf)                    \
   X(Conv2dBias, conv2d_bias)     \
-  X(Slice, slice)
+  X(Slice, slice)                \
+  X(ChannelScale, channel_scale)
