@@ -91,7 +91,8 @@ TEST(DnnlOpsTest, ConvBatchnormReluResidualFuseIntoOneKernel) {
   b.Node("Add", {"bn", "x"}, {"sum"}, "residual");
   b.Node("Relu", {"sum"}, {"y"}, "relu");
   PrepareStats s = Check(b, "conv_bn_add_relu");
-  EXPECT_EQ(s.fused_nodes, 4);  // bias_add, batchnorm, add, relu into the convolution
+  // bias_add, the batchnorm's channel_scale and bias_add, add, relu into the convolution.
+  EXPECT_EQ(s.fused_nodes, 5);
   EXPECT_EQ(s.fallback_nodes, 0);
 }
 
@@ -425,7 +426,17 @@ TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
     b.RandomWeight("s", {8}, 1).RandomWeight("t", {8}, 2).RandomWeight("m", {8}, 3);
     b.Weight("v", HostTensor::FromDoubles(kFloat, {8}, std::vector<double>(8, 1.5)));
     b.Node("BatchNormalization", {"x", "s", "t", "m", "v"}, {"y"});
-    EXPECT_EQ(Check(b, "batchnorm").fallback_nodes, 0);
+    EXPECT_EQ(Check(b, "batchnorm").fallback_nodes, 0);  // channel_scale, bias_add
+  }
+  {
+    // Statistics computed at run time stay the batchnorm operator; oneDNN's batchnorm takes
+    // constant statistics only, so it runs (correctly) on the reference kernel.
+    ModelBuilder b;
+    b.Input("x", {2, 8, 4, 4}).Input("m", {8}).Output("y", {2, 8, 4, 4});
+    b.RandomWeight("s", {8}, 1).RandomWeight("t", {8}, 2);
+    b.Weight("v", HostTensor::FromDoubles(kFloat, {8}, std::vector<double>(8, 1.5)));
+    b.Node("BatchNormalization", {"x", "s", "t", "m", "v"}, {"y"});
+    EXPECT_EQ(Check(b, "batchnorm_run_time_mean").fallback_nodes, 1);
   }
 }
 
