@@ -369,9 +369,13 @@ FusionPlan PlanFusion(const Graph& g) {
           rn.params[specs::ops::kBiasAxis] == (conv ? 1 : static_cast<int64_t>(rank) - 1)) {
         op.kind = PostOp::kBias;
         op.operands = {rn.inputs[1]};
-      } else if (conv && rn.op == OpKind::kChannelScale && rn.inputs[0] == tail && is_const(1) &&
-                 !has_act && !has_sum && rn.params[specs::ops::kChannelScaleAxis] == 1) {
-        // Folded into the kernel's constant weights and bias, as batchnorm is.
+      } else if (rn.op == OpKind::kChannelScale && rn.inputs[0] == tail && is_const(1) &&
+                 !has_act && !has_sum && n.inputs.size() > 1 && n.inputs[1] != kNoValue &&
+                 g.value(n.inputs[1]).constant &&
+                 rn.params[specs::ops::kChannelScaleAxis] ==
+                     (conv ? 1 : static_cast<int64_t>(rank) - 1)) {
+        // Folded into the kernel's constant weights (output channels, matmul columns) and bias,
+        // as batchnorm is.
         op.kind = PostOp::kScale;
         op.operands = {rn.inputs[1]};
       } else if (conv && !has_act && !has_sum && rn.inputs[0] == tail &&

@@ -323,6 +323,29 @@ TEST(DnnlOpsTest, MatmulAndGemm) {
     EXPECT_EQ(s.fused_nodes, 2);
   }
   {
+    // A per-column scale (Mul by a [6] constant: channel_scale on the last axis) after the bias
+    // is folded into the constant weights and bias.
+    ModelBuilder b;
+    b.Input("a", {2, 3, 4, 5}).Output("y", {2, 3, 4, 6}).RandomWeight("w", {5, 6}, 1);
+    b.RandomWeight("bias", {6}, 2).RandomWeight("scale", {6}, 3);
+    b.Node("MatMul", {"a", "w"}, {"m"});
+    b.Node("Add", {"m", "bias"}, {"s"});
+    b.Node("Mul", {"s", "scale"}, {"y"});
+    PrepareStats s = Check(b, "matmul_bias_scale");
+    EXPECT_EQ(s.fused_nodes, 2);
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
+    // Must not fold: weights computed at run time. The scale runs as a binary mul.
+    ModelBuilder b;
+    b.Input("a", {3, 5}).Input("w", {5, 6}).Output("y", {3, 6}).RandomWeight("scale", {6}, 3);
+    b.Node("MatMul", {"a", "w"}, {"m"});
+    b.Node("Mul", {"m", "scale"}, {"y"});
+    PrepareStats s = Check(b, "matmul_runtime_weights_scale");
+    EXPECT_EQ(s.fused_nodes, 0);
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
     // A matrix shared by the batch is one GEMM of every row viewed as [rows, K]; here with the
     // residual add accumulated into that view and PyTorch's [seq, 1, embed] shape.
     ModelBuilder b;
