@@ -429,6 +429,22 @@ TEST(DnnlOpsTest, GeluAndScalesFuse) {
   }
 }
 
+// A squeeze-excitation gate: x times sigmoid(W . mean(x)) of shape [1,C,1,1], imported as a
+// channel_scale of a computed vector (through a reshape to [C]), runs as a broadcast binary mul.
+TEST(DnnlOpsTest, SqueezeExcitationGateRunsAsChannelScale) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6}).RandomWeight("w", {8, 8, 1, 1}, 1);
+  b.Node("GlobalAveragePool", {"x"}, {"gap"});
+  b.Node("Conv", {"gap", "w"}, {"squeeze"});
+  b.Node("Sigmoid", {"squeeze"}, {"gate"});
+  b.Node("Mul", {"x", "gate"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "se");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "channel_scale"), 1);
+  PrepareStats s = Check(b, "squeeze_excitation");
+  EXPECT_EQ(s.fallback_nodes, 0);
+}
+
 TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
   {
     ModelBuilder b(17);
