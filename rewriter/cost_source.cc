@@ -3,12 +3,17 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include "rewriter/rule_source.h"
 #include "runtime/cost/analytic_cost.h"
+#include "runtime/cost/measured_table.h"
 #ifdef VERISUB_HAVE_DNNL
 #include "runtime/dnnl/measured_cost.h"
+#endif
+#ifdef VERISUB_HAVE_CUDA_COSTS
+#include "runtime/cuda/cuda_cost.h"
 #endif
 
 namespace verisub::rewriter {
@@ -25,7 +30,7 @@ class AnalyticSource : public CostSource {
   runtime::AnalyticCostModel model_;
 };
 
-#ifdef VERISUB_HAVE_DNNL
+#if defined(VERISUB_HAVE_DNNL) || defined(VERISUB_HAVE_CUDA_COSTS)
 
 std::string DefaultCacheDir() {
   namespace fs = std::filesystem;
@@ -34,15 +39,16 @@ std::string DefaultCacheDir() {
   return "";
 }
 
+// A measured model (oneDNN's on this CPU, cuDNN's on a GPU) with its tables; `here` is the
+// machine's table header, `make` builds the model over the table.
+template <class Model>
 class MeasuredSource : public CostSource {
  public:
-  static StatusOr<std::unique_ptr<CostSource>> Create(const CostOptions& o) {
-    auto missing = runtime::ParseMissingCost(o.missing);
-    if (!missing.ok()) return missing.status();
-    runtime::MeasureOptions mo;
-    mo.threads = o.threads;
-    mo.missing = *missing;
-    const runtime::CostTableHeader here = runtime::ThisMachine(o.threads);
+  using MakeModel = std::function<StatusOr<std::unique_ptr<Model>>(runtime::CostTable table)>;
+
+  static StatusOr<std::unique_ptr<CostSource>> Create(const CostOptions& o,
+                                                      const runtime::CostTableHeader& here,
+                                                      const MakeModel& make) {
     auto src = std::unique_ptr<MeasuredSource>(new MeasuredSource());
     runtime::CostTable table(here);
     std::error_code ec;
@@ -89,7 +95,9 @@ class MeasuredSource : public CostSource {
       src->loaded_ = table.size();
     }
     src->initial_size_ = table.size();
-    src->model_ = std::make_unique<runtime::MeasuredCpuCostModel>(mo, std::move(table));
+    auto model = make(std::move(table));
+    if (!model.ok()) return model.status();
+    src->model_ = std::move(model).value();
     return std::unique_ptr<CostSource>(std::move(src));
   }
 
@@ -120,12 +128,12 @@ class MeasuredSource : public CostSource {
 
  private:
   MeasuredSource() = default;
-  std::unique_ptr<runtime::MeasuredCpuCostModel> model_;
+  std::unique_ptr<Model> model_;
   std::string save_path_, make_dir_, from_, notes_;
   int64_t loaded_ = 0, initial_size_ = 0;
 };
 
-#endif  // VERISUB_HAVE_DNNL
+#endif  // VERISUB_HAVE_DNNL || VERISUB_HAVE_CUDA_COSTS
 
 }  // namespace
 
@@ -148,15 +156,57 @@ StatusOr<std::unique_ptr<CostSource>> CostSource::Create(const CostOptions& opti
       return InvalidArgument("cost threads must be at least 1 (got " +
                              std::to_string(options.threads) + ")");
 #ifdef VERISUB_HAVE_DNNL
-    return MeasuredSource::Create(options);
+    auto missing = runtime::ParseMissingCost(options.missing);
+    if (!missing.ok()) return missing.status();
+    runtime::MeasureOptions mo;
+    mo.threads = options.threads;
+    mo.missing = *missing;
+    return MeasuredSource<runtime::MeasuredCpuCostModel>::Create(
+        options, runtime::ThisMachine(options.threads), [&](runtime::CostTable table) {
+          return StatusOr<std::unique_ptr<runtime::MeasuredCpuCostModel>>(
+              std::make_unique<runtime::MeasuredCpuCostModel>(mo, std::move(table)));
+        });
 #else
     return FailedPrecondition(
         "cost model cpu-measured needs the oneDNN backend, which this build lacks "
         "(install libdnnl-dev and rebuild, or use --cost analytic)");
 #endif
   }
+  if (cost == "gpu-measured") {
+#ifdef VERISUB_HAVE_CUDA_COSTS
+    auto missing = runtime::ParseMissingCost(options.missing);
+    if (!missing.ok()) return missing.status();
+    runtime::CudaCostOptions co;
+    co.missing = *missing;
+    auto here = runtime::ThisGpu(0);
+    if (here.ok())
+      return MeasuredSource<runtime::CudaCostModel>::Create(
+          options, *here, [&](runtime::CostTable table) {
+            return runtime::CudaCostModel::Create(co, std::move(table));
+          });
+    // No GPU here: a table measured on one answers, when the user names it and does not ask
+    // for measurements.
+    std::error_code ec;
+    if (options.table_path.empty() || *missing == runtime::MissingCost::kMeasure ||
+        !std::filesystem::exists(options.table_path, ec))
+      return here.status().WithContext(
+          "cost model gpu-measured (without a GPU, give a table measured on one: --cost-table "
+          "FILE --cost-missing analytic|error)");
+    auto table = runtime::CostTable::Load(options.table_path);
+    if (!table.ok()) return table.status();
+    return MeasuredSource<runtime::CudaCostModel>::Create(
+        options, table->header(), [&](runtime::CostTable t) {
+          return StatusOr<std::unique_ptr<runtime::CudaCostModel>>(
+              runtime::CudaCostModel::FromTable(co, std::move(t)));
+        });
+#else
+    return FailedPrecondition(
+        "cost model gpu-measured needs CUDA with cuDNN and cuBLAS, which this build lacks "
+        "(install them under /usr/local/cuda and rebuild, or use --cost analytic --device h100)");
+#endif
+  }
   return InvalidArgument("unknown cost model '" + options.cost +
-                         "' (known: auto, analytic, cpu-measured)");
+                         "' (known: auto, analytic, cpu-measured, gpu-measured)");
 }
 
 }  // namespace verisub::rewriter

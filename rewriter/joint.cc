@@ -47,9 +47,12 @@ Status OptimizeJointly(const runtime::Graph& input, const rewriter::RuleSet& rul
     return seq_cost.status().WithContext("joint search: pricing the rewrites-only graph");
   JointChoice local;
   JointChoice& c = choice ? *choice : local;
-  c.joint_cost_us = report->search.cost_after_us;
+  // Priced as written: the search priced its graphs before convolutions absorbed their epilogues.
+  auto joint_cost = dp_cost(*output);
+  if (!joint_cost.ok()) return joint_cost.status().WithContext("joint search: pricing its graph");
+  c.joint_cost_us = *joint_cost;
   c.sequential_cost_us = *seq_cost;
-  c.kept_sequential = *seq_cost < report->search.cost_after_us;
+  c.kept_sequential = *seq_cost < c.joint_cost_us;
   if (c.kept_sequential) {
     *output = std::move(sequential);
     *report = std::move(sequential_report);

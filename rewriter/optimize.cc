@@ -7,10 +7,11 @@
 
 #include "rewriter/apply.h"
 #include "rewriter/graph_cost.h"
+#include "rewriter/interface.h"
 #include "rewriter/pass_pipeline.h"
 #include "rewriter/search_memory.h"
+#include "runtime/canonicalize.h"
 #include "runtime/constant_folding.h"
-#include "rewriter/interface.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
@@ -58,6 +59,13 @@ std::vector<rewriter::GraphPass> MakePasses(const rewriter::RuleSet* rules,
   // Layout assignment goes here: the layout dynamic program (planned) picks a layout for every
   // value and inserts the conversions; finalize then makes the result export-ready.
   passes.push_back({"finalize", [](runtime::Graph* g) { return rewriter::FinalizeGraph(g); }});
+  // Convolutions absorb their bias and activation, as engines run them; after finalize, whose
+  // folding makes a rewritten bias a weight again.
+  passes.push_back({"fuse-epilogues", [options](runtime::Graph* g) {
+                      if (options == nullptr || options->fuse_epilogues)
+                        runtime::FuseConvEpilogues(g);
+                      return Status::Ok();
+                    }});
   return passes;
 }
 

@@ -30,6 +30,9 @@ struct OptimizeOptions {
   bool check_after_each_pass = kCheckEveryPassByDefault;
   // A pass of OptimizePassNames(): after it, OptimizeReport::dump_text gets the graph's text form.
   std::string dump_after;
+  // The fuse-epilogues pass: convolutions absorb the bias and activation after them
+  // (runtime::FuseConvEpilogues); off, the pass leaves the graph as the search wrote it.
+  bool fuse_epilogues = true;
   // Analytic device preset used when `cost_model` is null: "v100", "cpu-2core" or "h100".
   std::string device = "v100";
   const runtime::CostModel* cost_model = nullptr;  // not owned

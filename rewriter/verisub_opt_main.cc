@@ -101,22 +101,23 @@ int main(int argc, char** argv) {
              "and for the search's estimated graphs; over it, the run stops naming the tensor "
              "or phase")
       .ShowDefault("--max-memory-mb", "0: 4096 MiB a tensor, no total")
-      .Enum("--cost", &cost.cost, {"auto", "analytic", "cpu-measured"},
+      .Enum("--cost", &cost.cost, {"auto", "analytic", "cpu-measured", "gpu-measured"},
             "cost model: cpu-measured (kernels timed on this CPU with oneDNN, cached in cost "
-            "tables), analytic (a device preset, see --device); auto: cpu-measured when built "
-            "with oneDNN, analytic when --device is given")
+            "tables), gpu-measured (timed on this machine's GPU with cuDNN and cuBLAS, cached "
+            "likewise: optimizing for that GPU), analytic (a device preset, see --device); auto: "
+            "cpu-measured when built with oneDNN, analytic when --device is given")
       .String("--device", &device, "NAME", "analytic cost model preset: v100, cpu-2core or h100")
       .ShowDefault("--device", "v100")
       .Path("--cost-table", &cost.table_path,
-            "cpu-measured: read costs from this table and add new measurements to it (default: "
+            "measured costs: read costs from this table and add new measurements to it (default: "
             "the shipped data/costs/ table of this machine plus the per-user cache)")
       .Enum("--cost-missing", &cost.missing, {"measure", "analytic", "error"},
-            "cpu-measured: an instance no table has is timed now, estimated analytically, or an "
+            "measured costs: an instance no table has is timed now, estimated analytically, or an "
             "error (a table that must be complete)")
       .Threads("--cost-threads", &cost.threads, 1,
                "cpu-measured: kernel threads to time with (the table is per thread count)")
       .Path("--cost-cache", &cost.cache_dir,
-            "cpu-measured: per-user cache folder ('none': no cache; default "
+            "measured costs: per-user cache folder ('none': no cache; default "
             "$XDG_CACHE_HOME/verisub or ~/.cache/verisub)")
       .Enum("--layout", &layout, {"dp", "plain"},
             "dp: the search prices every graph by the layout DP's optimal cost (TASO's joint "
@@ -139,10 +140,9 @@ int main(int argc, char** argv) {
   if (!device.empty()) {
     if (Status st = runtime::DevicePreset(device).status(); !st.ok())
       return flags.UsageError("--device: " + st.message());
-    if (cost.cost == "cpu-measured")
-      return flags.UsageError(
-          "--device names an analytic preset; it does not go with --cost "
-          "cpu-measured");
+    if (cost.cost == "cpu-measured" || cost.cost == "gpu-measured")
+      return flags.UsageError("--device names an analytic preset; it does not go with --cost " +
+                              cost.cost);
     cost.device = device;
     if (cost.cost == "auto") cost.cost = "analytic";
   }

@@ -6,6 +6,8 @@
 
 #include "onnx/onnx_pb.h"
 #include "runtime/scalar_constant.h"
+#include "specs/ops/bias_add.h"
+#include "specs/ops/conv2d.h"
 #include "specs/registry.h"
 
 namespace verisub::runtime {
@@ -169,5 +171,87 @@ int CanonicalizeOnnxForms(Graph* g) {
 }
 
 int FusePatterns(Graph* g) { return PatternFuser(g).Run(); }
+
+std::vector<ConvEpilogueMatch> FindConvEpilogues(const Graph& g) {
+  namespace ops = specs::ops;
+  const std::vector<int> uses = g.UseCounts();
+  // The node reading a value, where a node is its only use (not a graph output).
+  std::vector<int> sole_reader(g.num_values(), -1);
+  for (int i = 0; i < g.num_nodes(); ++i)
+    for (int v : g.node(i).inputs)
+      if (v != kNoValue && uses[v] == 1) sole_reader[v] = i;
+  // The activation a unary node applies, where a convolution can take it as its parameter.
+  auto activation_of = [](const Node& n) -> std::optional<specs::Activation> {
+    if (n.opaque() || n.inputs.size() != 1 || n.outputs.size() != 1) return std::nullopt;
+    switch (*n.op) {
+      case OpKind::kRelu:
+        return specs::Activation::kRelu;
+      case OpKind::kSigmoid:
+        return specs::Activation::kSigmoid;
+      case OpKind::kTanh:
+        return specs::Activation::kTanh;
+      default:
+        break;
+    }
+    for (const ops::ConvEpilogue& e : ops::ConvEpilogues())
+      if (specs::GetOp(*n.op).name == e.name) return e.activation;
+    return std::nullopt;
+  };
+  std::vector<ConvEpilogueMatch> matches;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& conv = g.node(i);
+    if (conv.opaque() || (*conv.op != OpKind::kConv2d && *conv.op != OpKind::kConv2dBias) ||
+        conv.outputs.size() != 1 ||
+        conv.params[ops::kConvActivation] != static_cast<int64_t>(specs::Activation::kNone))
+      continue;
+    ConvEpilogueMatch m;
+    m.conv = i;
+    int out = conv.outputs[0];
+    if (*conv.op == OpKind::kConv2d && sole_reader[out] >= 0) {
+      const Node& b = g.node(sole_reader[out]);
+      if (!b.opaque() && *b.op == OpKind::kBiasAdd && b.params[ops::kBiasAxis] == 1 &&
+          b.inputs[0] == out && g.value(b.inputs[1]).dims.size() == 1 &&
+          g.value(b.inputs[1]).constant) {
+        m.bias = sole_reader[out];
+        out = b.outputs[0];
+      }
+    }
+    if (sole_reader[out] >= 0) {
+      const Node& a = g.node(sole_reader[out]);
+      if (auto act = activation_of(a); act && a.inputs[0] == out) {
+        m.activation_node = sole_reader[out];
+        m.activation = *act;
+      }
+    }
+    if (m.bias >= 0 || m.activation_node >= 0) matches.push_back(m);
+  }
+  return matches;
+}
+
+int FuseConvEpilogues(Graph* g) {
+  namespace ops = specs::ops;
+  const std::vector<ConvEpilogueMatch> matches = FindConvEpilogues(*g);
+  for (const ConvEpilogueMatch& m : matches) {
+    Node f = g->node(m.conv);
+    int last = m.conv;
+    if (m.bias >= 0) {
+      const Node& b = g->node(m.bias);
+      f.op = OpKind::kConv2dBias;
+      f.inputs.push_back(b.inputs[1]);
+      f.outputs = b.outputs;
+      last = m.bias;
+    }
+    if (m.activation_node >= 0) {
+      f.params[ops::kConvActivation] = static_cast<int64_t>(m.activation);
+      f.outputs = g->node(m.activation_node).outputs;
+      last = m.activation_node;
+    }
+    // The fused node takes the place of the last node it absorbs, so that everything it reads
+    // is computed before it; the nodes before are left dead.
+    g->SetNode(last, std::move(f));
+  }
+  if (!matches.empty()) g->RemoveDeadCode();
+  return static_cast<int>(matches.size());
+}
 
 }  // namespace verisub::runtime

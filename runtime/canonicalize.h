@@ -3,8 +3,11 @@
 // folded constant), each local to a few nodes.
 #pragma once
 
+#include <vector>
+
 #include "base/status.h"
 #include "runtime/graph.h"
+#include "specs/params.h"
 
 namespace verisub::runtime {
 
@@ -17,5 +20,24 @@ int CanonicalizeOnnxForms(Graph* g);
 // (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x). Intermediate values
 // read elsewhere block a rewrite. Returns the number of patterns replaced.
 int FusePatterns(Graph* g);
+
+// A convolution's epilogue fused into it, as engines run it: conv2d (activation none), then a
+// bias_add on its channels, then one of the activations a convolution fuses (relu, sigmoid, tanh,
+// relu6, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh) becomes one conv2d_bias (or conv2d when
+// there is no bias; a bias computed at run time stays a bias_add) with that activation; a
+// conv2d_bias without activation absorbs the activation that follows it. A value read elsewhere or
+// a graph output blocks the step after it. Exact: the spec kernels compute the same sums and maps.
+// Returns the number of convolutions that absorbed something.
+int FuseConvEpilogues(Graph* g);
+
+// What FuseConvEpilogues would fuse, without changing the graph: per convolution (activation
+// none) that absorbs something, its bias_add (-1: none) and activation node (-1: none).
+struct ConvEpilogueMatch {
+  int conv = -1;
+  int bias = -1;
+  int activation_node = -1;
+  specs::Activation activation = specs::Activation::kNone;
+};
+std::vector<ConvEpilogueMatch> FindConvEpilogues(const Graph& g);
 
 }  // namespace verisub::runtime

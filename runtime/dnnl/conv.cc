@@ -18,6 +18,9 @@ Status ConvKernel(KernelBuilder& b) {
   const Node& n = b.node();
   const Group& grp = b.group();
   if (!b.AllDnnl() || n.inputs.size() < 2) return Unimplemented("conv: inputs");
+  if (n.op &&
+      !SpecActivation(static_cast<specs::Activation>(n.params[specs::ops::kConvActivation])))
+    return Unimplemented("conv: an activation oneDNN has no eltwise for");
   int x = grp.pad_input != kNoValue ? grp.pad_input : n.inputs[0], w = n.inputs[1];
   const auto& xd = b.dims(n.inputs[0]);  // the window geometry sees the padded input
   if (!b.Dnnl(x)) return Unimplemented("conv: padded input");

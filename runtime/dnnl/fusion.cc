@@ -26,41 +26,14 @@ bool Onnx(const Node& n, const char* type) {
 
 int64_t OpsetOf(const Graph& g) { return g.DefaultOpset(); }
 
-std::optional<Eltwise> SpecActivation(specs::Activation a) {
-  switch (a) {
-    case specs::Activation::kNone:
-      return std::nullopt;
-    case specs::Activation::kRelu:
-      return Eltwise{algorithm::eltwise_relu};
-    case specs::Activation::kSigmoid:
-      return Eltwise{algorithm::eltwise_logistic};
-    case specs::Activation::kTanh:
-      return Eltwise{algorithm::eltwise_tanh};
-    case specs::Activation::kRelu6:
-      return Eltwise{algorithm::eltwise_clip_v2, 0.f, 6.f};
-    case specs::Activation::kHardSwish:
-      return Eltwise{algorithm::eltwise_hardswish};
-    case specs::Activation::kSilu:
-      return Eltwise{algorithm::eltwise_swish, 1.f};
-    case specs::Activation::kGelu:
-      return Eltwise{algorithm::eltwise_gelu_erf};
-    case specs::Activation::kGeluTanh:
-      return Eltwise{algorithm::eltwise_gelu_tanh};
-    case specs::Activation::kExp:
-      return Eltwise{algorithm::eltwise_exp};
-    case specs::Activation::kHardSigmoid:  // two post-ops: see EltwiseOf
-    case specs::Activation::kErf:          // no oneDNN eltwise
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
 // The activation a unary spec operator applies (relu6, silu, gelu, ...), or nullopt.
 std::optional<specs::Activation> UnarySpecActivation(const Node& n) {
   if (n.opaque()) return std::nullopt;
   switch (*n.op) {
     case OpKind::kRelu6:
       return specs::Activation::kRelu6;
+    case OpKind::kHardSigmoid:
+      return specs::Activation::kHardSigmoid;
     case OpKind::kHardSwish:
       return specs::Activation::kHardSwish;
     case OpKind::kSilu:
@@ -160,6 +133,38 @@ std::optional<std::vector<int64_t>> ZeroSpatialPad(const Graph& g, const Node& p
 
 }  // namespace
 
+std::optional<std::vector<Eltwise>> SpecActivation(specs::Activation a) {
+  using V = std::vector<Eltwise>;
+  switch (a) {
+    case specs::Activation::kNone:
+      return V{};
+    case specs::Activation::kRelu:
+      return V{{algorithm::eltwise_relu}};
+    case specs::Activation::kSigmoid:
+      return V{{algorithm::eltwise_logistic}};
+    case specs::Activation::kTanh:
+      return V{{algorithm::eltwise_tanh}};
+    case specs::Activation::kRelu6:
+      return V{{algorithm::eltwise_clip_v2, 0.f, 6.f}};
+    case specs::Activation::kHardSigmoid:  // x/6 + 1/2, clipped to [0, 1]
+      return V{{algorithm::eltwise_linear, 1.f / 6.f, 0.5f},
+               {algorithm::eltwise_clip_v2, 0.f, 1.f}};
+    case specs::Activation::kHardSwish:
+      return V{{algorithm::eltwise_hardswish}};
+    case specs::Activation::kSilu:
+      return V{{algorithm::eltwise_swish, 1.f}};
+    case specs::Activation::kGelu:
+      return V{{algorithm::eltwise_gelu_erf}};
+    case specs::Activation::kGeluTanh:
+      return V{{algorithm::eltwise_gelu_tanh}};
+    case specs::Activation::kExp:
+      return V{{algorithm::eltwise_exp}};
+    case specs::Activation::kErf:  // no oneDNN eltwise
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 bool IsConv(const Node& n) {
   return n.op == OpKind::kConv2d || n.op == OpKind::kConv2dBias || Onnx(n, "Conv");
 }
@@ -181,9 +186,7 @@ std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
   if (n.op == OpKind::kRelu) return V{{algorithm::eltwise_relu}};
   if (n.op == OpKind::kSigmoid) return V{{algorithm::eltwise_logistic}};
   if (n.op == OpKind::kTanh) return V{{algorithm::eltwise_tanh}};
-  if (n.op == OpKind::kHardSigmoid)
-    return V{{algorithm::eltwise_linear, 1.f / 6.f, 0.5f}, {algorithm::eltwise_clip_v2, 0.f, 1.f}};
-  if (auto a = UnarySpecActivation(n)) return V{*SpecActivation(*a)};
+  if (auto a = UnarySpecActivation(n)) return SpecActivation(*a);
   if (!n.opaque() || !n.domain.empty() || n.outputs.size() != 1) return std::nullopt;
   KernelContext ctx(*n.onnx, OpsetOf(g), {});
   const std::string& t = n.op_type;
@@ -316,6 +319,12 @@ FusionPlan PlanFusion(const Graph& g) {
       continue;
     }
     if (plan.group_of[i] >= 0 || (!conv && !mm) || n.outputs.size() != 1) continue;
+    std::optional<std::vector<Eltwise>> act;
+    if (n.op) {
+      act = SpecActivation(static_cast<specs::Activation>(
+          n.params[conv ? specs::ops::kConvActivation : specs::ops::kMatmulActivation]));
+      if (!act) continue;  // the kernel refuses it (SpecActivation)
+    }
     Group grp;
     grp.kernel_node = grp.last_node = i;
     grp.members.push_back(i);
@@ -329,12 +338,8 @@ FusionPlan PlanFusion(const Graph& g) {
     }
     bool has_act = false, has_sum = false;
     if (n.op) {
-      auto act = SpecActivation(static_cast<specs::Activation>(
-          n.params[conv ? specs::ops::kConvActivation : specs::ops::kMatmulActivation]));
-      if (act) {
-        grp.post_ops.push_back({PostOp::kEltwise, i, {}, 0.f, *act});
-        has_act = true;
-      }
+      for (const Eltwise& e : *act) grp.post_ops.push_back({PostOp::kEltwise, i, {}, 0.f, e});
+      has_act = !act->empty();
     }
     int tail = n.outputs[0];
     const size_t rank = g.value(tail).dims.size();

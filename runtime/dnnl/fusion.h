@@ -10,6 +10,7 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/graph.h"
+#include "specs/params.h"
 
 namespace verisub::runtime::dnnl_backend {
 
@@ -18,6 +19,11 @@ struct Eltwise {
   dnnl::algorithm alg;
   float alpha = 0.f, beta = 0.f;
 };
+
+// The eltwise kernels of a fused activation parameter (conv2d, conv2d_bias, matmul): empty for
+// none, nullopt where oneDNN has no eltwise for it (erf): such a node is not fused and its kernel
+// refuses it, so it runs on the reference fallback.
+std::optional<std::vector<Eltwise>> SpecActivation(specs::Activation a);
 
 // The activation(s) an ONNX or spec node computes, when oneDNN has them (HardSigmoid is two).
 std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n);

@@ -2,6 +2,7 @@
 // group's bias and activations and residual add as post-ops; constant right-hand sides are
 // reordered once into the layout oneDNN prefers.
 #include "runtime/dnnl/builder.h"
+#include "specs/ops/matmul.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {
@@ -25,6 +26,9 @@ Status MatmulKernel(KernelBuilder& b) {
   const Node& n = b.node();
   const Group& grp = b.group();
   if (!b.AllDnnl() || n.inputs.size() != 2) return Unimplemented("matmul: inputs");
+  if (n.op &&
+      !SpecActivation(static_cast<specs::Activation>(n.params[specs::ops::kMatmulActivation])))
+    return Unimplemented("matmul: an activation oneDNN has no eltwise for");
   int a = n.inputs[0], w = n.inputs[1];
   const auto& yd = b.dims(grp.output);
   if (b.dims(a).size() < 2 || b.dims(w).size() < 2 || yd.size() < 2)

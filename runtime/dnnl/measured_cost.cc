@@ -69,14 +69,6 @@ int TimedRuns(const MeasureOptions& o, double first_seconds) {
 
 }  // namespace
 
-StatusOr<MissingCost> ParseMissingCost(const std::string& name) {
-  if (name == "measure") return MissingCost::kMeasure;
-  if (name == "analytic") return MissingCost::kAnalytic;
-  if (name == "error") return MissingCost::kError;
-  return InvalidArgument("unknown policy for missing costs '" + name +
-                         "' (known: measure, analytic, error)");
-}
-
 CostTableHeader ThisMachine(int threads) {
   const dnnl_version_t* v = dnnl_version();
   CostTableHeader h;
@@ -94,7 +86,7 @@ MeasuredCpuCostModel::MeasuredCpuCostModel(MeasureOptions options, CostTable tab
     : options_(options),
       backend_(MakeDnnlBackend()),
       estimate_(*DevicePreset("cpu-2core")),
-      table_(std::move(table)) {}
+      measured_(options.missing, std::move(table)) {}
 
 MeasuredCpuCostModel::~MeasuredCpuCostModel() = default;
 
@@ -160,35 +152,6 @@ StatusOr<double> MeasuredCpuCostModel::TimePrepared(PreparedModel& m,
   if (!t.ok()) return t.status();
   if (runs) *runs = n;
   return *t;
-}
-
-StatusOr<double> MeasuredCpuCostModel::Cached(
-    const std::string& key, const std::function<StatusOr<double>(int* runs)>& measure,
-    double estimate) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto t = table_.Find(key)) {
-    ++stats_.hits;
-    return *t;
-  }
-  if (options_.missing == MissingCost::kAnalytic) {
-    ++stats_.estimated;
-    return estimate;
-  }
-  if (options_.missing == MissingCost::kError)
-    return NotFound("the cost table has no entry for '" + key +
-                    "' (measure it: --cost-missing measure)");
-  const auto start = std::chrono::steady_clock::now();
-  int runs = 0;
-  auto t = measure(&runs);
-  stats_.measure_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!t.ok()) {
-    ++stats_.estimated;
-    return estimate;
-  }
-  ++stats_.measured;
-  table_.Insert(key, *t * 1e6, runs);
-  return *t * 1e6;
 }
 
 StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
@@ -348,8 +311,7 @@ StatusOr<double> MeasuredCpuCostModel::OpTimeUs(const OpCostQuery& q) const {
   // large to run are estimated; the search never changes opaque nodes, so only their presence
   // matters.
   if (q.is_opaque() || q.bytes_per_element != 4 || Bytes(q) > kMaxMeasuredBytes) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.estimated;
+    measured_.CountEstimate();
     return *estimate;
   }
   // A kernel that cannot be built for these shapes is priced as estimated (and not cached, so a
@@ -373,14 +335,8 @@ std::vector<char> MeasuredCpuCostModel::AbsorbedNodes(const Graph& g) const {
   return absorbed;
 }
 
-CostTable MeasuredCpuCostModel::table() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return table_;
-}
+CostTable MeasuredCpuCostModel::table() const { return measured_.table(); }
 
-MeasuredCpuCostModel::Stats MeasuredCpuCostModel::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
-}
+MeasuredCpuCostModel::Stats MeasuredCpuCostModel::stats() const { return measured_.stats(); }
 
 }  // namespace verisub::runtime

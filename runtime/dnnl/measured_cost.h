@@ -17,18 +17,11 @@
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/cost/cost_model.h"
 #include "runtime/cost/cost_table.h"
+#include "runtime/cost/measured_table.h"
 #include "runtime/dnnl/fusion.h"
 #include "specs/layout.h"
 
 namespace verisub::runtime {
-
-// What to do with an instance the table lacks.
-enum class MissingCost {
-  kMeasure,   // time it now and add it to the table
-  kAnalytic,  // the analytic cpu-2core estimate (nothing is timed; the table is unchanged)
-  kError,     // fail, naming the instance: a table that must be complete
-};
-StatusOr<MissingCost> ParseMissingCost(const std::string& name);  // measure|analytic|error
 
 struct MeasureOptions {
   int threads = 1;
@@ -86,20 +79,16 @@ class MeasuredCpuCostModel : public CostModel {
 
   // A copy of the table as it is now (known and measured entries).
   CostTable table() const;
-  struct Stats {
-    int64_t hits = 0;       // answered from the table
-    int64_t measured = 0;   // timed now
-    int64_t estimated = 0;  // analytic: opaque operators, or MissingCost::kAnalytic
-    double measure_seconds = 0;
-  };
+  using Stats = MeasureStats;
   Stats stats() const;
 
  private:
-  // The table's entry for `key`, else `measure()` timed (seconds, runs) and stored (in µs),
-  // following the missing-entry policy; `estimate` answers kAnalytic.
+  // MeasuredTable::Cached (the CPU's analytic estimate answers kAnalytic).
   StatusOr<double> Cached(const std::string& key,
                           const std::function<StatusOr<double>(int* runs)>& measure,
-                          double estimate) const;
+                          double estimate) const {
+    return measured_.Cached(key, measure, estimate);
+  }
   // Median seconds of the kernel computing node `node` of a prepared model (see Measure).
   StatusOr<double> TimePrepared(PreparedModel& m, const std::vector<HostTensor>& feeds, int* runs,
                                 int node) const;
@@ -107,9 +96,7 @@ class MeasuredCpuCostModel : public CostModel {
   MeasureOptions options_;
   std::unique_ptr<Backend> backend_;
   AnalyticCostModel estimate_;
-  mutable std::mutex mu_;
-  mutable CostTable table_;
-  mutable Stats stats_;
+  mutable MeasuredTable measured_;
 };
 
 }  // namespace verisub::runtime

@@ -2,6 +2,7 @@
 #include "runtime/onnx_ops/export_context.h"
 
 #include "onnx/onnx_pb.h"
+#include "runtime/onnx_ops/op_table.h"
 #include "runtime/tensor_proto.h"
 #include "specs/evaluate.h"
 #include "specs/semantics.h"
@@ -56,12 +57,11 @@ onnx::NodeProto* ExportContext::EmitWithActivation(const std::string& op_type, c
   const std::string out = Name(n.outputs[0]);
   auto a = static_cast<specs::Activation>(act);
   if (a == specs::Activation::kNone) return Emit(op_type, n.name, inputs, {out});
+  const OnnxActivationFn* write = OnnxOps().ActivationExport(a);
+  VERISUB_CHECK(write != nullptr);  // every activation of a fusing operator's domain has one
   std::string tmp = Fresh(out + "_pre");
   onnx::NodeProto* main = Emit(op_type, n.name, inputs, {tmp});
-  const char* act_op = a == specs::Activation::kRelu      ? "Relu"
-                       : a == specs::Activation::kSigmoid ? "Sigmoid"
-                                                          : "Tanh";
-  Emit(act_op, n.name + "_act", {tmp}, {out});
+  (*write)(*this, n.name + "_act", tmp, out, value(n.outputs[0]).elem_type);
   return main;
 }
 

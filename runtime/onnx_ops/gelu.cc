@@ -20,57 +20,64 @@ void ImportGeluOp(ImportContext& c) {
   if (approximate == "tanh") return ImportUnary(c, OpKind::kGeluTanh);
 }
 
-// Emits `a OP b` into a fresh value (or `out` when given) and returns its name.
-std::string Binary(ExportContext& c, const Node& n, const std::string& op, const std::string& a,
-                   const std::string& b, const std::string& out = "") {
-  std::string y = out.empty() ? c.Fresh(c.Name(n.outputs[0]) + "_" + op) : out;
-  c.Emit(op, c.Fresh(n.name + "_" + op), {a, b}, {y});
-  return y;
-}
+// One activation's nodes: named after `name`, from `x`, of element type `et`.
+struct Writer {
+  ExportContext& c;
+  const std::string& name;
+  int32_t et;
 
-std::string Scalar(ExportContext& c, const Node& n, double v) {
-  return c.AddInitializer(HostTensor::FromDoubles(c.value(n.inputs[0]).elem_type, {}, {v}),
-                          n.name + "_c");
-}
-
-Status ExportGelu(ExportContext& c, const Node& n) {
-  std::string x = c.Name(n.inputs[0]), y = c.Name(n.outputs[0]);
-  if (c.opset() >= 20) {
-    c.Emit("Gelu", n.name, {x}, {y});
-    return Status::Ok();
+  // Emits `a OP b` into a fresh value (or `out` when given) and returns its name.
+  std::string Binary(const std::string& op, const std::string& a, const std::string& b,
+                     const std::string& out = "") const {
+    std::string y = out.empty() ? c.Fresh(name + "_" + op) : out;
+    c.Emit(op, c.Fresh(name + "_" + op), {a, b}, {y});
+    return y;
   }
-  std::string d = Binary(c, n, "Div", x, Scalar(c, n, std::sqrt(2.0)));
+  std::string Scalar(double v) const {
+    return c.AddInitializer(HostTensor::FromDoubles(et, {}, {v}), name + "_c");
+  }
+};
+
+void ExportGelu(ExportContext& c, const std::string& name, const std::string& x,
+                const std::string& y, int32_t et) {
+  if (c.opset() >= 20) {
+    c.Emit("Gelu", name, {x}, {y});
+    return;
+  }
+  Writer w{c, name, et};
+  std::string d = w.Binary("Div", x, w.Scalar(std::sqrt(2.0)));
   std::string e = c.Fresh(y + "_erf");
-  c.Emit("Erf", c.Fresh(n.name + "_erf"), {d}, {e});
-  std::string a = Binary(c, n, "Add", e, Scalar(c, n, 1.0));
-  std::string m = Binary(c, n, "Mul", x, a);
-  Binary(c, n, "Mul", m, Scalar(c, n, 0.5), y);
-  return Status::Ok();
+  c.Emit("Erf", c.Fresh(name + "_erf"), {d}, {e});
+  std::string a = w.Binary("Add", e, w.Scalar(1.0));
+  std::string m = w.Binary("Mul", x, a);
+  w.Binary("Mul", m, w.Scalar(0.5), y);
 }
 
-Status ExportGeluTanh(ExportContext& c, const Node& n) {
-  std::string x = c.Name(n.inputs[0]), y = c.Name(n.outputs[0]);
+void ExportGeluTanh(ExportContext& c, const std::string& name, const std::string& x,
+                    const std::string& y, int32_t et) {
   if (c.opset() >= 20) {
-    c.AttrString(c.Emit("Gelu", n.name, {x}, {y}), "approximate", "tanh");
-    return Status::Ok();
+    c.AttrString(c.Emit("Gelu", name, {x}, {y}), "approximate", "tanh");
+    return;
   }
-  std::string cube = Binary(c, n, "Pow", x, Scalar(c, n, 3.0));
-  std::string inner = Binary(c, n, "Add", x, Binary(c, n, "Mul", cube, Scalar(c, n, 0.044715)));
-  std::string scaled = Binary(c, n, "Mul", inner, Scalar(c, n, std::sqrt(2.0 / M_PI)));
+  Writer w{c, name, et};
+  std::string cube = w.Binary("Pow", x, w.Scalar(3.0));
+  std::string inner = w.Binary("Add", x, w.Binary("Mul", cube, w.Scalar(0.044715)));
+  std::string scaled = w.Binary("Mul", inner, w.Scalar(std::sqrt(2.0 / M_PI)));
   std::string t = c.Fresh(y + "_tanh");
-  c.Emit("Tanh", c.Fresh(n.name + "_tanh"), {scaled}, {t});
-  std::string m = Binary(c, n, "Mul", x, Binary(c, n, "Add", t, Scalar(c, n, 1.0)));
-  Binary(c, n, "Mul", m, Scalar(c, n, 0.5), y);
-  return Status::Ok();
+  c.Emit("Tanh", c.Fresh(name + "_tanh"), {scaled}, {t});
+  std::string m = w.Binary("Mul", x, w.Binary("Add", t, w.Scalar(1.0)));
+  w.Binary("Mul", m, w.Scalar(0.5), y);
 }
 
 }  // namespace
 
 void RegisterGelu(OnnxOpTable* table) {
   table->AddImport("Gelu", ImportGeluOp);
-  table->SetExport(OpKind::kGelu, ExportGelu);
+  table->SetActivationExport(OpKind::kGelu, specs::Activation::kGelu, ExportGelu);
 }
 
-void RegisterGeluTanh(OnnxOpTable* table) { table->SetExport(OpKind::kGeluTanh, ExportGeluTanh); }
+void RegisterGeluTanh(OnnxOpTable* table) {
+  table->SetActivationExport(OpKind::kGeluTanh, specs::Activation::kGeluTanh, ExportGeluTanh);
+}
 
 }  // namespace verisub::runtime

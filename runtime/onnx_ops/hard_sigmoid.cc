@@ -19,18 +19,19 @@ void ImportHardSigmoid(ImportContext& c) {
   ImportUnary(c, specs::OpKind::kHardSigmoid);
 }
 
-Status ExportHardSigmoid(ExportContext& c, const Node& n) {
-  auto* hs = c.Emit("HardSigmoid", n.name, c.InputNames(n), {c.Name(n.outputs[0])});
+void ExportHardSigmoid(ExportContext& c, const std::string& name, const std::string& x,
+                       const std::string& y, int32_t) {
+  auto* hs = c.Emit("HardSigmoid", name, {x}, {y});
   c.AttrFloat(hs, "alpha", static_cast<float>(1.0 / 6.0));
   c.AttrFloat(hs, "beta", 0.5f);
-  return Status::Ok();
 }
 
 }  // namespace
 
 void RegisterHardSigmoid(OnnxOpTable* table) {
   table->AddImport("HardSigmoid", ImportHardSigmoid);
-  table->SetExport(specs::OpKind::kHardSigmoid, ExportHardSigmoid);
+  table->SetActivationExport(specs::OpKind::kHardSigmoid, specs::Activation::kHardSigmoid,
+                             ExportHardSigmoid);
 }
 
 }  // namespace verisub::runtime

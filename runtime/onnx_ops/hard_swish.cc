@@ -10,25 +10,25 @@ namespace {
 
 void ImportHardSwish(ImportContext& c) { ImportUnary(c, specs::OpKind::kHardSwish); }
 
-Status ExportHardSwish(ExportContext& c, const Node& n) {
-  std::string x = c.Name(n.inputs[0]), y = c.Name(n.outputs[0]);
+void ExportHardSwish(ExportContext& c, const std::string& name, const std::string& x,
+                     const std::string& y, int32_t) {
   if (c.opset() >= 14) {
-    c.Emit("HardSwish", n.name, {x}, {y});
-    return Status::Ok();
+    c.Emit("HardSwish", name, {x}, {y});
+    return;
   }
   std::string gate = c.Fresh(y + "_gate");
-  auto* hs = c.Emit("HardSigmoid", n.name + "_gate", {x}, {gate});
+  auto* hs = c.Emit("HardSigmoid", name + "_gate", {x}, {gate});
   c.AttrFloat(hs, "alpha", static_cast<float>(1.0 / 6.0));
   c.AttrFloat(hs, "beta", 0.5f);
-  c.Emit("Mul", n.name, {x, gate}, {y});
-  return Status::Ok();
+  c.Emit("Mul", name, {x, gate}, {y});
 }
 
 }  // namespace
 
 void RegisterHardSwish(OnnxOpTable* table) {
   table->AddImport("HardSwish", ImportHardSwish);
-  table->SetExport(specs::OpKind::kHardSwish, ExportHardSwish);
+  table->SetActivationExport(specs::OpKind::kHardSwish, specs::Activation::kHardSwish,
+                             ExportHardSwish);
 }
 
 }  // namespace verisub::runtime

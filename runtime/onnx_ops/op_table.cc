@@ -17,6 +17,20 @@ void OnnxOpTable::SetExport(specs::OpKind op, OnnxExportFn fn) {
   exports_[k] = fn;
 }
 
+void OnnxOpTable::SetActivationExport(specs::OpKind op, specs::Activation act,
+                                      OnnxActivationFn fn) {
+  VERISUB_CHECK(fn != nullptr && activations_.emplace(act, fn).second);
+  SetExport(op, [fn](ExportContext& c, const Node& n) {
+    fn(c, n.name, c.Name(n.inputs[0]), c.Name(n.outputs[0]), c.value(n.inputs[0]).elem_type);
+    return Status::Ok();
+  });
+}
+
+const OnnxActivationFn* OnnxOpTable::ActivationExport(specs::Activation act) const {
+  auto it = activations_.find(act);
+  return it == activations_.end() ? nullptr : &it->second;
+}
+
 const OnnxImportFn* OnnxOpTable::FindImport(std::string_view op_type) const {
   auto it = imports_.find(op_type);
   return it == imports_.end() ? nullptr : &it->second;
@@ -38,6 +52,15 @@ void RegisterOneToOne(OnnxOpTable* table, specs::OpKind op, const std::string& o
     c.Emit(onnx_type, n.name, c.InputNames(n), {c.Name(n.outputs[0])});
     return Status::Ok();
   });
+}
+
+void RegisterOneToOneActivation(OnnxOpTable* table, specs::OpKind op, specs::Activation act,
+                                const std::string& onnx_type) {
+  table->AddImport(onnx_type, [op](ImportContext& c) { ImportUnary(c, op); });
+  table->SetActivationExport(
+      op, act,
+      [onnx_type](ExportContext& c, const std::string& name, const std::string& x,
+                  const std::string& y, int32_t) { c.Emit(onnx_type, name, {x}, {y}); });
 }
 
 namespace {

@@ -3,6 +3,8 @@
 
 namespace verisub::runtime {
 
-void RegisterRelu(OnnxOpTable* table) { RegisterOneToOne(table, specs::OpKind::kRelu, "Relu"); }
+void RegisterRelu(OnnxOpTable* table) {
+  RegisterOneToOneActivation(table, specs::OpKind::kRelu, specs::Activation::kRelu, "Relu");
+}
 
 }  // namespace verisub::runtime

@@ -27,26 +27,24 @@ void ImportClip(ImportContext& c) {
   c.Add(specs::OpKind::kRelu6, Defaults(specs::OpKind::kRelu6), {c.InId(0)}, {c.Out(0)});
 }
 
-Status ExportRelu6(ExportContext& c, const Node& n) {
-  std::vector<std::string> in = c.InputNames(n);
-  int32_t et = c.value(n.inputs[0]).elem_type;
+void ExportRelu6(ExportContext& c, const std::string& name, const std::string& x,
+                 const std::string& y, int32_t et) {
   if (c.opset() >= 11) {
-    in.push_back(c.AddInitializer(HostTensor::FromDoubles(et, {}, {0.0}), n.name + "_min"));
-    in.push_back(c.AddInitializer(HostTensor::FromDoubles(et, {}, {6.0}), n.name + "_max"));
-    c.Emit("Clip", n.name, in, {c.Name(n.outputs[0])});
+    std::string lo = c.AddInitializer(HostTensor::FromDoubles(et, {}, {0.0}), name + "_min");
+    std::string hi = c.AddInitializer(HostTensor::FromDoubles(et, {}, {6.0}), name + "_max");
+    c.Emit("Clip", name, {x, lo, hi}, {y});
   } else {
-    auto* clip = c.Emit("Clip", n.name, in, {c.Name(n.outputs[0])});
+    auto* clip = c.Emit("Clip", name, {x}, {y});
     c.AttrFloat(clip, "min", 0.0f);
     c.AttrFloat(clip, "max", 6.0f);
   }
-  return Status::Ok();
 }
 
 }  // namespace
 
 void RegisterRelu6(OnnxOpTable* table) {
   table->AddImport("Clip", ImportClip);
-  table->SetExport(specs::OpKind::kRelu6, ExportRelu6);
+  table->SetActivationExport(specs::OpKind::kRelu6, specs::Activation::kRelu6, ExportRelu6);
 }
 
 }  // namespace verisub::runtime

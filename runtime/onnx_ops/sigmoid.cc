@@ -4,7 +4,8 @@
 namespace verisub::runtime {
 
 void RegisterSigmoid(OnnxOpTable* table) {
-  RegisterOneToOne(table, specs::OpKind::kSigmoid, "Sigmoid");
+  RegisterOneToOneActivation(table, specs::OpKind::kSigmoid, specs::Activation::kSigmoid,
+                             "Sigmoid");
 }
 
 }  // namespace verisub::runtime

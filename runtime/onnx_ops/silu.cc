@@ -6,16 +6,17 @@
 namespace verisub::runtime {
 namespace {
 
-Status ExportSilu(ExportContext& c, const Node& n) {
-  std::string x = c.Name(n.inputs[0]), y = c.Name(n.outputs[0]);
+void ExportSilu(ExportContext& c, const std::string& name, const std::string& x,
+                const std::string& y, int32_t) {
   std::string gate = c.Fresh(y + "_sigmoid");
-  c.Emit("Sigmoid", n.name + "_sigmoid", {x}, {gate});
-  c.Emit("Mul", n.name, {x, gate}, {y});
-  return Status::Ok();
+  c.Emit("Sigmoid", name + "_sigmoid", {x}, {gate});
+  c.Emit("Mul", name, {x, gate}, {y});
 }
 
 }  // namespace
 
-void RegisterSilu(OnnxOpTable* table) { table->SetExport(specs::OpKind::kSilu, ExportSilu); }
+void RegisterSilu(OnnxOpTable* table) {
+  table->SetActivationExport(specs::OpKind::kSilu, specs::Activation::kSilu, ExportSilu);
+}
 
 }  // namespace verisub::runtime

@@ -3,6 +3,8 @@
 
 namespace verisub::runtime {
 
-void RegisterTanh(OnnxOpTable* table) { RegisterOneToOne(table, specs::OpKind::kTanh, "Tanh"); }
+void RegisterTanh(OnnxOpTable* table) {
+  RegisterOneToOneActivation(table, specs::OpKind::kTanh, specs::Activation::kTanh, "Tanh");
+}
 
 }  // namespace verisub::runtime

@@ -33,12 +33,36 @@ Status Conv2dShape(const Params& p, const TensorType* const* in, TensorType* out
 
 // Two operations per multiply-add: every output element reads C/group x KH x KW inputs.
 std::vector<ParamDesc> Conv2dParams() {
-  std::vector<ParamDesc> params = {
-      IntParam("stride_h", kConvStrideH, {1, 2}), IntParam("stride_w", kConvStrideW, {1, 2}),
-      PaddingParam(kConvPadding), ActivationParam(kConvActivation),
-      IntParam("group", kConvGroup, {1, kDepthwiseGroup})};
+  std::vector<ParamDesc> params = {IntParam("stride_h", kConvStrideH, {1, 2}),
+                                   IntParam("stride_w", kConvStrideW, {1, 2}),
+                                   PaddingParam(kConvPadding), ActivationParam(kConvActivation),
+                                   IntParam("group", kConvGroup, {1, kDepthwiseGroup})};
   params.back().names = {{kDepthwiseGroup, "dw"}};
+  ParamDesc& act = params[kConvActivation];
+  for (const ConvEpilogue& e : ConvEpilogues())
+    act.names.emplace_back(static_cast<int64_t>(e.activation), e.name);
   return params;
+}
+
+const std::vector<ConvEpilogue>& ConvEpilogues() {
+  static const std::vector<ConvEpilogue> kEpilogues = {{Activation::kRelu6, "relu6"},
+                                                       {Activation::kHardSigmoid, "hard_sigmoid"},
+                                                       {Activation::kHardSwish, "hard_swish"},
+                                                       {Activation::kSilu, "silu"},
+                                                       {Activation::kGelu, "gelu"},
+                                                       {Activation::kGeluTanh, "gelu_tanh"}};
+  return kEpilogues;
+}
+
+std::string ConvEpilogueAxioms(const std::string& op, const std::string& prefix,
+                               const std::string& args, const std::string& operands) {
+  std::string text;
+  for (const ConvEpilogue& e : ConvEpilogues()) {
+    const std::string name = e.name;
+    text += prefix + "_" + name + "_fusion (" + args + ") (" + op + "[activation=" + name + "] " +
+            operands + ") = (" + name + " (" + op + "[activation=none] " + operands + "))\n";
+  }
+  return text;
 }
 
 double Conv2dFlops(const Params&, const Shape* in, const Shape* out) {
@@ -70,7 +94,7 @@ conv_enlarge (x:4 w:4) (conv2d[padding=same] x (enlarge w)) = (conv2d[padding=sa
 conv_concat_batch (x:4 y:4 w:4) (concat[axis=0] (conv2d x w) (conv2d y w)) = (conv2d (concat[axis=0] x y) w)
 conv_concat_out_channels (x:4 w:4 v:4) (concat[axis=1] (conv2d[group=1] x w) (conv2d[group=1] x v)) = (conv2d[group=1] x (concat[axis=0] w v))
 conv_concat_in_channels (x:4 y:4 w:4 v:4) (conv2d[activation=none,group=1] (concat[axis=1] x y) (concat[axis=1] w v)) = (ewadd (conv2d[activation=none,group=1] x w) (conv2d[activation=none,group=1] y v))
-)";
+)" + ConvEpilogueAxioms("conv2d", "conv", "x:4 w:4", "x w");
   return op;
 }
 

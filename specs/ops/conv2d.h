@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -16,8 +17,20 @@ inline constexpr int kConvStrideH = 0, kConvStrideW = 1, kConvPadding = 2, kConv
                      kConvGroup = 4;
 
 OpSpec Conv2dSpec();
-// Shared with conv2d_bias.
+// Shared with conv2d_bias. A convolution's activation is any of matmul's four or an epilogue
+// exporters write after convolutions (relu6, hard_sigmoid, hard_swish, silu, gelu, gelu_tanh);
+// the generator's domain stays the first four.
 std::vector<ParamDesc> Conv2dParams();
+// The activations beyond relu, sigmoid and tanh that a convolution fuses, each also a unary
+// operator of the same name; `ConvEpilogueAxioms` states each fusion (`op` is conv2d or
+// conv2d_bias, `args` its typed variables and `operands` their names).
+struct ConvEpilogue {
+  Activation activation;
+  const char* name;  // the activation value's name and the unary operator's
+};
+const std::vector<ConvEpilogue>& ConvEpilogues();
+std::string ConvEpilogueAxioms(const std::string& op, const std::string& prefix,
+                               const std::string& args, const std::string& operands);
 Status Conv2dShape(const Params& p, const TensorType* const* in, TensorType* out);
 double Conv2dFlops(const Params& p, const Shape* in, const Shape* out);
 

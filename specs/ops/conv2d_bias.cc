@@ -32,7 +32,7 @@ conv_bias_def (x:4 w:4 b:1) (conv2d_bias[activation=none] x w b) = (bias_add[axi
 conv_bias_relu_fusion (x:4 w:4 b:1) (conv2d_bias[activation=relu] x w b) = (relu (conv2d_bias[activation=none] x w b))
 conv_bias_sigmoid_fusion (x:4 w:4 b:1) (conv2d_bias[activation=sigmoid] x w b) = (sigmoid (conv2d_bias[activation=none] x w b))
 conv_bias_tanh_fusion (x:4 w:4 b:1) (conv2d_bias[activation=tanh] x w b) = (tanh (conv2d_bias[activation=none] x w b))
-)";
+)" + ConvEpilogueAxioms("conv2d_bias", "conv_bias", "x:4 w:4 b:1", "x w b");
   return op;
 }
 

@@ -1,7 +1,8 @@
 // A BatchNormalization that the exporter did not fold (Conv -> BatchNormalization -> Relu, as
 // torch.onnx.export writes a model exported in training mode's structure with eval statistics):
 // imported as channel_scale + bias_add, folded into the convolution's kernel by the shipped
-// rules, the folded kernel computed into a new initializer, outputs equal, checker passing.
+// rules, the folded kernel computed into a new initializer, the shift Conv's bias, outputs equal,
+// checker passing.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -82,21 +83,22 @@ TEST_P(BatchnormFoldTest, FoldsIntoTheConvolutionWithEqualOutputs) {
     std::ifstream in(dir_ / "out.onnx", std::ios::binary);
     ASSERT_TRUE(out.ParseFromIstream(&in));
   }
-  int convs = 0, muls = 0, bns = 0, adds = 0;
+  int convs = 0, muls = 0, bns = 0, adds = 0, conv_inputs = 0;
   std::string kernel;
   for (const onnx::NodeProto& n : out.graph().node()) {
     convs += n.op_type() == "Conv";
     muls += n.op_type() == "Mul";
     bns += n.op_type() == "BatchNormalization";
     adds += n.op_type() == "Add";
-    if (n.op_type() == "Conv") kernel = n.input(1);
+    if (n.op_type() == "Conv") kernel = n.input(1), conv_inputs = n.input_size();
   }
   EXPECT_EQ(convs, 1) << r.output;
   EXPECT_EQ(muls, 0) << r.output;
   EXPECT_EQ(bns, 0) << r.output;
-  // The conv's bias (scaled) and the batchnorm's shift are one vector: one Add, or none where
-  // the bias is written as Conv's third input.
-  EXPECT_LE(adds, 1) << r.output;
+  // The conv's bias (scaled) and the batchnorm's shift are one vector, Conv's third input
+  // (fuse-epilogues), and the Relu follows it.
+  EXPECT_EQ(adds, 0) << r.output;
+  EXPECT_EQ(conv_inputs, 3) << r.output;
   // The kernel is a new initializer (the scaled one), not the model's "w".
   bool kernel_is_initializer = false;
   for (const onnx::TensorProto& t : out.graph().initializer())

@@ -91,7 +91,8 @@ TEST(PassPipelineTest, DumpsAfterTheNamedPass) {
 
 TEST(PassPipelineTest, OptimizeRunsTheDocumentedPasses) {
   EXPECT_EQ(OptimizePassNames(),
-            (std::vector<std::string>{"import-fixes", "constant-folding", "search", "finalize"}));
+            (std::vector<std::string>{"import-fixes", "constant-folding", "search", "finalize",
+                                      "fuse-epilogues"}));
   auto rules = testing::Rules({"(relu (relu ?a)) => (relu ?a)"});
   ASSERT_NE(rules, nullptr);
   OptimizeOptions options;

@@ -275,7 +275,7 @@ TEST_F(VerisubOptTest, DumpsTheGraphAfterAPass) {
             "w))\n");
   CommandResult bad = RunCommand(Opt("--dump-after nonesuch " + dump.string()));
   EXPECT_EQ(bad.code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("import-fixes, constant-folding, search, finalize"), std::string::npos)
+  EXPECT_NE(bad.output.find("import-fixes, constant-folding, search, finalize, fuse-epilogues"), std::string::npos)
       << bad.output;
 }
 

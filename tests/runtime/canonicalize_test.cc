@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
+#include "onnx/checker.h"
 #include "runtime/executor.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
+#include "specs/ops/conv2d.h"
+#include "specs/registry.h"
 #include "tests/runtime/test_models.h"
 
 namespace verisub::runtime {
@@ -146,6 +150,108 @@ TEST(CanonicalizeTest, ActivationOperatorsMapAndExport) {
   EXPECT_EQ(CountKind(g, "erf"), 1);
   EXPECT_EQ(CountKind(g, "hard_sigmoid"), 1);
   EXPECT_EQ(CountKind(g, "hard_swish"), 1);
+}
+
+// One convolution of x per activation a convolution fuses, each as PyTorch exports it (Conv with
+// its bias, then the activation), one without a bias, and twins: a biased output that is also a
+// graph output keeps its activation apart, and an activation after a residual add is not the
+// conv's. Every branch is a graph output.
+std::string ConvEpiloguesModel(int64_t opset) {
+  ModelBuilder b(opset);
+  b.Input("x", {1, 4, 6, 6});
+  b.Weight("lo", Scalar(0.0)).Weight("hi", Scalar(6.0)).Weight("half", Scalar(0.5));
+  b.Weight("sqrt2", Scalar(std::sqrt(2.0))).Weight("one", Scalar(1.0));
+  int k = 0;
+  auto conv = [&](bool bias) {
+    std::string w = "w" + std::to_string(k), c = "c" + std::to_string(k);
+    b.RandomWeight(w, {4, 4, 3, 3}, 10 + k);
+    std::vector<std::string> in = {"x", w};
+    if (bias) {
+      b.RandomWeight("b" + std::to_string(k), {4}, 50 + k);
+      in.push_back("b" + std::to_string(k));
+    }
+    testing::SetInts(b.Node("Conv", in, {c}), "pads", {1, 1, 1, 1});
+    ++k;
+    return c;
+  };
+  auto unary = [&](const std::string& op, const std::string& x) {
+    std::string y = x + "_" + op;
+    auto& n = b.Node(op, {x}, {y});
+    if (op == "HardSigmoid") testing::SetFloat(n, "alpha", 1.0f / 6.0f);
+    return y;
+  };
+  std::vector<std::string> outputs;
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"})
+    outputs.push_back(unary(op, conv(true)));
+  std::string c = conv(true);
+  b.Node("Clip", {c, "lo", "hi"}, {c + "_relu6"});
+  outputs.push_back(c + "_relu6");
+  c = conv(true);
+  b.Node("Mul", {c, unary("Sigmoid", c)}, {c + "_silu"});
+  outputs.push_back(c + "_silu");
+  c = conv(true);  // PyTorch's GELU
+  b.Node("Div", {c, "sqrt2"}, {c + "_d"});
+  b.Node("Add", {unary("Erf", c + "_d"), "one"}, {c + "_a"});
+  b.Node("Mul", {c, c + "_a"}, {c + "_m"});
+  b.Node("Mul", {c + "_m", "half"}, {c + "_gelu"});
+  outputs.push_back(c + "_gelu");
+  outputs.push_back(unary("Relu", conv(false)));  // no bias: conv2d[activation=relu]
+  c = conv(true);  // also a graph output: the bias fuses, the relu cannot
+  outputs.push_back(c);
+  outputs.push_back(unary("Relu", c));
+  c = conv(true);  // a residual add before the relu
+  b.Node("Add", {c, "x"}, {c + "_sum"});
+  outputs.push_back(unary("Relu", c + "_sum"));
+  for (const std::string& o : outputs) b.Output(o, {1, 4, 6, 6});
+  return b.Bytes();
+}
+
+TEST(CanonicalizeTest, ConvolutionsAbsorbTheirBiasAndActivation) {
+  for (int64_t opset : {14, 17}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    Graph g = ImportChecked(ConvEpiloguesModel(opset));
+    Graph fused = g;
+    EXPECT_EQ(FuseConvEpilogues(&fused), 11);
+    EXPECT_EQ(CountKind(fused, "bias_add"), 0);
+    EXPECT_EQ(CountKind(fused, "conv2d"), 1);
+    EXPECT_EQ(CountKind(fused, "conv2d_bias"), 10);
+    std::map<std::string, int> acts;
+    for (const auto& n : fused.nodes())
+      if (!n->opaque() &&
+          (*n->op == specs::OpKind::kConv2d || *n->op == specs::OpKind::kConv2dBias))
+        ++acts[specs::FormatParamValue(specs::GetOp(*n->op).params[specs::ops::kConvActivation],
+                                       n->params)];
+    EXPECT_EQ(acts, (std::map<std::string, int>{{"none", 2},
+                                                {"relu", 2},
+                                                {"sigmoid", 1},
+                                                {"tanh", 1},
+                                                {"hard_sigmoid", 1},
+                                                {"hard_swish", 1},
+                                                {"relu6", 1},
+                                                {"silu", 1},
+                                                {"gelu", 1}}));
+    EXPECT_EQ(CountKind(fused, "relu"), 2);  // after the shared output and after the add
+    std::vector<HostTensor> in = testing::RandomInputs(g, 3);
+    auto want = Execute(g, in);
+    auto got = Execute(fused, in);
+    ASSERT_TRUE(want.ok() && got.ok());
+    EXPECT_LT(testing::MaxAbsDiff(*want, *got), 1e-5);
+    // Written as engines take it: Conv with its bias input, then the activation's ONNX form.
+    onnx::ModelProto exported;
+    ASSERT_TRUE(ExportOnnxModel(fused, &exported).ok());
+    EXPECT_NO_THROW(onnx::checker::check_model(exported));
+    int convs_with_bias = 0;
+    for (const auto& n : exported.graph().node())
+      convs_with_bias += n.op_type() == "Conv" && n.input_size() == 3;
+    EXPECT_EQ(convs_with_bias, 10);
+    auto back = ImportOnnxModel(exported, "exported");
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    auto again = Execute(*back, in);
+    ASSERT_TRUE(again.ok());
+    EXPECT_LT(testing::MaxAbsDiff(*want, *again), 1e-5);
+    Graph refused = *back;
+    EXPECT_EQ(FuseConvEpilogues(&refused), 11);  // the export imports back into the same fusions
+  }
 }
 
 // ShuffleNet-v2's channel split: two Slices of one tensor (the channel shuffle's reshape, which

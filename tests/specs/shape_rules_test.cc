@@ -41,9 +41,9 @@ TEST(ShapeRulesTest, InferTypesChecksParameterValuesAndNamesTheOperator) {
   const TensorType* in[] = {&x, &w};
   TensorType out[kMaxOpOutputs];
   Params p = GetOp(OpKind::kConv2d).DefaultParams();
-  p[ops::kConvActivation] = 9;
+  p[ops::kConvActivation] = static_cast<int64_t>(Activation::kErf);  // no convolution applies it
   Status st = InferTypes(OpKind::kConv2d, p, in, out);
-  EXPECT_EQ(st.message(), "conv2d: parameter 'activation': value 9 is not one of its names");
+  EXPECT_EQ(st.message(), "conv2d: parameter 'activation': value 11 is not one of its names");
   p = GetOp(OpKind::kConv2d).DefaultParams();
   ASSERT_TRUE(InferTypes(OpKind::kConv2d, p, in, out).ok());
   EXPECT_EQ(out[0].shape, (Shape{1, 4, 5, 5}));
