@@ -5,6 +5,7 @@
 
 #include "rewriter/graph_cost.h"
 #include "specs/ops/bias_add.h"
+#include "specs/ops/channel_scale.h"
 #include "specs/ops/concat.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/split.h"
@@ -162,10 +163,13 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
       if (!IsImageLayout(out)) return std::nullopt;
       return scaled(f * PaddingWaste(g.value(n.inputs[0]), out));
     }
-    case OpKind::kBiasAdd: {
+    case OpKind::kBiasAdd:
+    case OpKind::kChannelScale: {
       const Value& y = g.value(n.outputs[0]);
       const auto* d = StaticDims(y);
-      if (d && d->size() == 4 && n.params[specs::ops::kBiasAxis] != 1) return std::nullopt;
+      const int64_t axis = op == OpKind::kBiasAdd ? n.params[specs::ops::kBiasAxis]
+                                                  : n.params[specs::ops::kChannelScaleAxis];
+      if (d && d->size() == 4 && axis != 1) return std::nullopt;
       [[fallthrough]];
     }
     case OpKind::kRelu:

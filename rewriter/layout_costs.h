@@ -11,9 +11,9 @@
 //   convolution of a network (C <= 4) may read plain and write blocked (oneDNN has such
 //   kernels), so an image input does not need a conversion.
 // - Pooling runs in NHWC and blocked layouts (vectorized over channels), a little faster.
-// - Elementwise operators (relu, sigmoid, tanh, ewadd, ewmul, smul, batchnorm, bias_add along
-//   channels) are layout-agnostic: every data input and the output in the same layout, same
-//   time except the padding of blocked layouts.
+// - Elementwise operators (relu, sigmoid, tanh, ewadd, ewmul, smul, batchnorm, bias_add and
+//   channel_scale along channels) are layout-agnostic: every data input and the output in the
+//   same layout, same time except the padding of blocked layouts.
 // - Concat and split along channels: plain and NHWC; blocked only when every part's channel
 //   count is a multiple of the block (a block never straddles two parts).
 // - Matmul reads either operand row- or column-major (a BLAS transpose flag), same time.

@@ -94,6 +94,7 @@ bool RunsInBf16(specs::OpKind op) {
     case specs::OpKind::kEwAdd:
     case specs::OpKind::kEwMul:
     case specs::OpKind::kBiasAdd:
+    case specs::OpKind::kChannelScale:
     case specs::OpKind::kSmul:
       return true;
     default:

@@ -14,6 +14,7 @@
 #include "runtime/graph.h"
 #include "specs/ops/batchnorm.h"
 #include "specs/ops/bias_add.h"
+#include "specs/ops/channel_scale.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/matmul.h"
 #include "specs/ops/pooling.h"
@@ -490,13 +491,17 @@ Status SetUp(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in) {
       return SetUpBinary(g, q.inputs[0].ToVector(),
                          std::vector<int64_t>(std::max(q.inputs[0].rank, 1), 1),
                          CUDNN_OP_TENSOR_MUL, 1.f, in);
-    case OpKind::kBiasAdd: {
+    case OpKind::kBiasAdd:
+    case OpKind::kChannelScale: {
+      // A vector along one axis, broadcast: cuDNN's op-tensor add or mul.
+      const bool add = q.op == OpKind::kBiasAdd;
       std::vector<int64_t> b(q.inputs[0].rank, 1);
-      const int64_t axis = q.params[ops::kBiasAxis];
+      const int64_t axis = q.params[add ? ops::kBiasAxis : ops::kChannelScaleAxis];
       const int64_t a = axis < 0 ? axis + q.inputs[0].rank : axis;
-      if (a < 0 || a >= q.inputs[0].rank) return Unimplemented("bias axis");
+      if (a < 0 || a >= q.inputs[0].rank) return Unimplemented("vector axis");
       b[a] = q.inputs[0][static_cast<int>(a)];
-      return SetUpBinary(g, q.inputs[0].ToVector(), b, CUDNN_OP_TENSOR_ADD, 1.f, in);
+      return SetUpBinary(g, q.inputs[0].ToVector(), b,
+                         add ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL, 1.f, in);
     }
     case OpKind::kRelu:
       return SetUpUnary(g, q, Activation::kRelu, in);
@@ -654,6 +659,8 @@ std::vector<char> CudaCostModel::AbsorbedNodes(const Graph& g) const {
       if (n.opaque() || n.outputs.size() != 1 || n.inputs[0] != v) break;
       const bool affine =
           (*n.op == OpKind::kBiasAdd && n.params[ops::kBiasAxis] == 1 && constant(n, 1)) ||
+          (*n.op == OpKind::kChannelScale && n.params[ops::kChannelScaleAxis] == 1 &&
+           constant(n, 1)) ||
           (*n.op == OpKind::kBatchnorm && constant(n, 1));
       if (!affine && *n.op != OpKind::kRelu) break;
       absorbed[r] = 1;

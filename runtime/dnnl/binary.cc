@@ -1,7 +1,9 @@
-// Binary elementwise operators with broadcasting (spec ewadd, ewmul, bias_add, smul; ONNX Add,
-// Mul, Sub, Div, Max, Min): the full-size operand keeps its layout, the other is broadcast.
+// Binary elementwise operators with broadcasting (spec ewadd, ewmul, bias_add, channel_scale,
+// smul; ONNX Add, Mul, Sub, Div, Max, Min): the full-size operand keeps its layout, the other is
+// broadcast.
 #include "runtime/dnnl/builder.h"
 #include "specs/ops/bias_add.h"
+#include "specs/ops/channel_scale.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {
@@ -11,7 +13,8 @@ std::optional<dnnl::algorithm> AlgOf(const Node& n, bool* commutative) {
   using K = specs::OpKind;
   *commutative = true;
   if (n.op == K::kEwAdd || n.op == K::kBiasAdd || n.op_type == "Add") return A::binary_add;
-  if (n.op == K::kEwMul || n.op == K::kSmul || n.op_type == "Mul") return A::binary_mul;
+  if (n.op == K::kEwMul || n.op == K::kSmul || n.op == K::kChannelScale || n.op_type == "Mul")
+    return A::binary_mul;
   if (n.op_type == "Max") return A::binary_max;
   if (n.op_type == "Min") return A::binary_min;
   *commutative = false;
@@ -37,8 +40,10 @@ Status BinaryKernel(KernelBuilder& b) {
     return d;
   };
   std::vector<int64_t> ad = padded(a), cd = padded(c);
-  if (n.op == specs::OpKind::kBiasAdd) {
-    int axis = static_cast<int>(n.params[specs::ops::kBiasAxis]);
+  if (n.op == specs::OpKind::kBiasAdd || n.op == specs::OpKind::kChannelScale) {
+    int axis =
+        static_cast<int>(n.op == specs::OpKind::kBiasAdd ? n.params[specs::ops::kBiasAxis]
+                                                         : n.params[specs::ops::kChannelScaleAxis]);
     cd.assign(rank, 1);
     cd[axis] = yd[axis];
   }
@@ -67,8 +72,8 @@ Status BinaryKernel(KernelBuilder& b) {
 }  // namespace
 
 void AddBinaryKernels(KernelRegistry* r) {
-  for (const char* k : {"ewadd", "ewmul", "bias_add", "smul", "onnx:Add", "onnx:Mul", "onnx:Sub",
-                        "onnx:Div", "onnx:Max", "onnx:Min"})
+  for (const char* k : {"ewadd", "ewmul", "bias_add", "channel_scale", "smul", "onnx:Add",
+                        "onnx:Mul", "onnx:Sub", "onnx:Div", "onnx:Max", "onnx:Min"})
     r->Add(k, BinaryKernel);
 }
 

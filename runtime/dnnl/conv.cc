@@ -32,9 +32,10 @@ Status ConvKernel(KernelBuilder& b) {
   // normalization folded in; weights computed at run time (a rewritten graph can compute a kernel)
   // are converted to the kernel's layout on every run, and only a bias can be folded then.
   auto weights = b.ConstantFloats(w);
-  bool has_batchnorm = false;
-  for (const PostOp& op : grp.post_ops) has_batchnorm |= op.kind == PostOp::kBatchnorm;
-  if (!weights && (!b.Dnnl(w) || has_batchnorm)) return Unimplemented("conv: weights");
+  bool folds_weights = false;
+  for (const PostOp& op : grp.post_ops)
+    folds_weights |= op.kind == PostOp::kBatchnorm || op.kind == PostOp::kScale;
+  if (!weights && (!b.Dnnl(w) || folds_weights)) return Unimplemented("conv: weights");
   std::vector<int64_t> in_sp(xd.begin() + 2, xd.end()), k_sp(wd.begin() + 2, wd.end());
   auto win = WindowOf(b.graph(), n, in_sp, k_sp);
   if (!win) return Unimplemented("conv: window attributes");
@@ -65,6 +66,13 @@ Status ConvKernel(KernelBuilder& b) {
       auto add = b.ConstantFloats(op.operands[0]);
       if (!add || static_cast<int64_t>(add->size()) != o) return Unimplemented("conv: bias_add");
       for (int64_t c = 0; c < o; ++c) bias[c] += (*add)[c];
+    } else if (op.kind == PostOp::kScale) {
+      auto s = b.ConstantFloats(op.operands[0]);
+      if (!s || static_cast<int64_t>(s->size()) != o) return Unimplemented("conv: channel_scale");
+      for (int64_t c = 0; c < o; ++c) {
+        for (int64_t e = 0; e < per_o; ++e) (*weights)[c * per_o + e] *= (*s)[c];
+        bias[c] *= (*s)[c];
+      }
     } else if (op.kind == PostOp::kBatchnorm) {
       std::vector<float> p[4];
       for (int k = 0; k < 4; ++k) {

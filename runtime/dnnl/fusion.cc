@@ -10,6 +10,7 @@
 #include "runtime/onnx_kernels.h"
 #include "runtime/scalar_constant.h"
 #include "specs/ops/bias_add.h"
+#include "specs/ops/channel_scale.h"
 #include "specs/ops/concat.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/matmul.h"
@@ -352,6 +353,15 @@ FusionPlan PlanFusion(const Graph& g) {
           !has_sum &&
           rn.params[specs::ops::kBiasAxis] == (conv ? 1 : static_cast<int64_t>(rank) - 1)) {
         op.kind = PostOp::kBias;
+        op.operands = {rn.inputs[1]};
+      } else if (rn.op == OpKind::kChannelScale && rn.inputs[0] == tail && is_const(1) &&
+                 !has_act && !has_sum && n.inputs.size() > 1 && n.inputs[1] != kNoValue &&
+                 g.value(n.inputs[1]).constant &&
+                 rn.params[specs::ops::kChannelScaleAxis] ==
+                     (conv ? 1 : static_cast<int64_t>(rank) - 1)) {
+        // Folded into the kernel's constant weights (output channels, matmul columns) and bias,
+        // as batchnorm is.
+        op.kind = PostOp::kScale;
         op.operands = {rn.inputs[1]};
       } else if (conv && !has_act && !has_sum && rn.inputs[0] == tail &&
                  (rn.op == OpKind::kBatchnorm ||

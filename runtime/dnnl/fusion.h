@@ -29,9 +29,10 @@ std::optional<std::vector<Eltwise>> SpecActivation(specs::Activation a);
 std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n);
 
 struct PostOp {
-  enum Kind { kBias, kBatchnorm, kEltwise, kSum } kind = kEltwise;
+  enum Kind { kBias, kScale, kBatchnorm, kEltwise, kSum } kind = kEltwise;
   int node = -1;              // the absorbed node
-  std::vector<int> operands;  // kBias: bias; kBatchnorm: scale, bias, mean, var; kSum: addend
+  std::vector<int> operands;  // kBias: bias; kScale: per-channel scale; kBatchnorm: scale,
+                              // bias, mean, var; kSum: addend
   float epsilon = 0.f;        // kBatchnorm
   Eltwise eltwise{};          // kEltwise
 };

@@ -49,14 +49,22 @@ Status MatmulKernel(KernelBuilder& b) {
     rank = 2;
   }
   std::vector<float> bias;
-  for (const PostOp& op : grp.post_ops) {
-    if (op.kind != PostOp::kBias) continue;
-    auto add = b.ConstantFloats(op.operands[0]);
-    if (!add || static_cast<int64_t>(add->size()) != cols) return Unimplemented("matmul: bias");
-    if (bias.empty()) bias.assign(cols, 0.f);
-    for (int64_t c = 0; c < cols; ++c) bias[c] += (*add)[c];
-  }
   auto weights = b.ConstantFloats(w);
+  for (const PostOp& op : grp.post_ops) {
+    if (op.kind == PostOp::kBias) {
+      auto add = b.ConstantFloats(op.operands[0]);
+      if (!add || static_cast<int64_t>(add->size()) != cols) return Unimplemented("matmul: bias");
+      if (bias.empty()) bias.assign(cols, 0.f);
+      for (int64_t c = 0; c < cols; ++c) bias[c] += (*add)[c];
+    } else if (op.kind == PostOp::kScale) {
+      // A column scale: (x w + b) * s = x (w * s) + b * s, on constant weights.
+      auto s = b.ConstantFloats(op.operands[0]);
+      if (!s || static_cast<int64_t>(s->size()) != cols || !weights)
+        return Unimplemented("matmul: channel_scale");
+      for (size_t e = 0; e < weights->size(); ++e) (*weights)[e] *= (*s)[e % cols];
+      for (int64_t c = 0; c < static_cast<int64_t>(bias.size()); ++c) bias[c] *= (*s)[c];
+    }
+  }
   // Operands and result in the output's type (bfloat16 where assigned), the bias float32.
   const memory::data_type type = b.OutputType(grp.output);
   Desc a_md = PlainDesc(ad, type);

@@ -1,5 +1,8 @@
-// batchnorm in ONNX: BatchNormalization in inference form (training_mode=0, spatial), both ways.
+// batchnorm in ONNX: BatchNormalization in inference form (training_mode=0, spatial), both ways;
+// with constant statistics it imports as channel_scale then bias_add instead.
 #include "specs/ops/batchnorm.h"
+
+#include <cmath>
 
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/import_context.h"
@@ -11,10 +14,36 @@ namespace {
 using specs::OpKind;
 namespace ops = specs::ops;
 
+// Constant statistics: y = x * k + (beta - mean * k) with k = scale / sqrt(var + epsilon),
+// computed here in double and stored in x's element type, so that the rules see a per-channel
+// scale and shift that fold into a preceding convolution or matmul.
+bool ImportFolded(ImportContext& c, double epsilon) {
+  const Value& x = c.In(0);
+  std::vector<double> stats[4];
+  for (size_t i = 0; i < 4; ++i) {
+    const Value& v = c.In(i + 1);
+    if (!v.constant || v.dims.size() != 1 || v.dims[0] != x.dims[1]) return false;
+    stats[i] = v.constant->ToDoubles();
+  }
+  const auto& [scale, bias, mean, var] = stats;
+  std::vector<double> k(scale.size()), shift(scale.size());
+  for (size_t ch = 0; ch < k.size(); ++ch) {
+    k[ch] = scale[ch] / std::sqrt(var[ch] + epsilon);
+    shift[ch] = bias[ch] - mean[ch] * k[ch];
+  }
+  const std::vector<int64_t> dims = {x.dims[1]};
+  const int scaled = c.NewValue(x.elem_type);
+  c.AddChannelScale(c.InId(0), c.NewWeight(HostTensor::FromDoubles(x.elem_type, dims, k)), 1,
+                    scaled);
+  c.AddBias(scaled, c.NewWeight(HostTensor::FromDoubles(x.elem_type, dims, shift)), 1, c.Out(0));
+  return true;
+}
+
 void ImportBatchNormalization(ImportContext& c) {
   if (!c.InputsFloatStatic(5) || c.SingleOutput() == kNoValue) return;
   const KernelContext& attrs = c.attrs();
   if (attrs.AttrInt("training_mode", 0) != 0 || attrs.AttrInt("spatial", 1) != 1) return;
+  if (c.In(0).dims.size() >= 2 && ImportFolded(c, attrs.AttrFloat("epsilon", 1e-5f))) return;
   specs::Params p = Defaults(OpKind::kBatchnorm);
   p[ops::kBatchnormEpsilon] = specs::EncodeFloat(attrs.AttrFloat("epsilon", 1e-5f));
   const std::vector<int>& in = c.node().inputs;

@@ -30,8 +30,10 @@ void ImportBroadcastBinary(ImportContext& c, bool add) {
     int axis = -1, count = 0;
     for (size_t d = 0; d < aligned.size(); ++d)
       if (aligned[d] != 1) axis = static_cast<int>(d), ++count;
-    if (add && count == 1 && aligned[axis] == y.dims[axis])
-      return c.AddBias(c.InId(side), c.AsVector(c.InId(1 - side), y.dims[axis]), axis, c.Out(0));
+    if (count != 1 || aligned[axis] != y.dims[axis]) continue;
+    const int v = c.AsVector(c.InId(1 - side), y.dims[axis]);
+    return add ? c.AddBias(c.InId(side), v, axis, c.Out(0))
+               : c.AddChannelScale(c.InId(side), v, axis, c.Out(0));
   }
   c.Fail();
 }

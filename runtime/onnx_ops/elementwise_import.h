@@ -9,7 +9,8 @@ namespace verisub::runtime {
 void ImportUnary(ImportContext& c, specs::OpKind kind);
 
 // Add or Mul with ONNX broadcasting: equal shapes -> ewadd/ewmul; Mul by a one-element tensor ->
-// smul; Add of a tensor that varies along one axis only -> bias_add along that axis.
+// smul; Add (Mul) of a tensor that varies along one axis only -> bias_add (channel_scale) along
+// that axis.
 void ImportBroadcastBinary(ImportContext& c, bool add);
 
 }  // namespace verisub::runtime

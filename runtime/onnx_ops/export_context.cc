@@ -109,4 +109,21 @@ Status ExportConstant(ExportContext& ctx, const Node& n) {
   return Status::Ok();
 }
 
+std::string VectorAlongAxis(ExportContext& c, const Node& n, size_t k, int64_t axis) {
+  const Value& x = c.value(n.inputs[0]);
+  const Value& v = c.value(n.inputs[k]);
+  std::string name = c.Name(n.inputs[k]);
+  std::vector<int64_t> dims = {v.dims[0]};
+  for (size_t d = axis + 1; d < x.dims.size(); ++d) dims.push_back(1);
+  if (dims.size() == 1) return name;
+  if (v.constant) {
+    HostTensor t = *v.constant;
+    t.dims = dims;
+    return c.AddInitializer(t, v.name);
+  }
+  std::string view = c.Fresh(v.name + "_view");
+  c.Emit("Reshape", n.name + "_view", {name, c.Int64s(dims, n.name + "_shape")}, {view});
+  return view;
+}
+
 }  // namespace verisub::runtime

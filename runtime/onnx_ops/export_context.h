@@ -58,6 +58,11 @@ class ExportContext {
   int64_t counter_ = 0;
 };
 
+// Input k of n, a vector, viewed so that ONNX broadcasting aligns it with dimension `axis` of
+// input 0 (bias_add, channel_scale): [C] followed by one 1 per later dimension. A constant is
+// written as a reshaped initializer, anything else through a Reshape node.
+std::string VectorAlongAxis(ExportContext& ctx, const Node& n, size_t k, int64_t axis);
+
 // Conv [+ activation] for conv2d and conv2d_bias (whose third input is Conv's bias).
 Status ExportConvNode(ExportContext& ctx, const Node& n);
 

@@ -5,6 +5,7 @@
 
 #include "specs/evaluate.h"
 #include "specs/ops/bias_add.h"
+#include "specs/ops/channel_scale.h"
 #include "specs/ops/reshape.h"
 #include "specs/registry.h"
 
@@ -147,6 +148,12 @@ void ImportContext::AddBias(int x, int b, int axis, int out) {
   specs::Params p = Defaults(specs::OpKind::kBiasAdd);
   p[specs::ops::kBiasAxis] = axis;
   Add(specs::OpKind::kBiasAdd, p, {x, b}, {out});
+}
+
+void ImportContext::AddChannelScale(int x, int s, int axis, int out) {
+  specs::Params p = Defaults(specs::OpKind::kChannelScale);
+  p[specs::ops::kChannelScaleAxis] = axis;
+  Add(specs::OpKind::kChannelScale, p, {x, s}, {out});
 }
 
 int ImportContext::Reshaped(int v, std::vector<int64_t> dims) {

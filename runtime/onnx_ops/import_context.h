@@ -60,6 +60,8 @@ class ImportContext {
            std::vector<int> outputs);
   // x + b along `axis` (bias_add) into `out`.
   void AddBias(int x, int b, int axis, int out);
+  // x * s along `axis` (channel_scale) into `out`.
+  void AddChannelScale(int x, int s, int axis, int out);
   // A view of value v with `dims`: the weight itself reshaped (a new small weight), or a reshape
   // node.
   int Reshaped(int v, std::vector<int64_t> dims);

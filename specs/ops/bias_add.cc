@@ -36,6 +36,7 @@ OpSpec BiasAddSpec() {
   op.axioms = R"(
 bias_concat_batch (x y b:1) (concat[axis=0] (bias_add[axis=?k] x b) (bias_add[axis=?k] y b)) = (bias_add[axis=?k] (concat[axis=0] x y) b)
 bias_concat_along_axis (x y b:1 c:1) (concat[axis=?k] (bias_add[axis=?k] x b) (bias_add[axis=?k] y c)) = (bias_add[axis=?k] (concat[axis=?k] x y) (concat[axis=0] b c))
+bias_bias (x b:1 c:1) (bias_add[axis=?k] (bias_add[axis=?k] x b) c) = (bias_add[axis=?k] x (ewadd b c))
 bias_smul (x b:1 s:0) (smul (bias_add x b) s) = (bias_add (smul x s) (smul b s))
 )";
   return op;

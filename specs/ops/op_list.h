@@ -44,4 +44,5 @@
   X(Slice, slice)                \
   X(Softmax, softmax)            \
   X(LayerNorm, layer_norm)       \
-  X(ReduceMean, reduce_mean)
+  X(ReduceMean, reduce_mean)     \
+  X(ChannelScale, channel_scale)

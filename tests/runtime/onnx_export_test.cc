@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -205,6 +207,84 @@ TEST(OnnxExportTest, FailedExportLeavesNoFile) {
   EXPECT_FALSE(st2.ok());
   EXPECT_TRUE(fs::is_empty(dir));
   fs::remove_all(dir);
+}
+
+// A BatchNormalization with constant statistics imports as channel_scale + bias_add (vectors
+// computed in double), a Mul by a run-time [1,C,1,1] gate (squeeze-excitation) and a Mul of a
+// conv kernel (a graph input: a constant one is folded at import) by a [O,1,1,1] constant as
+// channel_scales; all export as Mul by a broadcast view
+// (an initializer for constants, a Reshape otherwise), pass the checker and re-import the same.
+TEST(OnnxExportTest, ChannelScalesExportAsBroadcastMul) {
+  ModelBuilder b;
+  b.Input("x", {1, 4, 5, 5}).Input("gate", {1, 4, 1, 1}).Input("w", {4, 4, 3, 3});
+  b.Output("y", {1, 4, 5, 5});
+  b.RandomWeight("gamma", {4}, 1).RandomWeight("beta", {4}, 2).RandomWeight("mean", {4}, 3);
+  const std::vector<double> var = {0.5, 1.0, 2.0, 4.0};
+  b.Weight("var", HostTensor::FromDoubles(kFloat, {4}, var));
+  b.RandomWeight("ws", {4, 1, 1, 1}, 5);
+  testing::SetFloat(b.Node("BatchNormalization", {"x", "gamma", "beta", "mean", "var"}, {"bn"}),
+                    "epsilon", 1e-3f);
+  b.Node("Mul", {"bn", "gate"}, {"gated"});
+  b.Node("Mul", {"w", "ws"}, {"wscaled"});
+  testing::SetInts(b.Node("Conv", {"gated", "wscaled"}, {"y"}), "pads", {1, 1, 1, 1});
+  auto g = ImportOnnxBytes(b.Bytes(), "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "channel_scale"), 3);
+  EXPECT_EQ(testing::CountKind(*g, "bias_add"), 1);
+  EXPECT_EQ(testing::CountKind(*g, "batchnorm"), 0);
+  EXPECT_EQ(testing::CountKind(*g, "onnx:Mul"), 0);
+
+  onnx::ModelProto model;
+  ASSERT_TRUE(ExportOnnxModel(*g, &model).ok());
+  EXPECT_NO_THROW(onnx::checker::check_model(model));
+  std::map<std::string, std::vector<int64_t>> init_dims;
+  for (const auto& t : model.graph().initializer())
+    init_dims[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
+  std::vector<std::vector<int64_t>> mul_views;
+  int reshapes = 0;
+  for (const auto& n : model.graph().node()) {
+    reshapes += n.op_type() == "Reshape";
+    if (n.op_type() != "Mul") continue;
+    auto it = init_dims.find(n.input(1));
+    mul_views.push_back(it == init_dims.end() ? std::vector<int64_t>{} : it->second);
+  }
+  // The batchnorm's scale [4,1,1], the gate through a Reshape, the kernel's scale [4,1,1,1].
+  std::sort(mul_views.begin(), mul_views.end());
+  EXPECT_EQ(mul_views, (std::vector<std::vector<int64_t>>{{}, {4, 1, 1}, {4, 1, 1, 1}}));
+  EXPECT_GE(reshapes, 1);
+
+  std::vector<HostTensor> in = testing::RandomInputs(*g, 3);
+  auto a = Execute(*g, in);
+  Graph back = Reimport(*g);
+  EXPECT_EQ(testing::CountKind(back, "channel_scale"), 3);
+  auto c = Execute(back, in);
+  ASSERT_TRUE(a.ok() && c.ok());
+  EXPECT_EQ(testing::MaxAbsDiff(*a, *c), 0.0);
+  // The imported graph computes BatchNormalization: a non-constant mean keeps the batchnorm
+  // operator, which must agree with the folded vectors.
+  ModelBuilder r;
+  r.Input("x", {1, 4, 5, 5}).Input("mean", {4}).Output("y", {1, 4, 5, 5});
+  r.RandomWeight("gamma", {4}, 1).RandomWeight("beta", {4}, 2);
+  r.Weight("var", HostTensor::FromDoubles(kFloat, {4}, var));
+  testing::SetFloat(r.Node("BatchNormalization", {"x", "gamma", "beta", "mean", "var"}, {"y"}),
+                    "epsilon", 1e-3f);
+  auto ref = ImportOnnxBytes(r.Bytes(), "reference");
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  EXPECT_EQ(testing::CountKind(*ref, "batchnorm"), 1);
+  ModelBuilder f;
+  f.Input("x", {1, 4, 5, 5}).Output("y", {1, 4, 5, 5});
+  f.RandomWeight("gamma", {4}, 1).RandomWeight("beta", {4}, 2).RandomWeight("mean", {4}, 3);
+  f.Weight("var", HostTensor::FromDoubles(kFloat, {4}, var));
+  testing::SetFloat(f.Node("BatchNormalization", {"x", "gamma", "beta", "mean", "var"}, {"y"}),
+                    "epsilon", 1e-3f);
+  auto folded = ImportOnnxBytes(f.Bytes(), "folded");
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  EXPECT_EQ(testing::CountKind(*folded, "channel_scale"), 1);
+  HostTensor mean = testing::RandomTensor({4}, 3);
+  auto want = Execute(*ref, {in[0], mean});
+  auto got = Execute(*folded, {in[0]});
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_LT(testing::MaxAbsDiff(*want, *got), 1e-5);
 }
 
 }  // namespace

@@ -121,9 +121,19 @@ TEST(OpMappingTest, AddAndMulMapByShape) {
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {5}, true)), "bias_add"), 1);
   // Scalar multiplier: smul.
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {1}, true)), "smul"), 1);
+  // Per-channel multiplier (a folded BatchNormalization's scale as exporters write it, a
+  // squeeze-excitation gate): channel_scale along its axis, the vector viewed as [C].
+  Graph scale = ImportChecked(BinaryModel("Mul", {3, 1, 1}, true));
+  ASSERT_EQ(CountKind(scale, "channel_scale"), 1);
+  EXPECT_EQ(scale.node(0).params[0], 1);
+  EXPECT_EQ(scale.value(scale.node(0).inputs[1]).dims, std::vector<int64_t>{3});
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {1, 3, 1, 1}, false)), "channel_scale"), 1);
+  Graph last = ImportChecked(BinaryModel("Mul", {5}, true));
+  ASSERT_EQ(CountKind(last, "channel_scale"), 1);
+  EXPECT_EQ(last.node(0).params[0], 3);
   // General broadcasting is not a spec operator.
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1, 3, 1, 5}, true)), "onnx:Add"), 1);
-  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {3, 1, 1}, true)), "onnx:Mul"), 1);
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {1, 3, 1, 5}, true)), "onnx:Mul"), 1);
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1}, true)), "onnx:Add"), 1);
 }
 
@@ -220,7 +230,10 @@ TEST(OpMappingTest, IdentityIsRemovedAndOutputNamesSurvive) {
 TEST(OpMappingTest, BenchmarkShapedModelsMapTheirCore) {
   Graph cnn = ImportChecked(testing::SmallCnnBytes());
   EXPECT_EQ(CountKind(cnn, "conv2d"), 2);
-  EXPECT_EQ(CountKind(cnn, "batchnorm"), 1);
+  // Its BatchNormalization has constant statistics: a per-channel scale and shift.
+  EXPECT_EQ(CountKind(cnn, "batchnorm"), 0);
+  EXPECT_EQ(CountKind(cnn, "channel_scale"), 1);
+  EXPECT_EQ(CountKind(cnn, "bias_add"), 3);  // conv1's bias, the batchnorm's shift, fc's bias
   EXPECT_EQ(CountKind(cnn, "pool_max"), 1);
   EXPECT_EQ(CountKind(cnn, "pool_avg"), 1);  // GlobalAveragePool
   EXPECT_EQ(CountKind(cnn, "ewadd"), 1);

@@ -115,6 +115,13 @@ TEST(KernelsTest, Elementwise) {
   ExpectData(Out("erf", {MakeTensor({1}, {0.5})}), {1}, {std::erf(0.5)});
   ExpectData(Out("bias_add[axis=1]", {Iota({2, 2, 1}), MakeTensor({2}, {10, 20})}), {2, 2, 1},
              {11, 22, 13, 24});
+  // channel_scale along image channels, a kernel's output channels and a matrix's columns.
+  ExpectData(Out("channel_scale[axis=1]", {Iota({2, 2, 1}), MakeTensor({2}, {10, -1})}), {2, 2, 1},
+             {10, -2, 30, -4});
+  ExpectData(Out("channel_scale[axis=0]", {Iota({2, 1, 2}), MakeTensor({2}, {2, 0.5})}), {2, 1, 2},
+             {2, 4, 1.5, 2});
+  ExpectData(Out("channel_scale[axis=1]", {Iota({2, 3}), MakeTensor({3}, {1, 2, 3})}), {2, 3},
+             {1, 4, 9, 4, 10, 18});
 }
 
 TEST(KernelsTest, TransposePermutations) {

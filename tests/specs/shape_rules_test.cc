@@ -75,6 +75,12 @@ TEST(ShapeRulesTest, OtherOperators) {
               "batchnorm: input 2 [2] must have 3 entries, one per channel of input 0");
   ExpectError("bias_add[axis=1]", {Zeros({2, 3}), Zeros({2})},
               "bias_add: bias [2] does not match dimension 1");
+  ExpectError("channel_scale[axis=0]", {Zeros({2, 3}), Zeros({3})},
+              "channel_scale: scale [3] does not match dimension 0 of input 0 [2,3]");
+  ExpectError("channel_scale[axis=2]", {Zeros({2, 3}), Zeros({3})},
+              "channel_scale: parameter 'axis'=2 is out of range for input 0 [2,3]");
+  ExpectError("channel_scale[axis=1]", {Zeros({2, 3}), Zeros({1, 3})},
+              "channel_scale: input 1 must have rank 1");
   ExpectError("pool_max[padding=valid,kernel_h=5]", {Zeros({1, 1, 3, 3})},
               "pool_max: window 5 is larger than the input");
   ExpectError("const_iconv[kernel_h=2]", {Zeros({1, 2, 3, 3})},

@@ -46,20 +46,30 @@ TEST(AxiomRulesTest, EveryAxiomInstanceIsProvedFromItsAxiom) {
   // declared for (matmul_concat_cols at 4-D); the prover proves those at the ranks of their
   // first well-typed base shapes (refutation or not). batchnorm's six inputs, with 1-D
   // parameters, get base shapes of their own: a 2-D case (unprovable: the axiom is declared for
-  // 4-D inputs), then a 4-D one.
+  // 4-D inputs), then a 4-D one. The per-channel scale of a matmul's columns (declared for 2-D
+  // and 3-D products, with a 1-D scale) needs a vector and a 3-D tensor among its bases.
   opt.prover.refute.enabled = false;
   VerifyOptions batchnorm = opt;
   batchnorm.prover.refute.base_shapes = {specs::Shape{2, 4}, specs::Shape{2, 4, 5, 5},
                                          specs::Shape{4}};
-  std::vector<ruledb::Rule> with_batchnorm, others;
-  for (size_t i = 0; i < rules.size(); ++i)
-    (names[i].rfind("batchnorm", 0) == 0 ? with_batchnorm : others).push_back(rules[i]);
-  auto report = VerifyRules(others, opt);
+  VerifyOptions scale_matmul = opt;
+  scale_matmul.prover.refute.base_shapes = {specs::Shape{2, 4}, specs::Shape{4, 4},
+                                            specs::Shape{2, 4, 4}, specs::Shape{4}};
+  auto group_of = [](const std::string& name) {
+    return name.rfind("batchnorm", 0) == 0 ? 1 : name.rfind("scale_matmul", 0) == 0 ? 2 : 0;
+  };
+  std::vector<ruledb::Rule> groups[3];
+  for (size_t i = 0; i < rules.size(); ++i) groups[group_of(names[i])].push_back(rules[i]);
+  auto report = VerifyRules(groups[0], opt);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->proved, report->total);
-  ASSERT_TRUE(VerifyRules(with_batchnorm, batchnorm).ok());
-  for (size_t i = 0, b = 0, o = 0; i < rules.size(); ++i)
-    rules[i] = names[i].rfind("batchnorm", 0) == 0 ? with_batchnorm[b++] : others[o++];
+  ASSERT_TRUE(VerifyRules(groups[1], batchnorm).ok());
+  ASSERT_TRUE(VerifyRules(groups[2], scale_matmul).ok());
+  size_t next[3] = {0, 0, 0};
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const int g = group_of(names[i]);
+    rules[i] = groups[g][next[g]++];
+  }
   for (size_t i = 0; i < rules.size(); ++i) {
     EXPECT_EQ(rules[i].proof.status, ruledb::ProofStatus::kProved)
         << names[i] << ": " << rules[i].ToText() << ": " << rules[i].proof.reason;
@@ -67,7 +77,8 @@ TEST(AxiomRulesTest, EveryAxiomInstanceIsProvedFromItsAxiom) {
     const bool expect_ranks =
         names[i] == "matmul_concat_rows" || names[i] == "matmul_concat_cols" ||
         names[i] == "matmul_concat_inner" || names[i] == "batchnorm_concat_batch" ||
-        names[i] == "matmul_identity" || names[i] == "matmul_identity_any_ref";
+        names[i] == "matmul_identity" || names[i] == "matmul_identity_any_ref" ||
+        names[i].rfind("scale_matmul", 0) == 0;
     EXPECT_EQ(!rules[i].input_ranks.empty(), expect_ranks) << rules[i].ToText();
     const auto& used = rules[i].proof.axioms_used;
     EXPECT_NE(std::find(used.begin(), used.end(), names[i]), used.end())

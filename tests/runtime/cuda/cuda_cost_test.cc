@@ -78,6 +78,7 @@ TEST_F(CudaCostTest, TimesEveryKernelKindAndCachesTheTimes) {
       Query("gelu", {{128, 3072}}, {{128, 3072}}),
       Query("ewadd", {{1, 64, 56, 56}, {1, 64, 56, 56}}, {{1, 64, 56, 56}}),
       Query("bias_add[axis=1]", {{1, 64, 56, 56}, {64}}, {{1, 64, 56, 56}}),
+      Query("channel_scale[axis=1]", {{1, 64, 56, 56}, {64}}, {{1, 64, 56, 56}}),
       Query("smul", {{1, 64, 56, 56}, {}}, {{1, 64, 56, 56}}),
       Query("concat[axis=1]", {{1, 64, 28, 28}, {1, 64, 28, 28}}, {{1, 128, 28, 28}}),
       Query("transpose[perm=[0,2,1]]", {{12, 128, 64}}, {{12, 64, 128}}),
@@ -168,6 +169,24 @@ TEST(CudaCostTableOnlyTest, AnswersFromItsTableAndPricesWhatCuDnnFuses) {
     if (absorbed[i]) kinds.push_back(g->node(i).KindName());
   std::sort(kinds.begin(), kinds.end());
   EXPECT_EQ(kinds, (std::vector<std::string>{"bias_add", "bias_add", "relu"}));
+
+  // A batchnorm imported as a constant channel_scale and shift folds into the kernel too; a
+  // scale along another axis does not.
+  auto bn = ParseGraphText(
+      "input x [1,4,8,8]\nweight w [4,4,3,3]\nweight s [4]\nweight b [4]\nweight v [4,4,3,3]\n"
+      "weight t [8]\n"
+      "output (relu (bias_add[axis=1] (channel_scale[axis=1] (" +
+      conv +
+      " x w) s) b))\n"
+      "output (relu (channel_scale[axis=3] (" +
+      conv + " x v) t))\n");
+  ASSERT_TRUE(bn.ok()) << bn.status().message();
+  absorbed = model->AbsorbedNodes(*bn);
+  kinds.clear();
+  for (int i = 0; i < bn->num_nodes(); ++i)
+    if (absorbed[i]) kinds.push_back(bn->node(i).KindName());
+  std::sort(kinds.begin(), kinds.end());
+  EXPECT_EQ(kinds, (std::vector<std::string>{"bias_add", "channel_scale", "relu"}));
 }
 
 }  // namespace

@@ -95,7 +95,8 @@ TEST(DnnlOpsTest, ConvBatchnormReluResidualFuseIntoOneKernel) {
   b.Node("Add", {"bn", "x"}, {"sum"}, "residual");
   b.Node("Relu", {"sum"}, {"y"}, "relu");
   PrepareStats s = Check(b, "conv_bn_add_relu");
-  EXPECT_EQ(s.fused_nodes, 4);  // bias_add, batchnorm, add, relu into the convolution
+  // bias_add, the batchnorm's channel_scale and bias_add, add, relu into the convolution.
+  EXPECT_EQ(s.fused_nodes, 5);
   EXPECT_EQ(s.fallback_nodes, 0);
 }
 
@@ -327,6 +328,29 @@ TEST(DnnlOpsTest, MatmulAndGemm) {
     EXPECT_EQ(s.fused_nodes, 2);
   }
   {
+    // A per-column scale (Mul by a [6] constant: channel_scale on the last axis) after the bias
+    // is folded into the constant weights and bias.
+    ModelBuilder b;
+    b.Input("a", {2, 3, 4, 5}).Output("y", {2, 3, 4, 6}).RandomWeight("w", {5, 6}, 1);
+    b.RandomWeight("bias", {6}, 2).RandomWeight("scale", {6}, 3);
+    b.Node("MatMul", {"a", "w"}, {"m"});
+    b.Node("Add", {"m", "bias"}, {"s"});
+    b.Node("Mul", {"s", "scale"}, {"y"});
+    PrepareStats s = Check(b, "matmul_bias_scale");
+    EXPECT_EQ(s.fused_nodes, 2);
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
+    // Must not fold: weights computed at run time. The scale runs as a binary mul.
+    ModelBuilder b;
+    b.Input("a", {3, 5}).Input("w", {5, 6}).Output("y", {3, 6}).RandomWeight("scale", {6}, 3);
+    b.Node("MatMul", {"a", "w"}, {"m"});
+    b.Node("Mul", {"m", "scale"}, {"y"});
+    PrepareStats s = Check(b, "matmul_runtime_weights_scale");
+    EXPECT_EQ(s.fused_nodes, 0);
+    EXPECT_EQ(s.fallback_nodes, 0);
+  }
+  {
     // A matrix shared by the batch is one GEMM of every row viewed as [rows, K]; here with the
     // residual add accumulated into that view and PyTorch's [seq, 1, embed] shape.
     ModelBuilder b;
@@ -429,6 +453,22 @@ PrepareStats CheckBothForms(ModelBuilder& b, const std::string& name, const std:
   return stats;
 }
 
+// A squeeze-excitation gate: x times sigmoid(W . mean(x)) of shape [1,C,1,1], imported as a
+// channel_scale of a computed vector (through a reshape to [C]), runs as a broadcast binary mul.
+TEST(DnnlOpsTest, SqueezeExcitationGateRunsAsChannelScale) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6}).RandomWeight("w", {8, 8, 1, 1}, 1);
+  b.Node("GlobalAveragePool", {"x"}, {"gap"});
+  b.Node("Conv", {"gap", "w"}, {"squeeze"});
+  b.Node("Sigmoid", {"squeeze"}, {"gate"});
+  b.Node("Mul", {"x", "gate"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "se");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "channel_scale"), 1);
+  PrepareStats s = Check(b, "squeeze_excitation");
+  EXPECT_EQ(s.fallback_nodes, 0);
+}
+
 TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
   {
     ModelBuilder b(17);
@@ -464,7 +504,17 @@ TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
     b.RandomWeight("s", {8}, 1).RandomWeight("t", {8}, 2).RandomWeight("m", {8}, 3);
     b.Weight("v", HostTensor::FromDoubles(kFloat, {8}, std::vector<double>(8, 1.5)));
     b.Node("BatchNormalization", {"x", "s", "t", "m", "v"}, {"y"});
-    EXPECT_EQ(Check(b, "batchnorm").fallback_nodes, 0);
+    EXPECT_EQ(Check(b, "batchnorm").fallback_nodes, 0);  // channel_scale, bias_add
+  }
+  {
+    // Statistics computed at run time stay the batchnorm operator; oneDNN's batchnorm takes
+    // constant statistics only, so it runs (correctly) on the reference kernel.
+    ModelBuilder b;
+    b.Input("x", {2, 8, 4, 4}).Input("m", {8}).Output("y", {2, 8, 4, 4});
+    b.RandomWeight("s", {8}, 1).RandomWeight("t", {8}, 2);
+    b.Weight("v", HostTensor::FromDoubles(kFloat, {8}, std::vector<double>(8, 1.5)));
+    b.Node("BatchNormalization", {"x", "s", "t", "m", "v"}, {"y"});
+    EXPECT_EQ(Check(b, "batchnorm_run_time_mean").fallback_nodes, 1);
   }
 }
 
