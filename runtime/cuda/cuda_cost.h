@@ -22,8 +22,9 @@ namespace verisub::runtime {
 
 // The revision of how instances are timed on the GPU, in every GPU table's header: bump it when a
 // change here changes what an instance costs. 1: the first GPU tables; 2: a ReLU convolution
-// without a bias runs cuDNN's fused kernel (zero bias), as engines run it.
-inline constexpr int kCudaCostRevision = 2;
+// without a bias runs cuDNN's fused kernel (zero bias), as engines run it; 3: a split is one copy
+// per output.
+inline constexpr int kCudaCostRevision = 3;
 
 struct CudaCostOptions {
   MissingCost missing = MissingCost::kMeasure;

@@ -170,8 +170,9 @@ TEST(CudaCostTableOnlyTest, AnswersFromItsTableAndPricesWhatCuDnnFuses) {
   std::sort(kinds.begin(), kinds.end());
   EXPECT_EQ(kinds, (std::vector<std::string>{"bias_add", "bias_add", "relu"}));
 
-  // A batchnorm imported as a constant channel_scale and shift folds into the kernel too; a
-  // scale along another axis does not.
+  // A batchnorm imported as a constant channel_scale and shift is priced, scale and all: the
+  // proved rules fold the scale into the kernel for every engine, which a free scale would not
+  // prompt (the export would keep a Mul that PyTorch runs as a kernel of its own).
   auto bn = ParseGraphText(
       "input x [1,4,8,8]\nweight w [4,4,3,3]\nweight s [4]\nweight b [4]\nweight v [4,4,3,3]\n"
       "weight t [8]\n"
@@ -186,7 +187,7 @@ TEST(CudaCostTableOnlyTest, AnswersFromItsTableAndPricesWhatCuDnnFuses) {
   for (int i = 0; i < bn->num_nodes(); ++i)
     if (absorbed[i]) kinds.push_back(bn->node(i).KindName());
   std::sort(kinds.begin(), kinds.end());
-  EXPECT_EQ(kinds, (std::vector<std::string>{"bias_add", "channel_scale", "relu"}));
+  EXPECT_TRUE(kinds.empty()) << kinds.size();
 }
 
 }  // namespace
