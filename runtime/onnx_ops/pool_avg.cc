@@ -1,5 +1,4 @@
-// pool_avg in ONNX: AveragePool and GlobalAveragePool on import, AveragePool on export
-// (pooling_onnx.h).
+// pool_avg in ONNX: AveragePool and GlobalAveragePool both ways (pooling_onnx.h).
 #include "runtime/onnx_ops/op_table.h"
 #include "runtime/onnx_ops/pooling_onnx.h"
 

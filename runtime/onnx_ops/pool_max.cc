@@ -1,4 +1,4 @@
-// pool_max in ONNX: MaxPool and GlobalMaxPool on import, MaxPool on export (pooling_onnx.h).
+// pool_max in ONNX: MaxPool and GlobalMaxPool both ways (pooling_onnx.h).
 #include "runtime/onnx_ops/op_table.h"
 #include "runtime/onnx_ops/pooling_onnx.h"
 

@@ -62,6 +62,14 @@ Status ExportPool(ExportContext& c, const Node& n, bool max) {
   int64_t kh = p[ops::kPoolKernelH], kw = p[ops::kPoolKernelW];
   bool same = p[ops::kPoolPadding] == static_cast<int64_t>(specs::Padding::kSame);
   int64_t ph = same ? (kh - 1) / 2 : 0, pw = same ? (kw - 1) / 2 : 0;
+  // A valid window over the whole image is the global pool, which engines run as a reduction
+  // (PyTorch's 13x13 average pool of SqueezeNet's head took longer than its mean).
+  const std::vector<int64_t>& xd = c.value(n.inputs[0]).dims;
+  if (!same && xd.size() == 4 && xd[2] == kh && xd[3] == kw) {
+    c.EmitWithActivation(max ? "GlobalMaxPool" : "GlobalAveragePool", n, c.InputNames(n),
+                         p[ops::kPoolActivation]);
+    return Status::Ok();
+  }
   auto* q = c.EmitWithActivation(max ? "MaxPool" : "AveragePool", n, c.InputNames(n),
                                  p[ops::kPoolActivation]);
   c.AttrInts(q, "kernel_shape", {kh, kw});

@@ -163,6 +163,26 @@ TEST(OnnxExportTest, FusedFormsExportAsStandardSequences) {
   EXPECT_GT(testing::MaxAbsDiff(*a, *unfused), 0.0);
 }
 
+// A pool whose valid window is the whole image (an imported GlobalAveragePool) is written back as
+// the global pool, which engines run as a reduction.
+TEST(OnnxExportTest, WholeImagePoolsExportAsGlobalPools) {
+  auto g = ImportOnnxBytes(testing::SmallCnnBytes(), "cnn");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  onnx::ModelProto model;
+  ASSERT_TRUE(ExportOnnxModel(*g, &model).ok());
+  EXPECT_NO_THROW(onnx::checker::check_model(model));
+  int global = 0, windowed = 0;
+  for (const auto& n : model.graph().node()) {
+    global += n.op_type() == "GlobalAveragePool";
+    windowed += n.op_type() == "AveragePool";
+  }
+  EXPECT_EQ(global, 1);
+  EXPECT_EQ(windowed, 0);
+  auto back = ImportOnnxModel(model, "back");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(StructuralHash(*g), StructuralHash(*back));
+}
+
 TEST(OnnxExportTest, FileExportWritesAValidModel) {
   auto g = ImportOnnxBytes(testing::SmallCnnBytes(), "cnn");
   ASSERT_TRUE(g.ok());
