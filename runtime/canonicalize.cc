@@ -7,9 +7,11 @@
 
 #include "onnx/onnx_pb.h"
 #include "runtime/onnx_kernels.h"
+#include "runtime/onnx_ops/export_context.h"
 #include "runtime/scalar_constant.h"
 #include "specs/ops/bias_add.h"
 #include "specs/ops/conv2d.h"
+#include "specs/ops/elementwise.h"
 #include "specs/registry.h"
 
 namespace verisub::runtime {
@@ -195,16 +197,8 @@ int CanonicalizeOnnxForms(Graph* g) {
       if (name == "pads" || name == "auto_pad" || name == "count_include_pad")
         proto->mutable_attribute()->DeleteSubrange(a, 1);
     }
-    auto* attr = proto->add_attribute();
-    attr->set_name("pads");
-    attr->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : *pads) attr->add_ints(v);
-    if (avg) {
-      attr = proto->add_attribute();
-      attr->set_name("count_include_pad");
-      attr->set_type(onnx::AttributeProto::INT);
-      attr->set_i(1);
-    }
+    ExportContext::AttrInts(proto.get(), "pads", *pads);
+    if (avg) ExportContext::AttrInt(proto.get(), "count_include_pad", 1);
     Node& m = g->mutable_node(i);
     m.onnx = std::move(proto);
     m.inputs[0] = pad.inputs[0];
@@ -238,27 +232,16 @@ int FusePatterns(Graph* g) { return PatternFuser(g).Run(); }
 
 std::vector<ConvEpilogueMatch> FindConvEpilogues(const Graph& g) {
   namespace ops = specs::ops;
-  const std::vector<int> uses = g.UseCounts();
-  // The node reading a value, where a node is its only use (not a graph output).
-  std::vector<int> sole_reader(g.num_values(), -1);
-  for (int i = 0; i < g.num_nodes(); ++i)
-    for (int v : g.node(i).inputs)
-      if (v != kNoValue && uses[v] == 1) sole_reader[v] = i;
-  // The activation a unary node applies, where a convolution can take it as its parameter.
-  auto activation_of = [](const Node& n) -> std::optional<specs::Activation> {
+  const std::vector<int> sole_reader = g.SoleReaders();
+  // The activation a unary node applies, where a convolution's parameter names it (exp and erf
+  // are not among them).
+  const specs::ParamDesc& conv_activation = *specs::GetOp(OpKind::kConv2d).FindParam("activation");
+  auto activation_of = [&](const Node& n) -> std::optional<specs::Activation> {
     if (n.opaque() || n.inputs.size() != 1 || n.outputs.size() != 1) return std::nullopt;
-    switch (*n.op) {
-      case OpKind::kRelu:
-        return specs::Activation::kRelu;
-      case OpKind::kSigmoid:
-        return specs::Activation::kSigmoid;
-      case OpKind::kTanh:
-        return specs::Activation::kTanh;
-      default:
-        break;
-    }
-    for (const ops::ConvEpilogue& e : ops::ConvEpilogues())
-      if (specs::GetOp(*n.op).name == e.name) return e.activation;
+    const std::optional<specs::Activation> a = ops::UnaryActivation(*n.op);
+    if (!a) return std::nullopt;
+    for (const auto& named : conv_activation.names)
+      if (named.first == static_cast<int64_t>(*a)) return a;
     return std::nullopt;
   };
   std::vector<ConvEpilogueMatch> matches;

@@ -83,6 +83,15 @@ std::vector<int> Graph::UseCounts() const {
   return uses;
 }
 
+std::vector<int> Graph::SoleReaders() const {
+  const std::vector<int> uses = UseCounts();
+  std::vector<int> sole(values_.size(), -1);
+  for (int i = 0; i < num_nodes(); ++i)
+    for (int v : nodes_[i]->inputs)
+      if (v != kNoValue && uses[v] == 1) sole[v] = i;
+  return sole;
+}
+
 void Graph::RemoveDeadCode() {
   std::vector<char> used(values_.size(), 0);
   for (int v : outputs_) used[v] = 1;

@@ -104,6 +104,9 @@ class Graph {
   std::vector<int> Producers() const;
   // Number of node inputs and graph outputs reading every value.
   std::vector<int> UseCounts() const;
+  // Per value: the node reading it when that node is its only use (it is not a graph output and
+  // no other input reads it), else -1.
+  std::vector<int> SoleReaders() const;
   // Drops nodes whose outputs are all unused (repeatedly) and values nothing refers to,
   // renumbering value ids.
   void RemoveDeadCode();

@@ -16,6 +16,7 @@
 #include "specs/ops/bias_add.h"
 #include "specs/ops/channel_scale.h"
 #include "specs/ops/conv2d.h"
+#include "specs/ops/elementwise.h"
 #include "specs/ops/matmul.h"
 #include "specs/ops/pooling.h"
 #include "specs/registry.h"
@@ -488,6 +489,9 @@ Status SetUpBatchnorm(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in)
 }
 
 Status SetUp(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in) {
+  // An activation operator: cuDNN's activation, or one pointwise pass (Activator).
+  if (const std::optional<Activation> a = ops::UnaryActivation(q.op))
+    return SetUpUnary(g, q, *a, in);
   switch (q.op) {
     case OpKind::kConv2d:
     case OpKind::kConv2dBias:
@@ -519,23 +523,6 @@ Status SetUp(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in) {
       return SetUpBinary(g, q.inputs[0].ToVector(), b,
                          add ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL, 1.f, in);
     }
-    case OpKind::kRelu:
-      return SetUpUnary(g, q, Activation::kRelu, in);
-    case OpKind::kSigmoid:
-      return SetUpUnary(g, q, Activation::kSigmoid, in);
-    case OpKind::kTanh:
-      return SetUpUnary(g, q, Activation::kTanh, in);
-    case OpKind::kRelu6:
-      return SetUpUnary(g, q, Activation::kRelu6, in);
-    case OpKind::kSilu:
-      return SetUpUnary(g, q, Activation::kSilu, in);
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-    case OpKind::kGelu:
-    case OpKind::kGeluTanh:
-    case OpKind::kExp:
-    case OpKind::kErf:
-      return SetUpUnary(g, q, Activation::kGelu, in);  // one pointwise pass (Activator)
     case OpKind::kConcat:
     case OpKind::kSplit:
     case OpKind::kSlice:
@@ -649,11 +636,7 @@ StatusOr<double> CudaCostModel::Measure(const OpCostQuery& q, int* runs) const {
 
 std::vector<char> CudaCostModel::AbsorbedNodes(const Graph& g) const {
   std::vector<char> absorbed(g.num_nodes(), 0);
-  const std::vector<int> uses = g.UseCounts();
-  std::vector<int> sole_reader(g.num_values(), -1);
-  for (int i = 0; i < g.num_nodes(); ++i)
-    for (int v : g.node(i).inputs)
-      if (v != kNoValue && uses[v] == 1) sole_reader[v] = i;
+  const std::vector<int> sole_reader = g.SoleReaders();
   auto constant = [&](const Node& n, size_t from) {
     for (size_t k = from; k < n.inputs.size(); ++k)
       if (n.inputs[k] == kNoValue || !g.value(n.inputs[k]).constant) return false;

@@ -13,6 +13,7 @@
 #include "specs/ops/channel_scale.h"
 #include "specs/ops/concat.h"
 #include "specs/ops/conv2d.h"
+#include "specs/ops/elementwise.h"
 #include "specs/ops/matmul.h"
 
 namespace verisub::runtime::dnnl_backend {
@@ -26,29 +27,6 @@ bool Onnx(const Node& n, const char* type) {
 }
 
 int64_t OpsetOf(const Graph& g) { return g.DefaultOpset(); }
-
-// The activation a unary spec operator applies (relu6, silu, gelu, ...), or nullopt.
-std::optional<specs::Activation> UnarySpecActivation(const Node& n) {
-  if (n.opaque()) return std::nullopt;
-  switch (*n.op) {
-    case OpKind::kRelu6:
-      return specs::Activation::kRelu6;
-    case OpKind::kHardSigmoid:
-      return specs::Activation::kHardSigmoid;
-    case OpKind::kHardSwish:
-      return specs::Activation::kHardSwish;
-    case OpKind::kSilu:
-      return specs::Activation::kSilu;
-    case OpKind::kGelu:
-      return specs::Activation::kGelu;
-    case OpKind::kGeluTanh:
-      return specs::Activation::kGeluTanh;
-    case OpKind::kExp:
-      return specs::Activation::kExp;
-    default:
-      return std::nullopt;
-  }
-}
 
 // A multiplication of `x` by a one-element constant (spec smul, ONNX Mul, ONNX Div by it):
 // the factor.
@@ -163,10 +141,10 @@ int ConcatAxis(const Graph& g, const Node& n) {
 
 std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
   using V = std::vector<Eltwise>;
-  if (n.op == OpKind::kRelu) return V{{algorithm::eltwise_relu}};
-  if (n.op == OpKind::kSigmoid) return V{{algorithm::eltwise_logistic}};
-  if (n.op == OpKind::kTanh) return V{{algorithm::eltwise_tanh}};
-  if (auto a = UnarySpecActivation(n)) return SpecActivation(*a);
+  if (n.op) {
+    const std::optional<specs::Activation> a = specs::ops::UnaryActivation(*n.op);
+    return a ? SpecActivation(*a) : std::nullopt;
+  }
   if (!n.opaque() || !n.domain.empty() || n.outputs.size() != 1) return std::nullopt;
   KernelContext ctx(*n.onnx, OpsetOf(g), {});
   const std::string& t = n.op_type;
@@ -220,7 +198,6 @@ bool IsGeluEltwise(const std::vector<Eltwise>& e) {
 FusionPlan PlanFusion(const Graph& g) {
   FusionPlan plan;
   plan.group_of.assign(g.num_nodes(), -1);
-  std::vector<int> uses = g.UseCounts();
   std::vector<int> producer = g.Producers();
   std::vector<bool> is_output(g.num_values(), false);
   for (int v : g.outputs()) is_output[v] = true;
@@ -228,10 +205,8 @@ FusionPlan PlanFusion(const Graph& g) {
   for (int i = 0; i < g.num_nodes(); ++i)
     for (int v : g.node(i).inputs)
       if (v != kNoValue) readers[v].push_back(i);
-  auto sole_reader = [&](int v) {
-    if (is_output[v] || uses[v] != 1 || readers[v].size() != 1) return -1;
-    return readers[v][0];
-  };
+  const std::vector<int> sole_readers = g.SoleReaders();
+  auto sole_reader = [&](int v) { return sole_readers[v]; };
 
   // Nested concats along one axis merge into the outermost (found first walking backwards).
   for (int i = g.num_nodes() - 1; i >= 0; --i) {

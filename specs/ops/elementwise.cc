@@ -21,4 +21,33 @@ Status UnaryShape(const Params&, const TensorType* const* in, TensorType* out) {
   return Status::Ok();
 }
 
+std::optional<Activation> UnaryActivation(OpKind op) {
+  switch (op) {
+    case OpKind::kRelu:
+      return Activation::kRelu;
+    case OpKind::kSigmoid:
+      return Activation::kSigmoid;
+    case OpKind::kTanh:
+      return Activation::kTanh;
+    case OpKind::kRelu6:
+      return Activation::kRelu6;
+    case OpKind::kHardSigmoid:
+      return Activation::kHardSigmoid;
+    case OpKind::kHardSwish:
+      return Activation::kHardSwish;
+    case OpKind::kSilu:
+      return Activation::kSilu;
+    case OpKind::kGelu:
+      return Activation::kGelu;
+    case OpKind::kGeluTanh:
+      return Activation::kGeluTanh;
+    case OpKind::kExp:
+      return Activation::kExp;
+    case OpKind::kErf:
+      return Activation::kErf;
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace verisub::specs::ops

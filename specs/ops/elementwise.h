@@ -1,6 +1,8 @@
 // Kernels shared by the elementwise operator files (ewadd, ewmul, smul, relu, sigmoid, tanh).
 #pragma once
 
+#include <optional>
+
 #include "specs/op_spec.h"
 #include "specs/ops/common.h"
 
@@ -20,6 +22,10 @@ void BinaryKernel(const S&, const Tensor<typename S::Elem>* const* in,
   y.data.resize(a.data.size());
   for (size_t i = 0; i < a.data.size(); ++i) y.data[i] = f(a.data[i], b.data[i]);
 }
+
+// The map a unary activation operator (relu, sigmoid, tanh, relu6, hard_sigmoid, hard_swish,
+// silu, gelu, gelu_tanh, exp, erf) applies with ActivationKernel; nullopt for other operators.
+std::optional<Activation> UnaryActivation(OpKind op);
 
 template <class S>
 void ActivationKernel(const S& s, Activation act, const Tensor<typename S::Elem>* const* in,
