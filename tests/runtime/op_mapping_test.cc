@@ -9,6 +9,7 @@
 #include "runtime/onnx_import.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/pooling.h"
+#include "tests/runtime/import_check.h"
 #include "tests/runtime/test_models.h"
 
 namespace verisub::runtime {
@@ -21,25 +22,7 @@ using testing::SetInt;
 using testing::SetInts;
 
 // Imports with and without mapping and checks both compute the same outputs.
-Graph ImportChecked(const std::string& bytes) {
-  auto mapped = ImportOnnxBytes(bytes, "model");
-  EXPECT_TRUE(mapped.ok()) << mapped.status().message();
-  if (!mapped.ok()) return Graph();
-  ImportOptions opaque_only;
-  opaque_only.map_to_spec_ops = false;
-  auto plain = ImportOnnxBytes(bytes, "model", opaque_only);
-  EXPECT_TRUE(plain.ok()) << plain.status().message();
-  EXPECT_EQ(CountOpaque(*plain), plain->num_nodes());
-  std::vector<HostTensor> in = testing::RandomInputs(*mapped, 42);
-  auto a = Execute(*mapped, in);
-  auto b = Execute(*plain, in);
-  EXPECT_TRUE(a.ok()) << a.status().message();
-  EXPECT_TRUE(b.ok()) << b.status().message();
-  if (a.ok() && b.ok()) {
-    EXPECT_LT(testing::MaxAbsDiff(*a, *b), 1e-5);
-  }
-  return *mapped;
-}
+Graph ImportChecked(const std::string& bytes) { return testing::ImportMappedAndOpaque(bytes, 42); }
 
 std::string ConvModel(std::vector<int64_t> wdims, std::vector<int64_t> pads,
                       std::vector<int64_t> strides, int64_t group, bool bias,
