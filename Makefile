@@ -138,6 +138,34 @@ bench-run: configure dev-models ort
 	  --rounds $(BENCH_ROUNDS) --runs $(BENCH_RUNS) --warmup $(BENCH_WARMUP) \
 	  --threads $(BENCH_THREADS) $(foreach m,$(BENCH_MODEL),--only $(m))
 
+# The torchvision classification zoo (issue 23): every classification model of Debian's
+# torchvision exported by bench/models/export_zoo.py into $(ZOO) (random weights, batch 1,
+# 3x224x224, opset 17; a model PyTorch cannot export is listed in zoo.json with the reason), then
+# timed per model at one thread by bench/zoo_bench.js beside ONNX Runtime: ORT on the original and
+# on verisub-opt's output, verisub-run, --optimize and bf16, each verisub column with --check.
+# Tables go to stdout and into docs/bench-zoo.md (between its markers). BENCH_ZOO=quick (one or two
+# models per family, about 15 min on 2 cores) or full; BENCH_ZOO_MODEL="NAME ..." for a few.
+BENCH_ZOO ?= quick
+BENCH_ZOO_MODEL ?=
+ZOO ?= $(BUILD)/zoo
+ZOO_THREADS ?= 1
+ZOO_RUNS ?= 5
+ZOO_ROUNDS ?= 1
+.PHONY: zoo-models bench-zoo
+zoo-models:
+	@/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy' 2>/dev/null || { \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "zoo-models: installing $(DEV_MODEL_PACKAGES)"; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEV_MODEL_PACKAGES); }
+	/usr/bin/python3 bench/models/export_zoo.py --out $(ZOO) --tier $(BENCH_ZOO) \
+	  $(foreach m,$(BENCH_ZOO_MODEL),--only $(m))
+bench-zoo: configure zoo-models ort
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt verisub-onnx verisub-run
+	node bench/zoo_bench.js --build $(BUILD) --zoo $(ZOO) --tier $(BENCH_ZOO) \
+	  --out $(BUILD)/bench-zoo --ort-dir $(BUILD)/ort --threads $(ZOO_THREADS) \
+	  --runs $(ZOO_RUNS) --rounds $(ZOO_ROUNDS) $(foreach m,$(BENCH_ZOO_MODEL),--only $(m))
+
 # The shipped cost tables (data/costs/, docs/cost-models.md): every development model optimized
 # with costs measured on this CPU at COST_THREADS kernel threads; each run adds what it measured to
 # data/costs/<engine>-<version>-<isa>-t<threads>-<cpu>.costs.txt (COST_TABLES_FRESH=1 starts from

@@ -192,9 +192,12 @@ const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
 // One thread count: K rounds, each timing every column once (R runs after W warm-ups); the
 // columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure
 // is the median of its round medians.
+// With o.check, the first round of every verisub-run column also compares its outputs with the
+// reference backend (--check); the column keeps the 'check:' line, and a failed check (exit 3)
+// still yields the timing.
 function timeModel(o, model, opt, verisubRun, threads) {
   const columns = {a: [], b: [], c: [], d: [], e: []};
-  const errors = {};
+  const errors = {}, checks = {};
   const common =
       ['--threads', String(threads), '--runs', String(o.runs), '--warmup', String(o.warmup)];
   let round = 0;
@@ -228,9 +231,16 @@ function timeModel(o, model, opt, verisubRun, threads) {
         if (errors[key]) return;  // a failed column is not retried every round
         const args = [model, ...extra, ...common];
         if (o.rules && extra.length) args.push('--rules', o.rules);
-        const r = run(verisubRun, args, 900);
+        const checking = o.check && round === 0;
+        if (checking) args.push('--check');
+        const r = run(verisubRun, args, o.timeoutS || 900);
         const last = r.stdout.trim().split('\n').pop() || '';
         const m = /^verisub-run: /.test(last) && LINE.exec(last);
+        if (checking) {
+          const line = /^check: +(.*)$/m.exec(r.stdout);
+          checks[key] = line ? line[1] : (r.error || 'no check line');
+          if (r.error && /^exit 3:/.test(r.error) && m) r.ok = true;  // timed; the check failed
+        }
         const precision = /^precision: .* output error ([0-9.eE+-]+)/m.exec(r.stdout);
         if (key === 'e' && /no native bfloat16 kernels/.test(r.stdout + (r.stderr || '') + (r.error || '')))
           errors[key] = 'na';  // this CPU has no bf16 kernels: the column does not apply
@@ -271,7 +281,8 @@ function timeModel(o, model, opt, verisubRun, threads) {
       result[key] = {
         median: median(columns[key].map((x) => x.median)),
         min: Math.min(...columns[key].map((x) => x.min)),
-        outputError: columns[key][0].error
+        outputError: columns[key][0].error,
+        check: checks[key]
       };
     else if (key === 'b')
       result[key] = {error: opt.error ? 'verisub-opt failed' : 'no result'};
@@ -414,4 +425,6 @@ function main() {
   console.log(`\n   figures: ${json}`);
 }
 
-main();
+module.exports = {run, findVerisubRun, median, importSummary, optimize, checkOutputs, timeModel};
+
+if (require.main === module) main();

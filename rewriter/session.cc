@@ -98,6 +98,37 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
   return out;
 }
 
+// Zero inputs of the graph's static shapes; nullopt when an input's shape is not static.
+std::optional<std::vector<runtime::HostTensor>> ZeroInputs(const runtime::Graph& g) {
+  std::vector<runtime::HostTensor> inputs;
+  for (int v : g.inputs()) {
+    const runtime::Value& val = g.value(v);
+    if (!val.StaticShape()) return std::nullopt;
+    std::vector<double> zeros(runtime::CountElements(val.dims), 0.0);
+    inputs.push_back(runtime::HostTensor::FromDoubles(val.elem_type, val.dims, zeros));
+  }
+  return inputs;
+}
+
+// Median milliseconds of a and b over `rounds` runs each after one warm-up, runs alternating so
+// that a shared machine's drift hits both alike.
+StatusOr<std::pair<double, double>> TimeSideBySide(runtime::PreparedModel& a,
+                                                   runtime::PreparedModel& b,
+                                                   const std::vector<runtime::HostTensor>& inputs,
+                                                   int rounds) {
+  std::vector<double> ms[2];
+  for (int r = 0; r <= rounds; ++r)
+    for (int which = 0; which < 2; ++which) {
+      runtime::PreparedModel& m = which == 0 ? a : b;
+      auto start = std::chrono::steady_clock::now();
+      auto out = m.Run(inputs);
+      if (!out.ok()) return out.status();
+      if (r > 0) ms[which].push_back(SecondsSince(start) * 1e3);
+    }
+  for (auto& v : ms) std::sort(v.begin(), v.end());
+  return std::make_pair(ms[0][rounds / 2], ms[1][rounds / 2]);
+}
+
 }  // namespace
 
 std::unique_ptr<runtime::Backend> MakeBackend(const std::string& name) {
@@ -158,7 +189,9 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
     if (Status saved = cost_source->Save(); !saved.ok())
       cost_summary_ += "; not saved: " + saved.message();
   };
+  runtime::Graph original;  // kept while optimizing: the rewrites are timed against it
   if (optimize_model) {
+    original = graph;
     auto start = std::chrono::steady_clock::now();
     std::string path =
         options.rules_path.empty() ? rewriter::FindDefaultRules() : options.rules_path;
@@ -226,21 +259,54 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
       return st;
     }
   }
+  // In float32 (bf16 storage has its own whole-model timing above).
+  const bool float32 = options.precision == "f32" ||
+                       (precision_report_ && precision_report_->kept_float32_by_timing);
+  if (options.time_rewrites && optimized_ && report_.search.rewrite_steps > 0 && float32) {
+    Status st = KeepFasterGraph(std::move(original), options, cost_model, prepare.num_threads);
+    if (!st.ok()) {
+      save_costs();
+      return st;
+    }
+  }
   save_costs();
   backend_name_ = backend_->Name();
   times_.prepare_s = SecondsSince(start);
   return Status::Ok();
 }
 
+Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& options,
+                                const runtime::CostModel* cost_model, int num_threads) {
+  std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
+  if (!inputs) return Status::Ok();  // nothing to time with: keep the search's choice
+  SessionOptions f32 = options;
+  f32.precision = "f32";
+  auto placement = PlaceValues(&original, f32, cost_model);
+  if (!placement.ok()) return Status::Ok();  // the original cannot be laid out: keep the rewrite
+  runtime::PrepareOptions prepare;
+  prepare.num_threads = num_threads;
+  prepare.layouts = std::move(placement->layouts);
+  auto other = backend_->Prepare(original, prepare);
+  if (!other.ok()) return Status::Ok();
+  constexpr int kRounds = 5;
+  auto times = TimeSideBySide(*prepared_, **other, *inputs, kRounds);
+  if (!times.ok()) return times.status().WithContext("timing the rewritten and original graphs");
+  RewriteTiming& t = rewrite_timing_.emplace();
+  t.optimized_ms = times->first;
+  t.original_ms = times->second;
+  if (t.original_ms < t.optimized_ms) {
+    t.kept_original = true;
+    graph_ = std::move(original);
+    prepared_ = std::move(other).value();
+    layout_report_ = placement->dp;
+  }
+  return Status::Ok();
+}
+
 Status Session::KeepFasterPrecision(const SessionOptions& options,
                                     const runtime::CostModel* cost_model, int num_threads) {
-  std::vector<runtime::HostTensor> inputs;
-  for (int v : graph_.inputs()) {
-    const runtime::Value& val = graph_.value(v);
-    if (!val.StaticShape()) return Status::Ok();  // nothing to time with: keep the DP's choice
-    std::vector<double> zeros(runtime::CountElements(val.dims), 0.0);
-    inputs.push_back(runtime::HostTensor::FromDoubles(val.elem_type, val.dims, zeros));
-  }
+  std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
+  if (!inputs) return Status::Ok();  // nothing to time with: keep the DP's choice
   SessionOptions f32 = options;
   f32.precision = "f32";
   runtime::Graph graph = graph_;
@@ -251,21 +317,12 @@ Status Session::KeepFasterPrecision(const SessionOptions& options,
   prepare.layouts = std::move(placement->layouts);
   auto other = backend_->Prepare(graph, prepare);
   if (!other.ok()) return other.status().WithContext(backend_->Name() + " backend (float32)");
-  std::vector<double> bf16_ms, f32_ms;
   constexpr int kRounds = 5;
-  for (int r = 0; r <= kRounds; ++r)
-    for (int which = 0; which < 2; ++which) {
-      runtime::PreparedModel& m = which == 0 ? *prepared_ : **other;
-      auto start = std::chrono::steady_clock::now();
-      auto out = m.Run(inputs);
-      if (!out.ok()) return out.status().WithContext("timing the precisions");
-      if (r > 0) (which == 0 ? bf16_ms : f32_ms).push_back(SecondsSince(start) * 1e3);
-    }
-  std::sort(bf16_ms.begin(), bf16_ms.end());
-  std::sort(f32_ms.begin(), f32_ms.end());
+  auto times = TimeSideBySide(*prepared_, **other, *inputs, kRounds);
+  if (!times.ok()) return times.status().WithContext("timing the precisions");
   rewriter::PrecisionReport& p = *precision_report_;
-  p.measured_bf16_ms = bf16_ms[kRounds / 2];
-  p.measured_f32_ms = f32_ms[kRounds / 2];
+  p.measured_bf16_ms = times->first;
+  p.measured_f32_ms = times->second;
   if (p.measured_f32_ms < p.measured_bf16_ms) {
     p.kept_float32_by_timing = true;
     graph_ = std::move(graph);

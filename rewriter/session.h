@@ -52,8 +52,21 @@ struct SessionOptions {
   // bfloat16 kernels (avx512_core_bf16).
   std::string precision = "f32";
   double precision_budget = 1e-2;
+  // With `optimize`: when the search rewrote the model, the original is prepared too and both
+  // are timed side by side; the faster runs (rewrite_timing()). Off: the rewritten graph runs
+  // whatever the timing (deterministic, for tests of the search itself).
+  bool time_rewrites = true;
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// With `optimize`: the optimized and the original graph, each prepared with its own layouts,
+// timed side by side at prepare (runs alternating); the faster runs. Measured costs price kernels
+// one by one, and only the whole model says whether a rewrite pays.
+struct RewriteTiming {
+  double optimized_ms = 0;
+  double original_ms = 0;
+  bool kept_original = false;
 };
 
 // Wall-clock seconds of each stage of Create.
@@ -98,6 +111,9 @@ class Session {
   const std::optional<rewriter::PrecisionReport>& precision_report() const {
     return precision_report_;
   }
+  // Set when the session optimized the model and the search rewrote it: both graphs' times at
+  // prepare and which one runs.
+  const std::optional<RewriteTiming>& rewrite_timing() const { return rewrite_timing_; }
 
  private:
   Session() = default;
@@ -106,6 +122,10 @@ class Session {
   // faster (precision_report() says which and the times).
   Status KeepFasterPrecision(const SessionOptions& options, const runtime::CostModel* cost_model,
                              int num_threads);
+  // After an optimization that rewrote the model: prepares `original` too, times both and keeps
+  // the faster (rewrite_timing()).
+  Status KeepFasterGraph(runtime::Graph original, const SessionOptions& options,
+                         const runtime::CostModel* cost_model, int num_threads);
 
   runtime::Graph graph_;
   std::unique_ptr<runtime::Backend> backend_;
@@ -118,6 +138,7 @@ class Session {
   std::optional<JointChoice> joint_;
   std::optional<rewriter::LayoutDpReport> layout_report_;
   std::optional<rewriter::PrecisionReport> precision_report_;
+  std::optional<RewriteTiming> rewrite_timing_;
   std::string layout_note_;
 };
 

@@ -191,6 +191,9 @@ int main(int argc, char** argv) {
     std::printf("precision: timed %.3f ms with bf16, %.3f ms float32: kept %s\n",
                 p->measured_bf16_ms, p->measured_f32_ms,
                 p->kept_float32_by_timing ? "float32" : "bf16");
+  if (const auto& t = s.rewrite_timing())
+    std::printf("rewrites: timed %.3f ms rewritten, %.3f ms original: kept %s\n", t->optimized_ms,
+                t->original_ms, t->kept_original ? "the original" : "the rewritten graph");
   if (!s.cost_summary().empty()) std::printf("costs:    %s\n", s.cost_summary().c_str());
   runtime::PrepareStats st = s.stats();
   std::printf(

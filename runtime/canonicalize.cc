@@ -2,6 +2,7 @@
 #include "runtime/canonicalize.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -154,10 +155,150 @@ class PatternFuser {
   std::vector<int> producer_, uses_;
 };
 
+// The subscripts of a two-operand Einsum without ellipses (spaces dropped), or nullopt.
+std::optional<std::array<std::string, 3>> EinsumSubscripts(const Node& n) {
+  KernelContext attrs(*n.onnx, 0, {});
+  std::string eq = attrs.AttrString("equation", "");
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  const size_t comma = eq.find(','), arrow = eq.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma ||
+      eq.find("...") != std::string::npos || eq.find(',', comma + 1) != std::string::npos)
+    return std::nullopt;
+  return std::array<std::string, 3>{eq.substr(0, comma), eq.substr(comma + 1, arrow - comma - 1),
+                                    eq.substr(arrow + 2)};
+}
+
+// A two-operand Einsum that is a batched matrix product (same batch subscripts in both operands
+// and the output, in order, then [m k] x [k n] -> [m n] with either operand's pair in either
+// order) becomes MatMul, with a Transpose of the last two axes before an operand written
+// [k m] or [n k]. MaxViT writes its attention this way. Returns the number rewritten.
+int RewriteEinsumAsMatMul(Graph* g) {
+  std::vector<std::shared_ptr<const Node>> nodes;
+  int rewritten = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    std::optional<std::array<std::string, 3>> t;
+    if (n.opaque() && n.domain.empty() && n.op_type == "Einsum" && n.inputs.size() == 2 &&
+        n.outputs.size() == 1 && n.inputs[0] != kNoValue && n.inputs[1] != kNoValue &&
+        IsFloat(g->value(n.inputs[0]).elem_type))
+      t = EinsumSubscripts(n);
+    const auto& [a, b, y] = t ? *t : std::array<std::string, 3>{};
+    const size_t r = y.size();
+    bool ok = t && r >= 2 && a.size() == r && b.size() == r &&
+              a.substr(0, r - 2) == y.substr(0, r - 2) && b.substr(0, r - 2) == y.substr(0, r - 2);
+    for (std::string term : {a, b, y}) {  // no subscript twice within a term
+      std::sort(term.begin(), term.end());
+      ok = ok && std::adjacent_find(term.begin(), term.end()) == term.end();
+    }
+    const char m = ok ? y[r - 2] : 0, nn = ok ? y[r - 1] : 0;
+    const std::string a2 = ok ? a.substr(r - 2) : "", b2 = ok ? b.substr(r - 2) : "";
+    const char k = ok ? (a2[0] == m ? a2[1] : a2[0]) : 0;
+    ok = ok && (a2 == std::string{m, k} || a2 == std::string{k, m}) &&
+         (b2 == std::string{k, nn} || b2 == std::string{nn, k}) && k != nn && k != m && m != nn;
+    for (int in : n.inputs) ok = ok && g->value(in).rank_known && g->value(in).dims.size() == r;
+    if (!ok) {
+      nodes.push_back(g->node_ptr(i));
+      continue;
+    }
+    std::vector<int> inputs = n.inputs;
+    for (int side = 0; side < 2; ++side) {
+      const bool swap = side == 0 ? a2[0] == k : b2[0] == nn;
+      if (!swap) continue;
+      const Value& x = g->value(inputs[side]);
+      std::vector<int64_t> perm(r);
+      for (size_t d = 0; d < r; ++d) perm[d] = static_cast<int64_t>(d);
+      std::swap(perm[r - 2], perm[r - 1]);
+      Value v;
+      v.name = g->UniqueName(x.name + "_transposed");
+      v.elem_type = x.elem_type;
+      v.dims = x.dims;
+      std::swap(v.dims[r - 2], v.dims[r - 1]);
+      v.rank_known = true;
+      auto proto = std::make_shared<onnx::NodeProto>();
+      proto->set_op_type("Transpose");
+      ExportContext::AttrInts(proto.get(), "perm", perm);
+      Node tr;
+      tr.name = n.name + "/transpose_" + std::to_string(side);
+      tr.op_type = "Transpose";
+      tr.onnx = std::move(proto);
+      tr.inputs = {inputs[side]};
+      tr.outputs = {g->AddValue(std::move(v))};
+      inputs[side] = tr.outputs[0];
+      nodes.push_back(std::make_shared<const Node>(std::move(tr)));
+    }
+    Node mm = n;
+    auto proto = std::make_shared<onnx::NodeProto>();
+    proto->set_op_type("MatMul");
+    mm.onnx = std::move(proto);
+    mm.op_type = "MatMul";
+    mm.inputs = inputs;
+    nodes.push_back(std::make_shared<const Node>(std::move(mm)));
+    ++rewritten;
+  }
+  if (rewritten) g->SetNodes(std::move(nodes));
+  return rewritten;
+}
+
+// Whether an opaque node passes its first input through unchanged: Identity, Dropout that
+// drops nothing (inference mode, or a ratio of 0), a Pad by constant zeros.
+bool PassesThrough(const Graph& g, const Node& n) {
+  if (!n.opaque() || !n.domain.empty() || n.inputs.empty() || n.inputs[0] == kNoValue ||
+      n.outputs.empty() || n.outputs[0] == kNoValue)
+    return false;
+  const int64_t opset = g.DefaultOpset();
+  auto constant = [&](size_t k) -> const HostTensor* {
+    return k < n.inputs.size() && n.inputs[k] != kNoValue ? g.value(n.inputs[k]).constant.get()
+                                                          : nullptr;
+  };
+  auto omitted = [&](size_t k) { return k >= n.inputs.size() || n.inputs[k] == kNoValue; };
+  KernelContext attrs(*n.onnx, opset, {});
+  if (n.op_type == "Identity") return n.inputs.size() == 1;
+  if (n.op_type == "Dropout") {
+    if (opset < 7) return attrs.AttrInt("is_test", 0) != 0;
+    if (opset < 12) return true;  // no training mode before opset 12
+    const HostTensor* training = constant(2);
+    if (omitted(2) || (training && training->NumElements() == 1 && training->IntAt(0) == 0))
+      return true;
+    const HostTensor* ratio = constant(1);
+    return ratio && ratio->NumElements() == 1 && ratio->DoubleAt(0) == 0.0;
+  }
+  if (n.op_type == "Pad" && opset >= 11) {
+    const HostTensor* pads = constant(1);
+    if (!pads) return false;
+    for (int64_t p : pads->ToInts())
+      if (p != 0) return false;
+    return true;
+  }
+  return false;
+}
+
+// Drops the nodes PassesThrough recognizes, when no one reads their other outputs (a Dropout's
+// mask) and their output is not a graph output. Returns the number dropped.
+int DropPassThroughs(Graph* g) {
+  std::vector<char> is_output(g->num_values(), 0);
+  for (int v : g->outputs()) is_output[v] = 1;
+  const std::vector<int> uses = g->UseCounts();
+  int dropped = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    if (!PassesThrough(*g, n) || is_output[n.outputs[0]] ||
+        g->value(n.outputs[0]).elem_type != g->value(n.inputs[0]).elem_type)
+      continue;
+    bool others_read = false;
+    for (size_t k = 1; k < n.outputs.size(); ++k)
+      others_read |= n.outputs[k] != kNoValue && uses[n.outputs[k]] > 0;
+    if (others_read) continue;
+    g->ReplaceUses(n.outputs[0], n.inputs[0]);
+    ++dropped;
+  }
+  if (dropped) g->RemoveDeadCode();
+  return dropped;
+}
+
 }  // namespace
 
 int CanonicalizeOnnxForms(Graph* g) {
-  int rewritten = 0;
+  int rewritten = DropPassThroughs(g) + RewriteEinsumAsMatMul(g);
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
     if (!n.opaque() || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1 ||

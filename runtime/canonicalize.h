@@ -17,7 +17,11 @@ namespace verisub::runtime {
 // number of nodes rewritten.
 // A zero Pad of the spatial dims read only by an AveragePool or a Conv without padding of its
 // own moves into that node's pads (count_include_pad=1 for the average), so that the window
-// operator maps onto a spec operator. Returns the number of nodes rewritten.
+// operator maps onto a spec operator. A two-operand Einsum that is a batched matrix product
+// becomes MatMul (with a Transpose of the last two axes before an operand that needs it).
+// Identity, a Dropout that drops nothing and a Pad by zeros are removed (their output is not a
+// graph output, no one reads a Dropout's mask).
+// Returns the number of nodes rewritten.
 int CanonicalizeOnnxForms(Graph* g);
 
 // An ONNX Pad (opset 11 or later) with zeros on the spatial dims of a 4-D tensor only (constant

@@ -67,8 +67,14 @@ StatusOr<FoldReport> FoldConstants(Graph* g, const FoldOptions& options) {
       return out.status().WithContext("constant folding node '" + n.name + "' (" + n.KindName() +
                                       ")");
     }
+    // A result no larger than an input it comes from (a transposed, reshaped or scaled weight)
+    // cannot blow the model up, whatever its size: only growth is capped.
+    int64_t largest_input = 0;
+    for (const HostTensor* t : in)
+      if (t) largest_input = std::max(largest_input, t->NumElements());
     bool too_big = false;
-    for (const auto& t : *out) too_big |= t.NumElements() > options.max_elements;
+    for (const auto& t : *out)
+      too_big |= t.NumElements() > options.max_elements && t.NumElements() > largest_input;
     if (too_big) {
       kept.push_back(np);
       continue;

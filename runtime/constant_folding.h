@@ -10,8 +10,8 @@
 namespace verisub::runtime {
 
 struct FoldOptions {
-  // Results with more elements than this are left to run time (a folded Expand or Tile could
-  // otherwise blow up the model size).
+  // Results with more elements than this, and more than their largest input, are left to run
+  // time (a folded Expand or Tile could otherwise blow up the model size).
   int64_t max_elements = int64_t{1} << 24;
 };
 

@@ -2,6 +2,7 @@
 #include "runtime/onnx_export.h"
 
 #include <cstdio>
+#include <functional>
 #include <unordered_set>
 
 #include "base/file_io.h"
@@ -11,6 +12,9 @@
 #include "runtime/onnx_ops/op_table.h"
 #include "runtime/memory_budget.h"
 #include "runtime/tensor_proto.h"
+#include "specs/ops/bias_add.h"
+#include "specs/ops/channel_scale.h"
+#include "specs/ops/concat.h"
 
 namespace verisub::runtime {
 namespace {
@@ -40,7 +44,120 @@ Status ExportNode(ExportContext& ctx, onnx::GraphProto* gp, const Node& n) {
   return Status::Ok();
 }
 
-Status ExportGraph(const Graph& g, onnx::GraphProto* gp, int64_t opset) {
+// An opaque ONNX node of `type` computing `outputs` from `inputs`.
+Node OnnxNode(const std::string& type, const std::string& name, std::vector<int> inputs,
+              std::vector<int> outputs, onnx::NodeProto proto) {
+  proto.set_op_type(type);
+  Node n;
+  n.name = name;
+  n.op_type = type;
+  n.onnx = std::make_shared<const onnx::NodeProto>(std::move(proto));
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  return n;
+}
+
+// The forms engines run best, restored before writing (issue 23: ONNX Runtime on our output must
+// not be slower than on the original): a chain of binary concats along one axis, each read only
+// by the next, is one n-ary Concat again (the import splits it), and a constant per-channel scale
+// followed by a constant shift on axis 1 is one BatchNormalization (mean 0, variance 1,
+// epsilon 0: exactly x * scale + shift; opset 9 on) rather than a Mul and an Add.
+Graph RestoreOnnxForms(const Graph& g, int64_t opset) {
+  const std::vector<int> producer = g.Producers();
+  const std::vector<int> sole = g.SoleReaders();
+  auto spec = [&](int i, specs::OpKind k) { return i >= 0 && g.node(i).op == k; };
+  auto axis_of = [&](int i) { return g.node(i).params[specs::ops::kConcatAxis]; };
+  // Concats whose output only feeds a concat along the same axis: inlined into it.
+  std::vector<char> inlined(g.num_nodes(), 0);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    if (!spec(i, specs::OpKind::kConcat)) continue;
+    for (int v : g.node(i).inputs) {
+      const int p = v == kNoValue ? -1 : producer[v];
+      if (spec(p, specs::OpKind::kConcat) && sole[v] == i && axis_of(p) == axis_of(i))
+        inlined[p] = 1;
+    }
+  }
+  std::function<void(int, std::vector<int>*)> flatten = [&](int i, std::vector<int>* out) {
+    for (int v : g.node(i).inputs) {
+      const int p = v == kNoValue ? -1 : producer[v];
+      if (p >= 0 && inlined[p])
+        flatten(p, out);
+      else
+        out->push_back(v);
+    }
+  };
+  // channel_scale then bias_add on axis 1, both by constants, the scale read only by the shift.
+  std::vector<int> shift_of(g.num_nodes(), -1);
+  std::vector<char> absorbed(g.num_nodes(), 0);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    if (opset < 9 || !spec(i, specs::OpKind::kChannelScale) ||
+        n.params[specs::ops::kChannelScaleAxis] != 1 ||
+        g.value(n.inputs[0]).dims.size() < 2 || !g.value(n.inputs[1]).constant)
+      continue;
+    const int r = sole[n.outputs[0]];
+    if (!spec(r, specs::OpKind::kBiasAdd) || g.node(r).inputs[0] != n.outputs[0] ||
+        g.node(r).params[specs::ops::kBiasAxis] != 1 || !g.value(g.node(r).inputs[1]).constant)
+      continue;
+    shift_of[i] = r;
+    absorbed[r] = 1;
+  }
+  Graph out = g;
+  std::vector<std::shared_ptr<const Node>> nodes;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    if (inlined[i] || absorbed[i]) continue;
+    if (spec(i, specs::OpKind::kConcat) && n.inputs.size() == 2) {
+      std::vector<int> inputs;
+      flatten(i, &inputs);
+      if (inputs.size() > 2) {
+        onnx::NodeProto proto;
+        ExportContext::AttrInt(&proto, "axis", axis_of(i));
+        nodes.push_back(std::make_shared<const Node>(
+            OnnxNode("Concat", n.name, std::move(inputs), n.outputs, std::move(proto))));
+        continue;
+      }
+    }
+    if (shift_of[i] >= 0) {
+      const Node& shift = g.node(shift_of[i]);
+      const int64_t channels = g.value(n.inputs[0]).dims[1];
+      const HostTensor &scale = *g.value(n.inputs[1]).constant,
+                       &bias = *g.value(shift.inputs[1]).constant;
+      if (scale.NumElements() == channels && bias.NumElements() == channels &&
+          scale.elem_type == bias.elem_type) {
+        std::vector<int> inputs = {n.inputs[0]};
+        const std::vector<double> zeros(channels, 0.0), ones(channels, 1.0);
+        for (const auto& [base, values] :
+             std::vector<std::pair<std::string, std::vector<double>>>{
+                 {"scale", scale.ToDoubles()}, {"shift", bias.ToDoubles()},
+                 {"mean", zeros}, {"variance", ones}}) {
+          Value v;
+          v.name = out.UniqueName(n.name + "_" + base);
+          v.elem_type = scale.elem_type;
+          v.dims = {channels};
+          v.rank_known = true;
+          v.constant = std::make_shared<const HostTensor>(
+              HostTensor::FromDoubles(scale.elem_type, {channels}, values));
+          inputs.push_back(out.AddValue(std::move(v)));
+        }
+        onnx::NodeProto proto;
+        ExportContext::AttrFloat(&proto, "epsilon", 0.f);
+        nodes.push_back(std::make_shared<const Node>(OnnxNode(
+            "BatchNormalization", n.name, std::move(inputs), shift.outputs, std::move(proto))));
+        continue;
+      }
+      nodes.push_back(g.node_ptr(i));
+      nodes.push_back(g.node_ptr(shift_of[i]));  // kept as they are: its readers follow it
+      continue;
+    }
+    nodes.push_back(g.node_ptr(i));
+  }
+  out.SetNodes(std::move(nodes));
+  return out;
+}
+
+Status ExportGraph(const Graph& original, onnx::GraphProto* gp, int64_t opset) {
+  const Graph g = RestoreOnnxForms(original, opset);
   ExportContext ctx(g, gp, opset);
   for (int v : g.inputs()) {
     SetValueInfo(g.value(v), gp->add_input());

@@ -48,6 +48,7 @@ const KernelTable& OnnxKernels() {
     AddNnKernels(t);
     AddLayoutKernels(t);
     AddGenerateKernels(t);
+    AddIndexKernels(t);
     return t;
   }();
   return *table;

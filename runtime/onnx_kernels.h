@@ -58,6 +58,7 @@ void AddShapeKernels(KernelTable* table);
 void AddNnKernels(KernelTable* table);
 void AddLayoutKernels(KernelTable* table);
 void AddGenerateKernels(KernelTable* table);
+void AddIndexKernels(KernelTable* table);  // ScatterND, Einsum
 
 // Kernels refuse to create tensors with more elements than this (a corrupt or adversarial shape
 // must give an error, not exhaust memory).

@@ -26,9 +26,17 @@ Status Identity(const KernelContext& ctx, std::vector<HostTensor>* out) {
 // Inference-mode Dropout: the identity, with an all-true mask.
 Status Dropout(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
-  if ((ctx.input(2) && ctx.input(2)->NumElements() > 0 && ctx.input(2)->IntAt(0) != 0) ||
-      (ctx.opset() < 7 && ctx.AttrInt("is_test", 0) == 0))
-    return Unimplemented("Dropout in training mode is random");
+  // In training mode only a ratio of 0 is deterministic (nothing dropped, scale 1): exporters
+  // write that for torch's functional dropout with p=0 (Swin's attention).
+  const bool training = (ctx.input(2) && ctx.input(2)->NumElements() > 0 &&
+                         ctx.input(2)->IntAt(0) != 0) ||
+                        (ctx.opset() < 7 && ctx.AttrInt("is_test", 0) == 0);
+  const double ratio = ctx.opset() >= 12
+                           ? (ctx.input(1) && ctx.input(1)->NumElements() > 0
+                                  ? ctx.input(1)->DoubleAt(0)
+                                  : 0.5)
+                           : ctx.AttrFloat("ratio", 0.5f);
+  if (training && ratio != 0.0) return Unimplemented("Dropout in training mode is random");
   (*out)[0] = *ctx.input(0);
   if (out->size() > 1)
     (*out)[1] = HostTensor::FromInts(kBool, ctx.input(0)->dims,

@@ -1,6 +1,10 @@
 // Binary elementwise operators with broadcasting (spec ewadd, ewmul, bias_add, channel_scale,
 // smul; ONNX Add, Mul, Sub, Div, Max, Min): the full-size operand keeps its layout, the other is
 // broadcast.
+#include <algorithm>
+#include <memory>
+#include <string>
+
 #include "runtime/dnnl/builder.h"
 #include "specs/ops/bias_add.h"
 #include "specs/ops/channel_scale.h"
@@ -21,6 +25,134 @@ std::optional<dnnl::algorithm> AlgOf(const Node& n, bool* commutative) {
   if (n.op_type == "Sub") return A::binary_sub;
   if (n.op_type == "Div") return A::binary_div;
   return std::nullopt;
+}
+
+// Broadcasting that oneDNN 2.6 leaves to its reference loop (an operand broadcast along middle
+// axes: a shifted-window attention mask [1, W, 1, N, N] added to [B, W, H, N, N]) runs as a host
+// loop over row-major data: dims collapsed, the innermost run contiguous or broadcast.
+struct BroadcastLoop {
+  std::vector<int64_t> dims, sa, sc;  // collapsed output dims, operand strides (0: broadcast)
+};
+
+BroadcastLoop PlanBroadcast(const std::vector<int64_t>& yd, const std::vector<int64_t>& ad,
+                            const std::vector<int64_t>& cd) {
+  const size_t r = yd.size();
+  std::vector<int64_t> sa(r), sc(r);
+  int64_t pa = 1, pc = 1;
+  for (size_t d = r; d-- > 0;) {
+    sa[d] = ad[d] == 1 ? 0 : pa;
+    sc[d] = cd[d] == 1 ? 0 : pc;
+    pa *= ad[d];
+    pc *= cd[d];
+  }
+  BroadcastLoop l;
+  for (size_t d = 0; d < r; ++d) {
+    if (yd[d] == 1) continue;
+    if (!l.dims.empty() && l.sa.back() == sa[d] * yd[d] && l.sc.back() == sc[d] * yd[d]) {
+      l.dims.back() *= yd[d];  // merges with the axis before it
+      l.sa.back() = sa[d];
+      l.sc.back() = sc[d];
+      continue;
+    }
+    l.dims.push_back(yd[d]);
+    l.sa.push_back(sa[d]);
+    l.sc.push_back(sc[d]);
+  }
+  if (l.dims.empty()) l = {{1}, {1}, {1}};
+  return l;
+}
+
+template <class F>
+void RunBroadcast(const BroadcastLoop& l, const float* a, const float* c, float* y, F f) {
+  const size_t r = l.dims.size();
+  const int64_t n = l.dims[r - 1], ia = l.sa[r - 1], ic = l.sc[r - 1];
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < r; ++d) rows *= l.dims[d];
+  std::vector<int64_t> pos(r, 0);
+  int64_t oa = 0, oc = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* ar = a + oa;
+    const float* cr = c + oc;
+    float* yr = y + row * n;
+    if (ia && ic)
+      for (int64_t i = 0; i < n; ++i) yr[i] = f(ar[i], cr[i]);
+    else if (ia)
+      for (int64_t i = 0; i < n; ++i) yr[i] = f(ar[i], cr[0]);
+    else if (ic)
+      for (int64_t i = 0; i < n; ++i) yr[i] = f(ar[0], cr[i]);
+    else
+      for (int64_t i = 0; i < n; ++i) yr[i] = f(ar[0], cr[0]);
+    for (size_t d = r - 1; d-- > 0;) {  // next row
+      oa += l.sa[d];
+      oc += l.sc[d];
+      if (++pos[d] < l.dims[d]) break;
+      oa -= l.sa[d] * l.dims[d];
+      oc -= l.sc[d] * l.dims[d];
+      pos[d] = 0;
+    }
+  }
+}
+
+Status HostBroadcast(KernelBuilder& b, dnnl::algorithm alg, int a, int c, int y,
+                     const std::vector<int64_t>& ad, const std::vector<int64_t>& cd) {
+  if (b.OutputType(y) != memory::data_type::f32) return Unimplemented("binary: bf16 broadcast");
+  std::vector<int> reads;
+  std::vector<std::shared_ptr<const std::vector<float>>> fixed(2);
+  int slots[2] = {a, c};
+  for (int k = 0; k < 2; ++k) {
+    const int v = slots[k];
+    if (b.constant(v)) {
+      auto data = b.ConstantFloats(v);
+      if (!data) return Unimplemented("binary: constant");
+      fixed[k] = std::make_shared<const std::vector<float>>(std::move(*data));
+      continue;
+    }
+    const Slot& s = b.slot(v);
+    slots[k] = IsPlain(s.desc) && s.desc.data_type() == memory::data_type::f32
+                   ? v
+                   : b.Converted(v, PlainDesc(s.dims));
+    reads.push_back(slots[k]);
+  }
+  Slot& ys = b.mutable_slot(y);
+  ys.desc = PlainDesc(ys.dims);
+  ys.alias_of = -1;
+  ys.alias_offset = 0;
+  const BroadcastLoop loop = PlanBroadcast(b.dims(y), ad, cd);
+  const int sa = slots[0], sc = slots[1];
+  b.EmitHost(
+      [loop, alg, sa, sc, y, fixed](RunState& st) -> Status {
+        const float* pa = fixed[0] ? fixed[0]->data()
+                                   : static_cast<const float*>(st.mem[sa].get_data_handle());
+        const float* pc = fixed[1] ? fixed[1]->data()
+                                   : static_cast<const float*>(st.mem[sc].get_data_handle());
+        float* py = static_cast<float*>(st.mem[y].get_data_handle());
+        using A = dnnl::algorithm;
+        switch (alg) {
+          case A::binary_add:
+            RunBroadcast(loop, pa, pc, py, [](float u, float v) { return u + v; });
+            break;
+          case A::binary_mul:
+            RunBroadcast(loop, pa, pc, py, [](float u, float v) { return u * v; });
+            break;
+          case A::binary_sub:
+            RunBroadcast(loop, pa, pc, py, [](float u, float v) { return u - v; });
+            break;
+          case A::binary_div:
+            RunBroadcast(loop, pa, pc, py, [](float u, float v) { return u / v; });
+            break;
+          case A::binary_max:
+            RunBroadcast(loop, pa, pc, py, [](float u, float v) { return std::max(u, v); });
+            break;
+          case A::binary_min:
+            RunBroadcast(loop, pa, pc, py, [](float u, float v) { return std::min(u, v); });
+            break;
+          default:
+            return InternalError("binary: no host loop for this operator");
+        }
+        return Status::Ok();
+      },
+      reads, {y});
+  return Status::Ok();
 }
 
 Status BinaryKernel(KernelBuilder& b) {
@@ -62,6 +194,9 @@ Status BinaryKernel(KernelBuilder& b) {
   Desc dst(memory::dims(yd.begin(), yd.end()), type, memory::format_tag::any);
   dnnl::binary::desc desc(*alg, src0, src1, dst);
   dnnl::binary::primitive_desc pd(desc, b.engine());
+  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0 && b.dims(a) == yd &&
+      type == memory::data_type::f32)
+    return HostBroadcast(b, *alg, a, c, y, ad, cd);
   b.Read(DNNL_ARG_SRC_0, a, src0);
   b.Read(DNNL_ARG_SRC_1, c, src1);
   b.Write(DNNL_ARG_DST, y, pd.dst_desc());

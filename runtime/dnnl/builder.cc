@@ -315,8 +315,9 @@ void KernelBuilder::Emit(dnnl::primitive p) {
 }
 
 void KernelBuilder::EmitHost(std::function<Status(RunState&)> f, std::vector<int> reads,
-                             std::vector<int> writes) {
+                             std::vector<int> writes, bool reference) {
   step_.host = std::move(f);
+  step_.reference = reference;
   step_.reads.insert(step_.reads.end(), reads.begin(), reads.end());
   step_.writes.insert(step_.writes.end(), writes.begin(), writes.end());
   step_.name = node().name;
@@ -348,6 +349,7 @@ const KernelRegistry& Kernels() {
     AddDataKernels(r);
     AddNormKernels(r);
     AddReduceKernels(r);
+    AddChannelAffineKernels(r);
     return r;
   }();
   return *registry;

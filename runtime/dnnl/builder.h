@@ -62,6 +62,7 @@ struct Step {
   std::function<Status(RunState&)> host;
   std::vector<int> reads, writes;
   bool is_reorder = false;
+  bool reference = false;  // a host step running the node's reference kernel (fallback.cc)
 };
 
 // Buffers of one prepared model at run time.
@@ -150,9 +151,10 @@ class KernelBuilder {
   int Converted(int id, const Desc& want);
 
   void Emit(dnnl::primitive p);
-  // A host step (reads and writes listed for the buffer plan).
+  // A host step (reads and writes listed for the buffer plan); `reference` when it runs the
+  // node's reference kernel rather than a kernel of the backend's own.
   void EmitHost(std::function<Status(RunState&)> f, std::vector<int> reads,
-                std::vector<int> writes);
+                std::vector<int> writes, bool reference = false);
 
   // Commits the emitted steps; called by the driver when the kernel succeeded.
   std::vector<Step> TakeSteps();
@@ -190,6 +192,7 @@ void AddBinaryKernels(KernelRegistry* r);
 void AddDataKernels(KernelRegistry* r);  // concat, reshape, transpose, split, slice
 void AddNormKernels(KernelRegistry* r);  // batch/layer normalization, softmax
 void AddReduceKernels(KernelRegistry* r);
+void AddChannelAffineKernels(KernelRegistry* r);  // per-channel scale, shift and clamps
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).
 dnnl::post_ops MakePostOps(const Group& g);

@@ -139,6 +139,56 @@ void CopySubTensor(KernelBuilder& b, int x, int y, const memory::dims& offsets) 
   b.Emit(dnnl::reorder(pd));
 }
 
+// y = the view of x's row-major buffer with y's dims (or `view_dims`, y's element count),
+// `strides` and an offset of `offset` elements: a strided reorder into y (row-major).
+void CopyView(KernelBuilder& b, int x, int y, const memory::dims& view_dims,
+              const memory::dims& strides, int64_t offset) {
+  Desc view(view_dims, memory::data_type::f32, strides);
+  view.data.offset0 = offset;
+  const Desc dst = PlainDesc(b.dims(y));
+  const Desc dst_as = dst.reshape(view_dims);
+  dnnl::reorder::primitive_desc pd(b.engine(), view, b.engine(), dst_as);
+  b.Read(DNNL_ARG_SRC, x, PlainDesc(b.dims(x)));
+  b.View(DNNL_ARG_SRC, view);
+  b.Write(DNNL_ARG_DST, y, dst);
+  b.View(DNNL_ARG_DST, dst_as);
+  b.Emit(dnnl::reorder(pd));
+}
+
+memory::dims RowMajor(const std::vector<int64_t>& dims) {
+  memory::dims s(dims.size());
+  int64_t acc = 1;
+  for (size_t d = dims.size(); d-- > 0;) s[d] = acc, acc *= dims[d];
+  return s;
+}
+
+// ONNX Gather of one constant index along an axis (a transformer's q, k, v = qkv[0], qkv[1],
+// qkv[2]): the sub-tensor at that index, a strided reorder.
+Status GatherKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (n.inputs.size() != 2 || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) ||
+      !b.Dnnl(n.outputs[0]) || b.constant(n.inputs[0]))
+    return Unimplemented("gather: inputs");
+  const HostTensor* index = b.constant(n.inputs[1]);
+  if (!index || !IsIntegerType(index->elem_type) || index->NumElements() != 1)
+    return Unimplemented("gather: indices other than one constant");
+  const int x = n.inputs[0], y = n.outputs[0];
+  const auto& xd = b.dims(x);
+  KernelContext ctx(*n.onnx, b.Opset(), {});
+  auto axis = NormalizeAxis(ctx.AttrInt("axis", 0), static_cast<int64_t>(xd.size()), "Gather");
+  if (!axis.ok()) return Unimplemented("gather: axis");
+  int64_t i = index->IntAt(0);
+  if (i < 0) i += xd[*axis];
+  if (i < 0 || i >= xd[*axis]) return Unimplemented("gather: index out of range");
+  const memory::dims xs = RowMajor(xd);
+  memory::dims dims(xd.begin(), xd.end()), strides = xs;
+  dims[*axis] = 1;
+  if (CountElements(b.dims(y)) != CountElements(std::vector<int64_t>(dims.begin(), dims.end())))
+    return Unimplemented("gather: output");
+  CopyView(b, x, y, dims, strides, i * xs[*axis]);
+  return Status::Ok();
+}
+
 Status SplitKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (n.inputs.empty() || !b.Dnnl(n.inputs[0])) return Unimplemented("split: inputs");
@@ -167,8 +217,8 @@ Status SplitKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
-// ONNX Slice with unit steps (ShuffleNet's channel split, a transformer's q/k/v split): a reorder
-// of the sub-tensor into the output. Starts, ends, axes and steps must be constants (opset >= 10
+// ONNX Slice with positive steps (ShuffleNet's channel split, a transformer's q/k/v split, a
+// patch merge's every other row): a reorder of the (strided) sub-tensor into the output. Starts, ends, axes and steps must be constants (opset >= 10
 // inputs, or opset 1 attributes).
 Status SliceKernel(KernelBuilder& b) {
   const Node& n = b.node();
@@ -199,17 +249,31 @@ Status SliceKernel(KernelBuilder& b) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   if (axes.size() != starts.size() || (!steps.empty() && steps.size() != starts.size()))
     return Unimplemented("slice: bounds");
-  memory::dims offsets(rank, 0);
+  memory::dims offsets(rank, 0), step(rank, 1);
   for (size_t i = 0; i < starts.size(); ++i) {
-    if (!steps.empty() && steps[i] != 1) return Unimplemented("slice: steps other than 1");
+    if (!steps.empty() && steps[i] < 1) return Unimplemented("slice: steps below 1");
     int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (a < 0 || a >= rank) return Unimplemented("slice: axis");
     int64_t start = starts[i] < 0 ? starts[i] + xd[a] : starts[i];
     offsets[a] = std::clamp<int64_t>(start, 0, xd[a]);
+    if (!steps.empty()) step[a] = steps[i];
   }
   for (int64_t a = 0; a < rank; ++a)
-    if (offsets[a] + yd[a] > xd[a]) return Unimplemented("slice: output extent");
-  CopySubTensor(b, x, y, offsets);
+    if (yd[a] > 0 && offsets[a] + (yd[a] - 1) * step[a] >= xd[a])
+      return Unimplemented("slice: output extent");
+  if (std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; })) {
+    CopySubTensor(b, x, y, offsets);
+    return Status::Ok();
+  }
+  // Steps above 1 (a patch merge's x[:, 0::2, 1::2, :]): a strided view.
+  const memory::dims xs = RowMajor(xd);
+  memory::dims strides(rank);
+  int64_t offset = 0;
+  for (int64_t a = 0; a < rank; ++a) {
+    strides[a] = xs[a] * step[a];
+    offset += offsets[a] * xs[a];
+  }
+  CopyView(b, x, y, Dims(yd), strides, offset);
   return Status::Ok();
 }
 
@@ -238,6 +302,7 @@ void AddDataKernels(KernelRegistry* r) {
     r->Add(k, ReshapeKernel);
   r->Add("transpose", TransposeKernel);
   r->Add("onnx:Transpose", TransposeKernel);
+  r->Add("onnx:Gather", GatherKernel);
   r->Add("split", SplitKernel);
   r->Add("onnx:Split", SplitKernel);
 }

@@ -90,7 +90,7 @@ void EmitReference(KernelBuilder& b) {
         }
         return Status::Ok();
       },
-      reads, writes);
+      reads, writes, /*reference=*/true);
 }
 
 }  // namespace verisub::runtime::dnnl_backend

@@ -193,6 +193,62 @@ bool IsGeluEltwise(const std::vector<Eltwise>& e) {
   return false;
 }
 
+// A channel_scale and/or bias_add along one axis (scale first), then relu/clip/linear
+// activations, each the sole reader of the one before: one pass in any layout
+// ("pattern:channel_affine", channel_affine.cc).
+std::optional<Group> MatchChannelAffine(const Graph& g, int i, const std::vector<int>& sole_readers,
+                                        const std::vector<int>& group_of) {
+  const Node& n = g.node(i);
+  auto axis_of = [](const Node& m) -> std::optional<int64_t> {
+    if (m.op == OpKind::kChannelScale) return m.params[specs::ops::kChannelScaleAxis];
+    if (m.op == OpKind::kBiasAdd) return m.params[specs::ops::kBiasAxis];
+    return std::nullopt;
+  };
+  const std::optional<int64_t> axis = axis_of(n);
+  if (!axis || group_of[i] >= 0 || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+      n.inputs[0] == kNoValue || n.inputs[1] == kNoValue || n.outputs[0] == kNoValue)
+    return std::nullopt;
+  Group grp;
+  grp.kernel_node = grp.last_node = i;
+  grp.members = {i};
+  grp.pattern = "pattern:channel_affine";
+  const bool scale = n.op == OpKind::kChannelScale;
+  grp.post_ops.push_back({scale ? PostOp::kScale : PostOp::kBias, i, {n.inputs[1]}});
+  int tail = n.outputs[0];
+  auto next = [&]() -> int {
+    int r = sole_readers[tail];
+    if (r < 0 || group_of[r] >= 0) return -1;
+    const Node& rn = g.node(r);
+    if (rn.outputs.size() != 1 || rn.outputs[0] == kNoValue || rn.inputs.empty() ||
+        rn.inputs[0] != tail)
+      return -1;
+    return r;
+  };
+  if (int r = next(); scale && r >= 0 && g.node(r).op == OpKind::kBiasAdd &&
+                      axis_of(g.node(r)) == axis && g.node(r).inputs.size() == 2 &&
+                      g.node(r).inputs[1] != kNoValue) {
+    grp.post_ops.push_back({PostOp::kBias, r, {g.node(r).inputs[1]}});
+    grp.members.push_back(r);
+    grp.last_node = r;
+    tail = g.node(r).outputs[0];
+  }
+  for (int r = next(); r >= 0; r = next()) {
+    auto e = EltwiseOf(g, g.node(r));
+    if (!e || e->empty()) break;
+    bool clamp = true;
+    for (const Eltwise& el : *e)
+      clamp &= el.alg == algorithm::eltwise_relu || el.alg == algorithm::eltwise_clip_v2 ||
+               el.alg == algorithm::eltwise_linear;
+    if (!clamp) break;
+    for (const Eltwise& el : *e) grp.post_ops.push_back({PostOp::kEltwise, r, {}, 0.f, el});
+    grp.members.push_back(r);
+    grp.last_node = r;
+    tail = g.node(r).outputs[0];
+  }
+  grp.output = tail;
+  return grp;
+}
+
 }  // namespace
 
 FusionPlan PlanFusion(const Graph& g) {
@@ -251,6 +307,11 @@ FusionPlan PlanFusion(const Graph& g) {
         plan.groups.push_back(std::move(grp));
         continue;
       }
+    }
+    if (auto affine = MatchChannelAffine(g, i, sole_readers, plan.group_of)) {
+      for (int m : affine->members) plan.group_of[m] = static_cast<int>(plan.groups.size());
+      plan.groups.push_back(std::move(*affine));
+      continue;
     }
     // A zero Pad before a convolution or an average pool becomes the window's padding.
     int pad_node = -1;

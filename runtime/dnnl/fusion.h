@@ -49,7 +49,9 @@ struct Group {
   int pad_input = kNoValue;
   std::vector<int64_t> extra_pads;
   // Non-empty when the group is a recognized subgraph run by the kernel registered under this
-  // name ("pattern:gelu": x * 0.5 * (1 + erf(x / sqrt 2)) as oneDNN's gelu_erf).
+  // name ("pattern:gelu": x * 0.5 * (1 + erf(x / sqrt 2)) as oneDNN's gelu_erf;
+  // "pattern:channel_affine": a channel_scale and/or bias_add along one axis and the clamps after
+  // them, as post_ops kScale, kBias, kEltwise).
   std::string pattern;
 };
 

@@ -252,7 +252,7 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs) {
       StepProfile p;
       p.name = st.name;
       p.nodes = static_cast<int>(st.nodes.size());
-      p.reference = !st.primitive.has_value() && !st.is_reorder;
+      p.reference = st.reference;
       p.kind = st.is_reorder      ? "reorder"
                : st.nodes.empty() ? "?"
                                   : graph_->node(st.nodes.front()).KindName();

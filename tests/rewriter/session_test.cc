@@ -117,6 +117,7 @@ TEST(SessionTest, JointIsNeverWorseThanRewritesThenLayouts) {
     options.cost.cost = "analytic";  // deterministic prices: the two sessions agree
     options.cost.cache_dir = "none";
     options.optimize = true;
+    options.time_rewrites = false;  // the searches' graphs run, whatever a stopwatch says
     options.layout = "dp";
     auto sequential = Session::Create(model, options);
     ASSERT_TRUE(sequential.ok()) << model << ": " << sequential.status().message();
@@ -227,6 +228,36 @@ TEST(SessionTest, OptimizesWithTheShippedRules) {
   EXPECT_NE((*s)->cost_summary().find(" measured in "), std::string::npos) << (*s)->cost_summary();
   std::vector<HostTensor> out, ref;
   RunWithReference(**s, "data/models/small_resnet.onnx", &out, &ref);
+  EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
+}
+
+// A rewritten model is timed against the original at prepare and the faster runs: the timing is
+// reported, the graph that runs is the one it names, and its outputs are the model's. Without
+// time_rewrites the rewritten graph runs and nothing is timed.
+TEST(SessionTest, KeepsTheFasterOfTheRewrittenAndTheOriginalGraph) {
+  const char* model = "data/models/squeezenet1_1.onnx";
+  SessionOptions opts;
+  opts.optimize = true;
+  opts.num_threads = 1;
+  opts.cost.cost = "analytic";  // the search rewrites (concat/relu interchanges) deterministically
+  opts.cost.cache_dir = "none";
+  auto untimed_opts = opts;
+  untimed_opts.time_rewrites = false;
+  auto untimed = Session::Create(model, untimed_opts);
+  ASSERT_TRUE(untimed.ok()) << untimed.status().message();
+  ASSERT_GT((*untimed)->optimize_report()->search.rewrite_steps, 0);
+  EXPECT_FALSE((*untimed)->rewrite_timing());
+  auto s = Session::Create(model, opts);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const auto& t = (*s)->rewrite_timing();
+  ASSERT_TRUE(t);
+  EXPECT_GT(t->optimized_ms, 0);
+  EXPECT_GT(t->original_ms, 0);
+  EXPECT_EQ(t->kept_original, t->original_ms < t->optimized_ms);
+  const runtime::Graph& rewritten = (*untimed)->graph();
+  EXPECT_EQ((*s)->graph().num_nodes() == rewritten.num_nodes(), !t->kept_original);
+  std::vector<HostTensor> out, ref;
+  RunWithReference(**s, model, &out, &ref);
   EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
 }
 

@@ -563,7 +563,7 @@ TEST(DnnlOpsTest, DataMovement) {
 // Slice with unit steps runs as a reorder of the sub-tensor: channel halves of a blocked
 // convolution output (ShuffleNet's split; 6 channels: not whole blocks; imported as the slice
 // operator), a negative start, the last axis with axes omitted (an ONNX Slice of four axes), ends
-// past the dimension; a step of 2 runs on the reference kernel.
+// past the dimension; a step of 2 runs as a strided reorder.
 TEST(DnnlOpsTest, Slices) {
   ModelBuilder b;
   b.Input("x", {1, 12, 4, 5}).RandomWeight("w", {12, 12, 1, 1}, 1);
@@ -579,7 +579,7 @@ TEST(DnnlOpsTest, Slices) {
   b.Node("Slice", {"c", "s4", "e4"}, {"last"});
   b.Node("Slice", {"c", "zero", "big", "two", "step2"}, {"odd"});
   PrepareStats s = Check(b, "slices");
-  EXPECT_EQ(s.fallback_nodes, 1);  // the step of 2
+  EXPECT_EQ(s.fallback_nodes, 0);
 }
 
 TEST(DnnlOpsTest, ReferenceFallbackBetweenBlockedKernels) {

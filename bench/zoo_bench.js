@@ -1,0 +1,295 @@
+#!/usr/bin/env node
+// make bench-zoo: the torchvision classification zoo (bench/models/export_zoo.py) side by side
+// with ONNX Runtime, per model at one thread (issue 23). Columns as make bench-run's
+// (run_bench.js): (a) ORT on the original, (b) ORT on verisub-opt's output, (c) verisub-run,
+// (d) verisub-run --optimize, (e) bf16; every verisub column runs --check in its first round.
+// Speed ratios are ORT-original's median over the column's (above 1: faster than ONNX Runtime);
+// per model, per family (geometric mean and worst) and over the zoo. The tables are printed and
+// written into a Markdown file between two marker lines, so the hand-written analysis around
+// them stays.
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const {countOnnxNodes} = require('./ort/onnx_proto');
+const bench = require('./run_bench');
+
+const REPO = path.resolve(__dirname, '..');
+const BEGIN = '<!-- bench-zoo:begin (written by bench/zoo_bench.js) -->';
+const END = '<!-- bench-zoo:end -->';
+const USAGE =
+    `usage: node bench/zoo_bench.js [--zoo DIR] [--tier quick|full] [--only NAME]... [--build DIR]
+       [--out DIR] [--threads N] [--rounds K] [--runs R] [--warmup W] [--doc FILE|none]
+  --zoo    exported zoo with zoo.json (default build/zoo; make bench-zoo exports it)
+  --tier   quick: one or two models per family (zoo.json's "quick"); full: every model
+  --doc    Markdown file whose marked section receives the tables (default docs/bench-zoo.md)`;
+
+function fail(message) {
+  console.error(`zoo_bench: ${message}`);
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = {
+    zoo: path.join(REPO, 'build', 'zoo'),
+    tier: 'quick',
+    only: [],
+    build: path.join(REPO, 'build'),
+    out: path.join(REPO, 'build', 'bench-zoo'),
+    threads: [1],
+    rounds: 1,
+    runs: 5,
+    warmup: 2,
+    doc: path.join(REPO, 'docs', 'bench-zoo.md'),
+    ortDir: path.join(REPO, 'build', 'ort'),
+    rules: null,
+    check: true,
+    timeoutS: 1800
+  };
+  const count = (name, v, min) => {
+    if (v === undefined || !/^\d+$/.test(v) || Number(v) < min)
+      fail(`${name} needs an integer >= ${min}\n${USAGE}`);
+    return Number(v);
+  };
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) fail(`${a} needs a value\n${USAGE}`);
+      return argv[++i];
+    };
+    if (a === '--zoo')
+      o.zoo = path.resolve(next());
+    else if (a === '--tier') {
+      o.tier = next();
+      if (!['quick', 'full'].includes(o.tier)) fail(`--tier is quick or full\n${USAGE}`);
+    } else if (a === '--only')
+      o.only.push(next());
+    else if (a === '--build')
+      o.build = path.resolve(next());
+    else if (a === '--out')
+      o.out = path.resolve(next());
+    else if (a === '--ort-dir')
+      o.ortDir = path.resolve(next());
+    else if (a === '--doc') {
+      const v = next();
+      o.doc = v === 'none' ? null : path.resolve(v);
+    } else if (a === '--threads')
+      o.threads = [count(a, next(), 1)];
+    else if (a === '--rounds')
+      o.rounds = count(a, next(), 1);
+    else if (a === '--runs')
+      o.runs = count(a, next(), 1);
+    else if (a === '--warmup')
+      o.warmup = count(a, next(), 0);
+    else if (a === '-h' || a === '--help') {
+      console.log(USAGE);
+      process.exit(0);
+    } else
+      fail(`unknown argument '${a}'\n${USAGE}`);
+  }
+  return o;
+}
+
+function geomean(xs) {
+  const v = xs.filter((x) => x > 0 && Number.isFinite(x));
+  return v.length ? Math.exp(v.reduce((s, x) => s + Math.log(x), 0) / v.length) : null;
+}
+
+// Speed of column `key` relative to `base` (base median / column median).
+function speed(t, key, base = 'a') {
+  const c = t[key], b = t[base];
+  if (!c || !b || c.error || b.error || c.na || b.na || !c.median || !b.median) return null;
+  return b.median / c.median;
+}
+
+// The ratios a model is judged by (issue 23's floors): c and e against ORT, b against a (paired
+// when available), d against c.
+function ratiosOf(r, threads) {
+  const t = r.timings[threads] || {};
+  return {
+    c: speed(t, 'c'),
+    d: speed(t, 'd'),
+    e: speed(t, 'e'),
+    b: t.pairedRatio ? 1 / t.pairedRatio.median : speed(t, 'b'),
+    dc: speed(t, 'd', 'c')
+  };
+}
+
+const FLOORS = {c: 0.95, b: 0.98, dc: 0.98};
+const COLUMNS = [
+  ['c', 'verisub-run vs ORT'], ['d', '--optimize vs ORT'], ['e', 'bf16 vs ORT'],
+  ['b', 'ORT(verisub-opt) vs ORT'], ['dc', '--optimize vs without']
+];
+const fmt = (x) => (x === null || x === undefined ? '—' : x.toFixed(2));
+
+function checkCell(t) {
+  const parts = [];
+  for (const k of ['c', 'd', 'e']) {
+    const col = t[k];
+    if (!col || col.na) continue;
+    if (col.error) parts.push(`${k}: error`);
+    else if (col.check && !/^ok/.test(col.check)) parts.push(`${k}: FAILED`);
+  }
+  return parts.length ? parts.join(', ') : 'ok';
+}
+
+function markdown(o, models, results, meta) {
+  const t = o.threads[0];
+  const lines = [];
+  lines.push(
+      `Run ${meta.start} to ${meta.end} (${meta.minutes.toFixed(1)} min), tier ${o.tier}, ` +
+      `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs after ${o.warmup} ` +
+      `warm-up, columns alternating; machine: ${os.cpus().length} cores ` +
+      `(${os.cpus()[0].model.trim()}), load average ${meta.load.start.toFixed(1)} at start, ` +
+      `${meta.load.end.toFixed(1)} at end. Timings on this shared machine drift by up to 40% ` +
+      'between hours: only the ratios, measured side by side, mean anything.');
+  lines.push('');
+  lines.push(
+      'Speed ratios: ORT-original median / column median (above 1: faster than ONNX Runtime on ' +
+      'the original model); **bold** below the floor (verisub-run 0.95, ORT on verisub-opt\'s ' +
+      'output 0.98, --optimize vs without 0.98). check: --check of every verisub column against ' +
+      'the reference backend.');
+  lines.push('');
+  lines.push(
+      '| model | family | ORT ms | verisub-run | --optimize | bf16 | ORT(verisub-opt) | ' +
+      '--optimize vs without | opaque | rewrites | opt s | check |');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  const cell = (x, floor) =>
+      x === null ? '—' : floor && x < floor ? `**${x.toFixed(2)}**` : x.toFixed(2);
+  for (const r of results) {
+    const tm = r.timings[t] || {};
+    const q = ratiosOf(r, t);
+    const a = tm.a && tm.a.median ? tm.a.median.toFixed(2) : 'error';
+    const opt = r.opt || {};
+    lines.push(
+        `| ${r.name} | ${r.family} | ${a} | ${cell(q.c, FLOORS.c)} | ${cell(q.d)} | ` +
+        `${cell(q.e)} | ${cell(q.b, FLOORS.b)} | ${cell(q.dc, FLOORS.dc)} | ` +
+        `${r.import && !r.import.error ? r.import.opaque : 'error'} | ` +
+        `${opt.error ? 'error' : opt.steps} | ${opt.error ? '—' : opt.seconds.toFixed(1)} | ` +
+        `${checkCell(tm)} |`);
+  }
+  for (const [name, m] of Object.entries(models))
+    if (m.status !== 'ok') lines.push(`| ${name} | ${m.family} | ${m.status}: ${m.reason} ||||||||||`);
+  lines.push('');
+  // Per family and over the zoo: geometric mean and worst of each ratio.
+  const families = {};
+  for (const r of results) (families[r.family] = families[r.family] || []).push(r);
+  families['**zoo**'] = results;
+  lines.push(
+      '| family | models | ' + COLUMNS.map(([, label]) => `${label} geomean (worst)`).join(' | ') +
+      ' |');
+  lines.push('|---|---:|' + COLUMNS.map(() => '---:').join('|') + '|');
+  for (const [family, rs] of Object.entries(families)) {
+    const cells = COLUMNS.map(([k]) => {
+      const xs = rs.map((r) => ratiosOf(r, t)[k]).filter((x) => x !== null);
+      if (!xs.length) return '—';
+      const worst = rs.reduce(
+          (w, r) => {
+            const x = ratiosOf(r, t)[k];
+            return x !== null && (w === null || x < w.x) ? {x, name: r.name} : w;
+          },
+          null);
+      return `${fmt(geomean(xs))} (${fmt(worst.x)} ${worst.name})`;
+    });
+    lines.push(`| ${family} | ${rs.length} | ${cells.join(' | ')} |`);
+  }
+  const below = [];
+  for (const r of results) {
+    const q = ratiosOf(r, t);
+    for (const [k, floor] of Object.entries(FLOORS))
+      if (q[k] !== null && q[k] < floor) below.push(`${r.name} ${k} ${q[k].toFixed(2)}`);
+  }
+  lines.push('');
+  lines.push(`Below a floor: ${below.length ? below.join(', ') : 'none'}.`);
+  const errors = [];
+  for (const r of results) {
+    if (r.import && r.import.error) errors.push(`${r.name}: verisub-onnx: ${r.import.error}`);
+    if (r.opt && r.opt.error) errors.push(`${r.name}: verisub-opt: ${r.opt.error}`);
+    const tm = r.timings[t] || {};
+    for (const k of ['a', 'c', 'd', 'e'])
+      if (tm[k] && tm[k].error) errors.push(`${r.name}: column ${k}: ${tm[k].error}`);
+    for (const k of ['c', 'd', 'e'])
+      if (tm[k] && tm[k].check && !/^ok/.test(tm[k].check))
+        errors.push(`${r.name}: column ${k}: check ${tm[k].check}`);
+  }
+  if (errors.length) {
+    lines.push('');
+    lines.push('Errors:');
+    for (const e of errors) lines.push(`- ${e.replace(/\|/g, '\\|')}`);
+  }
+  return lines.join('\n');
+}
+
+// Replaces the marked section of `doc` (or appends one) through a temporary file.
+function writeDoc(doc, table) {
+  let text = fs.existsSync(doc) ? fs.readFileSync(doc, 'utf8') : '# bench-zoo\n';
+  const section = `${BEGIN}\n${table}\n${END}`;
+  const b = text.indexOf(BEGIN), e = text.indexOf(END);
+  text = b >= 0 && e > b ? text.slice(0, b) + section + text.slice(e + END.length) :
+                           `${text.trimEnd()}\n\n${section}\n`;
+  const tmp = `${doc}.tmp`;
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, doc);
+}
+
+function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const manifestPath = path.join(o.zoo, 'zoo.json');
+  if (!fs.existsSync(manifestPath))
+    fail(`${manifestPath} not found: bench/models/export_zoo.py --out ${o.zoo} exports the zoo`);
+  const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')).models || {};
+  const models = {};
+  for (const [name, m] of Object.entries(manifest))
+    if ((o.tier === 'full' || m.quick) && (!o.only.length || o.only.includes(name)))
+      models[name] = m;
+  const names = Object.keys(models).filter((n) => models[n].status === 'ok').sort();
+  if (!names.length) fail(`no exported models of tier ${o.tier} in ${o.zoo}`);
+  for (const tool of [['rewriter', 'verisub-opt'], ['runtime', 'verisub-onnx']])
+    if (!fs.existsSync(path.join(o.build, ...tool)))
+      fail(`${path.join(o.build, ...tool)} is not built`);
+  const verisubRun = bench.findVerisubRun(o.build);
+  if (!verisubRun) fail(`verisub-run is not built in ${o.build}`);
+  fs.mkdirSync(o.out, {recursive: true});
+  o.models = o.zoo;  // run_bench's functions read the recorded inputs from o.models
+  const meta = {start: new Date().toISOString(), load: {start: os.loadavg()[0]}};
+  const t0 = Date.now();
+  const results = [];
+  const json = path.join(o.out, 'bench-zoo.json');
+  names.forEach((name, i) => {
+    const elapsed = (Date.now() - t0) / 1000;
+    const eta = i ? ` eta ${((elapsed / i) * (names.length - i) / 60).toFixed(1)} min` : '';
+    console.error(`[${i + 1}/${names.length}] ${name} (${(elapsed / 60).toFixed(1)} min${eta})`);
+    const model = path.join(o.zoo, `${name}.onnx`);
+    const r = {name, family: models[name].family, onnxNodes: countOnnxNodes(model), timings: {}};
+    r.import = bench.importSummary(o, model);
+    r.opt = bench.optimize(o, name, model);
+    r.check = bench.checkOutputs(o, name, model, r.opt);
+    for (const t of o.threads) r.timings[t] = bench.timeModel(o, model, r.opt, verisubRun, t);
+    const q = ratiosOf(r, o.threads[0]);
+    console.error(
+        `    ${name}: verisub-run ${fmt(q.c)}x ORT, --optimize ${fmt(q.d)}x, bf16 ${fmt(q.e)}x, ` +
+        `ORT(verisub-opt) ${fmt(q.b)}x, check ${checkCell(r.timings[o.threads[0]] || {})}`);
+    results.push(r);
+    fs.writeFileSync(json, JSON.stringify({options: o, meta, results}, null, 1));
+  });
+  meta.end = new Date().toISOString();
+  meta.minutes = (Date.now() - t0) / 60000;
+  meta.load.end = os.loadavg()[0];
+  fs.writeFileSync(json, JSON.stringify({options: o, meta, results}, null, 1));
+  const table = markdown(o, models, results, meta);
+  console.log(table);
+  if (o.doc) {
+    writeDoc(o.doc, table);
+    console.error(`zoo_bench: tables written into ${o.doc}; figures in ${json}`);
+  }
+  const t = o.threads[0];
+  const overall = COLUMNS.map(([k, label]) => {
+    const g = geomean(results.map((r) => ratiosOf(r, t)[k]).filter((x) => x !== null));
+    return `${label} ${fmt(g)}`;
+  });
+  console.error(`zoo_bench: ${results.length} models in ${meta.minutes.toFixed(1)} min; geomean ` +
+                overall.join(', '));
+}
+
+main();

@@ -1,0 +1,215 @@
+// Reference kernels of the ONNX operators that address elements by computed indices: ScatterND
+// (vision transformers build their shifted-window masks with it) and Einsum (any equation, in
+// double; MaxViT's attention is written as two).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+
+#include "runtime/onnx_kernels.h"
+
+namespace verisub::runtime {
+namespace {
+
+// out[i] = in[j] for tensors of one element type (the storage follows the element class).
+void CopyElement(const HostTensor& in, int64_t j, HostTensor* out, int64_t i) {
+  if (!in.f32.empty())
+    out->f32[i] = in.f32[j];
+  else if (!in.f64.empty())
+    out->f64[i] = in.f64[j];
+  else
+    out->ints[i] = in.ints[j];
+}
+
+Status ScatterND(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
+  const HostTensor &data = *ctx.input(0), &ind = *ctx.input(1), &upd = *ctx.input(2);
+  const std::string reduction = ctx.AttrString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min")
+    return InvalidArgument("ScatterND: unknown reduction '" + reduction + "'");
+  if (upd.elem_type != data.elem_type)
+    return InvalidArgument("ScatterND: updates of another type than the data");
+  if (ind.dims.empty()) return InvalidArgument("ScatterND: indices of rank 0");
+  const int64_t r = static_cast<int64_t>(data.dims.size());
+  const int64_t k = ind.dims.back();
+  if (k < 1 || k > r) return InvalidArgument("ScatterND: index length outside 1..rank");
+  // updates' shape is indices.shape[:-1] + data.shape[k:].
+  std::vector<int64_t> want(ind.dims.begin(), ind.dims.end() - 1);
+  want.insert(want.end(), data.dims.begin() + k, data.dims.end());
+  if (upd.dims != want)
+    return InvalidArgument("ScatterND: updates " + DimsToString(upd.dims) + ", expected " +
+                           DimsToString(want));
+  int64_t slice = 1;
+  for (int64_t d = k; d < r; ++d) slice *= data.dims[d];
+  const std::vector<int64_t> strides = RowMajorStrides(data.dims);
+  const std::vector<int64_t> idx = ind.ToInts();
+  const int64_t tuples = k ? static_cast<int64_t>(idx.size()) / k : 0;
+  HostTensor y = data;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t base = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t p = idx[t * k + d];
+      if (p < 0) p += data.dims[d];
+      if (p < 0 || p >= data.dims[d]) return InvalidArgument("ScatterND: index out of range");
+      base += p * strides[d];
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      if (reduction == "none") {
+        CopyElement(upd, t * slice + e, &y, base + e);
+        continue;
+      }
+      const double a = y.DoubleAt(base + e), b = upd.DoubleAt(t * slice + e);
+      const double v = reduction == "add"   ? a + b
+                       : reduction == "mul" ? a * b
+                       : reduction == "max" ? std::max(a, b)
+                                            : std::min(a, b);
+      HostTensor one = HostTensor::FromDoubles(y.elem_type, {1}, {v});
+      CopyElement(one, 0, &y, base + e);
+    }
+  }
+  (*out)[0] = std::move(y);
+  return Status::Ok();
+}
+
+// An Einsum equation with its ellipses expanded into letters of their own: one subscript string
+// per operand and the output's.
+struct EinsumTerms {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+StatusOr<EinsumTerms> ParseEinsum(std::string eq, const std::vector<const HostTensor*>& ops) {
+  eq.erase(std::remove_if(eq.begin(), eq.end(), [](char c) { return std::isspace(c); }),
+           eq.end());
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ops.size())
+    return InvalidArgument("Einsum: " + std::to_string(terms.size()) + " terms for " +
+                           std::to_string(ops.size()) + " inputs");
+  // Ellipsis dimensions are named by characters no equation uses (right-aligned, broadcast).
+  const std::string kEllipsis = "0123456789";
+  size_t ellipsis_rank = 0;
+  EinsumTerms out;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    std::string t = terms[i];
+    const size_t dots = t.find("...");
+    const size_t rank = ops[i]->dims.size();
+    if (dots != std::string::npos) {
+      const size_t letters = t.size() - 3;
+      if (letters > rank) return InvalidArgument("Einsum: term '" + t + "' above the rank");
+      const size_t n = rank - letters;
+      ellipsis_rank = std::max(ellipsis_rank, n);
+      if (n > kEllipsis.size()) return InvalidArgument("Einsum: ellipsis of too many dimensions");
+      t = t.substr(0, dots) + kEllipsis.substr(kEllipsis.size() - n) + t.substr(dots + 3);
+    }
+    for (char c : t)
+      if (!std::isalpha(static_cast<unsigned char>(c)) && !std::isdigit(c))
+        return InvalidArgument("Einsum: bad subscript '" + std::string(1, c) + "'");
+    if (t.size() != rank)
+      return InvalidArgument("Einsum: term '" + terms[i] + "' for an input of rank " +
+                             std::to_string(rank));
+    out.inputs.push_back(t);
+  }
+  const std::string ell = kEllipsis.substr(kEllipsis.size() - ellipsis_rank);
+  if (arrow != std::string::npos) {
+    std::string o = eq.substr(arrow + 2);
+    if (size_t dots = o.find("..."); dots != std::string::npos)
+      o = o.substr(0, dots) + ell + o.substr(dots + 3);
+    out.output = o;
+  } else {  // implicit form: the ellipsis, then the letters used once, in alphabetical order
+    std::map<char, int> count;
+    for (const std::string& t : out.inputs)
+      for (char c : t)
+        if (std::isalpha(static_cast<unsigned char>(c))) ++count[c];
+    out.output = ell;
+    for (auto [c, n] : count)
+      if (n == 1) out.output += c;
+  }
+  return out;
+}
+
+Status Einsum(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  if (ctx.num_inputs() < 1) return InvalidArgument("Einsum: no inputs");
+  std::vector<const HostTensor*> ops;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.input(i)) return InvalidArgument("Einsum: missing input");
+    ops.push_back(ctx.input(i));
+  }
+  VERISUB_ASSIGN_OR_RETURN(EinsumTerms terms, ParseEinsum(ctx.AttrString("equation", ""), ops));
+  // Every letter's extent; 1 broadcasts (ellipsis dimensions) against any other.
+  std::map<char, int64_t> extent;
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (size_t d = 0; d < terms.inputs[i].size(); ++d) {
+      const char c = terms.inputs[i][d];
+      const int64_t n = ops[i]->dims[d];
+      auto [it, fresh] = extent.insert({c, n});
+      if (!fresh && it->second != n) {
+        if (it->second == 1)
+          it->second = n;
+        else if (n != 1)
+          return InvalidArgument(std::string("Einsum: subscript '") + c + "' has extents " +
+                                 std::to_string(it->second) + " and " + std::to_string(n));
+      }
+    }
+  std::string letters = terms.output;
+  for (char c : terms.output)
+    if (!extent.count(c))
+      return InvalidArgument(std::string("Einsum: output subscript '") + c + "' is no input's");
+  for (auto [c, n] : extent)
+    if (letters.find(c) == std::string::npos) letters += c;  // summed over
+  const size_t nl = letters.size();
+  std::vector<int64_t> size(nl);
+  for (size_t l = 0; l < nl; ++l) size[l] = extent[letters[l]];
+  // Per operand, the stride of each letter in its data (0 where absent or broadcast).
+  std::vector<std::vector<int64_t>> stride(ops.size(), std::vector<int64_t>(nl, 0));
+  std::vector<std::vector<double>> data(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::vector<int64_t> s = RowMajorStrides(ops[i]->dims);
+    for (size_t d = 0; d < terms.inputs[i].size(); ++d)
+      if (ops[i]->dims[d] != 1) stride[i][letters.find(terms.inputs[i][d])] += s[d];
+    data[i] = ops[i]->ToDoubles();
+  }
+  std::vector<int64_t> out_dims(size.begin(), size.begin() + terms.output.size());
+  const int64_t out_count = CountElements(out_dims);
+  int64_t inner = 1;
+  for (size_t l = terms.output.size(); l < nl; ++l) inner *= size[l];
+  if (out_count < 0 || inner < 0) return InvalidArgument("Einsum: too many elements");
+  std::vector<double> y(out_count, 0.0);
+  std::vector<int64_t> pos(nl, 0), off(ops.size(), 0);
+  for (int64_t o = 0; o < out_count; ++o) {
+    double acc = 0;
+    for (int64_t s = 0; s < inner; ++s) {
+      double p = 1;
+      for (size_t i = 0; i < ops.size(); ++i) p *= data[i][off[i]];
+      acc += p;
+      // Next index, last letter fastest (output letters first, so o follows row-major order).
+      for (size_t l = nl; l-- > 0;) {
+        for (size_t i = 0; i < ops.size(); ++i) off[i] += stride[i][l];
+        if (++pos[l] < size[l]) break;
+        for (size_t i = 0; i < ops.size(); ++i) off[i] -= stride[i][l] * size[l];
+        pos[l] = 0;
+      }
+    }
+    y[o] = acc;
+  }
+  (*out)[0] = HostTensor::FromDoubles(ops[0]->elem_type, out_dims, y);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddIndexKernels(KernelTable* t) {
+  KernelTable& k = *t;
+  k["ScatterND"] = ScatterND;
+  k["Einsum"] = Einsum;
+}
+
+}  // namespace verisub::runtime
