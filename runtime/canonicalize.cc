@@ -216,19 +216,25 @@ int RewriteEinsumAsMatMul(Graph* g) {
       v.rank_known = true;
       auto proto = std::make_shared<onnx::NodeProto>();
       proto->set_op_type("Transpose");
+      proto->set_name(n.name + "/transpose_" + std::to_string(side));
       ExportContext::AttrInts(proto.get(), "perm", perm);
       Node tr;
       tr.name = n.name + "/transpose_" + std::to_string(side);
       tr.op_type = "Transpose";
-      tr.onnx = std::move(proto);
       tr.inputs = {inputs[side]};
       tr.outputs = {g->AddValue(std::move(v))};
+      proto->add_input(g->value(inputs[side]).name);  // the schema's inference counts them
+      proto->add_output(g->value(tr.outputs[0]).name);
+      tr.onnx = std::move(proto);
       inputs[side] = tr.outputs[0];
       nodes.push_back(std::make_shared<const Node>(std::move(tr)));
     }
     Node mm = n;
     auto proto = std::make_shared<onnx::NodeProto>();
     proto->set_op_type("MatMul");
+    proto->set_name(n.name);
+    for (int in : inputs) proto->add_input(g->value(in).name);
+    proto->add_output(g->value(n.outputs[0]).name);
     mm.onnx = std::move(proto);
     mm.op_type = "MatMul";
     mm.inputs = inputs;

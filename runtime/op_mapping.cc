@@ -6,6 +6,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "runtime/canonicalize.h"
+#include "runtime/shape_folding.h"
 #include "runtime/onnx_kernels.h"
 #include "runtime/onnx_ops/import_context.h"
 #include "runtime/onnx_ops/op_table.h"
@@ -96,7 +97,8 @@ class Mapper {
 }  // namespace
 
 Status MapToSpecOps(Graph* g) {
-  CanonicalizeOnnxForms(g);
+  // A rewritten node (an Einsum as MatMul) may reveal shapes ONNX's inference could not see.
+  if (CanonicalizeOnnxForms(g) > 0) VERISUB_RETURN_IF_ERROR(RefineOpaqueTypes(g).status());
   VERISUB_RETURN_IF_ERROR(Mapper(g).Run());
   FusePatterns(g);
   return Status::Ok();
