@@ -183,7 +183,13 @@ Status BinaryKernel(KernelBuilder& b) {
     std::swap(a, c);
     std::swap(ad, cd);
   }
-  if (ad != yd || cd.size() != rank) return Unimplemented("binary: broadcast of the first input");
+  if (ad.size() != rank || cd.size() != rank) return Unimplemented("binary: operand rank");
+  // No oneDNN binary broadcasts its first operand (x - mask, a non-commutative operator).
+  if (ad != yd) {
+    if (b.OutputType(y) != memory::data_type::f32)
+      return Unimplemented("binary: broadcast of the first input");
+    return HostBroadcast(b, *alg, a, c, y, ad, cd);
+  }
   // Data inputs are read in the output's type (bfloat16 where assigned); broadcast operands
   // (biases, scales) stay float32.
   const memory::data_type type = b.OutputType(y);

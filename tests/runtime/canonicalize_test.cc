@@ -271,6 +271,45 @@ TEST(CanonicalizeTest, ZeroPadsMoveIntoTheAveragePoolOrConvAfterThem) {
   EXPECT_EQ(g.num_nodes(), 4);             // the Identity is an alias
 }
 
+// A two-operand Einsum that is a batched matrix product becomes MatMul, with a Transpose of the
+// last two axes before an operand written [k m] or [n k] (MaxViT's attention); its twin with a
+// repeated subscript (a diagonal) stays an Einsum. Outputs equal the Einsum kernel's.
+TEST(CanonicalizeTest, BatchedMatrixEinsumsBecomeMatMul) {
+  ModelBuilder b(16);
+  b.Input("q", {2, 3, 4, 5}).Input("k", {2, 3, 6, 5}).Input("v", {2, 3, 6, 7});
+  b.Input("d", {2, 3, 3});
+  b.Output("y", {2, 3, 4, 7}).Output("diag", {2, 3});
+  testing::SetString(b.Node("Einsum", {"q", "k"}, {"s"}), "equation", "B G I D, B G J D -> B G I J");
+  testing::SetString(b.Node("Einsum", {"s", "v"}, {"y"}), "equation", "bgij,bgjd->bgid");
+  testing::SetString(b.Node("Einsum", {"d"}, {"diag"}), "equation", "bii->bi");
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "onnx:Einsum"), 1);
+  EXPECT_EQ(CountKind(g, "matmul") + CountKind(g, "onnx:MatMul"), 2);
+  EXPECT_EQ(CountKind(g, "transpose") + CountKind(g, "onnx:Transpose"), 1);  // of k only
+}
+
+// A Dropout that drops nothing (no training input; a training flag with ratio 0, as Swin's
+// export writes it), an Identity and a Pad by zeros are removed; a Dropout whose mask is read,
+// one in training mode with a ratio, and a Pad of a graph output stay.
+TEST(CanonicalizeTest, NodesThatPassTheirInputThroughAreRemoved) {
+  ModelBuilder b(13);
+  b.Input("x", {2, 4}).Output("y", {2, 4}).Output("mask", {2, 4}, kBool).Output("p", {2, 4});
+  b.Weight("zero", Scalar(0.0)).Weight("half", Scalar(0.5));
+  b.Weight("yes", HostTensor::FromInts(kBool, {}, {1}));
+  b.Int64Weight("pads", {0, 0, 0, 0});
+  b.Node("Dropout", {"x"}, {"a"});
+  b.Node("Dropout", {"a", "zero", "yes"}, {"c"});
+  b.Node("Identity", {"c"}, {"e"});
+  b.Node("Pad", {"e", "pads"}, {"f"});
+  b.Node("Dropout", {"f", "half"}, {"g", "mask"});  // its mask is an output
+  b.Node("Relu", {"g"}, {"y"});
+  b.Node("Pad", {"x", "pads"}, {"p"});  // a graph output
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "onnx:Dropout"), 1);
+  EXPECT_EQ(CountKind(g, "onnx:Pad"), 1);
+  EXPECT_EQ(CountKind(g, "onnx:Identity"), 0);
+}
+
 // SqueezeNet's ceil-mode max pools: where the windows tile the input exactly, rounding up
 // changes nothing and the pool maps; where it would add a window, it stays opaque.
 TEST(CanonicalizeTest, CeilModePoolsMapWhereTheWindowsTileTheInput) {

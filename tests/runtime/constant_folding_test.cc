@@ -92,6 +92,35 @@ TEST(ConstantFoldingTest, ReportCountsFoldsAndLargeResultsStay) {
   EXPECT_EQ(g->num_nodes(), 1);
 }
 
+// The cap is on growth: a result no larger than its input (a classifier's transposed weight,
+// larger than the cap) folds; the Expand that grows a weight past the cap stays.
+TEST(ConstantFoldingTest, ResultsNoLargerThanTheirInputFoldPastTheCap) {
+  ModelBuilder b;
+  b.Input("x", {2, 64}).Output("y", {2, 32}).Output("z", {2, 64});
+  b.RandomWeight("w", {32, 64}, 1).RandomWeight("row", {1, 64}, 2).Int64Weight("shape", {2, 64});
+  b.Node("Transpose", {"w"}, {"wt"}, "transpose");
+  b.Node("MatMul", {"x", "wt"}, {"y"}, "mm");
+  b.Node("Expand", {"row", "shape"}, {"rows"}, "expand");
+  b.Node("Add", {"x", "rows"}, {"z"}, "add");
+  ImportOptions no_fold;
+  no_fold.fold_constants = false;
+  no_fold.map_to_spec_ops = false;
+  auto g = ImportOnnxBytes(b.Bytes(), "model", no_fold);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<HostTensor> in = testing::RandomInputs(*g, 3);
+  auto before = Execute(*g, in);
+  FoldOptions tight;
+  tight.max_elements = 100;  // below the weight's 2048 elements and the Expand's 128
+  auto r = FoldConstants(&*g, tight);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->folded_nodes, 1);
+  EXPECT_EQ(CountKind(*g, "onnx:Transpose"), 0);
+  EXPECT_EQ(CountKind(*g, "onnx:Expand"), 1);
+  auto after = Execute(*g, in);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(testing::MaxAbsDiff(*before, *after), 0.0);
+}
+
 TEST(ConstantFoldingTest, FoldingErrorsNameTheNode) {
   ModelBuilder b;
   b.Input("x", {2, 3}).Output("y", {2, 3});

@@ -683,5 +683,105 @@ TEST(DnnlOpsTest, ThreadCountsGiveTheSameResults) {
   }
 }
 
+// A BatchNormalization that cannot fold (a ReLU before the next convolution, DenseNet's pre-
+// activation) and a squeeze-excite gate (a per-channel factor computed at run time) run as the
+// channel-affine pass, in every layout a value can be stored in: plain, channels-last, and
+// blocked by 8 and by 16 with 12 channels (a padded last block that must stay zero for the
+// convolution reading it). Also the last axis of a matrix (a Mul and an Add by [12] vectors)
+// with a Clip after them.
+TEST(DnnlOpsTest, ChannelScaleAndShiftInEveryLayout) {
+  for (specs::Layout layout : {specs::Layout::kPlain, specs::Layout::kNHWC,
+                               specs::Layout::kNCHW8c, specs::Layout::kNCHW16c}) {
+    ModelBuilder b;
+    b.Input("x", {1, 8, 6, 5}).Output("y", {1, 12, 6, 5}).Output("m", {3, 12});
+    b.Input("r", {3, 12});
+    b.RandomWeight("w1", {6, 8, 1, 1}, 1).RandomWeight("w2", {12, 12, 3, 3}, 2);
+    b.RandomWeight("w1b", {6, 8, 3, 3}, 12);
+    b.RandomWeight("w3", {12, 12, 1, 1}, 3);
+    b.RandomWeight("gamma", {12}, 4).RandomWeight("beta", {12}, 5);
+    b.RandomWeight("mean", {12}, 6).Weight("var", testing::RandomTensor({12}, 7));
+    b.RandomWeight("s", {12}, 8).RandomWeight("t", {12}, 9);
+    // A concat of two convolutions, then the normalization (DenseNet's dense layer).
+    b.Node("Conv", {"x", "w1"}, {"c1"});
+    SetInts(b.Node("Conv", {"x", "w1b"}, {"c1b"}), "pads", {1, 1, 1, 1});
+    SetInt(b.Node("Concat", {"c1", "c1b"}, {"cat"}), "axis", 1);
+    b.Node("Abs", {"var"}, {"var_abs"});
+    b.Node("BatchNormalization", {"cat", "gamma", "beta", "mean", "var_abs"}, {"bn"});
+    b.Node("Relu", {"bn"}, {"act"});
+    SetInts(b.Node("Conv", {"act", "w2"}, {"c2"}), "pads", {1, 1, 1, 1});
+    b.Node("GlobalAveragePool", {"c2"}, {"pooled"});
+    b.Node("Conv", {"pooled", "w3"}, {"gate_logits"});
+    b.Node("Sigmoid", {"gate_logits"}, {"gate"});
+    b.Node("Mul", {"c2", "gate"}, {"y"});
+    b.Node("Mul", {"r", "s"}, {"rs"});
+    b.Node("Add", {"rs", "t"}, {"rst"});
+    auto& clip = b.Node("Clip", {"rst", "lo", "hi"}, {"m"});
+    (void)clip;
+    b.Weight("lo", HostTensor::FromDoubles(kFloat, {}, {-0.5}));
+    b.Weight("hi", HostTensor::FromDoubles(kFloat, {}, {0.5}));
+    auto g = ImportOnnxBytes(b.Bytes(), "affine");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    EXPECT_EQ(testing::CountKind(*g, "channel_scale"), 3);
+    std::vector<specs::Layout> layouts(g->num_values(), specs::Layout::kPlain);
+    for (int v = 0; v < g->num_values(); ++v)
+      if (g->value(v).dims.size() == 4 && !g->value(v).constant) layouts[v] = layout;
+    PrepareOptions options;
+    options.layouts = layouts;
+    auto m = MakeDnnlBackend()->Prepare(*g, options);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ((*m)->stats().fallback_nodes, 0) << specs::LayoutName(layout);
+    auto in = testing::RandomInputs(*g, 11);
+    auto out = (*m)->Run(in);
+    auto ref = MakeReferenceBackend()->Prepare(*g, {});
+    ASSERT_TRUE(out.ok() && ref.ok());
+    auto want = (*ref)->Run(in);
+    ASSERT_TRUE(want.ok());
+    auto cmp = testing::Compare(*out, *want);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_LT(cmp.max_rel, kTolerance) << specs::LayoutName(layout);
+    // Each pass is one step: the scale, its shift and the relu (or clip) after them.
+    auto profile = (*m)->Profile(1);
+    ASSERT_TRUE(profile.ok());
+    int affine_steps = 0;
+    for (const StepProfile& p : *profile) {
+      EXPECT_FALSE(p.reference) << p.name;
+      affine_steps += p.kind == "channel_scale" && p.nodes >= 3;
+    }
+    EXPECT_EQ(affine_steps, 2) << specs::LayoutName(layout);
+  }
+}
+
+// A broadcast along middle axes, which oneDNN 2.6 leaves to its reference loop (a shifted-window
+// attention mask [1, W, 1, N, N] added to [B, W, H, N, N]), and the other binary operators with
+// operands broadcast either way.
+TEST(DnnlOpsTest, BroadcastsAlongMiddleAxes) {
+  ModelBuilder b;
+  b.Input("a", {2, 3, 4, 5, 5}).Input("mask", {1, 3, 1, 5, 5}).Input("c", {2, 1, 4, 1, 5});
+  b.Output("sum", {2, 3, 4, 5, 5}).Output("diff", {2, 3, 4, 5, 5});
+  b.Output("quot", {2, 3, 4, 5, 5}).Output("hi", {2, 3, 4, 5, 5});
+  b.Node("Add", {"a", "mask"}, {"sum"});
+  b.Node("Sub", {"mask", "a"}, {"diff"});
+  b.Node("Abs", {"c"}, {"cabs"});
+  b.Node("Add", {"cabs", "one"}, {"cpos"});
+  b.Weight("one", HostTensor::FromDoubles(kFloat, {}, {1.0}));
+  b.Node("Div", {"a", "cpos"}, {"quot"});
+  b.Node("Max", {"a", "c"}, {"hi"});
+  PrepareStats s = Check(b, "broadcasts");
+  EXPECT_EQ(s.fallback_nodes, 0);
+}
+
+// Gather of one constant index along an axis (q, k, v = qkv[0], qkv[1], qkv[2]) is a strided
+// copy of that sub-tensor, for a scalar index (the axis dropped) and a one-element vector (kept).
+TEST(DnnlOpsTest, GatherOfOneConstantIndex) {
+  ModelBuilder b;
+  b.Input("qkv", {3, 2, 4, 6}).Output("k", {2, 4, 6}).Output("v", {3, 2, 1, 6});
+  b.Weight("one", HostTensor::FromInts(kInt64, {}, {1}));
+  b.Weight("last", HostTensor::FromInts(kInt64, {1}, {-1}));
+  b.Node("Gather", {"qkv", "one"}, {"k"});
+  SetInt(b.Node("Gather", {"qkv", "last"}, {"v"}), "axis", 2);
+  PrepareStats s = Check(b, "gather", /*map=*/false);
+  EXPECT_EQ(s.fallback_nodes, 0);
+}
+
 }  // namespace
 }  // namespace verisub::runtime
