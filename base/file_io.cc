@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -253,6 +254,34 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
                     "' failed: " + ErrnoText(errno));
   tmp.Commit();
   return SyncDirectory(dir, path);
+}
+
+StatusOr<MappedFile> MappedFile::Open(const std::string& path, uint64_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound(path + ": cannot open");
+    return NotFound(path + ": cannot open: " + ErrnoText(errno));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return DataLoss(path + ": " + ErrnoText(errno));
+  if (S_ISDIR(st.st_mode)) return InvalidArgument(path + ": is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
+  if (st.st_size == 0) return DataLoss(path + ": empty file");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return InvalidArgument(path + ": " + std::to_string(st.st_size) +
+                           " bytes, more than the limit of " + std::to_string(max_bytes));
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (data == MAP_FAILED) return DataLoss(path + ": cannot map: " + ErrnoText(errno));
+  return MappedFile(data, size);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(data_, size_);
 }
 
 StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {

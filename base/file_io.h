@@ -36,6 +36,26 @@ Status CheckOutputDirectory(const std::string& dir);
 inline constexpr uint64_t kDefaultMaxReadBytes = uint64_t{2} << 30;  // protobuf's own limit
 StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes = kDefaultMaxReadBytes);
 
+// A regular file mapped read-only into memory (the page cache's copy: no second copy in the
+// process), unmapped when destroyed. For parsers of large files (ONNX models) that copy what they
+// keep. Refuses what ReadFile refuses, and non-regular files.
+class MappedFile {
+ public:
+  static StatusOr<MappedFile> Open(const std::string& path,
+                                   uint64_t max_bytes = kDefaultMaxReadBytes);
+  MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
+  MappedFile& operator=(MappedFile&&) = delete;
+  MappedFile(const MappedFile&) = delete;
+  ~MappedFile();
+  const void* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  MappedFile(void* data, size_t size) : data_(data), size_(size) {}
+  void* data_;
+  size_t size_;
+};
+
 // The registry of temporary files being written (for WriteFileAtomically's callers only through
 // that function). A fixed table of path slots, each guarded by an atomic state, so that a signal
 // handler can walk it without locks or allocation. Library code never installs handlers: a

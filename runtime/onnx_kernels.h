@@ -78,5 +78,7 @@ StatusOr<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
 std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out,
                                     const std::vector<int64_t>& in);
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+// x with its axes permuted (output axis i is input axis perm[i]), elements in their own type.
+HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm);
 
 }  // namespace verisub::runtime

@@ -113,29 +113,6 @@ Status Flatten(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
-HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm) {
-  size_t r = x.dims.size();
-  std::vector<int64_t> od(r);
-  for (size_t i = 0; i < r; ++i) od[i] = x.dims[perm[i]];
-  std::vector<int64_t> st = RowMajorStrides(x.dims);
-  std::vector<int64_t> pst(r);
-  for (size_t i = 0; i < r; ++i) pst[i] = st[perm[i]];
-  int64_t n = x.NumElements();
-  std::vector<int64_t> index(n), idx(r, 0);
-  int64_t off = 0;
-  for (int64_t f = 0; f < n; ++f) {
-    index[f] = off;
-    for (int d = static_cast<int>(r) - 1; d >= 0; --d) {
-      if (++idx[d] < od[d]) {
-        off += pst[d];
-        break;
-      }
-      off -= pst[d] * (od[d] - 1);
-      idx[d] = 0;
-    }
-  }
-  return x.Gather(od, index);
-}
 
 Status Transpose(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
@@ -405,6 +382,62 @@ Status GatherElements(const KernelContext& ctx, std::vector<HostTensor>* out) {
 }
 
 }  // namespace
+
+namespace {
+
+// out[f] = in[offset of f] over the output in row-major order, without an index table (a
+// classifier weight has tens of millions of elements); a matrix goes in 32x32 tiles.
+template <class T>
+void TransposeData(const std::vector<T>& in, const std::vector<int64_t>& od,
+                   const std::vector<int64_t>& pst, std::vector<T>* out) {
+  const size_t r = od.size();
+  const int64_t n = static_cast<int64_t>(in.size());
+  out->resize(n);
+  if (r == 2 && pst[0] == 1) {  // a plain matrix transpose: y[i][j] = x[j][i]
+    const int64_t rows = od[0], cols = od[1];
+    constexpr int64_t kTile = 32;
+    for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile)
+        for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i)
+          for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
+            (*out)[i * cols + j] = in[j * rows + i];
+    return;
+  }
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = 0;
+  for (int64_t f = 0; f < n; ++f) {
+    (*out)[f] = in[off];
+    for (int d = static_cast<int>(r) - 1; d >= 0; --d) {
+      if (++idx[d] < od[d]) {
+        off += pst[d];
+        break;
+      }
+      off -= pst[d] * (od[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm) {
+  size_t r = x.dims.size();
+  std::vector<int64_t> od(r);
+  for (size_t i = 0; i < r; ++i) od[i] = x.dims[perm[i]];
+  std::vector<int64_t> st = RowMajorStrides(x.dims);
+  std::vector<int64_t> pst(r);
+  for (size_t i = 0; i < r; ++i) pst[i] = st[perm[i]];
+  HostTensor t;
+  t.elem_type = x.elem_type;
+  t.dims = od;
+  if (x.elem_type == kFloat)
+    TransposeData(x.f32, od, pst, &t.f32);
+  else if (IsFloatType(x.elem_type))
+    TransposeData(x.f64, od, pst, &t.f64);
+  else
+    TransposeData(x.ints, od, pst, &t.ints);
+  return t;
+}
 
 void AddShapeKernels(KernelTable* t) {
   auto& k = *t;
