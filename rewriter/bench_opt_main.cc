@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
       .Bool("--no-reverse", &no_reverse,
             "apply rules only as the database states them, not also right to left")
       .Int("--budget", &options.search.budget, 0, 1000000000, "graphs the search may expand")
+      .Int("--patience", &options.search.patience, 0, 1000000000,
+           "stop after this many expanded graphs without a cheaper one (0: never)")
       .String("--device", &options.device, "NAME",
               "analytic cost model preset: v100, cpu-2core or h100")
       .Int("--check-factor", &check_factor, 0, 1000,
@@ -148,6 +150,7 @@ int main(int argc, char** argv) {
   std::string check_time = "-";
   if (check_factor > 0) {
     OptimizeOptions larger = options;
+    larger.search.patience = 0;  // the whole larger budget is explored
     larger.search.budget = static_cast<int>(std::min<int64_t>(
         int64_t{options.search.budget} * check_factor, std::numeric_limits<int>::max()));
     larger.search.time_limit_s = 0;

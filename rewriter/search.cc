@@ -26,6 +26,8 @@ const char* StopReasonName(StopReason r) {
       return "budget";
     case StopReason::kTimeLimit:
       return "time_limit";
+    case StopReason::kNoImprovement:
+      return "no_improvement";
   }
   return "?";
 }
@@ -148,9 +150,16 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   };
 
   bool out_of_time = false;
+  int since_improvement = 0;  // graphs expanded since the best cost last fell
+  double best_seen = best.cost;
   while (!queue.empty()) {
     if (report->graphs_explored >= options.budget) {
       report->stop = StopReason::kBudget;
+      break;
+    }
+    if (options.patience > 0 && since_improvement >= options.patience &&
+        queue.begin()->cost >= best.cost) {
+      report->stop = StopReason::kNoImprovement;
       break;
     }
     if (options.time_limit_s > 0 && elapsed() > options.time_limit_s) out_of_time = true;
@@ -159,6 +168,12 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
     std::shared_ptr<const Expanded> expanded = materialize(cur);
     if (!expanded) continue;
     ++report->graphs_explored;
+    if (best.cost < best_seen) {
+      best_seen = best.cost;
+      since_improvement = 0;
+    } else {
+      ++since_improvement;
+    }
     const std::shared_ptr<const Graph>& graph = expanded->graph;
     auto node_costs = cost.NodeCosts(*graph);
     if (!node_costs.ok()) return node_costs.status();

@@ -92,6 +92,8 @@ int main(int argc, char** argv) {
       .Double("--alpha", &options.search.alpha, 1.0, kUnbounded,
               "explore graphs up to alpha x the best cost")
       .Int("--budget", &options.search.budget, 0, 1000000000, "graphs the search may expand")
+      .Int("--patience", &options.search.patience, 0, 1000000000,
+           "stop after this many expanded graphs without a cheaper one (0: never)")
       .Double("--time-limit", &options.search.time_limit_s, 0.0, 1e7,
               "search time limit in seconds, 0 for none")
       .Int("--max-queue", &options.search.max_queue, 1, 1000000000,

@@ -177,6 +177,28 @@ TEST(SearchTest, BudgetStopsTheSearch) {
   EXPECT_EQ(report.search.graphs_explored, 1);
 }
 
+// Patience: with no cheaper graph found for that many expansions and none cheaper waiting, the
+// search stops before its budget, and the result is as cheap as the full search's when the full
+// search finds nothing more; patience 0 explores the whole budget.
+TEST(SearchTest, PatienceStopsASearchThatFindsNothingCheaper) {
+  auto rules = testing::HandwrittenRules();
+  OptimizeOptions o = Defaults();
+  o.search.budget = 1000;
+  o.search.patience = 3;
+  runtime::Graph out;
+  OptimizeReport patient;
+  ASSERT_TRUE(Optimize(InceptionBlock(), *rules, o, &out, &patient).ok());
+  EXPECT_EQ(patient.search.stop, StopReason::kNoImprovement);
+  EXPECT_LT(patient.search.graphs_explored, 1000);
+  o.search.patience = 0;
+  OptimizeReport full;
+  ASSERT_TRUE(Optimize(InceptionBlock(), *rules, o, &out, &full).ok());
+  EXPECT_NE(full.search.stop, StopReason::kNoImprovement);
+  EXPECT_GT(full.search.graphs_explored, patient.search.graphs_explored);
+  EXPECT_LE(full.search.cost_after_us, patient.search.cost_after_us);
+  EXPECT_STREQ(StopReasonName(StopReason::kNoImprovement), "no_improvement");
+}
+
 // Candidates wait in the queue unbuilt; when the budget stops the search, the cheapest one that
 // beats the best built graph is still built and returned, as an eager search would have.
 TEST(SearchTest, CheapestWaitingCandidateIsReturnedWhenTheBudgetStops) {
