@@ -41,7 +41,7 @@ QUICK = [
     "alexnet", "convnext_tiny", "densenet121", "efficientnet_b0", "efficientnet_v2_s",
     "googlenet", "inception_v3", "maxvit_t", "mnasnet1_0", "mobilenet_v2", "mobilenet_v3_large",
     "regnet_x_400mf", "regnet_y_400mf", "resnet50", "resnext50_32x4d", "shufflenet_v2_x1_0",
-    "squeezenet1_0", "swin_t", "swin_v2_t", "vgg16_bn", "vit_b_32", "wide_resnet50_2",
+    "squeezenet1_0", "swin_t", "swin_v2_t", "vgg11_bn", "vit_b_32", "wide_resnet50_2",
 ]
 
 
@@ -90,6 +90,8 @@ def main():
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
             manifest = json.load(f).get("models", {})
+        for name, entry in manifest.items():  # the tiers as this script defines them now
+            entry["quick"] = name in QUICK
     names = zoo_names()
     unknown = [n for n in args.only or [] if n not in names]
     if unknown:
