@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -256,26 +257,46 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   return SyncDirectory(dir, path);
 }
 
-StatusOr<MappedFile> MappedFile::Open(const std::string& path, uint64_t max_bytes) {
+namespace {
+
+// A file descriptor closed when it goes out of scope.
+struct OwnedFd {
+  int fd = -1;
+  explicit OwnedFd(int f) : fd(f) {}
+  OwnedFd(const OwnedFd&) = delete;
+  ~OwnedFd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Opens `path` for reading and stats it, refusing a missing file, a directory and a regular file
+// longer than `max_bytes` (ReadFile and MappedFile::Open share these checks and their words).
+StatusOr<std::unique_ptr<OwnedFd>> OpenForReading(const std::string& path, uint64_t max_bytes,
+                                                  struct stat* st) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     if (errno == ENOENT) return NotFound(path + ": cannot open");
     return NotFound(path + ": cannot open: " + ErrnoText(errno));
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  auto owned = std::make_unique<OwnedFd>(fd);
+  if (::fstat(fd, st) != 0) return DataLoss(path + ": " + ErrnoText(errno));
+  if (S_ISDIR(st->st_mode)) return InvalidArgument(path + ": is a directory, not a file");
+  if (S_ISREG(st->st_mode) && static_cast<uint64_t>(st->st_size) > max_bytes)
+    return InvalidArgument(path + ": " + std::to_string(st->st_size) +
+                           " bytes, more than the limit of " + std::to_string(max_bytes));
+  return owned;
+}
+
+}  // namespace
+
+StatusOr<MappedFile> MappedFile::Open(const std::string& path, uint64_t max_bytes) {
   struct stat st;
-  if (::fstat(fd, &st) != 0) return DataLoss(path + ": " + ErrnoText(errno));
-  if (S_ISDIR(st.st_mode)) return InvalidArgument(path + ": is a directory, not a file");
+  auto file = OpenForReading(path, max_bytes, &st);
+  if (!file.ok()) return file.status();
   if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
   if (st.st_size == 0) return DataLoss(path + ": empty file");
-  if (static_cast<uint64_t>(st.st_size) > max_bytes)
-    return InvalidArgument(path + ": " + std::to_string(st.st_size) +
-                           " bytes, more than the limit of " + std::to_string(max_bytes));
   const size_t size = static_cast<size_t>(st.st_size);
-  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, (*file)->fd, 0);
   if (data == MAP_FAILED) return DataLoss(path + ": cannot map: " + ErrnoText(errno));
   return MappedFile(data, size);
 }
@@ -285,21 +306,10 @@ MappedFile::~MappedFile() {
 }
 
 StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    if (errno == ENOENT) return NotFound(path + ": cannot open");
-    return NotFound(path + ": cannot open: " + ErrnoText(errno));
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
   struct stat st;
-  if (::fstat(fd, &st) != 0) return DataLoss(path + ": " + ErrnoText(errno));
-  if (S_ISDIR(st.st_mode)) return InvalidArgument(path + ": is a directory, not a file");
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes)
-    return InvalidArgument(path + ": " + std::to_string(st.st_size) +
-                           " bytes, more than the limit of " + std::to_string(max_bytes));
+  auto file = OpenForReading(path, max_bytes, &st);
+  if (!file.ok()) return file.status();
+  const int fd = (*file)->fd;
   std::string out;
   if (S_ISREG(st.st_mode)) out.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];

@@ -97,6 +97,13 @@ struct PrecisionReport {
   double measured_bf16_ms = 0;
   double measured_f32_ms = 0;
   bool kept_float32_by_timing = false;
+  // Filled by Session: the error of the prepared model's own outputs (the backend's bf16
+  // kernels round weights and partial sums where the emulation does not), on the budget's
+  // inputs; the assignment was solved again with a budget tightened by the emulation's
+  // underestimate (`tightened`), and float32 kept when even that missed the budget.
+  double backend_error = -1;  // -1: not checked
+  bool tightened = false;
+  bool kept_float32_by_check = false;
 };
 
 // The layout and precision assignment of `g` whose emulated outputs stay within `budget` of the

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "rewriter/joint.h"
@@ -11,7 +12,9 @@
 #include "rewriter/layout_costs.h"
 #include "rewriter/measured_layout_costs.h"
 #include "rewriter/rule_source.h"
+#include "rewriter/verify_outputs.h"
 #include "runtime/cost/analytic_cost.h"
+#include "runtime/executor.h"
 #include "runtime/onnx_import.h"
 #include "runtime/reference_backend.h"
 #ifdef VERISUB_HAVE_DNNL
@@ -127,6 +130,29 @@ StatusOr<std::pair<double, double>> TimeSideBySide(runtime::PreparedModel& a,
     }
   for (auto& v : ms) std::sort(v.begin(), v.end());
   return std::make_pair(ms[0][rounds / 2], ms[1][rounds / 2]);
+}
+
+// A graph laid out in float32 and prepared beside the session's, to be timed against it.
+struct PreparedAlternative {
+  runtime::Graph graph;
+  std::unique_ptr<runtime::PreparedModel> prepared;
+  std::optional<rewriter::LayoutDpReport> dp;
+};
+
+StatusOr<PreparedAlternative> PrepareFloat32(const runtime::Backend& backend, runtime::Graph graph,
+                                             const SessionOptions& options,
+                                             const runtime::CostModel* cost_model,
+                                             int num_threads) {
+  SessionOptions f32 = options;
+  f32.precision = "f32";
+  auto placement = PlaceValues(&graph, f32, cost_model);
+  if (!placement.ok()) return placement.status().WithContext("float32 layouts for comparison");
+  runtime::PrepareOptions prepare;
+  prepare.num_threads = num_threads;
+  prepare.layouts = std::move(placement->layouts);
+  auto prepared = backend.Prepare(graph, prepare);
+  if (!prepared.ok()) return prepared.status().WithContext(backend.Name() + " backend (float32)");
+  return PreparedAlternative{std::move(graph), std::move(prepared).value(), placement->dp};
 }
 
 }  // namespace
@@ -251,6 +277,14 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
   }
   prepared_ = std::move(prepared).value();
   if (precision_report_ && precision_report_->reduced_values > 0) {
+    Status st = CheckPrecisionOnBackend(options, cost_model, prepare.num_threads);
+    if (!st.ok()) {
+      save_costs();
+      return st;
+    }
+  }
+  if (precision_report_ && precision_report_->reduced_values > 0 &&
+      !precision_report_->kept_float32_by_check) {
     // The DP prices kernels one by one; the whole model decides. The float32 assignment is
     // prepared and both are timed, alternating; bf16 is kept only when it runs faster.
     Status st = KeepFasterPrecision(options, cost_model, prepare.num_threads);
@@ -261,7 +295,8 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
   }
   // In float32 (bf16 storage has its own whole-model timing above).
   const bool float32 = options.precision == "f32" ||
-                       (precision_report_ && precision_report_->kept_float32_by_timing);
+                       (precision_report_ && (precision_report_->kept_float32_by_timing ||
+                                               precision_report_->kept_float32_by_check));
   if (options.time_rewrites && optimized_ && report_.search.rewrite_steps > 0 && float32) {
     Status st = KeepFasterGraph(std::move(original), options, cost_model, prepare.num_threads);
     if (!st.ok()) {
@@ -279,27 +314,83 @@ Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& o
                                 const runtime::CostModel* cost_model, int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();  // nothing to time with: keep the search's choice
-  SessionOptions f32 = options;
-  f32.precision = "f32";
-  auto placement = PlaceValues(&original, f32, cost_model);
-  if (!placement.ok()) return Status::Ok();  // the original cannot be laid out: keep the rewrite
-  runtime::PrepareOptions prepare;
-  prepare.num_threads = num_threads;
-  prepare.layouts = std::move(placement->layouts);
-  auto other = backend_->Prepare(original, prepare);
-  if (!other.ok()) return Status::Ok();
+  auto other = PrepareFloat32(*backend_, std::move(original), options, cost_model, num_threads);
+  if (!other.ok()) return Status::Ok();  // the original cannot be prepared: keep the rewrite
   constexpr int kRounds = 5;
-  auto times = TimeSideBySide(*prepared_, **other, *inputs, kRounds);
+  auto times = TimeSideBySide(*prepared_, *other->prepared, *inputs, kRounds);
   if (!times.ok()) return times.status().WithContext("timing the rewritten and original graphs");
   RewriteTiming& t = rewrite_timing_.emplace();
   t.optimized_ms = times->first;
   t.original_ms = times->second;
   if (t.original_ms < t.optimized_ms) {
     t.kept_original = true;
-    graph_ = std::move(original);
-    prepared_ = std::move(other).value();
-    layout_report_ = placement->dp;
+    graph_ = std::move(other->graph);
+    prepared_ = std::move(other->prepared);
+    layout_report_ = other->dp;
   }
+  return Status::Ok();
+}
+
+namespace {
+
+// The error of `m`'s outputs against the reference executor's on `g`, on the inputs the
+// precision budget is checked with.
+StatusOr<double> BackendOutputError(const runtime::Graph& g, runtime::PreparedModel& m,
+                                    uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  VERISUB_ASSIGN_OR_RETURN(std::vector<runtime::HostTensor> inputs,
+                           rewriter::RandomInputs(g, &rng));
+  auto reference = runtime::Execute(g, inputs);
+  if (!reference.ok()) return reference.status().WithContext("precision check: reference run");
+  auto out = m.Run(inputs);
+  if (!out.ok()) return out.status().WithContext("precision check: backend run");
+  return rewriter::RelativeOutputError(*out, *reference);
+}
+
+}  // namespace
+
+Status Session::CheckPrecisionOnBackend(const SessionOptions& options,
+                                        const runtime::CostModel* cost_model, int num_threads) {
+  const uint64_t seed = rewriter::PrecisionBudget().seed;
+  auto error = BackendOutputError(graph_, *prepared_, seed);
+  if (!error.ok()) return error.status();
+  if (*error <= options.precision_budget) {
+    precision_report_->backend_error = *error;
+    return Status::Ok();
+  }
+  // The emulation underestimated: solve again with the budget shrunk by its underestimate.
+  const double predicted = std::max(precision_report_->error, 1e-12);
+  SessionOptions tighter = options;
+  tighter.precision_budget = options.precision_budget * std::min(1.0, predicted / *error) * 0.9;
+  runtime::Graph graph = graph_;
+  auto placement = PlaceValues(&graph, tighter, cost_model);
+  if (placement.ok() && placement->precision && placement->precision->reduced_values > 0) {
+    runtime::PrepareOptions prepare;
+    prepare.num_threads = num_threads;
+    prepare.layouts = std::move(placement->layouts);
+    prepare.storage_types = std::move(placement->storage_types);
+    auto again = backend_->Prepare(graph, prepare);
+    if (again.ok()) {
+      auto second = BackendOutputError(graph, **again, seed);
+      if (second.ok() && *second <= options.precision_budget) {
+        graph_ = std::move(graph);
+        prepared_ = std::move(again).value();
+        layout_report_ = placement->dp;
+        precision_report_ = placement->precision;
+        precision_report_->backend_error = *second;
+        precision_report_->tightened = true;
+        return Status::Ok();
+      }
+    }
+  }
+  // Float32 throughout: exact to the reference up to float32 rounding.
+  auto f32 = PrepareFloat32(*backend_, graph_, options, cost_model, num_threads);
+  if (!f32.ok()) return f32.status();
+  graph_ = std::move(f32->graph);
+  prepared_ = std::move(f32->prepared);
+  layout_report_ = f32->dp;
+  precision_report_->backend_error = *error;
+  precision_report_->kept_float32_by_check = true;
   return Status::Ok();
 }
 
@@ -307,27 +398,19 @@ Status Session::KeepFasterPrecision(const SessionOptions& options,
                                     const runtime::CostModel* cost_model, int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();  // nothing to time with: keep the DP's choice
-  SessionOptions f32 = options;
-  f32.precision = "f32";
-  runtime::Graph graph = graph_;
-  auto placement = PlaceValues(&graph, f32, cost_model);
-  if (!placement.ok()) return placement.status().WithContext("float32 layouts for comparison");
-  runtime::PrepareOptions prepare;
-  prepare.num_threads = num_threads;
-  prepare.layouts = std::move(placement->layouts);
-  auto other = backend_->Prepare(graph, prepare);
-  if (!other.ok()) return other.status().WithContext(backend_->Name() + " backend (float32)");
+  auto other = PrepareFloat32(*backend_, graph_, options, cost_model, num_threads);
+  if (!other.ok()) return other.status();
   constexpr int kRounds = 5;
-  auto times = TimeSideBySide(*prepared_, **other, *inputs, kRounds);
+  auto times = TimeSideBySide(*prepared_, *other->prepared, *inputs, kRounds);
   if (!times.ok()) return times.status().WithContext("timing the precisions");
   rewriter::PrecisionReport& p = *precision_report_;
   p.measured_bf16_ms = times->first;
   p.measured_f32_ms = times->second;
   if (p.measured_f32_ms < p.measured_bf16_ms) {
     p.kept_float32_by_timing = true;
-    graph_ = std::move(graph);
-    prepared_ = std::move(other).value();
-    layout_report_ = placement->dp;
+    graph_ = std::move(other->graph);
+    prepared_ = std::move(other->prepared);
+    layout_report_ = other->dp;
   }
   return Status::Ok();
 }

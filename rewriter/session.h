@@ -122,6 +122,10 @@ class Session {
   // faster (precision_report() says which and the times).
   Status KeepFasterPrecision(const SessionOptions& options, const runtime::CostModel* cost_model,
                              int num_threads);
+  // With bf16 chosen by the DP: checks the budget on the prepared model's own outputs; over it,
+  // solves again with a tighter budget, then falls back to float32 (precision_report()).
+  Status CheckPrecisionOnBackend(const SessionOptions& options,
+                                 const runtime::CostModel* cost_model, int num_threads);
   // After an optimization that rewrote the model: prepares `original` too, times both and keeps
   // the faster (rewrite_timing()).
   Status KeepFasterGraph(runtime::Graph original, const SessionOptions& options,

@@ -187,6 +187,11 @@ int main(int argc, char** argv) {
         "precision: %d values in bf16 (%d kept float32 by the budget, %d rounds), output error "
         "%.2e, DP cost %.1f us vs %.1f us all float32\n",
         p->reduced_values, p->reverted_values, p->rounds, p->error, p->cost_us, p->float32_cost_us);
+  if (const auto& p = s.precision_report(); p && p->backend_error >= 0)
+    std::printf("precision: the backend's own outputs: error %.2e%s\n", p->backend_error,
+                p->kept_float32_by_check ? ", over the budget: float32 kept"
+                : p->tightened       ? " (solved again with a tighter budget)"
+                                     : "");
   if (const auto& p = s.precision_report(); p && p->measured_bf16_ms > 0)
     std::printf("precision: timed %.3f ms with bf16, %.3f ms float32: kept %s\n",
                 p->measured_bf16_ms, p->measured_f32_ms,
@@ -274,7 +279,8 @@ int main(int argc, char** argv) {
     // Values stored in bfloat16: the output error the precision budget allowed (relative norm).
     const double norm_rel = rewriter::RelativeOutputError(*out, *expected);
     const bool reduced = s.precision_report() && s.precision_report()->reduced_values > 0 &&
-                         !s.precision_report()->kept_float32_by_timing;
+                         !s.precision_report()->kept_float32_by_timing &&
+                         !s.precision_report()->kept_float32_by_check;
     bool ok = shapes && (reduced ? norm_rel <= flags.session.precision_budget : max_rel <= kRel);
     if (reduced)
       std::printf(

@@ -252,6 +252,13 @@ void KernelBuilder::Place(int id, int container, size_t offset) {
   d_->slots[id].alias_offset = offset;
 }
 
+int KernelBuilder::RootOf(int id) const { return Root(d_->slots, id); }
+
+const std::vector<int>* KernelBuilder::PlacedConcat(int id) const {
+  auto it = d_->placed_concats.find(id);
+  return it == d_->placed_concats.end() ? nullptr : &it->second;
+}
+
 bool KernelBuilder::Shared(int id) const {
   if (d_->slots[id].alias_of >= 0) return true;
   for (const Slot& s : d_->slots)

@@ -86,6 +86,8 @@ struct ModelDraft {
   int64_t weight_bytes = 0;
   std::vector<specs::Layout> layouts;  // PrepareOptions::layouts (empty: own policy)
   std::vector<char> bf16;              // per graph value: stored in bfloat16 (empty: none)
+  // Concat outputs whose inputs were placed in their buffer (no copy), with those inputs.
+  std::map<int, std::vector<int>> placed_concats;
 };
 
 // Thrown-free wrapper: runs f, turning a dnnl::error into a Status naming `what`.
@@ -141,6 +143,13 @@ class KernelBuilder {
   void Place(int id, int container, size_t offset);
   // True when some other slot shares `id`'s buffer.
   bool Shared(int id) const;
+  // The slot whose buffer holds `id` (itself when it is no alias).
+  int RootOf(int id) const;
+  // Concat outputs built in place (ConcatInPlace): their inputs, or null.
+  const std::vector<int>* PlacedConcat(int id) const;
+  void RecordPlacedConcat(int id, std::vector<int> inputs) {
+    d_->placed_concats[id] = std::move(inputs);
+  }
   // Defines output slot `id` holding `addend` before the primitive accumulates into it (a sum
   // post-op): the addend's own buffer when this is its last reader and its layout matches,
   // else a copy made just before the step. Binds `arg` to it.

@@ -18,16 +18,33 @@ memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin()
 
 // A channel concat of one image whose inputs are all row-major, or all blocked by B with
 // channel counts that are multiples of B: every input is a contiguous piece of the output, so
-// the producers write into the output's buffer and no copy runs.
+// the producers write into the output's buffer and no copy runs. When the inputs begin with
+// exactly the inputs of an earlier such concat (DenseNet: every layer concatenates all the
+// features before it), that concat becomes the prefix of this one's buffer: each feature map is
+// written once, where every later concat reads it.
 bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, int y) {
   const auto& yd = b.dims(y);
-  if (axis != 1 || yd.size() != 4 || yd[0] != 1) return false;
+  if (axis != 1 || yd.size() != 4 || yd[0] != 1 || inputs.empty()) return false;
   std::optional<specs::Layout> layout;
   for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c})
     if (b.slot(inputs[0]).desc == *LayoutDesc(b.dims(inputs[0]), l)) layout = l;
   if (!layout) return false;
   const int64_t block = specs::LayoutChannelBlock(*layout);
-  for (size_t k = 0; k < inputs.size(); ++k) {
+  // An earlier in-place concat over a prefix of the inputs, holding the first input.
+  int prefix = -1;
+  size_t skip = 0;
+  const int root = b.RootOf(inputs[0]);
+  if (const std::vector<int>* earlier = b.PlacedConcat(root);
+      earlier && root != y && earlier->size() < inputs.size() &&
+      std::equal(earlier->begin(), earlier->end(), inputs.begin())) {
+    const Slot& r = b.slot(root);
+    if (!r.graph_input && !r.graph_output && r.dims.size() == 4 &&
+        r.desc == *LayoutDesc(r.dims, *layout)) {
+      prefix = root;
+      skip = earlier->size();
+    }
+  }
+  for (size_t k = skip; k < inputs.size(); ++k) {
     int v = inputs[k];
     const Slot& s = b.slot(v);
     if (s.constant || s.host || s.graph_input || s.graph_output || b.Shared(v) ||
@@ -37,16 +54,21 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
       if (inputs[j] == v) return false;
   }
   Desc out = *LayoutDesc(yd, *layout);
-  size_t total = 0;
-  for (int v : inputs) total += b.slot(v).desc.get_size();
+  size_t total = prefix >= 0 ? b.slot(prefix).desc.get_size() : 0;
+  for (size_t k = skip; k < inputs.size(); ++k) total += b.slot(inputs[k]).desc.get_size();
   if (total != out.get_size()) return false;
   size_t offset = 0;
-  for (int v : inputs) {
-    b.Place(v, y, offset);
-    offset += b.slot(v).desc.get_size();
+  if (prefix >= 0) {
+    b.Place(prefix, y, 0);
+    offset = b.slot(prefix).desc.get_size();
+  }
+  for (size_t k = skip; k < inputs.size(); ++k) {
+    b.Place(inputs[k], y, offset);
+    offset += b.slot(inputs[k]).desc.get_size();
   }
   b.mutable_slot(y).desc = out;
   b.mutable_slot(y).alias_of = -1;
+  b.RecordPlacedConcat(y, inputs);
   return true;
 }
 

@@ -783,5 +783,49 @@ TEST(DnnlOpsTest, GatherOfOneConstantIndex) {
   EXPECT_EQ(s.fallback_nodes, 0);
 }
 
+// A dense block (DenseNet): every layer concatenates all the feature maps before it. With the
+// maps in one channel-blocked layout, each is written once into the block's buffer and every
+// concat is a prefix of it: no step copies, and the outputs are the reference's.
+TEST(DnnlOpsTest, DenseBlockConcatsArePrefixesOfOneBuffer) {
+  ModelBuilder b;
+  b.Input("x", {1, 3, 5, 5}).Output("y", {1, 64, 5, 5});
+  b.RandomWeight("stem", {16, 3, 1, 1}, 9);
+  b.Node("Conv", {"x", "stem"}, {"s"});
+  std::vector<std::string> features = {"s"};
+  for (int layer = 0; layer < 3; ++layer) {
+    const std::string l = std::to_string(layer);
+    SetInt(b.Node("Concat", features, {"cat" + l}), "axis", 1);
+    b.Node("Relu", {"cat" + l}, {"act" + l});
+    const int64_t in = 16 * (layer + 1);
+    b.RandomWeight("w" + l, {16, in, 3, 3}, 10 + layer);
+    SetInts(b.Node("Conv", {"act" + l, "w" + l}, {"f" + l}), "pads", {1, 1, 1, 1});
+    features.push_back("f" + l);
+  }
+  SetInt(b.Node("Concat", features, {"y"}), "axis", 1);
+  auto g = ImportOnnxBytes(b.Bytes(), "dense_block");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<specs::Layout> layouts(g->num_values(), specs::Layout::kPlain);
+  for (int v = 0; v < g->num_values(); ++v)
+    if (g->value(v).dims.size() == 4 && !g->value(v).constant) layouts[v] = specs::Layout::kNCHW16c;
+  PrepareOptions options;
+  options.layouts = layouts;
+  auto m = MakeDnnlBackend()->Prepare(*g, options);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto in = testing::RandomInputs(*g, 3);
+  auto out = (*m)->Run(in);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  ASSERT_TRUE(out.ok() && ref.ok());
+  auto want = (*ref)->Run(in);
+  ASSERT_TRUE(want.ok());
+  auto cmp = testing::Compare(*out, *want);
+  EXPECT_EQ(cmp.error, "");
+  EXPECT_LT(cmp.max_rel, kTolerance);
+  auto profile = (*m)->Profile(1);
+  ASSERT_TRUE(profile.ok());
+  int copies = 0;
+  for (const StepProfile& p : *profile) copies += p.kind == "concat";
+  EXPECT_EQ(copies, 0);
+}
+
 }  // namespace
 }  // namespace verisub::runtime
