@@ -26,10 +26,7 @@ const USAGE =
   --rounds  alternations of the columns; each round runs every column R times after W
             warm-up runs (default 3 rounds, 5 runs, 2 warm-up)`;
 
-function fail(message) {
-  console.error(`run_bench: ${message}`);
-  process.exit(2);
-}
+const {fail, count, walk} = require('./cli').cli('run_bench', USAGE);
 
 function parseArgs(argv) {
   const o = {
@@ -44,17 +41,7 @@ function parseArgs(argv) {
     rules: null,
     ortDir: path.join(REPO, 'build', 'ort')
   };
-  const count = (name, v, min) => {
-    if (v === undefined || !/^\d+$/.test(v) || Number(v) < min)
-      fail(`${name} needs an integer >= ${min}\n${USAGE}`);
-    return Number(v);
-  };
-  for (let i = 0; i < argv.length; ++i) {
-    const a = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) fail(`${a} needs a value\n${USAGE}`);
-      return argv[++i];
-    };
+  walk(argv, (a, next) => {
     if (a === '--models')
       o.models = path.resolve(next());
     else if (a === '--build')
@@ -77,12 +64,10 @@ function parseArgs(argv) {
       const v = next();
       if (!/^\d+(,\d+)*$/.test(v)) fail(`--threads needs a list like 1,2\n${USAGE}`);
       o.threads = v.split(',').map(Number);
-    } else if (a === '-h' || a === '--help') {
-      console.log(USAGE);
-      process.exit(0);
     } else
-      fail(`unknown argument '${a}'\n${USAGE}`);
-  }
+      return false;
+    return true;
+  });
   return o;
 }
 

@@ -25,10 +25,7 @@ const USAGE =
   --tier   quick: one or two models per family (zoo.json's "quick"); full: every model
   --doc    Markdown file whose marked section receives the tables (default docs/bench-zoo.md)`;
 
-function fail(message) {
-  console.error(`zoo_bench: ${message}`);
-  process.exit(2);
-}
+const {fail, count, walk} = require('./cli').cli('zoo_bench', USAGE);
 
 function parseArgs(argv) {
   const o = {
@@ -47,17 +44,7 @@ function parseArgs(argv) {
     check: true,
     timeoutS: 1800
   };
-  const count = (name, v, min) => {
-    if (v === undefined || !/^\d+$/.test(v) || Number(v) < min)
-      fail(`${name} needs an integer >= ${min}\n${USAGE}`);
-    return Number(v);
-  };
-  for (let i = 0; i < argv.length; ++i) {
-    const a = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) fail(`${a} needs a value\n${USAGE}`);
-      return argv[++i];
-    };
+  walk(argv, (a, next) => {
     if (a === '--zoo')
       o.zoo = path.resolve(next());
     else if (a === '--tier') {
@@ -82,12 +69,10 @@ function parseArgs(argv) {
       o.runs = count(a, next(), 1);
     else if (a === '--warmup')
       o.warmup = count(a, next(), 0);
-    else if (a === '-h' || a === '--help') {
-      console.log(USAGE);
-      process.exit(0);
-    } else
-      fail(`unknown argument '${a}'\n${USAGE}`);
-  }
+    else
+      return false;
+    return true;
+  });
   return o;
 }
 
