@@ -297,6 +297,13 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
   const bool float32 = options.precision == "f32" ||
                        (precision_report_ && (precision_report_->kept_float32_by_timing ||
                                                precision_report_->kept_float32_by_check));
+  if (requested.layout == "auto" && options.layout == "dp" && float32) {
+    Status st = KeepFasterLayouts(&options, cost_model, prepare.num_threads);
+    if (!st.ok()) {
+      save_costs();
+      return st;
+    }
+  }
   if (options.time_rewrites && optimized_ && report_.search.rewrite_steps > 0 && float32) {
     Status st = KeepFasterGraph(std::move(original), options, cost_model, prepare.num_threads);
     if (!st.ok()) {
@@ -307,6 +314,32 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
   save_costs();
   backend_name_ = backend_->Name();
   times_.prepare_s = SecondsSince(start);
+  return Status::Ok();
+}
+
+Status Session::KeepFasterLayouts(SessionOptions* options, const runtime::CostModel* cost_model,
+                                  int num_threads) {
+  std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
+  if (!inputs) return Status::Ok();  // nothing to time with: keep the DP's layouts
+  SessionOptions own = *options;
+  own.layout = "backend";
+  runtime::Graph graph = graph_;
+  for (int v = 0; v < graph.num_values(); ++v)
+    graph.mutable_value(v).layout = specs::Layout::kPlain;
+  auto other = PrepareFloat32(*backend_, std::move(graph), own, cost_model, num_threads);
+  if (!other.ok()) return Status::Ok();  // the backend cannot lay it out alone: keep the DP's
+  constexpr int kRounds = 5;
+  auto times = TimeSideBySide(*prepared_, *other->prepared, *inputs, kRounds);
+  if (!times.ok()) return times.status().WithContext("timing the layout policies");
+  LayoutTiming& t = layout_timing_.emplace();
+  t.dp_ms = times->first;
+  t.backend_ms = times->second;
+  if (t.backend_ms < t.dp_ms) {
+    t.kept_backend = true;
+    graph_ = std::move(other->graph);
+    prepared_ = std::move(other->prepared);
+    options->layout = "backend";  // the rewritten graph, if any, is compared in these layouts
+  }
   return Status::Ok();
 }
 

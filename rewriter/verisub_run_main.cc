@@ -196,6 +196,10 @@ int main(int argc, char** argv) {
     std::printf("precision: timed %.3f ms with bf16, %.3f ms float32: kept %s\n",
                 p->measured_bf16_ms, p->measured_f32_ms,
                 p->kept_float32_by_timing ? "float32" : "bf16");
+  if (const auto& t = s.layout_timing())
+    std::printf("layouts:  timed %.3f ms in the DP's layouts, %.3f ms in the backend's own: kept "
+                "%s\n",
+                t->dp_ms, t->backend_ms, t->kept_backend ? "the backend's" : "the DP's");
   if (const auto& t = s.rewrite_timing())
     std::printf("rewrites: timed %.3f ms rewritten, %.3f ms original: kept %s\n", t->optimized_ms,
                 t->original_ms, t->kept_original ? "the original" : "the rewritten graph");

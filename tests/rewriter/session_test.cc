@@ -284,6 +284,30 @@ TEST(SessionTest, KeepsTheFasterOfTheRewrittenAndTheOriginalGraph) {
   EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
 }
 
+// Layout "auto" times the DP's layouts against the backend's own policy at prepare and runs the
+// faster; naming "dp" runs the DP's layouts untimed.
+TEST(SessionTest, AutoLayoutsKeepTheFasterPolicy) {
+  const char* model = "data/models/small_resnet.onnx";
+  SessionOptions opts;
+  opts.num_threads = 1;
+  opts.cost.cost = "analytic";
+  opts.cost.cache_dir = "none";
+  auto s = Session::Create(model, opts);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const auto& t = (*s)->layout_timing();
+  ASSERT_TRUE(t);
+  EXPECT_GT(t->dp_ms, 0);
+  EXPECT_GT(t->backend_ms, 0);
+  EXPECT_EQ(t->kept_backend, t->backend_ms < t->dp_ms);
+  std::vector<HostTensor> out, ref;
+  RunWithReference(**s, model, &out, &ref);
+  EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
+  opts.layout = "dp";
+  auto dp = Session::Create(model, opts);
+  ASSERT_TRUE(dp.ok()) << dp.status().message();
+  EXPECT_FALSE((*dp)->layout_timing());
+}
+
 TEST(SessionTest, ReferenceBackendAndErrors) {
   SessionOptions opts;
   opts.backend = "reference";
