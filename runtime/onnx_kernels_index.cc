@@ -80,8 +80,7 @@ struct EinsumTerms {
 };
 
 StatusOr<EinsumTerms> ParseEinsum(std::string eq, const std::vector<const HostTensor*>& ops) {
-  eq.erase(std::remove_if(eq.begin(), eq.end(), [](char c) { return std::isspace(c); }),
-           eq.end());
+  eq.erase(std::remove_if(eq.begin(), eq.end(), [](char c) { return std::isspace(c); }), eq.end());
   const size_t arrow = eq.find("->");
   const std::string lhs = eq.substr(0, arrow);
   std::vector<std::string> terms;

@@ -36,6 +36,33 @@ PrepareStats Check(ModelBuilder& b, const std::string& name, bool map = true) {
   return stats;
 }
 
+// Prepares `g` on oneDNN with every 4-D activation stored in `layout`, runs it on random
+// inputs (`seed`) and checks the outputs against the reference backend's; null when it failed.
+std::unique_ptr<PreparedModel> CheckInLayout(const Graph& g, specs::Layout layout, uint64_t seed,
+                                             const std::string& name) {
+  PrepareOptions options;
+  options.layouts.assign(g.num_values(), specs::Layout::kPlain);
+  for (int v = 0; v < g.num_values(); ++v)
+    if (!g.value(v).constant && g.value(v).dims.size() == 4) options.layouts[v] = layout;
+  auto m = MakeDnnlBackend()->Prepare(g, options);
+  if (!m.ok()) {
+    ADD_FAILURE() << name << ": " << m.status().message();
+    return nullptr;
+  }
+  auto inputs = testing::RandomInputs(g, seed);
+  auto out = (*m)->Run(inputs);
+  auto ref = MakeReferenceBackend()->Prepare(g, {});
+  auto expected = ref.ok() ? (*ref)->Run(inputs) : ref.status();
+  if (!out.ok() || !expected.ok()) {
+    ADD_FAILURE() << name << ": a run failed";
+    return nullptr;
+  }
+  auto cmp = testing::Compare(*out, *expected);
+  EXPECT_EQ(cmp.error, "") << name;
+  EXPECT_LT(cmp.max_rel, kTolerance) << name;
+  return std::move(m).value();
+}
+
 struct ConvCase {
   std::string name;
   int64_t c, o, group, k, stride, dilation;
@@ -294,23 +321,9 @@ TEST(DnnlOpsTest, ConcatInPlace) {
     const std::string name = "concat_in_place_" + std::to_string(variant);
     auto g = ImportOnnxBytes(b.Bytes(), name);
     ASSERT_TRUE(g.ok()) << g.status().message();
-    PrepareOptions options;
-    options.layouts.assign(g->num_values(), specs::Layout::kPlain);
-    for (int v = 0; v < g->num_values(); ++v)
-      if (!g->value(v).constant && g->value(v).dims.size() == 4)
-        options.layouts[v] = specs::Layout::kNCHW8c;
-    auto m = MakeDnnlBackend()->Prepare(*g, options);
-    ASSERT_TRUE(m.ok()) << m.status().message();
-    auto inputs = testing::RandomInputs(*g, 7);
-    auto out = (*m)->Run(inputs);
-    auto ref = MakeReferenceBackend()->Prepare(*g, {});
-    ASSERT_TRUE(out.ok() && ref.ok());
-    auto expected = (*ref)->Run(inputs);
-    ASSERT_TRUE(expected.ok());
-    auto cmp = testing::Compare(*out, *expected);
-    EXPECT_EQ(cmp.error, "") << name;
-    EXPECT_LT(cmp.max_rel, kTolerance) << name;
-    const PrepareStats s = (*m)->stats();
+    std::unique_ptr<PreparedModel> m = CheckInLayout(*g, specs::Layout::kNCHW8c, 7, name);
+    ASSERT_TRUE(m);
+    const PrepareStats s = m->stats();
     int kernels = 4 + (variant == 0 ? 0 : 1);  // three convolutions, the relu, a copying concat
     EXPECT_EQ(s.steps - s.reorders, kernels) << variant;
   }
@@ -690,8 +703,8 @@ TEST(DnnlOpsTest, ThreadCountsGiveTheSameResults) {
 // convolution reading it). Also the last axis of a matrix (a Mul and an Add by [12] vectors)
 // with a Clip after them.
 TEST(DnnlOpsTest, ChannelScaleAndShiftInEveryLayout) {
-  for (specs::Layout layout : {specs::Layout::kPlain, specs::Layout::kNHWC,
-                               specs::Layout::kNCHW8c, specs::Layout::kNCHW16c}) {
+  for (specs::Layout layout : {specs::Layout::kPlain, specs::Layout::kNHWC, specs::Layout::kNCHW8c,
+                               specs::Layout::kNCHW16c}) {
     ModelBuilder b;
     b.Input("x", {1, 8, 6, 5}).Output("y", {1, 12, 6, 5}).Output("m", {3, 12});
     b.Input("r", {3, 12});
@@ -722,25 +735,12 @@ TEST(DnnlOpsTest, ChannelScaleAndShiftInEveryLayout) {
     auto g = ImportOnnxBytes(b.Bytes(), "affine");
     ASSERT_TRUE(g.ok()) << g.status().message();
     EXPECT_EQ(testing::CountKind(*g, "channel_scale"), 3);
-    std::vector<specs::Layout> layouts(g->num_values(), specs::Layout::kPlain);
-    for (int v = 0; v < g->num_values(); ++v)
-      if (g->value(v).dims.size() == 4 && !g->value(v).constant) layouts[v] = layout;
-    PrepareOptions options;
-    options.layouts = layouts;
-    auto m = MakeDnnlBackend()->Prepare(*g, options);
-    ASSERT_TRUE(m.ok()) << m.status().message();
-    EXPECT_EQ((*m)->stats().fallback_nodes, 0) << specs::LayoutName(layout);
-    auto in = testing::RandomInputs(*g, 11);
-    auto out = (*m)->Run(in);
-    auto ref = MakeReferenceBackend()->Prepare(*g, {});
-    ASSERT_TRUE(out.ok() && ref.ok());
-    auto want = (*ref)->Run(in);
-    ASSERT_TRUE(want.ok());
-    auto cmp = testing::Compare(*out, *want);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_LT(cmp.max_rel, kTolerance) << specs::LayoutName(layout);
+    std::unique_ptr<PreparedModel> m =
+        CheckInLayout(*g, layout, 11, std::string(specs::LayoutName(layout)));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->stats().fallback_nodes, 0) << specs::LayoutName(layout);
     // Each pass is one step: the scale, its shift and the relu (or clip) after them.
-    auto profile = (*m)->Profile(1);
+    auto profile = m->Profile(1);
     ASSERT_TRUE(profile.ok());
     int affine_steps = 0;
     for (const StepProfile& p : *profile) {
@@ -804,23 +804,9 @@ TEST(DnnlOpsTest, DenseBlockConcatsArePrefixesOfOneBuffer) {
   SetInt(b.Node("Concat", features, {"y"}), "axis", 1);
   auto g = ImportOnnxBytes(b.Bytes(), "dense_block");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  std::vector<specs::Layout> layouts(g->num_values(), specs::Layout::kPlain);
-  for (int v = 0; v < g->num_values(); ++v)
-    if (g->value(v).dims.size() == 4 && !g->value(v).constant) layouts[v] = specs::Layout::kNCHW16c;
-  PrepareOptions options;
-  options.layouts = layouts;
-  auto m = MakeDnnlBackend()->Prepare(*g, options);
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  auto in = testing::RandomInputs(*g, 3);
-  auto out = (*m)->Run(in);
-  auto ref = MakeReferenceBackend()->Prepare(*g, {});
-  ASSERT_TRUE(out.ok() && ref.ok());
-  auto want = (*ref)->Run(in);
-  ASSERT_TRUE(want.ok());
-  auto cmp = testing::Compare(*out, *want);
-  EXPECT_EQ(cmp.error, "");
-  EXPECT_LT(cmp.max_rel, kTolerance);
-  auto profile = (*m)->Profile(1);
+  std::unique_ptr<PreparedModel> m = CheckInLayout(*g, specs::Layout::kNCHW16c, 3, "dense_block");
+  ASSERT_TRUE(m);
+  auto profile = m->Profile(1);
   ASSERT_TRUE(profile.ok());
   int copies = 0;
   for (const StepProfile& p : *profile) copies += p.kind == "concat";
