@@ -92,7 +92,8 @@ struct PrecisionReport {
   double cost_us = 0;          // of the kept assignment
   double float32_cost_us = 0;  // the best assignment without reduced precision
   LayoutDpReport dp;           // the DP's report on the kept assignment
-  // Filled by Session: the whole model timed with the bf16 assignment and with the float32 one
+  // Filled by Session: the whole model timed with the bf16 assignment (fp16 or bf16 on the GPU)
+  // and with the float32 one
   // (ms, medians, runs alternating), and whether float32 was kept because it ran faster.
   double measured_bf16_ms = 0;
   double measured_f32_ms = 0;

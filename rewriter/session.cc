@@ -21,6 +21,9 @@
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/measured_cost.h"
 #endif
+#ifdef VERISUB_HAVE_CUDA_COSTS
+#include "runtime/cuda/cuda_backend.h"
+#endif
 
 namespace verisub {
 namespace {
@@ -44,8 +47,27 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
   const runtime::Graph& g = *graph;
   const std::string& layout = options.layout;
   SessionPlacement out;
-  if (options.precision != "f32" && options.precision != "bf16")
-    return InvalidArgument("unknown precision '" + options.precision + "' (f32 or bf16)");
+  if (options.precision != "f32" && options.precision != "bf16" && options.precision != "fp16")
+    return InvalidArgument("unknown precision '" + options.precision + "' (f32, fp16 or bf16)");
+  if (options.backend == "cuda" && options.precision != "f32") {
+    // On the GPU every float activation is stored in 16 bits (Tensor Core kernels, float32
+    // accumulation); the per-value choice by the layout DP is the CPU's. The budget is checked
+    // on the backend's own outputs after prepare (CheckPrecisionOnBackend), float32 kept when
+    // it is missed or runs faster.
+    const int32_t narrow = options.precision == "fp16" ? runtime::kFloat16 : runtime::kBfloat16;
+    out.storage_types.assign(g.num_values(), 0);
+    rewriter::PrecisionReport report;
+    for (int v = 0; v < g.num_values(); ++v)
+      if (g.value(v).elem_type == runtime::kFloat && !g.value(v).constant &&
+          !g.value(v).dims.empty()) {  // scalars (a smul's factor) stay float32
+        out.storage_types[v] = narrow;
+        ++report.reduced_values;
+      }
+    out.precision = report;
+    return out;
+  }
+  if (options.precision == "fp16")
+    return InvalidArgument("precision fp16 needs the cuda backend (--device cuda)");
   const bool bf16 = options.precision == "bf16";
   if (bf16 && layout != "dp" && layout != "joint")
     return InvalidArgument(
@@ -161,6 +183,9 @@ std::unique_ptr<runtime::Backend> MakeBackend(const std::string& name) {
 #ifdef VERISUB_HAVE_DNNL
   if (name == "onednn") return runtime::MakeDnnlBackend();
 #endif
+#ifdef VERISUB_HAVE_CUDA_COSTS
+  if (name == "cuda") return runtime::MakeCudaBackend();
+#endif
   if (name == "reference") return runtime::MakeReferenceBackend();
   return nullptr;
 }
@@ -189,6 +214,8 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
   // "auto": the layout DP's layouts on the oneDNN backend (the reference backend runs plain).
   SessionOptions options = requested;
   if (options.layout == "auto") options.layout = options.backend == "onednn" ? "dp" : "backend";
+  // On the GPU the search prices rewrites with GPU timings unless told otherwise.
+  if (options.backend == "cuda" && options.cost.cost == "auto") options.cost.cost = "gpu-measured";
   // The cost model: the optimizer's search and the layout DP price with it.
   const runtime::CostModel* cost_model = options.optimize_options.cost_model;
   std::unique_ptr<rewriter::CostSource> cost_source;
@@ -249,6 +276,10 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
   auto start = std::chrono::steady_clock::now();
   backend_ = MakeBackend(options.backend);
   if (!backend_ && options.backend == "onednn") backend_ = MakeBackend("reference");
+  if (!backend_ && options.backend == "cuda")
+    return FailedPrecondition(
+        "backend cuda: this build has no CUDA backend (CUDA 13 with cuDNN "
+        "was not found when it was configured)");
   if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
@@ -296,7 +327,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
   // In float32 (bf16 storage has its own whole-model timing above).
   const bool float32 = options.precision == "f32" ||
                        (precision_report_ && (precision_report_->kept_float32_by_timing ||
-                                               precision_report_->kept_float32_by_check));
+                                              precision_report_->kept_float32_by_check));
   if (requested.layout == "auto" && options.layout == "dp" && float32) {
     Status st = KeepFasterLayouts(&options, cost_model, prepare.num_threads);
     if (!st.ok()) {

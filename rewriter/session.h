@@ -33,7 +33,8 @@ struct SessionOptions {
   rewriter::CostOptions cost;
   // Kernel threads; 0: the backend's default (all cores).
   int num_threads = 0;
-  // "onednn" (falls back to "reference" when oneDNN is not built in) or "reference".
+  // "onednn" (falls back to "reference" when oneDNN is not built in), "cuda" (the GPU, when
+  // built with CUDA; its costs default to gpu-measured) or "reference".
   std::string backend = "onednn";
   // How values are laid out: "backend" (the backend's own policy: oneDNN picks blocked formats
   // for convolutions and keeps them through layout-agnostic kernels), "dp" (the layout dynamic
@@ -163,7 +164,7 @@ class Session {
   std::string layout_note_;
 };
 
-// The backends this build has, by name ("onednn", "reference").
+// The backends this build has, by name ("onednn", "cuda", "reference").
 std::unique_ptr<runtime::Backend> MakeBackend(const std::string& name);
 
 }  // namespace verisub

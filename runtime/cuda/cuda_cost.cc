@@ -11,6 +11,7 @@
 #include <numeric>
 #include <vector>
 
+#include "runtime/cuda/cuda_util.h"
 #include "runtime/graph.h"
 #include "specs/ops/batchnorm.h"
 #include "specs/ops/bias_add.h"
@@ -31,87 +32,16 @@ namespace ops = specs::ops;
 
 constexpr double kMaxMeasuredBytes = 4.0 * (1 << 30);
 
-Status Check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::Ok();
-  return FailedPrecondition(std::string(what) + ": " + cudaGetErrorString(e));
-}
-Status Check(cudnnStatus_t e, const char* what) {
-  if (e == CUDNN_STATUS_SUCCESS) return Status::Ok();
-  return FailedPrecondition(std::string(what) + ": " + cudnnGetErrorString(e));
-}
-Status Check(cublasStatus_t e, const char* what) {
-  if (e == CUBLAS_STATUS_SUCCESS) return Status::Ok();
-  return FailedPrecondition(std::string(what) + ": cuBLAS status " + std::to_string(e));
-}
-
 int64_t Count(const specs::Shape& s) { return s.NumElements(); }
 
-// Device memory of `elements` floats, zeroed, freed with the object.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() {
-    if (p_) cudaFree(p_);
-  }
-  Status Allocate(size_t bytes) {
-    VERISUB_RETURN_IF_ERROR(Check(cudaMalloc(&p_, std::max<size_t>(bytes, 4)), "cudaMalloc"));
-    return Check(cudaMemset(p_, 0, std::max<size_t>(bytes, 4)), "cudaMemset");
-  }
-  float* f() const { return static_cast<float*>(p_); }
-  void* get() const { return p_; }
-
- private:
-  void* p_ = nullptr;
-};
-
-// cuDNN descriptors, destroyed with the object.
-struct TensorDesc {
-  cudnnTensorDescriptor_t d = nullptr;
-  TensorDesc() { cudnnCreateTensorDescriptor(&d); }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
-  // Dimensions (padded with trailing 1s to rank 4) with the given strides, or packed ones.
-  Status Set(std::vector<int64_t> dims, std::vector<int64_t> strides = {}) {
-    if (dims.size() > 8) return Unimplemented("rank above 8");
-    while (dims.size() < 4) dims.push_back(1);
-    if (strides.empty()) {
-      strides.assign(dims.size(), 1);
-      for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
-        strides[i] = strides[i + 1] * dims[i + 1];
-    }
-    while (strides.size() < dims.size()) strides.push_back(1);
-    std::vector<int> di(dims.begin(), dims.end()), st(strides.begin(), strides.end());
-    return Check(cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, static_cast<int>(di.size()),
-                                            di.data(), st.data()),
-                 "cudnnSetTensorNdDescriptor");
-  }
-};
-struct FilterDesc {
-  cudnnFilterDescriptor_t d = nullptr;
-  FilterDesc() { cudnnCreateFilterDescriptor(&d); }
-  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
-};
-struct ConvDesc {
-  cudnnConvolutionDescriptor_t d = nullptr;
-  ConvDesc() { cudnnCreateConvolutionDescriptor(&d); }
-  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
-};
-struct ActDesc {
-  cudnnActivationDescriptor_t d = nullptr;
-  ActDesc() { cudnnCreateActivationDescriptor(&d); }
-  ~ActDesc() { cudnnDestroyActivationDescriptor(d); }
-};
-struct PoolDesc {
-  cudnnPoolingDescriptor_t d = nullptr;
-  PoolDesc() { cudnnCreatePoolingDescriptor(&d); }
-  ~PoolDesc() { cudnnDestroyPoolingDescriptor(d); }
-};
-struct OpDesc {
-  cudnnOpTensorDescriptor_t d = nullptr;
-  OpDesc() { cudnnCreateOpTensorDescriptor(&d); }
-  ~OpDesc() { cudnnDestroyOpTensorDescriptor(d); }
-};
+using Buffer = cuda_util::DeviceBuffer;
+using cuda_util::ActDesc;
+using cuda_util::Check;
+using cuda_util::ConvDesc;
+using cuda_util::FilterDesc;
+using cuda_util::OpDesc;
+using cuda_util::PoolDesc;
+using cuda_util::TensorDesc;
 
 const float kOne = 1.f, kZero = 0.f;
 
@@ -122,12 +52,9 @@ struct CudaCostModel::Gpu {
   cudaStream_t stream = nullptr;
   cudnnHandle_t dnn = nullptr;
   cublasHandle_t blas = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   std::mutex mu;  // one measurement at a time
 
   ~Gpu() {
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
     if (blas) cublasDestroy(blas);
     if (dnn) cudnnDestroy(dnn);
     if (stream) cudaStreamDestroy(stream);
@@ -572,8 +499,6 @@ StatusOr<std::unique_ptr<CudaCostModel>> CudaCostModel::Create(const CudaCostOpt
   VERISUB_RETURN_IF_ERROR(Check(cudnnSetStream(gpu->dnn, gpu->stream), "cudnnSetStream"));
   VERISUB_RETURN_IF_ERROR(Check(cublasCreate(&gpu->blas), "cublasCreate"));
   VERISUB_RETURN_IF_ERROR(Check(cublasSetStream(gpu->blas, gpu->stream), "cublasSetStream"));
-  VERISUB_RETURN_IF_ERROR(Check(cudaEventCreate(&gpu->start), "cudaEventCreate"));
-  VERISUB_RETURN_IF_ERROR(Check(cudaEventCreate(&gpu->stop), "cudaEventCreate"));
   auto model =
       std::unique_ptr<CudaCostModel>(new CudaCostModel(options, std::move(table), std::move(gpu)));
   model->name_ = "gpu-measured:cudnn-" + here->engine_version + ":" + here->cpu_model;
@@ -607,31 +532,11 @@ StatusOr<double> CudaCostModel::Measure(const OpCostQuery& q, int* runs) const {
   VERISUB_RETURN_IF_ERROR(Check(cudaSetDevice(gpu_->device), "cudaSetDevice"));
   Instance in;
   VERISUB_RETURN_IF_ERROR(SetUp(*gpu_, q, &in));
-  for (int i = 0; i < options_.warmup_runs; ++i) VERISUB_RETURN_IF_ERROR(in.launch());
-  VERISUB_RETURN_IF_ERROR(Check(cudaStreamSynchronize(gpu_->stream), "warm-up"));
-  auto batch = [&](int k) -> StatusOr<double> {  // seconds per launch over k launches
-    VERISUB_RETURN_IF_ERROR(Check(cudaEventRecord(gpu_->start, gpu_->stream), "cudaEventRecord"));
-    for (int i = 0; i < k; ++i) VERISUB_RETURN_IF_ERROR(in.launch());
-    VERISUB_RETURN_IF_ERROR(Check(cudaEventRecord(gpu_->stop, gpu_->stream), "cudaEventRecord"));
-    VERISUB_RETURN_IF_ERROR(Check(cudaEventSynchronize(gpu_->stop), "cudaEventSynchronize"));
-    float ms = 0;
-    VERISUB_RETURN_IF_ERROR(
-        Check(cudaEventElapsedTime(&ms, gpu_->start, gpu_->stop), "cudaEventElapsedTime"));
-    return ms * 1e-3 / k;
-  };
-  auto first = batch(1);
-  if (!first.ok()) return first.status();
-  const int k =
-      static_cast<int>(std::clamp(options_.batch_seconds / std::max(*first, 1e-7), 1.0, 10000.0));
-  std::vector<double> times;
-  for (int b = 0; b < options_.batches; ++b) {
-    auto t = batch(k);
-    if (!t.ok()) return t.status();
-    times.push_back(*t);
-  }
-  std::sort(times.begin(), times.end());
-  if (runs) *runs = k * options_.batches;
-  return times[times.size() / 2];
+  cuda_util::TimingOptions timing;
+  timing.warmup = options_.warmup_runs;
+  timing.batches = options_.batches;
+  timing.batch_seconds = options_.batch_seconds;
+  return cuda_util::MedianLaunchSeconds(gpu_->stream, in.launch, timing, runs);
 }
 
 std::vector<char> CudaCostModel::AbsorbedNodes(const Graph& g) const {

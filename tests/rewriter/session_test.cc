@@ -326,6 +326,30 @@ TEST(SessionTest, ReferenceBackendAndErrors) {
   EXPECT_FALSE((*wrong)->Run({}).ok());
 }
 
+// 16-bit storage on the GPU only; the cuda backend says why it cannot run where there is no GPU
+// (or no CUDA in the build), and runs like the reference backend where there is one.
+TEST(SessionTest, CudaBackendAndItsPrecisions) {
+  SessionOptions opts;
+  opts.precision = "fp16";
+  auto cpu = Session::Create("data/models/small_resnet.onnx", opts);
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_NE(cpu.status().message().find("cuda"), std::string::npos) << cpu.status().message();
+  opts.backend = "cuda";
+  opts.precision = "f32";
+  auto gpu = Session::Create("data/models/small_resnet.onnx", opts);
+  if (!gpu.ok()) {
+    const std::string m = gpu.status().message();
+    EXPECT_TRUE(m.find("no CUDA device") != std::string::npos ||
+                m.find("no CUDA backend") != std::string::npos)
+        << m;
+    return;
+  }
+  EXPECT_EQ((*gpu)->backend_name(), "cuda");
+  std::vector<HostTensor> out, ref;
+  RunWithReference(**gpu, "data/models/small_resnet.onnx", &out, &ref);
+  EXPECT_LT(MaxRelDiff(out, ref), 1e-3);
+}
+
 using rewriter::testing::CommandResult;
 using rewriter::testing::RunCommand;
 
