@@ -118,6 +118,15 @@ ORT_VERSION ?= 1.30.0
 ort:
 	@sh bench/ort/install.sh $(BUILD)/ort $(ORT_VERSION)
 
+# The GPU check (issue 27), for a machine with an NVIDIA GPU: builds, then runs every GPU test,
+# every development model on the CUDA backend (checked against the reference backend, plain and
+# --optimize) and PyTorch on the same GPU (eager, CUDA graphs, torch.compile), and prints the
+# table (bench/gpu/gpu_check.sh; logs in $(BUILD)/gpu-check). About 8 minutes on an H200.
+.PHONY: gpu-check
+gpu-check: configure
+	cmake --build $(BUILD) -j $(JOBS) --target cuda_tests verisub-run verisub-models
+	sh bench/gpu/gpu_check.sh $(BUILD) $(BUILD)/gpu-check
+
 # Every development model against ONNX Runtime, side by side in one run with alternating
 # repetitions: (a) ORT at its highest optimization level on the original, (b) ORT on verisub-opt's
 # output, (c) verisub-run, (d) verisub-run --optimize (n/a while verisub-run is not built), at

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Packs what bench/gpu/run.sh needs on a GPU machine that lacks this project's Debian packages:
-# verisub-opt, verisub-models, cuda_tests (stripped) and the shared libraries they load from
+# Packs what bench/gpu/run.sh and bench/gpu/gpu_check.sh --bundle need on a GPU machine that
+# lacks this project's Debian packages: verisub-opt, verisub-run, verisub-models, cuda_tests
+# (stripped) and the shared libraries they load from
 # Debian (oneDNN, ONNX, protobuf, xxHash, OpenMP), into .devrun/bundle.tar.xz (git-ignored through
 # .git/info/exclude), beside copies of run.sh and torch_onnx.py. The CUDA libraries come from the
 # GPU machine. Usage: bench/gpu/bundle.sh [BUILD_DIR]
@@ -8,14 +9,15 @@ set -eu
 build=${1:-build}
 tmp=$(mktemp -d)
 mkdir -p "$tmp/lib" .devrun
-cp "$build/rewriter/verisub-opt" "$build/runtime/models/verisub-models" \
-  "$build/tests/runtime/cuda_tests" "$tmp/"
-strip "$tmp/verisub-opt" "$tmp/verisub-models" "$tmp/cuda_tests"
+cp "$build/rewriter/verisub-opt" "$build/rewriter/verisub-run" \
+  "$build/runtime/models/verisub-models" "$build/tests/runtime/cuda_tests" "$tmp/"
+strip "$tmp/verisub-opt" "$tmp/verisub-run" "$tmp/verisub-models" "$tmp/cuda_tests"
 for l in libdnnl.so.2 libgomp.so.1 libOpenCL.so.1 libonnx.so.1 libonnx_proto.so.1 \
   libprotobuf.so.32 libxxhash.so.0; do
   cp -L "/lib/x86_64-linux-gnu/$l" "$tmp/lib/"
 done
 tar cJf .devrun/bundle.tar.xz -C "$tmp" .
-cp bench/gpu/run.sh bench/gpu/torch_onnx.py .devrun/
+cp bench/gpu/run.sh bench/gpu/torch_onnx.py bench/gpu/gpu_check.sh bench/gpu/gpu_table.py \
+  bench/gpu/torch_baselines.py .devrun/
 rm -rf "$tmp"
 ls -la .devrun
