@@ -37,7 +37,7 @@ demo: build
 	$(BUILD)/runtime/models/verisub-models --out $(BUILD)/models $(DEMO_MODEL)
 	$(BUILD)/rewriter/verisub-opt $(BUILD)/models/$(DEMO_MODEL).onnx -o $(BUILD)/$(DEMO_MODEL).optimized.onnx \
 	  --verify-outputs --report $(BUILD)/$(DEMO_MODEL).report.json
-	$(BUILD)/rewriter/verisub-run $(BUILD)/$(DEMO_MODEL).optimized.onnx --runs 20 --check
+	$(BUILD)/session/verisub-run $(BUILD)/$(DEMO_MODEL).optimized.onnx --runs 20 --check
 
 # Load time of a 1,000-rule database (protobuf and text forms).
 # Each further target declares itself .PHONY beside its rule.
@@ -194,10 +194,10 @@ cost-tables: configure dev-models
 	    $(if $(COST_TABLES_FRESH),--cost-cache $(BUILD)/fresh-costs,--cost-cache data/costs) \
 	    | grep -E '^(costs|cost before|cost after|time):' || exit 1; \
 	  [ -n "$(COST_LAYOUTS)" ] || continue; \
-	  $(BUILD)/rewriter/verisub-run $$m --layout dp --threads $$t --runs 1 --warmup 0 \
+	  $(BUILD)/session/verisub-run $$m --layout dp --threads $$t --runs 1 --warmup 0 \
 	    $(if $(COST_TABLES_FRESH),--cost-cache $(BUILD)/fresh-costs,--cost-cache data/costs) \
 	    | grep -E '^costs:' || exit 1; \
-	  out=$$($(BUILD)/rewriter/verisub-run $$m --layout dp --precision bf16 --threads $$t --runs 1 \
+	  out=$$($(BUILD)/session/verisub-run $$m --layout dp --precision bf16 --threads $$t --runs 1 \
 	    --warmup 0 $(if $(COST_TABLES_FRESH),--cost-cache $(BUILD)/fresh-costs,--cost-cache data/costs) 2>&1); \
 	  echo "$$out" | grep -q 'no native bfloat16' && continue; \
 	  echo "$$out" | grep -E '^(costs|precision):' || { echo "$$out" | tail -3; exit 1; }; \

@@ -9,7 +9,7 @@
 # usage: bench/layout_settings.sh BUILD MODELS_DIR [ROUNDS] [RUNS] [THREADS]
 set -u
 build=$1 dir=$2 rounds=${3:-2} runs=${4:-10} threads=${5:-1}
-run="$build/rewriter/verisub-run"
+run="$build/session/verisub-run"
 [ -x "$run" ] || { echo "layout_settings: $run is not built" >&2; exit 1; }
 ls "$dir"/*.onnx > /dev/null 2>&1 || { echo "layout_settings: no .onnx in $dir (make dev-models)" >&2; exit 1; }
 tmp=$(mktemp -d) || exit 1

@@ -88,7 +88,7 @@ function run(cmd, args, timeoutS) {
 }
 
 function findVerisubRun(build) {
-  for (const dir of ['rewriter', 'runtime', 'session', 'bench', '.']) {
+  for (const dir of ['session', 'rewriter', 'runtime', 'bench', '.']) {
     const p = path.join(build, dir, 'verisub-run');
     try {
       fs.accessSync(p, fs.constants.X_OK);

@@ -9,7 +9,7 @@ set -eu
 build=${1:-build}
 tmp=$(mktemp -d)
 mkdir -p "$tmp/lib" .devrun
-cp "$build/rewriter/verisub-opt" "$build/rewriter/verisub-run" \
+cp "$build/rewriter/verisub-opt" "$build/session/verisub-run" \
   "$build/runtime/models/verisub-models" "$build/tests/runtime/cuda_tests" "$tmp/"
 strip "$tmp/verisub-opt" "$tmp/verisub-run" "$tmp/verisub-models" "$tmp/cuda_tests"
 for l in libdnnl.so.2 libgomp.so.1 libOpenCL.so.1 libonnx.so.1 libonnx_proto.so.1 \

@@ -27,7 +27,7 @@ if [ "${1:-}" = "--bundle" ]; then
 else
   BUILD=${1:-build}
   OUT=${2:-$BUILD/gpu-check}
-  RUN=$BUILD/rewriter/verisub-run MODELS_BIN=$BUILD/runtime/models/verisub-models
+  RUN=$BUILD/session/verisub-run MODELS_BIN=$BUILD/runtime/models/verisub-models
   TESTS=$BUILD/tests/runtime/cuda_tests
 fi
 RUNS=${GPU_RUNS:-200}

@@ -1,7 +1,7 @@
 // Session: load, optional optimization, prepare, run; its outputs equal the reference
 // executor's; errors name the file or the backend. verisub-run prints the line the benchmark
 // harness parses and checks its outputs.
-#include "rewriter/session.h"
+#include "session/session.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Session: import, optional optimization, prepare on a backend, run.
-#include "rewriter/session.h"
+#include "session/session.h"
 
 #include <algorithm>
 #include <chrono>

@@ -16,7 +16,7 @@
 
 #include "base/flags.h"
 #include "onnx/onnx_pb.h"
-#include "rewriter/session.h"
+#include "session/session.h"
 #include "rewriter/verify_outputs.h"
 #include "runtime/input_shapes.h"
 #include "runtime/tensor_proto.h"

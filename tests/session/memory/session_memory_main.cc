@@ -10,7 +10,7 @@
 
 #include "base/flags.h"
 #include "base/process_stats.h"
-#include "rewriter/session.h"
+#include "session/session.h"
 
 int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
