@@ -3,7 +3,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := cmake g++ make libz3-dev z3 libprotobuf-dev protobuf-compiler libtbb-dev \
-                   libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev
+                   libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev \
+                   pybind11-dev python3-dev python3-numpy python3-onnx
 
 .PHONY: deps configure build test demo clean format
 
@@ -26,18 +27,29 @@ build: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The main job on built-in defaults: build a benchmark model, optimize it with the shipped rules
-# (data/rules/taso.pb), check the outputs against the original in the reference executor, and
-# write the optimized model and a JSON report; then run the optimized model on the oneDNN CPU
-# backend (verisub-run: latency, outputs checked against the reference backend).
+# The main job on built-in defaults, building only the programs it runs: write a benchmark model,
+# optimize it with the shipped rules (data/rules/taso.pb; outputs checked against the original in
+# the reference executor; the optimized model and a JSON report written), then run the model on
+# the oneDNN CPU backend twice, side by side: as it is (plain layouts, no rewrites) and as
+# verisub runs it (rewrites, layouts chosen by the layout DP), outputs checked against the
+# reference backend; the last line is the ratio of the two medians.
 DEMO_MODEL ?= squeezenet1_1
-demo: build
-	$(BUILD)/gen/verisub-gen --list-ops | tail -1
+DEMO_RUNS ?= 30
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-models verisub-opt verisub-run
 	mkdir -p $(BUILD)/models
 	$(BUILD)/runtime/models/verisub-models --out $(BUILD)/models $(DEMO_MODEL)
 	$(BUILD)/rewriter/verisub-opt $(BUILD)/models/$(DEMO_MODEL).onnx -o $(BUILD)/$(DEMO_MODEL).optimized.onnx \
 	  --verify-outputs --report $(BUILD)/$(DEMO_MODEL).report.json
-	$(BUILD)/session/verisub-run $(BUILD)/$(DEMO_MODEL).optimized.onnx --runs 20 --check
+	@echo "== $(DEMO_MODEL) as it is: plain layouts, no rewrites"
+	$(BUILD)/session/verisub-run $(BUILD)/models/$(DEMO_MODEL).onnx --layout plain --runs $(DEMO_RUNS) \
+	  --check | tee $(BUILD)/demo.plain.txt
+	@echo "== $(DEMO_MODEL) as verisub runs it: proved rewrites, layouts by the layout DP"
+	$(BUILD)/session/verisub-run $(BUILD)/models/$(DEMO_MODEL).onnx --optimize --runs $(DEMO_RUNS) \
+	  --check | tee $(BUILD)/demo.verisub.txt
+	@a=$$(sed -n 's/^verisub-run: median_ms=\([0-9.]*\).*/\1/p' $(BUILD)/demo.plain.txt); \
+	 b=$$(sed -n 's/^verisub-run: median_ms=\([0-9.]*\).*/\1/p' $(BUILD)/demo.verisub.txt); \
+	 awk -v a="$$a" -v b="$$b" 'BEGIN { printf "demo: %s ms as it is, %s ms with verisub: %.2fx (one run each, this machine)\n", a, b, a / b }'
 
 # Load time of a 1,000-rule database (protobuf and text forms).
 # Each further target declares itself .PHONY beside its rule.

@@ -1,0 +1,40 @@
+// verisub::OptimizeModel: the optimizer as one call, for embedders and the Python module: the
+// rules loaded and compiled, the costs from their source (measured on this machine by default,
+// cached), the layout-aware joint search or the plain one, the optimized graph with its report.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "rewriter/cost_source.h"
+#include "rewriter/joint.h"
+#include "rewriter/optimize.h"
+#include "runtime/graph.h"
+
+namespace verisub {
+
+struct ModelOptimizeOptions {
+  std::string rules_path;  // empty: the shipped database (rewriter::FindDefaultRules)
+  bool allow_unproved = false;
+  rewriter::CostOptions cost;
+  // "dp": the search prices graphs by their layout-DP-optimal cost (and keeps the cheaper of that
+  // and the rewrites-only search); "plain": the rewrites-only search.
+  std::string layout = "dp";
+  OptimizeOptions optimize;  // search budget, time limit, seed; cost_model is set here
+};
+
+struct ModelOptimizeResult {
+  runtime::Graph graph;  // export-ready
+  OptimizeReport report;
+  std::optional<JointChoice> joint;  // with layout "dp"
+  std::string rules_path;            // the rules used
+  std::string cost_summary;          // CostSource::Summary(), the measurements saved
+};
+
+// Errors name the rules file, the cost source or the failing pass. Measurements made before a
+// failure are saved all the same.
+StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
+                                            const ModelOptimizeOptions& options);
+
+}  // namespace verisub

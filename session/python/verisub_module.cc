@@ -1,0 +1,335 @@
+// The Python extension `verisub._verisub` (pybind11): a Session behind ONNX Runtime's names and
+// the optimizer as one call. The pure-Python package verisub/__init__.py wraps it (model kinds,
+// the report as a dict). Every verisub error becomes verisub.Error with our message; the GIL is
+// released while models load, optimize and run.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "rewriter/report_json.h"
+#include "runtime/onnx_export.h"
+#include "runtime/onnx_import.h"
+#include "session/optimize_model.h"
+#include "session/session.h"
+
+namespace py = pybind11;
+
+namespace verisub::python {
+namespace {
+
+using runtime::HostTensor;
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+template <class T>
+T Value(StatusOr<T> v) {
+  if (!v.ok()) throw Error(v.status().message());
+  return std::move(v).value();
+}
+void Ok(const Status& st) {
+  if (!st.ok()) throw Error(st.message());
+}
+
+// A model given as bytes (the serialized ModelProto) or as a path.
+runtime::Graph Import(const py::object& model, bool is_path, const runtime::ImportOptions& opts) {
+  if (is_path) {
+    const std::string path = model.cast<std::string>();
+    py::gil_scoped_release release;
+    return Value(runtime::ImportOnnxFile(path, opts));
+  }
+  const std::string bytes = model.cast<py::bytes>();
+  py::gil_scoped_release release;
+  return Value(runtime::ImportOnnxBytes(bytes, "<bytes>", opts));
+}
+
+// ONNX Runtime's type strings.
+std::string TypeString(int32_t t) {
+  static const std::map<int32_t, std::string> names = {
+      {runtime::kFloat, "float"},     {runtime::kDouble, "double"},
+      {runtime::kFloat16, "float16"}, {runtime::kBfloat16, "bfloat16"},
+      {runtime::kInt64, "int64"},     {runtime::kInt32, "int32"},
+      {runtime::kInt16, "int16"},     {runtime::kInt8, "int8"},
+      {runtime::kUint8, "uint8"},     {runtime::kUint16, "uint16"},
+      {runtime::kUint32, "uint32"},   {runtime::kUint64, "uint64"},
+      {runtime::kBool, "bool"}};
+  auto it = names.find(t);
+  return "tensor(" + (it == names.end() ? std::string("unknown") : it->second) + ")";
+}
+
+struct NodeArg {
+  std::string name;
+  py::list shape;  // ints, None where unknown
+  std::string type;
+};
+
+NodeArg ArgOf(const runtime::Value& v) {
+  NodeArg a;
+  a.name = v.name;
+  if (v.rank_known)
+    for (int64_t d : v.dims) a.shape.append(d >= 0 ? py::object(py::int_(d)) : py::none());
+  a.type = TypeString(v.elem_type);
+  return a;
+}
+
+template <class T>
+py::array Array(const std::vector<int64_t>& dims, const std::vector<T>& data) {
+  py::array_t<T> a(std::vector<py::ssize_t>(dims.begin(), dims.end()));
+  std::copy(data.begin(), data.end(), a.mutable_data());
+  return a;
+}
+
+template <class T, class S>
+py::array Converted(const std::vector<int64_t>& dims, const std::vector<S>& data) {
+  return Array(dims, std::vector<T>(data.begin(), data.end()));
+}
+
+py::array ToNumpy(const HostTensor& t) {
+  switch (t.elem_type) {
+    case runtime::kFloat:
+      return Array(t.dims, t.f32);
+    case runtime::kDouble:
+      return Array(t.dims, t.f64);
+    case runtime::kFloat16:
+      return Array(t.dims, t.f64).attr("astype")("float16");
+    case runtime::kBfloat16:  // numpy has no bfloat16: its values in float32
+      return Converted<float>(t.dims, t.f64);
+    case runtime::kInt64:
+      return Array(t.dims, t.ints);
+    case runtime::kInt32:
+      return Converted<int32_t>(t.dims, t.ints);
+    case runtime::kInt16:
+      return Converted<int16_t>(t.dims, t.ints);
+    case runtime::kInt8:
+      return Converted<int8_t>(t.dims, t.ints);
+    case runtime::kUint8:
+      return Converted<uint8_t>(t.dims, t.ints);
+    case runtime::kUint16:
+      return Converted<uint16_t>(t.dims, t.ints);
+    case runtime::kUint32:
+      return Converted<uint32_t>(t.dims, t.ints);
+    case runtime::kUint64:
+      return Converted<uint64_t>(t.dims, t.ints);
+    case runtime::kBool:
+      return Converted<bool>(t.dims, t.ints);
+    default:
+      throw Error("an output of type " + runtime::ElemTypeName(t.elem_type) + " has no numpy form");
+  }
+}
+
+// A numpy array for graph input `v`, converted to its element type; the shape must match where
+// the model fixes it.
+HostTensor FromNumpy(const py::handle& obj, const runtime::Value& v) {
+  py::array a = py::array::ensure(obj);
+  if (!a) throw Error("input '" + v.name + "': expected a numpy array");
+  std::vector<int64_t> dims(a.shape(), a.shape() + a.ndim());
+  if (v.rank_known) {
+    bool ok = dims.size() == v.dims.size();
+    for (size_t i = 0; ok && i < dims.size(); ++i) ok = v.dims[i] < 0 || v.dims[i] == dims[i];
+    if (!ok)
+      throw Error("input '" + v.name + "': expected shape " + runtime::DimsToString(v.dims) +
+                  ", got " + runtime::DimsToString(dims));
+  }
+  HostTensor t;
+  t.elem_type = v.elem_type;
+  t.dims = dims;
+  if (v.elem_type == runtime::kFloat) {
+    auto f = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
+    if (!f) throw Error("input '" + v.name + "': cannot convert to float32");
+    t.f32.assign(f.data(), f.data() + f.size());
+  } else if (runtime::IsFloatType(v.elem_type)) {
+    auto f = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+    if (!f)
+      throw Error("input '" + v.name + "': cannot convert to " +
+                  runtime::ElemTypeName(v.elem_type));
+    t = HostTensor::FromDoubles(v.elem_type, dims,
+                                std::vector<double>(f.data(), f.data() + f.size()));
+  } else if (runtime::IsIntegerType(v.elem_type)) {
+    auto f = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    if (!f)
+      throw Error("input '" + v.name + "': cannot convert to " +
+                  runtime::ElemTypeName(v.elem_type));
+    t = HostTensor::FromInts(v.elem_type, dims,
+                             std::vector<int64_t>(f.data(), f.data() + f.size()));
+  } else {
+    throw Error("input '" + v.name + "': type " + runtime::ElemTypeName(v.elem_type) +
+                " is not supported");
+  }
+  return t;
+}
+
+class PySession {
+ public:
+  PySession(const py::object& model, bool is_path, const SessionOptions& options) {
+    runtime::ImportOptions import;
+    import.input_shapes = options.input_shapes;
+    runtime::Graph g = Import(model, is_path, import);
+    py::gil_scoped_release release;
+    session_ = Value(Session::Create(std::move(g), options));
+  }
+
+  std::vector<NodeArg> Inputs() const {
+    std::vector<NodeArg> out;
+    for (int v : session_->graph().inputs()) out.push_back(ArgOf(session_->graph().value(v)));
+    return out;
+  }
+  std::vector<NodeArg> Outputs() const {
+    std::vector<NodeArg> out;
+    for (int v : session_->graph().outputs()) out.push_back(ArgOf(session_->graph().value(v)));
+    return out;
+  }
+
+  py::list Run(const py::object& output_names, const py::dict& feed) {
+    const runtime::Graph& g = session_->graph();
+    std::vector<HostTensor> inputs;
+    for (int v : g.inputs()) {
+      const std::string& name = g.value(v).name;
+      if (!feed.contains(name)) throw Error("input '" + name + "' missing from input_feed");
+      inputs.push_back(FromNumpy(feed[py::str(name)], g.value(v)));
+    }
+    for (auto item : feed) {
+      const std::string name = item.first.cast<std::string>();
+      bool known = false;
+      for (int v : g.inputs()) known |= g.value(v).name == name;
+      if (!known) throw Error("input_feed names '" + name + "', which is not a model input");
+    }
+    std::vector<HostTensor> out;
+    {
+      py::gil_scoped_release release;
+      out = Value(session_->Run(inputs));
+    }
+    std::vector<int> order;
+    if (output_names.is_none()) {
+      for (size_t k = 0; k < out.size(); ++k) order.push_back(static_cast<int>(k));
+    } else {
+      for (auto name : output_names) {
+        const std::string n = name.cast<std::string>();
+        int found = -1;
+        for (size_t k = 0; k < g.outputs().size(); ++k)
+          if (g.value(g.outputs()[k]).name == n) found = static_cast<int>(k);
+        if (found < 0) throw Error("output '" + n + "' is not a model output");
+        order.push_back(found);
+      }
+    }
+    py::list result;
+    for (int k : order) result.append(ToNumpy(out[k]));
+    return result;
+  }
+
+  // What the session did: backend, stage times, prepare statistics, the optimizer's report.
+  py::dict Info() const {
+    py::dict d;
+    d["backend"] = session_->backend_name();
+    d["load_s"] = session_->times().load_s;
+    d["optimize_s"] = session_->times().optimize_s;
+    d["prepare_s"] = session_->times().prepare_s;
+    const runtime::PrepareStats st = session_->stats();
+    d["steps"] = st.steps;
+    d["fused_nodes"] = st.fused_nodes;
+    d["fallback_nodes"] = st.fallback_nodes;
+    d["activation_bytes"] = st.activation_bytes;
+    d["weight_bytes"] = st.weight_bytes;
+    if (const OptimizeReport* r = session_->optimize_report())
+      d["optimize_report"] = rewriter::ReportToJson(*r, "", "");
+    if (const auto& t = session_->rewrite_timing()) d["kept_rewritten_graph"] = !t->kept_original;
+    return d;
+  }
+
+ private:
+  std::unique_ptr<Session> session_;
+};
+
+// Returns (optimized model bytes, report JSON).
+py::tuple Optimize(const py::object& model, bool is_path, const ModelOptimizeOptions& options,
+                   const runtime::ImportOptions& import) {
+  runtime::Graph g = Import(model, is_path, import);
+  const std::string source = is_path ? model.cast<std::string>() : "<bytes>";
+  std::string bytes, json;
+  {
+    py::gil_scoped_release release;
+    ModelOptimizeResult r = Value(OptimizeModel(std::move(g), options));
+    onnx::ModelProto proto;
+    Ok(runtime::ExportOnnxModel(r.graph, &proto));
+    if (!proto.SerializeToString(&bytes))
+      throw Error("the optimized model could not be serialized");
+    json = rewriter::ReportToJson(r.report, source, "");
+  }
+  return py::make_tuple(py::bytes(bytes), json);
+}
+
+}  // namespace
+}  // namespace verisub::python
+
+PYBIND11_MODULE(_verisub, m) {
+  using namespace verisub;          // NOLINT
+  using namespace verisub::python;  // NOLINT
+  m.doc() = "verisub's runtime: proved graph rewrites and a Session with ONNX Runtime's names";
+  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+
+  py::class_<NodeArg>(m, "NodeArg")
+      .def_readonly("name", &NodeArg::name)
+      .def_readonly("shape", &NodeArg::shape)
+      .def_readonly("type", &NodeArg::type)
+      .def("__repr__", [](const NodeArg& a) {
+        return "NodeArg(name='" + a.name + "', type='" + a.type +
+               "', shape=" + py::repr(a.shape).cast<std::string>() + ")";
+      });
+
+  py::class_<PySession>(m, "_Session")
+      .def(py::init([](const py::object& model, bool is_path, bool optimize,
+                       const std::string& rules, int threads, const std::string& backend,
+                       const std::string& layout, const std::string& precision,
+                       double precision_budget, const std::string& cost,
+                       const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+             SessionOptions o;
+             o.optimize = optimize;
+             o.rules_path = rules;
+             o.num_threads = threads;
+             o.backend = backend;
+             o.layout = layout;
+             o.precision = precision;
+             o.precision_budget = precision_budget;
+             o.cost.cost = cost;
+             o.input_shapes = input_shapes;
+             return std::make_unique<PySession>(model, is_path, o);
+           }),
+           py::arg("model"), py::arg("is_path"), py::arg("optimize"), py::arg("rules"),
+           py::arg("threads"), py::arg("backend"), py::arg("layout"), py::arg("precision"),
+           py::arg("precision_budget"), py::arg("cost"), py::arg("input_shapes"))
+      .def("get_inputs", &PySession::Inputs)
+      .def("get_outputs", &PySession::Outputs)
+      .def("run", &PySession::Run, py::arg("output_names"), py::arg("input_feed"))
+      .def("info", &PySession::Info);
+
+  m.def(
+      "_optimize",
+      [](const py::object& model, bool is_path, const std::string& rules, bool allow_unproved,
+         const std::string& cost, const std::string& device, const std::string& cost_table,
+         const std::string& layout, double time_limit, int64_t budget,
+         const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+        ModelOptimizeOptions o;
+        o.rules_path = rules;
+        o.allow_unproved = allow_unproved;
+        o.cost.cost = cost;
+        if (!device.empty()) o.cost.device = device;
+        o.cost.table_path = cost_table;
+        o.layout = layout;
+        if (time_limit > 0) o.optimize.search.time_limit_s = time_limit;
+        if (budget > 0) o.optimize.search.budget = static_cast<int>(budget);
+        runtime::ImportOptions import;
+        import.input_shapes = input_shapes;
+        o.optimize.import = import;
+        return Optimize(model, is_path, o, import);
+      },
+      py::arg("model"), py::arg("is_path"), py::arg("rules"), py::arg("allow_unproved"),
+      py::arg("cost"), py::arg("device"), py::arg("cost_table"), py::arg("layout"),
+      py::arg("time_limit"), py::arg("budget"), py::arg("input_shapes"));
+}

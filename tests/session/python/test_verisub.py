@@ -1,0 +1,112 @@
+"""The Python module: ONNX Runtime's names over a verisub Session, the optimizer as one call, and
+errors as verisub.Error with our messages. Runs under ctest (tests/session/CMakeLists.txt) with
+Debian's python3, numpy and onnx, from the source tree (data/models)."""
+import unittest
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+import verisub
+
+MODELS = "data/models/"
+
+
+def recorded(name):
+    """(model path, recorded input, PyTorch's recorded output)."""
+    inp = numpy_helper.to_array(onnx.load_tensor(MODELS + name + ".input_0.pb"))
+    out = numpy_helper.to_array(onnx.load_tensor(MODELS + name + ".output_0.pb"))
+    return MODELS + name + ".onnx", inp, out
+
+
+def relative_error(a, b):
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
+
+
+class InferenceSessionTest(unittest.TestCase):
+    def test_runs_an_export_like_pytorch(self):
+        for name in ("squeezenet1_1", "small_resnet", "tiny_transformer"):
+            path, x, expected = recorded(name)
+            sess = verisub.InferenceSession(path, cost="analytic")
+            inputs = sess.get_inputs()
+            self.assertEqual(len(inputs), 1)
+            self.assertEqual(inputs[0].type, "tensor(float)")
+            self.assertEqual(inputs[0].shape, list(x.shape))
+            y, = sess.run(None, {inputs[0].name: x})
+            self.assertEqual(y.dtype, np.float32)
+            self.assertEqual(y.shape, expected.shape)
+            self.assertLess(relative_error(y, expected), 1e-3, name)
+            info = sess.info()
+            self.assertEqual(info["backend"], "onednn")
+            self.assertIn("cost_after_us", info["optimize_report"])
+
+    def test_model_kinds_and_output_selection(self):
+        path, x, expected = recorded("squeezenet1_1")
+        proto = onnx.load(path)
+        for model in (proto, proto.SerializeToString(), path):
+            sess = verisub.InferenceSession(model, optimize=False, threads=1)
+            out_name = sess.get_outputs()[0].name
+            y, = sess.run([out_name], {"input": x.astype(np.float64)})  # converted to float32
+            self.assertLess(relative_error(y, expected), 1e-3)
+            self.assertEqual(sess.get_providers(), ["CPUExecutionProvider"])
+
+    def test_errors_carry_our_messages(self):
+        path, x, _ = recorded("squeezenet1_1")
+        with self.assertRaisesRegex(verisub.Error, "no_such_model.onnx"):
+            verisub.InferenceSession(MODELS + "no_such_model.onnx")
+        with self.assertRaisesRegex(verisub.Error, "protobuf|parse|ModelProto"):
+            verisub.InferenceSession(b"not a model")
+        with self.assertRaises(TypeError):
+            verisub.InferenceSession(42)
+        with self.assertRaisesRegex(ValueError, "TensorrtExecutionProvider"):
+            verisub.InferenceSession(path, providers=["TensorrtExecutionProvider"])
+        sess = verisub.InferenceSession(path, optimize=False)
+        with self.assertRaisesRegex(verisub.Error, "input 'input' missing"):
+            sess.run(None, {})
+        with self.assertRaisesRegex(verisub.Error, "expected shape"):
+            sess.run(None, {"input": x[:, :, :10]})
+        with self.assertRaisesRegex(verisub.Error, "'bogus'"):
+            sess.run(None, {"input": x, "bogus": x})
+        with self.assertRaisesRegex(verisub.Error, "'nope' is not a model output"):
+            sess.run(["nope"], {"input": x})
+        self.assertTrue(issubclass(verisub.Error, RuntimeError))
+
+    def test_gpu_provider_runs_or_says_why_not(self):
+        path, x, expected = recorded("squeezenet1_1")
+        try:
+            sess = verisub.InferenceSession(path, providers=["CUDAExecutionProvider"],
+                                            optimize=False)
+        except verisub.Error as e:
+            self.assertRegex(str(e), "no CUDA device|no CUDA backend")
+            return
+        y, = sess.run(None, {"input": x})
+        self.assertLess(relative_error(y, expected), 1e-3)
+
+
+class OptimizeTest(unittest.TestCase):
+    def test_gives_back_the_kind_it_was_given(self):
+        path, x, expected = recorded("small_resnet")
+        proto = onnx.load(path)
+        optimized, report = verisub.optimize(proto, cost="analytic", device="cpu-2core")
+        self.assertIsInstance(optimized, onnx.ModelProto)
+        onnx.checker.check_model(optimized)
+        self.assertLessEqual(report["cost_after_us"], report["cost_before_us"])
+        self.assertGreater(report["nodes_before"], 0)
+        data, _ = verisub.optimize(proto.SerializeToString(), cost="analytic", layout="plain")
+        self.assertIsInstance(data, bytes)
+        from_path, _ = verisub.optimize(path, cost="analytic")
+        self.assertIsInstance(from_path, onnx.ModelProto)
+        # The optimized model computes what the original does.
+        y, = verisub.InferenceSession(optimized, optimize=False).run(None, {"input": x})
+        self.assertLess(relative_error(y, expected), 1e-3)
+
+    def test_bad_arguments(self):
+        path = MODELS + "small_resnet.onnx"
+        with self.assertRaisesRegex(verisub.Error, "missing_rules"):
+            verisub.optimize(path, rules="missing_rules.pb", cost="analytic")
+        with self.assertRaisesRegex(verisub.Error, "layout"):
+            verisub.optimize(path, cost="analytic", layout="diagonal")
+
+
+if __name__ == "__main__":
+    unittest.main()
