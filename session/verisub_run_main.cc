@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "base/file_io.h"
 #include "base/flags.h"
-#include "onnx/onnx_pb.h"
-#include "session/session.h"
 #include "rewriter/verify_outputs.h"
 #include "runtime/input_shapes.h"
-#include "runtime/tensor_proto.h"
+#include "session/session.h"
+#include "session/tensor_files.h"
 
 namespace {
 
@@ -34,6 +34,7 @@ struct RunFlags {
   verisub::SessionOptions session;
   int runs = 20, warmup = 3;
   std::vector<std::string> input_files;
+  std::string output_dir;
   bool check = false;
   int profile = 0;
 };
@@ -73,18 +74,6 @@ void PrintProfile(const std::vector<verisub::runtime::StepProfile>& steps, int t
   for (int i = 0; i < top && i < static_cast<int>(by_time.size()); ++i)
     std::printf("  %8.3f ms  %-12s %s\n", by_time[i]->seconds * 1e3, by_time[i]->kind.c_str(),
                 by_time[i]->name.c_str());
-}
-
-verisub::StatusOr<HostTensor> ReadTensor(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return verisub::NotFound(path + ": cannot open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(buf.str())) return verisub::DataLoss(path + ": not a TensorProto");
-  auto t = verisub::runtime::FromTensorProto(proto);
-  if (!t.ok()) return t.status().WithContext(path);
-  return t;
 }
 
 // Deterministic inputs: floats uniform in [-1, 1), integers 0 and 1 (valid token ids).
@@ -141,9 +130,12 @@ int main(int argc, char** argv) {
       .Int("--warmup", &flags.warmup, 0, 1000000, "untimed runs first")
       .Repeated("--input-shape", &input_shapes, "NAME=D0,D1,...",
                 "fixes a graph input's symbolic dimensions, e.g. input=1,3,224,224")
-      .Repeated("--input", &flags.input_files, "FILE.pb",
-                "an input tensor (ONNX TensorProto), one per graph input in order (default: "
-                "deterministic synthetic inputs)")
+      .Repeated("--input", &flags.input_files, "FILE",
+                "an input tensor, an ONNX TensorProto (.pb) or a NumPy array (.npy), one per "
+                "graph input, matched by the tensor's name or the file's (else in order; "
+                "default: deterministic synthetic inputs)")
+      .Path("--output", &flags.output_dir,
+            "write every output into this existing folder as NAME.pb (ONNX TensorProto)")
       .Enum("--backend", &flags.session.backend, {"onednn", "cuda", "reference"},
             "the backend to run on")
       .Enum("--layout", &flags.session.layout, {"auto", "backend", "dp", "joint", "plain"},
@@ -173,6 +165,9 @@ int main(int argc, char** argv) {
     if (Status st = runtime::ParseInputShapeFlag(spec, &flags.session.input_shapes); !st.ok())
       return parser.UsageError(st.message());
 
+  // Said before the work, not after it.
+  if (!flags.output_dir.empty())
+    if (Status st = base::CheckOutputDirectory(flags.output_dir); !st.ok()) return Fail(st);
   auto session = Session::Create(flags.model, flags.session);
   if (!session.ok()) return Fail(session.status());
   Session& s = **session;
@@ -234,15 +229,9 @@ int main(int argc, char** argv) {
 
   std::vector<HostTensor> inputs;
   if (!flags.input_files.empty()) {
-    if (flags.input_files.size() != g.inputs().size())
-      return Fail(InvalidArgument("the model has " + std::to_string(g.inputs().size()) +
-                                  " inputs, got " + std::to_string(flags.input_files.size()) +
-                                  " --input files"));
-    for (const std::string& f : flags.input_files) {
-      auto t = ReadTensor(f);
-      if (!t.ok()) return Fail(t.status());
-      inputs.push_back(std::move(t).value());
-    }
+    auto read = ReadInputs(flags.input_files, g);
+    if (!read.ok()) return Fail(read.status());
+    inputs = std::move(read).value();
   } else {
     for (size_t k = 0; k < g.inputs().size(); ++k)
       inputs.push_back(SyntheticInput(g.value(g.inputs()[k]), k + 1));
@@ -274,6 +263,11 @@ int main(int argc, char** argv) {
     if (!profile.ok()) return Fail(profile.status());
     PrintProfile(*profile, 15);
   }
+  if (!flags.output_dir.empty()) {
+    auto written = WriteOutputs(flags.output_dir, g, *out);
+    if (!written.ok()) return Fail(written.status());
+    std::printf("outputs:  %zu written to %s\n", written->size(), flags.output_dir.c_str());
+  }
   int rc = 0;
   if (flags.check) {
     auto ref = MakeBackend("reference")->Prepare(g, {});
@@ -281,6 +275,7 @@ int main(int argc, char** argv) {
     auto expected = (*ref)->Run(inputs);
     if (!expected.ok()) return Fail(expected.status());
     double max_abs = 0, max_rel = 0, max_scaled = 0;
+    bool nonfinite_mismatch = false;
     constexpr double kRel = 1e-4;  // of max(|reference|, 1): an absolute 1e-4 below magnitude 1
     // On the GPU the tolerance scales with each output's largest magnitude: cuDNN's float32
     // algorithms (Winograd, FFT, split reductions) round differently from a direct sum, element
@@ -292,13 +287,20 @@ int main(int argc, char** argv) {
       if (!shapes) break;
       std::vector<double> a = (*out)[k].ToDoubles(), b = (*expected)[k].ToDoubles();
       double scale = 1, output_abs = 0;
-      for (double v : b) scale = std::max(scale, std::abs(v));
+      for (double v : b)
+        if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
       for (size_t i = 0; i < a.size(); ++i) {
         double d = std::abs(a[i] - b[i]);
-        if (std::isnan(a[i]) != std::isnan(b[i])) d = INFINITY;
+        // A NaN or an infinity on one side only is a mismatch (NaN would compare as no error).
+        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
+          const bool same = (std::isnan(a[i]) && std::isnan(b[i])) || a[i] == b[i];
+          nonfinite_mismatch |= !same;
+          d = same ? 0.0 : INFINITY;
+        }
         max_abs = std::max(max_abs, d);
         output_abs = std::max(output_abs, d);
-        max_rel = std::max(max_rel, d / std::max(std::abs(b[i]), 1.0));
+        max_rel =
+            std::max(max_rel, d / (std::isfinite(b[i]) ? std::max(std::abs(b[i]), 1.0) : 1.0));
       }
       max_scaled = std::max(max_scaled, output_abs / scale);
     }
@@ -307,9 +309,10 @@ int main(int argc, char** argv) {
     const bool reduced = s.precision_report() && s.precision_report()->reduced_values > 0 &&
                          !s.precision_report()->kept_float32_by_timing &&
                          !s.precision_report()->kept_float32_by_check;
-    bool ok = shapes && (reduced           ? norm_rel <= flags.session.precision_budget
-                         : by_output_scale ? max_scaled <= kRel
-                                           : max_rel <= kRel);
+    bool ok = shapes && !nonfinite_mismatch &&
+              (reduced           ? norm_rel <= flags.session.precision_budget
+               : by_output_scale ? max_scaled <= kRel
+                                 : max_rel <= kRel);
     if (reduced)
       std::printf(
           "check:    %s against the reference backend: relative error %.3g (budget %.0e), max "
@@ -326,6 +329,7 @@ int main(int argc, char** argv) {
           "(tolerance %.0e of max(|ref|,1))\n",
           ok ? "ok" : "FAILED", max_abs, max_rel, kRel);
     if (!shapes) std::printf("check:    output shapes differ\n");
+    if (nonfinite_mismatch) std::printf("check:    a NaN or an infinity on one side only\n");
     if (!ok) rc = 3;
   }
   std::printf("verisub-run: median_ms=%.3f min_ms=%.3f runs=%d\n", median, sorted.front(),

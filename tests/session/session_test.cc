@@ -4,9 +4,11 @@
 #include "session/session.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/cost_table.h"
@@ -15,6 +17,7 @@
 #endif
 #include "runtime/executor.h"
 #include "runtime/onnx_import.h"
+#include "session/tensor_files.h"
 #include "tests/rewriter/run_command.h"
 
 namespace verisub {
@@ -409,6 +412,43 @@ TEST(VerisubRunTest, RejectsBadFlags) {
   r = RunCommand(std::string(VERISUB_RUN_PATH) + " data/models/missing.onnx");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.output.find("missing.onnx"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace verisub
+
+namespace verisub {
+namespace {
+
+// --input reads recorded tensors (matched by name, else in order) and refuses what is no tensor
+// file; --output writes every output as NAME.pb, which matches PyTorch's recorded output.
+TEST(VerisubRunTest, ReadsInputFilesAndWritesOutputs) {
+  char tmpl[] = "/tmp/verisub_run_outputs_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string run = std::string(VERISUB_RUN_PATH) + " data/models/squeezenet1_1.onnx ";
+  auto r = rewriter::testing::RunCommand(
+      run + "--input data/models/squeezenet1_1.input_0.pb --runs 1 --warmup 0 --output " + dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("outputs:  1 written"), std::string::npos) << r.output;
+  auto got = ReadTensorFile(dir + "/output.pb");
+  auto want = ReadTensorFile("data/models/squeezenet1_1.output_0.pb");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(got->name, "output");
+  ASSERT_EQ(got->tensor.f32.size(), want->tensor.f32.size());
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < got->tensor.f32.size(); ++i) {
+    err = std::max(err, std::abs(double{got->tensor.f32[i]} - want->tensor.f32[i]));
+    scale = std::max(scale, std::abs(double{want->tensor.f32[i]}));
+  }
+  EXPECT_LT(err, 1e-3 * scale);
+  r = rewriter::testing::RunCommand(run + "--input /dev/zero --runs 1");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("/dev/zero"), std::string::npos) << r.output;
+  r = rewriter::testing::RunCommand(run + "--runs 1 --output " + dir + "/missing");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_EQ(r.output.find("run:"), std::string::npos) << "refused before the run";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
