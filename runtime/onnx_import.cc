@@ -364,7 +364,6 @@ int64_t MaxSupportedOpset() {
   return it == map.end() ? 0 : it->second.second;
 }
 
-
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
@@ -462,6 +461,8 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
   }
   VERISUB_RETURN_IF_ERROR(fail(InferSpecTypes(&g)));
   VERISUB_RETURN_IF_ERROR(fail(CheckGraph(g)));
+  // A graph that computes nothing is no model (an empty or truncated export).
+  if (g.outputs().empty()) return fail(InvalidArgument("the graph has no outputs"));
   return g;
 }
 

@@ -4,6 +4,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -95,8 +96,12 @@ StatusOr<CostTable> CostTable::Parse(std::string_view text, const std::string& s
     const pb::CostEntry& e = proto.entries(i);
     const std::string where = "cost table '" + source + "', entry " + std::to_string(i + 1);
     if (e.key().empty()) return InvalidArgument(where + ": empty key");
-    if (!std::isfinite(e.time_us()) || e.time_us() < 0)
-      return InvalidArgument(where + " ('" + e.key() + "'): time_us must be finite and >= 0");
+    // A measured kernel takes some time, and less than an hour (3.6e9 us): anything else is a
+    // damaged or forged table (1e300 us once went through and printed as a 300-digit cost).
+    if (!std::isfinite(e.time_us()) || e.time_us() < kMinKernelTimeUs ||
+        e.time_us() > kMaxKernelTimeUs)
+      return InvalidArgument(where + " ('" + e.key() +
+                             "'): time_us must be finite, from 1e-3 to 3.6e9 (an hour)");
     if (e.runs() > 1000000000u)
       return InvalidArgument(where + " ('" + e.key() + "'): runs out of range");
     if (!table.entries_.emplace(e.key(), CostTableEntry{e.time_us(), static_cast<int>(e.runs())})
@@ -157,7 +162,8 @@ std::optional<double> CostTable::Find(const std::string& key) const {
 }
 
 void CostTable::Insert(const std::string& key, double time_us, int runs) {
-  entries_[key] = CostTableEntry{time_us, runs};
+  if (!(time_us >= kMinKernelTimeUs)) time_us = kMinKernelTimeUs;  // NaN too
+  entries_[key] = CostTableEntry{std::min(time_us, kMaxKernelTimeUs), runs};
 }
 
 int CostTable::MergeMissing(const CostTable& other) {

@@ -17,6 +17,10 @@ namespace verisub::runtime {
 inline constexpr int kCostTableSchema = 1;
 // Entries a table may hold (a development model needs a few hundred).
 inline constexpr int64_t kMaxCostTableEntries = 1000000;
+// The range of a kernel time a table holds (us): above 0 and at most an hour. Loading refuses
+// entries outside it; Insert keeps a measurement inside it (a timer's 0 becomes the minimum).
+inline constexpr double kMinKernelTimeUs = 1e-3;
+inline constexpr double kMaxKernelTimeUs = 3.6e9;
 
 struct CostTableHeader {
   std::string engine;          // "onednn"

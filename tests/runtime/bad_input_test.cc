@@ -36,6 +36,17 @@ TEST(BadInputTest, EmptyTruncatedAndNonOnnxBytes) {
               {"text.onnx", "not an ONNX model"});
 }
 
+// A model that computes nothing (no outputs) is refused, naming the file.
+TEST(BadInputTest, AGraphWithoutOutputs) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  m.mutable_graph()->set_name("empty");
+  std::string bytes;
+  ASSERT_TRUE(m.SerializeToString(&bytes));
+  ExpectError(ImportOnnxBytes(bytes, "hollow.onnx"), {"hollow.onnx"});
+}
+
 TEST(BadInputTest, CheckerFailureNamesTheNode) {
   ModelBuilder b;
   b.Input("x", {2, 3}).Output("y", {2, 3});

@@ -61,6 +61,8 @@ TEST_F(CostTableTest, DamagedTablesAreRefusedNamingTheFault) {
       {good + "entries { key: \"\" time_us: 1 }", "entry 1: empty key"},
       {good + "entries { key: \"k\" time_us: -1 }", "time_us must be finite"},
       {good + "entries { key: \"k\" time_us: nan }", "time_us must be finite"},
+      {good + "entries { key: \"k\" time_us: 0 }", "time_us must be finite"},
+      {good + "entries { key: \"k\" time_us: 1e300 }", "an hour"},
       {with_entry + "entries { key: \"k\" time_us: 2 }", "entry 2: key 'k' appears twice"},
   };
   for (const Case& c : cases) {
