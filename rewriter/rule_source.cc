@@ -1,6 +1,8 @@
 // Where rules come from: the rules database (protobuf or text form) or a plain list of rules.
 #include "rewriter/rule_source.h"
 
+#include <dlfcn.h>
+
 #include <filesystem>
 #include <sstream>
 
@@ -26,6 +28,13 @@ std::string FindShippedPath(const std::string& relative) {
     fs::path rel(relative);
     if (rel.begin() != rel.end() && *rel.begin() == "data")
       candidates.push_back(exe.parent_path() / "../share/verisub" / rel.lexically_relative("data"));
+  }
+  // Installed beside a library that embeds this code (lib/libverisub.so -> share/verisub).
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&FindShippedPath), &info) != 0 && info.dli_fname) {
+    fs::path rel(relative), lib = fs::weakly_canonical(info.dli_fname, ec);
+    if (!ec && rel.begin() != rel.end() && *rel.begin() == "data")
+      candidates.push_back(lib.parent_path() / "../share/verisub" / rel.lexically_relative("data"));
   }
 #ifdef VERISUB_SOURCE_DIR
   candidates.push_back(fs::path(VERISUB_SOURCE_DIR) / relative);
