@@ -1,9 +1,11 @@
 // CostSource: the analytic model, or the measured CPU model with its tables.
 #include "rewriter/cost_source.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <sstream>
 
 #include "rewriter/rule_source.h"
@@ -98,6 +100,10 @@ class MeasuredSource : public CostSource {
     auto model = make(std::move(table));
     if (!model.ok()) return model.status();
     src->model_ = std::move(model).value();
+    // The table is saved as it grows (at most every few seconds), so that a run cut short keeps
+    // what it measured; Save() at the end writes the rest.
+    MeasuredSource* s = src.get();
+    src->model_->SetOnMeasured([s] { s->SaveEvery(kSaveEverySeconds); });
     return std::unique_ptr<CostSource>(std::move(src));
   }
 
@@ -109,11 +115,27 @@ class MeasuredSource : public CostSource {
     out << model_->Name() << " (table: " << (from_.empty() ? "new" : from_) << ", " << loaded_
         << " entries; " << st.hits << " answered from it, " << st.measured << " measured in ";
     out.precision(3);
-    out << st.measure_seconds << " s, " << st.estimated << " estimated)" << notes_;
+    out << st.measure_seconds << " s, " << st.estimated << " estimated)" << notes_ << save_note_;
     return out.str();
   }
 
+  // Save() when the last save is `seconds` old; a failure is noted for Summary(), not fatal.
+  void SaveEvery(double seconds) {
+    std::lock_guard<std::mutex> lock(save_mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_save_).count() < seconds) return;
+    last_save_ = now;
+    if (Status st = SaveLocked(); !st.ok() && save_note_.empty())
+      save_note_ = "; note: saving while measuring failed: " + st.message();
+  }
+
   Status Save() override {
+    std::lock_guard<std::mutex> lock(save_mu_);
+    return SaveLocked();
+  }
+
+ private:
+  Status SaveLocked() {
     runtime::CostTable table = model_->table();
     if (table.size() == initial_size_ || save_path_.empty()) return Status::Ok();
     if (!make_dir_.empty()) {
@@ -126,8 +148,11 @@ class MeasuredSource : public CostSource {
     return table.Save(save_path_);
   }
 
- private:
   MeasuredSource() = default;
+  static constexpr double kSaveEverySeconds = 2.0;
+  std::mutex save_mu_;
+  std::chrono::steady_clock::time_point last_save_ = std::chrono::steady_clock::now();
+  std::string save_note_;
   std::unique_ptr<Model> model_;
   std::string save_path_, make_dir_, from_, notes_;
   int64_t loaded_ = 0, initial_size_ = 0;

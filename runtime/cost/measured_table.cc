@@ -16,7 +16,7 @@ StatusOr<MissingCost> ParseMissingCost(const std::string& name) {
 StatusOr<double> MeasuredTable::Cached(const std::string& key,
                                        const std::function<StatusOr<double>(int* runs)>& measure,
                                        double estimate) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (auto t = table_.Find(key)) {
     ++stats_.hits;
     return *t;
@@ -39,7 +39,16 @@ StatusOr<double> MeasuredTable::Cached(const std::string& key,
   }
   ++stats_.measured;
   table_.Insert(key, *t * 1e6, runs);
-  return *t * 1e6;
+  const double us = *table_.Find(key);
+  const std::function<void()> after = on_measured_;
+  lock.unlock();
+  if (after) after();
+  return us;
+}
+
+void MeasuredTable::SetOnMeasured(std::function<void()> f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_measured_ = std::move(f);
 }
 
 void MeasuredTable::CountEstimate() {

@@ -41,6 +41,9 @@ class MeasuredTable {
                           double estimate);
   // Counts an instance answered by an estimate without consulting the table.
   void CountEstimate();
+  // Called after every measurement is stored (outside the table's lock), e.g. to save the table
+  // as it grows, so that a run cut short keeps what it measured.
+  void SetOnMeasured(std::function<void()> f);
 
   CostTable table() const;
   MeasureStats stats() const;
@@ -50,6 +53,7 @@ class MeasuredTable {
   mutable std::mutex mu_;
   CostTable table_;
   MeasureStats stats_;
+  std::function<void()> on_measured_;
 };
 
 }  // namespace verisub::runtime

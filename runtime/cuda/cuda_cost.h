@@ -70,6 +70,9 @@ class CudaCostModel : public CostModel {
 
   struct Gpu;  // CUDA, cuDNN and cuBLAS handles (cuda_cost.cc)
 
+  // See MeasuredTable::SetOnMeasured.
+  void SetOnMeasured(std::function<void()> f) const { measured_.SetOnMeasured(std::move(f)); }
+
  private:
   CudaCostModel(const CudaCostOptions& options, CostTable table, std::unique_ptr<Gpu> gpu);
 

@@ -82,6 +82,9 @@ class MeasuredCpuCostModel : public CostModel {
   using Stats = MeasureStats;
   Stats stats() const;
 
+  // See MeasuredTable::SetOnMeasured.
+  void SetOnMeasured(std::function<void()> f) const { measured_.SetOnMeasured(std::move(f)); }
+
  private:
   // MeasuredTable::Cached (the CPU's analytic estimate answers kAnalytic).
   StatusOr<double> Cached(const std::string& key,

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "runtime/cost/measured_table.h"
+
 namespace verisub::runtime {
 namespace {
 
@@ -109,6 +111,36 @@ TEST(CostTableHeaderTest, FileNameIsPortable) {
   EXPECT_FALSE(Header().SameMachine(older));
   EXPECT_NE(Header().Describe().find("1 thread, Test CPU"), std::string::npos);
   EXPECT_FALSE(Header().SameMachine(Header(2)));
+}
+
+}  // namespace
+}  // namespace verisub::runtime
+
+namespace verisub::runtime {
+namespace {
+
+// Every stored measurement is announced (outside the table's lock, so the listener may read
+// the table), which is how a cost source saves its table while it measures.
+TEST(MeasuredTableTest, AnnouncesEveryStoredMeasurement) {
+  MeasuredTable m(MissingCost::kMeasure, CostTable(CostTableHeader{}));
+  int announced = 0;
+  size_t seen = 0;
+  m.SetOnMeasured([&] {
+    ++announced;
+    seen = m.table().size();
+  });
+  auto measure = [](int* runs) -> StatusOr<double> {
+    *runs = 3;
+    return 2e-6;
+  };
+  ASSERT_TRUE(m.Cached("a", measure, 1).ok());
+  ASSERT_TRUE(m.Cached("a", measure, 1).ok());  // answered from the table: nothing new
+  ASSERT_TRUE(m.Cached("b", measure, 1).ok());
+  EXPECT_EQ(announced, 2);
+  EXPECT_EQ(seen, 2u);
+  auto fails = [](int*) -> StatusOr<double> { return Unimplemented("no kernel"); };
+  EXPECT_EQ(*m.Cached("c", fails, 7.5), 7.5);  // estimated, not stored, not announced
+  EXPECT_EQ(announced, 2);
 }
 
 }  // namespace
