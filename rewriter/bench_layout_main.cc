@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
 #include "rewriter/precision_costs.h"
@@ -19,16 +21,11 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: verisub-bench-layout [MODEL_DIR] [--device NAME] [--threshold T] [--max-states N]\n"
-    "                            [--exact-max-states N] [--exact-max-width W] [--no-pareto]\n"
-    "                            [--no-dominated]\n"
-    "                            [--repeat N] [--only MODEL] [--no-densenet]\n"
-    "                            [--precision bf16] [--precision-factors compute=F,memory=F,...]\n"
-    "  MODEL_DIR defaults to build/models (written by verisub-models --out DIR); DenseNet-121\n"
-    "  (224x224) is built in process. DP times are the best of --repeat runs (default 5).\n"
-    "  --precision bf16: values may also be stored in bfloat16, priced by the synthetic table\n"
-    "  (rewriter/precision_costs.h: float32 time x factor, casts by bytes moved).\n";
+constexpr const char* kEpilog =
+    "MODEL_DIR holds the models (written by verisub-models --out DIR); DenseNet-121 (224x224) is\n"
+    "built in process. DP times are the best of --repeat runs. --precision bf16: values may also\n"
+    "be stored in bfloat16, priced by the synthetic table (rewriter/precision_costs.h: float32\n"
+    "time x factor, casts by bytes moved). Exit codes: 0 done, 1 failed, 2 bad usage.";
 
 using namespace verisub;  // NOLINT
 
@@ -142,52 +139,37 @@ int main(int argc, char** argv) {
   s.exact.threshold = 0;
   s.exact.pareto = false;
   s.exact.max_states = 1 << 16;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    const bool has_next = i + 1 < argc;
-    if (a == "--device" && has_next) {
-      s.device = argv[++i];
-    } else if (a == "--threshold" && has_next) {
-      s.pruned.threshold = std::atof(argv[++i]);
-    } else if (a == "--max-states" && has_next) {
-      s.pruned.max_states = std::atoi(argv[++i]);
-    } else if (a == "--exact-max-states" && has_next) {
-      s.exact.max_states = std::atoi(argv[++i]);
-    } else if (a == "--repeat" && has_next) {
-      s.repeat = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--no-dominated") {
-      s.pruned.prune_dominated = false;
-    } else if (a == "--no-pareto") {
-      s.pruned.pareto = false;
-    } else if (a == "--exact-max-width" && has_next) {
-      s.exact_max_width = std::atoi(argv[++i]);
-    } else if (a == "--only" && has_next) {
-      only = argv[++i];
-    } else if (a == "--precision" && has_next) {
-      std::string p = argv[++i];
-      if (p != "bf16") {
-        std::fprintf(stderr, "--precision: '%s' is not bf16\n", p.c_str());
-        return 2;
-      }
-      s.bf16 = true;
-    } else if (a == "--precision-factors" && has_next) {
-      auto f = rewriter::ParsePrecisionFactors(argv[++i]);
-      if (!f.ok()) {
-        std::fprintf(stderr, "--precision-factors: %s\n", f.status().message().c_str());
-        return 2;
-      }
-      s.factors = *f;
-    } else if (a == "--no-densenet") {
-      densenet = false;
-    } else if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (!a.empty() && a[0] != '-') {
-      dir = a;
-    } else {
-      std::fprintf(stderr, "unknown argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
+  bool no_densenet = false, no_pareto = false, no_dominated = false;
+  std::string precision_flag = "f32", factors;
+  base::Flags flags("verisub-bench-layout", "[MODEL_DIR] [flags]", kEpilog);
+  flags
+      .Positional("MODEL_DIR", &dir, "the folder of .onnx models (default build/models)",
+                  /*required=*/false)
+      .String("--device", &s.device, "NAME", "analytic cost preset: v100, cpu-2core or h100")
+      .Double("--threshold", &s.pruned.threshold, 0, 1e9,
+              "the pruned DP drops states costlier than this times the cut's best (0: off)")
+      .Int("--max-states", &s.pruned.max_states, 1, 1 << 30, "the pruned DP's beam width")
+      .Int("--exact-max-states", &s.exact.max_states, 1, 1 << 30, "the exact DP's state cap")
+      .Int("--exact-max-width", &s.exact_max_width, 0, 64,
+           "skip the exact run above this cut width (its states grow as 4^width)")
+      .Bool("--no-pareto", &no_pareto, "no Pareto pruning in the pruned DP")
+      .Bool("--no-dominated", &no_dominated, "no dominance pruning in the pruned DP")
+      .Int("--repeat", &s.repeat, 1, 1000, "DP runs per model (the best time is kept)")
+      .String("--only", &only, "MODEL", "only the model named MODEL (its file name without .onnx)")
+      .Bool("--no-densenet", &no_densenet, "leave DenseNet-121 out")
+      .Enum("--precision", &precision_flag, {"f32", "bf16"},
+            "bf16: values may be stored in bfloat16")
+      .String("--precision-factors", &factors, "compute=F,memory=F,...",
+              "the synthetic bfloat16 table's factors");
+  if (std::optional<int> code = flags.ParseMain(argc, argv)) return *code;
+  densenet = !no_densenet;
+  s.pruned.pareto = !no_pareto;
+  s.pruned.prune_dominated = !no_dominated;
+  s.bf16 = precision_flag == "bf16";
+  if (!factors.empty()) {
+    auto f = rewriter::ParsePrecisionFactors(factors);
+    if (!f.ok()) return flags.UsageError("--precision-factors: " + f.status().message());
+    s.factors = *f;
   }
   std::vector<std::string> models;
   std::error_code ec;
