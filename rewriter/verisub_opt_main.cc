@@ -14,8 +14,10 @@
 #include "base/file_io.h"
 #include "base/flags.h"
 #include "rewriter/cost_source.h"
+#include "rewriter/graph_cost.h"
 #include "rewriter/joint.h"
 #include "rewriter/optimize.h"
+#include "rewriter/report_html.h"
 #include "rewriter/report_json.h"
 #include "rewriter/rule_source.h"
 #include "rewriter/verify_outputs.h"
@@ -65,7 +67,7 @@ int Fail(const verisub::Status& st) {
 int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
   base::InstallTempFileCleanup();
-  std::string model, output, report_path, rules_path = rewriter::FindDefaultRules();
+  std::string model, output, report_path, html_path, rules_path = rewriter::FindDefaultRules();
   bool verify = false, allow_unproved = false, no_reverse = false;
   OptimizeOptions options;
   rewriter::VerifyOptions verify_options;
@@ -127,6 +129,9 @@ int main(int argc, char** argv) {
             "by the sum of its nodes' costs, every tensor plain. Layouts are not written to the "
             "ONNX file: an engine lays the model out itself")
       .Path("--report", &report_path, "write a JSON report here")
+      .Path("--report-html", &html_path,
+            "write the report as one self-contained HTML page here (graphs before and after, "
+            "rewrites with their proofs, values)")
       .Bool("--verify-outputs", &verify,
             "run the original and the optimized model on random inputs and compare")
       .Uint64("--seed", &verify_options.seed, "--verify-outputs: random seed for the inputs")
@@ -158,11 +163,14 @@ int main(int argc, char** argv) {
   options.search.max_memory_bytes = max_memory_mb > 0 ? memory.max_total_bytes : 0;
 
   // Said before the work, not after it.
-  for (const std::string& path : {output, report_path, dump_path})
+  for (const std::string& path : {output, report_path, dump_path, html_path})
     if (Status st = base::CheckOutputPath(path); !st.ok()) return Fail(st);
 
   auto rules = rewriter::LoadRules(rules_path);
   if (!rules.ok()) return Fail(rules.status());
+  std::map<std::string, ruledb::ProofRecord> proofs;  // for the HTML report
+  if (!html_path.empty())
+    for (const ruledb::Rule& r : *rules) proofs[r.Id()] = r.proof;
   rewriter::RuleSetOptions rule_options;
   rule_options.proved_only = !allow_unproved;
   rule_options.reverse = !no_reverse;
@@ -206,8 +214,9 @@ int main(int argc, char** argv) {
     st = OptimizeJointly(*original, **rule_set, options, layout_costs.costs(), &optimized, &report,
                          &joint);
   } else {
-    st = verify ? Optimize(*original, **rule_set, options, &optimized, &report)
-                : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
+    st = verify || !html_path.empty()
+             ? Optimize(*original, **rule_set, options, &optimized, &report)
+             : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
   }
   // The dump is written even when a later pass fails: that is when it is wanted.
   if (!dump_path.empty() && !report.dump_text.empty()) {
@@ -254,6 +263,21 @@ int main(int argc, char** argv) {
   if (!report_path.empty()) {
     st = base::WriteFileAtomically(report_path, rewriter::ReportToJson(report, model, output));
     if (!st.ok()) return Fail(st);
+  }
+  if (!html_path.empty()) {
+    rewriter::HtmlReportInput in;
+    in.model = model;
+    in.output = output;
+    in.before = &*original;
+    in.after = &optimized;
+    in.report = &report;
+    rewriter::CostEvaluator costs(options.cost_model);
+    if (auto c = costs.NodeCosts(*original); c.ok()) in.before_costs = *c;
+    if (auto c = costs.NodeCosts(optimized); c.ok()) in.after_costs = *c;
+    in.proofs = std::move(proofs);
+    st = base::WriteFileAtomically(html_path, rewriter::RenderHtmlReport(in));
+    if (!st.ok()) return Fail(st);
+    std::printf("report:          %s\n", html_path.c_str());
   }
   std::printf("wrote:           %s\n", output.c_str());
   return 0;

@@ -1,19 +1,30 @@
 // OptimizeModel (see optimize_model.h).
 #include "session/optimize_model.h"
 
+#include <map>
+
+#include "rewriter/graph_cost.h"
+#include "rewriter/report_html.h"
 #include "rewriter/rule_set.h"
 #include "rewriter/rule_source.h"
 
 namespace verisub {
 
 StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
-                                            const ModelOptimizeOptions& options) {
+                                            const ModelOptimizeOptions& options,
+                                            const std::string& model) {
   if (options.layout != "dp" && options.layout != "plain")
     return InvalidArgument("layout '" + options.layout + "': dp or plain");
   ModelOptimizeResult out;
   out.rules_path = options.rules_path.empty() ? rewriter::FindDefaultRules() : options.rules_path;
   auto rules = rewriter::LoadRules(out.rules_path);
   if (!rules.ok()) return rules.status();
+  std::map<std::string, ruledb::ProofRecord> proofs;
+  std::optional<runtime::Graph> original;
+  if (options.for_html_report) {
+    for (const ruledb::Rule& r : *rules) proofs[r.Id()] = r.proof;
+    original = graph;
+  }
   rewriter::RuleSetOptions rule_options;
   rule_options.proved_only = !options.allow_unproved;
   auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
@@ -36,6 +47,18 @@ StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
   if (Status saved = (*cost_source)->Save(); !saved.ok())
     out.cost_summary += "; not saved: " + saved.message();
   if (!st.ok()) return st;
+  if (original) {
+    rewriter::HtmlReportInput in;
+    in.model = model;
+    in.before = &*original;
+    in.after = &out.graph;
+    in.report = &out.report;
+    rewriter::CostEvaluator costs(optimize.cost_model);
+    if (auto c = costs.NodeCosts(*original); c.ok()) in.before_costs = *c;
+    if (auto c = costs.NodeCosts(out.graph); c.ok()) in.after_costs = *c;
+    in.proofs = std::move(proofs);
+    out.html = rewriter::RenderHtmlReport(in);
+  }
   return out;
 }
 

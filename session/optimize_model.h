@@ -22,6 +22,8 @@ struct ModelOptimizeOptions {
   // and the rewrites-only search); "plain": the rewrites-only search.
   std::string layout = "dp";
   OptimizeOptions optimize;  // search budget, time limit, seed; cost_model is set here
+  // Also keep what the HTML report draws: the input graph, per-node costs, proof records.
+  bool for_html_report = false;
 };
 
 struct ModelOptimizeResult {
@@ -30,11 +32,14 @@ struct ModelOptimizeResult {
   std::optional<JointChoice> joint;  // with layout "dp"
   std::string rules_path;            // the rules used
   std::string cost_summary;          // CostSource::Summary(), the measurements saved
+  // With for_html_report: the report's page (rewriter/report_html.h), `model` naming the input.
+  std::string html;
 };
 
 // Errors name the rules file, the cost source or the failing pass. Measurements made before a
 // failure are saved all the same.
 StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
-                                            const ModelOptimizeOptions& options);
+                                            const ModelOptimizeOptions& options,
+                                            const std::string& model = "");
 
 }  // namespace verisub

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/file_io.h"
 #include "onnx/onnx_pb.h"
 #include "rewriter/report_json.h"
 #include "runtime/onnx_export.h"
@@ -249,13 +250,17 @@ class PySession {
 
 // Returns (optimized model bytes, report JSON).
 py::tuple Optimize(const py::object& model, bool is_path, const ModelOptimizeOptions& options,
-                   const runtime::ImportOptions& import) {
+                   const runtime::ImportOptions& import, const std::string& html_path) {
   runtime::Graph g = Import(model, is_path, import);
   const std::string source = is_path ? model.cast<std::string>() : "<bytes>";
   std::string bytes, json;
   {
     py::gil_scoped_release release;
-    ModelOptimizeResult r = Value(OptimizeModel(std::move(g), options));
+    ModelOptimizeOptions o = options;
+    o.for_html_report = !html_path.empty();
+    if (o.for_html_report) Ok(base::CheckOutputPath(html_path));
+    ModelOptimizeResult r = Value(OptimizeModel(std::move(g), o, source));
+    if (o.for_html_report) Ok(base::WriteFileAtomically(html_path, r.html));
     onnx::ModelProto proto;
     Ok(runtime::ExportOnnxModel(r.graph, &proto));
     if (!proto.SerializeToString(&bytes))
@@ -314,7 +319,8 @@ PYBIND11_MODULE(_verisub, m) {
       [](const py::object& model, bool is_path, const std::string& rules, bool allow_unproved,
          const std::string& cost, const std::string& device, const std::string& cost_table,
          const std::string& layout, double time_limit, int64_t budget,
-         const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+         const std::map<std::string, std::vector<int64_t>>& input_shapes,
+         const std::string& report_html) {
         ModelOptimizeOptions o;
         o.rules_path = rules;
         o.allow_unproved = allow_unproved;
@@ -327,9 +333,9 @@ PYBIND11_MODULE(_verisub, m) {
         runtime::ImportOptions import;
         import.input_shapes = input_shapes;
         o.optimize.import = import;
-        return Optimize(model, is_path, o, import);
+        return Optimize(model, is_path, o, import, report_html);
       },
       py::arg("model"), py::arg("is_path"), py::arg("rules"), py::arg("allow_unproved"),
       py::arg("cost"), py::arg("device"), py::arg("cost_table"), py::arg("layout"),
-      py::arg("time_limit"), py::arg("budget"), py::arg("input_shapes"));
+      py::arg("time_limit"), py::arg("budget"), py::arg("input_shapes"), py::arg("report_html"));
 }

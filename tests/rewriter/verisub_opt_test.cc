@@ -88,6 +88,35 @@ TEST_F(VerisubOptTest, OptimizesVerifiesAndReports) {
   EXPECT_FALSE(fs::exists(dir_ / "report.json.tmp"));
 }
 
+// --report-html writes one page: both graphs drawn (a node per graph node), the applied rule
+// with its text, nothing fetched. Headless chromium renders it where Debian's is installed.
+TEST_F(VerisubOptTest, WritesTheHtmlReport) {
+  const std::string html = (dir_ / "report.html").string();
+  CommandResult r =
+      RunCommand(Opt("--cost analytic --rules data/rules/handwritten.txt "
+                     "--allow-unproved --layout plain --report-html " +
+                     html));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("report:          " + html), std::string::npos) << r.output;
+  const std::string page = ReadFile(dir_ / "report.html");
+  size_t nodes = 0;
+  for (size_t at = page.find("<g class=\"node\">"); at != std::string::npos;
+       at = page.find("<g class=\"node\">", at + 1))
+    ++nodes;
+  EXPECT_EQ(nodes, 2u + 1u);  // conv + relu before, the fused conv after
+  EXPECT_NE(page.find("(relu (conv2d"), std::string::npos);
+  EXPECT_NE(page.find("unchecked"), std::string::npos);  // a text rule carries no proof
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  if (std::system("command -v chromium > /dev/null 2>&1") == 0) {
+    const std::string dom = (dir_ / "dom.html").string();
+    CommandResult c =
+        RunCommand("chromium --headless --no-sandbox --disable-gpu --dump-dom file://" + html +
+                   " > " + dom + " 2> /dev/null");
+    EXPECT_EQ(c.code, 0) << c.output;
+    EXPECT_NE(ReadFile(dir_ / "dom.html").find("<svg"), std::string::npos);
+  }
+}
+
 // --layout dp (the default) prices graphs by the layout DP and says which search's graph it
 // kept; --layout plain runs the rewrites-only search; both write the same standard ONNX here.
 TEST_F(VerisubOptTest, LayoutFlagChoosesTheSearchsPricing) {
@@ -275,7 +304,8 @@ TEST_F(VerisubOptTest, DumpsTheGraphAfterAPass) {
             "w))\n");
   CommandResult bad = RunCommand(Opt("--dump-after nonesuch " + dump.string()));
   EXPECT_EQ(bad.code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("import-fixes, constant-folding, search, finalize, fuse-epilogues"), std::string::npos)
+  EXPECT_NE(bad.output.find("import-fixes, constant-folding, search, finalize, fuse-epilogues"),
+            std::string::npos)
       << bad.output;
 }
 

@@ -97,18 +97,19 @@ class InferenceSession:
 
 
 def optimize(model, rules=None, cost="auto", layout="dp", *, allow_unproved=False, device=None,
-             cost_table=None, time_limit=None, budget=None, input_shapes=None):
+             cost_table=None, time_limit=None, budget=None, input_shapes=None, report_html=None):
     """Optimizes a model with the proved rules; returns (optimized model, report dict).
 
     model: an onnx.ModelProto (a ModelProto comes back), bytes (bytes come back) or a path (a
     ModelProto comes back). cost: "auto" (kernels timed on this CPU, cached), "analytic"
     (device "v100", "cpu-2core" or "h100"), "cpu-measured", "gpu-measured"; layout: "dp" (the
-    search prices graphs by their layout-DP cost) or "plain".
+    search prices graphs by their layout-DP cost) or "plain". report_html: also write the
+    report as one self-contained HTML page there (graphs before and after, rewrites and proofs).
     """
     data, is_path, kind = _model_arg(model)
     out, report = _optimize(data, is_path, rules or "", bool(allow_unproved), cost, device or "",
                             cost_table or "", layout, float(time_limit or 0), int(budget or 0),
-                            dict(input_shapes or {}))
+                            dict(input_shapes or {}), _os.fspath(report_html or ""))
     report = _json.loads(report)
     if kind == "bytes":
         return out, report

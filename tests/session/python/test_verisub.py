@@ -100,6 +100,21 @@ class OptimizeTest(unittest.TestCase):
         y, = verisub.InferenceSession(optimized, optimize=False).run(None, {"input": x})
         self.assertLess(relative_error(y, expected), 1e-3)
 
+    def test_writes_the_html_report(self):
+        import os
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            page = os.path.join(d, "report.html")
+            verisub.optimize(MODELS + "small_resnet.onnx", cost="analytic", report_html=page)
+            with open(page) as f:
+                html = f.read()
+            self.assertTrue(html.startswith("<!DOCTYPE html>"))
+            self.assertEqual(html.count("<svg"), 2)
+            self.assertNotIn("<script", html)
+            with self.assertRaisesRegex(verisub.Error, "no_such_dir"):
+                verisub.optimize(MODELS + "small_resnet.onnx", cost="analytic",
+                                 report_html=os.path.join(d, "no_such_dir", "r.html"))
+
     def test_bad_arguments(self):
         path = MODELS + "small_resnet.onnx"
         with self.assertRaisesRegex(verisub.Error, "missing_rules"):

@@ -1,0 +1,193 @@
+// The HTML report (see report_html.h). Graphs are drawn in layers: a node sits one layer below
+// the deepest producer of its inputs, nodes of a layer side by side in node order, edges as
+// straight lines from producer to consumer.
+#include "rewriter/report_html.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "specs/layout.h"
+
+namespace verisub::rewriter {
+namespace {
+
+constexpr int kBoxW = 150, kBoxH = 34, kGapX = 20, kGapY = 36, kMargin = 10;
+constexpr int kMaxPerRow = 12;  // wider layers wrap onto further rows
+
+std::string Num(double v, const char* fmt = "%.1f") {
+  char b[64];
+  std::snprintf(b, sizeof(b), fmt, v);
+  return b;
+}
+
+// Green (cheap) to red (the costliest node).
+std::string CostColour(double cost, double max_cost) {
+  if (max_cost <= 0 || cost < 0) return "#dde4ee";
+  const double f = std::clamp(cost / max_cost, 0.0, 1.0);
+  return "hsl(" + Num(120 * (1 - f), "%.0f") + ",70%,72%)";
+}
+
+}  // namespace
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string GraphSvg(const runtime::Graph& g, const std::vector<double>& costs) {
+  const std::vector<int> producer = g.Producers();
+  std::vector<int> layer(g.num_nodes(), 0);
+  for (int i = 0; i < g.num_nodes(); ++i)
+    for (int v : g.node(i).inputs)
+      if (v != runtime::kNoValue && producer[v] >= 0)
+        layer[i] = std::max(layer[i], layer[producer[v]] + 1);
+  // Rows: each layer's nodes in order, at most kMaxPerRow a row.
+  std::vector<int> row(g.num_nodes()), col(g.num_nodes());
+  int rows = 0, max_cols = 1;
+  const int layers = g.num_nodes() ? *std::max_element(layer.begin(), layer.end()) + 1 : 0;
+  std::vector<std::vector<int>> by_layer(layers);
+  for (int i = 0; i < g.num_nodes(); ++i) by_layer[layer[i]].push_back(i);
+  for (const auto& nodes : by_layer) {
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      row[nodes[k]] = rows + static_cast<int>(k) / kMaxPerRow;
+      col[nodes[k]] = static_cast<int>(k) % kMaxPerRow;
+      max_cols = std::max(max_cols, static_cast<int>(k % kMaxPerRow) + 1);
+    }
+    rows += (static_cast<int>(nodes.size()) + kMaxPerRow - 1) / kMaxPerRow;
+  }
+  const double max_cost = costs.empty() ? 0 : *std::max_element(costs.begin(), costs.end());
+  auto x = [&](int i) { return kMargin + col[i] * (kBoxW + kGapX); };
+  auto y = [&](int i) { return kMargin + row[i] * (kBoxH + kGapY); };
+  const int width = 2 * kMargin + max_cols * (kBoxW + kGapX);
+  const int height = 2 * kMargin + std::max(rows, 1) * (kBoxH + kGapY);
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
+                  "\" height=\"" + std::to_string(height) +
+                  "\" font-family=\"sans-serif\" "
+                  "font-size=\"11\">\n";
+  for (int i = 0; i < g.num_nodes(); ++i)
+    for (int v : g.node(i).inputs)
+      if (v != runtime::kNoValue && producer[v] >= 0) {
+        const int p = producer[v];
+        s += "<line x1=\"" + std::to_string(x(p) + kBoxW / 2) + "\" y1=\"" +
+             std::to_string(y(p) + kBoxH) + "\" x2=\"" + std::to_string(x(i) + kBoxW / 2) +
+             "\" y2=\"" + std::to_string(y(i)) + "\" stroke=\"#8893a3\" stroke-width=\"1\"/>\n";
+      }
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const runtime::Node& n = g.node(i);
+    const double cost = i < static_cast<int>(costs.size()) ? costs[i] : -1;
+    std::string title = n.name + " (" + n.KindName() + ")";
+    for (int v : n.outputs)
+      if (v != runtime::kNoValue)
+        title += "\n" + g.value(v).name + " " + runtime::DimsToString(g.value(v).dims) + " " +
+                 std::string(specs::LayoutName(g.value(v).layout));
+    if (cost >= 0) title += "\ncost " + Num(cost, "%.2f") + " us";
+    s += "<g class=\"node\"><title>" + HtmlEscape(title) + "</title><rect x=\"" +
+         std::to_string(x(i)) + "\" y=\"" + std::to_string(y(i)) + "\" width=\"" +
+         std::to_string(kBoxW) + "\" height=\"" + std::to_string(kBoxH) + "\" rx=\"4\" fill=\"" +
+         CostColour(cost, max_cost) + "\" stroke=\"#45505e\"/><text x=\"" +
+         std::to_string(x(i) + 6) + "\" y=\"" + std::to_string(y(i) + 14) + "\">" +
+         HtmlEscape(n.KindName().substr(0, 24)) + "</text><text x=\"" + std::to_string(x(i) + 6) +
+         "\" y=\"" + std::to_string(y(i) + 28) + "\" fill=\"#333\">" +
+         (cost >= 0 ? Num(cost, "%.1f") + " us" : std::string("")) + "</text></g>\n";
+  }
+  return s + "</svg>\n";
+}
+
+std::string RenderHtmlReport(const HtmlReportInput& in) {
+  const OptimizeReport& r = *in.report;
+  const SearchReport& sr = r.search;
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>verisub: " +
+      HtmlEscape(in.model) +
+      "</title>\n<style>body{font-family:sans-serif;margin:1.5em;max-width:100%}"
+      "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccd;padding:3px 6px;"
+      "text-align:left;vertical-align:top}code{font-size:12px}.graphs{display:flex;gap:2em;"
+      "overflow-x:auto}.graphs>div{flex:none}</style></head><body>\n";
+  h += "<h1>verisub: " + HtmlEscape(in.model) + "</h1>\n<table>\n";
+  auto row = [&](const std::string& k, const std::string& v) {
+    h += "<tr><th>" + HtmlEscape(k) + "</th><td>" + HtmlEscape(v) + "</td></tr>\n";
+  };
+  row("output", in.output);
+  row("cost model", r.cost_model);
+  row("cost", Num(sr.cost_before_us) + " us -> " + Num(sr.cost_after_us) + " us (" +
+                  Num(sr.cost_after_us > 0 ? sr.cost_before_us / sr.cost_after_us : 1, "%.3f") +
+                  "x)");
+  row("nodes", std::to_string(r.nodes_before) + " -> " + std::to_string(r.nodes_after));
+  row("rewrite steps", std::to_string(sr.rewrite_steps));
+  row("graphs explored", std::to_string(sr.graphs_explored) + " (generated " +
+                             std::to_string(sr.graphs_generated) + ")");
+  row("search time", Num(sr.seconds, "%.3f") + " s");
+  row("stop reason", StopReasonName(sr.stop));
+  h += "</table>\n<h2>Rewrites applied</h2>\n";
+  if (sr.rules_applied.empty()) {
+    h += "<p>None: no proved rule made the graph cheaper in this cost model.</p>\n";
+  } else {
+    h += "<table><tr><th>rule</th><th>times</th><th>rule text</th><th>proof</th></tr>\n";
+    for (const RuleUse& u : sr.rules_applied) {
+      std::string proof = "no record (a rule read from text, or the reverse of a proved rule)";
+      if (auto it = in.proofs.find(u.id); it != in.proofs.end()) {
+        proof = std::string(ruledb::ProofStatusName(it->second.status));
+        if (!it->second.axioms_used.empty()) {
+          proof += " from";
+          for (const std::string& a : it->second.axioms_used) proof += " " + a;
+        }
+        if (!it->second.reason.empty()) proof += " (" + it->second.reason + ")";
+      }
+      h += "<tr><td><code>" + HtmlEscape(u.id) + "</code></td><td>" + std::to_string(u.count) +
+           "</td><td><code>" + HtmlEscape(u.text) + "</code></td><td>" + HtmlEscape(proof) +
+           "</td></tr>\n";
+    }
+    h += "</table>\n";
+  }
+  h += "<h2>The graph before and after</h2>\n<p>Nodes coloured by their cost in the cost "
+       "model (green cheap, red costliest of its graph); hover for names, shapes and "
+       "layouts.</p>\n<div class=\"graphs\"><div><h3>before (" +
+       std::to_string(in.before->num_nodes()) + " nodes)</h3>\n" +
+       GraphSvg(*in.before, in.before_costs) + "</div><div><h3>after (" +
+       std::to_string(in.after->num_nodes()) + " nodes)</h3>\n" +
+       GraphSvg(*in.after, in.after_costs) + "</div></div>\n";
+  h += "<h2>Values of the result</h2>\n<table><tr><th>value</th><th>type</th><th>shape</th>"
+       "<th>layout</th><th>kind</th></tr>\n";
+  std::vector<char> is_input(in.after->num_values(), 0), is_output(in.after->num_values(), 0);
+  for (int v : in.after->inputs()) is_input[v] = 1;
+  for (int v : in.after->outputs()) is_output[v] = 1;
+  for (int v = 0; v < in.after->num_values(); ++v) {
+    const runtime::Value& val = in.after->value(v);
+    if (val.constant && !is_output[v]) continue;  // weights: counted, not listed
+    h += "<tr><td>" + HtmlEscape(val.name) + "</td><td>" + runtime::ElemTypeName(val.elem_type) +
+         "</td><td>" + runtime::DimsToString(val.dims) + "</td><td>" +
+         std::string(specs::LayoutName(val.layout)) + "</td><td>" +
+         (is_input[v]    ? "input"
+          : is_output[v] ? "output"
+                         : "computed") +
+         "</td></tr>\n";
+  }
+  h += "</table>\n<p>Layouts are what the exported graph carries (plain); the layouts a "
+       "Session chooses are in verisub-run's output. Time per executed step: "
+       "<code>verisub-run MODEL --profile N</code>.</p>\n</body></html>\n";
+  return h;
+}
+
+}  // namespace verisub::rewriter

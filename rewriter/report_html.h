@@ -1,0 +1,37 @@
+// The optimizer's report as one self-contained HTML page (no script, no network): the summary,
+// the graph before and after drawn as SVG with nodes coloured by their cost, every applied
+// rewrite with its rule text and proof record, and every value of the result with its shape,
+// type and layout. Written by `verisub-opt --report-html` and the Python module.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rewriter/optimize.h"
+#include "ruledb/rule.h"
+#include "runtime/graph.h"
+
+namespace verisub::rewriter {
+
+struct HtmlReportInput {
+  std::string model;  // file names shown
+  std::string output;
+  const runtime::Graph* before = nullptr;
+  const runtime::Graph* after = nullptr;
+  const OptimizeReport* report = nullptr;
+  // Per node of `before` / `after`: its cost in us (empty: not priced).
+  std::vector<double> before_costs, after_costs;
+  // Proof records of the rules, by rule id.
+  std::map<std::string, ruledb::ProofRecord> proofs;
+};
+
+std::string RenderHtmlReport(const HtmlReportInput& in);
+
+// The page's SVG of one graph (one <g class="node"> per node), for tests and other pages.
+std::string GraphSvg(const runtime::Graph& g, const std::vector<double>& costs);
+
+// Escapes &, <, >, " and '.
+std::string HtmlEscape(const std::string& s);
+
+}  // namespace verisub::rewriter
