@@ -29,7 +29,7 @@ test: build
 
 # The main job on built-in defaults, building only the programs it runs: write a benchmark model,
 # optimize it with the shipped rules (data/rules/taso.pb; outputs checked against the original in
-# the reference executor; the optimized model and a JSON report written), then run the model on
+# the reference executor; the optimized model, a JSON report and an HTML page written), then run the model on
 # the oneDNN CPU backend twice, side by side: as it is (plain layouts, no rewrites) and as
 # verisub runs it (rewrites, layouts chosen by the layout DP), outputs checked against the
 # reference backend; the last line is the ratio of the two medians.
@@ -40,7 +40,7 @@ demo: configure
 	mkdir -p $(BUILD)/models
 	$(BUILD)/runtime/models/verisub-models --out $(BUILD)/models $(DEMO_MODEL)
 	$(BUILD)/rewriter/verisub-opt $(BUILD)/models/$(DEMO_MODEL).onnx -o $(BUILD)/$(DEMO_MODEL).optimized.onnx \
-	  --verify-outputs --report $(BUILD)/$(DEMO_MODEL).report.json
+	  --verify-outputs --report $(BUILD)/$(DEMO_MODEL).report.json --report-html $(BUILD)/$(DEMO_MODEL).report.html
 	@echo "== $(DEMO_MODEL) as it is: plain layouts, no rewrites"
 	$(BUILD)/session/verisub-run $(BUILD)/models/$(DEMO_MODEL).onnx --layout plain --runs $(DEMO_RUNS) \
 	  --check | tee $(BUILD)/demo.plain.txt
@@ -50,6 +50,11 @@ demo: configure
 	@a=$$(sed -n 's/^verisub-run: median_ms=\([0-9.]*\).*/\1/p' $(BUILD)/demo.plain.txt); \
 	 b=$$(sed -n 's/^verisub-run: median_ms=\([0-9.]*\).*/\1/p' $(BUILD)/demo.verisub.txt); \
 	 awk -v a="$$a" -v b="$$b" 'BEGIN { printf "demo: %s ms as it is, %s ms with verisub: %.2fx (one run each, this machine)\n", a, b, a / b }'
+	@echo "demo: the optimizer's report: $(BUILD)/$(DEMO_MODEL).report.html"
+	@if command -v chromium > /dev/null 2>&1; then \
+	  timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1500,1100 \
+	    --screenshot=$(abspath $(BUILD))/$(DEMO_MODEL).report.png file://$(abspath $(BUILD))/$(DEMO_MODEL).report.html \
+	    > /dev/null 2>&1 && echo "demo: its screenshot (headless chromium): $(BUILD)/$(DEMO_MODEL).report.png"; fi
 
 # Load time of a 1,000-rule database (protobuf and text forms).
 # Each further target declares itself .PHONY beside its rule.
