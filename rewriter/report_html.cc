@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "specs/layout.h"
 
@@ -115,17 +116,86 @@ std::string GraphSvg(const runtime::Graph& g, const std::vector<double>& costs) 
   return s + "</svg>\n";
 }
 
+namespace {
+
+const char* kStyle =
+    "<style>body{font-family:sans-serif;margin:1.5em;max-width:100%}"
+    "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccd;padding:3px 6px;"
+    "text-align:left;vertical-align:top}code{font-size:12px}.graphs{display:flex;gap:2em;"
+    "overflow-x:auto}.graphs>div{flex:none}</style>";
+
+std::string Head(const std::string& model) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>verisub: " +
+         HtmlEscape(model) + "</title>\n" + kStyle +
+         "</head><body>\n<h1>verisub: " + HtmlEscape(model) + "</h1>\n";
+}
+
+// Every value of `g` but the weights: name, type, shape, layout, role.
+std::string ValuesTable(const runtime::Graph& g) {
+  std::string h =
+      "<table><tr><th>value</th><th>type</th><th>shape</th><th>layout</th><th>kind</th></tr>\n";
+  std::vector<char> is_input(g.num_values(), 0), is_output(g.num_values(), 0);
+  for (int v : g.inputs()) is_input[v] = 1;
+  for (int v : g.outputs()) is_output[v] = 1;
+  for (int v = 0; v < g.num_values(); ++v) {
+    const runtime::Value& val = g.value(v);
+    if (val.constant && !is_output[v]) continue;  // weights: not listed
+    h += "<tr><td>" + HtmlEscape(val.name) + "</td><td>" + runtime::ElemTypeName(val.elem_type) +
+         "</td><td>" + runtime::DimsToString(val.dims) + "</td><td>" +
+         std::string(specs::LayoutName(val.layout)) + "</td><td>" +
+         (is_input[v]    ? "input"
+          : is_output[v] ? "output"
+                         : "computed") +
+         "</td></tr>\n";
+  }
+  return h + "</table>\n";
+}
+
+}  // namespace
+
+std::string RenderRunReport(const RunReportInput& in) {
+  const runtime::Graph& g = *in.graph;
+  std::string h = Head(in.model) + "<table>\n";
+  for (const auto& [k, v] : in.summary)
+    h += "<tr><th>" + HtmlEscape(k) + "</th><td>" + HtmlEscape(v) + "</td></tr>\n";
+  h += "</table>\n";
+  // A step's time goes to the node it is named after (its kernel node).
+  std::vector<double> us(g.num_nodes(), -1);
+  std::map<std::string, int> by_name;
+  for (int i = 0; i < g.num_nodes(); ++i) by_name[g.node(i).name] = i;
+  double total = 0;
+  for (const runtime::StepProfile& s : in.steps) {
+    total += s.seconds;
+    if (auto it = by_name.find(s.name); it != by_name.end())
+      us[it->second] = std::max(us[it->second], 0.0) + s.seconds * 1e6;
+  }
+  h += "<h2>The graph as it runs</h2>\n<p>" +
+       std::string(in.steps.empty()
+                       ? "Not profiled (verisub-run --profile N colours every node by the time "
+                         "of its step)."
+                       : "Nodes coloured by the measured time of the step they run as (green "
+                         "fast, red the slowest; grey: absorbed into another node's step).") +
+       " Hover for names, shapes and the layout of every value.</p>\n<div class=\"graphs\"><div>" +
+       GraphSvg(g, in.steps.empty() ? std::vector<double>() : us) + "</div></div>\n";
+  if (!in.steps.empty()) {
+    h += "<h2>Steps (" + std::to_string(in.steps.size()) + ", " + Num(total * 1e3, "%.3f") +
+         " ms timed alone)</h2>\n<table><tr><th>step</th><th>kind</th><th>nodes</th><th>ms</th>"
+         "<th>share</th></tr>\n";
+    for (const runtime::StepProfile& s : in.steps)
+      h += "<tr><td>" + HtmlEscape(s.name) + "</td><td>" + HtmlEscape(s.kind) +
+           (s.reference ? " (reference kernels)" : "") + "</td><td>" + std::to_string(s.nodes) +
+           "</td><td>" + Num(s.seconds * 1e3, "%.4f") + "</td><td>" +
+           Num(total > 0 ? 100 * s.seconds / total : 0, "%.1f") + "%</td></tr>\n";
+    h += "</table>\n";
+  }
+  h += "<h2>Values</h2>\n" + ValuesTable(g) + "</body></html>\n";
+  return h;
+}
+
 std::string RenderHtmlReport(const HtmlReportInput& in) {
   const OptimizeReport& r = *in.report;
   const SearchReport& sr = r.search;
-  std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>verisub: " +
-      HtmlEscape(in.model) +
-      "</title>\n<style>body{font-family:sans-serif;margin:1.5em;max-width:100%}"
-      "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccd;padding:3px 6px;"
-      "text-align:left;vertical-align:top}code{font-size:12px}.graphs{display:flex;gap:2em;"
-      "overflow-x:auto}.graphs>div{flex:none}</style></head><body>\n";
-  h += "<h1>verisub: " + HtmlEscape(in.model) + "</h1>\n<table>\n";
+  std::string h = Head(in.model) + "<table>\n";
   auto row = [&](const std::string& k, const std::string& v) {
     h += "<tr><th>" + HtmlEscape(k) + "</th><td>" + HtmlEscape(v) + "</td></tr>\n";
   };
@@ -168,25 +238,10 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
        GraphSvg(*in.before, in.before_costs) + "</div><div><h3>after (" +
        std::to_string(in.after->num_nodes()) + " nodes)</h3>\n" +
        GraphSvg(*in.after, in.after_costs) + "</div></div>\n";
-  h += "<h2>Values of the result</h2>\n<table><tr><th>value</th><th>type</th><th>shape</th>"
-       "<th>layout</th><th>kind</th></tr>\n";
-  std::vector<char> is_input(in.after->num_values(), 0), is_output(in.after->num_values(), 0);
-  for (int v : in.after->inputs()) is_input[v] = 1;
-  for (int v : in.after->outputs()) is_output[v] = 1;
-  for (int v = 0; v < in.after->num_values(); ++v) {
-    const runtime::Value& val = in.after->value(v);
-    if (val.constant && !is_output[v]) continue;  // weights: counted, not listed
-    h += "<tr><td>" + HtmlEscape(val.name) + "</td><td>" + runtime::ElemTypeName(val.elem_type) +
-         "</td><td>" + runtime::DimsToString(val.dims) + "</td><td>" +
-         std::string(specs::LayoutName(val.layout)) + "</td><td>" +
-         (is_input[v]    ? "input"
-          : is_output[v] ? "output"
-                         : "computed") +
-         "</td></tr>\n";
-  }
-  h += "</table>\n<p>Layouts are what the exported graph carries (plain); the layouts a "
-       "Session chooses are in verisub-run's output. Time per executed step: "
-       "<code>verisub-run MODEL --profile N</code>.</p>\n</body></html>\n";
+  h += "<h2>Values of the result</h2>\n" + ValuesTable(*in.after);
+  h += "<p>Layouts are what the exported graph carries (plain); the layouts the layout DP "
+       "chooses, and the time of every executed step, are on the page of "
+       "<code>verisub-run MODEL --profile N --report-html R.html</code>.</p>\n</body></html>\n";
   return h;
 }
 

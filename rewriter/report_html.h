@@ -10,6 +10,7 @@
 
 #include "rewriter/optimize.h"
 #include "ruledb/rule.h"
+#include "runtime/backend.h"
 #include "runtime/graph.h"
 
 namespace verisub::rewriter {
@@ -27,6 +28,17 @@ struct HtmlReportInput {
 };
 
 std::string RenderHtmlReport(const HtmlReportInput& in);
+
+// A prepared model as it runs (verisub-run --report-html): the graph that runs with the layout
+// of every value (the layout DP's choice), coloured by the measured time of each executed step
+// (`--profile`), and the steps' table.
+struct RunReportInput {
+  std::string model;
+  const runtime::Graph* graph = nullptr;
+  std::vector<std::pair<std::string, std::string>> summary;  // (label, text) rows
+  std::vector<runtime::StepProfile> steps;                   // empty: not profiled
+};
+std::string RenderRunReport(const RunReportInput& in);
 
 // The page's SVG of one graph (one <g class="node"> per node), for tests and other pages.
 std::string GraphSvg(const runtime::Graph& g, const std::vector<double>& costs);

@@ -16,6 +16,7 @@
 
 #include "base/file_io.h"
 #include "base/flags.h"
+#include "rewriter/report_html.h"
 #include "rewriter/verify_outputs.h"
 #include "runtime/input_shapes.h"
 #include "session/session.h"
@@ -35,6 +36,7 @@ struct RunFlags {
   int runs = 20, warmup = 3;
   std::vector<std::string> input_files;
   std::string output_dir;
+  std::string report_html;
   bool check = false;
   int profile = 0;
 };
@@ -136,6 +138,9 @@ int main(int argc, char** argv) {
                 "default: deterministic synthetic inputs)")
       .Path("--output", &flags.output_dir,
             "write every output into this existing folder as NAME.pb (ONNX TensorProto)")
+      .Path("--report-html", &flags.report_html,
+            "write a page of the model as it runs: the graph with every value's layout, "
+            "coloured by step times with --profile, and the steps")
       .Enum("--backend", &flags.session.backend, {"onednn", "cuda", "reference"},
             "the backend to run on")
       .Enum("--layout", &flags.session.layout, {"auto", "backend", "dp", "joint", "plain"},
@@ -168,6 +173,8 @@ int main(int argc, char** argv) {
   // Said before the work, not after it.
   if (!flags.output_dir.empty())
     if (Status st = base::CheckOutputDirectory(flags.output_dir); !st.ok()) return Fail(st);
+  if (!flags.report_html.empty())
+    if (Status st = base::CheckOutputPath(flags.report_html); !st.ok()) return Fail(st);
   auto session = Session::Create(flags.model, flags.session);
   if (!session.ok()) return Fail(session.status());
   Session& s = **session;
@@ -258,10 +265,33 @@ int main(int argc, char** argv) {
   std::printf("run:      median %.3f ms, min %.3f ms, max %.3f ms over %d runs (%d warm-up)\n",
               median, sorted.front(), sorted.back(), flags.runs, flags.warmup);
 
+  std::vector<runtime::StepProfile> steps;
   if (flags.profile > 0) {
     auto profile = s.Profile(flags.profile);
     if (!profile.ok()) return Fail(profile.status());
     PrintProfile(*profile, 15);
+    steps = std::move(profile).value();
+  }
+  if (!flags.report_html.empty()) {
+    rewriter::RunReportInput in;
+    in.model = flags.model;
+    in.graph = &g;
+    char line[256];
+    const std::string threads = flags.session.num_threads > 0
+                                    ? std::to_string(flags.session.num_threads) + " threads"
+                                    : std::string("a thread per core");
+    std::snprintf(line, sizeof(line), "%s, %s; median %.3f ms over %d runs",
+                  s.backend_name().c_str(), threads.c_str(), median, flags.runs);
+    in.summary = {{"backend and latency", line},
+                  {"optimized", s.optimize_report() ? "yes (proved rewrites)" : "no"},
+                  {"layouts", flags.session.layout +
+                                  (s.layout_note().empty() ? "" : " (" + s.layout_note() + ")")},
+                  {"precision", flags.session.precision}};
+    in.steps = steps;
+    if (Status st = base::WriteFileAtomically(flags.report_html, rewriter::RenderRunReport(in));
+        !st.ok())
+      return Fail(st);
+    std::printf("report:   %s\n", flags.report_html.c_str());
   }
   if (!flags.output_dir.empty()) {
     auto written = WriteOutputs(flags.output_dir, g, *out);

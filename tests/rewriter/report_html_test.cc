@@ -70,3 +70,38 @@ TEST(ReportHtmlTest, WideLayersWrapAndUnpricedNodesStayNeutral) {
 
 }  // namespace
 }  // namespace verisub::rewriter
+
+namespace verisub::rewriter {
+namespace {
+
+TEST(ReportHtmlTest, TheRunPageShowsLayoutsAndStepTimes) {
+  auto g = runtime::ParseGraphText(
+      "input x [1,8,4,4]\nweight w [8,8,1,1]\n"
+      "output (relu (conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] x w))\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  runtime::Graph laid = *g;
+  laid.mutable_value(laid.node(0).outputs[0]).layout = specs::Layout::kNCHW8c;
+  RunReportInput in;
+  in.model = "m.onnx";
+  in.graph = &laid;
+  in.summary = {{"backend", "onednn"}};
+  runtime::StepProfile step;
+  step.name = laid.node(0).name;
+  step.kind = "conv2d";
+  step.nodes = 2;
+  step.seconds = 2e-3;
+  in.steps = {step};
+  const std::string h = RenderRunReport(in);
+  int nodes = 0;
+  for (size_t at = h.find("<g class=\"node\">"); at != std::string::npos;
+       at = h.find("<g class=\"node\">", at + 1))
+    ++nodes;
+  EXPECT_EQ(nodes, laid.num_nodes());
+  EXPECT_NE(h.find(std::string(specs::LayoutName(specs::Layout::kNCHW8c))), std::string::npos);
+  EXPECT_NE(h.find("Steps (1, 2.000 ms"), std::string::npos);
+  EXPECT_NE(h.find("2000.0 us"), std::string::npos);  // the kernel node carries its step's time
+  EXPECT_EQ(h.find("<script"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace verisub::rewriter

@@ -15,6 +15,7 @@
 #ifdef VERISUB_HAVE_DNNL
 #include "runtime/dnnl/dnnl_backend.h"
 #endif
+#include "base/file_io.h"
 #include "runtime/executor.h"
 #include "runtime/onnx_import.h"
 #include "session/tensor_files.h"
@@ -442,6 +443,13 @@ TEST(VerisubRunTest, ReadsInputFilesAndWritesOutputs) {
     scale = std::max(scale, std::abs(double{want->tensor.f32[i]}));
   }
   EXPECT_LT(err, 1e-3 * scale);
+  const std::string page = dir + "/run.html";
+  r = rewriter::testing::RunCommand(run + "--runs 1 --warmup 0 --profile 1 --report-html " + page);
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto html = base::ReadFile(page);
+  ASSERT_TRUE(html.ok());
+  EXPECT_NE(html->find("<svg"), std::string::npos);
+  EXPECT_NE(html->find("Steps ("), std::string::npos);
   r = rewriter::testing::RunCommand(run + "--input /dev/zero --runs 1");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("/dev/zero"), std::string::npos) << r.output;
