@@ -287,6 +287,16 @@ int main(int argc, char** argv) {
                   {"layouts", flags.session.layout +
                                   (s.layout_note().empty() ? "" : " (" + s.layout_note() + ")")},
                   {"precision", flags.session.precision}};
+    if (const auto& p = s.precision_report()) {
+      const bool kept32 = p->kept_float32_by_check || p->kept_float32_by_timing;
+      in.summary.push_back(
+          {"reduced precision",
+           kept32 ? std::string("float32 kept (") +
+                        (p->kept_float32_by_check ? "over the budget" : "faster") + ")"
+                  : std::to_string(p->reduced_values) + " values stored in " +
+                        flags.session.precision + ", output error " +
+                        std::to_string(p->backend_error >= 0 ? p->backend_error : p->error)});
+    }
     in.steps = steps;
     if (Status st = base::WriteFileAtomically(flags.report_html, rewriter::RenderRunReport(in));
         !st.ok())
