@@ -3,13 +3,14 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := cmake g++ make libz3-dev z3 libprotobuf-dev protobuf-compiler libtbb-dev \
-                   libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev \
-                   pybind11-dev python3-dev python3-numpy python3-onnx
+                   libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev
+# The Python module and its test (make test installs them too; make demo does not need them).
+PYTHON_PACKAGES := pybind11-dev python3-dev python3-numpy python3-onnx
 
 .PHONY: deps configure build test demo clean format
 
 deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	@missing=""; for p in $(DEBIAN_PACKAGES) $(EXTRA_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -24,6 +25,8 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Target-specific: the prerequisites (deps through build and configure) see it too.
+test: EXTRA_PACKAGES = $(PYTHON_PACKAGES)
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
