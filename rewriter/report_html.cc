@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 
+#include "rewriter/graph_cost.h"
 #include "specs/layout.h"
 
 namespace verisub::rewriter {
@@ -192,8 +193,20 @@ std::string RenderRunReport(const RunReportInput& in) {
   return h;
 }
 
+std::map<std::string, ruledb::ProofRecord> ProofRecords(const std::vector<ruledb::Rule>& rules) {
+  std::map<std::string, ruledb::ProofRecord> out;
+  for (const ruledb::Rule& r : rules) out[r.Id()] = r.proof;
+  return out;
+}
+
 std::string RenderHtmlReport(const HtmlReportInput& in) {
   const OptimizeReport& r = *in.report;
+  // Costs not given are priced here (an unpriceable graph is drawn neutral).
+  auto priced = [&](const runtime::Graph& g, const std::vector<double>& given) {
+    if (!given.empty() || !in.cost_model) return given;
+    auto c = CostEvaluator(in.cost_model).NodeCosts(g);
+    return c.ok() ? *c : std::vector<double>();
+  };
   const SearchReport& sr = r.search;
   std::string h = Head(in.model) + "<table>\n";
   auto row = [&](const std::string& k, const std::string& v) {
@@ -235,9 +248,9 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
        "model (green cheap, red costliest of its graph); hover for names, shapes and "
        "layouts.</p>\n<div class=\"graphs\"><div><h3>before (" +
        std::to_string(in.before->num_nodes()) + " nodes)</h3>\n" +
-       GraphSvg(*in.before, in.before_costs) + "</div><div><h3>after (" +
+       GraphSvg(*in.before, priced(*in.before, in.before_costs)) + "</div><div><h3>after (" +
        std::to_string(in.after->num_nodes()) + " nodes)</h3>\n" +
-       GraphSvg(*in.after, in.after_costs) + "</div></div>\n";
+       GraphSvg(*in.after, priced(*in.after, in.after_costs)) + "</div></div>\n";
   h += "<h2>Values of the result</h2>\n" + ValuesTable(*in.after);
   h += "<p>Layouts are what the exported graph carries (plain); the layouts the layout DP "
        "chooses, and the time of every executed step, are on the page of "

@@ -11,6 +11,7 @@
 #include "rewriter/optimize.h"
 #include "ruledb/rule.h"
 #include "runtime/backend.h"
+#include "runtime/cost/cost_model.h"
 #include "runtime/graph.h"
 
 namespace verisub::rewriter {
@@ -21,11 +22,16 @@ struct HtmlReportInput {
   const runtime::Graph* before = nullptr;
   const runtime::Graph* after = nullptr;
   const OptimizeReport* report = nullptr;
-  // Per node of `before` / `after`: its cost in us (empty: not priced).
+  // Per node of `before` / `after`: its cost in us. Empty: priced node by node with
+  // `cost_model` when one is given (CostEvaluator::NodeCosts), else not priced.
   std::vector<double> before_costs, after_costs;
-  // Proof records of the rules, by rule id.
+  const runtime::CostModel* cost_model = nullptr;
+  // Proof records of the rules, by rule id (ProofRecords).
   std::map<std::string, ruledb::ProofRecord> proofs;
 };
+
+// The proof record of every rule, by rule id.
+std::map<std::string, ruledb::ProofRecord> ProofRecords(const std::vector<ruledb::Rule>& rules);
 
 std::string RenderHtmlReport(const HtmlReportInput& in);
 

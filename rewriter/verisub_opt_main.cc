@@ -14,7 +14,6 @@
 #include "base/file_io.h"
 #include "base/flags.h"
 #include "rewriter/cost_source.h"
-#include "rewriter/graph_cost.h"
 #include "rewriter/joint.h"
 #include "rewriter/optimize.h"
 #include "rewriter/report_html.h"
@@ -169,8 +168,7 @@ int main(int argc, char** argv) {
   auto rules = rewriter::LoadRules(rules_path);
   if (!rules.ok()) return Fail(rules.status());
   std::map<std::string, ruledb::ProofRecord> proofs;  // for the HTML report
-  if (!html_path.empty())
-    for (const ruledb::Rule& r : *rules) proofs[r.Id()] = r.proof;
+  if (!html_path.empty()) proofs = rewriter::ProofRecords(*rules);
   rewriter::RuleSetOptions rule_options;
   rule_options.proved_only = !allow_unproved;
   rule_options.reverse = !no_reverse;
@@ -271,9 +269,7 @@ int main(int argc, char** argv) {
     in.before = &*original;
     in.after = &optimized;
     in.report = &report;
-    rewriter::CostEvaluator costs(options.cost_model);
-    if (auto c = costs.NodeCosts(*original); c.ok()) in.before_costs = *c;
-    if (auto c = costs.NodeCosts(optimized); c.ok()) in.after_costs = *c;
+    in.cost_model = options.cost_model;
     in.proofs = std::move(proofs);
     st = base::WriteFileAtomically(html_path, rewriter::RenderHtmlReport(in));
     if (!st.ok()) return Fail(st);

@@ -84,15 +84,10 @@ StatusOr<FoldReport> FoldConstants(Graph* g, const FoldOptions& options) {
       if (o == kNoValue) continue;
       Value& val = g->mutable_value(o);
       HostTensor& t = (*out)[k];
-      if (val.rank_known) {
-        bool match = val.dims.size() == t.dims.size();
-        for (size_t d = 0; match && d < t.dims.size(); ++d)
-          match = val.dims[d] < 0 || val.dims[d] == t.dims[d];
-        if (!match)
-          return InvalidArgument("constant folding node '" + n.name + "' (" + n.KindName() +
-                                 "): output '" + val.name + "' is declared " +
-                                 DimsToString(val.dims) + " but computes " + DimsToString(t.dims));
-      }
+      if (!val.Accepts(t.dims))
+        return InvalidArgument("constant folding node '" + n.name + "' (" + n.KindName() +
+                               "): output '" + val.name + "' is declared " +
+                               DimsToString(val.dims) + " but computes " + DimsToString(t.dims));
       if (val.elem_type != kUndefined && val.elem_type != t.elem_type)
         return InvalidArgument("constant folding node '" + n.name + "' (" + n.KindName() +
                                "): output '" + val.name + "' is declared " +

@@ -78,14 +78,9 @@ StatusOr<std::vector<HostTensor>> Execute(const Graph& g, const std::vector<Host
   for (int v = 0; v < g.num_values(); ++v) env[v] = g.value(v).constant;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Value& v = g.value(g.inputs()[k]);
-    if (v.rank_known) {
-      bool ok = v.dims.size() == inputs[k].dims.size();
-      for (size_t d = 0; ok && d < v.dims.size(); ++d)
-        ok = v.dims[d] < 0 || v.dims[d] == inputs[k].dims[d];
-      if (!ok)
-        return InvalidArgument("input '" + v.name + "' expects shape " + DimsToString(v.dims) +
-                               ", got " + DimsToString(inputs[k].dims));
-    }
+    if (!v.Accepts(inputs[k].dims))
+      return InvalidArgument("input '" + v.name + "' expects shape " + DimsToString(v.dims) +
+                             ", got " + DimsToString(inputs[k].dims));
     if (inputs[k].elem_type != v.elem_type)
       return InvalidArgument("input '" + v.name + "' expects element type " +
                              ElemTypeName(v.elem_type) + ", got " +

@@ -18,6 +18,14 @@ bool Value::StaticShape() const {
   return true;
 }
 
+bool Value::Accepts(const std::vector<int64_t>& d) const {
+  if (!rank_known) return true;
+  if (d.size() != dims.size()) return false;
+  for (size_t k = 0; k < d.size(); ++k)
+    if (dims[k] >= 0 && dims[k] != d[k]) return false;
+  return true;
+}
+
 std::string Node::KindName() const {
   if (op) return specs::GetOp(*op).name;
   return "onnx:" + (domain.empty() ? "" : domain + ".") + op_type;

@@ -44,6 +44,9 @@ struct Value {
   specs::Layout layout = specs::Layout::kPlain;
 
   bool StaticShape() const;
+  // Whether a tensor of shape `d` can be this value: the rank is unknown, or it is the same and
+  // every dimension the value fixes (>= 0) is equal.
+  bool Accepts(const std::vector<int64_t>& d) const;
 };
 
 // An operator instance: a spec operator with its parameters, or an opaque ONNX operator kept

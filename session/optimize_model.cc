@@ -3,7 +3,6 @@
 
 #include <map>
 
-#include "rewriter/graph_cost.h"
 #include "rewriter/report_html.h"
 #include "rewriter/rule_set.h"
 #include "rewriter/rule_source.h"
@@ -22,7 +21,7 @@ StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
   std::map<std::string, ruledb::ProofRecord> proofs;
   std::optional<runtime::Graph> original;
   if (options.for_html_report) {
-    for (const ruledb::Rule& r : *rules) proofs[r.Id()] = r.proof;
+    proofs = rewriter::ProofRecords(*rules);
     original = graph;
   }
   rewriter::RuleSetOptions rule_options;
@@ -53,9 +52,7 @@ StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
     in.before = &*original;
     in.after = &out.graph;
     in.report = &out.report;
-    rewriter::CostEvaluator costs(optimize.cost_model);
-    if (auto c = costs.NodeCosts(*original); c.ok()) in.before_costs = *c;
-    if (auto c = costs.NodeCosts(out.graph); c.ok()) in.after_costs = *c;
+    in.cost_model = optimize.cost_model;
     in.proofs = std::move(proofs);
     out.html = rewriter::RenderHtmlReport(in);
   }

@@ -227,10 +227,7 @@ StatusOr<std::vector<runtime::HostTensor>> ReadInputs(const std::vector<std::str
     bound[k] = true;
     const runtime::Value& v = g.value(ins[k]);
     const HostTensor& t = files[f].tensor;
-    bool shape_ok = !v.rank_known || t.dims.size() == v.dims.size();
-    for (size_t d = 0; shape_ok && v.rank_known && d < t.dims.size(); ++d)
-      shape_ok = v.dims[d] < 0 || v.dims[d] == t.dims[d];
-    if (t.elem_type != v.elem_type || !shape_ok)
+    if (t.elem_type != v.elem_type || !v.Accepts(t.dims))
       return InvalidArgument(
           paths[f] + ": input '" + v.name + "' is " + runtime::ElemTypeName(v.elem_type) + " " +
           runtime::DimsToString(v.dims) + ", the file holds " + runtime::ElemTypeName(t.elem_type) +

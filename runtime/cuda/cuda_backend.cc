@@ -48,18 +48,6 @@ constexpr size_t kMatmulWorkspace = size_t{32} << 20;
 constexpr size_t kConvWorkspaceLimit = size_t{256} << 20;
 const float kOne = 1.f, kZero = 0.f;
 
-int64_t Elements(const std::vector<int64_t>& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
-
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& d) {
-  std::vector<int64_t> s(d.size(), 1);
-  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
-  return s;
-}
-
 bool Is(const Node& n, OpKind k) { return n.op && *n.op == k; }
 
 cudnnDataType_t CudnnType(DType t) {
@@ -238,7 +226,7 @@ class CudaPrepared : public PreparedModel {
         HostTensor t;
         t.elem_type = kFloat;
         t.dims = val.dims;
-        t.f32.resize(Elements(val.dims));
+        t.f32.resize(CountElements(val.dims));
         auto st = stage_.find(v);
         const void* src = st != stage_.end() ? st->second->get() : Ptr(v);
         VERISUB_RETURN_IF_ERROR(
@@ -307,7 +295,7 @@ class CudaPrepared : public PreparedModel {
       if (!reshape || n.inputs.empty() || n.outputs.size() != 1) continue;
       const int x = n.inputs[0], y = n.outputs[0];
       if (x == kNoValue || !device_[x] || !device_[y]) continue;
-      if (Elements(g.value(x).dims) != Elements(g.value(y).dims)) continue;
+      if (CountElements(g.value(x).dims) != CountElements(g.value(y).dims)) continue;
       view_[i] = 1;
       root_[y] = root_[x];
       type_[y] = type_[root_[x]];
@@ -584,8 +572,8 @@ class CudaPrepared : public PreparedModel {
     const int es = DTypeSize(t);
     // Each region 256-byte aligned, as cuDNN's vectorized kernels expect.
     auto aligned = [es](int64_t n) { return (static_cast<size_t>(n) * es + 255) / 256 * 256; };
-    const size_t xb = aligned(Elements(xd)), yb = aligned(Elements(yd));
-    const size_t wb = wc ? 0 : aligned(Elements(wd));
+    const size_t xb = aligned(CountElements(xd)), yb = aligned(CountElements(yd));
+    const size_t wb = wc ? 0 : aligned(CountElements(wd));
     VERISUB_RETURN_IF_ERROR(Scratch(xb + 2 * yb + wb + kConvWorkspaceLimit));
     char* base = static_cast<char*>(scratch_.get());
     void* sx = base;
@@ -625,7 +613,7 @@ class CudaPrepared : public PreparedModel {
     ConvState* c = st.get();
     state_.push_back(std::move(st));
     const int x = n.inputs[0], y = p.output, z = p.residual;
-    const int64_t count = Elements(yd), inner = yd[2] * yd[3];
+    const int64_t count = CountElements(yd), inner = yd[2] * yd[3];
     const Activation act = p.act;
     float* fb = static_cast<float*>(float_bias);
     s->enqueue = [this, c, w, x, y, z, count, o, inner, act, t, typed_bias, fb]() -> Status {
@@ -670,13 +658,13 @@ class CudaPrepared : public PreparedModel {
     int64_t m = ad[ad.size() - 2], batch = 1, stride_a = m * k, stride_b = k * nn;
     std::vector<int64_t> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2),
         ybatch(yd.begin(), yd.end() - 2);
-    if (bbatch.empty() || Elements(bbatch) == 1) {  // one B: fold A's batch into its rows
-      m = Elements(ad) / k;
+    if (bbatch.empty() || CountElements(bbatch) == 1) {  // one B: fold A's batch into its rows
+      m = CountElements(ad) / k;
       stride_b = 0;
     } else if (abatch == bbatch && bbatch == ybatch) {
-      batch = Elements(bbatch);
-    } else if (Elements(abatch) == 1 && bbatch == ybatch) {
-      batch = Elements(bbatch);
+      batch = CountElements(bbatch);
+    } else if (CountElements(abatch) == 1 && bbatch == ybatch) {
+      batch = CountElements(bbatch);
       stride_a = 0;
     } else {
       return Unimplemented("matmul: broadcast batch");
@@ -750,7 +738,7 @@ class CudaPrepared : public PreparedModel {
     MatmulState* c = st.get();
     state_.push_back(std::move(st));
     const int y = p.output;
-    const int64_t count = Elements(yd);
+    const int64_t count = CountElements(yd);
     s->enqueue = [this, c, a, b, y, rest, count, t]() -> Status {
       void* yp = Ptr(y);
       VERISUB_RETURN_IF_ERROR(
@@ -851,7 +839,7 @@ class CudaPrepared : public PreparedModel {
     state_.push_back(std::move(st));
     const int x = n.inputs[0], y = n.outputs[0];
     const int act = win.act;
-    const int64_t count = Elements(yd);
+    const int64_t count = CountElements(yd);
     s->enqueue = [this, c, x, y, act, count, t]() -> Status {
       VERISUB_RETURN_IF_ERROR(
           Check(cudnnPoolingForward(dnn_, c->pool.d, &kOne, c->x.d, Ptr(x), &kZero, c->y.d, Ptr(y)),
@@ -880,7 +868,7 @@ class CudaPrepared : public PreparedModel {
     if (axis < 0 || axis >= static_cast<int64_t>(xd.size())) return Unimplemented("affine: axis");
     Affine a;
     a.channels = xd[axis];
-    a.inner = Elements(std::vector<int64_t>(xd.begin() + axis + 1, xd.end()));
+    a.inner = CountElements(std::vector<int64_t>(xd.begin() + axis + 1, xd.end()));
     a.act = static_cast<int>(p.act);
     std::function<float*()> scale, shift;
     if (Is(n, OpKind::kBatchnorm)) {
@@ -912,7 +900,7 @@ class CudaPrepared : public PreparedModel {
       }
     }
     const int y = p.output;
-    const int64_t count = Elements(xd);
+    const int64_t count = CountElements(xd);
     s->enqueue = [this, a, scale, shift, x, y, count, t]() mutable -> Status {
       a.scale = scale ? scale() : nullptr;
       a.shift = shift ? shift() : nullptr;
@@ -929,8 +917,8 @@ class CudaPrepared : public PreparedModel {
                      bool into, int64_t first, Step* s) {
     const auto& wd = graph_->value(whole).dims;
     if (axis < 0 || axis >= static_cast<int>(wd.size())) return Unimplemented("axis");
-    const int64_t outer = Elements(std::vector<int64_t>(wd.begin(), wd.begin() + axis));
-    const int64_t inner = Elements(std::vector<int64_t>(wd.begin() + axis + 1, wd.end()));
+    const int64_t outer = CountElements(std::vector<int64_t>(wd.begin(), wd.begin() + axis));
+    const int64_t inner = CountElements(std::vector<int64_t>(wd.begin() + axis + 1, wd.end()));
     if (!device_[whole]) return Unimplemented("blocks: not on the device");
     const DType t = type_[whole];
     const size_t es = DTypeSize(t);
@@ -969,7 +957,7 @@ class CudaPrepared : public PreparedModel {
       if (v == kNoValue || !device_[v]) return Unimplemented("an output not on the device");
     const int y = n.outputs[0];
     const auto& yd = g.value(y).dims;
-    const int64_t count = Elements(yd);
+    const int64_t count = CountElements(yd);
     if (n.op) {
       const OpKind k = *n.op;
       // A group of one: the node with its own fused activation.
@@ -1023,8 +1011,8 @@ class CudaPrepared : public PreparedModel {
         const DType t = type_[y];
         const int axis = static_cast<int>(n.params[ops::kSoftmaxAxis]);
         if (axis < 0 || axis >= static_cast<int>(yd.size())) return Unimplemented("axis");
-        const int64_t outer = Elements(std::vector<int64_t>(yd.begin(), yd.begin() + axis));
-        const int64_t inner = Elements(std::vector<int64_t>(yd.begin() + axis + 1, yd.end()));
+        const int64_t outer = CountElements(std::vector<int64_t>(yd.begin(), yd.begin() + axis));
+        const int64_t inner = CountElements(std::vector<int64_t>(yd.begin() + axis + 1, yd.end()));
         const int64_t dim = yd[axis];
         s->enqueue = [this, x, y, outer, dim, inner, t] {
           return Check(LaunchSoftmax(stream_, t, Ptr(x), Ptr(y), outer, dim, inner), "softmax");
@@ -1039,7 +1027,7 @@ class CudaPrepared : public PreparedModel {
         const DType t = type_[y];
         const int axis = static_cast<int>(n.params[ops::kLayerNormAxis]);
         if (axis < 0 || axis >= static_cast<int>(yd.size())) return Unimplemented("axis");
-        const int64_t len = Elements(std::vector<int64_t>(yd.begin() + axis, yd.end()));
+        const int64_t len = CountElements(std::vector<int64_t>(yd.begin() + axis, yd.end()));
         VERISUB_ASSIGN_OR_RETURN(auto sc, FloatOperand(n.inputs[1]));
         VERISUB_ASSIGN_OR_RETURN(auto bi, FloatOperand(n.inputs[2]));
         const float eps = static_cast<float>(specs::DecodeFloat(n.params[ops::kLayerNormEpsilon]));
@@ -1074,10 +1062,10 @@ class CudaPrepared : public PreparedModel {
         const int axis = static_cast<int>(n.params[ops::kSliceAxis]);
         if (!device_[x] || axis < 0 || axis >= static_cast<int>(xd.size()))
           return Unimplemented("slice");
-        const int64_t inner = Elements(std::vector<int64_t>(xd.begin() + axis + 1, xd.end()));
+        const int64_t inner = CountElements(std::vector<int64_t>(xd.begin() + axis + 1, xd.end()));
         Gather ga;
         ga.rank = 3;
-        ga.dims[0] = Elements(std::vector<int64_t>(xd.begin(), xd.begin() + axis));
+        ga.dims[0] = CountElements(std::vector<int64_t>(xd.begin(), xd.begin() + axis));
         ga.dims[1] = yd[axis];
         ga.dims[2] = inner;
         ga.x_strides[0] = xd[axis] * inner;
@@ -1179,7 +1167,7 @@ class CudaPrepared : public PreparedModel {
       VERISUB_ASSIGN_OR_RETURN(operand[k], Operand(v, t));
       if (device_[v]) s->reads.push_back(v);
     }
-    const int64_t count = Elements(yd);
+    const int64_t count = CountElements(yd);
     auto a = operand[0], c = operand[1];
     s->enqueue = [this, op, a, c, y, b, count, t] {
       return Check(LaunchBinary(stream_, t, op, a(), c(), Ptr(y), b, count), "binary");
@@ -1207,7 +1195,7 @@ class CudaPrepared : public PreparedModel {
         r.outer.x_strides[r.outer.rank++] = xs[d];
       }
     }
-    const int64_t count = Elements(g.value(y).dims);
+    const int64_t count = CountElements(g.value(y).dims);
     s->enqueue = [this, x, y, r, count, t] {
       return Check(LaunchReduceMean(stream_, t, Ptr(x), Ptr(y), r, count), "reduce_mean");
     };
@@ -1218,7 +1206,7 @@ class CudaPrepared : public PreparedModel {
 
   // A device value's elements as float32 on the host (synchronous).
   StatusOr<std::vector<float>> Download(int v) {
-    const int64_t n = Elements(graph_->value(v).dims);
+    const int64_t n = CountElements(graph_->value(v).dims);
     if (type_[v] == DType::kF32) {
       std::vector<float> out(n);
       VERISUB_RETURN_IF_ERROR(
@@ -1301,7 +1289,7 @@ class CudaPrepared : public PreparedModel {
   Status StageCast(int v, bool input) {
     const Graph& g = *graph_;
     auto& stage = stage_[v];
-    const int64_t n = Elements(g.value(v).dims);
+    const int64_t n = CountElements(g.value(v).dims);
     if (!stage) {
       stage = std::make_unique<DeviceBuffer>();
       VERISUB_RETURN_IF_ERROR(stage->Allocate(n * sizeof(float), false));
@@ -1407,7 +1395,7 @@ class CudaPrepared : public PreparedModel {
     for (int v = 0; v < g.num_values(); ++v) {
       if (root_[v] != v || last[v] < 0) continue;
       ArenaBuffer b;
-      b.bytes = std::max<int64_t>(Elements(g.value(v).dims), 1) * DTypeSize(type_[v]);
+      b.bytes = std::max<int64_t>(CountElements(g.value(v).dims), 1) * DTypeSize(type_[v]);
       b.first = first[v];
       b.last = last[v];
       buffers.push_back(b);

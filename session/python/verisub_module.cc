@@ -132,13 +132,9 @@ HostTensor FromNumpy(const py::handle& obj, const runtime::Value& v) {
   py::array a = py::array::ensure(obj);
   if (!a) throw Error("input '" + v.name + "': expected a numpy array");
   std::vector<int64_t> dims(a.shape(), a.shape() + a.ndim());
-  if (v.rank_known) {
-    bool ok = dims.size() == v.dims.size();
-    for (size_t i = 0; ok && i < dims.size(); ++i) ok = v.dims[i] < 0 || v.dims[i] == dims[i];
-    if (!ok)
-      throw Error("input '" + v.name + "': expected shape " + runtime::DimsToString(v.dims) +
-                  ", got " + runtime::DimsToString(dims));
-  }
+  if (!v.Accepts(dims))
+    throw Error("input '" + v.name + "': expected shape " + runtime::DimsToString(v.dims) +
+                ", got " + runtime::DimsToString(dims));
   HostTensor t;
   t.elem_type = v.elem_type;
   t.dims = dims;

@@ -143,3 +143,22 @@ TEST(GraphTest, OpCountsAreSortedByKind) {
 
 }  // namespace
 }  // namespace verisub::runtime
+
+namespace verisub::runtime {
+namespace {
+
+TEST(ValueTest, AcceptsShapesThatFitItsFixedDimensions) {
+  Value v;
+  EXPECT_TRUE(v.Accepts({7, 7}));  // rank unknown
+  v.rank_known = true;
+  v.dims = {-1, 3};
+  EXPECT_TRUE(v.Accepts({8, 3}));
+  EXPECT_FALSE(v.Accepts({8, 4}));
+  EXPECT_FALSE(v.Accepts({8, 3, 1}));
+  v.dims = {};
+  EXPECT_TRUE(v.Accepts({}));
+  EXPECT_FALSE(v.Accepts({1}));
+}
+
+}  // namespace
+}  // namespace verisub::runtime
