@@ -42,6 +42,10 @@ Status OptimizeJointly(const runtime::Graph& input, const rewriter::RuleSet& rul
   OptimizeOptions joint = options;
   joint.search.graph_cost = dp_cost;
   VERISUB_RETURN_IF_ERROR(Optimize(input, rules, joint, output, report));
+  base::PhaseTimes times;
+  times.AddAll(report->phases, "joint ");
+  times.AddAll(sequential_report.phases, "rewrites-only ");
+  times.Start();
   auto seq_cost = dp_cost(sequential);
   if (!seq_cost.ok())
     return seq_cost.status().WithContext("joint search: pricing the rewrites-only graph");
@@ -53,10 +57,12 @@ Status OptimizeJointly(const runtime::Graph& input, const rewriter::RuleSet& rul
   c.joint_cost_us = *joint_cost;
   c.sequential_cost_us = *seq_cost;
   c.kept_sequential = *seq_cost < c.joint_cost_us;
+  times.Mark("layout pricing");
   if (c.kept_sequential) {
     *output = std::move(sequential);
     *report = std::move(sequential_report);
   }
+  report->phases = std::move(times);
   return Status::Ok();
 }
 

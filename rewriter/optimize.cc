@@ -96,6 +96,7 @@ Status OptimizeImpl(runtime::Graph g, const rewriter::RuleSet& rules,
   rewriter::PassPipelineOptions pipeline;
   pipeline.check_after_each_pass = options.check_after_each_pass;
   pipeline.dump_after = options.dump_after;
+  pipeline.times = &report->phases;
   VERISUB_RETURN_IF_ERROR(rewriter::RunPassPipeline(MakePasses(&rules, model, &options, report),
                                                     pipeline, &g, &report->dump_text));
   // The model's input and output names and order are its interface: restored after rewriting.

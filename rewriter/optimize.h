@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/phase_times.h"
 #include "base/status.h"
 #include "rewriter/rule_set.h"
 #include "rewriter/search.h"
@@ -48,6 +49,8 @@ struct OptimizeReport {
   runtime::OpaqueStats opaque;
   rewriter::SearchReport search;
   std::string dump_text;  // the graph after OptimizeOptions::dump_after, when set
+  // Wall time per pass (OptimizeJointly adds its rewrites-only run and its layout pricing).
+  base::PhaseTimes phases;
 };
 
 // The passes Optimize runs, in order:

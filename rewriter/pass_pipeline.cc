@@ -18,6 +18,9 @@ Status RunPassPipeline(const std::vector<GraphPass>& passes, const PassPipelineO
       return InvalidArgument("no pass named '" + options.dump_after + "' (passes: " + names + ")");
     VERISUB_CHECK(dump != nullptr);
   }
+  base::PhaseTimes local;
+  base::PhaseTimes& times = options.times ? *options.times : local;
+  times.Start();
   for (size_t i = 0; i < passes.size(); ++i) {
     const GraphPass& pass = passes[i];
     VERISUB_RETURN_IF_ERROR(pass.run(g));
@@ -26,6 +29,7 @@ Status RunPassPipeline(const std::vector<GraphPass>& passes, const PassPipelineO
       if (!check.ok()) return InternalError("failed after " + pass.name + ": " + check.message());
     }
     if (pass.name == options.dump_after) *dump = runtime::PrintGraphText(*g);
+    times.Mark(pass.name);
   }
   return Status::Ok();
 }

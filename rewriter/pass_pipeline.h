@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/phase_times.h"
 #include "base/status.h"
 #include "runtime/graph.h"
 
@@ -22,6 +23,8 @@ struct PassPipelineOptions {
   bool check_after_each_pass = false;
   // A pass name: after it, *dump receives the graph's text form (runtime::PrintGraphText).
   std::string dump_after;
+  // When set, each pass's wall time (the checker's included) is added under the pass's name.
+  base::PhaseTimes* times = nullptr;
 };
 
 // Runs `passes` on *g. A pass's own error is returned as it is; a graph that fails the checker

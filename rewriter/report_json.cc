@@ -50,7 +50,7 @@ std::string JsonEscape(const std::string& s) {
 }
 
 std::string ReportToJson(const OptimizeReport& r, const std::string& model,
-                         const std::string& output) {
+                         const std::string& output, const base::PhaseTimes* phases) {
   const SearchReport& s = r.search;
   std::string j = "{\n";
   j += "  \"model\": " + JsonEscape(model) + ",\n";
@@ -91,6 +91,15 @@ std::string ReportToJson(const OptimizeReport& r, const std::string& model,
          std::to_string(s.rejected[k]);
   }
   j += "},\n";
+  auto seconds_object = [&](const char* key, const base::PhaseTimes& t) {
+    j += std::string("  \"") + key + "\": {";
+    for (size_t k = 0; k < t.phases().size(); ++k)
+      j += std::string(k ? ", " : "") + JsonEscape(t.phases()[k].first) + ": " +
+           Num(t.phases()[k].second);
+    j += "},\n";
+  };
+  if (phases) seconds_object("phase_seconds", *phases);
+  seconds_object("pass_seconds", r.phases);
   j += "  \"seconds\": " + Num(s.seconds) + ",\n";
   j += "  \"measure_seconds\": " + Num(s.measure_seconds) + ",\n";
   j += "  \"stop_reason\": " + JsonEscape(StopReasonName(s.stop)) + ",\n";

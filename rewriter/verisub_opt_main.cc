@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
   for (const std::string& path : {output, report_path, dump_path, html_path})
     if (Status st = base::CheckOutputPath(path); !st.ok()) return Fail(st);
 
+  base::PhaseTimes phases;  // where the time goes, printed and in the JSON report
   auto rules = rewriter::LoadRules(rules_path);
   if (!rules.ok()) return Fail(rules.status());
   std::map<std::string, ruledb::ProofRecord> proofs;  // for the HTML report
@@ -174,6 +175,7 @@ int main(int argc, char** argv) {
   rule_options.reverse = !no_reverse;
   auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
   if (!rule_set.ok()) return Fail(rule_set.status());
+  phases.Mark("rules");
   const rewriter::RuleSetStats& stats = (*rule_set)->stats();
   std::printf(
       "rules: %d loaded from %s, %d used (%d unproved, %d duplicate, %d unmatchable skipped; "
@@ -188,9 +190,11 @@ int main(int argc, char** argv) {
   auto cost_source = rewriter::CostSource::Create(cost);
   if (!cost_source.ok()) return Fail(cost_source.status());
   options.cost_model = &(*cost_source)->model();
+  phases.Mark("cost model");
 
   auto original = runtime::ImportOnnxFile(model, options.import);
   if (!original.ok()) return Fail(original.status());
+  phases.Mark("import");
   // The comparison's executor must fit too: said before the search, not after it.
   if (verify) {
     if (Status st = runtime::CheckMemoryBudget(*original, memory, /*executor=*/true); !st.ok()) {
@@ -216,6 +220,7 @@ int main(int argc, char** argv) {
              ? Optimize(*original, **rule_set, options, &optimized, &report)
              : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
   }
+  phases.Mark("optimize");
   // The dump is written even when a later pass fails: that is when it is wanted.
   if (!dump_path.empty() && !report.dump_text.empty()) {
     Status dumped = base::WriteFileAtomically(dump_path, report.dump_text);
@@ -256,10 +261,15 @@ int main(int argc, char** argv) {
     std::printf("verify outputs:  ok (%d outputs, %lld elements, max abs diff %.3g)\n",
                 vr.outputs_compared, static_cast<long long>(vr.elements_compared), vr.max_abs_diff);
   }
+  phases.Mark("costs saved, verify");
   st = runtime::ExportOnnxFile(optimized, output);
   if (!st.ok()) return Fail(st);
+  phases.Mark("export");
+  std::printf("load time:       %.3f s: %s\n", phases.Total(), phases.ToString().c_str());
+  std::printf("optimize time:   %s\n", report.phases.ToString().c_str());
   if (!report_path.empty()) {
-    st = base::WriteFileAtomically(report_path, rewriter::ReportToJson(report, model, output));
+    st = base::WriteFileAtomically(report_path,
+                                   rewriter::ReportToJson(report, model, output, &phases));
     if (!st.ok()) return Fail(st);
   }
   if (!html_path.empty()) {

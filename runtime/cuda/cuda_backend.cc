@@ -140,10 +140,10 @@ struct MatmulState : KernelState {
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;
   ~MatmulState() override {
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (op) cublasLtMatmulDescDestroy(op);
+    if (a) LoadedCublas().cublasLtMatrixLayoutDestroy(a);
+    if (b) LoadedCublas().cublasLtMatrixLayoutDestroy(b);
+    if (c) LoadedCublas().cublasLtMatrixLayoutDestroy(c);
+    if (op) LoadedCublas().cublasLtMatmulDescDestroy(op);
   }
 };
 
@@ -152,7 +152,7 @@ class CudaPrepared : public PreparedModel {
   ~CudaPrepared() override {
     if (exec_) cudaGraphExecDestroy(exec_);
     state_.clear();
-    if (lt_) cublasLtDestroy(lt_);
+    if (lt_) LoadedCublas().cublasLtDestroy(lt_);
     if (dnn_) cudnnDestroy(dnn_);
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -176,7 +176,8 @@ class CudaPrepared : public PreparedModel {
         Check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
     VERISUB_RETURN_IF_ERROR(Check(cudnnCreate(&dnn_), "cudnnCreate"));
     VERISUB_RETURN_IF_ERROR(Check(cudnnSetStream(dnn_, stream_), "cudnnSetStream"));
-    VERISUB_RETURN_IF_ERROR(Check(cublasLtCreate(&lt_), "cublasLtCreate"));
+    VERISUB_RETURN_IF_ERROR(Cublas().status());
+    VERISUB_RETURN_IF_ERROR(Check(LoadedCublas().cublasLtCreate(&lt_), "cublasLtCreate"));
     ChooseStorage(types);
     PlanGroups();
     VERISUB_RETURN_IF_ERROR(BuildSteps());
@@ -675,25 +676,26 @@ class CudaPrepared : public PreparedModel {
     VERISUB_ASSIGN_OR_RETURN(auto a, Operand(n.inputs[0], t));
     VERISUB_ASSIGN_OR_RETURN(auto b, Operand(n.inputs[1], t));
     VERISUB_RETURN_IF_ERROR(
-        Check(cublasLtMatmulDescCreate(&st->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc"));
+        Check(LoadedCublas().cublasLtMatmulDescCreate(&st->op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+              "matmul desc"));
     // Row-major Y = A B is column-major Y^T = B^T A^T: cuBLASLt's A is our B.
     VERISUB_RETURN_IF_ERROR(
-        Check(cublasLtMatrixLayoutCreate(&st->a, bt, nn, k, nn), "matmul layout"));
+        Check(LoadedCublas().cublasLtMatrixLayoutCreate(&st->a, bt, nn, k, nn), "matmul layout"));
     VERISUB_RETURN_IF_ERROR(
-        Check(cublasLtMatrixLayoutCreate(&st->b, bt, k, m, k), "matmul layout"));
+        Check(LoadedCublas().cublasLtMatrixLayoutCreate(&st->b, bt, k, m, k), "matmul layout"));
     VERISUB_RETURN_IF_ERROR(
-        Check(cublasLtMatrixLayoutCreate(&st->c, bt, nn, m, nn), "matmul layout"));
+        Check(LoadedCublas().cublasLtMatrixLayoutCreate(&st->c, bt, nn, m, nn), "matmul layout"));
     if (batch > 1) {
       const int32_t count = static_cast<int32_t>(batch);
       const int64_t stride_c = m * nn;
       for (auto [layout, stride] :
            {std::pair{st->a, stride_b}, std::pair{st->b, stride_a}, std::pair{st->c, stride_c}}) {
         VERISUB_RETURN_IF_ERROR(
-            Check(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                   &count, sizeof(count)),
+            Check(LoadedCublas().cublasLtMatrixLayoutSetAttribute(
+                      layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
                   "batch count"));
         VERISUB_RETURN_IF_ERROR(
-            Check(cublasLtMatrixLayoutSetAttribute(
+            Check(LoadedCublas().cublasLtMatrixLayoutSetAttribute(
                       layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
                   "batch stride"));
       }
@@ -713,24 +715,25 @@ class CudaPrepared : public PreparedModel {
     if (bias) {  // in the output's type, cuBLASLt's default bias type
       VERISUB_ASSIGN_OR_RETURN(void* bias_ptr, Upload(g.value(p.biases[0]).constant->f32, t));
       const void* bp = bias_ptr;
-      VERISUB_RETURN_IF_ERROR(Check(cublasLtMatmulDescSetAttribute(
+      VERISUB_RETURN_IF_ERROR(Check(LoadedCublas().cublasLtMatmulDescSetAttribute(
                                         st->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)),
                                     "bias pointer"));
     }
     VERISUB_RETURN_IF_ERROR(
-        Check(cublasLtMatmulDescSetAttribute(st->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                             sizeof(epilogue)),
+        Check(LoadedCublas().cublasLtMatmulDescSetAttribute(st->op, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                            &epilogue, sizeof(epilogue)),
               "epilogue"));
     cublasLtMatmulPreference_t pref = nullptr;
-    VERISUB_RETURN_IF_ERROR(Check(cublasLtMatmulPreferenceCreate(&pref), "preference"));
+    VERISUB_RETURN_IF_ERROR(
+        Check(LoadedCublas().cublasLtMatmulPreferenceCreate(&pref), "preference"));
     const uint64_t ws = kMatmulWorkspace;
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                         sizeof(ws));
+    LoadedCublas().cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt_, st->op, st->a, st->b, st->c, st->c,
-                                                       pref, 1, &result, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
+    cublasStatus_t hs = LoadedCublas().cublasLtMatmulAlgoGetHeuristic(
+        lt_, st->op, st->a, st->b, st->c, st->c, pref, 1, &result, &found);
+    LoadedCublas().cublasLtMatmulPreferenceDestroy(pref);
     if (hs != CUBLAS_STATUS_SUCCESS || found == 0)
       return Unimplemented("matmul: cuBLASLt has no algorithm");
     st->algo = result.algo;
@@ -742,8 +745,9 @@ class CudaPrepared : public PreparedModel {
     s->enqueue = [this, c, a, b, y, rest, count, t]() -> Status {
       void* yp = Ptr(y);
       VERISUB_RETURN_IF_ERROR(
-          Check(cublasLtMatmul(lt_, c->op, &kOne, b(), c->a, a(), c->b, &kZero, yp, c->c, yp, c->c,
-                               &c->algo, workspace_.get(), c->workspace, stream_),
+          Check(LoadedCublas().cublasLtMatmul(lt_, c->op, &kOne, b(), c->a, a(), c->b, &kZero, yp,
+                                              c->c, yp, c->c, &c->algo, workspace_.get(),
+                                              c->workspace, stream_),
                 "cublasLtMatmul"));
       if (rest == Activation::kNone) return Status::Ok();
       return Check(LaunchUnary(stream_, t, static_cast<int>(rest), yp, yp, count), "activation");

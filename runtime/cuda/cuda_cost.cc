@@ -38,7 +38,9 @@ using Buffer = cuda_util::DeviceBuffer;
 using cuda_util::ActDesc;
 using cuda_util::Check;
 using cuda_util::ConvDesc;
+using cuda_util::Cublas;
 using cuda_util::FilterDesc;
+using cuda_util::LoadedCublas;
 using cuda_util::OpDesc;
 using cuda_util::PoolDesc;
 using cuda_util::TensorDesc;
@@ -55,7 +57,7 @@ struct CudaCostModel::Gpu {
   std::mutex mu;  // one measurement at a time
 
   ~Gpu() {
-    if (blas) cublasDestroy(blas);
+    if (blas) LoadedCublas().cublasDestroy(blas);
     if (dnn) cudnnDestroy(dnn);
     if (stream) cudaStreamDestroy(stream);
   }
@@ -265,10 +267,10 @@ Status SetUpMatmul(CudaCostModel::Gpu& g, const OpCostQuery& q, Instance* in) {
   // Row-major Y = A B is column-major Y^T = B^T A^T.
   in->launch = [=] {
     VERISUB_RETURN_IF_ERROR(
-        Check(cublasSgemmStridedBatched(blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
-                                        static_cast<int>(m), static_cast<int>(k), &kOne, b,
-                                        static_cast<int>(n), sb, a, static_cast<int>(k), sa, &kZero,
-                                        y, static_cast<int>(n), sy, static_cast<int>(batch)),
+        Check(LoadedCublas().cublasSgemmStridedBatched(
+                  blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                  static_cast<int>(k), &kOne, b, static_cast<int>(n), sb, a, static_cast<int>(k),
+                  sa, &kZero, y, static_cast<int>(n), sy, static_cast<int>(batch)),
               "cublasSgemmStridedBatched"));
     return activator->Run(dnn, y);
   };
@@ -497,8 +499,10 @@ StatusOr<std::unique_ptr<CudaCostModel>> CudaCostModel::Create(const CudaCostOpt
   VERISUB_RETURN_IF_ERROR(Check(cudaStreamCreate(&gpu->stream), "cudaStreamCreate"));
   VERISUB_RETURN_IF_ERROR(Check(cudnnCreate(&gpu->dnn), "cudnnCreate"));
   VERISUB_RETURN_IF_ERROR(Check(cudnnSetStream(gpu->dnn, gpu->stream), "cudnnSetStream"));
-  VERISUB_RETURN_IF_ERROR(Check(cublasCreate(&gpu->blas), "cublasCreate"));
-  VERISUB_RETURN_IF_ERROR(Check(cublasSetStream(gpu->blas, gpu->stream), "cublasSetStream"));
+  VERISUB_RETURN_IF_ERROR(Cublas().status());
+  VERISUB_RETURN_IF_ERROR(Check(LoadedCublas().cublasCreate(&gpu->blas), "cublasCreate"));
+  VERISUB_RETURN_IF_ERROR(
+      Check(LoadedCublas().cublasSetStream(gpu->blas, gpu->stream), "cublasSetStream"));
   auto model =
       std::unique_ptr<CudaCostModel>(new CudaCostModel(options, std::move(table), std::move(gpu)));
   model->name_ = "gpu-measured:cudnn-" + here->engine_version + ":" + here->cpu_model;

@@ -1,6 +1,8 @@
 // Shared CUDA helpers (see cuda_util.h).
 #include "runtime/cuda/cuda_util.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 
 namespace verisub::runtime::cuda_util {
@@ -17,6 +19,53 @@ Status Check(cublasStatus_t e, const char* what) {
   if (e == CUBLAS_STATUS_SUCCESS) return Status::Ok();
   return FailedPrecondition(std::string(what) + ": cuBLAS status " + std::to_string(e));
 }
+
+namespace {
+
+// Opens `soname` by the loader's search path (the RUNPATH of this object), else in the toolkit's
+// library folder this build found.
+void* OpenLibrary(const std::string& soname, std::string* error) {
+  if (void* h = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+  *error = dlerror();
+  const std::string path = std::string(VERISUB_CUDA_LIBRARY_DIR) + "/" + soname;
+  if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+  *error += "; " + std::string(dlerror());
+  return nullptr;
+}
+
+StatusOr<const CublasApi*> LoadCublas() {
+  static CublasApi api;
+  const std::string major = std::to_string(CUBLAS_VER_MAJOR);
+  std::vector<void*> libs;
+  for (const std::string& soname : {"libcublasLt.so." + major, "libcublas.so." + major}) {
+    std::string error;
+    void* h = OpenLibrary(soname, &error);
+    if (!h) return FailedPrecondition("cannot open " + soname + " (cuBLAS): " + error);
+    libs.push_back(h);  // kept open for the process
+  }
+  auto find = [&](const char* name) -> void* {
+    for (void* h : libs)
+      if (void* f = dlsym(h, name)) return f;
+    return nullptr;
+  };
+#define VERISUB_CUBLAS_LOAD(f)                        \
+  api.f = reinterpret_cast<decltype(&::f)>(find(#f)); \
+  if (!api.f) return FailedPrecondition("cuBLAS library lacks " #f);
+  VERISUB_CUBLAS_FUNCTIONS(VERISUB_CUBLAS_LOAD)
+#undef VERISUB_CUBLAS_LOAD
+  return &api;
+}
+
+const StatusOr<const CublasApi*>& CublasOnce() {
+  static const StatusOr<const CublasApi*> loaded = LoadCublas();
+  return loaded;
+}
+
+}  // namespace
+
+StatusOr<const CublasApi*> Cublas() { return CublasOnce(); }
+
+const CublasApi& LoadedCublas() { return **CublasOnce(); }
 
 DeviceBuffer::~DeviceBuffer() {
   if (p_) cudaFree(p_);

@@ -170,7 +170,7 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
   // The group alone: weights stay weights, values from outside become graph inputs, the group's
   // output is the graph output.
   Graph one;
-  std::vector<HostTensor> feeds;
+  std::vector<const std::vector<int64_t>*> feed_dims;  // filled only when a measurement runs
   std::vector<int> id(g.num_values(), -1);
   std::string members_key;
   double bytes = 0;
@@ -198,7 +198,7 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
         bytes += 4.0 * static_cast<double>(CountElements(val.dims));
         add_value(v);
         if (!weight) {
-          feeds.push_back(FillTensor(val.dims, 101 + static_cast<uint32_t>(feeds.size())));
+          feed_dims.push_back(&val.dims);
           one.mutable_inputs().push_back(id[v]);
         }
       }
@@ -246,6 +246,9 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
         po.storage_types = storage;
         auto prepared = backend_->Prepare(one, po);
         if (!prepared.ok()) return prepared.status();
+        std::vector<HostTensor> feeds;
+        for (const auto* dims : feed_dims)
+          feeds.push_back(FillTensor(*dims, 101 + static_cast<uint32_t>(feeds.size())));
         return TimePrepared(**prepared, feeds, runs, timed);
       },
       estimate);
