@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <memory>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <system_error>
 
 namespace verisub::base {
@@ -76,11 +76,17 @@ Status WriteAll(int fd, std::string_view contents, const std::string& what) {
   return Status::Ok();
 }
 
+using Producer = std::function<Status(const PieceWriter&)>;
+
+Status Produce(int fd, const Producer& produce, const std::string& path) {
+  return produce([&](std::string_view piece) { return WriteAll(fd, piece, path); });
+}
+
 // A character device or FIFO: written in place (never renamed over).
-Status WriteSpecial(const std::string& path, const std::string& target, std::string_view contents) {
+Status WriteSpecial(const std::string& path, const std::string& target, const Producer& produce) {
   int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return InvalidArgument("cannot write '" + path + "': " + ErrnoText(errno));
-  Status st = WriteAll(fd, contents, path);
+  Status st = Produce(fd, produce, path);
   if (::close(fd) != 0 && st.ok())
     st = DataLoss("cannot write '" + path + "': " + ErrnoText(errno));
   return st;
@@ -224,6 +230,10 @@ Status CheckOutputPath(const std::string& path) {
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  return WriteFileAtomically(path, [&](const PieceWriter& write) { return write(contents); });
+}
+
+Status WriteFileAtomically(const std::string& path, const Producer& produce) {
   if (path.empty()) return InvalidArgument("cannot write a file with an empty name");
   VERISUB_ASSIGN_OR_RETURN(std::string target, ResolveLinks(path));
   struct stat st;
@@ -231,7 +241,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   if (!exists && errno != ENOENT)
     return InvalidArgument("cannot write '" + path + "': " + ErrnoText(errno));
   if (exists) {
-    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return WriteSpecial(path, target, contents);
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return WriteSpecial(path, target, produce);
     if (S_ISDIR(st.st_mode))
       return InvalidArgument("cannot write '" + path + "': it is a directory");
     if (!S_ISREG(st.st_mode))
@@ -246,7 +256,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   VERISUB_RETURN_IF_ERROR(tmp.Create(dir, BaseName(target), path));
   if (exists && ::fchmod(tmp.fd(), st.st_mode & 07777) != 0)
     return DataLoss("cannot write '" + path + "': cannot keep its mode: " + ErrnoText(errno));
-  VERISUB_RETURN_IF_ERROR(WriteAll(tmp.fd(), contents, path));
+  VERISUB_RETURN_IF_ERROR(Produce(tmp.fd(), produce, path));
   if (::fsync(tmp.fd()) != 0)
     return DataLoss("cannot write '" + path + "': sync failed: " + ErrnoText(errno));
   VERISUB_RETURN_IF_ERROR(tmp.Close(path));

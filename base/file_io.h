@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,13 @@ namespace verisub::base {
 // - a directory, a socket or a block device: refused.
 // The directory must exist: no directory is ever created.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
+// The same with the contents written in pieces: `produce` calls its argument with each piece in
+// order, so a large file (an ONNX model's weights) is never assembled in memory. An error from
+// `produce` (or from a write, which `produce` must return) leaves `path` as it was; only a
+// character device or FIFO may have received part of the contents.
+using PieceWriter = std::function<Status(std::string_view piece)>;
+Status WriteFileAtomically(const std::string& path,
+                           const std::function<Status(const PieceWriter& write)>& produce);
 
 // Whether `path` can be written by WriteFileAtomically: the directory it names exists and `path`
 // is not a directory. For tools to check their outputs before a long run rather than after it.

@@ -24,7 +24,7 @@ double DecodeHalfLike(int32_t type, uint16_t bits) {
   return f;
 }
 
-HostTensor DecodeRaw(int32_t type, std::vector<int64_t> dims, const std::string& raw, int64_t n) {
+HostTensor DecodeRaw(int32_t type, std::vector<int64_t> dims, std::string_view raw, int64_t n) {
   HostTensor t;
   t.elem_type = type;
   t.dims = std::move(dims);
@@ -83,6 +83,11 @@ HostTensor DecodeRaw(int32_t type, std::vector<int64_t> dims, const std::string&
 }  // namespace
 
 StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto) {
+  return FromTensorProto(proto, std::nullopt);
+}
+
+StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto,
+                                     std::optional<std::string_view> given_raw) {
   const std::string what = "tensor '" + proto.name() + "'";
   int32_t type = proto.data_type();
   if (!IsSupportedType(type))
@@ -96,8 +101,8 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto) {
   const int64_t bytes = TensorBytes(dims, ElemTypeSize(type));
   if (bytes < 0)
     return DataLoss(what + " has dimensions whose size overflows " + DimsToString(dims));
-  if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
+  if (given_raw || proto.has_raw_data()) {
+    const std::string_view raw = given_raw ? *given_raw : std::string_view(proto.raw_data());
     if (static_cast<uint64_t>(raw.size()) != static_cast<uint64_t>(bytes))
       return DataLoss(what + " of shape " + DimsToString(dims) + " and type " + ElemTypeName(type) +
                       " needs " + std::to_string(bytes) + " bytes of raw data, has " +
@@ -154,14 +159,15 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto) {
   }
 }
 
-void ToTensorProto(const HostTensor& t, const std::string& name, onnx::TensorProto* proto) {
-  proto->Clear();
-  proto->set_name(name);
-  proto->set_data_type(t.elem_type);
-  for (int64_t d : t.dims) proto->add_dims(d);
-  int64_t n = t.NumElements();
+std::string_view RawTensorBytes(const HostTensor& t, std::string* scratch) {
+  const int64_t n = t.NumElements();
+  // Float32 storage is the raw form already (x86-64 and ARM hosts are little-endian).
+  if (t.elem_type == kFloat && static_cast<int64_t>(t.f32.size()) == n)
+    return std::string_view(reinterpret_cast<const char*>(t.f32.data()),
+                            static_cast<size_t>(n) * 4);
   int sz = ElemTypeSize(t.elem_type);
-  std::string raw(static_cast<size_t>(n * sz), '\0');
+  std::string& raw = *scratch;
+  raw.assign(static_cast<size_t>(n * sz), '\0');
   char* p = raw.data();
   for (int64_t i = 0; i < n; ++i) {
     char* q = p + sz * i;
@@ -192,7 +198,20 @@ void ToTensorProto(const HostTensor& t, const std::string& name, onnx::TensorPro
       }
     }
   }
-  proto->set_raw_data(std::move(raw));
+  return raw;
+}
+
+void ToTensorProto(const HostTensor& t, const std::string& name, onnx::TensorProto* proto) {
+  proto->Clear();
+  proto->set_name(name);
+  proto->set_data_type(t.elem_type);
+  for (int64_t d : t.dims) proto->add_dims(d);
+  std::string scratch;
+  const std::string_view raw = RawTensorBytes(t, &scratch);
+  if (raw.data() == scratch.data())
+    proto->set_raw_data(std::move(scratch));
+  else
+    proto->set_raw_data(raw.data(), raw.size());
 }
 
 }  // namespace verisub::runtime

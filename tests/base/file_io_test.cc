@@ -74,6 +74,25 @@ TEST_F(FileIoTest, WritesAndReadsBackLeavingNoTemporary) {
   EXPECT_EQ(RegisteredTempFileCount(), 0);
 }
 
+TEST_F(FileIoTest, PiecesAreWrittenInOrderAndAFailedProducerLeavesTheOldFile) {
+  std::string p = (dir_ / "pieces.bin").string();
+  ASSERT_TRUE(WriteFileAtomically(p, [](const PieceWriter& write) {
+                VERISUB_RETURN_IF_ERROR(write("ab"));
+                VERISUB_RETURN_IF_ERROR(write(""));
+                return write(std::string("c\0d", 3));
+              }).ok());
+  EXPECT_EQ(*ReadFile(p), std::string("abc\0d", 5));
+  Status failed = WriteFileAtomically(p, [](const PieceWriter& write) {
+    VERISUB_RETURN_IF_ERROR(write("half of a new version"));
+    return DataLoss("the producer stopped");
+  });
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(failed.message(), "the producer stopped");
+  EXPECT_EQ(*ReadFile(p), std::string("abc\0d", 5));
+  EXPECT_TRUE(Others("pieces.bin").empty());
+  EXPECT_EQ(RegisteredTempFileCount(), 0);
+}
+
 TEST_F(FileIoTest, NewFileGetsTheUmaskModeNotMkstemps0600) {
   std::string p = (dir_ / "new.bin").string();
   mode_t old = ::umask(022);

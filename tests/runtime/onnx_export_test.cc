@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "base/file_io.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/executor.h"
@@ -225,6 +226,72 @@ TEST(OnnxExportTest, FileExportWritesAValidModel) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(StructuralHash(*g), StructuralHash(*back));
   EXPECT_FALSE(fs::exists(out.string() + ".tmp-verisub"));
+  fs::remove_all(dir);
+}
+
+// The file export writes weights straight from the tensors and the file import decodes large ones
+// straight from the mapped file: both must give exactly what the in-memory forms give, for
+// float32 and float16 weights over the size left in the file, and small ones too.
+TEST(OnnxExportTest, LargeWeightsStreamToTheFileAndBackExactly) {
+  ModelBuilder b(17);
+  b.Input("x", {1, 256});
+  b.RandomWeight("w", {256, 128}, 7);  // 128 KiB: left in the file by the import
+  b.RandomWeight("bias", {128}, 8);    // small: parsed as usual
+  b.Weight("w16", testing::RandomTensor({128, 256}, 9, kFloat16));
+  b.Node("MatMul", {"x", "w"}, {"y"});
+  b.Node("Add", {"y", "bias"}, {"z"});
+  b.Node("Cast", {"w16"}, {"w32"}).add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("to");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(kFloat);
+    return a;
+  }());
+  b.Node("MatMul", {"z", "w32"}, {"out"});
+  b.Output("out", {1, 256});
+  ImportOptions keep;  // the Cast of a weight stays, so w16 is exported as float16
+  keep.fold_constants = false;
+  auto g = ImportOnnxBytes(b.Bytes(), "weights", keep);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  fs::path dir = fs::temp_directory_path() / "verisub_export_weights";
+  fs::create_directories(dir);
+  const std::string out = (dir / "w.onnx").string();
+  ASSERT_TRUE(ExportOnnxFile(*g, out).ok());
+  // Protobuf reads the streamed file as the model ExportOnnxModel builds.
+  onnx::ModelProto in_memory, from_file;
+  ASSERT_TRUE(ExportOnnxModel(*g, &in_memory).ok());
+  auto bytes = base::ReadFile(out);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(from_file.ParseFromString(*bytes));
+  EXPECT_EQ(from_file.SerializeAsString(), in_memory.SerializeAsString());
+  EXPECT_EQ(from_file.graph().initializer_size(), 3);
+  // Importing the file gives the weights bit for bit, as importing the bytes does.
+  auto back = ImportOnnxFile(out, keep);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  auto weights = [](const Graph& x) {
+    std::map<std::string, HostTensor> m;
+    for (int v = 0; v < x.num_values(); ++v)
+      if (x.value(v).constant) m[x.value(v).name] = *x.value(v).constant;
+    return m;
+  };
+  auto before = weights(*g), after = weights(*back);
+  ASSERT_EQ(before.size(), 3u);
+  ASSERT_EQ(after.size(), 3u);
+  for (const auto& [name, t] : before) {
+    ASSERT_TRUE(after.count(name)) << name;
+    EXPECT_EQ(after[name].elem_type, t.elem_type) << name;
+    EXPECT_EQ(after[name].dims, t.dims) << name;
+    EXPECT_EQ(after[name].f32, t.f32) << name;
+    EXPECT_EQ(after[name].f64, t.f64) << name;
+  }
+  EXPECT_EQ(after["w16"].elem_type, kFloat16);
+  // A file cut inside the large weight is an error naming the file, never a crash.
+  const std::string cut = (dir / "cut.onnx").string();
+  ASSERT_TRUE(base::WriteFileAtomically(cut, bytes->substr(0, bytes->size() - 70000)).ok());
+  auto truncated = ImportOnnxFile(cut);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find(cut), std::string::npos)
+      << truncated.status().message();
   fs::remove_all(dir);
 }
 
