@@ -459,9 +459,12 @@ StatusOr<bool> GuardTypeInference(const onnx::ModelProto& model) {
   return onnx_pass_safe;
 }
 
-// The import behind ImportOnnxModel and ImportOnnxFile (`raw`: see DecodeTensors).
+// The import behind ImportOnnxModel and ImportOnnxFile (`raw`: see DecodeTensors, views into
+// `*file`, which is closed once the weights are decoded: its pages count in the process's
+// memory, and the folding after it may copy the largest weights once more).
 StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
-                            const ImportOptions& options, const RawViews& raw);
+                            const ImportOptions& options, RawViews raw,
+                            std::optional<base::MappedFile>* file);
 
 }  // namespace
 
@@ -489,8 +492,9 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& opt
                               std::to_string(options.memory.max_total_bytes) +
                               " bytes in all (--max-memory-mb; MemoryBudget)");
   // Parsed from a read-only mapping of the file: no second copy of it in our memory (weights
-  // dominate), and every weight's bytes are copied once at their final size (a stream parse
-  // grows each weight string block by block: seconds on AlexNet's 244 MB).
+  // dominate), and each large weight is decoded from the mapping straight into its tensor
+  // (ParseModelLeavingWeightsInFile; a stream parse grew each weight string block by block:
+  // seconds on AlexNet's 244 MB).
   in.close();
   onnx::ModelProto model;
   auto mapped = base::MappedFile::Open(path);
@@ -500,7 +504,8 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& opt
       !ParseModelLeavingWeightsInFile(
           std::string_view(static_cast<const char*>(mapped->data()), mapped->size()), &model, &raw))
     return DataLoss(path + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
-  return ImportModel(std::move(model), path, options, raw);
+  std::optional<base::MappedFile> file(std::move(mapped).value());
+  return ImportModel(std::move(model), path, options, std::move(raw), &file);
 }
 
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source,
@@ -514,13 +519,14 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& sou
 
 StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& source,
                                 const ImportOptions& options) {
-  return ImportModel(std::move(model), source, options, {});
+  return ImportModel(std::move(model), source, options, {}, nullptr);
 }
 
 namespace {
 
 StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
-                            const ImportOptions& options, const RawViews& raw) {
+                            const ImportOptions& options, RawViews raw,
+                            std::optional<base::MappedFile>* file) {
   auto fail = [&](const Status& st) { return st.WithContext(source); };
   if (!model.has_graph()) return fail(DataLoss("not an ONNX model (no graph)"));
   int64_t opset = -1;
@@ -538,6 +544,8 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
   if (!raw.empty() && static_cast<int>(raw.size()) != model.graph().initializer_size())
     return fail(InternalError("initializers changed before they were decoded"));
   auto weights = DecodeTensors(model.graph(), raw);
+  raw.clear();
+  if (file) file->reset();
   if (!weights.ok()) return fail(weights.status());
   try {
     onnx::checker::check_model(model);

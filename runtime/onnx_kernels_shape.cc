@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/large_buffer.h"
 #include "runtime/onnx_kernels.h"
 
 namespace verisub::runtime {
@@ -392,7 +393,7 @@ void TransposeData(const std::vector<T>& in, const std::vector<int64_t>& od,
                    const std::vector<int64_t>& pst, std::vector<T>* out) {
   const size_t r = od.size();
   const int64_t n = static_cast<int64_t>(in.size());
-  out->resize(n);
+  ResizeForLargeWrite(out, static_cast<size_t>(n));
   if (r == 2 && pst[0] == 1) {  // a plain matrix transpose: y[i][j] = x[j][i]
     const int64_t rows = od[0], cols = od[1];
     constexpr int64_t kTile = 32;

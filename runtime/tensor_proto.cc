@@ -1,4 +1,5 @@
 // Conversion between ONNX TensorProto and HostTensor.
+#include "runtime/large_buffer.h"
 #include "runtime/tensor_proto.h"
 
 #include <cstring>
@@ -28,6 +29,10 @@ HostTensor DecodeRaw(int32_t type, std::vector<int64_t> dims, std::string_view r
   HostTensor t;
   t.elem_type = type;
   t.dims = std::move(dims);
+  if (type == kFloat) {
+    t.f32.reserve(static_cast<size_t>(n));  // allocated, not touched: advised before the copy
+    AdviseHugePages(t.f32.data(), static_cast<size_t>(n) * 4);
+  }
   const char* p = raw.data();
   int sz = ElemTypeSize(type);
   if (type == kFloat) {
