@@ -1,4 +1,5 @@
-// Status and StatusOr: how every error a user or a file can cause is reported (the one status type).
+// Status and StatusOr: how every error a user or a file can cause is reported (the one status
+// type).
 #pragma once
 
 #include <cstdio>

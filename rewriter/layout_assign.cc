@@ -52,6 +52,11 @@ std::vector<int> ProblemIds(const Graph& g, const LayoutProblem& p) {
 StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSource& costs,
                                            const LayoutSpaceOptions& space, int* restricted_nodes) {
   if (restricted_nodes) *restricted_nodes = 0;
+  struct Bracket {
+    const LayoutCostSource& costs;
+    Bracket(const LayoutCostSource& c, const Graph& g) : costs(c) { costs.BeginGraph(g); }
+    ~Bracket() { costs.EndGraph(); }
+  } bracket(costs, g);
   LayoutProblem p;
   // The reduced precisions both asked for and priced by the source.
   std::vector<Precision> reduced;

@@ -41,6 +41,12 @@ class LayoutCostSource {
                                                    std::span<const Format> inputs,
                                                    std::span<const Format> outputs) const;
   virtual double FormatConversionCostUs(const runtime::Value& value, Format from, Format to) const;
+
+  // The questions about `g`'s nodes come between BeginGraph(g) and EndGraph()
+  // (BuildLayoutProblem brackets its own so): a source may prepare what it needs per graph once
+  // instead of recognizing the graph in every question. Defaults do nothing.
+  virtual void BeginGraph(const runtime::Graph& g) const { (void)g; }
+  virtual void EndGraph() const {}
 };
 
 // The precision of `node`'s data slots (activation inputs and outputs; weights and omitted inputs

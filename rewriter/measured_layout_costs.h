@@ -24,6 +24,11 @@ class MeasuredLayoutCosts : public LayoutCostSource {
   explicit MeasuredLayoutCosts(const runtime::MeasuredCpuCostModel* model);
 
   std::string Name() const override { return "measured-layout:" + model_->Name(); }
+  void BeginGraph(const runtime::Graph& g) const override {
+    Prepare(g);
+    begun_ = &g;
+  }
+  void EndGraph() const override { begun_ = nullptr; }
   std::optional<double> KernelCostUs(const runtime::Graph& g, const runtime::Node& node,
                                      std::span<const specs::Layout> inputs,
                                      std::span<const specs::Layout> outputs) const override;
@@ -44,7 +49,10 @@ class MeasuredLayoutCosts : public LayoutCostSource {
   // The graph the DP asks about (one at a time, node by node): its fusion plan and node indices,
   // made once per graph. A graph is recognized by its nodes (shared, immutable) and outputs, not
   // by its address, which a search reuses for the next graph it builds.
+  // Between BeginGraph(g) and EndGraph() the graph asked about is `g` itself: no check.
   const runtime::dnnl_backend::FusionPlan& PlanOf(const runtime::Graph& g) const;
+  void Prepare(const runtime::Graph& g) const;
+  mutable const runtime::Graph* begun_ = nullptr;
   mutable std::vector<const runtime::Node*> nodes_;
   mutable std::vector<int> graph_outputs_;
   mutable std::unordered_map<const runtime::Node*, int> index_;

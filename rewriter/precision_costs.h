@@ -62,6 +62,8 @@ class ReducedPrecisionCosts : public LayoutCostSource {
                                            std::span<const Format> inputs,
                                            std::span<const Format> outputs) const override;
   double FormatConversionCostUs(const runtime::Value& value, Format from, Format to) const override;
+  void BeginGraph(const runtime::Graph& g) const override { base_->BeginGraph(g); }
+  void EndGraph() const override { base_->EndGraph(); }
 
  private:
   const LayoutCostSource* base_;

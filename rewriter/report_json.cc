@@ -98,7 +98,11 @@ std::string ReportToJson(const OptimizeReport& r, const std::string& model,
            Num(t.phases()[k].second);
     j += "},\n";
   };
-  if (phases) seconds_object("phase_seconds", *phases);
+  if (phases) {
+    // Phases on another thread (the rules) are listed too; wall_seconds leaves them out.
+    seconds_object("phase_seconds", *phases);
+    j += "  \"wall_seconds\": " + Num(phases->Total()) + ",\n";
+  }
   seconds_object("pass_seconds", r.phases);
   j += "  \"seconds\": " + Num(s.seconds) + ",\n";
   j += "  \"measure_seconds\": " + Num(s.measure_seconds) + ",\n";

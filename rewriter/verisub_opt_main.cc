@@ -18,6 +18,7 @@
 #include "rewriter/optimize.h"
 #include "rewriter/report_html.h"
 #include "rewriter/report_json.h"
+#include "rewriter/rule_loader.h"
 #include "rewriter/rule_source.h"
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/analytic_cost.h"
@@ -166,17 +167,29 @@ int main(int argc, char** argv) {
     if (Status st = base::CheckOutputPath(path); !st.ok()) return Fail(st);
 
   base::PhaseTimes phases;  // where the time goes, printed and in the JSON report
-  auto rules = rewriter::LoadRules(rules_path);
-  if (!rules.ok()) return Fail(rules.status());
-  std::map<std::string, ruledb::ProofRecord> proofs;  // for the HTML report
-  if (!html_path.empty()) proofs = rewriter::ProofRecords(*rules);
+  // The rules are read and compiled on a thread of their own while the costs load and the model
+  // imports; a rules error is still the one reported first.
   rewriter::RuleSetOptions rule_options;
   rule_options.proved_only = !allow_unproved;
   rule_options.reverse = !no_reverse;
-  auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
-  if (!rule_set.ok()) return Fail(rule_set.status());
-  phases.Mark("rules");
-  const rewriter::RuleSetStats& stats = (*rule_set)->stats();
+  rewriter::RuleSetLoader rules_loader(rules_path, rule_options,
+                                       /*with_proofs=*/!html_path.empty());
+  auto cost_source = rewriter::CostSource::Create(cost);
+  phases.Mark("cost model");
+  StatusOr<runtime::Graph> original = cost_source.ok()
+                                          ? runtime::ImportOnnxFile(model, options.import)
+                                          : StatusOr<runtime::Graph>(cost_source.status());
+  phases.Mark("import");
+  auto loaded = rules_loader.Get();
+  phases.Mark("rules (waited for)");
+  if (!loaded.ok()) return Fail(loaded.status());
+  phases.AddBeside("rules read", loaded->read_seconds);
+  phases.AddBeside("rules compiled", loaded->compile_seconds);
+  if (!cost_source.ok()) return Fail(cost_source.status());
+  if (!original.ok()) return Fail(original.status());
+  const std::shared_ptr<const rewriter::RuleSet>& rule_set = loaded->set;
+  std::map<std::string, ruledb::ProofRecord>& proofs = loaded->proofs;  // for the HTML report
+  const rewriter::RuleSetStats& stats = rule_set->stats();
   std::printf(
       "rules: %d loaded from %s, %d used (%d unproved, %d duplicate, %d unmatchable skipped; "
       "%d of them right to left)\n",
@@ -187,14 +200,8 @@ int main(int argc, char** argv) {
                  "warning: every rule lacks a proof record; pass --allow-unproved to use "
                  "hand-written rules\n");
 
-  auto cost_source = rewriter::CostSource::Create(cost);
-  if (!cost_source.ok()) return Fail(cost_source.status());
   options.cost_model = &(*cost_source)->model();
-  phases.Mark("cost model");
 
-  auto original = runtime::ImportOnnxFile(model, options.import);
-  if (!original.ok()) return Fail(original.status());
-  phases.Mark("import");
   // The comparison's executor must fit too: said before the search, not after it.
   if (verify) {
     if (Status st = runtime::CheckMemoryBudget(*original, memory, /*executor=*/true); !st.ok()) {
@@ -213,12 +220,12 @@ int main(int argc, char** argv) {
   Status st;
   if (layout == "dp") {
     LayoutCostsFor layout_costs(options.cost_model);
-    st = OptimizeJointly(*original, **rule_set, options, layout_costs.costs(), &optimized, &report,
+    st = OptimizeJointly(*original, *rule_set, options, layout_costs.costs(), &optimized, &report,
                          &joint);
   } else {
     st = verify || !html_path.empty()
-             ? Optimize(*original, **rule_set, options, &optimized, &report)
-             : Optimize(std::move(original).value(), **rule_set, options, &optimized, &report);
+             ? Optimize(*original, *rule_set, options, &optimized, &report)
+             : Optimize(std::move(original).value(), *rule_set, options, &optimized, &report);
   }
   phases.Mark("optimize");
   // The dump is written even when a later pass fails: that is when it is wanted.
@@ -239,7 +246,7 @@ int main(int argc, char** argv) {
         "layouts:         DP cost %.1f us (joint search) vs %.1f us (rewrites only): kept %s\n",
         joint.joint_cost_us, joint.sequential_cost_us,
         joint.kept_sequential ? "rewrites only" : "joint");
-  WarnUnprovedRulesApplied(**rule_set, report);
+  WarnUnprovedRulesApplied(*rule_set, report);
 
   if (verify) {
     rewriter::VerifyReport vr;

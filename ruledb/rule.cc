@@ -139,8 +139,9 @@ std::string InputRanksText(const std::vector<int>& input_ranks) {
   return s;
 }
 
-std::string Rule::Id() const {
-  std::string text = ToText();
+std::string Rule::Id() const { return RuleIdOfText(ToText()); }
+
+std::string RuleIdOfText(std::string_view text) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx",
                 static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())));

@@ -38,6 +38,9 @@ struct Rule {
   std::string Id() const;  // 16 hex digits of XXH3 over ToText()
 };
 
+// Rule::Id of a rule whose ToText() is `text`.
+std::string RuleIdOfText(std::string_view text);
+
 // Renumbers inputs and nodes into the canonical order used by ToText(), so structural equality
 // of canonical rules is equality of their text.
 Rule Canonicalize(const Rule& r);

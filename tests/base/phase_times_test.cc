@@ -28,6 +28,18 @@ TEST(PhaseTimesTest, MarkEndsThePhaseSinceTheLastMark) {
   EXPECT_LT(t.Total(), 60);
 }
 
+TEST(PhaseTimesTest, PhasesBesideOthersAreListedButNotInTheWallTotal) {
+  PhaseTimes t;
+  t.Add("import", 1.0);
+  t.AddBeside("rules", 0.75);
+  EXPECT_DOUBLE_EQ(t.Total(), 1.0);
+  EXPECT_DOUBLE_EQ(t.Seconds("rules"), 0.75);
+  EXPECT_EQ(t.ToString(), "import 1.000 s; beside: rules 0.750 s");
+  PhaseTimes outer;
+  outer.AddAll(t, "load ");
+  EXPECT_DOUBLE_EQ(outer.Total(), 1.0);
+}
+
 TEST(PhaseTimesTest, AddAllPrefixesAndTinyPhasesAreNotPrinted) {
   PhaseTimes inner, outer;
   inner.Add("search", 1.0);
