@@ -91,7 +91,7 @@ v2::Rule RuleToProto(const Rule& r) {
   return p;
 }
 
-StatusOr<Rule> RuleFromProto(const v2::Rule& p) {
+StatusOr<Rule> RuleFromProto(const v2::Rule& p, bool check_id) {
   Rule r;
   if (p.num_inputs() > 1000) return DataLoss("input count " + std::to_string(p.num_inputs()));
   r.num_inputs = static_cast<int>(p.num_inputs());
@@ -119,6 +119,7 @@ StatusOr<Rule> RuleFromProto(const v2::Rule& p) {
   r.proof.axioms_used.assign(p.proof().axioms_used().begin(), p.proof().axioms_used().end());
   r.proof.seconds = p.proof().seconds();
   r.proof.reason = p.proof().reason();
+  if (!check_id) return r;
   Rule c = Canonicalize(r);
   std::string id = c.Id();
   if (id != p.id())

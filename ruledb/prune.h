@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "ruledb/rule.h"
 #include "base/status.h"
+#include "ruledb/rule.h"
 
 namespace verisub::ruledb {
 

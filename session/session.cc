@@ -11,6 +11,7 @@
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
 #include "rewriter/measured_layout_costs.h"
+#include "rewriter/rule_loader.h"
 #include "rewriter/rule_source.h"
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/analytic_cost.h"
@@ -190,16 +191,35 @@ std::unique_ptr<runtime::Backend> MakeBackend(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+std::string RulesPath(const SessionOptions& o) {
+  return o.rules_path.empty() ? rewriter::FindDefaultRules() : o.rules_path;
+}
+
+rewriter::RuleSetOptions RuleOptions(const SessionOptions& o) {
+  rewriter::RuleSetOptions r;
+  r.proved_only = !o.allow_unproved_rules;
+  return r;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
                                                    const SessionOptions& options) {
   auto start = std::chrono::steady_clock::now();
+  // The rules are read and compiled on a thread of their own while the model imports.
+  std::optional<rewriter::RuleSetLoader> rules;
+  if (options.optimize || options.layout == "joint")
+    rules.emplace(RulesPath(options), RuleOptions(options));
   runtime::ImportOptions import;
   import.input_shapes = options.input_shapes;
   auto graph = runtime::ImportOnnxFile(model_path, import);
   if (!graph.ok()) return graph.status();
   double load = SecondsSince(start);
-  auto s = Create(std::move(graph).value(), options);
-  if (s.ok()) (*s)->times_.load_s = load;
+  std::unique_ptr<Session> s(new Session());
+  VERISUB_RETURN_IF_ERROR(s->Init(std::move(graph).value(), options, rules ? &*rules : nullptr));
+  s->times_.load_s = load;
   return s;
 }
 
@@ -210,7 +230,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(runtime::Graph graph,
   return s;
 }
 
-Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
+Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
+                     rewriter::RuleSetLoader* rules_loader) {
   // "auto": the layout DP's layouts on the oneDNN backend (the reference backend runs plain).
   SessionOptions options = requested;
   if (options.layout == "auto") options.layout = options.backend == "onednn" ? "dp" : "backend";
@@ -246,23 +267,19 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested) {
   if (optimize_model) {
     original = graph;
     auto start = std::chrono::steady_clock::now();
-    std::string path =
-        options.rules_path.empty() ? rewriter::FindDefaultRules() : options.rules_path;
-    auto rules = rewriter::LoadRules(path);
-    if (!rules.ok()) return rules.status();
-    rewriter::RuleSetOptions rule_options;
-    rule_options.proved_only = !options.allow_unproved_rules;
-    auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
-    if (!rule_set.ok()) return rule_set.status();
+    auto loaded = rules_loader ? rules_loader->Get()
+                               : rewriter::LoadRuleSet(RulesPath(options), RuleOptions(options));
+    if (!loaded.ok()) return loaded.status();
+    const std::shared_ptr<const rewriter::RuleSet>& rule_set = loaded->set;
     OptimizeOptions optimize = options.optimize_options;
     optimize.cost_model = cost_model;
     Status st;
     if (joint) {
       LayoutCostsFor layout_costs(cost_model);
-      st = OptimizeJointly(graph, **rule_set, optimize, layout_costs.costs(), &graph_, &report_,
+      st = OptimizeJointly(graph, *rule_set, optimize, layout_costs.costs(), &graph_, &report_,
                            &joint_.emplace());
     } else {
-      st = Optimize(std::move(graph), **rule_set, optimize, &graph_, &report_);
+      st = Optimize(std::move(graph), *rule_set, optimize, &graph_, &report_);
     }
     if (!st.ok()) {
       save_costs();

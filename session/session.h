@@ -20,6 +20,9 @@
 #include "runtime/host_tensor.h"
 
 namespace verisub {
+namespace rewriter {
+class RuleSetLoader;
+}  // namespace rewriter
 
 struct SessionOptions {
   bool optimize = false;
@@ -130,7 +133,9 @@ class Session {
 
  private:
   Session() = default;
-  Status Init(runtime::Graph graph, const SessionOptions& options);
+  // `rules`: the rules already being read (Create from a file starts them before the import).
+  Status Init(runtime::Graph graph, const SessionOptions& options,
+              rewriter::RuleSetLoader* rules = nullptr);
   // With bf16 chosen by the DP: times the model with it and with the float32 layouts, keeps the
   // faster (precision_report() says which and the times).
   Status KeepFasterPrecision(const SessionOptions& options, const runtime::CostModel* cost_model,

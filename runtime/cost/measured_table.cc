@@ -46,6 +46,13 @@ StatusOr<double> MeasuredTable::Cached(const std::string& key,
   return us;
 }
 
+std::optional<double> MeasuredTable::Lookup(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto t = table_.Find(key);
+  if (t) ++stats_.hits;
+  return t;
+}
+
 void MeasuredTable::SetOnMeasured(std::function<void()> f) {
   std::lock_guard<std::mutex> lock(mu_);
   on_measured_ = std::move(f);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -39,6 +40,9 @@ class MeasuredTable {
   StatusOr<double> Cached(const std::string& key,
                           const std::function<StatusOr<double>(int* runs)>& measure,
                           double estimate);
+  // The table's entry for `key` (counted as a hit), or nullopt: for a caller whose measurement
+  // needs preparation that a cached answer does not.
+  std::optional<double> Lookup(const std::string& key);
   // Counts an instance answered by an estimate without consulting the table.
   void CountEstimate();
   // Called after every measurement is stored (outside the table's lock), e.g. to save the table

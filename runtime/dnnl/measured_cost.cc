@@ -258,17 +258,21 @@ StatusOr<double> MeasuredCpuCostModel::ReorderUs(const std::vector<int64_t>& dim
                                                  specs::Layout from, specs::Layout to,
                                                  bool from_bf16, bool to_bf16) const {
   if (from == to && from_bf16 == to_bf16) return 0.0;
+  const double bytes =
+      ((from_bf16 ? 2.0 : 4.0) + (to_bf16 ? 2.0 : 4.0)) * static_cast<double>(CountElements(dims));
+  const std::string key = "reorder " + DimsToString(dims) + " " +
+                          std::string(specs::LayoutName(from)) + (from_bf16 ? ":bf16" : "") + "->" +
+                          std::string(specs::LayoutName(to)) + (to_bf16 ? ":bf16" : "");
+  // A reorder in the table was built once, so both layouts exist for these dims: answered
+  // without making oneDNN's descriptors (the layout DP asks thousands of times per graph).
+  if (bytes <= kMaxMeasuredBytes)
+    if (auto t = measured_.Lookup(key)) return *t;
   using dt = dnnl::memory::data_type;
   auto src = dnnl_backend::LayoutDesc(dims, from, from_bf16 ? dt::bf16 : dt::f32),
        dst = dnnl_backend::LayoutDesc(dims, to, to_bf16 ? dt::bf16 : dt::f32);
   if (!src || !dst)
     return InvalidArgument("no " + std::string(specs::LayoutName(!src ? from : to)) +
                            " layout for " + DimsToString(dims));
-  const double bytes =
-      ((from_bf16 ? 2.0 : 4.0) + (to_bf16 ? 2.0 : 4.0)) * static_cast<double>(CountElements(dims));
-  const std::string key = "reorder " + DimsToString(dims) + " " +
-                          std::string(specs::LayoutName(from)) + (from_bf16 ? ":bf16" : "") + "->" +
-                          std::string(specs::LayoutName(to)) + (to_bf16 ? ":bf16" : "");
   if (bytes > kMaxMeasuredBytes) return bytes / (15.0 * 1e3);
   return Cached(
       key,
