@@ -54,10 +54,14 @@ class MeasuredSource : public CostSource {
     auto src = std::unique_ptr<MeasuredSource>(new MeasuredSource());
     runtime::CostTable table(here);
     std::error_code ec;
+    const std::string dir = o.cache_dir.empty() ? DefaultCacheDir() : o.cache_dir;
+    const bool cached = dir != "none" && !dir.empty();
+    // Parsed copies of the text tables (CostTable::Load) live in the cache too.
+    const std::string parsed = cached ? (std::filesystem::path(dir) / "parsed").string() : "";
     if (!o.table_path.empty()) {
       src->save_path_ = o.table_path;
       if (std::filesystem::exists(o.table_path, ec)) {
-        auto t = runtime::CostTable::Load(o.table_path);
+        auto t = runtime::CostTable::Load(o.table_path, parsed);
         if (!t.ok()) return t.status();
         if (!t->header().SameMachine(here))
           src->notes_ += "; note: the table was measured on " + t->header().Describe() +
@@ -70,21 +74,20 @@ class MeasuredSource : public CostSource {
       std::string shipped =
           o.use_shipped_tables ? FindShippedPath("data/costs/" + here.FileName()) : "";
       if (!shipped.empty()) {
-        auto t = runtime::CostTable::Load(shipped);
+        auto t = runtime::CostTable::Load(shipped, parsed);
         if (!t.ok()) return t.status();
         if (t->header().SameMachine(here)) {
           table.MergeMissing(*t);
           src->from_ = shipped;
         }
       }
-      std::string dir = o.cache_dir.empty() ? DefaultCacheDir() : o.cache_dir;
-      if (dir != "none" && !dir.empty()) {
+      if (cached) {
         src->save_path_ = (std::filesystem::path(dir) / here.FileName()).string();
         src->make_dir_ = dir;
         const bool same_as_shipped =
             !shipped.empty() && std::filesystem::equivalent(shipped, src->save_path_, ec);
         if (!same_as_shipped && std::filesystem::is_regular_file(src->save_path_, ec)) {
-          auto t = runtime::CostTable::Load(src->save_path_);
+          auto t = runtime::CostTable::Load(src->save_path_, parsed);
           // A damaged cache is only a cache: it is measured again and replaced.
           if (t.ok() && t->header().SameMachine(here)) {
             table.MergeMissing(*t);

@@ -3,10 +3,12 @@
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "base/file_io.h"
@@ -61,7 +63,9 @@ std::string CostTableHeader::FileName() const {
   return out + ".costs.txt";
 }
 
-StatusOr<CostTable> CostTable::Parse(std::string_view text, const std::string& source) {
+namespace {
+
+StatusOr<pb::CostTable> ParseText(std::string_view text, const std::string& source) {
   pb::CostTable proto;
   google::protobuf::TextFormat::Parser parser;
   Collector errors;
@@ -72,6 +76,52 @@ StatusOr<CostTable> CostTable::Parse(std::string_view text, const std::string& s
   if (!parser.ParseFromString(std::string(text), &proto))
     return InvalidArgument("cost table '" + source + "' does not parse: " +
                            (errors.first.empty() ? "malformed text" : errors.first));
+  return proto;
+}
+
+std::string Hex(uint64_t a, uint64_t b = 0) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a),
+                static_cast<unsigned long long>(b));
+  return buf;
+}
+
+constexpr char kParsedMagic[] = "verisub-parsed-cost-table ";
+
+}  // namespace
+
+StatusOr<CostTable> CostTable::Parse(std::string_view text, const std::string& source) {
+  VERISUB_ASSIGN_OR_RETURN(pb::CostTable proto, ParseText(text, source));
+  return FromProto(proto, source);
+}
+
+StatusOr<CostTable> CostTable::Load(const std::string& path, const std::string& parsed_dir) {
+  if (parsed_dir.empty()) return Load(path);
+  auto text = base::ReadFile(path, kMaxTableBytes);
+  if (!text.ok()) return text.status().WithContext("cost table");
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string where = fs::absolute(path, ec).lexically_normal().string();
+  const fs::path copy = fs::path(parsed_dir) /
+                        (Hex(XXH3_64bits(where.data(), where.size())).substr(0, 16) + ".costs.pb");
+  const XXH128_hash_t h = XXH3_128bits(text->data(), text->size());
+  const std::string first_line = kParsedMagic + Hex(h.high64, h.low64) + "\n";
+  if (auto bytes = base::ReadFile(copy.string(), kMaxTableBytes);
+      bytes.ok() && bytes->compare(0, first_line.size(), first_line) == 0) {
+    pb::CostTable proto;
+    if (proto.ParseFromArray(bytes->data() + first_line.size(),
+                             static_cast<int>(bytes->size() - first_line.size())))
+      if (auto t = FromProto(proto, path); t.ok()) return t;
+  }
+  VERISUB_ASSIGN_OR_RETURN(pb::CostTable proto, ParseText(*text, path));
+  VERISUB_ASSIGN_OR_RETURN(CostTable table, FromProto(proto, path));
+  std::string out;
+  if (fs::create_directories(parsed_dir, ec), !ec && proto.SerializeToString(&out))
+    (void)base::WriteFileAtomically(copy.string(), first_line + out);  // best-effort
+  return table;
+}
+
+StatusOr<CostTable> CostTable::FromProto(const pb::CostTable& proto, const std::string& source) {
   const pb::CostTableHeader& h = proto.header();
   if (h.magic() != kMagic)
     return InvalidArgument("'" + source + "' is not a verisub cost table (header.magic is not \"" +
@@ -94,19 +144,19 @@ StatusOr<CostTable> CostTable::Parse(std::string_view text, const std::string& s
   CostTable table(std::move(header));
   for (int i = 0; i < proto.entries_size(); ++i) {
     const pb::CostEntry& e = proto.entries(i);
-    const std::string where = "cost table '" + source + "', entry " + std::to_string(i + 1);
-    if (e.key().empty()) return InvalidArgument(where + ": empty key");
+    auto where = [&] { return "cost table '" + source + "', entry " + std::to_string(i + 1); };
+    if (e.key().empty()) return InvalidArgument(where() + ": empty key");
     // A measured kernel takes some time, and less than an hour (3.6e9 us): anything else is a
     // damaged or forged table (1e300 us once went through and printed as a 300-digit cost).
     if (!std::isfinite(e.time_us()) || e.time_us() < kMinKernelTimeUs ||
         e.time_us() > kMaxKernelTimeUs)
-      return InvalidArgument(where + " ('" + e.key() +
+      return InvalidArgument(where() + " ('" + e.key() +
                              "'): time_us must be finite, from 1e-3 to 3.6e9 (an hour)");
     if (e.runs() > 1000000000u)
-      return InvalidArgument(where + " ('" + e.key() + "'): runs out of range");
+      return InvalidArgument(where() + " ('" + e.key() + "'): runs out of range");
     if (!table.entries_.emplace(e.key(), CostTableEntry{e.time_us(), static_cast<int>(e.runs())})
              .second)
-      return InvalidArgument(where + ": key '" + e.key() + "' appears twice");
+      return InvalidArgument(where() + ": key '" + e.key() + "' appears twice");
   }
   return table;
 }

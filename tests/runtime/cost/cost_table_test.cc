@@ -49,6 +49,55 @@ TEST_F(CostTableTest, RoundTripsSortedAndByteIdentical) {
   EXPECT_LT(a.Serialize().find("conv2d"), a.Serialize().find("relu"));
 }
 
+// A parsed copy answers while the text is unchanged; an edited text, a damaged copy or a damaged
+// text are never answered from a copy.
+TEST_F(CostTableTest, ParsedCopyServesOnlyTheTextItWasMadeFrom) {
+  CostTable a(Header());
+  a.Insert("relu [1,8] -> [1,8] @default", 1.5, 100);
+  const std::string text_path = (dir_ / "t.costs.txt").string();
+  const fs::path parsed = dir_ / "parsed";  // made by the first load
+  ASSERT_TRUE(a.Save(text_path).ok());
+  auto first = CostTable::Load(text_path, parsed.string());
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  std::vector<fs::path> copies;
+  for (const auto& e : fs::directory_iterator(parsed)) copies.push_back(e.path());
+  ASSERT_EQ(copies.size(), 1u);
+  auto second = CostTable::Load(text_path, parsed.string());
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ(second->Serialize(), a.Serialize());
+  // The text edited: its own values, and the copy replaced (still one per table).
+  a.Insert("relu [1,8] -> [1,8] @default", 2.5, 100);
+  ASSERT_TRUE(a.Save(text_path).ok());
+  auto edited = CostTable::Load(text_path, parsed.string());
+  ASSERT_TRUE(edited.ok()) << edited.status().message();
+  EXPECT_EQ(edited->Find("relu [1,8] -> [1,8] @default"), 2.5);
+  EXPECT_EQ(std::distance(fs::directory_iterator(parsed), fs::directory_iterator()), 1);
+  // A damaged copy: the text answers.
+  {
+    std::string bytes;
+    {
+      std::ifstream in(copies[0], std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    ASSERT_NE(bytes.find('\n'), std::string::npos);
+    std::ofstream out(copies[0], std::ios::binary | std::ios::trunc);
+    out << bytes.substr(0, bytes.find('\n') + 1) << "not a protobuf message";
+  }
+  auto damaged_copy = CostTable::Load(text_path, parsed.string());
+  ASSERT_TRUE(damaged_copy.ok()) << damaged_copy.status().message();
+  EXPECT_EQ(damaged_copy->Find("relu [1,8] -> [1,8] @default"), 2.5);
+  // A damaged text is an error naming it, whatever copy there is.
+  {
+    std::ofstream out(text_path, std::ios::trunc);
+    out << "header { magic: \"verisub-cost-table\" schema_version: 1 threads: 1 }\n"
+        << "entries { key: \"relu\" time_us: -1 runs: 1 }\n";
+  }
+  auto damaged_text = CostTable::Load(text_path, parsed.string());
+  ASSERT_FALSE(damaged_text.ok());
+  EXPECT_NE(damaged_text.status().message().find(text_path), std::string::npos)
+      << damaged_text.status().message();
+}
+
 TEST_F(CostTableTest, DamagedTablesAreRefusedNamingTheFault) {
   const std::string good = CostTable(Header()).Serialize();
   struct Case {
