@@ -67,6 +67,12 @@ bool ParseModelLeavingWeightsInFile(std::string_view bytes, onnx::ModelProto* mo
   const uint32_t kGraph = delimited(7), kInitializer = delimited(5), kRawData = delimited(9);
   io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                           static_cast<int>(bytes.size()));
+  // A nested message's length, checked against what is left of the input (a longer one would
+  // set no limit at all, and the message would swallow the fields after it).
+  auto read_length = [&](uint32_t* length) {
+    return in.ReadVarint32(length) &&
+           static_cast<uint64_t>(in.CurrentPosition()) + *length <= bytes.size();
+  };
   std::string model_rest, graph_rest;
   bool has_graph = false;
   std::vector<std::pair<onnx::TensorProto, std::optional<std::string_view>>> initializers;
@@ -80,14 +86,14 @@ bool ParseModelLeavingWeightsInFile(std::string_view bytes, onnx::ModelProto* mo
         continue;
       }
       has_graph = true;  // a repeated graph field merges, as protobuf's parse does
-      if (!in.ReadVarint32(&length)) return false;
+      if (!read_length(&length)) return false;
       const auto graph_limit = in.PushLimit(static_cast<int>(length));
       while (const uint32_t gtag = in.ReadTag()) {
         if (gtag != kInitializer) {
           if (!Wire::SkipField(&in, gtag, &graph_out)) return false;
           continue;
         }
-        if (!in.ReadVarint32(&length)) return false;
+        if (!read_length(&length)) return false;
         const auto tensor_limit = in.PushLimit(static_cast<int>(length));
         std::string meta;
         std::optional<std::string_view> data;
@@ -99,7 +105,7 @@ bool ParseModelLeavingWeightsInFile(std::string_view bytes, onnx::ModelProto* mo
               if (!Wire::SkipField(&in, ttag, &meta_out)) return false;
               continue;
             }
-            if (!in.ReadVarint32(&length)) return false;
+            if (!read_length(&length)) return false;
             const int at = in.CurrentPosition();
             if (!in.Skip(static_cast<int>(length))) return false;
             data = bytes.substr(static_cast<size_t>(at), length);  // the last one wins

@@ -295,6 +295,32 @@ TEST(OnnxExportTest, LargeWeightsStreamToTheFileAndBackExactly) {
   fs::remove_all(dir);
 }
 
+// The file import walks the model's messages itself (weights stay in the mapped file): a nested
+// length beyond the end of the file is a parse error, as protobuf's own parse makes it, not a
+// message that swallows the rest of the file.
+TEST(OnnxExportTest, FileImportRefusesALengthBeyondTheFile) {
+  onnx::GraphProto graph;
+  graph.set_name("g");
+  std::string bytes = "\x3a";                 // ModelProto field 7 (graph), length-delimited
+  for (uint64_t v = 0x7ffffff0u;; v >>= 7) {  // a varint far beyond the file's end
+    if (v < 0x80) {
+      bytes += static_cast<char>(v);
+      break;
+    }
+    bytes += static_cast<char>((v & 0x7f) | 0x80);
+  }
+  bytes += graph.SerializeAsString();
+  fs::path dir = fs::temp_directory_path() / "verisub_import_length";
+  fs::create_directories(dir);
+  const std::string path = (dir / "long.onnx").string();
+  ASSERT_TRUE(base::WriteFileAtomically(path, bytes).ok());
+  auto g = ImportOnnxFile(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("protobuf parse failed"), std::string::npos)
+      << g.status().message();
+  fs::remove_all(dir);
+}
+
 TEST(OnnxExportTest, FailedExportLeavesNoFile) {
   ImportOptions opaque_only;  // the CNN's operators all map: keep them opaque to rename one
   opaque_only.map_to_spec_ops = false;
