@@ -518,9 +518,12 @@ StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& sou
                                 const ImportOptions& options) {
   onnx::ModelProto model;
   if (bytes.empty()) return DataLoss(source + ": empty file, not an ONNX model");
-  if (!model.ParseFromString(bytes))
+  // The file import's parse (the fuzzers reach it through here), the weights read from `bytes`.
+  RawViews raw;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !ParseModelLeavingWeightsInFile(bytes, &model, &raw))
     return DataLoss(source + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
-  return ImportOnnxModel(std::move(model), source, options);
+  return ImportModel(std::move(model), source, options, std::move(raw), nullptr);
 }
 
 StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& source,
