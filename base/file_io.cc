@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -313,6 +314,15 @@ StatusOr<MappedFile> MappedFile::Open(const std::string& path, uint64_t max_byte
 
 MappedFile::~MappedFile() {
   if (data_) ::munmap(data_, size_);
+}
+
+void MappedFile::Release(const void* p, size_t n) const {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(data_), hi = lo + size_;
+  const uintptr_t from = std::max(lo, reinterpret_cast<uintptr_t>(p));
+  const uintptr_t to = std::min(hi, reinterpret_cast<uintptr_t>(p) + n);
+  const uintptr_t begin = (from + page - 1) / page * page, end = to / page * page;
+  if (data_ && end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {

@@ -57,6 +57,10 @@ class MappedFile {
   ~MappedFile();
   const void* data() const { return data_; }
   size_t size() const { return size_; }
+  // Drops the pages of [p, p + n) (whole pages inside it, inside the mapping) from the process's
+  // memory once a reader is done with them: they stay in the page cache, and reading them again
+  // faults them back in. For importers that copy a large file's parts out one by one.
+  void Release(const void* p, size_t n) const;
 
  private:
   MappedFile(void* data, size_t size) : data_(data), size_(size) {}

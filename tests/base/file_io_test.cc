@@ -93,6 +93,24 @@ TEST_F(FileIoTest, PiecesAreWrittenInOrderAndAFailedProducerLeavesTheOldFile) {
   EXPECT_EQ(RegisteredTempFileCount(), 0);
 }
 
+TEST_F(FileIoTest, MappedFileReadsTheFileAndReleasedPagesReadTheSameAgain) {
+  std::string contents;
+  for (int i = 0; contents.size() < (size_t{1} << 20); ++i) contents += std::to_string(i) + ",";
+  const std::string p = (dir_ / "mapped.bin").string();
+  ASSERT_TRUE(WriteFileAtomically(p, contents).ok());
+  auto m = MappedFile::Open(p);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), contents.size());
+  const char* data = static_cast<const char*>(m->data());
+  EXPECT_EQ(std::string(data, m->size()), contents);
+  // Released pages (and ranges reaching outside the mapping) read the file again.
+  m->Release(data + 100, 300000);
+  m->Release(data, 8192);
+  m->Release(data + m->size() - 10, 100000);
+  EXPECT_EQ(std::string(data, m->size()), contents);
+  EXPECT_FALSE(MappedFile::Open((dir_ / "missing").string()).ok());
+}
+
 TEST_F(FileIoTest, NewFileGetsTheUmaskModeNotMkstemps0600) {
   std::string p = (dir_ / "new.bin").string();
   mode_t old = ::umask(022);
