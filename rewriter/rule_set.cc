@@ -2,9 +2,7 @@
 #include "rewriter/rule_set.h"
 
 #include <algorithm>
-#include <deque>
 #include <set>
-#include <unordered_map>
 
 #include "ruledb/rule_symmetry.h"
 #include "specs/registry.h"
@@ -103,58 +101,6 @@ std::optional<ruledb::Rule> ReverseRule(const ruledb::Rule& r) {
   return ruledb::Canonicalize(rev);
 }
 
-namespace {
-
-// What two rules equal up to renaming, commutative operand order and output order (equal
-// SymmetryKeys) have in common, cheap to compute: their input and output counts, the operator
-// kinds of each side as multisets, their input ranks as a multiset. Rules with different
-// signatures cannot have equal keys, so keys are computed only within a signature that more
-// than one rule has (SymmetryKey tries every commutative and output order: it was 60% of
-// compiling the shipped rules).
-std::string SymmetrySignature(const ruledb::Rule& r) {
-  std::string s;
-  auto add_side = [&](const ruledb::PatternGraph& g) {
-    std::vector<int> ops;
-    for (const ruledb::PatternNode& n : g.nodes) ops.push_back(static_cast<int>(n.op));
-    std::sort(ops.begin(), ops.end());
-    for (int op : ops) s += std::to_string(op) + ",";
-    s += "|";
-  };
-  s += std::to_string(r.num_inputs) + "|" + std::to_string(r.src.outputs.size()) + "|";
-  add_side(r.src);
-  add_side(r.dst);
-  std::vector<int> ranks = r.input_ranks;
-  std::sort(ranks.begin(), ranks.end());
-  for (int k : ranks) s += std::to_string(k) + ",";
-  return s;
-}
-
-// The SymmetryKeys of a set of rules, computed only where two rules share a signature.
-class SymmetryKeySet {
- public:
-  // Adds `r` (which must outlive the set) unless a rule equal up to symmetry is in the set;
-  // true when added.
-  bool Insert(const ruledb::Rule* r) {
-    Bucket& b = buckets_[SymmetrySignature(*r)];
-    if (b.unkeyed.empty() && b.keys.empty()) {
-      b.unkeyed.push_back(r);
-      return true;
-    }
-    for (const ruledb::Rule* u : b.unkeyed) b.keys.insert(ruledb::SymmetryKey(*u));
-    b.unkeyed.clear();
-    return b.keys.insert(ruledb::SymmetryKey(*r)).second;
-  }
-
- private:
-  struct Bucket {
-    std::vector<const ruledb::Rule*> unkeyed;  // in the set, key not computed yet
-    std::set<std::string> keys;
-  };
-  std::unordered_map<std::string, Bucket> buckets_;
-};
-
-}  // namespace
-
 StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Rule> rules,
                                                           const RuleSetOptions& options) {
   std::shared_ptr<RuleSet> set(new RuleSet());
@@ -196,16 +142,9 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
   // keep their indices and the set does not depend on anything but the input order. A reading
   // equal to a rule already in the set (up to renaming, commutative operand order and output
   // order) adds nothing the matcher would not find.
-  // The rules the keys point at stay put: the set's rules do not move (room for every reading
-  // is reserved), and the readings are kept apart as they are tried.
-  SymmetryKeySet keys;
-  std::deque<ruledb::Rule> added;
+  std::set<std::string> keys;
   const int stated = static_cast<int>(set->rules_.size());
-  set->rules_.reserve(2 * set->rules_.size() + unmatchable.size());
-  for (int i = 0; i < stated; ++i) {
-    const bool distinct = keys.Insert(&set->rules_[i].rule);
-    (void)distinct;  // stated rules were deduplicated by text above
-  }
+  for (int i = 0; i < stated; ++i) keys.insert(ruledb::SymmetryKey(set->rules_[i].rule));
   for (int i = 0; i < stated + static_cast<int>(unmatchable.size()); ++i) {
     std::optional<ruledb::Rule> rev =
         ReverseRule(i < stated ? set->rules_[i].rule : unmatchable[i - stated]);
@@ -213,13 +152,7 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     CompiledRule c;
     c.text = rev->ToText();
     c.id = ruledb::RuleIdOfText(c.text);
-    if (seen.count(c.text) != 0) {
-      ++set->stats_.skipped_reverse_duplicate;
-      continue;
-    }
-    added.push_back(*rev);
-    if (!keys.Insert(&added.back())) {
-      added.pop_back();
+    if (seen.count(c.text) != 0 || !keys.insert(ruledb::SymmetryKey(*rev)).second) {
       ++set->stats_.skipped_reverse_duplicate;
       continue;
     }

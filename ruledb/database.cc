@@ -157,12 +157,12 @@ StatusOr<RuleDatabase> Decode(const v2::RuleDatabase& p, const std::string& file
     db.rules.push_back(std::move(*r));
   }
   db.header.digest = h.digest();
-  if (const std::string& computed = computed_digest; !digest_holds) {
+  if (!digest_holds) {
     std::string msg =
         file +
         (h.digest().empty() ? std::string(": no integrity digest")
                             : ": integrity digest mismatch (stored " + PrintableId(h.digest()) +
-                                  ", computed " + computed + ")") +
+                                  ", computed " + computed_digest + ")") +
         ": the rules or their proof records were changed after the file was written, or the "
         "file was not written by verisub-gen; regenerate it, or re-prove it with "
         "`verisub-rules check --reprove FILE`";

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "rewriter/report_html.h"
-#include "rewriter/rule_set.h"
+#include "rewriter/rule_loader.h"
 #include "rewriter/rule_source.h"
 
 namespace verisub {
@@ -16,18 +16,13 @@ StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
     return InvalidArgument("layout '" + options.layout + "': dp or plain");
   ModelOptimizeResult out;
   out.rules_path = options.rules_path.empty() ? rewriter::FindDefaultRules() : options.rules_path;
-  auto rules = rewriter::LoadRules(out.rules_path);
-  if (!rules.ok()) return rules.status();
-  std::map<std::string, ruledb::ProofRecord> proofs;
-  std::optional<runtime::Graph> original;
-  if (options.for_html_report) {
-    proofs = rewriter::ProofRecords(*rules);
-    original = graph;
-  }
   rewriter::RuleSetOptions rule_options;
   rule_options.proved_only = !options.allow_unproved;
-  auto rule_set = rewriter::RuleSet::Compile(std::move(rules).value(), rule_options);
-  if (!rule_set.ok()) return rule_set.status();
+  auto loaded = rewriter::LoadRuleSet(out.rules_path, rule_options, options.for_html_report);
+  if (!loaded.ok()) return loaded.status();
+  const std::shared_ptr<const rewriter::RuleSet>& rule_set = loaded->set;
+  std::optional<runtime::Graph> original;
+  if (options.for_html_report) original = graph;
   auto cost_source = rewriter::CostSource::Create(options.cost);
   if (!cost_source.ok()) return cost_source.status();
   OptimizeOptions optimize = options.optimize;
@@ -36,11 +31,11 @@ StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
   if (options.layout == "dp") {
     LayoutCostsFor layout_costs(optimize.cost_model);
     JointChoice joint;
-    st = OptimizeJointly(graph, **rule_set, optimize, layout_costs.costs(), &out.graph, &out.report,
+    st = OptimizeJointly(graph, *rule_set, optimize, layout_costs.costs(), &out.graph, &out.report,
                          &joint);
     out.joint = joint;
   } else {
-    st = Optimize(std::move(graph), **rule_set, optimize, &out.graph, &out.report);
+    st = Optimize(std::move(graph), *rule_set, optimize, &out.graph, &out.report);
   }
   out.cost_summary = (*cost_source)->Summary();
   if (Status saved = (*cost_source)->Save(); !saved.ok())
@@ -53,7 +48,7 @@ StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
     in.after = &out.graph;
     in.report = &out.report;
     in.cost_model = optimize.cost_model;
-    in.proofs = std::move(proofs);
+    in.proofs = std::move(loaded->proofs);
     out.html = rewriter::RenderHtmlReport(in);
   }
   return out;

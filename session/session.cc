@@ -197,6 +197,9 @@ std::string RulesPath(const SessionOptions& o) {
   return o.rules_path.empty() ? rewriter::FindDefaultRules() : o.rules_path;
 }
 
+// Whether a session with these options optimizes its model (and so needs the rules).
+bool OptimizesModel(const SessionOptions& o) { return o.optimize || o.layout == "joint"; }
+
 rewriter::RuleSetOptions RuleOptions(const SessionOptions& o) {
   rewriter::RuleSetOptions r;
   r.proved_only = !o.allow_unproved_rules;
@@ -210,8 +213,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const std::string& model_path
   auto start = std::chrono::steady_clock::now();
   // The rules are read and compiled on a thread of their own while the model imports.
   std::optional<rewriter::RuleSetLoader> rules;
-  if (options.optimize || options.layout == "joint")
-    rules.emplace(RulesPath(options), RuleOptions(options));
+  if (OptimizesModel(options)) rules.emplace(RulesPath(options), RuleOptions(options));
   runtime::ImportOptions import;
   import.input_shapes = options.input_shapes;
   auto graph = runtime::ImportOnnxFile(model_path, import);
@@ -243,7 +245,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   // "joint": the substitution search scores every graph by its layout-DP-optimal cost, then the
   // DP lays out the result (TASO's joint optimization).
   const bool joint = options.layout == "joint";
-  const bool optimize_model = options.optimize || joint;
+  const bool optimize_model = OptimizesModel(options);
   if (!cost_model && (optimize_model || options.layout == "dp" || joint)) {
     rewriter::CostOptions cost = options.cost;
     // The session's kernels run with num_threads: the costs are timed with as many.

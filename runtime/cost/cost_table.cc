@@ -79,10 +79,9 @@ StatusOr<pb::CostTable> ParseText(std::string_view text, const std::string& sour
   return proto;
 }
 
-std::string Hex(uint64_t a, uint64_t b = 0) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a),
-                static_cast<unsigned long long>(b));
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
 }
 
@@ -102,10 +101,10 @@ StatusOr<CostTable> CostTable::Load(const std::string& path, const std::string& 
   namespace fs = std::filesystem;
   std::error_code ec;
   const std::string where = fs::absolute(path, ec).lexically_normal().string();
-  const fs::path copy = fs::path(parsed_dir) /
-                        (Hex(XXH3_64bits(where.data(), where.size())).substr(0, 16) + ".costs.pb");
+  const fs::path copy =
+      fs::path(parsed_dir) / (Hex(XXH3_64bits(where.data(), where.size())) + ".costs.pb");
   const XXH128_hash_t h = XXH3_128bits(text->data(), text->size());
-  const std::string first_line = kParsedMagic + Hex(h.high64, h.low64) + "\n";
+  const std::string first_line = kParsedMagic + Hex(h.high64) + Hex(h.low64) + "\n";
   if (auto bytes = base::ReadFile(copy.string(), kMaxTableBytes);
       bytes.ok() && bytes->compare(0, first_line.size(), first_line) == 0) {
     pb::CostTable proto;
