@@ -16,6 +16,8 @@
 #include <memory>
 #include <system_error>
 
+#include "base/page_advice.h"
+
 namespace verisub::base {
 namespace {
 
@@ -316,13 +318,24 @@ MappedFile::~MappedFile() {
   if (data_) ::munmap(data_, size_);
 }
 
-void MappedFile::Release(const void* p, size_t n) const {
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(data_), hi = lo + size_;
+namespace {
+
+// `advice` for the part of [p, p + n) inside the mapping [data, data + size).
+void AdviseInside(const void* data, size_t size, const void* p, size_t n, PageAdvice advice) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(data), hi = lo + size;
   const uintptr_t from = std::max(lo, reinterpret_cast<uintptr_t>(p));
   const uintptr_t to = std::min(hi, reinterpret_cast<uintptr_t>(p) + n);
-  const uintptr_t begin = (from + page - 1) / page * page, end = to / page * page;
-  if (data_ && end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  if (data && to > from) AdvisePages(reinterpret_cast<const void*>(from), to - from, advice);
+}
+
+}  // namespace
+
+void MappedFile::Release(const void* p, size_t n) const {
+  AdviseInside(data_, size_, p, n, PageAdvice::kDontNeed);
+}
+
+void MappedFile::Populate(const void* p, size_t n) const {
+  AdviseInside(data_, size_, p, n, PageAdvice::kPopulateRead);
 }
 
 StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {

@@ -20,9 +20,12 @@ const BEGIN = '<!-- bench-zoo:begin (written by bench/zoo_bench.js) -->';
 const END = '<!-- bench-zoo:end -->';
 const USAGE =
     `usage: node bench/zoo_bench.js [--zoo DIR] [--tier quick|full] [--only NAME]... [--build DIR]
-       [--out DIR] [--threads N] [--rounds K] [--runs R] [--warmup W] [--doc FILE|none]
+       [--out DIR] [--threads N] [--rounds K] [--runs R] [--warmup W] [--doc FILE|none] [--resume]
   --zoo    exported zoo with zoo.json (default build/zoo; make bench-zoo exports it)
   --tier   quick: one or two models per family (zoo.json's "quick"); full: every model
+  --resume keep the models already measured in OUT/bench-zoo.json with the same settings and
+           time only the others (the full zoo takes hours: it can be run in parts; each model's
+           columns are still measured side by side in one part)
   --doc    Markdown file whose marked section receives the tables (default docs/bench-zoo.md)`;
 
 const {fail, count, walk} = require('./cli').cli('zoo_bench', USAGE);
@@ -42,7 +45,8 @@ function parseArgs(argv) {
     ortDir: path.join(REPO, 'build', 'ort'),
     rules: null,
     check: true,
-    timeoutS: 1800
+    timeoutS: 1800,
+    resume: false
   };
   walk(argv, (a, next) => {
     if (a === '--zoo')
@@ -69,6 +73,8 @@ function parseArgs(argv) {
       o.runs = count(a, next(), 1);
     else if (a === '--warmup')
       o.warmup = count(a, next(), 0);
+    else if (a === '--resume')
+      o.resume = true;
     else
       return false;
     return true;
@@ -122,13 +128,18 @@ function checkCell(t) {
 function markdown(o, models, results, meta) {
   const t = o.threads[0];
   const lines = [];
+  const parts = meta.parts.filter((p) => p.models > 0);
+  const minutes = parts.reduce((m, p) => m + (p.minutes || 0), 0);
+  const when = parts.map((p) => `${p.start} to ${p.end || '?'} (${p.models} models, load ` +
+                                 `${p.load.start.toFixed(1)} at start)`);
   lines.push(
-      `Run ${meta.start} to ${meta.end} (${meta.minutes.toFixed(1)} min), tier ${o.tier}, ` +
+      `Run ${parts.length > 1 ? `in ${parts.length} parts (--resume): ` : ''}` +
+      `${when.join('; ')}; ${minutes.toFixed(1)} min, tier ${o.tier}, ` +
       `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs after ${o.warmup} ` +
       `warm-up, columns alternating; machine: ${os.cpus().length} cores ` +
-      `(${os.cpus()[0].model.trim()}), load average ${meta.load.start.toFixed(1)} at start, ` +
-      `${meta.load.end.toFixed(1)} at end. Timings on this shared machine drift by up to 40% ` +
-      'between hours: only the ratios, measured side by side, mean anything.');
+      `(${os.cpus()[0].model.trim()}). Timings on this shared machine drift by up to 40% ` +
+      'between hours: only the ratios, measured side by side (each model within one part), ' +
+      'mean anything.');
   lines.push('');
   lines.push(
       'Speed ratios: ORT-original median / column median (above 1: faster than ONNX Runtime on ' +
@@ -237,14 +248,35 @@ function main() {
   if (!verisubRun) fail(`verisub-run is not built in ${o.build}`);
   fs.mkdirSync(o.out, {recursive: true});
   o.models = o.zoo;  // run_bench's functions read the recorded inputs from o.models
-  const meta = {start: new Date().toISOString(), load: {start: os.loadavg()[0]}};
-  const t0 = Date.now();
-  const results = [];
   const json = path.join(o.out, 'bench-zoo.json');
-  names.forEach((name, i) => {
+  // What a model's figures depend on: a resumed run keeps earlier figures only when these match.
+  const settings = {threads: o.threads, rounds: o.rounds, runs: o.runs, warmup: o.warmup};
+  const parts = [];
+  const done = new Map();  // name -> result kept from an earlier part
+  if (o.resume && fs.existsSync(json)) {
+    const prev = JSON.parse(fs.readFileSync(json, 'utf8'));
+    if (JSON.stringify(prev.settings) !== JSON.stringify(settings))
+      fail(`--resume: ${json} was measured with other settings ` +
+           `(${JSON.stringify(prev.settings)}); remove it or use those`);
+    for (const r of prev.results || [])
+      if (names.includes(r.name)) done.set(r.name, r);
+    parts.push(...(prev.parts || []));
+    console.error(`zoo_bench: resuming: ${done.size} of ${names.length} models already measured`);
+  }
+  const part = {start: new Date().toISOString(), load: {start: os.loadavg()[0]}, models: 0};
+  parts.push(part);
+  const t0 = Date.now();
+  const results = [...done.values()];
+  const save = () => {  // after every model, so an interrupted run resumes where it stopped
+    const tmp = `${json}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify({options: o, settings, parts, results}, null, 1));
+    fs.renameSync(tmp, json);
+  };
+  const todo = names.filter((n) => !done.has(n));
+  todo.forEach((name, i) => {
     const elapsed = (Date.now() - t0) / 1000;
-    const eta = i ? ` eta ${((elapsed / i) * (names.length - i) / 60).toFixed(1)} min` : '';
-    console.error(`[${i + 1}/${names.length}] ${name} (${(elapsed / 60).toFixed(1)} min${eta})`);
+    const eta = i ? ` eta ${((elapsed / i) * (todo.length - i) / 60).toFixed(1)} min` : '';
+    console.error(`[${i + 1}/${todo.length}] ${name} (${(elapsed / 60).toFixed(1)} min${eta})`);
     const model = path.join(o.zoo, `${name}.onnx`);
     const r = {name, family: models[name].family, onnxNodes: countOnnxNodes(model), timings: {}};
     r.import = bench.importSummary(o, model);
@@ -255,13 +287,19 @@ function main() {
     console.error(
         `    ${name}: verisub-run ${fmt(q.c)}x ORT, --optimize ${fmt(q.d)}x, bf16 ${fmt(q.e)}x, ` +
         `ORT(verisub-opt) ${fmt(q.b)}x, check ${checkCell(r.timings[o.threads[0]] || {})}`);
+    r.part = parts.length - 1;
     results.push(r);
-    fs.writeFileSync(json, JSON.stringify({options: o, meta, results}, null, 1));
+    ++part.models;
+    part.end = new Date().toISOString();
+    part.minutes = (Date.now() - t0) / 60000;
+    save();
   });
-  meta.end = new Date().toISOString();
-  meta.minutes = (Date.now() - t0) / 60000;
-  meta.load.end = os.loadavg()[0];
-  fs.writeFileSync(json, JSON.stringify({options: o, meta, results}, null, 1));
+  part.end = new Date().toISOString();
+  part.minutes = (Date.now() - t0) / 60000;
+  part.load.end = os.loadavg()[0];
+  results.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  save();
+  const meta = {parts};
   const table = markdown(o, models, results, meta);
   console.log(table);
   if (o.doc) {
@@ -273,7 +311,8 @@ function main() {
     const g = geomean(results.map((r) => ratiosOf(r, t)[k]).filter((x) => x !== null));
     return `${label} ${fmt(g)}`;
   });
-  console.error(`zoo_bench: ${results.length} models in ${meta.minutes.toFixed(1)} min; geomean ` +
+  console.error(`zoo_bench: ${results.length} models (${part.models} this part, ` +
+                `${part.minutes.toFixed(1)} min); geomean ` +
                 overall.join(', '));
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "ruledb/rule_symmetry.h"
 #include "specs/registry.h"
@@ -142,9 +143,22 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
   // keep their indices and the set does not depend on anything but the input order. A reading
   // equal to a rule already in the set (up to renaming, commutative operand order and output
   // order) adds nothing the matcher would not find.
+  //
+  // Symmetry keys cost a canonical text per variant: they are computed only where two rules'
+  // SymmetryHashes meet (rules with equal keys have equal hashes), the others wait in
+  // `pending` (indices into rules_) until a later reading's hash meets theirs.
   std::set<std::string> keys;
+  std::unordered_map<uint64_t, std::vector<int>> pending;
+  auto settle = [&](uint64_t hash) {  // true when a rule with this hash was met before
+    auto it = pending.find(hash);
+    if (it == pending.end()) return false;
+    for (int index : it->second) keys.insert(ruledb::SymmetryKey(set->rules_[index].rule));
+    it->second.clear();
+    return true;
+  };
   const int stated = static_cast<int>(set->rules_.size());
-  for (int i = 0; i < stated; ++i) keys.insert(ruledb::SymmetryKey(set->rules_[i].rule));
+  for (int i = 0; i < stated; ++i)
+    pending[ruledb::SymmetryHash(set->rules_[i].rule)].push_back(i);
   for (int i = 0; i < stated + static_cast<int>(unmatchable.size()); ++i) {
     std::optional<ruledb::Rule> rev =
         ReverseRule(i < stated ? set->rules_[i].rule : unmatchable[i - stated]);
@@ -152,15 +166,28 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     CompiledRule c;
     c.text = rev->ToText();
     c.id = ruledb::RuleIdOfText(c.text);
-    if (seen.count(c.text) != 0 || !keys.insert(ruledb::SymmetryKey(*rev)).second) {
+    if (seen.count(c.text) != 0) {
+      ++set->stats_.skipped_reverse_duplicate;
+      continue;
+    }
+    const uint64_t hash = ruledb::SymmetryHash(*rev);
+    const bool met = settle(hash);  // then its key goes into `keys` now, else it waits
+    if (met && !keys.insert(ruledb::SymmetryKey(*rev)).second) {
       ++set->stats_.skipped_reverse_duplicate;
       continue;
     }
     seen.insert(c.text);
-    if (!CompileSource(*rev, &c)) continue;
+    if (!CompileSource(*rev, &c)) {  // not kept, but later readings equal to it add nothing
+      if (!met) {
+        keys.insert(ruledb::SymmetryKey(*rev));
+        pending[hash];
+      }
+      continue;
+    }
     c.rule = std::move(*rev);
     c.reversed = true;
     c.reversed_from = i < stated ? i : -1;
+    if (!met) pending[hash].push_back(static_cast<int>(set->rules_.size()));
     add(std::move(c));
     ++set->stats_.reversed;
   }

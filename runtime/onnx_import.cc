@@ -156,6 +156,7 @@ StatusOr<WeightMap> DecodeTensors(const onnx::GraphProto& gp, const RawViews& ra
     const onnx::TensorProto& init = gp.initializer(i);
     const std::optional<std::string_view> data =
         i < static_cast<int>(raw.size()) ? raw[i] : std::nullopt;
+    if (file && data) file->Populate(data->data(), data->size());
     auto t = FromTensorProto(init, data);
     if (file && data) file->Release(data->data(), data->size());
     if (!t.ok()) return t.status().WithContext("initializer '" + init.name() + "'");

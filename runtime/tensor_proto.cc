@@ -31,7 +31,7 @@ HostTensor DecodeRaw(int32_t type, std::vector<int64_t> dims, std::string_view r
   t.dims = std::move(dims);
   if (type == kFloat) {
     t.f32.reserve(static_cast<size_t>(n));  // allocated, not touched: advised before the copy
-    AdviseHugePages(t.f32.data(), static_cast<size_t>(n) * 4);
+    PrepareLargeWrite(t.f32.data(), static_cast<size_t>(n) * 4);
   }
   const char* p = raw.data();
   int sz = ElemTypeSize(type);

@@ -93,7 +93,7 @@ TEST_F(FileIoTest, PiecesAreWrittenInOrderAndAFailedProducerLeavesTheOldFile) {
   EXPECT_EQ(RegisteredTempFileCount(), 0);
 }
 
-TEST_F(FileIoTest, MappedFileReadsTheFileAndReleasedPagesReadTheSameAgain) {
+TEST_F(FileIoTest, MappedFileReadsTheFileAndReleasedOrPopulatedPagesReadTheSame) {
   std::string contents;
   for (int i = 0; contents.size() < (size_t{1} << 20); ++i) contents += std::to_string(i) + ",";
   const std::string p = (dir_ / "mapped.bin").string();
@@ -107,6 +107,10 @@ TEST_F(FileIoTest, MappedFileReadsTheFileAndReleasedPagesReadTheSameAgain) {
   m->Release(data + 100, 300000);
   m->Release(data, 8192);
   m->Release(data + m->size() - 10, 100000);
+  EXPECT_EQ(std::string(data, m->size()), contents);
+  // Populated ranges read the same, those reaching outside the mapping included.
+  m->Populate(data + 5000, 200000);
+  m->Populate(data + m->size() - 10, 100000);
   EXPECT_EQ(std::string(data, m->size()), contents);
   EXPECT_FALSE(MappedFile::Open((dir_ / "missing").string()).ok());
 }

@@ -5,8 +5,10 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "rewriter/rule_source.h"
+#include "ruledb/rule_symmetry.h"
 #include "tests/rewriter/test_graphs.h"
 
 namespace verisub::rewriter {
@@ -166,6 +168,56 @@ TEST(RuleSetTest, ReversedRulesKeepTheProofRecordAndTheSetIsDeterministic) {
     EXPECT_FALSE(from.reversed);
     EXPECT_EQ(r.rule.input_ranks.empty(), from.rule.input_ranks.empty());
   }
+}
+
+// The set keeps a reading unless its symmetry key equals that of a rule before it; Compile
+// computes keys only where SymmetryHashes meet. Here every key is computed, the way the rule is
+// stated, and the shipped database's readings must come out the same, in the same order.
+TEST(RuleSetTest, ReadingsKeptAreThoseWithNewSymmetryKeys) {
+  auto rules = LoadRules("data/rules/taso.pb");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  auto set = RuleSet::Compile(*rules);
+  ASSERT_TRUE(set.ok());
+  std::set<std::string> seen, stated_texts;
+  std::vector<const ruledb::Rule*> order;  // stated rules in the set, then unusable ones
+  std::vector<const ruledb::Rule*> unusable;
+  for (int i = 0; i < (*set)->size(); ++i)
+    if (!(*set)->rule(i).reversed) {
+      order.push_back(&(*set)->rule(i).rule);
+      stated_texts.insert((*set)->rule(i).text);
+    }
+  for (const ruledb::Rule& r : *rules) {
+    if (r.proof.status != ruledb::ProofStatus::kProved) continue;
+    const std::string text = r.ToText();
+    if (seen.insert(text).second && stated_texts.count(text) == 0) unusable.push_back(&r);
+  }
+  order.insert(order.end(), unusable.begin(), unusable.end());
+  std::set<std::string> keys;
+  for (int i = 0; i < (*set)->size(); ++i)
+    if (!(*set)->rule(i).reversed) keys.insert(ruledb::SymmetryKey((*set)->rule(i).rule));
+  std::vector<std::string> expected;
+  for (const ruledb::Rule* r : order) {
+    std::optional<ruledb::Rule> rev = ReverseRule(*r);
+    if (!rev) continue;
+    const std::string text = rev->ToText();
+    if (seen.count(text) != 0 || !keys.insert(ruledb::SymmetryKey(*rev)).second) continue;
+    seen.insert(text);
+    RuleSetOptions as_stated;
+    as_stated.proved_only = false;
+    as_stated.reverse = false;
+    if ((*RuleSet::Compile({*rev}, as_stated))->size() == 0) continue;  // unmatchable
+    expected.push_back(text);
+  }
+  std::vector<std::string> kept;
+  for (int i = 0; i < (*set)->size(); ++i)
+    if ((*set)->rule(i).reversed) kept.push_back((*set)->rule(i).text);
+  EXPECT_GT(kept.size(), 1000u);
+  EXPECT_EQ(kept.size(), expected.size());
+  for (size_t i = 0; i < kept.size() && i < expected.size(); ++i)
+    if (kept[i] != expected[i]) {
+      ADD_FAILURE() << "reading " << i << ": kept " << kept[i] << ", expected " << expected[i];
+      break;
+    }
 }
 
 TEST(RuleSourceTest, ErrorsNameFileAndLine) {
