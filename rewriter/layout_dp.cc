@@ -27,7 +27,19 @@ inline Format StoredFormat(Word b) { return Format::FromIndex(Stored(b)); }
 // The states of one cut: keys back to back, cost and back pointer per state, and a hash index.
 class StateTable {
  public:
-  explicit StateTable(int width) : width_(width) { index_.assign(64, -1); }
+  explicit StateTable(int width) { Reset(width); }
+
+  // Empty, for keys of `width` words; the buffers keep their capacity (one table per step of
+  // the DP, a thousand steps per graph).
+  void Reset(int width) {
+    width_ = width;
+    keys_.clear();
+    hash_.clear();
+    cost_.clear();
+    prev_.clear();
+    choice_.clear();
+    index_.assign(64, -1);
+  }
 
   int size() const { return static_cast<int>(cost_.size()); }
   int width() const { return width_; }
@@ -136,6 +148,11 @@ class Solver {
   const LayoutProblem& p_;
   const LayoutDpOptions& options_;
   LayoutDpReport& report_;
+  // Scratch of the pruning rules, kept across steps.
+  std::vector<uint64_t> stored_hash_;
+  std::vector<int> idx_, kept_;
+  std::vector<std::vector<Word>> seen_;
+  std::vector<Word> probe_;
 };
 
 void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
@@ -145,34 +162,44 @@ void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
   for (int s = 0; s < t.size() && !any_copies; ++s)
     for (int i = 0; i < w && !any_copies; ++i) any_copies = Copies(t.key(s)[i]) != 0;
   if (!any_copies) return;  // keys equal their stored layouts: no two share them
-  // Group by stored layouts, each group by (cost, index).
-  std::vector<Word> stored(static_cast<size_t>(t.size()) * w);
-  for (int s = 0; s < t.size(); ++s)
-    for (int i = 0; i < w; ++i) stored[static_cast<size_t>(s) * w + i] = Stored(t.key(s)[i]);
+  // Group by stored layouts, each group by (cost, index): sorted by a hash of the stored layouts,
+  // then (cost, index); states whose hashes meet but whose layouts differ are never compared.
+  stored_hash_.resize(t.size());
+  for (int s = 0; s < t.size(); ++s) {
+    const Word* k = t.key(s);
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < w; ++i) {
+      h = (h ^ static_cast<uint64_t>(Stored(k[i]))) * 0xff51afd7ed558ccdull;
+      h ^= h >> 29;
+    }
+    stored_hash_[s] = h;
+  }
   auto same_stored = [&](int a, int b) {
-    return std::equal(stored.begin() + static_cast<ptrdiff_t>(a) * w,
-                      stored.begin() + static_cast<ptrdiff_t>(a + 1) * w,
-                      stored.begin() + static_cast<ptrdiff_t>(b) * w);
+    const Word *ka = t.key(a), *kb = t.key(b);
+    for (int i = 0; i < w; ++i)
+      if (Stored(ka[i]) != Stored(kb[i])) return false;
+    return true;
   };
-  std::vector<int> idx;
+  idx_.clear();
   for (int s = 0; s < t.size(); ++s)
-    if ((*keep)[s]) idx.push_back(s);
-  std::sort(idx.begin(), idx.end(), [&](int a, int b) {
-    auto ka = stored.begin() + static_cast<ptrdiff_t>(a) * w;
-    auto kb = stored.begin() + static_cast<ptrdiff_t>(b) * w;
-    auto [ma, mb] = std::mismatch(ka, ka + w, kb);
-    return ma != ka + w ? *ma < *mb : Before(t, a, b);
+    if ((*keep)[s]) idx_.push_back(s);
+  std::sort(idx_.begin(), idx_.end(), [&](int a, int b) {
+    return stored_hash_[a] != stored_hash_[b] ? stored_hash_[a] < stored_hash_[b]
+                                              : Before(t, a, b);
   });
   constexpr int kMaxComparisons = 16;  // per state: bounds the work, never the exactness
-  for (size_t g = 0; g < idx.size();) {
+  for (size_t g = 0; g < idx_.size();) {
     size_t end = g;
-    while (end < idx.size() && same_stored(idx[end], idx[g])) ++end;
-    std::vector<int> kept;
+    while (end < idx_.size() && stored_hash_[idx_[end]] == stored_hash_[idx_[g]]) ++end;
+    kept_.clear();
     for (size_t j = g; j < end; ++j) {
-      const int sj = idx[j];
+      const int sj = idx_[j];
       bool dropped = false;
-      for (size_t k = 0; k < kept.size() && k < kMaxComparisons && !dropped; ++k) {
-        const int si = kept[k];
+      int compared = 0;
+      for (size_t k = 0; k < kept_.size() && compared < kMaxComparisons && !dropped; ++k) {
+        const int si = kept_[k];
+        if (!same_stored(si, sj)) continue;
+        ++compared;
         const Word *ki = t.key(si), *kj = t.key(sj);
         double reach = t.cost_[si];
         for (int i = 0; i < w && reach <= t.cost_[sj]; ++i)
@@ -183,7 +210,7 @@ void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
         (*keep)[sj] = 0;
         ++report_.pruned_dominated;
       } else {
-        kept.push_back(sj);
+        kept_.push_back(sj);
       }
     }
     g = end;
@@ -205,21 +232,27 @@ void Solver::PruneThreshold(const StateTable& t, std::vector<char>* keep) {
 void Solver::PrunePareto(const StateTable& t, const std::vector<int>& cut,
                          const std::vector<int>& touched, std::vector<char>* keep) {
   const int w = t.width();
-  std::vector<int> idx;
+  std::vector<int>& idx = idx_;
+  idx.clear();
   for (int s = 0; s < t.size(); ++s)
     if ((*keep)[s]) idx.push_back(s);
   if (idx.size() < 2) return;
   std::sort(idx.begin(), idx.end(), [&](int a, int b) { return Before(t, a, b); });
   // The words seen at each touched position (few: formats and copies of one value).
-  std::vector<std::vector<Word>> seen(touched.size());
-  for (size_t k = 0; k < touched.size(); ++k)
+  std::vector<std::vector<Word>>& seen = seen_;
+  if (seen.size() < touched.size()) seen.resize(touched.size());
+  for (size_t k = 0; k < touched.size(); ++k) {
+    seen[k].clear();
     for (int s : idx) {
       Word b = t.key(s)[touched[k]];
       if (std::find(seen[k].begin(), seen[k].end(), b) == seen[k].end()) seen[k].push_back(b);
     }
-  std::vector<Word> probe(w);
+  }
+  std::vector<Word>& probe = probe_;
+  probe.resize(w);
   constexpr size_t kLeaders = 8;  // the cheapest kept states, candidates for the wide rule
-  std::vector<int> leaders;
+  std::vector<int>& leaders = kept_;
+  leaders.clear();
   for (int sj : idx) {
     const Word* kj = t.key(sj);
     bool dropped = false;
@@ -308,6 +341,7 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
   report_.peak_states = 1;
 
   std::vector<Word> work, next_key;
+  StateTable next(0), compact(0);  // one of each, reset every step
   for (int i = 0; i < n; ++i) {
     const LayoutProblemNode& node = p_.nodes[order[i]];
     const std::vector<int>& from = cuts[i];
@@ -332,7 +366,7 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
     for (size_t k = 0; k < to.size(); ++k)
       keep_bits[k] = static_cast<Word>(kStoredMask | (useful_after(to[k], i) << kStoredBits));
 
-    StateTable next(static_cast<int>(to.size()));
+    next.Reset(static_cast<int>(to.size()));
     work.resize(from.size());
     next_key.resize(to.size());
     for (int s = 0; s < cur.size(); ++s) {
@@ -362,12 +396,12 @@ LayoutSolution Solver::Run(const std::vector<int>& order) {
     if (options_.pareto) PrunePareto(next, to, touched, &keep);
     if (options_.max_states > 0) PruneBeam(next, &keep);
 
-    StateTable compact(static_cast<int>(to.size()));
+    compact.Reset(static_cast<int>(to.size()));
     for (int s = 0; s < next.size(); ++s)
       if (keep[s]) compact.Append(next.key(s), next.cost_[s], next.prev_[s], next.choice_[s]);
     prev[i + 1] = compact.prev_;
     choice[i + 1] = compact.choice_;
-    cur = std::move(compact);
+    std::swap(cur, compact);
     states_sum += cur.size();
     report_.peak_states = std::max(report_.peak_states, cur.size());
   }
