@@ -2,6 +2,8 @@
 #include "rewriter/matcher.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "rewriter/graph_cost.h"
 #include "specs/registry.h"
@@ -247,16 +249,55 @@ bool RootPasses(const Graph& g, const GraphIndex& index, const CompiledRule& rul
   return in_order(false) || (rule.root_commutative && slots.size() >= 2 && in_order(true));
 }
 
+
+// What feeds value `v`, as a root slot test names it; nullopt for a graph input, a weight or an
+// opaque node (only unconstrained slots accept those).
+std::optional<ProducerKey> ProducerOf(const Graph& g, const GraphIndex& index, int v) {
+  if (v == kNoValue) return std::nullopt;
+  const int p = index.producer[v];
+  if (p < 0 || !g.node(p).op) return std::nullopt;
+  const Node& n = g.node(p);
+  const auto out = std::find(n.outputs.begin(), n.outputs.end(), v);
+  return ProducerKey{*n.op, n.params, static_cast<int>(out - n.outputs.begin())};
+}
+
 }  // namespace
 
 void FindMatchesRootedAt(const Graph& g, const GraphIndex& index, const RuleSet& rules, int node,
                          std::vector<Match>* out) {
   const Node& n = g.node(node);
   if (!n.op) return;
-  for (int r : rules.RulesWithRoot(*n.op, n.params)) {
-    const CompiledRule& rule = rules.rule(r);
+  const RootRules* root = rules.RootRulesOf(*n.op, n.params);
+  if (!root) return;
+  // The rules whose first slot can pass: unconstrained ones, those asking for the producer of
+  // the first input, and (commutative roots) of the second; merged back into rule order, so the
+  // matches come out as if every rule of the root had been tried in turn.
+  const std::vector<int>* lists[4] = {&root->first_any, nullptr, nullptr, nullptr};
+  auto look_up = [](const std::map<ProducerKey, std::vector<int>>& m,
+                    const std::optional<ProducerKey>& key) -> const std::vector<int>* {
+    if (!key || m.empty()) return nullptr;
+    auto it = m.find(*key);
+    return it == m.end() ? nullptr : &it->second;
+  };
+  if (!n.inputs.empty()) {
+    const std::optional<ProducerKey> first = ProducerOf(g, index, n.inputs[0]);
+    lists[1] = look_up(root->first_is, first);
+    lists[2] = look_up(root->first_is_either, first);
+    if (n.inputs.size() >= 2)
+      lists[3] = look_up(root->first_is_either, ProducerOf(g, index, n.inputs[1]));
+  }
+  size_t at[4] = {0, 0, 0, 0};
+  for (;;) {
+    int next = -1;
+    for (int l = 0; l < 4; ++l)
+      if (lists[l] && at[l] < lists[l]->size() && (next < 0 || (*lists[l])[at[l]] < next))
+        next = (*lists[l])[at[l]];
+    if (next < 0) break;
+    for (int l = 0; l < 4; ++l)  // a rule in two lists (both inputs fed alike) is tried once
+      if (lists[l] && at[l] < lists[l]->size() && (*lists[l])[at[l]] == next) ++at[l];
+    const CompiledRule& rule = rules.rule(next);
     if (!RootPasses(g, index, rule, n)) continue;
-    Matcher(g, index, rule, r, node, out).Run();
+    Matcher(g, index, rule, next, node, out).Run();
   }
 }
 

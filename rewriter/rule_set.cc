@@ -110,7 +110,17 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
   auto add = [&](CompiledRule c) {
     const int index = static_cast<int>(set->rules_.size());
     set->by_root_[static_cast<int>(c.root_op)].push_back(index);
-    set->by_root_instance_[{c.root_op, c.root_params}].push_back(index);
+    RootRules& root = set->by_root_instance_[{c.root_op, c.root_params}];
+    root.all.push_back(index);
+    if (c.root_slots.empty() || c.root_slots[0].any) {
+      root.first_any.push_back(index);
+    } else {
+      const RootSlotTest& t = c.root_slots[0];
+      const ProducerKey key{t.op, t.params, t.output};
+      (c.root_commutative && c.root_slots.size() >= 2 ? root.first_is_either
+                                                      : root.first_is)[key]
+          .push_back(index);
+    }
     set->rules_.push_back(std::move(c));
     ++set->stats_.compiled;
   };
@@ -197,8 +207,13 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
 const std::vector<int>& RuleSet::RulesWithRoot(specs::OpKind op,
                                                const specs::Params& params) const {
   static const std::vector<int> kNone;
+  const RootRules* root = RootRulesOf(op, params);
+  return root ? root->all : kNone;
+}
+
+const RootRules* RuleSet::RootRulesOf(specs::OpKind op, const specs::Params& params) const {
   auto it = by_root_instance_.find({op, params});
-  return it == by_root_instance_.end() ? kNone : it->second;
+  return it == by_root_instance_.end() ? nullptr : &it->second;
 }
 
 }  // namespace verisub::rewriter

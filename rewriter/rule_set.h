@@ -57,6 +57,31 @@ struct CompiledRule {
   std::vector<MatchStep> plan;
 };
 
+// What a root's input slot is fed by, when a slot test requires something: output `output` of
+// a spec node with this operator and parameters.
+struct ProducerKey {
+  specs::OpKind op = specs::OpKind::kNumOps;
+  specs::Params params;
+  int output = 0;
+  bool operator<(const ProducerKey& o) const {
+    if (op != o.op) return op < o.op;
+    if (!(params == o.params)) return params.v < o.params.v;
+    return output < o.output;
+  }
+};
+
+// The rules of one root operator instance, in rule order, and the same rules by what their
+// root's first input slot requires (RootSlotTest): the matcher looks up the producers of a
+// node's first inputs instead of testing every rule of its operator.
+struct RootRules {
+  std::vector<int> all;
+  std::vector<int> first_any;  // first slot unconstrained, or no slots
+  std::map<ProducerKey, std::vector<int>> first_is;  // first slot fed by this producer
+  // The same for roots whose first two slots may be read in either order: the producer of
+  // either of the node's first two inputs.
+  std::map<ProducerKey, std::vector<int>> first_is_either;
+};
+
 struct RuleSetOptions {
   // Only rules whose proof record says proved are used. Rules read from text carry no proof
   // record, so tests and hand-written fixtures turn this off explicitly.
@@ -103,13 +128,15 @@ class RuleSet {
   // Indices of the rules whose root source node has this operator and these parameters, in
   // rule order (empty when none).
   const std::vector<int>& RulesWithRoot(specs::OpKind op, const specs::Params& params) const;
+  // The same rules indexed by their first slot's test; null when there are none.
+  const RootRules* RootRulesOf(specs::OpKind op, const specs::Params& params) const;
   const RuleSetStats& stats() const { return stats_; }
 
  private:
   RuleSet() = default;
   std::vector<CompiledRule> rules_;
   std::array<std::vector<int>, specs::kNumOpKinds + 1> by_root_;
-  std::map<std::pair<specs::OpKind, specs::Params>, std::vector<int>> by_root_instance_;
+  std::map<std::pair<specs::OpKind, specs::Params>, RootRules> by_root_instance_;
   RuleSetStats stats_;
 };
 

@@ -17,15 +17,6 @@
 namespace verisub::rewriter::testing {
 namespace {
 
-std::shared_ptr<const RuleSet> ShippedRules() {
-  auto loaded = LoadRules(kDefaultRulesPath);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-  if (!loaded.ok()) return nullptr;
-  auto rules = RuleSet::Compile(std::move(loaded).value());
-  EXPECT_TRUE(rules.ok()) << rules.status().message();
-  return rules.ok() ? std::move(rules).value() : nullptr;
-}
-
 DiffFuzzOptions SmallRun(int64_t graphs, int threads) {
   DiffFuzzOptions o;
   o.graphs = graphs;

@@ -4,7 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include "runtime/graph_hash.h"
+#include "runtime/models/models.h"
+#include "runtime/onnx_import.h"
+#include "tests/rewriter/random_graphs.h"
 #include "tests/rewriter/test_graphs.h"
 
 namespace verisub::rewriter {
@@ -167,6 +176,50 @@ TEST(MatcherTest, RankedRuleMatchesInputsOfItsRanksOnly) {
   EXPECT_EQ(m[0].input_vals, (std::vector<int>{a2, w1, w2}));
   EXPECT_EQ(m[1].input_vals, (std::vector<int>{a2, w2, w1}));
   EXPECT_TRUE(MatchesOf(g, *Rules({kMergeMatmul + " where ?a:2 ?b:2 ?c:3"})).empty());
+}
+
+// FindMatchesRootedAt looks rules up by what feeds a node's first inputs: over every node it
+// finds exactly the matches of every rule tried everywhere (FindAllMatches), on the benchmark
+// models and random graphs with the shipped database, and per node in rule order.
+TEST(MatcherTest, RootedMatchesAreEveryRulesMatches) {
+  auto rules = testing::ShippedRules();
+  ASSERT_NE(rules, nullptr);
+  std::vector<std::pair<std::string, runtime::Graph>> graphs;
+  runtime::models::BuildOptions options;
+  options.image_size = 96;  // every layer of the full-size networks
+  for (const runtime::models::ModelEntry& m : runtime::models::ListModels()) {
+    if (m.name.rfind("bert", 0) == 0) continue;
+    auto g = runtime::ImportOnnxModel(m.build(options), std::string(m.name));
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    graphs.emplace_back(std::string(m.name), std::move(*g));
+  }
+  for (uint64_t seed = 0; seed < 60; ++seed)
+    graphs.emplace_back("random " + std::to_string(seed), testing::RandomGraph(seed));
+  auto key = [](const Match& m) { return std::make_tuple(m.rule, m.nodes, m.input_vals); };
+  int64_t total = 0;
+  for (const auto& [name, g] : graphs) {
+    SCOPED_TRACE(name);
+    GraphIndex index(g);
+    std::vector<std::tuple<int, std::vector<int>, std::vector<int>>> all, rooted;
+    for (const Match& m : FindAllMatches(g, index, *rules)) all.push_back(key(m));
+    std::vector<Match> at;
+    for (int n = 0; n < g.num_nodes(); ++n) {
+      at.clear();
+      FindMatchesRootedAt(g, index, *rules, n, &at);
+      for (size_t k = 0; k < at.size(); ++k) {
+        if (k > 0) {
+          EXPECT_LE(at[k - 1].rule, at[k].rule);
+        }
+        rooted.push_back(key(at[k]));
+      }
+    }
+    std::sort(all.begin(), all.end());
+    std::sort(rooted.begin(), rooted.end());
+    EXPECT_EQ(rooted.size(), all.size());
+    EXPECT_TRUE(rooted == all);
+    total += static_cast<int64_t>(all.size());
+  }
+  EXPECT_GT(total, 1000);
 }
 
 }  // namespace

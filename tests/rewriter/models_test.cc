@@ -31,15 +31,6 @@ std::vector<std::string> CommittedModels() {
   return out;
 }
 
-std::shared_ptr<const RuleSet> ShippedRules() {
-  auto rules = LoadRules(kDefaultRulesPath);
-  EXPECT_TRUE(rules.ok()) << rules.status().message();
-  if (!rules.ok()) return nullptr;
-  auto set = RuleSet::Compile(std::move(rules).value());
-  EXPECT_TRUE(set.ok()) << set.status().message();
-  return set.ok() ? *set : nullptr;
-}
-
 // Optimizes `g` with default settings (no time limit, so the result is deterministic) and
 // compares outputs with the original. Returns the rewrites the result took.
 int ExpectOptimizedEquivalent(const runtime::Graph& g, const RuleSet& rules) {
@@ -62,7 +53,7 @@ int ExpectOptimizedEquivalent(const runtime::Graph& g, const RuleSet& rules) {
 TEST(ModelsTest, CommittedModelsStayEquivalent) {
   std::vector<std::string> models = CommittedModels();
   if (models.empty()) GTEST_SKIP() << "no data/models/*.onnx in this tree";
-  auto shipped = ShippedRules();
+  auto shipped = testing::ShippedRules();
   auto handwritten = testing::HandwrittenRules();
   ASSERT_NE(shipped, nullptr);
   ASSERT_NE(handwritten, nullptr);
@@ -76,7 +67,7 @@ TEST(ModelsTest, CommittedModelsStayEquivalent) {
 }
 
 TEST(ModelsTest, BenchmarkModelsStayEquivalentWithTheShippedRules) {
-  auto shipped = ShippedRules();
+  auto shipped = testing::ShippedRules();
   ASSERT_NE(shipped, nullptr);
   runtime::models::BuildOptions options;
   options.image_size = 96;  // every layer and connection of the full-size networks

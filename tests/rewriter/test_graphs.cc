@@ -46,6 +46,19 @@ std::shared_ptr<const RuleSet> HandwrittenRules() {
   return set.ok() ? *set : nullptr;
 }
 
+std::shared_ptr<const RuleSet> ShippedRules() {
+  static const std::shared_ptr<const RuleSet> shipped = [] {
+    auto rules = LoadRules(kDefaultRulesPath);
+    EXPECT_TRUE(rules.ok()) << rules.status().message();
+    if (!rules.ok()) return std::shared_ptr<const RuleSet>();
+    auto set = RuleSet::Compile(std::move(rules).value());
+    EXPECT_TRUE(set.ok()) << set.status().message();
+    return set.ok() ? *set : nullptr;
+  }();
+  EXPECT_NE(shipped, nullptr) << kDefaultRulesPath << " did not load";
+  return shipped;
+}
+
 int CountOp(const Graph& g, const std::string& kind) {
   int n = 0;
   for (const auto& node : g.nodes()) n += node->KindName() == kind;

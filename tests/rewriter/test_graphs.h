@@ -43,6 +43,9 @@ class GraphBuilder {
 std::shared_ptr<const RuleSet> Rules(const std::vector<std::string>& lines);
 // The hand-written fixture data/rules/handwritten.txt.
 std::shared_ptr<const RuleSet> HandwrittenRules();
+// The shipped database (kDefaultRulesPath), compiled once per test program; null (and a test
+// failure) when it does not load.
+std::shared_ptr<const RuleSet> ShippedRules();
 
 int CountOp(const runtime::Graph& g, const std::string& kind);
 
