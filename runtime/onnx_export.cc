@@ -6,10 +6,14 @@
 
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <system_error>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "base/file_io.h"
 #include "onnx/checker.h"
@@ -300,6 +304,59 @@ Status WriteModel(onnx::ModelProto model, const DeferredData& deferred,
   return Status::Ok();
 }
 
+// ONNX external data: every deferred initializer's bytes in PATH.data (each at an offset aligned
+// to 64 bytes), the tensor naming its location (the file's name, relative to the model), offset
+// and length; then the model, now small, written as usual. The data file first, so that a model
+// file that exists has its data beside it; when the model cannot be written the data goes too.
+Status WriteWithExternalData(onnx::ModelProto model, const DeferredData& deferred,
+                             const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    return FailedPrecondition(path + ": a model over 2 GiB is written with its weights in a "
+                              "file beside it (ONNX external data): give a regular file's path");
+  const std::string data_name = fs::path(path).filename().string() + ".data";
+  const std::string data_path = (fs::path(path).parent_path() / data_name).string();
+  constexpr uint64_t kAlign = 64;
+  std::vector<std::pair<uint64_t, const HostTensor*>> pieces;  // offset, tensor
+  uint64_t offset = 0;
+  for (const auto& [index, t] : deferred) {
+    const uint64_t length = static_cast<uint64_t>(t->NumElements()) * ElemTypeSize(t->elem_type);
+    offset = (offset + kAlign - 1) / kAlign * kAlign;
+    onnx::TensorProto* proto = model.mutable_graph()->mutable_initializer(index);
+    proto->clear_raw_data();
+    proto->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [&](const std::string& key, const std::string& value) {
+      auto* e = proto->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    };
+    add("location", data_name);
+    add("offset", std::to_string(offset));
+    add("length", std::to_string(length));
+    pieces.emplace_back(offset, t.get());
+    offset += length;
+  }
+  VERISUB_RETURN_IF_ERROR(base::WriteFileAtomically(data_path, [&](const base::PieceWriter& write) {
+    std::string scratch;
+    uint64_t at = 0;
+    for (const auto& [start, t] : pieces) {
+      if (start > at) VERISUB_RETURN_IF_ERROR(write(std::string(start - at, '\0')));
+      const std::string_view raw = RawTensorBytes(*t, &scratch);
+      VERISUB_RETURN_IF_ERROR(write(raw));
+      at = start + raw.size();
+    }
+    return Status::Ok();
+  }));
+  std::string bytes;
+  Status written = model.SerializeToString(&bytes)
+                       ? base::WriteFileAtomically(path, bytes)
+                       : InternalError(path + ": protobuf serialization failed");
+  if (!written.ok()) fs::remove(data_path, ec);
+  return written;
+}
+
 }  // namespace
 
 Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
@@ -309,13 +366,18 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
 // The weights are not copied into the proto and then into a serialized string (two fresh copies
 // of every weight: on the 2-core machine each costs about 0.3 s per 100 MB of page faults):
 // WriteModel writes them from the graph's tensors.
-Status ExportOnnxFile(const Graph& g, const std::string& path) {
+Status ExportOnnxFile(const Graph& g, const std::string& path, const ExportFileOptions& options) {
   onnx::ModelProto model;
   DeferredData deferred;
   VERISUB_RETURN_IF_ERROR(ExportModel(g, &model, &deferred).WithContext(path));
-  return base::WriteFileAtomically(path, [&](const base::PieceWriter& write) {
-    return WriteModel(std::move(model), deferred, write).WithContext(path);
-  });
+  uint64_t bytes = model.ByteSizeLong();
+  for (const auto& [index, t] : deferred)
+    bytes += static_cast<uint64_t>(t->NumElements()) * ElemTypeSize(t->elem_type) + 16;
+  if (bytes <= options.max_inline_bytes)
+    return base::WriteFileAtomically(path, [&](const base::PieceWriter& write) {
+      return WriteModel(std::move(model), deferred, write).WithContext(path);
+    });
+  return WriteWithExternalData(std::move(model), deferred, path);
 }
 
 }  // namespace verisub::runtime

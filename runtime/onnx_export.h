@@ -2,6 +2,7 @@
 // weights included; fused spec forms are written as standard operator sequences.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/graph.h"
@@ -18,8 +19,17 @@ inline constexpr int64_t kDefaultExportOpset = 13;
 
 // Builds the model and runs the ONNX checker on it.
 Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model);
+struct ExportFileOptions {
+  // A model whose file would be larger is written with its weights as ONNX external data, in
+  // one file beside it (`PATH.data`, named relative to the model as the format asks; read by
+  // our importer, ONNX Runtime and onnx.load): protobuf refuses messages over 2 GiB.
+  uint64_t max_inline_bytes = (uint64_t{1} << 31) - (uint64_t{1} << 20);
+};
+
 // Writes through a temporary file in the same folder and renames it, so on any error no output
-// file exists (and an existing one is left untouched).
-Status ExportOnnxFile(const Graph& g, const std::string& path);
+// file exists (and an existing one is left untouched). With external data, the data file is
+// written (the same way) before the model.
+Status ExportOnnxFile(const Graph& g, const std::string& path,
+                      const ExportFileOptions& options = {});
 
 }  // namespace verisub::runtime

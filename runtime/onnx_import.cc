@@ -6,6 +6,7 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -147,18 +148,24 @@ bool ParseModelLeavingWeightsInFile(std::string_view bytes, onnx::ModelProto* mo
 // Decodes every initializer and checks the tensors held in node attributes. This runs before
 // the ONNX checker and shape inference: those trust that a tensor's data matches its dims, and
 // ONNX's shape inference can crash on a tensor whose data does not.
-// `file`, when given, holds the `raw` views: each weight's pages are dropped from the process once
-// decoded, so the peak holds the decoded weights and not the file beside them (ResNet-50: 102 MB).
+// `files` hold the `raw` views (the model file, its external data files): each weight's pages
+// are dropped from the process once decoded, so the peak holds the decoded weights and not the
+// files beside them (ResNet-50: 102 MB).
 StatusOr<WeightMap> DecodeTensors(const onnx::GraphProto& gp, const RawViews& raw,
-                                  const base::MappedFile* file) {
+                                  const std::vector<base::MappedFile>* files) {
   WeightMap weights;
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const onnx::TensorProto& init = gp.initializer(i);
     const std::optional<std::string_view> data =
         i < static_cast<int>(raw.size()) ? raw[i] : std::nullopt;
-    if (file && data) file->Populate(data->data(), data->size());
+    const base::MappedFile* file = nullptr;  // the mapping holding `data`, if any
+    for (size_t k = 0; files && data && k < files->size(); ++k) {
+      const char* begin = static_cast<const char*>((*files)[k].data());
+      if (data->data() >= begin && data->data() < begin + (*files)[k].size()) file = &(*files)[k];
+    }
+    if (file) file->Populate(data->data(), data->size());
     auto t = FromTensorProto(init, data);
-    if (file && data) file->Release(data->data(), data->size());
+    if (file) file->Release(data->data(), data->size());
     if (!t.ok()) return t.status().WithContext("initializer '" + init.name() + "'");
     weights[init.name()] = std::make_shared<const HostTensor>(std::move(*t));
   }
@@ -473,11 +480,20 @@ StatusOr<bool> GuardTypeInference(const onnx::ModelProto& model) {
 }
 
 // The import behind ImportOnnxModel and ImportOnnxFile (`raw`: see DecodeTensors, views into
-// `*file`, which is closed once the weights are decoded: its pages count in the process's
+// `*files`, which are closed once the weights are decoded: their pages count in the process's
 // memory, and the folding after it may copy the largest weights once more).
 StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
                             const ImportOptions& options, RawViews raw,
-                            std::optional<base::MappedFile>* file);
+                            std::vector<base::MappedFile>* files);
+
+// Initializers stored outside the model file (ONNX external data: a model over protobuf's 2 GiB
+// keeps its weights in files beside it) are read like those left in the file: each data file is
+// mapped once into `files`, and each such tensor gets a view of its bytes in `raw` and a one-byte
+// placeholder as raw data. Locations are relative to the model's folder and may not leave it.
+// Each data file may have up to `max_file_bytes`.
+Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawViews* raw,
+                       std::vector<base::MappedFile>* files, uint64_t max_file_bytes,
+                       uint64_t* external_bytes);
 
 }  // namespace
 
@@ -517,8 +533,25 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& opt
       !ParseModelLeavingWeightsInFile(
           std::string_view(static_cast<const char*>(mapped->data()), mapped->size()), &model, &raw))
     return DataLoss(path + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
-  std::optional<base::MappedFile> file(std::move(mapped).value());
-  return ImportModel(std::move(model), path, options, std::move(raw), &file);
+  std::vector<base::MappedFile> files;
+  files.push_back(std::move(mapped).value());
+  uint64_t external_bytes = 0;
+  VERISUB_RETURN_IF_ERROR(
+      MapExternalData(path, model.mutable_graph(), &raw, &files,
+                      options.memory.max_total_bytes > 0
+                          ? static_cast<uint64_t>(options.memory.max_total_bytes)
+                          : uint64_t{1} << 40,
+                      &external_bytes)
+          .WithContext(path));
+  if (external_bytes > 0 && options.memory.max_total_bytes > 0 &&
+      file_bytes + external_bytes > static_cast<uintmax_t>(options.memory.max_total_bytes))
+    return FailedPrecondition(path + ": the model and its external data have " +
+                              std::to_string(file_bytes + external_bytes) +
+                              " bytes, importing them needs at least as many, over the memory "
+                              "budget of " +
+                              std::to_string(options.memory.max_total_bytes) +
+                              " bytes in all (--max-memory-mb; MemoryBudget)");
+  return ImportModel(std::move(model), path, options, std::move(raw), &files);
 }
 
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source,
@@ -540,9 +573,74 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
 
 namespace {
 
+Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawViews* raw,
+                       std::vector<base::MappedFile>* files, uint64_t max_file_bytes,
+                       uint64_t* external_bytes) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(model_path).parent_path();
+  std::unordered_map<std::string, size_t> opened;  // location -> index in `files`
+  for (int i = 0; i < gp->initializer_size(); ++i) {
+    onnx::TensorProto* t = gp->mutable_initializer(i);
+    if (t->data_location() != onnx::TensorProto::EXTERNAL) continue;
+    const std::string what = "initializer '" + t->name() + "' (external data)";
+    std::string location;
+    uint64_t offset = 0, length = 0;
+    bool has_length = false;
+    for (const auto& entry : t->external_data()) {
+      auto number = [&](uint64_t* out) -> Status {
+        const std::string& v = entry.value();
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), *out);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+          return DataLoss(what + ": " + entry.key() + " '" + v + "' is not a byte count");
+        return Status::Ok();
+      };
+      if (entry.key() == "location") {
+        location = entry.value();
+      } else if (entry.key() == "offset") {
+        VERISUB_RETURN_IF_ERROR(number(&offset));
+      } else if (entry.key() == "length") {
+        VERISUB_RETURN_IF_ERROR(number(&length));
+        has_length = true;
+      }  // "checksum" and keys of later versions are not needed to read the data
+    }
+    if (location.empty()) return DataLoss(what + " names no location");
+    const fs::path rel(location);
+    bool escapes = rel.is_absolute() || location.find('\0') != std::string::npos;
+    for (const fs::path& part : rel) escapes |= part == "..";
+    if (escapes)
+      return InvalidArgument(what + ": location '" + location +
+                             "' is not a path inside the model's folder");
+    auto it = opened.find(location);
+    if (it == opened.end()) {
+      auto mapped = base::MappedFile::Open((dir / rel).string(), max_file_bytes);
+      if (!mapped.ok()) return mapped.status().WithContext(what);
+      *external_bytes += mapped->size();
+      files->push_back(std::move(mapped).value());
+      it = opened.emplace(location, files->size() - 1).first;
+    }
+    const base::MappedFile& f = (*files)[it->second];
+    if (offset > f.size())
+      return DataLoss(what + ": offset " + std::to_string(offset) + " is past the end of '" +
+                      location + "' (" + std::to_string(f.size()) + " bytes)");
+    if (!has_length) length = f.size() - offset;
+    if (length > f.size() - offset)
+      return DataLoss(what + ": " + std::to_string(length) + " bytes from offset " +
+                      std::to_string(offset) + " run past the end of '" + location + "' (" +
+                      std::to_string(f.size()) + " bytes)");
+    if (raw->size() < static_cast<size_t>(gp->initializer_size()))
+      raw->resize(static_cast<size_t>(gp->initializer_size()));
+    (*raw)[static_cast<size_t>(i)] =
+        std::string_view(static_cast<const char*>(f.data()) + offset, length);
+    t->clear_external_data();
+    t->clear_data_location();
+    t->set_raw_data(std::string(1, '\0'));  // a placeholder, as for the weights left in the file
+  }
+  return Status::Ok();
+}
+
 StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
                             const ImportOptions& options, RawViews raw,
-                            std::optional<base::MappedFile>* file) {
+                            std::vector<base::MappedFile>* files) {
   auto fail = [&](const Status& st) { return st.WithContext(source); };
   if (!model.has_graph()) return fail(DataLoss("not an ONNX model (no graph)"));
   int64_t opset = -1;
@@ -559,9 +657,9 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
     VERISUB_RETURN_IF_ERROR(fail(CheckInputShapesStatic(model.graph())));
   if (!raw.empty() && static_cast<int>(raw.size()) != model.graph().initializer_size())
     return fail(InternalError("initializers changed before they were decoded"));
-  auto weights = DecodeTensors(model.graph(), raw, file && *file ? &**file : nullptr);
+  auto weights = DecodeTensors(model.graph(), raw, files);
   raw.clear();
-  if (file) file->reset();
+  if (files) files->clear();
   if (!weights.ok()) return fail(weights.status());
   try {
     onnx::checker::check_model(model);

@@ -98,7 +98,8 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto,
   if (!IsSupportedType(type))
     return Unimplemented(what + " has unsupported element type " + ElemTypeName(type));
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-    return Unimplemented(what + " uses external data, which is not supported");
+    return FailedPrecondition(what + " keeps its data in another file (ONNX external data): "
+                              "import the model from its file, so the data beside it is found");
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
   int64_t n = CountElements(dims);
   if (n < 0) return DataLoss(what + " has invalid dimensions " + DimsToString(dims));

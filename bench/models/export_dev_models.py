@@ -17,6 +17,7 @@ Run with Debian's interpreter, which has python3-torch, python3-torchvision and 
 import argparse
 import os
 import sys
+import tempfile
 import time
 
 try:
@@ -98,6 +99,12 @@ def files_of(out_dir, name):
             for suffix in (".onnx", ".input_0.pb", ".output_0.pb")]
 
 
+def model_bytes(out_dir, name):
+    """The model's size: NAME.onnx and, for a model over 2 GB, its NAME.onnx.data."""
+    files = [os.path.join(out_dir, name + suffix) for suffix in (".onnx", ".onnx.data")]
+    return sum(os.path.getsize(p) for p in files if os.path.exists(p))
+
+
 def export(out_dir, name, factory, shape):
     start = time.monotonic()
     torch.manual_seed(0)
@@ -110,19 +117,34 @@ def export(out_dir, name, factory, shape):
         y = model(x)
     onnx_path, input_path, output_path = files_of(out_dir, name)
     tmp_path = onnx_path + ".tmp"
-    # Defaults as a user leaves them: training=EVAL and do_constant_folding=True fold
-    # BatchNormalization into Conv.
-    torch.onnx.export(model, (x,), tmp_path, opset_version=OPSET, input_names=["input"],
-                      output_names=["output"], do_constant_folding=True)
-    exported = onnx.load(tmp_path)
-    onnx.checker.check_model(tmp_path)  # by path: models over 2 GB would need it, and it is cheap
+    data_name = name + ".onnx.data"
+    with tempfile.TemporaryDirectory(dir=out_dir) as scratch:
+        # Defaults as a user leaves them: training=EVAL and do_constant_folding=True fold
+        # BatchNormalization into Conv. Into a folder of its own: a model over protobuf's 2 GB
+        # is written with one external data file per weight beside it.
+        first = os.path.join(scratch, "model.onnx")
+        torch.onnx.export(model, (x,), first, opset_version=OPSET, input_names=["input"],
+                          output_names=["output"], do_constant_folding=True)
+        exported = onnx.load(first)  # external data loaded too
+        external = len(os.listdir(scratch)) > 1
+        if external:  # the usual form of large models: all weights in one NAME.onnx.data
+            onnx.save_model(exported, os.path.join(scratch, "one.onnx"),
+                            save_as_external_data=True, all_tensors_to_one_file=True,
+                            location=data_name, size_threshold=1024)
+            os.replace(os.path.join(scratch, data_name), os.path.join(out_dir, data_name))
+            os.replace(os.path.join(scratch, "one.onnx"), tmp_path)
+        else:
+            os.replace(first, tmp_path)
+    onnx.checker.check_model(tmp_path)  # by path: models over 2 GB need it, and it is cheap
     save_tensor(x.numpy(), input_path)
     save_tensor(y.numpy(), output_path)
     os.replace(tmp_path, onnx_path)  # the .onnx last: its presence means the model is complete
     ops = sorted({n.op_type for n in exported.graph.node})
-    print(f"{name}: input {tuple(shape)}, output {tuple(y.shape)}, "
-          f"{os.path.getsize(onnx_path) / 1e6:.1f} MB, {len(exported.graph.node)} nodes, "
-          f"{time.monotonic() - start:.1f} s; ops {' '.join(ops)}", flush=True)
+    size = model_bytes(out_dir, name)
+    print(f"{name}: input {tuple(shape)}, output {tuple(y.shape)}, {size / 1e6:.1f} MB"
+          f"{' (weights in ' + data_name + ')' if external else ''}, "
+          f"{len(exported.graph.node)} nodes, {time.monotonic() - start:.1f} s; "
+          f"ops {' '.join(ops)}", flush=True)
 
 
 def main():

@@ -102,19 +102,19 @@ def main():
         entry = {"family": family_of(name), "quick": name in QUICK}
         files = dev.files_of(args.out, name)
         if not args.force and all(os.path.exists(p) for p in files):
-            entry.update(status="ok", mb=round(os.path.getsize(files[0]) / 1e6, 1))
+            entry.update(status="ok", mb=round(dev.model_bytes(args.out, name) / 1e6, 1))
             manifest[name] = entry
             continue
         print(f"[{i + 1}/{len(wanted)}] {name} ({time.monotonic() - start:.0f} s)",
               file=sys.stderr, flush=True)
         try:
             dev.export(args.out, name, factory_of(name), IMAGE)
-            entry.update(status="ok", mb=round(os.path.getsize(files[0]) / 1e6, 1))
+            entry.update(status="ok", mb=round(dev.model_bytes(args.out, name) / 1e6, 1))
         except Exception as e:  # listed with the reason; the zoo goes on
             last = traceback.format_exception_only(type(e), e)[-1].strip()
             entry.update(status="export failed", reason=last[:300])
             print(f"{name}: export failed: {last}", file=sys.stderr, flush=True)
-            for p in files + [files[0] + ".tmp"]:
+            for p in files + [files[0] + ".tmp", files[0] + ".data"]:
                 if os.path.exists(p):
                     os.remove(p)
         manifest[name] = entry

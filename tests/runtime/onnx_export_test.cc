@@ -295,6 +295,97 @@ TEST(OnnxExportTest, LargeWeightsStreamToTheFileAndBackExactly) {
   fs::remove_all(dir);
 }
 
+// A model too large for one protobuf message (here: a limit of a few bytes) is written with its
+// weights as ONNX external data in PATH.data; the ONNX checker reads it by path, our import reads
+// the weights back bit for bit; bad external references are errors naming the tensor and file.
+TEST(OnnxExportTest, ExternalDataRoundTripsAndBadReferencesAreErrors) {
+  ModelBuilder b(17);
+  b.Input("x", {1, 256});
+  b.RandomWeight("w", {256, 128}, 7);
+  b.RandomWeight("bias", {128}, 8);
+  b.Node("MatMul", {"x", "w"}, {"y"});
+  b.Node("Add", {"y", "bias"}, {"out"});
+  b.Output("out", {1, 128});
+  auto g = ImportOnnxBytes(b.Bytes(), "weights");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  fs::path dir = fs::temp_directory_path() / "verisub_external_data";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string out = (dir / "m.onnx").string();
+  ExportFileOptions external;
+  external.max_inline_bytes = 1000;
+  ASSERT_TRUE(ExportOnnxFile(*g, out, external).ok());
+  ASSERT_TRUE(fs::exists(out + ".data"));
+  EXPECT_GE(fs::file_size(out + ".data"), (256 * 128 + 128) * 4u);
+  EXPECT_LT(fs::file_size(out), 4096u);
+  EXPECT_NO_THROW(onnx::checker::check_model(out));
+  onnx::ModelProto written;
+  auto bytes = base::ReadFile(out);
+  ASSERT_TRUE(bytes.ok() && written.ParseFromString(*bytes));
+  int external_tensors = 0;
+  for (const auto& t : written.graph().initializer())
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      ++external_tensors;
+      EXPECT_EQ(t.external_data(0).key(), "location");
+      EXPECT_EQ(t.external_data(0).value(), "m.onnx.data");  // relative to the model
+    }
+  EXPECT_EQ(external_tensors, 2);
+  auto back = ImportOnnxFile(out);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(StructuralHash(*g), StructuralHash(*back));
+  std::vector<HostTensor> in = testing::RandomInputs(*g, 3);
+  auto y0 = Execute(*g, in), y1 = Execute(*back, in);
+  ASSERT_TRUE(y0.ok() && y1.ok());
+  EXPECT_EQ(testing::MaxAbsDiff(*y0, *y1), 0.0);
+  // The same model, read from memory, has no folder to find the data in.
+  auto from_bytes = ImportOnnxBytes(*bytes, "mem");
+  ASSERT_FALSE(from_bytes.ok());
+  EXPECT_NE(from_bytes.status().message().find("external data"), std::string::npos)
+      << from_bytes.status().message();
+
+  // Each bad reference: the model rewritten with one entry of the weight "w" changed.
+  auto expect_error = [&](const std::string& key, const std::string& value,
+                          const std::string& says) {
+    onnx::ModelProto m = written;
+    for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+      if (t.name() != "w") continue;
+      bool found = false;
+      for (auto& e : *t.mutable_external_data())
+        if (e.key() == key) {
+          e.set_value(value);
+          found = true;
+        }
+      if (!found) {
+        auto* e = t.add_external_data();
+        e->set_key(key);
+        e->set_value(value);
+      }
+    }
+    const std::string bad = (dir / "bad.onnx").string();
+    ASSERT_TRUE(base::WriteFileAtomically(bad, m.SerializeAsString()).ok());
+    auto r = ImportOnnxFile(bad);
+    ASSERT_FALSE(r.ok()) << key << "=" << value;
+    const std::string msg = r.status().message();
+    EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'w'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(says), std::string::npos) << msg;
+  };
+  expect_error("location", "missing.data", "missing.data");
+  expect_error("location", "../m.onnx.data", "not a path inside the model's folder");
+  expect_error("location", (dir / "m.onnx.data").string(), "not a path inside the model's folder");
+  expect_error("location", "", "names no location");
+  expect_error("offset", "99999999", "past the end");
+  expect_error("length", "99999999", "past the end");
+  expect_error("offset", "-4", "not a byte count");
+  expect_error("length", "12abc", "not a byte count");
+  expect_error("length", "4", "needs 131072 bytes");  // shorter than the tensor's shape
+  // An output that is no regular file cannot have a data file beside it.
+  Status dev = ExportOnnxFile(*g, "/dev/null", external);
+  EXPECT_FALSE(dev.ok());
+  EXPECT_NE(dev.message().find("external data"), std::string::npos) << dev.message();
+  fs::remove_all(dir);
+}
+
 // The file import walks the model's messages itself (weights stay in the mapped file): a nested
 // length beyond the end of the file is a parse error, as protobuf's own parse makes it, not a
 // message that swallows the rest of the file.
