@@ -29,10 +29,15 @@ Status OptimizeJointly(const runtime::Graph& input, const rewriter::RuleSet& rul
                        const OptimizeOptions& options,
                        const rewriter::LayoutCostSource& layout_costs, runtime::Graph* output,
                        OptimizeReport* report, JointChoice* choice) {
+  // Every graph the searches price is a rewrite of the input: most of its nodes were priced
+  // before, in the same context (LayoutPricingCache).
+  rewriter::LayoutPricingCache pricing;
   auto dp_cost = [&](const runtime::Graph& g) -> StatusOr<double> {
-    auto a = rewriter::AssignLayouts(g, layout_costs, rewriter::LayoutDpOptions(), nullptr);
-    if (!a.ok()) return a.status();
-    return a->cost_us;
+    auto p = rewriter::BuildLayoutProblem(g, layout_costs, {}, nullptr, &pricing);
+    if (!p.ok()) return p.status();
+    auto s = rewriter::SolveLayoutProblem(*p, rewriter::LayoutDpOptions(), nullptr);
+    if (!s.ok()) return s.status();
+    return s->cost_us;
   };
   OptimizeOptions rewrites_only = options;
   rewrites_only.search.graph_cost = nullptr;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include "rewriter/graph_cost.h"
 
@@ -50,7 +51,8 @@ std::vector<int> ProblemIds(const Graph& g, const LayoutProblem& p) {
 }  // namespace
 
 StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSource& costs,
-                                           const LayoutSpaceOptions& space, int* restricted_nodes) {
+                                           const LayoutSpaceOptions& space, int* restricted_nodes,
+                                           LayoutPricingCache* cache) {
   if (restricted_nodes) *restricted_nodes = 0;
   struct Bracket {
     const LayoutCostSource& costs;
@@ -77,10 +79,24 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
     pv.name = v.name;
     pv.graph_value = gv;
     pv.candidates = Candidates(v, space, reduced, float32_only[gv]);
-    for (auto& row : pv.conversion_us) row.fill(kInfiniteCost);
-    for (Format a : pv.candidates)
-      for (Format b : pv.candidates)
-        pv.conversion_us[a.index()][b.index()] = a == b ? 0 : costs.FormatConversionCostUs(v, a, b);
+    std::vector<int64_t> key;  // what the conversions depend on (see LayoutPricingCache)
+    if (cache) {
+      key = {v.elem_type, v.rank_known ? static_cast<int64_t>(v.dims.size()) : -1};
+      key.insert(key.end(), v.dims.begin(), v.dims.end());
+      for (Format f : pv.candidates) key.push_back(f.index());
+      if (auto it = cache->conversions.find(key); it != cache->conversions.end()) {
+        pv.conversion_us = it->second;
+        key.clear();
+      }
+    }
+    if (!cache || !key.empty()) {
+      for (auto& row : pv.conversion_us) row.fill(kInfiniteCost);
+      for (Format a : pv.candidates)
+        for (Format b : pv.candidates)
+          pv.conversion_us[a.index()][b.index()] =
+              a == b ? 0 : costs.FormatConversionCostUs(v, a, b);
+      if (cache) cache->conversions.emplace(std::move(key), pv.conversion_us);
+    }
     id[gv] = static_cast<int>(p.values.size());
     p.values.push_back(std::move(pv));
     return id[gv];
@@ -106,10 +122,29 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
         out_slot.push_back(static_cast<int>(k));
         pn.outputs.push_back(value_id(n.outputs[k]));
       }
+    // The node's choices from the cache when it priced this node in this context before.
+    std::vector<uintptr_t> key;
+    std::optional<LayoutCostSource::NodeContext> c;
+    if (cache) {
+      if ((c = costs.ContextOf(g, i))) {
+        key.push_back(reinterpret_cast<uintptr_t>(&n));
+        for (int m : c->nodes) key.push_back(reinterpret_cast<uintptr_t>(&g.node(m)));
+        key.push_back(static_cast<uintptr_t>(c->facts));
+        if (auto it = cache->nodes.find(key); it != cache->nodes.end()) {
+          ++cache->node_hits;
+          pn.choices = it->second.choices;
+          if (it->second.restricted && restricted_nodes) ++*restricted_nodes;
+          p.nodes.push_back(std::move(pn));
+          continue;
+        }
+        ++cache->node_misses;
+      }
+    }
     std::vector<const std::vector<Format>*> slot_candidates;
     for (int v : pn.inputs) slot_candidates.push_back(&p.values[v].candidates);
     for (int v : pn.outputs) slot_candidates.push_back(&p.values[v].candidates);
     const size_t slots = slot_candidates.size();
+    bool restricted = false;
 
     // Combinations: all of them (mixed-radix count, all-plain first), or the uniform ones.
     std::vector<std::vector<int>> combos;  // per combination, candidate index per slot
@@ -125,6 +160,7 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
         if (k == slots) break;
       }
     } else {
+      restricted = true;
       if (restricted_nodes) ++*restricted_nodes;
       for (int l = 0; l < kNumFormats; ++l) {
         std::vector<int> digit(slots, 0);
@@ -159,6 +195,13 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
     if (pn.choices.empty())
       return InvalidArgument("layout assignment: node '" + n.name + "' (" + n.KindName() +
                              ") runs in no layout combination of cost source " + costs.Name());
+    if (!key.empty()) {
+      LayoutPricingCache::NodeEntry& e = cache->nodes[key];
+      e.held.push_back(g.node_ptr(i));
+      for (int m : c->nodes) e.held.push_back(g.node_ptr(m));
+      e.choices = pn.choices;
+      e.restricted = restricted;
+    }
     p.nodes.push_back(std::move(pn));
   }
   for (int v : g.outputs())

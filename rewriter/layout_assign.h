@@ -3,6 +3,10 @@
 // and handed back per value with the conversions a backend inserts.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "base/status.h"
@@ -31,13 +35,36 @@ struct LayoutSpaceOptions {
   std::vector<int> float32_values;
 };
 
+// Pricing shared by the graphs of one search (the joint search prices every graph it builds,
+// each a rewrite of an earlier one): a node's layout choices are kept by the node itself (nodes
+// are immutable and shared between a graph and the graphs rewritten from it) and its context in
+// the graph (LayoutCostSource::ContextOf: on oneDNN, its fusion group), a value's conversions by
+// its type. For one cost source and one LayoutSpaceOptions; a source that gives no contexts is
+// asked every time. The nodes a key names are held, so their addresses are never reused.
+struct LayoutPricingCache {
+  int64_t node_hits = 0, node_misses = 0;  // nodes priced from the cache, and afresh
+
+  // The entries, for BuildLayoutProblem only.
+  struct NodeEntry {
+    std::vector<std::shared_ptr<const runtime::Node>> held;  // the node, then its context's
+    std::vector<LayoutChoice> choices;
+    bool restricted = false;
+  };
+  // Key: the node's address, its context's node addresses, then the context's facts.
+  std::map<std::vector<uintptr_t>, NodeEntry> nodes;
+  // Key: element type, rank (-1 unknown), dims, then the candidates' indices.
+  std::map<std::vector<int64_t>, std::array<std::array<double, kNumFormats>, kNumFormats>>
+      conversions;
+};
+
 // The problem of a graph: its nodes in the graph's order, except nodes computing weights only
 // (folded at prepare time, free); its values, except weights. Graph inputs are stored plain and
 // graph outputs delivered plain. Fails naming the node when the source admits no layout
-// combination for it.
+// combination for it. With `cache`, prices only what the cache has not seen (the same problem).
 StatusOr<LayoutProblem> BuildLayoutProblem(const runtime::Graph& g, const LayoutCostSource& costs,
                                            const LayoutSpaceOptions& space = {},
-                                           int* restricted_nodes = nullptr);
+                                           int* restricted_nodes = nullptr,
+                                           LayoutPricingCache* cache = nullptr);
 
 struct LayoutConversion {
   int value = -1;                              // graph value id

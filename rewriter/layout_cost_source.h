@@ -6,6 +6,7 @@
 // (precision_costs.h) overrides the format methods and says which precisions it offers.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,6 +48,21 @@ class LayoutCostSource {
   // instead of recognizing the graph in every question. Defaults do nothing.
   virtual void BeginGraph(const runtime::Graph& g) const { (void)g; }
   virtual void EndGraph() const {}
+
+  // What the costs of node `node` of `g` depend on besides the node itself (its operator,
+  // parameters and values' types): other nodes of `g` (graph node indices) and a hash of any
+  // other fact, so that a search pricing many rewrites of one graph prices a node again only
+  // where these changed (LayoutPricingCache). nullopt (the default): ask every time. Asked
+  // between BeginGraph(g) and EndGraph().
+  struct NodeContext {
+    std::vector<int> nodes;
+    uint64_t facts = 0;
+  };
+  virtual std::optional<NodeContext> ContextOf(const runtime::Graph& g, int node) const {
+    (void)g;
+    (void)node;
+    return std::nullopt;
+  }
 };
 
 // The precision of `node`'s data slots (activation inputs and outputs; weights and omitted inputs

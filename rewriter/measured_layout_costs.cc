@@ -140,6 +140,34 @@ std::optional<double> MeasuredLayoutCosts::FormatKernelCostUs(
   return *t;
 }
 
+std::optional<LayoutCostSource::NodeContext> MeasuredLayoutCosts::ContextOf(
+    const runtime::Graph& g, int node) const {
+  const runtime::dnnl_backend::FusionPlan& plan = PlanOf(g);
+  NodeContext c;
+  const int gi = plan.group_of[node];
+  if (gi < 0) return c;  // alone: the node and its values decide
+  // Nodes by index here; the cache keys them by the nodes themselves (indices move between the
+  // graphs of a search, nodes do not change). Values keep their ids.
+  const runtime::dnnl_backend::Group& group = plan.groups[gi];
+  c.nodes = group.members;
+  c.nodes.push_back(group.kernel_node);
+  std::vector<uint64_t> facts = {static_cast<uint64_t>(group.output),
+                                 static_cast<uint64_t>(group.pad_input),
+                                 std::hash<std::string>()(group.pattern)};
+  for (int64_t p : group.extra_pads) facts.push_back(static_cast<uint64_t>(p));
+  facts.push_back(~uint64_t{0});
+  for (int v : group.concat_inputs) facts.push_back(static_cast<uint64_t>(v));
+  for (const runtime::dnnl_backend::PostOp& op : group.post_ops) {
+    facts.push_back(~uint64_t{1});
+    facts.push_back(static_cast<uint64_t>(op.kind));  // its node is among the members
+    for (int v : op.operands) facts.push_back(static_cast<uint64_t>(v));
+  }
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (uint64_t f : facts) h = (h ^ f) * 0xff51afd7ed558ccdull, h ^= h >> 29;
+  c.facts = h;
+  return c;
+}
+
 double MeasuredLayoutCosts::FormatConversionCostUs(const runtime::Value& value, Format from,
                                                    Format to) const {
   if (from.precision == Precision::kF32 && to.precision == Precision::kF32)

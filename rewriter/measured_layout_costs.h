@@ -42,6 +42,9 @@ class MeasuredLayoutCosts : public LayoutCostSource {
                                            std::span<const Format> inputs,
                                            std::span<const Format> outputs) const override;
   double FormatConversionCostUs(const runtime::Value& value, Format from, Format to) const override;
+  // A node's costs depend on its fusion group as the backend would run it in the graph: the
+  // group's nodes, which one runs the kernel, and what the plan made of them.
+  std::optional<NodeContext> ContextOf(const runtime::Graph& g, int node) const override;
 
  private:
   const runtime::MeasuredCpuCostModel* model_;

@@ -13,11 +13,17 @@
 
 #include "rewriter/graph_cost.h"
 #include "rewriter/layout_costs.h"
+#ifdef VERISUB_HAVE_DNNL
+#include "rewriter/measured_layout_costs.h"
+#include "runtime/dnnl/measured_cost.h"
+#endif
 #include "rewriter/layout_order.h"
+#include "rewriter/optimize.h"
 #include "runtime/graph_text.h"
 #include "runtime/models/models.h"
 #include "runtime/onnx_import.h"
 #include "tests/rewriter/layout_test_problems.h"
+#include "tests/rewriter/test_graphs.h"
 
 namespace verisub::rewriter {
 namespace {
@@ -212,6 +218,91 @@ TEST_F(LayoutAssignTest, NoAdmissibleCombinationIsAnError) {
             std::string::npos)
       << a.status().message();
 }
+
+// Every field of two problems, for the pricing cache's test.
+void ExpectSameProblem(const LayoutProblem& a, const LayoutProblem& b) {
+  ASSERT_EQ(a.values.size(), b.values.size());
+  for (size_t v = 0; v < a.values.size(); ++v) {
+    EXPECT_EQ(a.values[v].graph_value, b.values[v].graph_value);
+    EXPECT_EQ(a.values[v].candidates, b.values[v].candidates);
+    EXPECT_EQ(a.values[v].graph_input, b.values[v].graph_input);
+    EXPECT_EQ(a.values[v].graph_output, b.values[v].graph_output);
+    EXPECT_EQ(a.values[v].conversion_us, b.values[v].conversion_us) << a.values[v].name;
+  }
+  ASSERT_EQ(a.nodes.size(), b.nodes.size());
+  for (size_t n = 0; n < a.nodes.size(); ++n) {
+    const LayoutProblemNode &x = a.nodes[n], &y = b.nodes[n];
+    EXPECT_EQ(x.graph_node, y.graph_node);
+    EXPECT_EQ(x.inputs, y.inputs);
+    EXPECT_EQ(x.outputs, y.outputs);
+    ASSERT_EQ(x.choices.size(), y.choices.size()) << x.name;
+    for (size_t c = 0; c < x.choices.size(); ++c) {
+      EXPECT_EQ(x.choices[c].inputs, y.choices[c].inputs) << x.name;
+      EXPECT_EQ(x.choices[c].outputs, y.choices[c].outputs) << x.name;
+      EXPECT_EQ(x.choices[c].cost_us, y.choices[c].cost_us) << x.name;
+    }
+  }
+}
+
+// The joint search prices every graph it builds through a LayoutPricingCache: on each graph of a
+// search over `models` (shipped rules, `costs` changing with the layouts), the problem built with
+// the cache is the one built afresh, and only what a rewrite changed is priced again. Returns
+// the graphs compared.
+int64_t ExpectPricingCacheExact(const LayoutCostSource& costs,
+                                const std::vector<std::string>& models) {
+  auto rules = testing::ShippedRules();
+  EXPECT_NE(rules, nullptr);
+  if (!rules) return 0;
+  int64_t graphs = 0;
+  for (auto& [name, g] : SmallModels()) {
+    if (std::find(models.begin(), models.end(), name) == models.end()) continue;
+    SCOPED_TRACE(name);
+    LayoutPricingCache cache;
+    std::vector<std::pair<int64_t, int>> fresh_nodes;  // per graph: nodes priced afresh, nodes
+    OptimizeOptions o;
+    o.search.time_limit_s = 0;
+    o.search.budget = 6;
+    o.search.graph_cost = [&](const runtime::Graph& x) -> StatusOr<double> {
+      const int64_t misses = cache.node_misses;
+      auto cached = BuildLayoutProblem(x, costs, {}, nullptr, &cache);
+      fresh_nodes.emplace_back(cache.node_misses - misses, x.num_nodes());
+      auto fresh = BuildLayoutProblem(x, costs);
+      EXPECT_EQ(cached.ok(), fresh.ok());
+      if (!cached.ok() || !fresh.ok()) return cached.status();
+      ExpectSameProblem(*cached, *fresh);
+      ++graphs;
+      auto s = SolveLayoutProblem(*cached, LayoutDpOptions(), nullptr);
+      if (!s.ok()) return s.status();
+      return s->cost_us;
+    };
+    runtime::Graph out;
+    OptimizeReport report;
+    Status st = Optimize(g, *rules, o, &out, &report);
+    EXPECT_TRUE(st.ok()) << st.message();
+    // The input is priced afresh, and the result (FinalizeGraph builds new nodes); each graph
+    // between them, a rewrite of an earlier one, only where the rewrite changed it.
+    EXPECT_GE(fresh_nodes.size(), 4u);
+    EXPECT_GT(cache.node_hits, 0);
+    for (size_t k = 1; k + 1 < fresh_nodes.size(); ++k)
+      EXPECT_LE(fresh_nodes[k].first, std::max(8, fresh_nodes[k].second / 10)) << "graph " << k;
+  }
+  return graphs;
+}
+
+TEST_F(LayoutAssignTest, PricingCacheGivesTheProblemBuiltAfresh) {
+  EXPECT_GT(ExpectPricingCacheExact(
+                costs_, {"resnet50", "squeezenet1_1", "densenet121", "bert_small"}),
+            16);
+}
+
+#ifdef VERISUB_HAVE_DNNL
+// The same with oneDNN's measured costs, where a node's costs depend on its fusion group.
+TEST(MeasuredLayoutCostsTest, PricingCacheGivesTheProblemBuiltAfresh) {
+  runtime::MeasuredCpuCostModel model({}, runtime::CostTable(runtime::ThisMachine(1)));
+  MeasuredLayoutCosts costs(&model);
+  EXPECT_GT(ExpectPricingCacheExact(costs, {"squeezenet1_1", "mobilenet_v2"}), 8);
+}
+#endif
 
 }  // namespace
 }  // namespace verisub::rewriter
