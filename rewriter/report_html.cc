@@ -131,10 +131,12 @@ std::string Head(const std::string& model) {
          "</head><body>\n<h1>verisub: " + HtmlEscape(model) + "</h1>\n";
 }
 
-// Every value of `g` but the weights: name, type, shape, layout, role.
-std::string ValuesTable(const runtime::Graph& g) {
-  std::string h =
-      "<table><tr><th>value</th><th>type</th><th>shape</th><th>layout</th><th>kind</th></tr>\n";
+// Every value of `g` but the weights: name, type, shape, layout, role; with `storage` (per value
+// id, 0 for its own type), the type each is stored in too.
+std::string ValuesTable(const runtime::Graph& g, const std::vector<int32_t>& storage = {}) {
+  const bool stored = !storage.empty();
+  std::string h = std::string("<table><tr><th>value</th><th>type</th><th>shape</th><th>layout</th>") +
+                  (stored ? "<th>stored as</th>" : "") + "<th>kind</th></tr>\n";
   std::vector<char> is_input(g.num_values(), 0), is_output(g.num_values(), 0);
   for (int v : g.inputs()) is_input[v] = 1;
   for (int v : g.outputs()) is_output[v] = 1;
@@ -144,6 +146,11 @@ std::string ValuesTable(const runtime::Graph& g) {
     h += "<tr><td>" + HtmlEscape(val.name) + "</td><td>" + runtime::ElemTypeName(val.elem_type) +
          "</td><td>" + runtime::DimsToString(val.dims) + "</td><td>" +
          std::string(specs::LayoutName(val.layout)) + "</td><td>" +
+         (stored ? runtime::ElemTypeName(v < static_cast<int>(storage.size()) && storage[v] != 0
+                                             ? storage[v]
+                                             : val.elem_type) +
+                       "</td><td>"
+                 : std::string()) +
          (is_input[v]    ? "input"
           : is_output[v] ? "output"
                          : "computed") +
@@ -189,7 +196,7 @@ std::string RenderRunReport(const RunReportInput& in) {
            Num(total > 0 ? 100 * s.seconds / total : 0, "%.1f") + "%</td></tr>\n";
     h += "</table>\n";
   }
-  h += "<h2>Values</h2>\n" + ValuesTable(g) + "</body></html>\n";
+  h += "<h2>Values</h2>\n" + ValuesTable(g, in.storage_types) + "</body></html>\n";
   return h;
 }
 

@@ -36,13 +36,16 @@ std::map<std::string, ruledb::ProofRecord> ProofRecords(const std::vector<ruledb
 std::string RenderHtmlReport(const HtmlReportInput& in);
 
 // A prepared model as it runs (verisub-run --report-html): the graph that runs with the layout
-// of every value (the layout DP's choice), coloured by the measured time of each executed step
+// and storage precision of every value (the layout DP's choice), coloured by the measured time of each executed step
 // (`--profile`), and the steps' table.
 struct RunReportInput {
   std::string model;
   const runtime::Graph* graph = nullptr;
   std::vector<std::pair<std::string, std::string>> summary;  // (label, text) rows
   std::vector<runtime::StepProfile> steps;                   // empty: not profiled
+  // Per value id: the element type it is stored in when not its own (Session::storage_types);
+  // empty: every value in its own type.
+  std::vector<int32_t> storage_types;
 };
 std::string RenderRunReport(const RunReportInput& in);
 

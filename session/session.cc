@@ -326,6 +326,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
     return prepared.status().WithContext(backend_->Name() + " backend");
   }
   prepared_ = std::move(prepared).value();
+  storage_types_ = prepare.storage_types;
   if (precision_report_ && precision_report_->reduced_values > 0) {
     Status st = CheckPrecisionOnBackend(options, cost_model, prepare.num_threads);
     if (!st.ok()) {
@@ -388,6 +389,7 @@ Status Session::KeepFasterLayouts(SessionOptions* options, const runtime::CostMo
     t.kept_backend = true;
     graph_ = std::move(other->graph);
     prepared_ = std::move(other->prepared);
+    storage_types_.clear();  // prepared in float32
     options->layout = "backend";  // the rewritten graph, if any, is compared in these layouts
   }
   return Status::Ok();
@@ -409,6 +411,7 @@ Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& o
     t.kept_original = true;
     graph_ = std::move(other->graph);
     prepared_ = std::move(other->prepared);
+    storage_types_.clear();  // prepared in float32
     layout_report_ = other->dp;
   }
   return Status::Ok();
@@ -458,6 +461,7 @@ Status Session::CheckPrecisionOnBackend(const SessionOptions& options,
       if (second.ok() && *second <= options.precision_budget) {
         graph_ = std::move(graph);
         prepared_ = std::move(again).value();
+        storage_types_ = prepare.storage_types;
         layout_report_ = placement->dp;
         precision_report_ = placement->precision;
         precision_report_->backend_error = *second;
@@ -471,6 +475,7 @@ Status Session::CheckPrecisionOnBackend(const SessionOptions& options,
   if (!f32.ok()) return f32.status();
   graph_ = std::move(f32->graph);
   prepared_ = std::move(f32->prepared);
+  storage_types_.clear();
   layout_report_ = f32->dp;
   precision_report_->backend_error = *error;
   precision_report_->kept_float32_by_check = true;
@@ -493,6 +498,7 @@ Status Session::KeepFasterPrecision(const SessionOptions& options,
     p.kept_float32_by_timing = true;
     graph_ = std::move(other->graph);
     prepared_ = std::move(other->prepared);
+    storage_types_.clear();  // prepared in float32
     layout_report_ = other->dp;
   }
   return Status::Ok();

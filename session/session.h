@@ -130,6 +130,10 @@ class Session {
   const std::optional<RewriteTiming>& rewrite_timing() const { return rewrite_timing_; }
   // Set with layout "auto" when the DP laid the model out in float32: both policies' times.
   const std::optional<LayoutTiming>& layout_timing() const { return layout_timing_; }
+  // Per value id of graph(): the element type the prepared model stores it in where that is not
+  // the graph's own (bfloat16 chosen by the precision DP), else 0; empty when every value is
+  // stored in its own type. What runs, after every fallback and timing above.
+  const std::vector<int32_t>& storage_types() const { return storage_types_; }
 
  private:
   Session() = default;
@@ -156,6 +160,7 @@ class Session {
   runtime::Graph graph_;
   std::unique_ptr<runtime::Backend> backend_;
   std::unique_ptr<runtime::PreparedModel> prepared_;
+  std::vector<int32_t> storage_types_;  // what prepared_ was prepared with
   std::string backend_name_;
   SessionTimes times_;
   OptimizeReport report_;

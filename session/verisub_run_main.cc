@@ -298,6 +298,7 @@ int main(int argc, char** argv) {
                         std::to_string(p->backend_error >= 0 ? p->backend_error : p->error)});
     }
     in.steps = steps;
+    in.storage_types = s.storage_types();
     if (Status st = base::WriteFileAtomically(flags.report_html, rewriter::RenderRunReport(in));
         !st.ok())
       return Fail(st);

@@ -101,6 +101,23 @@ TEST(ReportHtmlTest, TheRunPageShowsLayoutsAndStepTimes) {
   EXPECT_NE(h.find("Steps (1, 2.000 ms"), std::string::npos);
   EXPECT_NE(h.find("2000.0 us"), std::string::npos);  // the kernel node carries its step's time
   EXPECT_EQ(h.find("<script"), std::string::npos);
+  EXPECT_EQ(h.find("stored as"), std::string::npos);  // no precision chosen: no column
+
+  // With the precision DP's choice: the type each value is stored in, bfloat16 where chosen.
+  in.storage_types.assign(laid.num_values(), 0);
+  const int conv_out = laid.node(0).outputs[0];
+  in.storage_types[conv_out] = runtime::kBfloat16;
+  const std::string p = RenderRunReport(in);
+  ASSERT_NE(p.find("<th>stored as</th>"), std::string::npos);
+  const std::string row = "<tr><td>" + HtmlEscape(laid.value(conv_out).name) + "</td>";
+  const size_t at = p.find(row);
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = p.substr(at, p.find("</tr>", at) - at);
+  EXPECT_NE(line.find("<td>bfloat16</td>"), std::string::npos) << line;
+  const size_t out_at = p.find("<tr><td>" + HtmlEscape(laid.value(laid.outputs()[0]).name) + "</td>");
+  ASSERT_NE(out_at, std::string::npos);
+  EXPECT_EQ(p.substr(out_at, p.find("</tr>", out_at) - out_at).find("bfloat16"),
+            std::string::npos);
 }
 
 }  // namespace
