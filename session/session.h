@@ -57,8 +57,9 @@ struct SessionOptions {
   std::string precision = "f32";
   double precision_budget = 1e-2;
   // With `optimize`: when the search rewrote the model, the original is prepared too and both
-  // are timed side by side; the faster runs (rewrite_timing()). Off: the rewritten graph runs
-  // whatever the timing (deterministic, for tests of the search itself).
+  // are timed side by side; the faster runs (rewrite_timing()); when no rule rewrote it, the
+  // model runs as imported. Off: the optimizer's graph runs whatever the timing (deterministic,
+  // for tests of the search itself).
   bool time_rewrites = true;
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;

@@ -17,6 +17,7 @@
 #endif
 #include "base/file_io.h"
 #include "runtime/executor.h"
+#include "runtime/graph_hash.h"
 #include "runtime/onnx_import.h"
 #include "session/tensor_files.h"
 #include "tests/rewriter/run_command.h"
@@ -286,6 +287,41 @@ TEST(SessionTest, KeepsTheFasterOfTheRewrittenAndTheOriginalGraph) {
   std::vector<HostTensor> out, ref;
   RunWithReference(**s, model, &out, &ref);
   EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
+}
+
+// Where no rule rewrites the model, an optimizing session runs the model as imported: the same
+// graph as a session without `optimize`.
+TEST(SessionTest, AModelNoRuleRewritesRunsAsImported) {
+  const char* model = "data/models/squeezenet1_1.onnx";  // Conv then Relu: the passes fuse them
+  const std::string rules = (std::filesystem::temp_directory_path() / "verisub_no_fit.txt").string();
+  // A rule that cannot match a model without transposes.
+  ASSERT_TRUE(base::WriteFileAtomically(rules, "(transpose[perm=[1,0]] (transpose[perm=[1,0]] "
+                                               "?a)) => ?a\n")
+                  .ok());
+  SessionOptions opts;
+  opts.num_threads = 1;
+  opts.cost.cost = "analytic";
+  opts.cost.cache_dir = "none";
+  opts.layout = "dp";
+  auto plain = Session::Create(model, opts);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  opts.optimize = true;
+  opts.rules_path = rules;
+  opts.allow_unproved_rules = true;
+  auto optimized = Session::Create(model, opts);
+  ASSERT_TRUE(optimized.ok()) << optimized.status().message();
+  ASSERT_TRUE((*optimized)->optimize_report());
+  EXPECT_EQ((*optimized)->optimize_report()->search.rewrite_steps, 0);
+  EXPECT_EQ(runtime::StructuralHash((*optimized)->graph()),
+            runtime::StructuralHash((*plain)->graph()));
+  EXPECT_FALSE((*optimized)->rewrite_timing());
+  // Untimed, the optimizer's graph runs: its form differs (activations fused into convolutions).
+  opts.time_rewrites = false;
+  auto untimed = Session::Create(model, opts);
+  ASSERT_TRUE(untimed.ok()) << untimed.status().message();
+  EXPECT_NE(runtime::StructuralHash((*untimed)->graph()),
+            runtime::StructuralHash((*plain)->graph()));
+  std::filesystem::remove(rules);
 }
 
 // Layout "auto" times the DP's layouts against the backend's own policy at prepare and runs the
