@@ -173,13 +173,16 @@ bench-run: configure dev-models ort
 # timed per model at one thread by bench/zoo_bench.js beside ONNX Runtime: ORT on the original and
 # on verisub-opt's output, verisub-run, --optimize and bf16, each verisub column with --check.
 # Tables go to stdout and into docs/bench-zoo.md (between its markers). BENCH_ZOO=quick (one or two
-# models per family, about 15 min on 2 cores) or full; BENCH_ZOO_MODEL="NAME ..." for a few.
+# models per family, about 15 min on 2 cores) or full (about 2 hours); BENCH_ZOO_MODEL="NAME ..."
+# for a few; ZOO_RESUME=1 keeps the models already measured in the output folder and times the
+# rest (a full run in parts).
 BENCH_ZOO ?= quick
 BENCH_ZOO_MODEL ?=
 ZOO ?= $(BUILD)/zoo
 ZOO_THREADS ?= 1
 ZOO_RUNS ?= 5
 ZOO_ROUNDS ?= 1
+ZOO_RESUME ?=
 .PHONY: zoo-models bench-zoo
 zoo-models:
 	@/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy' 2>/dev/null || { \
@@ -193,7 +196,8 @@ bench-zoo: configure zoo-models ort
 	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt verisub-onnx verisub-run
 	node bench/zoo_bench.js --build $(BUILD) --zoo $(ZOO) --tier $(BENCH_ZOO) \
 	  --out $(BUILD)/bench-zoo --ort-dir $(BUILD)/ort --threads $(ZOO_THREADS) \
-	  --runs $(ZOO_RUNS) --rounds $(ZOO_ROUNDS) $(foreach m,$(BENCH_ZOO_MODEL),--only $(m))
+	  --runs $(ZOO_RUNS) --rounds $(ZOO_ROUNDS) $(if $(ZOO_RESUME),--resume) \
+	  $(foreach m,$(BENCH_ZOO_MODEL),--only $(m))
 
 # The shipped cost tables (data/costs/, docs/cost-models.md): every development model optimized
 # with costs measured on this CPU at COST_THREADS kernel threads; each run adds what it measured to
