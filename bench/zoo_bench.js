@@ -20,12 +20,13 @@ const BEGIN = '<!-- bench-zoo:begin (written by bench/zoo_bench.js) -->';
 const END = '<!-- bench-zoo:end -->';
 const USAGE =
     `usage: node bench/zoo_bench.js [--zoo DIR] [--tier quick|full] [--only NAME]... [--build DIR]
-       [--out DIR] [--threads N] [--rounds K] [--runs R] [--warmup W] [--doc FILE|none] [--resume]
+       [--out DIR] [--threads N] [--rounds K] [--runs R] [--warmup W] [--doc FILE|none] [--resume [--report-only]]
   --zoo    exported zoo with zoo.json (default build/zoo; make bench-zoo exports it)
   --tier   quick: one or two models per family (zoo.json's "quick"); full: every model
   --resume keep the models already measured in OUT/bench-zoo.json with the same settings and
            time only the others (the full zoo takes hours: it can be run in parts; each model's
            columns are still measured side by side in one part)
+  --report-only  with --resume: time nothing, write the tables of the models measured so far
   --doc    Markdown file whose marked section receives the tables (default docs/bench-zoo.md)`;
 
 const {fail, count, walk} = require('./cli').cli('zoo_bench', USAGE);
@@ -46,7 +47,8 @@ function parseArgs(argv) {
     rules: null,
     check: true,
     timeoutS: 1800,
-    resume: false
+    resume: false,
+    reportOnly: false
   };
   walk(argv, (a, next) => {
     if (a === '--zoo')
@@ -75,10 +77,13 @@ function parseArgs(argv) {
       o.warmup = count(a, next(), 0);
     else if (a === '--resume')
       o.resume = true;
+    else if (a === '--report-only')
+      o.reportOnly = true;
     else
       return false;
     return true;
   });
+  if (o.reportOnly && !o.resume) fail(`--report-only needs --resume\n${USAGE}`);
   return o;
 }
 
@@ -167,6 +172,13 @@ function markdown(o, models, results, meta) {
   }
   for (const [name, m] of Object.entries(models))
     if (m.status !== 'ok') lines.push(`| ${name} | ${m.family} | ${m.status}: ${m.reason} ||||||||||`);
+  const measured = new Set(results.map((r) => r.name));
+  const waiting = Object.keys(models).filter((n) => models[n].status === 'ok' && !measured.has(n));
+  if (waiting.length) {
+    lines.push('');
+    lines.push(`Not measured yet (${waiting.length}; \`--resume\` times them): ` +
+               `${waiting.sort().join(', ')}.`);
+  }
   lines.push('');
   // Per family and over the zoo: geometric mean and worst of each ratio.
   const families = {};
@@ -264,7 +276,7 @@ function main() {
     console.error(`zoo_bench: resuming: ${done.size} of ${names.length} models already measured`);
   }
   const part = {start: new Date().toISOString(), load: {start: os.loadavg()[0]}, models: 0};
-  parts.push(part);
+  if (!o.reportOnly) parts.push(part);
   const t0 = Date.now();
   const results = [...done.values()];
   const save = () => {  // after every model, so an interrupted run resumes where it stopped
@@ -272,7 +284,10 @@ function main() {
     fs.writeFileSync(tmp, JSON.stringify({options: o, settings, parts, results}, null, 1));
     fs.renameSync(tmp, json);
   };
-  const todo = names.filter((n) => !done.has(n));
+  const todo = o.reportOnly ? [] : names.filter((n) => !done.has(n));
+  if (o.reportOnly)
+    console.error(`zoo_bench: --report-only: ${names.length - done.size} of ${names.length} ` +
+                  'models not measured yet');
   todo.forEach((name, i) => {
     const elapsed = (Date.now() - t0) / 1000;
     const eta = i ? ` eta ${((elapsed / i) * (todo.length - i) / 60).toFixed(1)} min` : '';
