@@ -141,7 +141,8 @@ function markdown(o, models, results, meta) {
       `Run ${parts.length > 1 ? `in ${parts.length} parts (--resume): ` : ''}` +
       `${when.join('; ')}; ${minutes.toFixed(1)} min, tier ${o.tier}, ` +
       `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs after ${o.warmup} ` +
-      `warm-up, columns alternating; machine: ${os.cpus().length} cores ` +
+      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn (the two ORT ' +
+          'columns paired run by run)'}; machine: ${os.cpus().length} cores ` +
       `(${os.cpus()[0].model.trim()}). Timings on this shared machine drift by up to 40% ` +
       'between hours: only the ratios, measured side by side (each model within one part), ' +
       'mean anything.');
