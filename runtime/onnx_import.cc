@@ -627,13 +627,24 @@ Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawV
       return DataLoss(what + ": " + std::to_string(length) + " bytes from offset " +
                       std::to_string(offset) + " run past the end of '" + location + "' (" +
                       std::to_string(f.size()) + " bytes)");
-    if (raw->size() < static_cast<size_t>(gp->initializer_size()))
-      raw->resize(static_cast<size_t>(gp->initializer_size()));
-    (*raw)[static_cast<size_t>(i)] =
-        std::string_view(static_cast<const char*>(f.data()) + offset, length);
+    const std::string_view bytes(static_cast<const char*>(f.data()) + offset, length);
     t->clear_external_data();
     t->clear_data_location();
-    t->set_raw_data(std::string(1, '\0'));  // a placeholder, as for the weights left in the file
+    // As for the weights inside the model file: large floating-point tensors are decoded from
+    // the mapping (a placeholder as raw data); integer tensors (shapes, indices) and small ones
+    // are copied in, so ONNX's checker and shape inference see their data.
+    const int32_t type = t->data_type();
+    const bool floating =
+        type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
+        type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
+    if (!floating || bytes.size() < kLeftInFileBytes) {
+      t->set_raw_data(bytes.data(), bytes.size());
+      continue;
+    }
+    if (raw->size() < static_cast<size_t>(gp->initializer_size()))
+      raw->resize(static_cast<size_t>(gp->initializer_size()));
+    (*raw)[static_cast<size_t>(i)] = bytes;
+    t->set_raw_data(std::string(1, '\0'));
   }
   return Status::Ok();
 }
