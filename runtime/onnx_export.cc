@@ -239,6 +239,11 @@ Status ExportModel(const Graph& g, onnx::ModelProto* model, DeferredData* deferr
   return Status::Ok();
 }
 
+// Bytes of a deferred initializer's raw data (its tensor's own element type).
+uint64_t RawDataBytes(const HostTensor& t) {
+  return static_cast<uint64_t>(TensorBytes(t.dims, ElemTypeSize(t.elem_type)));
+}
+
 // A length-delimited field's tag and length.
 std::string FieldHeader(int field, uint64_t length) {
   using Wire = google::protobuf::internal::WireFormatLite;
@@ -272,8 +277,7 @@ Status WriteModel(onnx::ModelProto model, const DeferredData& deferred,
     if (auto it = deferred.find(static_cast<int>(i)); it != deferred.end()) {
       data[i] = it->second.get();
       t.clear_raw_data();
-      raw_bytes[i] = static_cast<uint64_t>(data[i]->NumElements()) *
-                     static_cast<uint64_t>(ElemTypeSize(data[i]->elem_type));
+      raw_bytes[i] = RawDataBytes(*data[i]);
     }
     meta[i] = t.SerializeAsString();
     tensor_bytes[i] =
@@ -283,8 +287,8 @@ Status WriteModel(onnx::ModelProto model, const DeferredData& deferred,
   const std::string head = model.SerializeAsString();
   if (head.size() + graph_bytes + 16 > static_cast<uint64_t>(INT_MAX))
     return FailedPrecondition("the model has " + std::to_string(head.size() + graph_bytes) +
-                              " bytes, over protobuf's 2 GiB (ONNX external data is not "
-                              "supported yet)");
+                              " bytes, over protobuf's 2 GiB: write it with its weights as "
+                              "external data (ExportFileOptions::max_inline_bytes)");
   VERISUB_RETURN_IF_ERROR(write(head));
   VERISUB_RETURN_IF_ERROR(write(FieldHeader(7, graph_bytes)));
   VERISUB_RETURN_IF_ERROR(write(graph->SerializeAsString()));
@@ -322,7 +326,7 @@ Status WriteWithExternalData(onnx::ModelProto model, const DeferredData& deferre
   std::vector<std::pair<uint64_t, const HostTensor*>> pieces;  // offset, tensor
   uint64_t offset = 0;
   for (const auto& [index, t] : deferred) {
-    const uint64_t length = static_cast<uint64_t>(t->NumElements()) * ElemTypeSize(t->elem_type);
+    const uint64_t length = RawDataBytes(*t);
     offset = (offset + kAlign - 1) / kAlign * kAlign;
     onnx::TensorProto* proto = model.mutable_graph()->mutable_initializer(index);
     proto->clear_raw_data();
@@ -372,7 +376,7 @@ Status ExportOnnxFile(const Graph& g, const std::string& path, const ExportFileO
   VERISUB_RETURN_IF_ERROR(ExportModel(g, &model, &deferred).WithContext(path));
   uint64_t bytes = model.ByteSizeLong();
   for (const auto& [index, t] : deferred)
-    bytes += static_cast<uint64_t>(t->NumElements()) * ElemTypeSize(t->elem_type) + 16;
+    bytes += RawDataBytes(*t) + 22;  // two field headers around its data at most (WriteModel)
   if (bytes <= options.max_inline_bytes)
     return base::WriteFileAtomically(path, [&](const base::PieceWriter& write) {
       return WriteModel(std::move(model), deferred, write).WithContext(path);

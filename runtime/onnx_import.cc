@@ -51,6 +51,22 @@ using RawViews = std::vector<std::optional<std::string_view>>;
 // proto as usual, so ONNX's checker and shape inference see their data.
 constexpr size_t kLeftInFileBytes = 64 << 10;
 
+// Gives `t` its raw data `bytes` (lying in a mapped file) by that rule: copied into the proto, or
+// left in the file, the proto holding a one-byte placeholder (ONNX's checker wants one data field
+// and does not compare its size with the dims). Returns the view to decode from, or nullopt.
+std::optional<std::string_view> SetRawDataOrLeaveInFile(onnx::TensorProto* t,
+                                                        std::string_view bytes) {
+  const int32_t type = t->data_type();
+  const bool floating = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
+                        type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
+  if (!floating || bytes.size() < kLeftInFileBytes) {
+    t->set_raw_data(bytes.data(), bytes.size());
+    return std::nullopt;
+  }
+  t->set_raw_data(std::string(1, '\0'));
+  return bytes;
+}
+
 // Parses `bytes` as a ModelProto as protobuf does, except that the raw data of large
 // floating-point initializers of the main graph is not copied into the proto: each weight's
 // bytes are then decoded once, from the file's mapping into the tensor, instead of twice through
@@ -116,16 +132,7 @@ bool ParseModelLeavingWeightsInFile(std::string_view bytes, onnx::ModelProto* mo
         in.PopLimit(tensor_limit);
         onnx::TensorProto tensor;
         if (!tensor.ParseFromString(meta)) return false;
-        const int32_t type = tensor.data_type();
-        const bool floating =
-            type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
-            type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
-        if (data && (!floating || data->size() < kLeftInFileBytes)) {
-          tensor.set_raw_data(data->data(), data->size());
-          data.reset();
-        } else if (data) {
-          tensor.set_raw_data(std::string(1, '\0'));
-        }
+        if (data) data = SetRawDataOrLeaveInFile(&tensor, *data);
         initializers.emplace_back(std::move(tensor), data);
       }
       if (!in.ConsumedEntireMessage()) return false;
@@ -487,9 +494,10 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
                             std::vector<base::MappedFile>* files);
 
 // Initializers stored outside the model file (ONNX external data: a model over protobuf's 2 GiB
-// keeps its weights in files beside it) are read like those left in the file: each data file is
-// mapped once into `files`, and each such tensor gets a view of its bytes in `raw` and a one-byte
-// placeholder as raw data. Locations are relative to the model's folder and may not leave it.
+// keeps its weights in files beside it) are read like those inside it: each data file is mapped
+// once into `files`, and each such tensor's bytes are copied into it or left in the file with a
+// view in `raw` (SetRawDataOrLeaveInFile). Locations are relative to the model's folder and may
+// not leave it.
 // Each data file may have up to `max_file_bytes`.
 Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawViews* raw,
                        std::vector<base::MappedFile>* files, uint64_t max_file_bytes,
@@ -627,24 +635,14 @@ Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawV
       return DataLoss(what + ": " + std::to_string(length) + " bytes from offset " +
                       std::to_string(offset) + " run past the end of '" + location + "' (" +
                       std::to_string(f.size()) + " bytes)");
-    const std::string_view bytes(static_cast<const char*>(f.data()) + offset, length);
     t->clear_external_data();
     t->clear_data_location();
-    // As for the weights inside the model file: large floating-point tensors are decoded from
-    // the mapping (a placeholder as raw data); integer tensors (shapes, indices) and small ones
-    // are copied in, so ONNX's checker and shape inference see their data.
-    const int32_t type = t->data_type();
-    const bool floating =
-        type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
-        type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
-    if (!floating || bytes.size() < kLeftInFileBytes) {
-      t->set_raw_data(bytes.data(), bytes.size());
-      continue;
-    }
+    const std::optional<std::string_view> view = SetRawDataOrLeaveInFile(
+        t, std::string_view(static_cast<const char*>(f.data()) + offset, length));
+    if (!view) continue;
     if (raw->size() < static_cast<size_t>(gp->initializer_size()))
       raw->resize(static_cast<size_t>(gp->initializer_size()));
-    (*raw)[static_cast<size_t>(i)] = bytes;
-    t->set_raw_data(std::string(1, '\0'));
+    (*raw)[static_cast<size_t>(i)] = view;
   }
   return Status::Ok();
 }
