@@ -129,7 +129,8 @@ StatusOr<LayoutProblem> BuildLayoutProblem(const Graph& g, const LayoutCostSourc
       if ((c = costs.ContextOf(g, i))) {
         key.push_back(reinterpret_cast<uintptr_t>(&n));
         for (int m : c->nodes) key.push_back(reinterpret_cast<uintptr_t>(&g.node(m)));
-        key.push_back(static_cast<uintptr_t>(c->facts));
+        key.push_back(0);  // the nodes end here (a node's address is never 0)
+        for (int64_t f : c->facts) key.push_back(static_cast<uintptr_t>(f));
         if (auto it = cache->nodes.find(key); it != cache->nodes.end()) {
           ++cache->node_hits;
           pn.choices = it->second.choices;

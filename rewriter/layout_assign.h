@@ -50,7 +50,7 @@ struct LayoutPricingCache {
     std::vector<LayoutChoice> choices;
     bool restricted = false;
   };
-  // Key: the node's address, its context's node addresses, then the context's facts.
+  // Key: the node's address, its context's node addresses, 0, then the context's facts.
   std::map<std::vector<uintptr_t>, NodeEntry> nodes;
   // Key: element type, rank (-1 unknown), dims, then the candidates' indices.
   std::map<std::vector<int64_t>, std::array<std::array<double, kNumFormats>, kNumFormats>>

@@ -50,13 +50,13 @@ class LayoutCostSource {
   virtual void EndGraph() const {}
 
   // What the costs of node `node` of `g` depend on besides the node itself (its operator,
-  // parameters and values' types): other nodes of `g` (graph node indices) and a hash of any
-  // other fact, so that a search pricing many rewrites of one graph prices a node again only
-  // where these changed (LayoutPricingCache). nullopt (the default): ask every time. Asked
-  // between BeginGraph(g) and EndGraph().
+  // parameters and values' types): other nodes of `g` (graph node indices) and any other facts,
+  // so that a search pricing many rewrites of one graph prices a node again only where these
+  // changed (LayoutPricingCache). nullopt (the default): ask every time. Asked between
+  // BeginGraph(g) and EndGraph().
   struct NodeContext {
     std::vector<int> nodes;
-    uint64_t facts = 0;
+    std::vector<int64_t> facts;
   };
   virtual std::optional<NodeContext> ContextOf(const runtime::Graph& g, int node) const {
     (void)g;

@@ -24,6 +24,17 @@ inline unsigned Copies(Word b) { return b >> kStoredBits; }  // bit l: a copy in
 inline unsigned Available(Word b) { return Copies(b) | (1u << Stored(b)); }
 inline Format StoredFormat(Word b) { return Format::FromIndex(Stored(b)); }
 
+// Hash of the `width` words of a key, each masked by `mask` (all bits: the key; kStoredMask: its
+// stored formats only).
+inline uint64_t HashKey(const Word* key, int width, Word mask = static_cast<Word>(~0u)) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < width; ++i) {
+    h = (h ^ static_cast<uint64_t>(key[i] & mask)) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
 // The states of one cut: keys back to back, cost and back pointer per state, and a hash index.
 class StateTable {
  public:
@@ -94,14 +105,7 @@ class StateTable {
 
  private:
   size_t Bytes() const { return static_cast<size_t>(width_) * sizeof(Word); }
-  uint64_t Hash(const Word* key) const {
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (int i = 0; i < width_; ++i) {
-      h = (h ^ key[i]) * 0xff51afd7ed558ccdull;
-      h ^= h >> 29;
-    }
-    return h;
-  }
+  uint64_t Hash(const Word* key) const { return HashKey(key, width_); }
   void Grow() {
     index_.assign(index_.size() * 2, -1);
     for (int s = 0; s < size(); ++s) {
@@ -150,7 +154,7 @@ class Solver {
   LayoutDpReport& report_;
   // Scratch of the pruning rules, kept across steps.
   std::vector<uint64_t> stored_hash_;
-  std::vector<int> idx_, kept_;
+  std::vector<int> idx_, kept_, leaders_;
   std::vector<std::vector<Word>> seen_;
   std::vector<Word> probe_;
 };
@@ -165,15 +169,7 @@ void Solver::PruneDominated(const StateTable& t, const std::vector<int>& cut,
   // Group by stored layouts, each group by (cost, index): sorted by a hash of the stored layouts,
   // then (cost, index); states whose hashes meet but whose layouts differ are never compared.
   stored_hash_.resize(t.size());
-  for (int s = 0; s < t.size(); ++s) {
-    const Word* k = t.key(s);
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (int i = 0; i < w; ++i) {
-      h = (h ^ static_cast<uint64_t>(Stored(k[i]))) * 0xff51afd7ed558ccdull;
-      h ^= h >> 29;
-    }
-    stored_hash_[s] = h;
-  }
+  for (int s = 0; s < t.size(); ++s) stored_hash_[s] = HashKey(t.key(s), w, kStoredMask);
   auto same_stored = [&](int a, int b) {
     const Word *ka = t.key(a), *kb = t.key(b);
     for (int i = 0; i < w; ++i)
@@ -251,7 +247,7 @@ void Solver::PrunePareto(const StateTable& t, const std::vector<int>& cut,
   std::vector<Word>& probe = probe_;
   probe.resize(w);
   constexpr size_t kLeaders = 8;  // the cheapest kept states, candidates for the wide rule
-  std::vector<int>& leaders = kept_;
+  std::vector<int>& leaders = leaders_;
   leaders.clear();
   for (int sj : idx) {
     const Word* kj = t.key(sj);

@@ -151,20 +151,19 @@ std::optional<LayoutCostSource::NodeContext> MeasuredLayoutCosts::ContextOf(
   const runtime::dnnl_backend::Group& group = plan.groups[gi];
   c.nodes = group.members;
   c.nodes.push_back(group.kernel_node);
-  std::vector<uint64_t> facts = {static_cast<uint64_t>(group.output),
-                                 static_cast<uint64_t>(group.pad_input),
-                                 std::hash<std::string>()(group.pattern)};
-  for (int64_t p : group.extra_pads) facts.push_back(static_cast<uint64_t>(p));
-  facts.push_back(~uint64_t{0});
-  for (int v : group.concat_inputs) facts.push_back(static_cast<uint64_t>(v));
+  // What the plan made of them, each list closed by a separator (-2: no value id or pad is).
+  std::vector<int64_t>& f = c.facts;
+  f = {group.output, group.pad_input};
+  f.insert(f.end(), group.extra_pads.begin(), group.extra_pads.end());
+  f.push_back(-2);
+  f.insert(f.end(), group.pattern.begin(), group.pattern.end());
+  f.push_back(-2);
+  f.insert(f.end(), group.concat_inputs.begin(), group.concat_inputs.end());
   for (const runtime::dnnl_backend::PostOp& op : group.post_ops) {
-    facts.push_back(~uint64_t{1});
-    facts.push_back(static_cast<uint64_t>(op.kind));  // its node is among the members
-    for (int v : op.operands) facts.push_back(static_cast<uint64_t>(v));
+    f.push_back(-2);
+    f.push_back(op.kind);  // its node is among the members
+    f.insert(f.end(), op.operands.begin(), op.operands.end());
   }
-  uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (uint64_t f : facts) h = (h ^ f) * 0xff51afd7ed558ccdull, h ^= h >> 29;
-  c.facts = h;
   return c;
 }
 

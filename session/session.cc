@@ -375,6 +375,12 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   return Status::Ok();
 }
 
+void Session::RunFloat32(runtime::Graph graph, std::unique_ptr<runtime::PreparedModel> prepared) {
+  graph_ = std::move(graph);
+  prepared_ = std::move(prepared);
+  storage_types_.clear();
+}
+
 Status Session::KeepFasterLayouts(SessionOptions* options, const runtime::CostModel* cost_model,
                                   int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
@@ -394,9 +400,7 @@ Status Session::KeepFasterLayouts(SessionOptions* options, const runtime::CostMo
   t.backend_ms = times->second;
   if (t.backend_ms < t.dp_ms) {
     t.kept_backend = true;
-    graph_ = std::move(other->graph);
-    prepared_ = std::move(other->prepared);
-    storage_types_.clear();  // prepared in float32
+    RunFloat32(std::move(other->graph), std::move(other->prepared));
     options->layout = "backend";  // the rewritten graph, if any, is compared in these layouts
   }
   return Status::Ok();
@@ -416,9 +420,7 @@ Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& o
   t.original_ms = times->second;
   if (t.original_ms < t.optimized_ms) {
     t.kept_original = true;
-    graph_ = std::move(other->graph);
-    prepared_ = std::move(other->prepared);
-    storage_types_.clear();  // prepared in float32
+    RunFloat32(std::move(other->graph), std::move(other->prepared));
     layout_report_ = other->dp;
   }
   return Status::Ok();
@@ -480,9 +482,7 @@ Status Session::CheckPrecisionOnBackend(const SessionOptions& options,
   // Float32 throughout: exact to the reference up to float32 rounding.
   auto f32 = PrepareFloat32(*backend_, graph_, options, cost_model, num_threads);
   if (!f32.ok()) return f32.status();
-  graph_ = std::move(f32->graph);
-  prepared_ = std::move(f32->prepared);
-  storage_types_.clear();
+  RunFloat32(std::move(f32->graph), std::move(f32->prepared));
   layout_report_ = f32->dp;
   precision_report_->backend_error = *error;
   precision_report_->kept_float32_by_check = true;
@@ -503,9 +503,7 @@ Status Session::KeepFasterPrecision(const SessionOptions& options,
   p.measured_f32_ms = times->second;
   if (p.measured_f32_ms < p.measured_bf16_ms) {
     p.kept_float32_by_timing = true;
-    graph_ = std::move(other->graph);
-    prepared_ = std::move(other->prepared);
-    storage_types_.clear();  // prepared in float32
+    RunFloat32(std::move(other->graph), std::move(other->prepared));
     layout_report_ = other->dp;
   }
   return Status::Ok();

@@ -153,6 +153,9 @@ class Session {
   // the faster (layout_timing()); `options->layout` becomes the policy kept.
   Status KeepFasterLayouts(SessionOptions* options, const runtime::CostModel* cost_model,
                            int num_threads);
+  // Runs `graph`, prepared in float32 (`prepared`), from now on: every fallback and timing above
+  // that keeps a float32 alternative.
+  void RunFloat32(runtime::Graph graph, std::unique_ptr<runtime::PreparedModel> prepared);
   // After an optimization that rewrote the model: prepares `original` too, times both and keeps
   // the faster (rewrite_timing()).
   Status KeepFasterGraph(runtime::Graph original, const SessionOptions& options,
