@@ -61,6 +61,35 @@ double RelativeOutputError(const std::vector<HostTensor>& got,
   return worst;
 }
 
+OutputAgreement CompareWithReference(const std::vector<HostTensor>& got,
+                                     const std::vector<HostTensor>& want) {
+  OutputAgreement r;
+  r.shapes_match = got.size() == want.size();
+  for (size_t k = 0; r.shapes_match && k < got.size(); ++k) {
+    r.shapes_match = got[k].dims == want[k].dims;
+    if (!r.shapes_match) break;
+    std::vector<double> a = got[k].ToDoubles(), b = want[k].ToDoubles();
+    double scale = 1, output_abs = 0;
+    for (double v : b)
+      if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+    for (size_t i = 0; i < a.size(); ++i) {
+      double d = std::abs(a[i] - b[i]);
+      // A NaN or an infinity on one side only is a mismatch (NaN would compare as no error).
+      if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
+        const bool same = (std::isnan(a[i]) && std::isnan(b[i])) || a[i] == b[i];
+        r.nonfinite_mismatch |= !same;
+        d = same ? 0.0 : INFINITY;
+      }
+      r.max_abs = std::max(r.max_abs, d);
+      output_abs = std::max(output_abs, d);
+      r.max_rel =
+          std::max(r.max_rel, d / (std::isfinite(b[i]) ? std::max(std::abs(b[i]), 1.0) : 1.0));
+    }
+    r.max_scaled = std::max(r.max_scaled, output_abs / scale);
+  }
+  return r;
+}
+
 StatusOr<std::vector<HostTensor>> RandomInputs(const Graph& g, std::mt19937_64* rng) {
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   std::vector<HostTensor> inputs;

@@ -43,6 +43,23 @@ StatusOr<std::vector<runtime::HostTensor>> RandomInputs(const runtime::Graph& g,
 double RelativeOutputError(const std::vector<runtime::HostTensor>& got,
                            const std::vector<runtime::HostTensor>& want);
 
+// How outputs agree with reference ones, element by element (verisub-run --check).
+struct OutputAgreement {
+  bool shapes_match = true;        // as many outputs, each of the reference's shape
+  bool nonfinite_mismatch = false; // a NaN or an infinity on one side only
+  double max_abs = 0;              // largest |got - want|
+  double max_rel = 0;              // largest |got - want| / max(|want|, 1)
+  double max_scaled = 0;           // largest |got - want| / max(max |want| over its output, 1)
+  // The accepted float32 agreement: every element within `tolerance` of its output's scale. A
+  // float32 sum's rounding error grows with the magnitudes summed, not with the result, so an
+  // element that cancels to near 0 keeps an error of the order of the large values around it.
+  bool Within(double tolerance) const {
+    return shapes_match && !nonfinite_mismatch && max_scaled <= tolerance;
+  }
+};
+OutputAgreement CompareWithReference(const std::vector<runtime::HostTensor>& got,
+                                     const std::vector<runtime::HostTensor>& want);
+
 // Ok when every output agrees (names, order, shapes and values); otherwise an error naming the
 // output, the element and both values (report->outcome kDifferent), or saying why the graphs
 // could not be run (kCouldNotRun). Inputs are uniform in [-1, 1] for floating types and 0 for

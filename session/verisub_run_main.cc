@@ -315,62 +315,32 @@ int main(int argc, char** argv) {
     if (!ref.ok()) return Fail(ref.status());
     auto expected = (*ref)->Run(inputs);
     if (!expected.ok()) return Fail(expected.status());
-    double max_abs = 0, max_rel = 0, max_scaled = 0;
-    bool nonfinite_mismatch = false;
-    constexpr double kRel = 1e-4;  // of max(|reference|, 1): an absolute 1e-4 below magnitude 1
-    // On the GPU the tolerance scales with each output's largest magnitude: cuDNN's float32
-    // algorithms (Winograd, FFT, split reductions) round differently from a direct sum, element
-    // by element, but stay within 1e-4 of the output's scale.
-    const bool by_output_scale = s.backend_name() == "cuda";
-    bool shapes = out->size() == expected->size();
-    for (size_t k = 0; shapes && k < out->size(); ++k) {
-      shapes = (*out)[k].dims == (*expected)[k].dims;
-      if (!shapes) break;
-      std::vector<double> a = (*out)[k].ToDoubles(), b = (*expected)[k].ToDoubles();
-      double scale = 1, output_abs = 0;
-      for (double v : b)
-        if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
-      for (size_t i = 0; i < a.size(); ++i) {
-        double d = std::abs(a[i] - b[i]);
-        // A NaN or an infinity on one side only is a mismatch (NaN would compare as no error).
-        if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
-          const bool same = (std::isnan(a[i]) && std::isnan(b[i])) || a[i] == b[i];
-          nonfinite_mismatch |= !same;
-          d = same ? 0.0 : INFINITY;
-        }
-        max_abs = std::max(max_abs, d);
-        output_abs = std::max(output_abs, d);
-        max_rel =
-            std::max(max_rel, d / (std::isfinite(b[i]) ? std::max(std::abs(b[i]), 1.0) : 1.0));
-      }
-      max_scaled = std::max(max_scaled, output_abs / scale);
-    }
+    // Each element within 1e-4 of its output's scale (max |reference| over that output, at least
+    // 1), on every backend. ResNet-101/152 with random weights (logits 1e6-1e10) showed why not
+    // per element: every pair of PyTorch, ONNX Runtime, oneDNN and the reference differs by 1e-3
+    // of max(|ref|,1) on some logit, by 1e-6 of the output's scale (docs/bench-zoo.md).
+    constexpr double kRel = 1e-4;
+    const rewriter::OutputAgreement agree = rewriter::CompareWithReference(*out, *expected);
     // Values stored in bfloat16: the output error the precision budget allowed (relative norm).
     const double norm_rel = rewriter::RelativeOutputError(*out, *expected);
     const bool reduced = s.precision_report() && s.precision_report()->reduced_values > 0 &&
                          !s.precision_report()->kept_float32_by_timing &&
                          !s.precision_report()->kept_float32_by_check;
-    bool ok = shapes && !nonfinite_mismatch &&
-              (reduced           ? norm_rel <= flags.session.precision_budget
-               : by_output_scale ? max_scaled <= kRel
-                                 : max_rel <= kRel);
+    bool ok = reduced ? agree.shapes_match && !agree.nonfinite_mismatch &&
+                            norm_rel <= flags.session.precision_budget
+                      : agree.Within(kRel);
     if (reduced)
       std::printf(
           "check:    %s against the reference backend: relative error %.3g (budget %.0e), max "
           "abs %.3g\n",
-          ok ? "ok" : "FAILED", norm_rel, flags.session.precision_budget, max_abs);
-    else if (by_output_scale)
-      std::printf(
-          "check:    %s against the reference backend: max abs %.3g, %.3g of the output's max "
-          "|ref| (tolerance %.0e of it)\n",
-          ok ? "ok" : "FAILED", max_abs, max_scaled, kRel);
+          ok ? "ok" : "FAILED", norm_rel, flags.session.precision_budget, agree.max_abs);
     else
       std::printf(
-          "check:    %s against the reference backend: max abs %.3g, max rel %.3g "
-          "(tolerance %.0e of max(|ref|,1))\n",
-          ok ? "ok" : "FAILED", max_abs, max_rel, kRel);
-    if (!shapes) std::printf("check:    output shapes differ\n");
-    if (nonfinite_mismatch) std::printf("check:    a NaN or an infinity on one side only\n");
+          "check:    %s against the reference backend: max abs %.3g, %.3g of the output's max "
+          "|ref| (tolerance %.0e of it; per element max rel %.3g of max(|ref|,1))\n",
+          ok ? "ok" : "FAILED", agree.max_abs, agree.max_scaled, kRel, agree.max_rel);
+    if (!agree.shapes_match) std::printf("check:    output shapes differ\n");
+    if (agree.nonfinite_mismatch) std::printf("check:    a NaN or an infinity on one side only\n");
     if (!ok) rc = 3;
   }
   std::printf("verisub-run: median_ms=%.3f min_ms=%.3f runs=%d\n", median, sorted.front(),
