@@ -183,6 +183,7 @@ const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
 function timeModel(o, model, opt, verisubRun, threads) {
   const columns = {a: [], b: [], c: [], d: [], e: []};
   const errors = {}, checks = {};
+  const dcPairs = [];  // (d) against (c) in one process: verisub-run --compare-unoptimized
   const common =
       ['--threads', String(threads), '--runs', String(o.runs), '--warmup', String(o.warmup)];
   let round = 0;
@@ -210,7 +211,7 @@ function timeModel(o, model, opt, verisubRun, threads) {
   ];
   if (verisubRun) {
     for (const [key, extra] of [
-             ['c', []], ['d', ['--optimize']],
+             ['c', []], ['d', ['--optimize', '--compare-unoptimized']],
              ['e', ['--layout', 'dp', '--precision', 'bf16']]]) {
       groups.push(() => {
         if (errors[key]) return;  // a failed column is not retried every round
@@ -226,6 +227,8 @@ function timeModel(o, model, opt, verisubRun, threads) {
           checks[key] = line ? line[1] : (r.error || 'no check line');
           if (r.error && /^exit 3:/.test(r.error) && m) r.ok = true;  // timed; the check failed
         }
+        const paired = /^compare: .* speedup=([0-9.eE+-]+)/m.exec(r.stdout);
+        if (key === 'd' && paired) dcPairs.push(Number(paired[1]));
         const precision = /^precision: .* output error ([0-9.eE+-]+)/m.exec(r.stdout);
         if (key === 'e' && /no native bfloat16 kernels/.test(r.stdout + (r.stderr || '') + (r.error || '')))
           errors[key] = 'na';  // this CPU has no bf16 kernels: the column does not apply
@@ -257,6 +260,10 @@ function timeModel(o, model, opt, verisubRun, threads) {
       n: pairs.length
     };
   }
+  // --optimize against without, timed side by side in one process (each round's median of paired
+  // runs; their median over rounds): the columns (c) and (d) are separate processes, minutes
+  // apart, and this machine drifts by 20% within a minute.
+  if (dcPairs.length) result.dcPaired = {median: median(dcPairs), n: dcPairs.length};
   for (const key of Object.keys(columns)) {
     if (errors[key] === 'na')
       result[key] = {na: true};

@@ -108,7 +108,7 @@ function ratiosOf(r, threads) {
     d: speed(t, 'd'),
     e: speed(t, 'e'),
     b: t.pairedRatio ? 1 / t.pairedRatio.median : speed(t, 'b'),
-    dc: speed(t, 'd', 'c')
+    dc: t.dcPaired ? t.dcPaired.median : speed(t, 'd', 'c')
   };
 }
 
@@ -141,8 +141,9 @@ function markdown(o, models, results, meta) {
       `Run ${parts.length > 1 ? `in ${parts.length} parts (--resume): ` : ''}` +
       `${when.join('; ')}; ${minutes.toFixed(1)} min, tier ${o.tier}, ` +
       `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs after ${o.warmup} ` +
-      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn (the two ORT ' +
-          'columns paired run by run)'}; machine: ${os.cpus().length} cores ` +
+      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'} (the two ORT ' +
+      'columns paired run by run in one process, --optimize vs without likewise where measured ' +
+      'with verisub-run --compare-unoptimized); machine: ${os.cpus().length} cores ` +
       `(${os.cpus()[0].model.trim()}). Timings on this shared machine drift by up to 40% ` +
       'between hours: only the ratios, measured side by side (each model within one part), ' +
       'mean anything.');

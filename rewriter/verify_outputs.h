@@ -45,11 +45,11 @@ double RelativeOutputError(const std::vector<runtime::HostTensor>& got,
 
 // How outputs agree with reference ones, element by element (verisub-run --check).
 struct OutputAgreement {
-  bool shapes_match = true;        // as many outputs, each of the reference's shape
-  bool nonfinite_mismatch = false; // a NaN or an infinity on one side only
-  double max_abs = 0;              // largest |got - want|
-  double max_rel = 0;              // largest |got - want| / max(|want|, 1)
-  double max_scaled = 0;           // largest |got - want| / max(max |want| over its output, 1)
+  bool shapes_match = true;         // as many outputs, each of the reference's shape
+  bool nonfinite_mismatch = false;  // a NaN or an infinity on one side only
+  double max_abs = 0;               // largest |got - want|
+  double max_rel = 0;               // largest |got - want| / max(|want|, 1)
+  double max_scaled = 0;            // largest |got - want| / max(max |want| over its output, 1)
   // The accepted float32 agreement: every element within `tolerance` of its output's scale. A
   // float32 sum's rounding error grows with the magnitudes summed, not with the result, so an
   // element that cancels to near 0 keeps an error of the order of the large values around it.

@@ -136,23 +136,28 @@ std::optional<std::vector<runtime::HostTensor>> ZeroInputs(const runtime::Graph&
   return inputs;
 }
 
-// Median milliseconds of a and b over `rounds` runs each after one warm-up, runs alternating so
-// that a shared machine's drift hits both alike.
-StatusOr<std::pair<double, double>> TimeSideBySide(runtime::PreparedModel& a,
-                                                   runtime::PreparedModel& b,
-                                                   const std::vector<runtime::HostTensor>& inputs,
-                                                   int rounds) {
-  std::vector<double> ms[2];
-  for (int r = 0; r <= rounds; ++r)
-    for (int which = 0; which < 2; ++which) {
-      runtime::PreparedModel& m = which == 0 ? a : b;
-      auto start = std::chrono::steady_clock::now();
-      auto out = m.Run(inputs);
-      if (!out.ok()) return out.status();
-      if (r > 0) ms[which].push_back(SecondsSince(start) * 1e3);
-    }
-  for (auto& v : ms) std::sort(v.begin(), v.end());
-  return std::make_pair(ms[0][rounds / 2], ms[1][rounds / 2]);
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The side-by-side timing of two prepared models at prepare: at least 5 rounds; small models get
+// more, up to about 300 ms of timed runs (a 4 ms model timed over 5 single runs flipped its
+// choice from process to process).
+StatusOr<std::pair<double, double>> TimePreparedSideBySide(
+    runtime::PreparedModel& a, runtime::PreparedModel& b,
+    const std::vector<runtime::HostTensor>& inputs) {
+  auto t = verisub::TimeSideBySide([&] { return a.Run(inputs).status(); },
+                                   [&] { return b.Run(inputs).status(); },
+                                   {.min_rounds = 5, .budget_ms = 300, .max_rounds = 25});
+  if (!t.ok()) return t.status();
+  return std::make_pair(t->a_ms, t->b_ms);
+}
+
+// Whether `alternative_ms` beats `current_ms` by more than kTimedChoiceMargin.
+bool ClearlyFaster(double alternative_ms, double current_ms) {
+  return alternative_ms < (1 - kTimedChoiceMargin) * current_ms;
 }
 
 // A graph laid out in float32 and prepared beside the session's, to be timed against it.
@@ -363,7 +368,9 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
     }
   }
   if (options.time_rewrites && optimized_ && report_.search.rewrite_steps > 0 && float32) {
-    Status st = KeepFasterGraph(std::move(original), options, cost_model, prepare.num_threads);
+    const bool both_layouts = requested.layout == "auto" && options.precision == "f32";
+    Status st = KeepFasterGraph(std::move(original), options, both_layouts, cost_model,
+                                prepare.num_threads);
     if (!st.ok()) {
       save_costs();
       return st;
@@ -381,44 +388,70 @@ void Session::RunFloat32(runtime::Graph graph, std::unique_ptr<runtime::Prepared
   storage_types_.clear();
 }
 
+namespace {
+
+// The graph prepared in float32 in the backend's own layouts (layout policy "backend").
+StatusOr<PreparedAlternative> PrepareInBackendLayouts(const runtime::Backend& backend,
+                                                      runtime::Graph graph,
+                                                      const SessionOptions& options,
+                                                      const runtime::CostModel* cost_model,
+                                                      int num_threads) {
+  SessionOptions own = options;
+  own.layout = "backend";
+  for (int v = 0; v < graph.num_values(); ++v)
+    graph.mutable_value(v).layout = specs::Layout::kPlain;
+  return PrepareFloat32(backend, std::move(graph), own, cost_model, num_threads);
+}
+
+}  // namespace
+
 Status Session::KeepFasterLayouts(SessionOptions* options, const runtime::CostModel* cost_model,
                                   int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();  // nothing to time with: keep the DP's layouts
-  SessionOptions own = *options;
-  own.layout = "backend";
-  runtime::Graph graph = graph_;
-  for (int v = 0; v < graph.num_values(); ++v)
-    graph.mutable_value(v).layout = specs::Layout::kPlain;
-  auto other = PrepareFloat32(*backend_, std::move(graph), own, cost_model, num_threads);
+  auto other = PrepareInBackendLayouts(*backend_, graph_, *options, cost_model, num_threads);
   if (!other.ok()) return Status::Ok();  // the backend cannot lay it out alone: keep the DP's
-  constexpr int kRounds = 5;
-  auto times = TimeSideBySide(*prepared_, *other->prepared, *inputs, kRounds);
+  auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
   if (!times.ok()) return times.status().WithContext("timing the layout policies");
   LayoutTiming& t = layout_timing_.emplace();
   t.dp_ms = times->first;
   t.backend_ms = times->second;
-  if (t.backend_ms < t.dp_ms) {
+  if (ClearlyFaster(t.backend_ms, t.dp_ms)) {
     t.kept_backend = true;
     RunFloat32(std::move(other->graph), std::move(other->prepared));
-    options->layout = "backend";  // the rewritten graph, if any, is compared in these layouts
+    options->layout = "backend";
   }
   return Status::Ok();
 }
 
 Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& options,
-                                const runtime::CostModel* cost_model, int num_threads) {
+                                bool both_layouts, const runtime::CostModel* cost_model,
+                                int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();  // nothing to time with: keep the search's choice
-  auto other = PrepareFloat32(*backend_, std::move(original), options, cost_model, num_threads);
+  // The original as a session without `optimize` would run it: in the layout DP's layouts, or in
+  // the faster of those and the backend's own when both are timed (layout "auto").
+  SessionOptions dp = options;
+  if (both_layouts) dp.layout = "dp";
+  auto other = PrepareFloat32(*backend_, both_layouts ? original : std::move(original), dp,
+                              cost_model, num_threads);
   if (!other.ok()) return Status::Ok();  // the original cannot be prepared: keep the rewrite
-  constexpr int kRounds = 5;
-  auto times = TimeSideBySide(*prepared_, *other->prepared, *inputs, kRounds);
+  if (both_layouts) {
+    auto own =
+        PrepareInBackendLayouts(*backend_, std::move(original), options, cost_model, num_threads);
+    if (own.ok()) {
+      auto times = TimePreparedSideBySide(*other->prepared, *own->prepared, *inputs);
+      if (!times.ok()) return times.status().WithContext("timing the original's layouts");
+      if (ClearlyFaster(times->second, times->first)) other = std::move(own);
+    }
+  }
+  auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
   if (!times.ok()) return times.status().WithContext("timing the rewritten and original graphs");
   RewriteTiming& t = rewrite_timing_.emplace();
   t.optimized_ms = times->first;
   t.original_ms = times->second;
-  if (t.original_ms < t.optimized_ms) {
+  // A tie keeps the model as imported: --optimize is never slower than without.
+  if (!ClearlyFaster(t.optimized_ms, t.original_ms)) {
     t.kept_original = true;
     RunFloat32(std::move(other->graph), std::move(other->prepared));
     layout_report_ = other->dp;
@@ -495,13 +528,12 @@ Status Session::KeepFasterPrecision(const SessionOptions& options,
   if (!inputs) return Status::Ok();  // nothing to time with: keep the DP's choice
   auto other = PrepareFloat32(*backend_, graph_, options, cost_model, num_threads);
   if (!other.ok()) return other.status();
-  constexpr int kRounds = 5;
-  auto times = TimeSideBySide(*prepared_, *other->prepared, *inputs, kRounds);
+  auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
   if (!times.ok()) return times.status().WithContext("timing the precisions");
   rewriter::PrecisionReport& p = *precision_report_;
   p.measured_bf16_ms = times->first;
   p.measured_f32_ms = times->second;
-  if (p.measured_f32_ms < p.measured_bf16_ms) {
+  if (!ClearlyFaster(p.measured_bf16_ms, p.measured_f32_ms)) {
     p.kept_float32_by_timing = true;
     RunFloat32(std::move(other->graph), std::move(other->prepared));
     layout_report_ = other->dp;
@@ -512,6 +544,40 @@ Status Session::KeepFasterPrecision(const SessionOptions& options,
 StatusOr<std::vector<runtime::HostTensor>> Session::Run(
     const std::vector<runtime::HostTensor>& inputs) {
   return prepared_->Run(inputs);
+}
+
+StatusOr<SideBySideTiming> TimeSideBySide(const std::function<Status()>& a,
+                                          const std::function<Status()>& b,
+                                          const SideBySideOptions& options) {
+  std::vector<double> ms[2], ratios;
+  double spent_ms = 0;
+  int r = 0;
+  for (; r < options.max_rounds && (r < options.min_rounds || spent_ms < options.budget_ms); ++r) {
+    double round_ms[2] = {0, 0};
+    for (int turn = 0; turn < 2; ++turn) {
+      const int which = r % 2 == 0 ? turn : 1 - turn;
+      for (int rep = 0; rep < 2; ++rep) {
+        auto start = std::chrono::steady_clock::now();
+        if (Status st = which == 0 ? a() : b(); !st.ok()) return st;
+        if (rep == 1) round_ms[which] = SecondsSince(start) * 1e3;
+      }
+    }
+    for (int w = 0; w < 2; ++w) {
+      ms[w].push_back(round_ms[w]);
+      spent_ms += round_ms[w];
+    }
+    ratios.push_back(round_ms[1] / std::max(round_ms[0], 1e-9));
+  }
+  SideBySideTiming t;
+  t.rounds = r;
+  if (r == 0) return t;
+  t.a_ms = Median(ms[0]);
+  t.b_ms = Median(ms[1]);
+  std::sort(ratios.begin(), ratios.end());
+  t.ratio_median = Median(ratios);
+  t.ratio_q1 = ratios[(ratios.size() - 1) / 4];
+  t.ratio_q3 = ratios[ratios.size() - 1 - (ratios.size() - 1) / 4];
+  return t;
 }
 
 }  // namespace verisub

@@ -3,6 +3,7 @@
 // reference kernels), then run it many times. Never throws across this boundary.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,9 +66,15 @@ struct SessionOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
 };
 
+// Choices timed at prepare (layouts, rewrites, precision) replace the first choice only when the
+// alternative runs faster by more than this fraction, the noise of the timing: a tie keeps the
+// first choice instead of a coin toss per process.
+inline constexpr double kTimedChoiceMargin = 0.01;
+
 // With `optimize`: the optimized and the original graph, each prepared with its own layouts,
-// timed side by side at prepare (runs alternating); the faster runs. Measured costs price kernels
-// one by one, and only the whole model says whether a rewrite pays.
+// timed side by side at prepare (warm runs alternating); the rewrite runs only when it is faster
+// by more than 1%, a tie keeps the model as imported. Measured costs price kernels one by one,
+// and only the whole model says whether a rewrite pays.
 struct RewriteTiming {
   double optimized_ms = 0;
   double original_ms = 0;
@@ -75,9 +82,9 @@ struct RewriteTiming {
 };
 
 // With layout "auto" in float32: the layout DP's layouts and the backend's own policy, each
-// prepared, timed side by side at prepare (runs alternating); the faster runs. The DP prices
-// kernels one by one (ResNeXt-50's grouped convolutions ran 15% slower in its layouts than in
-// oneDNN's own).
+// prepared, timed side by side at prepare (warm runs alternating); the backend's runs only when
+// faster by more than 1%. The DP prices kernels one by one (ResNeXt-50's grouped convolutions
+// ran 15% slower in its layouts than in oneDNN's own).
 struct LayoutTiming {
   double dp_ms = 0;
   double backend_ms = 0;
@@ -90,6 +97,28 @@ struct SessionTimes {
   double optimize_s = 0;
   double prepare_s = 0;
 };
+
+// Two runnables timed side by side in the steady state a session runs in: each turn runs one
+// twice back to back and times the second run (its weights and buffers warm in the caches, as on
+// every run but the first; a run timed right after the other's would measure how much of it the
+// other evicted); turns alternate A B, B A, ... so that a shared machine's drift falls on both
+// alike. Rounds: at least min_rounds, then more until budget_ms of timed runs, at most
+// max_rounds. Used by the choices timed at prepare and by verisub-run --compare-unoptimized.
+struct SideBySideOptions {
+  int min_rounds = 5;
+  double budget_ms = 0;
+  int max_rounds = 5;
+};
+struct SideBySideTiming {
+  double a_ms = 0, b_ms = 0;  // medians over the rounds
+  // b's time over a's, round by round: median and quartiles (paired, so drift between rounds
+  // cancels).
+  double ratio_median = 0, ratio_q1 = 0, ratio_q3 = 0;
+  int rounds = 0;
+};
+StatusOr<SideBySideTiming> TimeSideBySide(const std::function<Status()>& a,
+                                          const std::function<Status()>& b,
+                                          const SideBySideOptions& options);
 
 class Session {
  public:
@@ -156,9 +185,11 @@ class Session {
   // Runs `graph`, prepared in float32 (`prepared`), from now on: every fallback and timing above
   // that keeps a float32 alternative.
   void RunFloat32(runtime::Graph graph, std::unique_ptr<runtime::PreparedModel> prepared);
-  // After an optimization that rewrote the model: prepares `original` too, times both and keeps
-  // the faster (rewrite_timing()).
-  Status KeepFasterGraph(runtime::Graph original, const SessionOptions& options,
+  // After an optimization that rewrote the model: prepares `original` too (with `both_layouts`,
+  // in the layout DP's layouts and the backend's own, keeping the faster as a session without
+  // `optimize` does), times it against the rewritten graph and keeps the rewrite only when it is
+  // clearly faster (rewrite_timing()).
+  Status KeepFasterGraph(runtime::Graph original, const SessionOptions& options, bool both_layouts,
                          const runtime::CostModel* cost_model, int num_threads);
 
   runtime::Graph graph_;

@@ -38,6 +38,7 @@ struct RunFlags {
   std::string output_dir;
   std::string report_html;
   bool check = false;
+  bool compare_unoptimized = false;
   int profile = 0;
 };
 
@@ -155,10 +156,16 @@ int main(int argc, char** argv) {
               "largest relative output error ||bf16 - f32|| / ||f32|| allowed by --precision "
               "bf16, checked on the reference executor")
       .Bool("--check", &flags.check, "compare the outputs with the reference backend")
+      .Bool("--compare-unoptimized", &flags.compare_unoptimized,
+            "with --optimize: also prepare the model without it and time the two side by side "
+            "in this process (warm runs alternating, --runs rounds), printing both medians and "
+            "the paired ratio")
       .Int("--profile", &flags.profile, 0, 1000000,
            "after the runs, time every step alone this many times and print where the time "
            "goes (0: no profile)");
   if (std::optional<int> code = parser.ParseMain(argc, argv)) return *code;
+  if (flags.compare_unoptimized && !flags.session.optimize && flags.session.layout != "joint")
+    return parser.UsageError("--compare-unoptimized needs --optimize (or --layout joint)");
   if (device == "cuda") {
     flags.session.backend = "cuda";
   } else if (device == "cpu") {
@@ -264,6 +271,23 @@ int main(int argc, char** argv) {
                       : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   std::printf("run:      median %.3f ms, min %.3f ms, max %.3f ms over %d runs (%d warm-up)\n",
               median, sorted.front(), sorted.back(), flags.runs, flags.warmup);
+
+  if (flags.compare_unoptimized) {
+    // The same options without the optimizer: what the user would run otherwise.
+    SessionOptions plain = flags.session;
+    plain.optimize = false;
+    if (plain.layout == "joint") plain.layout = "auto";
+    auto other = Session::Create(flags.model, plain);
+    if (!other.ok()) return Fail(other.status().WithContext("the model without --optimize"));
+    auto t = TimeSideBySide([&] { return s.Run(inputs).status(); },
+                            [&] { return (*other)->Run(inputs).status(); },
+                            {.min_rounds = flags.runs, .budget_ms = 0, .max_rounds = flags.runs});
+    if (!t.ok()) return Fail(t.status());
+    std::printf(
+        "compare:  --optimize %.3f ms, without %.3f ms (medians of %d warm runs each, "
+        "alternating); without / --optimize: median %.3f (quartiles %.3f-%.3f) speedup=%.4f\n",
+        t->a_ms, t->b_ms, t->rounds, t->ratio_median, t->ratio_q1, t->ratio_q3, t->ratio_median);
+  }
 
   std::vector<runtime::StepProfile> steps;
   if (flags.profile > 0) {

@@ -63,8 +63,7 @@ TEST(CompareWithReferenceTest, NonFiniteOnOneSideOnlyFails) {
   EXPECT_FALSE(a.Within(1e-4));
   // A NaN where the reference is finite, and an infinity of the wrong sign.
   EXPECT_FALSE(CompareWithReference(One({2}, {1, NAN}), One({2}, {1, 1})).Within(1e-4));
-  EXPECT_FALSE(
-      CompareWithReference(One({1}, {-INFINITY}), One({1}, {INFINITY})).Within(1e-4));
+  EXPECT_FALSE(CompareWithReference(One({1}, {-INFINITY}), One({1}, {INFINITY})).Within(1e-4));
 }
 
 TEST(CompareWithReferenceTest, ShapesOrCountsThatDifferFail) {
