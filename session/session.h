@@ -104,10 +104,13 @@ struct SessionTimes {
 // other evicted); turns alternate A B, B A, ... so that a shared machine's drift falls on both
 // alike. Rounds: at least min_rounds, then more until budget_ms of timed runs, at most
 // max_rounds. Used by the choices timed at prepare and by verisub-run --compare-unoptimized.
+// A model whose run took longer than warm_below_ms is run once per turn from the second round
+// on: its working set is beyond the caches anyway, and the repeat would only lengthen prepare.
 struct SideBySideOptions {
   int min_rounds = 5;
   double budget_ms = 0;
   int max_rounds = 5;
+  double warm_below_ms = 50;
 };
 struct SideBySideTiming {
   double a_ms = 0, b_ms = 0;  // medians over the rounds
