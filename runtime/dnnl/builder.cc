@@ -151,6 +151,11 @@ std::optional<std::vector<float>> KernelBuilder::ConstantFloats(int id) const {
   return std::vector<float>(d.begin(), d.end());
 }
 
+const std::vector<float>* KernelBuilder::ConstantFloat32(int id) const {
+  const HostTensor* t = constant(id);
+  return t && t->elem_type == kFloat ? &t->f32 : nullptr;
+}
+
 bool KernelBuilder::AllDnnl() const {
   for (int v : node().inputs)
     if (v == kNoValue || slot(v).host) return false;

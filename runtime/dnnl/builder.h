@@ -112,6 +112,8 @@ class KernelBuilder {
   const HostTensor* constant(int id) const { return d_->slots[id].constant.get(); }
   // Float32 data of a constant slot, or nullopt.
   std::optional<std::vector<float>> ConstantFloats(int id) const;
+  // A constant's float32 data where it is stored as float32 (no copy), else nullptr.
+  const std::vector<float>* ConstantFloat32(int id) const;
   bool Dnnl(int id) const { return id != kNoValue && !slot(id).host; }
   // True when every input and the group's output are float tensors oneDNN can hold.
   bool AllDnnl() const;

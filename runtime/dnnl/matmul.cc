@@ -49,7 +49,12 @@ Status MatmulKernel(KernelBuilder& b) {
     rank = 2;
   }
   std::vector<float> bias;
-  auto weights = b.ConstantFloats(w);
+  bool folds_weights = false;
+  for (const PostOp& op : grp.post_ops) folds_weights |= op.kind == PostOp::kScale;
+  // Read in place unless a scale is folded into them (see conv.cc).
+  std::optional<std::vector<float>> folded;
+  const std::vector<float>* weights = folds_weights ? nullptr : b.ConstantFloat32(w);
+  if (!weights && (folded = b.ConstantFloats(w))) weights = &*folded;
   for (const PostOp& op : grp.post_ops) {
     if (op.kind == PostOp::kBias) {
       auto add = b.ConstantFloats(op.operands[0]);
@@ -59,9 +64,9 @@ Status MatmulKernel(KernelBuilder& b) {
     } else if (op.kind == PostOp::kScale) {
       // A column scale: (x w + b) * s = x (w * s) + b * s, on constant weights.
       auto s = b.ConstantFloats(op.operands[0]);
-      if (!s || static_cast<int64_t>(s->size()) != cols || !weights)
+      if (!s || static_cast<int64_t>(s->size()) != cols || !folded)
         return Unimplemented("matmul: channel_scale");
-      for (size_t e = 0; e < weights->size(); ++e) (*weights)[e] *= (*s)[e % cols];
+      for (size_t e = 0; e < folded->size(); ++e) (*folded)[e] *= (*s)[e % cols];
       for (int64_t c = 0; c < static_cast<int64_t>(bias.size()); ++c) bias[c] *= (*s)[c];
     }
   }
