@@ -151,9 +151,12 @@ std::optional<std::vector<float>> KernelBuilder::ConstantFloats(int id) const {
   return std::vector<float>(d.begin(), d.end());
 }
 
-const std::vector<float>* KernelBuilder::ConstantFloat32(int id) const {
+const std::vector<float>* KernelBuilder::ConstantFloatsInPlaceOrCopy(
+    int id, bool modify, std::optional<std::vector<float>>* copy) const {
   const HostTensor* t = constant(id);
-  return t && t->elem_type == kFloat ? &t->f32 : nullptr;
+  if (!modify && t && t->elem_type == kFloat) return &t->f32;
+  *copy = ConstantFloats(id);
+  return *copy ? &**copy : nullptr;
 }
 
 bool KernelBuilder::AllDnnl() const {

@@ -112,8 +112,12 @@ class KernelBuilder {
   const HostTensor* constant(int id) const { return d_->slots[id].constant.get(); }
   // Float32 data of a constant slot, or nullopt.
   std::optional<std::vector<float>> ConstantFloats(int id) const;
-  // A constant's float32 data where it is stored as float32 (no copy), else nullptr.
-  const std::vector<float>* ConstantFloat32(int id) const;
+  // A constant's float data for kernel weights: read in place where it is stored as float32 and
+  // `modify` is false (a copy of every weight into fresh pages costs about 3 ms per MB on a
+  // paravirtualized guest), else copied into `*copy`, which is then the data returned and the one
+  // to change. nullptr when `id` is not a float constant.
+  const std::vector<float>* ConstantFloatsInPlaceOrCopy(
+      int id, bool modify, std::optional<std::vector<float>>* copy) const;
   bool Dnnl(int id) const { return id != kNoValue && !slot(id).host; }
   // True when every input and the group's output are float tensors oneDNN can hold.
   bool AllDnnl() const;
@@ -164,8 +168,8 @@ class KernelBuilder {
   void Emit(dnnl::primitive p);
   // A host step (reads and writes listed for the buffer plan); `reference` when it runs the
   // node's reference kernel rather than a kernel of the backend's own.
-  void EmitHost(std::function<Status(RunState&)> f, std::vector<int> reads,
-                std::vector<int> writes, bool reference = false);
+  void EmitHost(std::function<Status(RunState&)> f, std::vector<int> reads, std::vector<int> writes,
+                bool reference = false);
 
   // Commits the emitted steps; called by the driver when the kernel succeeded.
   std::vector<Step> TakeSteps();

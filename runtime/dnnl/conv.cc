@@ -34,11 +34,8 @@ Status ConvKernel(KernelBuilder& b) {
   bool folds_weights = false;
   for (const PostOp& op : grp.post_ops)
     folds_weights |= op.kind == PostOp::kBatchnorm || op.kind == PostOp::kScale;
-  // Read in place unless folding changes them (a copy of every weight into fresh pages costs
-  // about 3 ms per MB on a paravirtualized guest).
-  std::optional<std::vector<float>> folded;
-  const std::vector<float>* weights = folds_weights ? nullptr : b.ConstantFloat32(w);
-  if (!weights && (folded = b.ConstantFloats(w))) weights = &*folded;
+  std::optional<std::vector<float>> folded;  // the weights' copy where they are folded into
+  const std::vector<float>* weights = b.ConstantFloatsInPlaceOrCopy(w, folds_weights, &folded);
   if (!weights && (!b.Dnnl(w) || folds_weights)) return Unimplemented("conv: weights");
   std::vector<int64_t> in_sp(xd.begin() + 2, xd.end()), k_sp(wd.begin() + 2, wd.end());
   auto win = WindowOf(b.graph(), n, in_sp, k_sp);

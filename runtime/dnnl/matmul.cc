@@ -1,8 +1,9 @@
 // Matrix multiplication (spec matmul, ONNX MatMul): batched with broadcast batch dimensions, the
 // group's bias and activations and residual add as post-ops; constant right-hand sides are
 // reordered once into the layout oneDNN prefers.
-#include "runtime/dnnl/builder.h"
 #include "specs/ops/matmul.h"
+
+#include "runtime/dnnl/builder.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {
@@ -51,10 +52,8 @@ Status MatmulKernel(KernelBuilder& b) {
   std::vector<float> bias;
   bool folds_weights = false;
   for (const PostOp& op : grp.post_ops) folds_weights |= op.kind == PostOp::kScale;
-  // Read in place unless a scale is folded into them (see conv.cc).
-  std::optional<std::vector<float>> folded;
-  const std::vector<float>* weights = folds_weights ? nullptr : b.ConstantFloat32(w);
-  if (!weights && (folded = b.ConstantFloats(w))) weights = &*folded;
+  std::optional<std::vector<float>> folded;  // the weights' copy where a scale is folded in
+  const std::vector<float>* weights = b.ConstantFloatsInPlaceOrCopy(w, folds_weights, &folded);
   for (const PostOp& op : grp.post_ops) {
     if (op.kind == PostOp::kBias) {
       auto add = b.ConstantFloats(op.operands[0]);
