@@ -10,6 +10,29 @@
 
 namespace verisub::rewriter {
 
+namespace {
+
+// A concat the backend runs in place (Group::concat_in_place) costs nothing when its parts and
+// output share a layout that cuts along channels: plain, or blocked with every part's channel
+// count a multiple of the block.
+bool ConcatRunsInPlace(const runtime::Graph& g, const runtime::dnnl_backend::Group& group,
+                       std::span<const specs::Layout> inputs,
+                       std::span<const specs::Layout> outputs) {
+  if (outputs.size() != 1) return false;
+  const specs::Layout out = outputs[0];
+  if (out != specs::Layout::kPlain && out != specs::Layout::kNCHW8c &&
+      out != specs::Layout::kNCHW16c)
+    return false;
+  for (specs::Layout l : inputs)
+    if (l != out) return false;
+  const int64_t block = specs::LayoutChannelBlock(out);
+  for (int v : group.concat_inputs)
+    if (g.value(v).dims[1] % block != 0) return false;
+  return true;
+}
+
+}  // namespace
+
 MeasuredLayoutCosts::MeasuredLayoutCosts(const runtime::MeasuredCpuCostModel* model)
     : model_(model), analytic_(model, *runtime::DevicePreset("cpu-2core")) {}
 
@@ -40,6 +63,9 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
         if (!same(node.outputs[k], outputs[k])) return std::nullopt;
       return 0.0;
     }
+    if (gi >= 0 && plan.groups[gi].concat_in_place &&
+        ConcatRunsInPlace(g, plan.groups[gi], inputs, outputs))
+      return 0.0;
   }
   std::string key = NodeQuery(g, node).Key();
   // ONNX pools the spec has no operator for (ceil mode, count_include_pad): oneDNN runs them in
@@ -140,8 +166,8 @@ std::optional<double> MeasuredLayoutCosts::FormatKernelCostUs(
   return *t;
 }
 
-std::optional<LayoutCostSource::NodeContext> MeasuredLayoutCosts::ContextOf(
-    const runtime::Graph& g, int node) const {
+std::optional<LayoutCostSource::NodeContext> MeasuredLayoutCosts::ContextOf(const runtime::Graph& g,
+                                                                            int node) const {
   const runtime::dnnl_backend::FusionPlan& plan = PlanOf(g);
   NodeContext c;
   const int gi = plan.group_of[node];
@@ -159,6 +185,7 @@ std::optional<LayoutCostSource::NodeContext> MeasuredLayoutCosts::ContextOf(
   f.insert(f.end(), group.pattern.begin(), group.pattern.end());
   f.push_back(-2);
   f.insert(f.end(), group.concat_inputs.begin(), group.concat_inputs.end());
+  f.push_back(group.concat_in_place ? 1 : 0);
   for (const runtime::dnnl_backend::PostOp& op : group.post_ops) {
     f.push_back(-2);
     f.push_back(op.kind);  // its node is among the members

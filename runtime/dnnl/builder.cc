@@ -174,10 +174,16 @@ Desc KernelBuilder::StoredDesc(int id) const {
   return s.desc;
 }
 
-int KernelBuilder::Converted(int id, const Desc& want) {
+int KernelBuilder::FindConverted(int id, const Desc& want) const {
   auto key = std::make_pair(id, DescKey(want));
   if (auto it = d_->conversions.find(key); it != d_->conversions.end()) return it->second;
   if (auto it = new_conversions_.find(key); it != new_conversions_.end()) return it->second;
+  return -1;
+}
+
+int KernelBuilder::Converted(int id, const Desc& want) {
+  if (int c = FindConverted(id, want); c >= 0) return c;
+  auto key = std::make_pair(id, DescKey(want));
   Slot s;
   s.name = slot(id).name + ".reordered";
   s.dims = slot(id).dims;

@@ -164,6 +164,8 @@ class KernelBuilder {
   memory ConstantMemory(const std::vector<float>& data, const Desc& plain, const Desc& want);
   // A slot converted to `want` (cached per slot and layout); returns the slot to read.
   int Converted(int id, const Desc& want);
+  // The slot holding `id` converted to `want` when some kernel made it already, else -1.
+  int FindConverted(int id, const Desc& want) const;
 
   void Emit(dnnl::primitive p);
   // A host step (reads and writes listed for the buffer plan); `reference` when it runs the

@@ -16,25 +16,41 @@ namespace {
 
 memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
-// A channel concat of one image whose inputs are all row-major, or all blocked by B with
-// channel counts that are multiples of B: every input is a contiguous piece of the output, so
-// the producers write into the output's buffer and no copy runs. When the inputs begin with
-// exactly the inputs of an earlier such concat (DenseNet: every layer concatenates all the
-// features before it), that concat becomes the prefix of this one's buffer: each feature map is
-// written once, where every later concat reads it.
+// A channel concat of one image in a layout that cuts along channels (plain, or blocked by B
+// with every input's channel count a multiple of B): every input is a contiguous piece of the
+// output, so the producers write into the output's buffer and no copy runs; an input stored in
+// another layout is converted straight into its piece. The layout is the one assigned to the
+// output, else the first input's. When the inputs begin with exactly the inputs of an earlier
+// such concat (DenseNet: every layer concatenates all the features before it), that concat
+// becomes the prefix of this one's buffer: each feature map is written once, where every later
+// concat reads it. fusion.cc's MarkConcatsInPlace predicts this on the graph for the layout DP.
 bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, int y) {
   const auto& yd = b.dims(y);
   if (axis != 1 || yd.size() != 4 || yd[0] != 1 || inputs.empty()) return false;
-  std::optional<specs::Layout> layout;
-  for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c})
-    if (b.slot(inputs[0]).desc == *LayoutDesc(b.dims(inputs[0]), l)) layout = l;
+  auto cuts = [](specs::Layout l) {
+    return l == specs::Layout::kPlain || l == specs::Layout::kNCHW8c ||
+           l == specs::Layout::kNCHW16c;
+  };
+  std::optional<specs::Layout> layout = b.AssignedLayout(y);
+  if (!layout || !cuts(*layout) || b.OutputType(y) != memory::data_type::f32) {
+    layout.reset();
+    for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c})
+      if (b.slot(inputs[0]).desc == *LayoutDesc(b.dims(inputs[0]), l)) layout = l;
+  }
   if (!layout) return false;
   const int64_t block = specs::LayoutChannelBlock(*layout);
+  for (int v : inputs)
+    if (v == kNoValue || b.dims(v).size() != 4 || b.dims(v)[1] % block != 0) return false;
+  // An input as a piece of the output: itself when stored in the layout, else its converted copy
+  // (one an earlier kernel made, or -1: one to make here).
+  auto want = [&](int v) { return *LayoutDesc(b.dims(v), *layout); };
+  auto piece = [&](int v) { return b.slot(v).desc == want(v) ? v : b.FindConverted(v, want(v)); };
   // An earlier in-place concat over a prefix of the inputs, holding the first input.
   int prefix = -1;
   size_t skip = 0;
-  const int root = b.RootOf(inputs[0]);
-  if (const std::vector<int>* earlier = b.PlacedConcat(root);
+  const int first = piece(inputs[0]);
+  const int root = first < 0 ? -1 : b.RootOf(first);
+  if (const std::vector<int>* earlier = root < 0 ? nullptr : b.PlacedConcat(root);
       earlier && root != y && earlier->size() < inputs.size() &&
       std::equal(earlier->begin(), earlier->end(), inputs.begin())) {
     const Slot& r = b.slot(root);
@@ -44,18 +60,18 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
       skip = earlier->size();
     }
   }
+  size_t total = prefix >= 0 ? b.slot(prefix).desc.get_size() : 0;
   for (size_t k = skip; k < inputs.size(); ++k) {
-    int v = inputs[k];
+    const int v = inputs[k], p = piece(v);
     const Slot& s = b.slot(v);
-    if (s.constant || s.host || s.graph_input || s.graph_output || b.Shared(v) ||
-        s.dims.size() != 4 || s.dims[1] % block != 0 || s.desc != *LayoutDesc(s.dims, *layout))
+    if (s.constant || s.host ||
+        std::find(inputs.begin(), inputs.begin() + k, v) != inputs.begin() + k)
       return false;
-    for (size_t j = 0; j < k; ++j)
-      if (inputs[j] == v) return false;
+    if (p == v && (s.graph_input || s.graph_output || b.Shared(v))) return false;
+    if (p >= 0 && p != v && b.Shared(p)) return false;
+    total += want(v).get_size();
   }
   Desc out = *LayoutDesc(yd, *layout);
-  size_t total = prefix >= 0 ? b.slot(prefix).desc.get_size() : 0;
-  for (size_t k = skip; k < inputs.size(); ++k) total += b.slot(inputs[k]).desc.get_size();
   if (total != out.get_size()) return false;
   size_t offset = 0;
   if (prefix >= 0) {
@@ -63,8 +79,10 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
     offset = b.slot(prefix).desc.get_size();
   }
   for (size_t k = skip; k < inputs.size(); ++k) {
-    b.Place(inputs[k], y, offset);
-    offset += b.slot(inputs[k]).desc.get_size();
+    const int v = inputs[k];
+    const int p = b.slot(v).desc == want(v) ? v : b.Converted(v, want(v));
+    b.Place(p, y, offset);
+    offset += b.slot(p).desc.get_size();
   }
   b.mutable_slot(y).desc = out;
   b.mutable_slot(y).alias_of = -1;
@@ -240,8 +258,8 @@ Status SplitKernel(KernelBuilder& b) {
 }
 
 // ONNX Slice with positive steps (ShuffleNet's channel split, a transformer's q/k/v split, a
-// patch merge's every other row): a reorder of the (strided) sub-tensor into the output. Starts, ends, axes and steps must be constants (opset >= 10
-// inputs, or opset 1 attributes).
+// patch merge's every other row): a reorder of the (strided) sub-tensor into the output. Starts,
+// ends, axes and steps must be constants (opset >= 10 inputs, or opset 1 attributes).
 Status SliceKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (n.inputs.empty() || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) || !b.Dnnl(n.outputs[0]))

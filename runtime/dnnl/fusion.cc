@@ -1,6 +1,7 @@
 // Fusion planning: conv/matmul chains and nested concats (see fusion.h).
 #include "runtime/dnnl/fusion.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <functional>
@@ -249,6 +250,71 @@ std::optional<Group> MatchChannelAffine(const Graph& g, int i, const std::vector
   return grp;
 }
 
+bool IsView(const Node& n) {
+  return n.op == OpKind::kReshape || Onnx(n, "Reshape") || Onnx(n, "Flatten") ||
+         Onnx(n, "Squeeze") || Onnx(n, "Unsqueeze");
+}
+
+// Group::concat_in_place, walking the concats in node order as the backend builds them (the
+// mirror of ConcatInPlace in data.cc on the graph alone): a part is fresh when no other buffer
+// holds it or is held by it (no earlier in-place concat took it, it is no view of another value
+// and no value is a view of it, no convolution summed into its addend in place), and it is no
+// constant, graph input or graph output.
+void MarkConcatsInPlace(const Graph& g, const std::vector<int>& producer,
+                        const std::vector<bool>& is_output,
+                        const std::vector<std::vector<int>>& readers, FusionPlan& plan) {
+  std::vector<bool> graph_input(g.num_values(), false);
+  for (int v : g.inputs()) graph_input[v] = true;
+  std::vector<int> order;
+  for (int gi = 0; gi < static_cast<int>(plan.groups.size()); ++gi)
+    if (IsConcat(g.node(plan.groups[gi].kernel_node))) order.push_back(gi);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return plan.groups[a].kernel_node < plan.groups[b].kernel_node; });
+  std::vector<int> container(g.num_values(), -1);  // the concat whose buffer holds a value
+  std::vector<const std::vector<int>*> parts(g.num_values(), nullptr);  // of an in-place concat
+  auto root = [&](int v) {
+    while (container[v] >= 0) v = container[v];
+    return v;
+  };
+  auto summed_in_place = [&](int v) {
+    const int p = producer[v];
+    const int gi = p < 0 ? -1 : plan.group_of[p];
+    if (gi < 0 || plan.groups[gi].output != v) return false;
+    for (const PostOp& op : plan.groups[gi].post_ops)
+      if (op.kind == PostOp::kSum) return true;
+    return false;
+  };
+  for (int gi : order) {
+    Group& grp = plan.groups[gi];
+    const std::vector<int>& in = grp.concat_inputs;
+    const Value& y = g.value(grp.output);
+    if (in.empty() || ConcatAxis(g, g.node(grp.kernel_node)) != 1 || !y.StaticShape() ||
+        y.dims.size() != 4 || y.dims[0] != 1)
+      continue;
+    size_t skip = 0;
+    const int r = in[0] == kNoValue ? -1 : root(in[0]);
+    if (r >= 0 && parts[r] && r != grp.output && parts[r]->size() < in.size() &&
+        std::equal(parts[r]->begin(), parts[r]->end(), in.begin()) && !is_output[r])
+      skip = parts[r]->size();
+    bool fresh = true;
+    for (size_t k = skip; fresh && k < in.size(); ++k) {
+      const int v = in[k];
+      fresh = v != kNoValue && !g.value(v).constant && !graph_input[v] && !is_output[v] &&
+              g.value(v).dims.size() == 4 && container[v] < 0 && !parts[v] &&
+              !(producer[v] >= 0 && IsView(g.node(producer[v]))) && !summed_in_place(v) &&
+              std::find(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(k), v) ==
+                  in.begin() + static_cast<std::ptrdiff_t>(k);
+      if (fresh)
+        for (int reader : readers[v]) fresh = fresh && !IsView(g.node(reader));
+    }
+    if (!fresh) continue;
+    grp.concat_in_place = true;
+    if (skip > 0) container[r] = grp.output;
+    for (size_t k = skip; k < in.size(); ++k) container[in[k]] = grp.output;
+    parts[grp.output] = &grp.concat_inputs;
+  }
+}
+
 }  // namespace
 
 FusionPlan PlanFusion(const Graph& g) {
@@ -446,6 +512,7 @@ FusionPlan PlanFusion(const Graph& g) {
     grp.output = tail;
     plan.groups.push_back(std::move(grp));
   }
+  MarkConcatsInPlace(g, producer, is_output, readers, plan);
   return plan;
 }
 

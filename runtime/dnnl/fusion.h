@@ -44,6 +44,13 @@ struct Group {
   std::vector<int> members;  // every node of the group, kernel_node included
   std::vector<PostOp> post_ops;
   std::vector<int> concat_inputs;  // merged concat: the inputs in order
+  // A merged concat the backend runs without a copy when its parts and output share one layout
+  // that cuts along channels (plain, or blocked with every part's channels a multiple of the
+  // block): a channel concat of one image whose inputs are fresh values the producers write into
+  // the output's buffer, after the parts of an earlier such concat that becomes its prefix
+  // (DenseNet). Decided on the graph alone, as the backend's ConcatInPlace will on the layouts;
+  // the layout DP prices such a concat as free.
+  bool concat_in_place = false;
   // A zero Pad of the spatial dims absorbed into a convolution or average pooling: the kernel
   // reads `pad_input` with these extra pads (begin h, w, ..., end h, w, ...).
   int pad_input = kNoValue;

@@ -164,6 +164,31 @@ TEST(MeasuredLayoutCostsTest, MeasuresConvolutionsPerLayoutAndReorders) {
   EXPECT_EQ(per_layout, 2);
   EXPECT_EQ(reorders, 1);
 }
+
+// A channel concat of two convolutions the backend builds in place (the convolutions write into
+// its buffer) is free in the layouts where it is in place: plain, or blocked where both parts'
+// channels are whole blocks; channels-last pays the copy.
+TEST(MeasuredLayoutCostsTest, ConcatInPlaceIsFreeWhereItCutsAlongChannels) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 16, 14, 14});
+  int a = b.Op(kConv, {x, b.Weight("w", {16, 16, 3, 3}, 1)});
+  int c = b.Op(kConv, {x, b.Weight("w2", {16, 16, 3, 3}, 2)});
+  b.Output(b.Op("relu", {b.Op("concat[axis=1]", {a, c})}));
+  runtime::Graph g = b.Finish();
+  runtime::MeasuredCpuCostModel model({}, runtime::CostTable(runtime::ThisMachine(1)));
+  MeasuredLayoutCosts costs(&model);
+  const runtime::Node& concat = g.node(2);
+  ASSERT_EQ(concat.op, specs::OpKind::kConcat);
+  auto cost = [&](Layout l) {
+    return costs.KernelCostUs(g, concat, std::vector<Layout>{l, l}, std::vector<Layout>{l});
+  };
+  for (Layout l : {Layout::kPlain, Layout::kNCHW8c, Layout::kNCHW16c}) {
+    ASSERT_TRUE(cost(l));
+    EXPECT_EQ(*cost(l), 0) << static_cast<int>(l);
+  }
+  ASSERT_TRUE(cost(Layout::kNHWC));
+  EXPECT_GT(*cost(Layout::kNHWC), 0);
+}
 #endif
 
 }  // namespace

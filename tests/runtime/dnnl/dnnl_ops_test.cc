@@ -3,7 +3,10 @@
 // layouts flowing between kernels, and reference fallbacks in the middle of blocked tensors.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "runtime/dnnl/dnnl_backend.h"
+#include "runtime/dnnl/fusion.h"
 #include "runtime/graph_text.h"
 #include "runtime/onnx_import.h"
 #include "runtime/reference_backend.h"
@@ -38,12 +41,15 @@ PrepareStats Check(ModelBuilder& b, const std::string& name, bool map = true) {
 
 // Prepares `g` on oneDNN with every 4-D activation stored in `layout`, runs it on random
 // inputs (`seed`) and checks the outputs against the reference backend's; null when it failed.
-std::unique_ptr<PreparedModel> CheckInLayout(const Graph& g, specs::Layout layout, uint64_t seed,
-                                             const std::string& name) {
+// `layout_of` (when given) picks a value's layout instead.
+std::unique_ptr<PreparedModel> CheckInLayout(
+    const Graph& g, specs::Layout layout, uint64_t seed, const std::string& name,
+    const std::function<specs::Layout(const Value&)>& layout_of = nullptr) {
   PrepareOptions options;
   options.layouts.assign(g.num_values(), specs::Layout::kPlain);
   for (int v = 0; v < g.num_values(); ++v)
-    if (!g.value(v).constant && g.value(v).dims.size() == 4) options.layouts[v] = layout;
+    if (!g.value(v).constant && g.value(v).dims.size() == 4)
+      options.layouts[v] = layout_of ? layout_of(g.value(v)) : layout;
   auto m = MakeDnnlBackend()->Prepare(g, options);
   if (!m.ok()) {
     ADD_FAILURE() << name << ": " << m.status().message();
@@ -786,7 +792,8 @@ TEST(DnnlOpsTest, GatherOfOneConstantIndex) {
 // A dense block (DenseNet): every layer concatenates all the feature maps before it. With the
 // maps in one channel-blocked layout, each is written once into the block's buffer and every
 // concat is a prefix of it: no step copies, and the outputs are the reference's.
-TEST(DnnlOpsTest, DenseBlockConcatsArePrefixesOfOneBuffer) {
+// The dense block of the test below.
+std::string DenseBlockBytes() {
   ModelBuilder b;
   b.Input("x", {1, 3, 5, 5}).Output("y", {1, 64, 5, 5});
   b.RandomWeight("stem", {16, 3, 1, 1}, 9);
@@ -802,15 +809,96 @@ TEST(DnnlOpsTest, DenseBlockConcatsArePrefixesOfOneBuffer) {
     features.push_back("f" + l);
   }
   SetInt(b.Node("Concat", features, {"y"}), "axis", 1);
-  auto g = ImportOnnxBytes(b.Bytes(), "dense_block");
+  return b.Bytes();
+}
+
+// Steps of `m` whose kind is one of `kinds`, and whose name begins with `prefix`.
+int StepsOf(PreparedModel& m, const std::vector<std::string>& kinds,
+            const std::string& prefix = "") {
+  auto profile = m.Profile(1);
+  EXPECT_TRUE(profile.ok());
+  int steps = 0;
+  for (const StepProfile& p : profile.ok() ? *profile : std::vector<StepProfile>{})
+    steps += std::find(kinds.begin(), kinds.end(), p.kind) != kinds.end() &&
+             p.name.rfind(prefix, 0) == 0;
+  return steps;
+}
+
+int CopyingConcats(PreparedModel& m) { return StepsOf(m, {"concat", "onnx:Concat"}); }
+
+TEST(DnnlOpsTest, DenseBlockConcatsArePrefixesOfOneBuffer) {
+  auto g = ImportOnnxBytes(DenseBlockBytes(), "dense_block");
   ASSERT_TRUE(g.ok()) << g.status().message();
   std::unique_ptr<PreparedModel> m = CheckInLayout(*g, specs::Layout::kNCHW16c, 3, "dense_block");
   ASSERT_TRUE(m);
-  auto profile = m->Profile(1);
-  ASSERT_TRUE(profile.ok());
-  int copies = 0;
-  for (const StepProfile& p : *profile) copies += p.kind == "concat";
-  EXPECT_EQ(copies, 0);
+  EXPECT_EQ(CopyingConcats(*m), 0);
+  // The fusion plan predicts it on the graph alone (the layout DP prices these concats free).
+  const dnnl_backend::FusionPlan plan = dnnl_backend::PlanFusion(*g);
+  int concats = 0;
+  for (const dnnl_backend::Group& grp : plan.groups)
+    if (dnnl_backend::IsConcat(g->node(grp.kernel_node))) {
+      ++concats;
+      EXPECT_TRUE(grp.concat_in_place) << g->node(grp.kernel_node).name;
+    }
+  EXPECT_EQ(concats, 4);
+}
+
+// Feature maps stored channels-last (the layout DP's choice where oneDNN's convolution is faster
+// so) in a block whose concats are assigned a channel-blocked layout: each map is converted once,
+// straight into its piece of the block's buffer, and still no concat copies.
+TEST(DnnlOpsTest, DenseBlockConvertsPiecesIntoPlace) {
+  auto g = ImportOnnxBytes(DenseBlockBytes(), "dense_block_nhwc");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto layout_of = [](const Value& v) {
+    return v.name.rfind("f", 0) == 0 ? specs::Layout::kNHWC : specs::Layout::kNCHW16c;
+  };
+  std::unique_ptr<PreparedModel> m =
+      CheckInLayout(*g, specs::Layout::kNCHW16c, 3, "dense_block_nhwc", layout_of);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(CopyingConcats(*m), 0);
+  // f0, f1 and f2 once each, read by every later concat.
+  EXPECT_EQ(StepsOf(*m, {"reorder"}, "reorder f"), 3);
+}
+
+// Concats the plan must not predict in place: a part that is a graph input, a part given twice,
+// a part some reshape views (its buffer is shared, plain), a concat on the batch axis.
+TEST(DnnlOpsTest, ConcatsThatCannotBeInPlaceAreNotMarked) {
+  for (int variant = 0; variant < 4; ++variant) {
+    ModelBuilder b;
+    b.Input("x", {1, 8, 5, 5}).Output("y", {variant == 3 ? 2 : 1, variant == 3 ? 16 : 32, 5, 5});
+    b.RandomWeight("w1", {16, 8, 1, 1}, 1).RandomWeight("w2", {16, 8, 1, 1}, 2);
+    b.Node("Conv", {"x", "w1"}, {"a"});
+    b.Node("Conv", {"x", "w2"}, {"c"});
+    std::vector<std::string> in = {"a", variant == 1 ? "a" : "c"};
+    if (variant == 0) {
+      b.RandomWeight("w3", {8, 8, 1, 1}, 3);
+      b.Node("Conv", {"x", "w3"}, {"d"});
+      in = {"a", "d", "x"};
+    }
+    if (variant == 2) {
+      b.Output("flat", {1, 400});
+      SetInt(b.Node("Flatten", {"c"}, {"flat"}), "axis", 1);
+    }
+    SetInt(b.Node("Concat", in, {"cat"}), "axis", variant == 3 ? 0 : 1);
+    b.Node("Relu", {"cat"}, {"y"});
+    const std::string name = "concat_not_in_place_" + std::to_string(variant);
+    ImportOptions options;
+    options.map_to_spec_ops = false;
+    auto g = ImportOnnxBytes(b.Bytes(), name, options);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const dnnl_backend::FusionPlan plan = dnnl_backend::PlanFusion(*g);
+    for (const dnnl_backend::Group& grp : plan.groups) {
+      if (dnnl_backend::IsConcat(g->node(grp.kernel_node))) {
+        EXPECT_FALSE(grp.concat_in_place) << name;
+      }
+    }
+    // The backend copies too (a graph input converted into its piece would not be: not run).
+    if (variant == 0) continue;
+    std::unique_ptr<PreparedModel> m =
+        CheckInLayout(*g, variant == 2 ? specs::Layout::kPlain : specs::Layout::kNCHW8c, 7, name);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(CopyingConcats(*m), 1) << name;
+  }
 }
 
 }  // namespace
