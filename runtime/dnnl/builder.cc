@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runtime/dnnl/dnnl_backend.h"
+#include "runtime/large_buffer.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {
@@ -204,11 +205,16 @@ int KernelBuilder::Converted(int id, const Desc& want) {
   return cid;
 }
 
+void* KernelBuilder::ConstantBuffer(size_t bytes) {
+  d_->constant_buffers.push_back(NewLargeBuffer(bytes));
+  return d_->constant_buffers.back().get();
+}
+
 memory KernelBuilder::ConstantMemory(const std::vector<float>& data, const Desc& plain,
                                      const Desc& want) {
   d_->weight_bytes += static_cast<int64_t>(want.get_size());
   if (want == plain) {
-    memory src(plain, engine());
+    memory src(plain, engine(), ConstantBuffer(plain.get_size()));
     std::memcpy(src.get_data_handle(), data.data(), std::min(plain.get_size(), data.size() * 4));
     return src;
   }
@@ -217,7 +223,7 @@ memory KernelBuilder::ConstantMemory(const std::vector<float>& data, const Desc&
   // Reordered straight from the floats: every copy into fresh pages costs about 3 ms per MB
   // on a paravirtualized guest (VGG-16's 528 MB of weights were copied twice before).
   memory src(plain, engine(), const_cast<float*>(data.data()));  // read only
-  memory dst(want, engine());
+  memory dst(want, engine(), ConstantBuffer(want.get_size()));
   dnnl::reorder(src, dst).execute(d_->stream, src, dst);
   d_->stream.wait();
   return dst;

@@ -88,6 +88,8 @@ struct ModelDraft {
   std::vector<char> bf16;              // per graph value: stored in bfloat16 (empty: none)
   // Concat outputs whose inputs were placed in their buffer (no copy), with those inputs.
   std::map<int, std::vector<int>> placed_concats;
+  // The buffers of the constants' memories (ConstantMemory), kept for the model's life.
+  std::vector<std::shared_ptr<void>> constant_buffers;
 };
 
 // Thrown-free wrapper: runs f, turning a dnnl::error into a Status naming `what`.
@@ -162,6 +164,9 @@ class KernelBuilder {
   void WriteAccumulating(int arg, int id, const Desc& desc, int addend);
   // Memory owned by the model holding `data` (row-major in `plain`), reordered to `want`.
   memory ConstantMemory(const std::vector<float>& data, const Desc& plain, const Desc& want);
+  // A zeroed buffer of `bytes` for a constant's memory, kept for the model's life on huge pages
+  // where granted (NewLargeBuffer).
+  void* ConstantBuffer(size_t bytes);
   // A slot converted to `want` (cached per slot and layout); returns the slot to read.
   int Converted(int id, const Desc& want);
   // The slot holding `id` converted to `want` when some kernel made it already, else -1.

@@ -8,6 +8,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+
+#include "runtime/large_buffer.h"
 
 namespace verisub::runtime::dnnl_backend {
 
@@ -30,6 +33,7 @@ StatusOr<std::unique_ptr<DnnlPrepared>> DnnlPrepared::Create(std::unique_ptr<Gra
   m->stream_ = dnnl::stream(m->engine_);
   m->slots_ = std::move(draft.slots);
   m->steps_ = std::move(draft.steps);
+  m->constant_buffers_ = std::move(draft.constant_buffers);
   m->num_threads_ = num_threads;
   m->stats_ = stats;
   VERISUB_RETURN_IF_ERROR(m->PlanBuffers());
@@ -100,10 +104,11 @@ Status DnnlPrepared::PlanBuffers() {
   stats_.activation_bytes = 0;
   for (size_t b = 0; b < size.size(); ++b) {
     size_t bytes = (size[b] + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, bytes);
-    if (!p) return InternalError("cannot allocate " + std::to_string(bytes) + " bytes");
-    std::memset(p, 0, bytes);
-    buffers_.push_back(std::shared_ptr<void>(p, std::free));
+    try {
+      buffers_.push_back(NewLargeBuffer(bytes));
+    } catch (const std::bad_alloc&) {
+      return InternalError("cannot allocate " + std::to_string(bytes) + " bytes");
+    }
     stats_.activation_bytes += static_cast<int64_t>(bytes);
   }
   state_.engine = &engine_;

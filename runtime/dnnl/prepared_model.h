@@ -34,6 +34,7 @@ class DnnlPrepared : public PreparedModel {
   std::vector<Step> steps_;
   std::vector<std::unordered_map<int, memory>> args_;  // per step, bound to the buffers
   std::vector<std::shared_ptr<void>> buffers_;
+  std::vector<std::shared_ptr<void>> constant_buffers_;  // the weights' memories (ModelDraft)
   std::vector<std::optional<dnnl::reorder>> output_reorders_;
   RunState state_;
   int num_threads_ = 0;
