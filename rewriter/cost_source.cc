@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "rewriter/rule_source.h"
@@ -73,14 +74,19 @@ class MeasuredSource : public CostSource {
     } else {
       std::string shipped =
           o.use_shipped_tables ? FindShippedPath("data/costs/" + here.FileName()) : "";
+      std::optional<runtime::CostTable> shipped_table;
       if (!shipped.empty()) {
         auto t = runtime::CostTable::Load(shipped, parsed);
         if (!t.ok()) return t.status();
         if (t->header().SameMachine(here)) {
-          table.MergeMissing(*t);
+          shipped_table = std::move(t).value();
           src->from_ = shipped;
         }
       }
+      // The per-user cache is taken whole and the shipped table's entries it lacks are added: the
+      // cache is the larger (every save writes the shipped entries it began from, and all this
+      // user's measurements), so nothing is copied entry by entry but what is new. Where both
+      // time the same kernel, this machine's own figure wins.
       if (cached) {
         src->save_path_ = (std::filesystem::path(dir) / here.FileName()).string();
         src->make_dir_ = dir;
@@ -90,12 +96,18 @@ class MeasuredSource : public CostSource {
           auto t = runtime::CostTable::Load(src->save_path_, parsed);
           // A damaged cache is only a cache: it is measured again and replaced.
           if (t.ok() && t->header().SameMachine(here)) {
-            table.MergeMissing(*t);
+            table = std::move(t).value();
             src->from_ += (src->from_.empty() ? "" : " + ") + src->save_path_;
           } else if (!t.ok()) {
             src->notes_ += "; note: ignored the cost cache: " + t.status().message();
           }
         }
+      }
+      if (shipped_table) {
+        if (table.size() == 0)
+          table = std::move(*shipped_table);
+        else
+          table.MergeMissing(*shipped_table);
       }
       src->loaded_ = table.size();
     }

@@ -79,9 +79,9 @@ class CostTable {
   const std::map<std::string, CostTableEntry>& entries() const { return entries_; }
 
  private:
-  // The checks of Parse on a parsed message; errors name `source`.
-  static StatusOr<CostTable> FromProto(const costs::v1::CostTable& proto,
-                                       const std::string& source);
+  // The checks of Parse on a parsed message, whose keys are moved into the table; errors name
+  // `source`.
+  static StatusOr<CostTable> FromProto(costs::v1::CostTable* proto, const std::string& source);
 
   CostTableHeader header_;
   std::map<std::string, CostTableEntry> entries_;

@@ -115,6 +115,9 @@ TEST_F(CostTableTest, DamagedTablesAreRefusedNamingTheFault) {
       {good + "entries { key: \"k\" time_us: 0 }", "time_us must be finite"},
       {good + "entries { key: \"k\" time_us: 1e300 }", "an hour"},
       {with_entry + "entries { key: \"k\" time_us: 2 }", "entry 2: key 'k' appears twice"},
+      // Out of order (hand-edited), the repeat not next to the first.
+      {with_entry + "entries { key: \"a\" time_us: 2 } entries { key: \"k\" time_us: 3 }",
+       "entry 3: key 'k' appears twice"},
   };
   for (const Case& c : cases) {
     auto t = CostTable::Parse(c.text, "damaged.txt");
@@ -126,6 +129,24 @@ TEST_F(CostTableTest, DamagedTablesAreRefusedNamingTheFault) {
   auto missing = CostTable::Load((dir_ / "none.txt").string());
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("none.txt"), std::string::npos);
+}
+
+// Tables are written sorted; one edited by hand out of order reads the same.
+TEST_F(CostTableTest, UnsortedTextReadsAsTheSortedTable) {
+  CostTable a(Header());
+  a.Insert("b", 2, 1);
+  a.Insert("a", 1, 1);
+  a.Insert("c", 3, 1);
+  const std::string text = CostTable(Header()).Serialize() +
+                           "entries { key: \"c\" time_us: 3 runs: 1 }\n"
+                           "entries { key: \"a\" time_us: 1 runs: 1 }\n"
+                           "entries { key: \"b\" time_us: 2 runs: 1 }\n";
+  auto t = CostTable::Parse(text, "unsorted.txt");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->size(), 3);
+  EXPECT_EQ(t->Find("a"), 1);
+  EXPECT_EQ(t->Find("c"), 3);
+  EXPECT_EQ(t->Serialize(), a.Serialize());
 }
 
 TEST_F(CostTableTest, SaveMergesWithTheSameMachineOnly) {
