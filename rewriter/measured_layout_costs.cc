@@ -20,9 +20,7 @@ bool ConcatRunsInPlace(const runtime::Graph& g, const runtime::dnnl_backend::Gro
                        std::span<const specs::Layout> outputs) {
   if (outputs.size() != 1) return false;
   const specs::Layout out = outputs[0];
-  if (out != specs::Layout::kPlain && out != specs::Layout::kNCHW8c &&
-      out != specs::Layout::kNCHW16c)
-    return false;
+  if (!runtime::dnnl_backend::CutsAlongChannels(out)) return false;
   for (specs::Layout l : inputs)
     if (l != out) return false;
   const int64_t block = specs::LayoutChannelBlock(out);

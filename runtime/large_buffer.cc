@@ -20,7 +20,7 @@ void PrepareLargeWrite(const void* p, size_t bytes) {
 std::shared_ptr<void> NewLargeBuffer(size_t bytes) {
   constexpr size_t kHuge = size_t{2} << 20;
   if (bytes < (size_t{1} << 20)) {
-    const size_t n = (bytes + 63) / 64 * 64 + 64;
+    const size_t n = (bytes + 63) / 64 * 64;  // aligned_alloc wants whole alignments
     void* p = std::aligned_alloc(64, n);
     if (!p) throw std::bad_alloc();
     std::memset(p, 0, n);
@@ -34,7 +34,7 @@ std::shared_ptr<void> NewLargeBuffer(size_t bytes) {
   const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = (begin + kHuge - 1) / kHuge * kHuge;
   if (aligned > begin) ::munmap(raw, aligned - begin);
-  if (const uintptr_t tail = begin + len + kHuge - (aligned + len); tail > 0)
+  if (const uintptr_t tail = begin + kHuge - aligned; tail > 0)
     ::munmap(reinterpret_cast<void*>(aligned + len), tail);
   void* p = reinterpret_cast<void*>(aligned);
   base::AdvisePages(p, len, base::PageAdvice::kHugePages);

@@ -5,6 +5,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
+#include "runtime/dnnl/fusion.h"
 #include "runtime/onnx_kernels.h"
 #include "specs/layout.h"
 #include "specs/ops/slice.h"
@@ -27,28 +28,31 @@ memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin()
 bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, int y) {
   const auto& yd = b.dims(y);
   if (axis != 1 || yd.size() != 4 || yd[0] != 1 || inputs.empty()) return false;
-  auto cuts = [](specs::Layout l) {
-    return l == specs::Layout::kPlain || l == specs::Layout::kNCHW8c ||
-           l == specs::Layout::kNCHW16c;
-  };
-  std::optional<specs::Layout> layout = b.AssignedLayout(y);
-  if (!layout || !cuts(*layout) || b.OutputType(y) != memory::data_type::f32) {
-    layout.reset();
-    for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c})
+  std::optional<specs::Layout> layout;
+  if (auto a = b.AssignedLayout(y);
+      a && CutsAlongChannels(*a) && b.OutputType(y) == memory::data_type::f32) {
+    layout = *a;
+  } else {
+    for (specs::Layout l : kChannelCutLayouts)
       if (b.slot(inputs[0]).desc == *LayoutDesc(b.dims(inputs[0]), l)) layout = l;
   }
   if (!layout) return false;
   const int64_t block = specs::LayoutChannelBlock(*layout);
-  for (int v : inputs)
+  std::vector<Desc> want;  // per input: its piece's descriptor
+  for (int v : inputs) {
     if (v == kNoValue || b.dims(v).size() != 4 || b.dims(v)[1] % block != 0) return false;
-  // An input as a piece of the output: itself when stored in the layout, else its converted copy
+    want.push_back(*LayoutDesc(b.dims(v), *layout));
+  }
+  // Input k as a piece of the output: itself when stored in the layout, else its converted copy
   // (one an earlier kernel made, or -1: one to make here).
-  auto want = [&](int v) { return *LayoutDesc(b.dims(v), *layout); };
-  auto piece = [&](int v) { return b.slot(v).desc == want(v) ? v : b.FindConverted(v, want(v)); };
+  auto piece = [&](size_t k) {
+    const int v = inputs[k];
+    return b.slot(v).desc == want[k] ? v : b.FindConverted(v, want[k]);
+  };
   // An earlier in-place concat over a prefix of the inputs, holding the first input.
   int prefix = -1;
   size_t skip = 0;
-  const int first = piece(inputs[0]);
+  const int first = piece(0);
   const int root = first < 0 ? -1 : b.RootOf(first);
   if (const std::vector<int>* earlier = root < 0 ? nullptr : b.PlacedConcat(root);
       earlier && root != y && earlier->size() < inputs.size() &&
@@ -62,14 +66,14 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
   }
   size_t total = prefix >= 0 ? b.slot(prefix).desc.get_size() : 0;
   for (size_t k = skip; k < inputs.size(); ++k) {
-    const int v = inputs[k], p = piece(v);
+    const int v = inputs[k], p = piece(k);
     const Slot& s = b.slot(v);
     if (s.constant || s.host ||
         std::find(inputs.begin(), inputs.begin() + k, v) != inputs.begin() + k)
       return false;
     if (p == v && (s.graph_input || s.graph_output || b.Shared(v))) return false;
     if (p >= 0 && p != v && b.Shared(p)) return false;
-    total += want(v).get_size();
+    total += want[k].get_size();
   }
   Desc out = *LayoutDesc(yd, *layout);
   if (total != out.get_size()) return false;
@@ -80,7 +84,7 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
   }
   for (size_t k = skip; k < inputs.size(); ++k) {
     const int v = inputs[k];
-    const int p = b.slot(v).desc == want(v) ? v : b.Converted(v, want(v));
+    const int p = b.slot(v).desc == want[k] ? v : b.Converted(v, want[k]);
     b.Place(p, y, offset);
     offset += b.slot(p).desc.get_size();
   }

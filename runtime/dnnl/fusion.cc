@@ -250,6 +250,15 @@ std::optional<Group> MatchChannelAffine(const Graph& g, int i, const std::vector
   return grp;
 }
 
+}  // namespace
+
+bool CutsAlongChannels(specs::Layout l) {
+  return std::find(std::begin(kChannelCutLayouts), std::end(kChannelCutLayouts), l) !=
+         std::end(kChannelCutLayouts);
+}
+
+namespace {
+
 bool IsView(const Node& n) {
   return n.op == OpKind::kReshape || Onnx(n, "Reshape") || Onnx(n, "Flatten") ||
          Onnx(n, "Squeeze") || Onnx(n, "Unsqueeze");

@@ -10,6 +10,7 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/graph.h"
+#include "specs/layout.h"
 #include "specs/params.h"
 
 namespace verisub::runtime::dnnl_backend {
@@ -61,6 +62,12 @@ struct Group {
   // them, as post_ops kScale, kBias, kEltwise).
   std::string pattern;
 };
+
+// The layouts in which a channel slice of one image is one contiguous piece (for the blocked
+// ones, when the slice is whole blocks): where a channel concat can be built in place.
+inline constexpr specs::Layout kChannelCutLayouts[] = {
+    specs::Layout::kPlain, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c};
+bool CutsAlongChannels(specs::Layout l);
 
 struct FusionPlan {
   std::vector<Group> groups;  // one per kernel node, in node order
