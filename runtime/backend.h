@@ -36,6 +36,7 @@ struct PrepareStats {
   int fallback_nodes = 0;                     // nodes run by the reference kernels
   std::map<std::string, int> fallback_kinds;  // their kinds ("onnx:Erf" -> 2)
   int reorders = 0;                           // layout conversions between kernels
+  int in_place = 0;                           // steps writing over their dead input
   int64_t activation_bytes = 0;               // planned activation memory
   int64_t weight_bytes = 0;                   // weights as the kernels keep them
 };
@@ -46,7 +47,10 @@ struct StepProfile {
   std::string kind;        // the kernel node's kind ("conv2d", "onnx:Pad"), or "reorder"
   int nodes = 0;           // graph nodes it computes (fused groups: more than one)
   bool reference = false;  // run by the reference kernels
-  double seconds = 0;      // median of the profiled runs
+  double seconds = 0;        // median over the profiled runs, each step timed in its place in a
+                             // whole run (the caches as the previous steps leave them)
+  double alone_seconds = 0;  // median of the step run again and again by itself (warm caches);
+                             // 0 where the backend does not measure it
 };
 
 class PreparedModel {
@@ -58,8 +62,9 @@ class PreparedModel {
   // Median seconds of `runs` executions of the kernel that computes graph node `node` (the whole
   // fused kernel when the node was fused), on the buffers of the last Run.
   virtual StatusOr<double> TimeNode(int node, int runs) = 0;
-  // Every step in execution order, each timed alone `runs` times on the buffers of the last Run
-  // (median). Backends without steps of their own return an empty list.
+  // Every step in execution order, on the buffers of the last Run: timed in its place in `runs`
+  // whole runs and, where the backend can, alone `runs` times (medians; see StepProfile).
+  // Backends without steps of their own return an empty list.
   virtual StatusOr<std::vector<StepProfile>> Profile(int runs) {
     (void)runs;
     return std::vector<StepProfile>();

@@ -263,7 +263,8 @@ class CudaPrepared : public PreparedModel {
       p.kind = s.kind;
       p.nodes = static_cast<int>(s.members.size());
       p.reference = s.host;
-      p.seconds = *t;
+      p.seconds = *t;  // each step timed alone: a graph replay has no per-step clock
+      p.alone_seconds = *t;
       out.push_back(std::move(p));
     }
     return out;

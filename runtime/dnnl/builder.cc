@@ -293,21 +293,34 @@ bool KernelBuilder::Shared(int id) const {
   return false;
 }
 
-void KernelBuilder::WriteAccumulating(int arg, int id, const Desc& desc, int addend) {
-  const Slot& a = slot(addend);
-  // In place only when nothing else will read the addend's buffer: the addend is at its last
-  // reader, and every other value sharing the buffer (an earlier in-place sum, a reshape) is dead.
-  const int root = Root(d_->slots, addend);
+bool KernelBuilder::Overwritable(int source, const Desc& desc) const {
+  const int root = Root(d_->slots, source);
   const int graph_values = static_cast<int>(d_->readers.size());
   auto dead_or_this = [&](int s) {
     const Slot& v = d_->slots[s];
-    if (v.graph_input || v.graph_output || v.constant || s >= graph_values) return false;
-    return s == addend ? d_->readers[s] == 1 : d_->readers[s] == 0;
+    if (v.graph_input || v.graph_output || v.constant || v.host || s >= graph_values)
+      return false;
+    return s == source ? d_->readers[s] == 1 : d_->readers[s] == 0;
   };
-  bool in_place = a.desc == desc && dead_or_this(addend);
-  for (int s = 0; in_place && s < static_cast<int>(d_->slots.size()); ++s)
-    if (s != addend && Root(d_->slots, s) == root) in_place = dead_or_this(s);
-  if (in_place) {
+  if (d_->slots[source].desc != desc || !dead_or_this(source)) return false;
+  for (int s = 0; s < static_cast<int>(d_->slots.size()); ++s)
+    if (s != source && Root(d_->slots, s) == root && !dead_or_this(s)) return false;
+  return true;
+}
+
+void KernelBuilder::WriteOver(int arg, int id, const Desc& desc, int source) {
+  if (!Overwritable(source, desc)) return Write(arg, id, desc);
+  ++d_->in_place;
+  Alias(id, source, desc);
+  step_.slot_args.push_back({arg, id});
+  step_.writes.push_back(id);
+}
+
+void KernelBuilder::WriteAccumulating(int arg, int id, const Desc& desc, int addend) {
+  const Slot& a = slot(addend);
+  // In place only when nothing else will read the addend's buffer.
+  if (Overwritable(addend, desc)) {
+    ++d_->in_place;
     Alias(id, addend, desc);
     step_.slot_args.push_back({arg, id});
     step_.reads.push_back(addend);

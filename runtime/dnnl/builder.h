@@ -83,6 +83,7 @@ struct ModelDraft {
   std::vector<int> readers;  // per graph value: node reads not yet prepared
   dnnl::stream stream;       // for prepare-time weight reorders
   int reorders = 0;
+  int in_place = 0;  // steps writing over a dead input (WriteOver, WriteAccumulating)
   int64_t weight_bytes = 0;
   std::vector<specs::Layout> layouts;  // PrepareOptions::layouts (empty: own policy)
   std::vector<char> bf16;              // per graph value: stored in bfloat16 (empty: none)
@@ -145,6 +146,13 @@ class KernelBuilder {
   void Fixed(int arg, memory m) { step_.fixed_args[arg] = std::move(m); }
   // Defines slot `id` (an output) with `desc` and binds `arg` to it.
   void Write(int arg, int id, const Desc& desc);
+  // Whether the step being built may write a value in `desc` over `source`'s buffer: `source` is
+  // an activation stored in `desc` that this step reads last, and every other value sharing its
+  // buffer (an earlier in-place result, a reshape) is dead.
+  bool Overwritable(int source, const Desc& desc) const;
+  // Write, but into `source`'s buffer where Overwritable (an elementwise kernel run in place:
+  // one stream of memory traffic less, and no fresh buffer for the planner to find).
+  void WriteOver(int arg, int id, const Desc& desc, int source);
   // `id` shares the buffer of `source` (which must outlive nothing it is read after).
   void Alias(int id, int source, const Desc& desc);
   // `id` (already defined) lives `offset` bytes into `container`'s buffer.

@@ -166,6 +166,7 @@ class DnnlBackend : public Backend {
     stats.steps = static_cast<int>(d.steps.size());
     stats.reorders = d.reorders;
     stats.weight_bytes = d.weight_bytes;
+    stats.in_place = d.in_place;
     auto prepared =
         DnnlPrepared::Create(std::move(graph), std::move(d), options.num_threads, stats);
     if (!prepared.ok()) return prepared.status();

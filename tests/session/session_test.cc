@@ -396,6 +396,29 @@ TEST(SessionTest, CudaBackendAndItsPrecisions) {
 using rewriter::testing::CommandResult;
 using rewriter::testing::RunCommand;
 
+// --profile-top 0 lists every step: as many step lines as the profile counts.
+TEST(VerisubRunTest, ProfileListsEveryStepOnRequest) {
+  auto r = RunCommand(std::string(VERISUB_RUN_PATH) +
+                      " data/models/squeezenet1_1.onnx --runs 1 --warmup 0 --threads 1 "
+                      "--profile 1 --profile-top 0");
+  ASSERT_EQ(r.code, 0) << r.output;
+  int steps = 0;
+  ASSERT_EQ(std::sscanf(r.output.c_str() + r.output.find("profile:  "), "profile:  %d steps",
+                        &steps),
+            1)
+      << r.output;
+  const size_t list = r.output.find("every step (ms in run, ms alone):");
+  ASSERT_NE(list, std::string::npos) << r.output;
+  int lines = 0;
+  for (size_t at = r.output.find('\n', list); at != std::string::npos;
+       at = r.output.find('\n', at + 1)) {
+    double in_run = 0, alone = 0;
+    lines += std::sscanf(r.output.c_str() + at + 1, "%lf %lf", &in_run, &alone) == 2;
+  }
+  EXPECT_GT(steps, 20);
+  EXPECT_EQ(lines, steps) << r.output;
+}
+
 TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
   auto r = RunCommand(std::string(VERISUB_RUN_PATH) +
                       " data/models/squeezenet1_1.onnx --runs 3 --warmup 1 --threads 1 --check "
@@ -405,7 +428,8 @@ TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
   // The profile: time per kind of step (convolutions first in SqueezeNet), then the costliest.
   EXPECT_NE(r.output.find("profile:  "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\n  conv2d "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("costliest steps:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("costliest steps (ms in run, ms alone):"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("check:    ok"), std::string::npos) << r.output;
   std::string last = r.output.substr(r.output.rfind("verisub-run: "));
   double median = 0, min = 0;

@@ -134,20 +134,29 @@ TEST(DnnlOpsTest, ConvBatchnormReluResidualFuseIntoOneKernel) {
 }
 
 TEST(DnnlOpsTest, ResidualAddInPlaceAndCopied) {
-  // y1 = relu(conv1(x)); y2 = conv2(y1) + y1 (y1 dies there: in place); the second add reads x,
-  // which is a graph input (copied).
+  // y1 = relu(conv1(x)); y2 = conv2b(conv2(y1)) + y1 (y1 dies there: in place, as in a ResNet
+  // block; a convolution reading y1 itself could not sum over it); the second add reads x, which
+  // is a graph input (copied).
   ModelBuilder b;
   b.Input("x", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6});
   b.RandomWeight("w1", {8, 8, 3, 3}, 1).RandomWeight("w2", {8, 8, 3, 3}, 2);
-  b.RandomWeight("w3", {8, 8, 1, 1}, 3);
+  b.RandomWeight("w2b", {8, 8, 1, 1}, 4).RandomWeight("w3", {8, 8, 1, 1}, 3);
   SetInts(b.Node("Conv", {"x", "w1"}, {"c1"}), "pads", {1, 1, 1, 1});
   b.Node("Relu", {"c1"}, {"y1"});
-  SetInts(b.Node("Conv", {"y1", "w2"}, {"c2"}), "pads", {1, 1, 1, 1});
+  SetInts(b.Node("Conv", {"y1", "w2"}, {"c2a"}), "pads", {1, 1, 1, 1});
+  b.Node("Conv", {"c2a", "w2b"}, {"c2"});
   b.Node("Add", {"c2", "y1"}, {"y2"});
   b.Node("Conv", {"y2", "w3"}, {"c3"});
   b.Node("Add", {"x", "c3"}, {"y"});
   PrepareStats s = Check(b, "residuals");
   EXPECT_EQ(s.fused_nodes, 3);
+  auto g = ImportOnnxBytes(b.Bytes(), "residuals");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (specs::Layout layout : {specs::Layout::kPlain, specs::Layout::kNCHW8c}) {
+    std::unique_ptr<PreparedModel> m = CheckInLayout(*g, layout, 3, "residuals");
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->stats().in_place, 1) << specs::LayoutName(layout);  // the first sum
+  }
 }
 
 TEST(DnnlOpsTest, Pooling) {
@@ -676,7 +685,8 @@ TEST(DnnlOpsTest, TimesNodes) {
   ASSERT_EQ(static_cast<int>(profile->size()), (*m)->stats().steps);
   int conv = 0, reference = 0;
   for (const StepProfile& p : *profile) {
-    EXPECT_GE(p.seconds, 0.0);
+    EXPECT_GT(p.seconds, 0.0) << p.name;  // timed in the run
+    EXPECT_GT(p.alone_seconds, 0.0) << p.name;
     conv += p.kind == "conv2d" && p.nodes == 2;  // conv2d and relu
     reference += p.reference && p.kind == "erf";
   }
@@ -846,6 +856,35 @@ TEST(DnnlOpsTest, DenseBlockConcatsArePrefixesOfOneBuffer) {
 // Feature maps stored channels-last (the layout DP's choice where oneDNN's convolution is faster
 // so) in a block whose concats are assigned a channel-blocked layout: each map is converted once,
 // straight into its piece of the block's buffer, and still no concat copies.
+// A standalone elementwise kernel writes over its input when nothing reads the input after it,
+// and into a buffer of its own when something does.
+TEST(DnnlOpsTest, EltwiseRunsInPlaceOverADeadInput) {
+  for (bool input_read_later : {false, true}) {
+    ModelBuilder b;
+    b.Input("x", {1, 8, 16, 16}).Output("y", {1, 8, 16, 16});
+    b.RandomWeight("w1", {64, 8, 1, 1}, 1).RandomWeight("w2", {8, 64, 1, 1}, 2);
+    b.Node("Conv", {"x", "w1"}, {"c"});
+    auto& pool = b.Node("MaxPool", {"c"}, {"t"});  // takes no post-op
+    SetInts(pool, "kernel_shape", {3, 3});
+    SetInts(pool, "pads", {1, 1, 1, 1});
+    b.Node("Sigmoid", {"t"}, {"s"});
+    if (input_read_later) {
+      b.Node("Add", {"s", "t"}, {"a"});
+      b.Node("Conv", {"a", "w2"}, {"y"});
+    } else {
+      b.Node("Conv", {"s", "w2"}, {"y"});
+    }
+    const std::string name = input_read_later ? "input read later" : "input dead";
+    auto g = ImportOnnxBytes(b.Bytes(), name);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    for (specs::Layout layout : {specs::Layout::kPlain, specs::Layout::kNCHW16c}) {
+      std::unique_ptr<PreparedModel> m = CheckInLayout(*g, layout, 5, name);
+      ASSERT_TRUE(m);
+      EXPECT_EQ(m->stats().in_place, input_read_later ? 0 : 1) << specs::LayoutName(layout);
+    }
+  }
+}
+
 TEST(DnnlOpsTest, DenseBlockConvertsPiecesIntoPlace) {
   auto g = ImportOnnxBytes(DenseBlockBytes(), "dense_block_nhwc");
   ASSERT_TRUE(g.ok()) << g.status().message();
