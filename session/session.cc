@@ -2,6 +2,7 @@
 #include "session/session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <optional>
 #include <random>
@@ -549,7 +550,7 @@ StatusOr<std::vector<runtime::HostTensor>> Session::Run(
 StatusOr<SideBySideTiming> TimeSideBySide(const std::function<Status()>& a,
                                           const std::function<Status()>& b,
                                           const SideBySideOptions& options) {
-  std::vector<double> ms[2], ratios;
+  std::vector<double> ms[2];
   double spent_ms = 0;
   int r = 0;
   for (; r < options.max_rounds && (r < options.min_rounds || spent_ms < options.budget_ms); ++r) {
@@ -568,13 +569,21 @@ StatusOr<SideBySideTiming> TimeSideBySide(const std::function<Status()>& a,
       ms[w].push_back(round_ms[w]);
       spent_ms += round_ms[w];
     }
-    ratios.push_back(round_ms[1] / std::max(round_ms[0], 1e-9));
   }
+  return SummarizeSideBySide(ms[0], ms[1]);
+}
+
+SideBySideTiming SummarizeSideBySide(const std::vector<double>& a_ms,
+                                     const std::vector<double>& b_ms) {
   SideBySideTiming t;
-  t.rounds = r;
-  if (r == 0) return t;
-  t.a_ms = Median(ms[0]);
-  t.b_ms = Median(ms[1]);
+  t.rounds = static_cast<int>(std::min(a_ms.size(), b_ms.size()));
+  if (t.rounds == 0) return t;
+  std::vector<double> ratios;
+  auto ratio = [&](int r) { return b_ms[r] / std::max(a_ms[r], 1e-9); };
+  for (int r = 0; r + 1 < t.rounds; r += 2) ratios.push_back(std::sqrt(ratio(r) * ratio(r + 1)));
+  if (ratios.empty()) ratios.push_back(ratio(0));
+  t.a_ms = Median(std::vector<double>(a_ms.begin(), a_ms.begin() + t.rounds));
+  t.b_ms = Median(std::vector<double>(b_ms.begin(), b_ms.begin() + t.rounds));
   std::sort(ratios.begin(), ratios.end());
   t.ratio_median = Median(ratios);
   t.ratio_q1 = ratios[(ratios.size() - 1) / 4];

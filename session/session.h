@@ -114,14 +114,20 @@ struct SideBySideOptions {
 };
 struct SideBySideTiming {
   double a_ms = 0, b_ms = 0;  // medians over the rounds
-  // b's time over a's, round by round: median and quartiles (paired, so drift between rounds
-  // cancels).
+  // b's time over a's: median and quartiles over pairs of rounds, each pair one round A B and
+  // one B A, its ratio the geometric mean of the two rounds' (drift between rounds cancels within
+  // a round, and what running second in a round does to a model cancels within a pair; an odd
+  // last round is left out unless it is the only one).
   double ratio_median = 0, ratio_q1 = 0, ratio_q3 = 0;
   int rounds = 0;
 };
 StatusOr<SideBySideTiming> TimeSideBySide(const std::function<Status()>& a,
                                           const std::function<Status()>& b,
                                           const SideBySideOptions& options);
+// The summary of rounds timed as TimeSideBySide times them: a_ms[r], b_ms[r] of round r, A first
+// in even rounds, B first in odd ones.
+SideBySideTiming SummarizeSideBySide(const std::vector<double>& a_ms,
+                                     const std::vector<double>& b_ms);
 
 class Session {
  public:

@@ -169,8 +169,8 @@ int main(int argc, char** argv) {
       .Bool("--check", &flags.check, "compare the outputs with the reference backend")
       .Bool("--compare-unoptimized", &flags.compare_unoptimized,
             "with --optimize: also prepare the model without it and time the two side by side "
-            "in this process (warm runs alternating, --runs rounds), printing both medians and "
-            "the paired ratio")
+            "in this process (warm runs alternating, --runs rounds rounded up to pairs A B, B A), "
+            "printing both medians and the paired ratio")
       .Int("--profile", &flags.profile, 0, 1000000,
            "after the runs, time every step this many times, in whole runs and alone, and "
            "print where the time goes (0: no profile)")
@@ -292,14 +292,17 @@ int main(int argc, char** argv) {
     if (plain.layout == "joint") plain.layout = "auto";
     auto other = Session::Create(flags.model, plain);
     if (!other.ok()) return Fail(other.status().WithContext("the model without --optimize"));
+    const int rounds = flags.runs + flags.runs % 2;  // whole pairs of rounds (A B, B A)
     auto t = TimeSideBySide([&] { return s.Run(inputs).status(); },
                             [&] { return (*other)->Run(inputs).status(); },
-                            {.min_rounds = flags.runs, .budget_ms = 0, .max_rounds = flags.runs});
+                            {.min_rounds = rounds, .budget_ms = 0, .max_rounds = rounds});
     if (!t.ok()) return Fail(t.status());
     std::printf(
         "compare:  --optimize %.3f ms, without %.3f ms (medians of %d warm runs each, "
-        "alternating); without / --optimize: median %.3f (quartiles %.3f-%.3f) speedup=%.4f\n",
-        t->a_ms, t->b_ms, t->rounds, t->ratio_median, t->ratio_q1, t->ratio_q3, t->ratio_median);
+        "alternating); without / --optimize: median %.3f (quartiles %.3f-%.3f) over %d pairs of "
+        "rounds speedup=%.4f\n",
+        t->a_ms, t->b_ms, t->rounds, t->ratio_median, t->ratio_q1, t->ratio_q3, t->rounds / 2,
+        t->ratio_median);
   }
 
   std::vector<runtime::StepProfile> steps;

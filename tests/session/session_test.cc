@@ -447,6 +447,30 @@ TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
 // --compare-unoptimized times the optimized session against one without --optimize in the same
 // process, --runs paired rounds, and prints both medians and the paired ratio; without --optimize
 // it is a usage error.
+// The paired ratio cancels an order effect: here whichever model runs second in a round is
+// 20% slower, so the ratios of single rounds swing between 0.83 and 1.2, and a median of them
+// lands on either side of 1 by chance; a pair of rounds (A B, then B A) gives 1 exactly. A real
+// difference of 10% shows through it.
+TEST(SideBySideTest, PairsOfRoundsCancelWhatRunningSecondCosts) {
+  for (double b_over_a : {1.0, 1.1}) {
+    std::vector<double> a, b;
+    for (int r = 0; r < 7; ++r) {
+      const bool a_first = r % 2 == 0;
+      const double drift = 1 + 0.05 * r;  // the machine slows down round by round
+      a.push_back(10 * drift * (a_first ? 1.0 : 1.2));
+      b.push_back(10 * b_over_a * drift * (a_first ? 1.2 : 1.0));
+    }
+    SideBySideTiming t = SummarizeSideBySide(a, b);
+    EXPECT_EQ(t.rounds, 7);
+    EXPECT_NEAR(t.ratio_median, b_over_a, 1e-9);
+    EXPECT_NEAR(t.ratio_q1, b_over_a, 1e-9);
+    EXPECT_NEAR(t.ratio_q3, b_over_a, 1e-9);
+  }
+  SideBySideTiming one = SummarizeSideBySide({10}, {12});
+  EXPECT_NEAR(one.ratio_median, 1.2, 1e-9);
+  EXPECT_EQ(SummarizeSideBySide({}, {}).rounds, 0);
+}
+
 TEST(VerisubRunTest, ComparesOptimizedAndUnoptimizedSideBySide) {
   auto r = RunCommand(std::string(VERISUB_RUN_PATH) +
                       " data/models/squeezenet1_1.onnx --optimize --cost analytic --cost-cache none"
@@ -455,15 +479,16 @@ TEST(VerisubRunTest, ComparesOptimizedAndUnoptimizedSideBySide) {
   const size_t at = r.output.find("compare:  --optimize ");
   ASSERT_NE(at, std::string::npos) << r.output;
   double opt_ms = 0, without_ms = 0, median = 0, q1 = 0, q3 = 0, speedup = 0;
-  int rounds = 0;
+  int rounds = 0, pairs = 0;
   ASSERT_EQ(std::sscanf(r.output.c_str() + at,
                         "compare:  --optimize %lf ms, without %lf ms (medians of %d warm runs "
                         "each, alternating); without / --optimize: median %lf (quartiles "
-                        "%lf-%lf) speedup=%lf",
-                        &opt_ms, &without_ms, &rounds, &median, &q1, &q3, &speedup),
-            7)
+                        "%lf-%lf) over %d pairs of rounds speedup=%lf",
+                        &opt_ms, &without_ms, &rounds, &median, &q1, &q3, &pairs, &speedup),
+            8)
       << r.output.substr(at);
-  EXPECT_EQ(rounds, 3);
+  EXPECT_EQ(rounds, 4);  // --runs 3 rounded up to whole pairs
+  EXPECT_EQ(pairs, 2);
   EXPECT_GT(opt_ms, 0);
   EXPECT_GT(without_ms, 0);
   EXPECT_LE(q1, median);
