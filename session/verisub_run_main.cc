@@ -169,8 +169,9 @@ int main(int argc, char** argv) {
       .Bool("--check", &flags.check, "compare the outputs with the reference backend")
       .Bool("--compare-unoptimized", &flags.compare_unoptimized,
             "with --optimize: also prepare the model without it and time the two side by side "
-            "in this process (warm runs alternating, --runs rounds rounded up to pairs A B, B A), "
-            "printing both medians and the paired ratio")
+            "in this process (warm runs alternating in pairs of rounds A B, B A: at least --runs "
+            "rounds, more until 2 s of runs, at most 200), printing both medians and the paired "
+            "ratio")
       .Int("--profile", &flags.profile, 0, 1000000,
            "after the runs, time every step this many times, in whole runs and alone, and "
            "print where the time goes (0: no profile)")
@@ -292,10 +293,14 @@ int main(int argc, char** argv) {
     if (plain.layout == "joint") plain.layout = "auto";
     auto other = Session::Create(flags.model, plain);
     if (!other.ok()) return Fail(other.status().WithContext("the model without --optimize"));
-    const int rounds = flags.runs + flags.runs % 2;  // whole pairs of rounds (A B, B A)
+    // At least --runs rounds, rounded up to whole pairs (A B, B A), and more until 2 s of timed
+    // runs: two prepared copies of a large model settle over the first seconds (AlexNet's paired
+    // ratio 0.90-0.97 over 6 rounds, 0.99-1.01 over 30-100, the same graph on both sides).
+    const int rounds = flags.runs + flags.runs % 2;
     auto t = TimeSideBySide([&] { return s.Run(inputs).status(); },
                             [&] { return (*other)->Run(inputs).status(); },
-                            {.min_rounds = rounds, .budget_ms = 0, .max_rounds = rounds});
+                            {.min_rounds = rounds, .budget_ms = 2000,
+                             .max_rounds = std::max(rounds, 200)});
     if (!t.ok()) return Fail(t.status());
     std::printf(
         "compare:  --optimize %.3f ms, without %.3f ms (medians of %d warm runs each, "

@@ -487,8 +487,10 @@ TEST(VerisubRunTest, ComparesOptimizedAndUnoptimizedSideBySide) {
                         &opt_ms, &without_ms, &rounds, &median, &q1, &q3, &pairs, &speedup),
             8)
       << r.output.substr(at);
-  EXPECT_EQ(rounds, 4);  // --runs 3 rounded up to whole pairs
-  EXPECT_EQ(pairs, 2);
+  // --runs 3 rounded up to whole pairs, then more until 2 s of runs (SqueezeNet: the cap).
+  EXPECT_GE(rounds, 4);
+  EXPECT_LE(rounds, 200);
+  EXPECT_EQ(pairs, rounds / 2);
   EXPECT_GT(opt_ms, 0);
   EXPECT_GT(without_ms, 0);
   EXPECT_LE(q1, median);
