@@ -1,6 +1,10 @@
 // Import helpers shared by the elementwise operators' files.
 #include "runtime/onnx_ops/elementwise_import.h"
 
+#include <algorithm>
+
+#include "specs/ops/reshape.h"
+
 namespace verisub::runtime {
 
 using specs::OpKind;
@@ -27,13 +31,39 @@ void ImportBroadcastBinary(ImportContext& c, bool add) {
     if (!add && CountElements(o.dims) == 1)
       return c.Add(OpKind::kSmul, Defaults(OpKind::kSmul),
                    {c.InId(side), c.Reshaped(c.InId(1 - side), {})}, {c.Out(0)});
+    if (aligned == y.dims) {
+      OpKind k = add ? OpKind::kEwAdd : OpKind::kEwMul;
+      return c.Add(k, Defaults(k), {c.InId(side), c.Reshaped(c.InId(1 - side), y.dims)},
+                   {c.Out(0)});
+    }
     int axis = -1, count = 0;
     for (size_t d = 0; d < aligned.size(); ++d)
       if (aligned[d] != 1) axis = static_cast<int>(d), ++count;
-    if (count != 1 || aligned[axis] != y.dims[axis]) continue;
-    const int v = c.AsVector(c.InId(1 - side), y.dims[axis]);
-    return add ? c.AddBias(c.InId(side), v, axis, c.Out(0))
-               : c.AddChannelScale(c.InId(side), v, axis, c.Out(0));
+    if (count == 1 && aligned[axis] == y.dims[axis]) {
+      const int v = c.AsVector(c.InId(1 - side), y.dims[axis]);
+      return add ? c.AddBias(c.InId(side), v, axis, c.Out(0))
+                 : c.AddChannelScale(c.InId(side), v, axis, c.Out(0));
+    }
+    // Repeated along leading axes only: ones, then exactly y's trailing dimensions.
+    size_t lead = 0;
+    while (lead < aligned.size() && aligned[lead] == 1) ++lead;
+    if (lead == 0 || lead == aligned.size() ||
+        !std::equal(aligned.begin() + static_cast<std::ptrdiff_t>(lead), aligned.end(),
+                                 y.dims.begin() + static_cast<std::ptrdiff_t>(lead)))
+      continue;
+    int64_t rows = 1, cols = 1;
+    for (size_t d = 0; d < y.dims.size(); ++d) (d < lead ? rows : cols) *= y.dims[d];
+    const int rows_view = c.Reshaped(c.InId(side), {rows, cols});
+    const int v = c.AsVector(c.InId(1 - side), cols);
+    const int sum = c.NewValue(y.elem_type);
+    if (add)
+      c.AddBias(rows_view, v, 1, sum);
+    else
+      c.AddChannelScale(rows_view, v, 1, sum);
+    specs::Params p = Defaults(OpKind::kReshape);
+    p[specs::ops::kReshapeShape] = static_cast<int64_t>(y.dims.size());
+    for (size_t d = 0; d < y.dims.size(); ++d) p[specs::ops::kReshapeShape + 1 + d] = y.dims[d];
+    return c.Add(OpKind::kReshape, p, {sum}, {c.Out(0)});
   }
   c.Fail();
 }

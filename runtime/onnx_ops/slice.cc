@@ -1,5 +1,7 @@
-// slice in ONNX: a Slice of one axis with unit step and constant bounds (ShuffleNet's channel
-// split); written back as Slice (bounds as inputs from opset 10, as attributes before).
+// slice in ONNX: a Slice with unit steps and constant bounds (ShuffleNet's channel split; a
+// window padding cut back off, one slice per axis it narrows), and a Gather of one constant index (a transformer's q, k, v = qkv[0], qkv[1], qkv[2])
+// as a slice of that index and a reshape dropping its axis; written back as Slice (bounds as
+// inputs from opset 10, as attributes before).
 #include "specs/ops/slice.h"
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/import_context.h"
 #include "runtime/onnx_ops/op_table.h"
+#include "specs/ops/reshape.h"
 
 namespace verisub::runtime {
 namespace {
@@ -16,49 +19,98 @@ namespace {
 using specs::OpKind;
 namespace ops = specs::ops;
 
-// The one value of constant integer input k; an absent input gives `absent`; nullopt when the
-// input is computed at run time or holds other than one element.
-std::optional<int64_t> OneConstantInt(const ImportContext& c, size_t k,
-                                      std::optional<int64_t> absent) {
+// The values of constant integer input k; an absent input gives `absent`; nullopt when the input
+// is computed at run time.
+std::optional<std::vector<int64_t>> ConstantInts(const ImportContext& c, size_t k,
+                                                 std::optional<std::vector<int64_t>> absent) {
   if (!c.Present(k)) return absent;
   const Value& v = c.In(k);
   if (!v.constant || !IsIntegerType(v.constant->elem_type)) return std::nullopt;
-  std::vector<int64_t> ints = v.constant->ToInts();
-  if (ints.size() != 1) return std::nullopt;
-  return ints[0];
+  return v.constant->ToInts();
 }
 
+// A Slice with constant bounds and unit steps, of one axis or several: one slice per axis it
+// narrows, chained (an axis it keeps whole needs none).
 void ImportSlice(ImportContext& c) {
   if (!c.InputsFloatStatic(1) || c.SingleOutput() == kNoValue) return c.Fail();
-  const int64_t rank = static_cast<int64_t>(c.In(0).dims.size());
-  std::optional<int64_t> start, end, axis;
+  const std::vector<int64_t>& xd = c.In(0).dims;
+  const int64_t rank = static_cast<int64_t>(xd.size());
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
   if (c.attrs().opset() < 10) {
-    std::vector<int64_t> s = c.attrs().AttrInts("starts"), e = c.attrs().AttrInts("ends"),
-                         a = c.attrs().AttrInts("axes");
-    if (s.size() != 1 || e.size() != 1 || a.size() > 1) return c.Fail();
-    start = s[0];
-    end = e[0];
-    axis = a.empty() ? 0 : a[0];
+    starts = c.attrs().AttrInts("starts");
+    ends = c.attrs().AttrInts("ends");
+    axes = c.attrs().AttrInts("axes");
+    if (axes->empty()) axes.reset();
   } else {
-    start = OneConstantInt(c, 1, std::nullopt);
-    end = OneConstantInt(c, 2, std::nullopt);
-    axis = OneConstantInt(c, 3, 0);
-    std::optional<int64_t> step = OneConstantInt(c, 4, 1);
-    if (!step || *step != 1) return c.Fail();
+    starts = ConstantInts(c, 1, std::nullopt);
+    ends = ConstantInts(c, 2, std::nullopt);
+    axes = ConstantInts(c, 3, std::vector<int64_t>());
+    steps = ConstantInts(c, 4, std::vector<int64_t>());
+    if (!axes || !steps) return c.Fail();
+    if (axes->empty()) axes.reset();
   }
-  if (!start || !end || !axis) return c.Fail();
-  auto a = NormalizeAxis(*axis, rank, "Slice");
-  if (!a.ok()) return c.Fail();
-  // ONNX's bounds: negative counts from the end, then clamped to the dimension.
-  const int64_t dim = c.In(0).dims[*a];
-  auto clamp = [dim](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
-  const int64_t s = clamp(*start), e = clamp(*end);
-  if (s >= e) return c.Fail();
+  if (!starts || !ends || starts->size() != ends->size() || starts->empty()) return c.Fail();
+  const size_t n = starts->size();
+  if (!axes) {
+    axes.emplace();
+    for (size_t k = 0; k < n; ++k) axes->push_back(static_cast<int64_t>(k));
+  }
+  if (axes->size() != n || (steps && !steps->empty() && steps->size() != n)) return c.Fail();
+  struct Cut {
+    int64_t axis, start, end;
+  };
+  std::vector<Cut> cuts;
+  std::vector<bool> seen(rank, false);
+  for (size_t k = 0; k < n; ++k) {
+    if (steps && !steps->empty() && (*steps)[k] != 1) return c.Fail();
+    auto a = NormalizeAxis((*axes)[k], rank, "Slice");
+    if (!a.ok() || seen[*a]) return c.Fail();
+    seen[*a] = true;
+    // ONNX's bounds: negative counts from the end, then clamped to the dimension.
+    const int64_t dim = xd[*a];
+    auto clamp = [dim](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
+    const int64_t s = clamp((*starts)[k]), e = clamp((*ends)[k]);
+    if (s >= e) return c.Fail();
+    if (s > 0 || e < dim || (k + 1 == n && cuts.empty())) cuts.push_back({*a, s, e});
+  }
+  int x = c.InId(0);
+  for (size_t k = 0; k < cuts.size(); ++k) {
+    specs::Params p = Defaults(OpKind::kSlice);
+    p[ops::kSliceAxis] = cuts[k].axis;
+    p[ops::kSliceStart] = cuts[k].start;
+    p[ops::kSliceEnd] = cuts[k].end;
+    const int y = k + 1 == cuts.size() ? c.Out(0) : c.NewValue(c.In(0).elem_type);
+    c.Add(OpKind::kSlice, p, {x}, {y});
+    x = y;
+  }
+}
+
+// Gather(x, i) with i one constant integer: x's sub-tensor at index i of `axis`, without that axis
+// when i is a scalar, with it (of extent 1) when i has shape [1].
+void ImportGather(ImportContext& c) {
+  if (!c.InputsFloatStatic(1) || !c.Present(1) || c.SingleOutput() == kNoValue) return c.Fail();
+  const Value& index = c.In(1);
+  if (!index.constant || !IsIntegerType(index.constant->elem_type) ||
+      index.constant->NumElements() != 1 || index.dims.size() > 1)
+    return c.Fail();
+  const std::vector<int64_t>& xd = c.In(0).dims;
+  auto axis = NormalizeAxis(c.attrs().AttrInt("axis", 0), static_cast<int64_t>(xd.size()), "Gather");
+  if (!axis.ok()) return c.Fail();
+  int64_t i = index.constant->IntAt(0);
+  if (i < 0) i += xd[*axis];
+  if (i < 0 || i >= xd[*axis]) return c.Fail();
   specs::Params p = Defaults(OpKind::kSlice);
-  p[ops::kSliceAxis] = *a;
-  p[ops::kSliceStart] = s;
-  p[ops::kSliceEnd] = e;
-  c.Add(OpKind::kSlice, p, {c.InId(0)}, {c.Out(0)});
+  p[ops::kSliceAxis] = *axis;
+  p[ops::kSliceStart] = i;
+  p[ops::kSliceEnd] = i + 1;
+  if (index.dims.size() == 1) return c.Add(OpKind::kSlice, p, {c.InId(0)}, {c.Out(0)});
+  const int row = c.NewValue(c.In(0).elem_type);
+  c.Add(OpKind::kSlice, p, {c.InId(0)}, {row});
+  const std::vector<int64_t>& yd = c.OutValue(0).dims;
+  specs::Params r = Defaults(OpKind::kReshape);
+  r[ops::kReshapeShape] = static_cast<int64_t>(yd.size());
+  for (size_t d = 0; d < yd.size(); ++d) r[ops::kReshapeShape + 1 + d] = yd[d];
+  c.Add(OpKind::kReshape, r, {row}, {c.Out(0)});
 }
 
 Status ExportSlice(ExportContext& c, const Node& n) {
@@ -83,6 +135,7 @@ Status ExportSlice(ExportContext& c, const Node& n) {
 
 void RegisterSlice(OnnxOpTable* table) {
   table->AddImport("Slice", ImportSlice);
+  table->AddImport("Gather", ImportGather);
   table->SetExport(OpKind::kSlice, ExportSlice);
 }
 

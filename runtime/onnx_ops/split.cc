@@ -1,11 +1,13 @@
 // split in ONNX: a two-way Split whose first part matches the input's concat history; written
-// back as Split (sizes as an input from opset 13, as an attribute before).
+// back as Split (sizes as an input from opset 13, as an attribute before). Any other Split of
+// static parts becomes one slice per part.
 #include "specs/ops/split.h"
 
 #include "onnx/onnx_pb.h"
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/import_context.h"
 #include "runtime/onnx_ops/op_table.h"
+#include "specs/ops/slice.h"
 
 namespace verisub::runtime {
 namespace {
@@ -15,20 +17,36 @@ namespace ops = specs::ops;
 
 void ImportSplit(ImportContext& c) {
   const Node& n = c.node();
-  if (!c.InputsFloatStatic(1) || n.outputs.size() != 2 || n.outputs[0] == kNoValue ||
-      n.outputs[1] == kNoValue)
-    return c.Fail();
+  if (!c.InputsFloatStatic(1) || n.outputs.empty()) return c.Fail();
+  for (int v : n.outputs)
+    if (v == kNoValue) return c.Fail();
   const Value& x = c.In(0);
   auto axis =
       NormalizeAxis(c.attrs().AttrInt("axis", 0), static_cast<int64_t>(x.dims.size()), "Split");
   if (!axis.ok()) return c.Fail();
+  // The output shapes from ONNX shape inference already reflect the requested sizes (an
+  // attribute, a sizes input, or equal parts).
   const specs::SplitTree& tree = x.spec_type->trees[*axis];
-  int64_t first = c.OutValue(0).dims[*axis];
-  // The output shapes from ONNX shape inference already reflect the requested sizes.
-  if (!tree || tree->conflict || tree->left_size != first) return c.Fail();
-  specs::Params p = Defaults(OpKind::kSplit);
-  p[ops::kSplitAxis] = *axis;
-  c.Add(OpKind::kSplit, p, {c.InId(0)}, {c.Out(0), c.Out(1)});
+  if (n.outputs.size() == 2 && tree && !tree->conflict &&
+      tree->left_size == c.OutValue(0).dims[*axis]) {
+    specs::Params p = Defaults(OpKind::kSplit);
+    p[ops::kSplitAxis] = *axis;
+    return c.Add(OpKind::kSplit, p, {c.InId(0)}, {c.Out(0), c.Out(1)});
+  }
+  // Without that history (a GPT block's fused q, k, v projection split three ways): one slice
+  // per part.
+  int64_t start = 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    const int64_t size = c.OutValue(k).dims[*axis];
+    if (size <= 0) return c.Fail();
+    specs::Params p = Defaults(OpKind::kSlice);
+    p[ops::kSliceAxis] = *axis;
+    p[ops::kSliceStart] = start;
+    p[ops::kSliceEnd] = start + size;
+    c.Add(OpKind::kSlice, p, {c.InId(0)}, {c.Out(k)});
+    start += size;
+  }
+  if (start != x.dims[*axis]) c.Fail();
 }
 
 Status ExportSplit(ExportContext& c, const Node& n) {

@@ -114,7 +114,27 @@ TEST(OpMappingTest, AddAndMulMapByShape) {
   Graph last = ImportChecked(BinaryModel("Mul", {5}, true));
   ASSERT_EQ(CountKind(last, "channel_scale"), 1);
   EXPECT_EQ(last.node(0).params[0], 3);
-  // General broadcasting is not a spec operator.
+  // Equal once given leading ones: ewadd with the operand viewed in the output's shape.
+  {
+    ModelBuilder b;
+    b.Input("a", {1, 3, 4}).Input("b", {3, 4}).Output("y", {1, 3, 4});
+    b.Node("Add", {"a", "b"}, {"y"});
+    Graph g = ImportChecked(b.Bytes());
+    EXPECT_EQ(CountKind(g, "ewadd"), 1);
+    EXPECT_EQ(CountKind(g, "onnx:Add"), 0);
+  }
+  // Repeated along the leading axes only (Swin's relative position bias over its windows): a
+  // bias_add (channel_scale) along the last axis of a [2, 60] view, reshaped back; the constant
+  // viewed as [60], an activation operand through a reshape.
+  for (bool weight : {true, false}) {
+    Graph rel = ImportChecked(BinaryModel("Add", {1, 3, 4, 5}, weight));
+    EXPECT_EQ(CountKind(rel, "bias_add"), 1) << weight;
+    EXPECT_EQ(CountKind(rel, "onnx:Add"), 0) << weight;
+    EXPECT_EQ(CountKind(rel, "reshape"), weight ? 2 : 3) << weight;
+    Graph gate = ImportChecked(BinaryModel("Mul", {4, 5}, weight));
+    EXPECT_EQ(CountKind(gate, "channel_scale"), 1) << weight;
+  }
+  // Other broadcasting is not a spec operator.
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1, 3, 1, 5}, true)), "onnx:Add"), 1);
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {1, 3, 1, 5}, true)), "onnx:Mul"), 1);
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1}, true)), "onnx:Add"), 1);
@@ -181,7 +201,7 @@ TEST(OpMappingTest, ConcatChainsAndSplitFollowsTheConcatHistory) {
   EXPECT_EQ(CountKind(g, "concat"), 2);
   EXPECT_EQ(CountKind(g, "split"), 1);
 
-  // Sizes that do not undo the last concat: opaque.
+  // Sizes that do not undo the last concat: a slice per part.
   ModelBuilder o;
   o.Input("a", {1, 2, 3}).Input("c", {1, 3, 3}).Output("s0", {1, 1, 3}).Output("s1", {1, 4, 3});
   SetInt(o.Node("Concat", {"a", "c"}, {"cat"}, "cat"), "axis", 1);
@@ -189,7 +209,17 @@ TEST(OpMappingTest, ConcatChainsAndSplitFollowsTheConcatHistory) {
   o.Int64Weight("sizes", {1, 4});
   Graph h = ImportChecked(o.Bytes());
   EXPECT_EQ(CountKind(h, "concat"), 1);
-  EXPECT_EQ(CountKind(h, "onnx:Split"), 1);
+  EXPECT_EQ(CountKind(h, "slice"), 2);
+  EXPECT_EQ(CountKind(h, "onnx:Split"), 0);
+
+  // A three-way split with no concat history (a fused q, k, v projection), equal parts from the
+  // number of outputs: three slices.
+  ModelBuilder qkv;
+  qkv.Input("x", {1, 4, 9}).Output("q", {1, 4, 3}).Output("k", {1, 4, 3}).Output("v", {1, 4, 3});
+  SetInt(qkv.Node("Split", {"x"}, {"q", "k", "v"}, "split"), "axis", 2);
+  Graph three = ImportChecked(qkv.Bytes());
+  EXPECT_EQ(CountKind(three, "slice"), 3);
+  EXPECT_EQ(CountKind(three, "onnx:Split"), 0);
 }
 
 TEST(OpMappingTest, IdentityIsRemovedAndOutputNamesSurvive) {
