@@ -1,5 +1,6 @@
-// slice in ONNX: a Slice with unit steps and constant bounds (ShuffleNet's channel split; a
-// window padding cut back off, one slice per axis it narrows), and a Gather of one constant index (a transformer's q, k, v = qkv[0], qkv[1], qkv[2])
+// slice in ONNX: a Slice with constant bounds (ShuffleNet's channel split; a window padding cut
+// back off, one slice per axis it narrows; a strided patch merging through a reshaped view), and
+// a Gather of one constant index (a transformer's q, k, v = qkv[0], qkv[1], qkv[2])
 // as a slice of that index and a reshape dropping its axis; written back as Slice (bounds as
 // inputs from opset 10, as attributes before).
 #include "specs/ops/slice.h"
@@ -29,8 +30,9 @@ std::optional<std::vector<int64_t>> ConstantInts(const ImportContext& c, size_t 
   return v.constant->ToInts();
 }
 
-// A Slice with constant bounds and unit steps, of one axis or several: one slice per axis it
-// narrows, chained (an axis it keeps whole needs none).
+// A Slice with constant bounds and positive steps, of one axis or several: one slice per axis it
+// narrows, chained (an axis it keeps whole needs none); a step that divides its axis through a
+// reshaped view (below).
 void ImportSlice(ImportContext& c) {
   if (!c.InputsFloatStatic(1) || c.SingleOutput() == kNoValue) return c.Fail();
   const std::vector<int64_t>& xd = c.In(0).dims;
@@ -56,33 +58,78 @@ void ImportSlice(ImportContext& c) {
     for (size_t k = 0; k < n; ++k) axes->push_back(static_cast<int64_t>(k));
   }
   if (axes->size() != n || (steps && !steps->empty() && steps->size() != n)) return c.Fail();
+  // Per axis (in x's order): the range kept and the step.
   struct Cut {
-    int64_t axis, start, end;
+    int64_t start, end, step;
   };
-  std::vector<Cut> cuts;
-  std::vector<bool> seen(rank, false);
+  std::vector<std::optional<Cut>> cut(rank);
   for (size_t k = 0; k < n; ++k) {
-    if (steps && !steps->empty() && (*steps)[k] != 1) return c.Fail();
+    const int64_t step = steps && !steps->empty() ? (*steps)[k] : 1;
+    if (step < 1) return c.Fail();
     auto a = NormalizeAxis((*axes)[k], rank, "Slice");
-    if (!a.ok() || seen[*a]) return c.Fail();
-    seen[*a] = true;
+    if (!a.ok() || cut[*a]) return c.Fail();
     // ONNX's bounds: negative counts from the end, then clamped to the dimension.
     const int64_t dim = xd[*a];
     auto clamp = [dim](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
     const int64_t s = clamp((*starts)[k]), e = clamp((*ends)[k]);
     if (s >= e) return c.Fail();
-    if (s > 0 || e < dim || (k + 1 == n && cuts.empty())) cuts.push_back({*a, s, e});
+    cut[*a] = Cut{s, e, step};
   }
-  int x = c.InId(0);
-  for (size_t k = 0; k < cuts.size(); ++k) {
+  // A step s on an axis of n = q * s elements: the axis viewed as [q, s], the element of the
+  // stride picked on the second and the range of strides kept on the first (Swin's patch
+  // merging, x[:, 0::2, 1::2, :]); x is reshaped to that view first and back at the end.
+  std::vector<int64_t> view;
+  std::vector<int64_t> at(rank);  // x's axis d is axis at[d] of the view
+  bool strided = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    at[d] = static_cast<int64_t>(view.size());
+    if (cut[d] && cut[d]->step > 1) {
+      if (xd[d] % cut[d]->step != 0) return c.Fail();
+      view.push_back(xd[d] / cut[d]->step);
+      view.push_back(cut[d]->step);
+      strided = true;
+    } else {
+      view.push_back(xd[d]);
+    }
+  }
+  if (view.size() > static_cast<size_t>(specs::kMaxRank)) return c.Fail();
+  struct Piece {
+    int64_t axis, start, end;
+  };
+  std::vector<Piece> pieces;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!cut[d]) continue;
+    const Cut& k = *cut[d];
+    if (k.step == 1) {
+      if (k.start > 0 || k.end < xd[d]) pieces.push_back({at[d], k.start, k.end});
+      continue;
+    }
+    const int64_t r = k.start % k.step, q0 = k.start / k.step,
+                  q1 = (k.end - r + k.step - 1) / k.step;
+    pieces.push_back({at[d] + 1, r, r + 1});
+    if (q0 > 0 || q1 < view[at[d]]) pieces.push_back({at[d], q0, q1});
+  }
+  if (pieces.empty()) {  // the whole tensor: one slice of its full range keeps the node mapped
+    for (int64_t d = 0; d < rank && pieces.empty(); ++d)
+      if (cut[d]) pieces.push_back({at[d], 0, xd[d]});
+  }
+  int x = strided ? c.Reshaped(c.InId(0), view) : c.InId(0);
+  for (size_t k = 0; k < pieces.size(); ++k) {
     specs::Params p = Defaults(OpKind::kSlice);
-    p[ops::kSliceAxis] = cuts[k].axis;
-    p[ops::kSliceStart] = cuts[k].start;
-    p[ops::kSliceEnd] = cuts[k].end;
-    const int y = k + 1 == cuts.size() ? c.Out(0) : c.NewValue(c.In(0).elem_type);
+    p[ops::kSliceAxis] = pieces[k].axis;
+    p[ops::kSliceStart] = pieces[k].start;
+    p[ops::kSliceEnd] = pieces[k].end;
+    const bool last = k + 1 == pieces.size() && !strided;
+    const int y = last ? c.Out(0) : c.NewValue(c.In(0).elem_type);
     c.Add(OpKind::kSlice, p, {x}, {y});
     x = y;
   }
+  if (!strided) return;
+  const std::vector<int64_t>& yd = c.OutValue(0).dims;
+  specs::Params r = Defaults(OpKind::kReshape);
+  r[ops::kReshapeShape] = static_cast<int64_t>(yd.size());
+  for (size_t d = 0; d < yd.size(); ++d) r[ops::kReshapeShape + 1 + d] = yd[d];
+  c.Add(OpKind::kReshape, r, {x}, {c.Out(0)});
 }
 
 // Gather(x, i) with i one constant integer: x's sub-tensor at index i of `axis`, without that axis

@@ -391,17 +391,40 @@ TEST(CanonicalizeTest, GatherOfOneConstantIndexBecomesSlice) {
   EXPECT_EQ(CountKind(g, "onnx:Gather"), 1);
 }
 
-// Must not fire: a step other than 1, bounds computed at run time, an empty range. Each stays
-// an opaque Slice (and still runs). A slice of two axes at once (a window padding cut back off)
-// becomes two slices.
-TEST(CanonicalizeTest, SlicesWithStepsDynamicBoundsOrEmptyRangesStay) {
+// Swin's patch merging, x[:, 0::2, 1::2, :] and its three siblings: a step that divides its
+// axis views the axis as [strides, step], picks one element of each stride, keeps a range of
+// strides, and reshapes back; a start past the first stride, a range of strides, a step of 3.
+TEST(CanonicalizeTest, StridedSlicesGoThroughAView) {
+  ModelBuilder b;
+  b.Input("x", {1, 4, 6, 3});
+  b.Output("even_odd", {1, 2, 3, 3}).Output("odd_even", {1, 2, 3, 3});
+  b.Output("inner", {1, 4, 2, 3}).Output("thirds", {1, 4, 2, 3});
+  b.Int64Weight("hw", {1, 2}).Int64Weight("big2", {100, 100}).Int64Weight("twos", {2, 2});
+  b.Int64Weight("s01", {0, 1}).Int64Weight("s10", {1, 0});
+  b.Int64Weight("w", {2}).Int64Weight("two", {2}).Int64Weight("six", {6}).Int64Weight("three", {3});
+  b.Int64Weight("zero", {0});
+  b.Node("Slice", {"x", "s01", "big2", "hw", "twos"}, {"even_odd"});
+  b.Node("Slice", {"x", "s10", "big2", "hw", "twos"}, {"odd_even"});
+  b.Node("Slice", {"x", "two", "six", "w", "two"}, {"inner"});  // W: 2, 4
+  b.Node("Slice", {"x", "zero", "six", "w", "three"}, {"thirds"});  // W: 0, 3
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "onnx:Slice"), 0);
+  // even_odd: 2 picks; odd_even: 2 picks; inner: a pick and a range of strides; thirds: a pick.
+  EXPECT_EQ(CountKind(g, "slice"), 7);
+  EXPECT_EQ(CountKind(g, "reshape"), 8);  // a view and back for each
+}
+
+// Must not fire: a step that does not divide its axis, bounds computed at run time, an empty
+// range. Each stays an opaque Slice (and still runs). A slice of two axes at once (a window
+// padding cut back off) becomes two slices.
+TEST(CanonicalizeTest, SlicesWithUnevenStepsDynamicBoundsOrEmptyRangesStay) {
   ModelBuilder b;
   b.Input("x", {2, 8}).Input("n", {1}, kInt64);
-  b.Output("stepped", {2, 4}).Output("dynamic", {2, 8}).Output("both", {1, 4});
+  b.Output("stepped", {2, 3}).Output("dynamic", {2, 8}).Output("both", {1, 4});
   b.Int64Weight("zero", {0}).Int64Weight("big", {8}).Int64Weight("axis", {1});
-  b.Int64Weight("two", {2}).Int64Weight("zeros", {0, 0}).Int64Weight("ends2", {1, 4});
+  b.Int64Weight("three", {3}).Int64Weight("zeros", {0, 0}).Int64Weight("ends2", {1, 4});
   b.Int64Weight("axes2", {0, 1});
-  b.Node("Slice", {"x", "zero", "big", "axis", "two"}, {"stepped"});
+  b.Node("Slice", {"x", "zero", "big", "axis", "three"}, {"stepped"});
   b.Node("Slice", {"x", "zero", "n", "axis"}, {"dynamic"});
   b.Node("Slice", {"x", "zeros", "ends2", "axes2"}, {"both"});
   b.Output("empty", {2, 0});
