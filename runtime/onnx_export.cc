@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -260,8 +261,10 @@ std::string FieldHeader(int field, uint64_t length) {
 // initializers (5), then each initializer as its fields but the raw data (9), then the raw data.
 // Protobuf parsers accept fields in any order, and re-serializing what they parse gives exactly
 // SerializeToString of the model with its data (the test checks it).
+// `total` (when given) hears the serialized size before the first piece is written.
 Status WriteModel(onnx::ModelProto model, const DeferredData& deferred,
-                  const base::PieceWriter& write) {
+                  const base::PieceWriter& write,
+                  const std::function<Status(uint64_t bytes)>& total = nullptr) {
   std::unique_ptr<onnx::GraphProto> graph(model.release_graph());
   google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
   initializers.Swap(graph->mutable_initializer());
@@ -289,8 +292,10 @@ Status WriteModel(onnx::ModelProto model, const DeferredData& deferred,
     return FailedPrecondition("the model has " + std::to_string(head.size() + graph_bytes) +
                               " bytes, over protobuf's 2 GiB: write it with its weights as "
                               "external data (ExportFileOptions::max_inline_bytes)");
+  const std::string graph_header = FieldHeader(7, graph_bytes);
+  if (total) VERISUB_RETURN_IF_ERROR(total(head.size() + graph_header.size() + graph_bytes));
   VERISUB_RETURN_IF_ERROR(write(head));
-  VERISUB_RETURN_IF_ERROR(write(FieldHeader(7, graph_bytes)));
+  VERISUB_RETURN_IF_ERROR(write(graph_header));
   VERISUB_RETURN_IF_ERROR(write(graph->SerializeAsString()));
   std::string scratch;
   for (size_t i = 0; i < n; ++i) {
@@ -382,6 +387,35 @@ Status ExportOnnxFile(const Graph& g, const std::string& path, const ExportFileO
       return WriteModel(std::move(model), deferred, write).WithContext(path);
     });
   return WriteWithExternalData(std::move(model), deferred, path);
+}
+
+Status ExportOnnxToBuffer(const Graph& g,
+                          const std::function<StatusOr<char*>(uint64_t bytes)>& allocate) {
+  onnx::ModelProto model;
+  DeferredData deferred;
+  VERISUB_RETURN_IF_ERROR(ExportModel(g, &model, &deferred));
+  char* out = nullptr;
+  uint64_t size = 0, at = 0;
+  VERISUB_RETURN_IF_ERROR(WriteModel(
+      std::move(model), deferred,
+      [&](std::string_view piece) -> Status {
+        if (piece.size() > size - at)
+          return InternalError("export: the model's pieces outgrew its computed size");
+        std::memcpy(out + at, piece.data(), piece.size());
+        at += piece.size();
+        return Status::Ok();
+      },
+      [&](uint64_t bytes) -> Status {
+        auto buffer = allocate(bytes);
+        if (!buffer.ok()) return buffer.status();
+        out = *buffer;
+        size = bytes;
+        return Status::Ok();
+      }));
+  if (at != size)
+    return InternalError("export: " + std::to_string(at) + " bytes written of " +
+                         std::to_string(size));
+  return Status::Ok();
 }
 
 }  // namespace verisub::runtime

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "runtime/graph.h"
@@ -31,5 +32,11 @@ struct ExportFileOptions {
 // written (the same way) before the model.
 Status ExportOnnxFile(const Graph& g, const std::string& path,
                       const ExportFileOptions& options = {});
+
+// The serialized model, as ExportOnnxFile writes a model under 2 GiB, into a buffer of exactly
+// its size that `allocate` returns (the Python module's bytes object): the weights are copied
+// once, straight from the graph's tensors, with no ModelProto or string holding them between.
+Status ExportOnnxToBuffer(const Graph& g,
+                          const std::function<StatusOr<char*>(uint64_t bytes)>& allocate);
 
 }  // namespace verisub::runtime

@@ -12,19 +12,31 @@ namespace verisub {
 StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
                                             const ModelOptimizeOptions& options,
                                             const std::string& model) {
+  return OptimizeModel([&graph]() -> StatusOr<runtime::Graph> { return std::move(graph); },
+                       options, model);
+}
+
+StatusOr<ModelOptimizeResult> OptimizeModel(const std::function<StatusOr<runtime::Graph>()>& import,
+                                            const ModelOptimizeOptions& options,
+                                            const std::string& model) {
   if (options.layout != "dp" && options.layout != "plain")
     return InvalidArgument("layout '" + options.layout + "': dp or plain");
   ModelOptimizeResult out;
   out.rules_path = options.rules_path.empty() ? rewriter::FindDefaultRules() : options.rules_path;
   rewriter::RuleSetOptions rule_options;
   rule_options.proved_only = !options.allow_unproved;
-  auto loaded = rewriter::LoadRuleSet(out.rules_path, rule_options, options.for_html_report);
+  rewriter::RuleSetLoader rules_loader(out.rules_path, rule_options, options.for_html_report);
+  auto cost_source = rewriter::CostSource::Create(options.cost);
+  StatusOr<runtime::Graph> imported =
+      cost_source.ok() ? import() : StatusOr<runtime::Graph>(cost_source.status());
+  auto loaded = rules_loader.Get();
   if (!loaded.ok()) return loaded.status();
+  if (!cost_source.ok()) return cost_source.status();
+  if (!imported.ok()) return imported.status();
+  runtime::Graph graph = std::move(imported).value();
   const std::shared_ptr<const rewriter::RuleSet>& rule_set = loaded->set;
   std::optional<runtime::Graph> original;
   if (options.for_html_report) original = graph;
-  auto cost_source = rewriter::CostSource::Create(options.cost);
-  if (!cost_source.ok()) return cost_source.status();
   OptimizeOptions optimize = options.optimize;
   optimize.cost_model = &(*cost_source)->model();
   Status st;

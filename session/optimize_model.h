@@ -3,6 +3,7 @@
 // cached), the layout-aware joint search or the plain one, the optimized graph with its report.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -39,6 +40,12 @@ struct ModelOptimizeResult {
 // Errors name the rules file, the cost source or the failing pass. Measurements made before a
 // failure are saved all the same.
 StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
+                                            const ModelOptimizeOptions& options,
+                                            const std::string& model = "");
+// The same, with the model imported by `import` while the rules are read and compiled on a thread
+// of their own (as verisub-opt does): the import and the rules overlap instead of adding up. An
+// error of the rules is reported before one of the import.
+StatusOr<ModelOptimizeResult> OptimizeModel(const std::function<StatusOr<runtime::Graph>()>& import,
                                             const ModelOptimizeOptions& options,
                                             const std::string& model = "");
 

@@ -247,23 +247,37 @@ class PySession {
 // Returns (optimized model bytes, report JSON).
 py::tuple Optimize(const py::object& model, bool is_path, const ModelOptimizeOptions& options,
                    const runtime::ImportOptions& import, const std::string& html_path) {
-  runtime::Graph g = Import(model, is_path, import);
   const std::string source = is_path ? model.cast<std::string>() : "<bytes>";
-  std::string bytes, json;
+  const std::string data = is_path ? std::string() : std::string(model.cast<py::bytes>());
+  std::string json;
+  py::object bytes;  // the result's bytes object, written in place by the export
   {
     py::gil_scoped_release release;
     ModelOptimizeOptions o = options;
     o.for_html_report = !html_path.empty();
     if (o.for_html_report) Ok(base::CheckOutputPath(html_path));
-    ModelOptimizeResult r = Value(OptimizeModel(std::move(g), o, source));
+    // Imported while the rules load beside it (OptimizeModel).
+    ModelOptimizeResult r = Value(OptimizeModel(
+        [&]() {
+          return is_path ? runtime::ImportOnnxFile(source, import)
+                         : runtime::ImportOnnxBytes(data, "<bytes>", import);
+        },
+        o, source));
     if (o.for_html_report) Ok(base::WriteFileAtomically(html_path, r.html));
-    onnx::ModelProto proto;
-    Ok(runtime::ExportOnnxModel(r.graph, &proto));
-    if (!proto.SerializeToString(&bytes))
-      throw Error("the optimized model could not be serialized");
+    Ok(runtime::ExportOnnxToBuffer(r.graph, [&](uint64_t size) -> StatusOr<char*> {
+      py::gil_scoped_acquire gil;
+      PyObject* b = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
+      if (!b) {
+        PyErr_Clear();
+        return InternalError("no memory for the optimized model's " + std::to_string(size) +
+                                 " bytes");
+      }
+      bytes = py::reinterpret_steal<py::object>(b);
+      return PyBytes_AS_STRING(b);
+    }));
     json = rewriter::ReportToJson(r.report, source, "");
   }
-  return py::make_tuple(py::bytes(bytes), json);
+  return py::make_tuple(bytes, json);
 }
 
 }  // namespace

@@ -295,6 +295,34 @@ TEST(OnnxExportTest, LargeWeightsStreamToTheFileAndBackExactly) {
   fs::remove_all(dir);
 }
 
+// The export into a caller's buffer (the Python module's bytes) asks for exactly the model's
+// size and fills it with what the file export writes; an allocation that fails is the error.
+TEST(OnnxExportTest, ExportIntoABufferIsTheFileExportsBytes) {
+  auto g = ImportOnnxBytes(testing::SmallCnnBytes(), "cnn");
+  ASSERT_TRUE(g.ok());
+  fs::path dir = fs::temp_directory_path() / "verisub_export_buffer";
+  fs::create_directories(dir);
+  const std::string out = (dir / "cnn.onnx").string();
+  ASSERT_TRUE(ExportOnnxFile(*g, out).ok());
+  auto file = base::ReadFile(out);
+  ASSERT_TRUE(file.ok());
+  std::string buffer;
+  int calls = 0;
+  Status st = ExportOnnxToBuffer(*g, [&](uint64_t bytes) -> StatusOr<char*> {
+    ++calls;
+    buffer.assign(bytes, '\0');
+    return buffer.data();
+  });
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(buffer, *file);
+  Status refused = ExportOnnxToBuffer(
+      *g, [](uint64_t) -> StatusOr<char*> { return InternalError("no room"); });
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("no room"), std::string::npos) << refused.message();
+  fs::remove_all(dir);
+}
+
 // A model too large for one protobuf message (here: a limit of a few bytes) is written with its
 // weights as ONNX external data in PATH.data; the ONNX checker reads it by path, our import reads
 // the weights back bit for bit; bad external references are errors naming the tensor and file.
