@@ -246,7 +246,8 @@ int RewriteEinsumAsMatMul(Graph* g) {
 }
 
 // Whether an opaque node passes its first input through unchanged: Identity, Dropout that
-// drops nothing (inference mode, or a ratio of 0), a Pad by constant zeros.
+// drops nothing (inference mode, or a ratio of 0), a Pad by constant zeros, a Concat of one
+// input (DenseNet's first layer of each block: torch.cat([x])).
 bool PassesThrough(const Graph& g, const Node& n) {
   if (!n.opaque() || !n.domain.empty() || n.inputs.empty() || n.inputs[0] == kNoValue ||
       n.outputs.empty() || n.outputs[0] == kNoValue)
@@ -258,7 +259,7 @@ bool PassesThrough(const Graph& g, const Node& n) {
   };
   auto omitted = [&](size_t k) { return k >= n.inputs.size() || n.inputs[k] == kNoValue; };
   KernelContext attrs(*n.onnx, opset, {});
-  if (n.op_type == "Identity") return n.inputs.size() == 1;
+  if (n.op_type == "Identity" || n.op_type == "Concat") return n.inputs.size() == 1;
   if (n.op_type == "Dropout") {
     if (opset < 7) return attrs.AttrInt("is_test", 0) != 0;
     if (opset < 12) return true;  // no training mode before opset 12

@@ -289,7 +289,7 @@ TEST(CanonicalizeTest, BatchedMatrixEinsumsBecomeMatMul) {
 }
 
 // A Dropout that drops nothing (no training input; a training flag with ratio 0, as Swin's
-// export writes it), an Identity and a Pad by zeros are removed; a Dropout whose mask is read,
+// export writes it), an Identity, a Pad by zeros and a Concat of one input are removed; a Dropout whose mask is read,
 // one in training mode with a ratio, and a Pad of a graph output stay.
 TEST(CanonicalizeTest, NodesThatPassTheirInputThroughAreRemoved) {
   ModelBuilder b(13);
@@ -301,13 +301,15 @@ TEST(CanonicalizeTest, NodesThatPassTheirInputThroughAreRemoved) {
   b.Node("Dropout", {"a", "zero", "yes"}, {"c"});
   b.Node("Identity", {"c"}, {"e"});
   b.Node("Pad", {"e", "pads"}, {"f"});
-  b.Node("Dropout", {"f", "half"}, {"g", "mask"});  // its mask is an output
+  b.Node("Dropout", {"f", "half"}, {"g0", "mask"});  // its mask is an output
+  testing::SetInt(b.Node("Concat", {"g0"}, {"g"}), "axis", 1);  // one input
   b.Node("Relu", {"g"}, {"y"});
   b.Node("Pad", {"x", "pads"}, {"p"});  // a graph output
   Graph g = ImportChecked(b.Bytes());
   EXPECT_EQ(CountKind(g, "onnx:Dropout"), 1);
   EXPECT_EQ(CountKind(g, "onnx:Pad"), 1);
   EXPECT_EQ(CountKind(g, "onnx:Identity"), 0);
+  EXPECT_EQ(CountKind(g, "onnx:Concat") + CountKind(g, "concat"), 0);
 }
 
 // SqueezeNet's ceil-mode max pools: where the windows tile the input exactly, rounding up
