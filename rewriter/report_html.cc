@@ -135,8 +135,9 @@ std::string Head(const std::string& model) {
 // id, 0 for its own type), the type each is stored in too.
 std::string ValuesTable(const runtime::Graph& g, const std::vector<int32_t>& storage = {}) {
   const bool stored = !storage.empty();
-  std::string h = std::string("<table><tr><th>value</th><th>type</th><th>shape</th><th>layout</th>") +
-                  (stored ? "<th>stored as</th>" : "") + "<th>kind</th></tr>\n";
+  std::string h =
+      std::string("<table><tr><th>value</th><th>type</th><th>shape</th><th>layout</th>") +
+      (stored ? "<th>stored as</th>" : "") + "<th>kind</th></tr>\n";
   std::vector<char> is_input(g.num_values(), 0), is_output(g.num_values(), 0);
   for (int v : g.inputs()) is_input[v] = 1;
   for (int v : g.outputs()) is_output[v] = 1;
@@ -193,7 +194,8 @@ std::string RenderRunReport(const RunReportInput& in) {
       h += "<tr><td>" + HtmlEscape(s.name) + "</td><td>" + HtmlEscape(s.kind) +
            (s.reference ? " (reference kernels)" : "") + "</td><td>" + std::to_string(s.nodes) +
            "</td><td>" + Num(s.seconds * 1e3, "%.4f") + "</td><td>" +
-           Num(s.alone_seconds * 1e3, "%.4f") + "</td><td>" + Num(total > 0 ? 100 * s.seconds / total : 0, "%.1f") + "%</td></tr>\n";
+           Num(s.alone_seconds * 1e3, "%.4f") + "</td><td>" +
+           Num(total > 0 ? 100 * s.seconds / total : 0, "%.1f") + "%</td></tr>\n";
     h += "</table>\n";
   }
   h += "<h2>Values</h2>\n" + ValuesTable(g, in.storage_types) + "</body></html>\n";

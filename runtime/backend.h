@@ -43,10 +43,10 @@ struct PrepareStats {
 
 // The time of one executed step of a prepared model (a kernel, a fused group or a reorder).
 struct StepProfile {
-  std::string name;        // the step's name (its kernel node, or "reorder ...")
-  std::string kind;        // the kernel node's kind ("conv2d", "onnx:Pad"), or "reorder"
-  int nodes = 0;           // graph nodes it computes (fused groups: more than one)
-  bool reference = false;  // run by the reference kernels
+  std::string name;          // the step's name (its kernel node, or "reorder ...")
+  std::string kind;          // the kernel node's kind ("conv2d", "onnx:Pad"), or "reorder"
+  int nodes = 0;             // graph nodes it computes (fused groups: more than one)
+  bool reference = false;    // run by the reference kernels
   double seconds = 0;        // median over the profiled runs, each step timed in its place in a
                              // whole run (the caches as the previous steps leave them)
   double alone_seconds = 0;  // median of the step run again and again by itself (warm caches);

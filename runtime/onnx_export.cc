@@ -323,7 +323,8 @@ Status WriteWithExternalData(onnx::ModelProto model, const DeferredData& deferre
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st))
-    return FailedPrecondition(path + ": a model over 2 GiB is written with its weights in a "
+    return FailedPrecondition(path +
+                              ": a model over 2 GiB is written with its weights in a "
                               "file beside it (ONNX external data): give a regular file's path");
   const std::string data_name = fs::path(path).filename().string() + ".data";
   const std::string data_path = (fs::path(path).parent_path() / data_name).string();

@@ -6,8 +6,8 @@
 #include <functional>
 #include <string>
 
-#include "runtime/graph.h"
 #include "base/status.h"
+#include "runtime/graph.h"
 
 namespace onnx {
 class ModelProto;

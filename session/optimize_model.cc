@@ -12,8 +12,8 @@ namespace verisub {
 StatusOr<ModelOptimizeResult> OptimizeModel(runtime::Graph graph,
                                             const ModelOptimizeOptions& options,
                                             const std::string& model) {
-  return OptimizeModel([&graph]() -> StatusOr<runtime::Graph> { return std::move(graph); },
-                       options, model);
+  return OptimizeModel([&graph]() -> StatusOr<runtime::Graph> { return std::move(graph); }, options,
+                       model);
 }
 
 StatusOr<ModelOptimizeResult> OptimizeModel(const std::function<StatusOr<runtime::Graph>()>& import,

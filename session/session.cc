@@ -2,8 +2,8 @@
 #include "session/session.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <random>
 #include <thread>

@@ -297,10 +297,9 @@ int main(int argc, char** argv) {
     // runs: two prepared copies of a large model settle over the first seconds (AlexNet's paired
     // ratio 0.90-0.97 over 6 rounds, 0.99-1.01 over 30-100, the same graph on both sides).
     const int rounds = flags.runs + flags.runs % 2;
-    auto t = TimeSideBySide([&] { return s.Run(inputs).status(); },
-                            [&] { return (*other)->Run(inputs).status(); },
-                            {.min_rounds = rounds, .budget_ms = 2000,
-                             .max_rounds = std::max(rounds, 200)});
+    auto t = TimeSideBySide(
+        [&] { return s.Run(inputs).status(); }, [&] { return (*other)->Run(inputs).status(); },
+        {.min_rounds = rounds, .budget_ms = 2000, .max_rounds = std::max(rounds, 200)});
     if (!t.ok()) return Fail(t.status());
     std::printf(
         "compare:  --optimize %.3f ms, without %.3f ms (medians of %d warm runs each, "

@@ -298,8 +298,7 @@ bool KernelBuilder::Overwritable(int source, const Desc& desc) const {
   const int graph_values = static_cast<int>(d_->readers.size());
   auto dead_or_this = [&](int s) {
     const Slot& v = d_->slots[s];
-    if (v.graph_input || v.graph_output || v.constant || v.host || s >= graph_values)
-      return false;
+    if (v.graph_input || v.graph_output || v.constant || v.host || s >= graph_values) return false;
     return s == source ? d_->readers[s] == 1 : d_->readers[s] == 0;
   };
   if (d_->slots[source].desc != desc || !dead_or_this(source)) return false;

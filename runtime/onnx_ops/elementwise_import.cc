@@ -49,7 +49,7 @@ void ImportBroadcastBinary(ImportContext& c, bool add) {
     while (lead < aligned.size() && aligned[lead] == 1) ++lead;
     if (lead == 0 || lead == aligned.size() ||
         !std::equal(aligned.begin() + static_cast<std::ptrdiff_t>(lead), aligned.end(),
-                                 y.dims.begin() + static_cast<std::ptrdiff_t>(lead)))
+                    y.dims.begin() + static_cast<std::ptrdiff_t>(lead)))
       continue;
     int64_t rows = 1, cols = 1;
     for (size_t d = 0; d < y.dims.size(); ++d) (d < lead ? rows : cols) *= y.dims[d];

@@ -141,7 +141,8 @@ void ImportGather(ImportContext& c) {
       index.constant->NumElements() != 1 || index.dims.size() > 1)
     return c.Fail();
   const std::vector<int64_t>& xd = c.In(0).dims;
-  auto axis = NormalizeAxis(c.attrs().AttrInt("axis", 0), static_cast<int64_t>(xd.size()), "Gather");
+  auto axis =
+      NormalizeAxis(c.attrs().AttrInt("axis", 0), static_cast<int64_t>(xd.size()), "Gather");
   if (!axis.ok()) return c.Fail();
   int64_t i = index.constant->IntAt(0);
   if (i < 0) i += xd[*axis];

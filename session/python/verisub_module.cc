@@ -270,7 +270,7 @@ py::tuple Optimize(const py::object& model, bool is_path, const ModelOptimizeOpt
       if (!b) {
         PyErr_Clear();
         return InternalError("no memory for the optimized model's " + std::to_string(size) +
-                                 " bytes");
+                             " bytes");
       }
       bytes = py::reinterpret_steal<py::object>(b);
       return PyBytes_AS_STRING(b);

@@ -279,7 +279,8 @@ TEST(CanonicalizeTest, BatchedMatrixEinsumsBecomeMatMul) {
   b.Input("q", {2, 3, 4, 5}).Input("k", {2, 3, 6, 5}).Input("v", {2, 3, 6, 7});
   b.Input("d", {2, 3, 3});
   b.Output("y", {2, 3, 4, 7}).Output("diag", {2, 3});
-  testing::SetString(b.Node("Einsum", {"q", "k"}, {"s"}), "equation", "B G I D, B G J D -> B G I J");
+  testing::SetString(b.Node("Einsum", {"q", "k"}, {"s"}), "equation",
+                     "B G I D, B G J D -> B G I J");
   testing::SetString(b.Node("Einsum", {"s", "v"}, {"y"}), "equation", "bgij,bgjd->bgid");
   testing::SetString(b.Node("Einsum", {"d"}, {"diag"}), "equation", "bii->bi");
   Graph g = ImportChecked(b.Bytes());
@@ -289,8 +290,8 @@ TEST(CanonicalizeTest, BatchedMatrixEinsumsBecomeMatMul) {
 }
 
 // A Dropout that drops nothing (no training input; a training flag with ratio 0, as Swin's
-// export writes it), an Identity, a Pad by zeros and a Concat of one input are removed; a Dropout whose mask is read,
-// one in training mode with a ratio, and a Pad of a graph output stay.
+// export writes it), an Identity, a Pad by zeros and a Concat of one input are removed; a Dropout
+// whose mask is read, one in training mode with a ratio, and a Pad of a graph output stay.
 TEST(CanonicalizeTest, NodesThatPassTheirInputThroughAreRemoved) {
   ModelBuilder b(13);
   b.Input("x", {2, 4}).Output("y", {2, 4}).Output("mask", {2, 4}, kBool).Output("p", {2, 4});
@@ -301,7 +302,7 @@ TEST(CanonicalizeTest, NodesThatPassTheirInputThroughAreRemoved) {
   b.Node("Dropout", {"a", "zero", "yes"}, {"c"});
   b.Node("Identity", {"c"}, {"e"});
   b.Node("Pad", {"e", "pads"}, {"f"});
-  b.Node("Dropout", {"f", "half"}, {"g0", "mask"});  // its mask is an output
+  b.Node("Dropout", {"f", "half"}, {"g0", "mask"});             // its mask is an output
   testing::SetInt(b.Node("Concat", {"g0"}, {"g"}), "axis", 1);  // one input
   b.Node("Relu", {"g"}, {"y"});
   b.Node("Pad", {"x", "pads"}, {"p"});  // a graph output
@@ -407,7 +408,7 @@ TEST(CanonicalizeTest, StridedSlicesGoThroughAView) {
   b.Int64Weight("zero", {0});
   b.Node("Slice", {"x", "s01", "big2", "hw", "twos"}, {"even_odd"});
   b.Node("Slice", {"x", "s10", "big2", "hw", "twos"}, {"odd_even"});
-  b.Node("Slice", {"x", "two", "six", "w", "two"}, {"inner"});  // W: 2, 4
+  b.Node("Slice", {"x", "two", "six", "w", "two"}, {"inner"});      // W: 2, 4
   b.Node("Slice", {"x", "zero", "six", "w", "three"}, {"thirds"});  // W: 0, 3
   Graph g = ImportChecked(b.Bytes());
   EXPECT_EQ(CountKind(g, "onnx:Slice"), 0);

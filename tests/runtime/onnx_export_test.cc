@@ -316,8 +316,8 @@ TEST(OnnxExportTest, ExportIntoABufferIsTheFileExportsBytes) {
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(buffer, *file);
-  Status refused = ExportOnnxToBuffer(
-      *g, [](uint64_t) -> StatusOr<char*> { return InternalError("no room"); });
+  Status refused =
+      ExportOnnxToBuffer(*g, [](uint64_t) -> StatusOr<char*> { return InternalError("no room"); });
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("no room"), std::string::npos) << refused.message();
   fs::remove_all(dir);

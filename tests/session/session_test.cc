@@ -403,9 +403,8 @@ TEST(VerisubRunTest, ProfileListsEveryStepOnRequest) {
                       "--profile 1 --profile-top 0");
   ASSERT_EQ(r.code, 0) << r.output;
   int steps = 0;
-  ASSERT_EQ(std::sscanf(r.output.c_str() + r.output.find("profile:  "), "profile:  %d steps",
-                        &steps),
-            1)
+  ASSERT_EQ(
+      std::sscanf(r.output.c_str() + r.output.find("profile:  "), "profile:  %d steps", &steps), 1)
       << r.output;
   const size_t list = r.output.find("every step (ms in run, ms alone):");
   ASSERT_NE(list, std::string::npos) << r.output;
@@ -428,8 +427,7 @@ TEST(VerisubRunTest, PrintsTimesAndTheHarnessLine) {
   // The profile: time per kind of step (convolutions first in SqueezeNet), then the costliest.
   EXPECT_NE(r.output.find("profile:  "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\n  conv2d "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("costliest steps (ms in run, ms alone):"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("costliest steps (ms in run, ms alone):"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("check:    ok"), std::string::npos) << r.output;
   std::string last = r.output.substr(r.output.rfind("verisub-run: "));
   double median = 0, min = 0;

@@ -850,12 +850,9 @@ TEST(DnnlOpsTest, DenseBlockConcatsArePrefixesOfOneBuffer) {
       ++concats;
       EXPECT_TRUE(grp.concat_in_place) << g->node(grp.kernel_node).name;
     }
-  EXPECT_EQ(concats, 4);
+  EXPECT_EQ(concats, 3);  // the first layer's Concat of one input is removed at import
 }
 
-// Feature maps stored channels-last (the layout DP's choice where oneDNN's convolution is faster
-// so) in a block whose concats are assigned a channel-blocked layout: each map is converted once,
-// straight into its piece of the block's buffer, and still no concat copies.
 // A standalone elementwise kernel writes over its input when nothing reads the input after it,
 // and into a buffer of its own when something does.
 TEST(DnnlOpsTest, EltwiseRunsInPlaceOverADeadInput) {
@@ -885,6 +882,9 @@ TEST(DnnlOpsTest, EltwiseRunsInPlaceOverADeadInput) {
   }
 }
 
+// Feature maps stored channels-last (the layout DP's choice where oneDNN's convolution is faster
+// so) in a block whose concats are assigned a channel-blocked layout: each map is converted once,
+// straight into its piece of the block's buffer, and still no concat copies.
 TEST(DnnlOpsTest, DenseBlockConvertsPiecesIntoPlace) {
   auto g = ImportOnnxBytes(DenseBlockBytes(), "dense_block_nhwc");
   ASSERT_TRUE(g.ok()) << g.status().message();
