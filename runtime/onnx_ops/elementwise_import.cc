@@ -3,8 +3,6 @@
 
 #include <algorithm>
 
-#include "specs/ops/reshape.h"
-
 namespace verisub::runtime {
 
 using specs::OpKind;
@@ -60,10 +58,7 @@ void ImportBroadcastBinary(ImportContext& c, bool add) {
       c.AddBias(rows_view, v, 1, sum);
     else
       c.AddChannelScale(rows_view, v, 1, sum);
-    specs::Params p = Defaults(OpKind::kReshape);
-    p[specs::ops::kReshapeShape] = static_cast<int64_t>(y.dims.size());
-    for (size_t d = 0; d < y.dims.size(); ++d) p[specs::ops::kReshapeShape + 1 + d] = y.dims[d];
-    return c.Add(OpKind::kReshape, p, {sum}, {c.Out(0)});
+    return c.AddReshape(sum, y.dims, c.Out(0));
   }
   c.Fail();
 }

@@ -7,6 +7,7 @@
 #include "specs/ops/bias_add.h"
 #include "specs/ops/channel_scale.h"
 #include "specs/ops/reshape.h"
+#include "specs/ops/slice.h"
 #include "specs/registry.h"
 
 namespace verisub::runtime {
@@ -156,6 +157,21 @@ void ImportContext::AddChannelScale(int x, int s, int axis, int out) {
   Add(specs::OpKind::kChannelScale, p, {x, s}, {out});
 }
 
+void ImportContext::AddSlice(int x, int64_t axis, int64_t start, int64_t end, int out) {
+  specs::Params p = Defaults(specs::OpKind::kSlice);
+  p[specs::ops::kSliceAxis] = axis;
+  p[specs::ops::kSliceStart] = start;
+  p[specs::ops::kSliceEnd] = end;
+  Add(specs::OpKind::kSlice, p, {x}, {out});
+}
+
+void ImportContext::AddReshape(int x, const std::vector<int64_t>& dims, int out) {
+  specs::Params p = Defaults(specs::OpKind::kReshape);
+  p[specs::ops::kReshapeShape] = static_cast<int64_t>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) p[specs::ops::kReshapeShape + 1 + d] = dims[d];
+  Add(specs::OpKind::kReshape, p, {x}, {out});
+}
+
 int ImportContext::Reshaped(int v, std::vector<int64_t> dims) {
   const Value& val = g_->value(v);
   if (val.dims == dims) return v;
@@ -164,11 +180,8 @@ int ImportContext::Reshaped(int v, std::vector<int64_t> dims) {
     t.dims = dims;
     return NewWeight(std::move(t));
   }
-  specs::Params p = Defaults(specs::OpKind::kReshape);
-  p[specs::ops::kReshapeShape] = static_cast<int64_t>(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) p[specs::ops::kReshapeShape + 1 + d] = dims[d];
   int out = NewValue(val.elem_type);
-  Add(specs::OpKind::kReshape, p, {v}, {out});
+  AddReshape(v, dims, out);
   return out;
 }
 

@@ -62,6 +62,10 @@ class ImportContext {
   void AddBias(int x, int b, int axis, int out);
   // x * s along `axis` (channel_scale) into `out`.
   void AddChannelScale(int x, int s, int axis, int out);
+  // x's elements [start, end) along `axis` (slice) into `out`.
+  void AddSlice(int x, int64_t axis, int64_t start, int64_t end, int out);
+  // x with `dims` (reshape) into `out`.
+  void AddReshape(int x, const std::vector<int64_t>& dims, int out);
   // A view of value v with `dims`: the weight itself reshaped (a new small weight), or a reshape
   // node.
   int Reshaped(int v, std::vector<int64_t> dims);

@@ -10,15 +10,10 @@ namespace verisub::runtime {
 namespace {
 
 using specs::OpKind;
-namespace ops = specs::ops;
 
 void ImportReshape(ImportContext& c) {
   if (!c.InputsFloatStatic(1) || c.SingleOutput() == kNoValue) return;
-  const Value& out = c.OutValue(0);
-  specs::Params p = Defaults(OpKind::kReshape);
-  p[ops::kReshapeShape] = static_cast<int64_t>(out.dims.size());
-  for (size_t d = 0; d < out.dims.size(); ++d) p[ops::kReshapeShape + 1 + d] = out.dims[d];
-  c.Add(OpKind::kReshape, p, {c.InId(0)}, {c.Out(0)});
+  c.AddReshape(c.InId(0), c.OutValue(0).dims, c.Out(0));
 }
 
 Status ExportReshape(ExportContext& c, const Node& n) {

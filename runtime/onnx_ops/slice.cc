@@ -12,7 +12,6 @@
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/import_context.h"
 #include "runtime/onnx_ops/op_table.h"
-#include "specs/ops/reshape.h"
 
 namespace verisub::runtime {
 namespace {
@@ -115,21 +114,12 @@ void ImportSlice(ImportContext& c) {
   }
   int x = strided ? c.Reshaped(c.InId(0), view) : c.InId(0);
   for (size_t k = 0; k < pieces.size(); ++k) {
-    specs::Params p = Defaults(OpKind::kSlice);
-    p[ops::kSliceAxis] = pieces[k].axis;
-    p[ops::kSliceStart] = pieces[k].start;
-    p[ops::kSliceEnd] = pieces[k].end;
     const bool last = k + 1 == pieces.size() && !strided;
     const int y = last ? c.Out(0) : c.NewValue(c.In(0).elem_type);
-    c.Add(OpKind::kSlice, p, {x}, {y});
+    c.AddSlice(x, pieces[k].axis, pieces[k].start, pieces[k].end, y);
     x = y;
   }
-  if (!strided) return;
-  const std::vector<int64_t>& yd = c.OutValue(0).dims;
-  specs::Params r = Defaults(OpKind::kReshape);
-  r[ops::kReshapeShape] = static_cast<int64_t>(yd.size());
-  for (size_t d = 0; d < yd.size(); ++d) r[ops::kReshapeShape + 1 + d] = yd[d];
-  c.Add(OpKind::kReshape, r, {x}, {c.Out(0)});
+  if (strided) c.AddReshape(x, c.OutValue(0).dims, c.Out(0));
 }
 
 // Gather(x, i) with i one constant integer: x's sub-tensor at index i of `axis`, without that axis
@@ -147,18 +137,10 @@ void ImportGather(ImportContext& c) {
   int64_t i = index.constant->IntAt(0);
   if (i < 0) i += xd[*axis];
   if (i < 0 || i >= xd[*axis]) return c.Fail();
-  specs::Params p = Defaults(OpKind::kSlice);
-  p[ops::kSliceAxis] = *axis;
-  p[ops::kSliceStart] = i;
-  p[ops::kSliceEnd] = i + 1;
-  if (index.dims.size() == 1) return c.Add(OpKind::kSlice, p, {c.InId(0)}, {c.Out(0)});
+  if (index.dims.size() == 1) return c.AddSlice(c.InId(0), *axis, i, i + 1, c.Out(0));
   const int row = c.NewValue(c.In(0).elem_type);
-  c.Add(OpKind::kSlice, p, {c.InId(0)}, {row});
-  const std::vector<int64_t>& yd = c.OutValue(0).dims;
-  specs::Params r = Defaults(OpKind::kReshape);
-  r[ops::kReshapeShape] = static_cast<int64_t>(yd.size());
-  for (size_t d = 0; d < yd.size(); ++d) r[ops::kReshapeShape + 1 + d] = yd[d];
-  c.Add(OpKind::kReshape, r, {row}, {c.Out(0)});
+  c.AddSlice(c.InId(0), *axis, i, i + 1, row);
+  c.AddReshape(row, c.OutValue(0).dims, c.Out(0));
 }
 
 Status ExportSlice(ExportContext& c, const Node& n) {

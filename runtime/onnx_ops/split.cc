@@ -7,7 +7,6 @@
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/import_context.h"
 #include "runtime/onnx_ops/op_table.h"
-#include "specs/ops/slice.h"
 
 namespace verisub::runtime {
 namespace {
@@ -39,11 +38,7 @@ void ImportSplit(ImportContext& c) {
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     const int64_t size = c.OutValue(k).dims[*axis];
     if (size <= 0) return c.Fail();
-    specs::Params p = Defaults(OpKind::kSlice);
-    p[ops::kSliceAxis] = *axis;
-    p[ops::kSliceStart] = start;
-    p[ops::kSliceEnd] = start + size;
-    c.Add(OpKind::kSlice, p, {c.InId(0)}, {c.Out(k)});
+    c.AddSlice(c.InId(0), *axis, start, start + size, c.Out(k));
     start += size;
   }
   if (start != x.dims[*axis]) c.Fail();

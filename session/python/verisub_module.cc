@@ -40,16 +40,22 @@ void Ok(const Status& st) {
   if (!st.ok()) throw Error(st.message());
 }
 
-// A model given as bytes (the serialized ModelProto) or as a path.
+// A model argument as the module receives it: its path, or the bytes of a serialized ModelProto.
+std::string ModelData(const py::object& model, bool is_path) {
+  return is_path ? model.cast<std::string>() : std::string(model.cast<py::bytes>());
+}
+
+// Imports a model from ModelData (needs no GIL).
+StatusOr<runtime::Graph> ImportModel(const std::string& data, bool is_path,
+                                     const runtime::ImportOptions& opts) {
+  return is_path ? runtime::ImportOnnxFile(data, opts)
+                 : runtime::ImportOnnxBytes(data, "<bytes>", opts);
+}
+
 runtime::Graph Import(const py::object& model, bool is_path, const runtime::ImportOptions& opts) {
-  if (is_path) {
-    const std::string path = model.cast<std::string>();
-    py::gil_scoped_release release;
-    return Value(runtime::ImportOnnxFile(path, opts));
-  }
-  const std::string bytes = model.cast<py::bytes>();
+  const std::string data = ModelData(model, is_path);
   py::gil_scoped_release release;
-  return Value(runtime::ImportOnnxBytes(bytes, "<bytes>", opts));
+  return Value(ImportModel(data, is_path, opts));
 }
 
 // ONNX Runtime's type strings.
@@ -247,8 +253,8 @@ class PySession {
 // Returns (optimized model bytes, report JSON).
 py::tuple Optimize(const py::object& model, bool is_path, const ModelOptimizeOptions& options,
                    const runtime::ImportOptions& import, const std::string& html_path) {
-  const std::string source = is_path ? model.cast<std::string>() : "<bytes>";
-  const std::string data = is_path ? std::string() : std::string(model.cast<py::bytes>());
+  const std::string data = ModelData(model, is_path);
+  const std::string source = is_path ? data : "<bytes>";
   std::string json;
   py::object bytes;  // the result's bytes object, written in place by the export
   {
@@ -257,12 +263,8 @@ py::tuple Optimize(const py::object& model, bool is_path, const ModelOptimizeOpt
     o.for_html_report = !html_path.empty();
     if (o.for_html_report) Ok(base::CheckOutputPath(html_path));
     // Imported while the rules load beside it (OptimizeModel).
-    ModelOptimizeResult r = Value(OptimizeModel(
-        [&]() {
-          return is_path ? runtime::ImportOnnxFile(source, import)
-                         : runtime::ImportOnnxBytes(data, "<bytes>", import);
-        },
-        o, source));
+    ModelOptimizeResult r =
+        Value(OptimizeModel([&]() { return ImportModel(data, is_path, import); }, o, source));
     if (o.for_html_report) Ok(base::WriteFileAtomically(html_path, r.html));
     Ok(runtime::ExportOnnxToBuffer(r.graph, [&](uint64_t size) -> StatusOr<char*> {
       py::gil_scoped_acquire gil;
