@@ -46,6 +46,46 @@ struct SumAccumulator<ModIntSemantics> {
   static Elem Finish(Acc acc) { return ModIntSemantics::Reduce(acc); }
 };
 
+// Rows the arithmetic paths of the conv2d and matmul kernels accumulate together, so that each
+// element read of the shared operand serves all of them (about 2x on this project's CPUs).
+inline constexpr int64_t kMulAddBlock = 4;
+
+// acc[q * acc_stride + j] += x[j * stride] * w[q] for q < block and j < len: one row of x into
+// `block` rows of accumulators, each sum in the same order as one row at a time.
+template <int64_t kBlock, class S, class Acc, class Elem>
+void RowsMulAddBlock(const S& s, const Elem* __restrict x, int64_t stride, int64_t len,
+                     Acc* __restrict acc, int64_t acc_stride, const Elem* w) {
+  using Accumulator = SumAccumulator<S>;
+  Elem wq[kBlock];
+  for (int64_t q = 0; q < kBlock; ++q) wq[q] = w[q];
+  // Each input element read once for all kBlock channels (the q loop unrolls).
+  if (stride == 1) {
+    for (int64_t j = 0; j < len; ++j)
+      for (int64_t q = 0; q < kBlock; ++q)
+        acc[q * acc_stride + j] = Accumulator::MulAdd(s, acc[q * acc_stride + j], x[j], wq[q]);
+    return;
+  }
+  for (int64_t j = 0; j < len; ++j)
+    for (int64_t q = 0; q < kBlock; ++q)
+      acc[q * acc_stride + j] =
+          Accumulator::MulAdd(s, acc[q * acc_stride + j], x[j * stride], wq[q]);
+}
+
+template <class S, class Acc, class Elem>
+void RowsMulAdd(const S& s, int64_t block, const Elem* x, int64_t stride, int64_t len, Acc* acc,
+                int64_t acc_stride, const Elem* w) {
+  switch (block) {
+    case 4:
+      return RowsMulAddBlock<4>(s, x, stride, len, acc, acc_stride, w);
+    case 3:
+      return RowsMulAddBlock<3>(s, x, stride, len, acc, acc_stride, w);
+    case 2:
+      return RowsMulAddBlock<2>(s, x, stride, len, acc, acc_stride, w);
+    default:
+      return RowsMulAddBlock<1>(s, x, stride, len, acc, acc_stride, w);
+  }
+}
+
 // Index of the element of a broadcast input for a given output index.
 inline int64_t BroadcastOffset(const Shape& out, const Shape& in, const int64_t* out_index) {
   int64_t off = 0, stride = 1;

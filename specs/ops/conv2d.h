@@ -59,9 +59,10 @@ void Conv2dKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* c
   using Elem = typename S::Elem;
   if constexpr (std::is_arithmetic_v<Elem>) {
     // The same sum per output (over c, a, b in that order, in-range positions only), a whole
-    // output plane at a time so that neighbouring outputs do not wait on each other's additions.
-    // Starting from zero rather than from the first product gives the same value in numeric
-    // semantics (0 + x == x, up to the sign of a zero).
+    // output plane at a time so that neighbouring outputs do not wait on each other's additions,
+    // and up to kMulAddBlock output channels of one group at a time so that each input row read
+    // serves all of them. Starting from zero rather than from the first product gives the same
+    // value in numeric semantics (0 + x == x, up to the sign of a zero).
     // Outputs i in [lo, hi) read input row i * stride + off; off = a - pad for kernel row a.
     auto range = [](int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo,
                     int64_t* hi) {
@@ -72,30 +73,39 @@ void Conv2dKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* c
     for (int64_t a = 0; a < kh; ++a) range(a - ph, sh, xs[2], ys[2], &i_lo[a], &i_hi[a]);
     for (int64_t b = 0; b < kw; ++b) range(b - pw, sw, xs[3], ys[3], &j_lo[b], &j_hi[b]);
     const int64_t plane = ys[2] * ys[3];
+    // A 1x1 window at stride 1 without padding reads the input plane as it is: one row.
+    const bool whole_plane = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
     using Accumulator = SumAccumulator<S>;
-    std::vector<typename Accumulator::Acc> acc(plane);
+    using Acc = typename Accumulator::Acc;
+    std::vector<Acc> acc(kMulAddBlock * plane);
     const Elem* xd = x.data.data();
     const Elem* wd = w.data.data();
+    Elem wv[kMulAddBlock];
     for (int64_t n = 0; n < ys[0]; ++n)
-      for (int64_t o = 0; o < ys[1]; ++o) {
-        int64_t g = o / og;
-        std::fill(acc.begin(), acc.end(), typename Accumulator::Acc{});
+      for (int64_t o0 = 0, block = 0; o0 < ys[1]; o0 += block) {
+        const int64_t g = o0 / og;
+        block = std::min(kMulAddBlock, (g + 1) * og - o0);  // a block never spans two groups
+        std::fill(acc.begin(), acc.begin() + block * plane, Acc{});
         for (int64_t c = 0; c < cg; ++c) {
           const Elem* xc = xd + (n * xs[1] + g * cg + c) * xs[2] * xs[3];
-          const Elem* wc = wd + (o * cg + c) * kh * kw;
           for (int64_t a = 0; a < kh; ++a)
             for (int64_t b = 0; b < kw; ++b) {
-              const Elem wv = wc[a * kw + b];
-              for (int64_t i = i_lo[a]; i < i_hi[a]; ++i) {
-                const Elem* xr = xc + (i * sh + a - ph) * xs[3] + b - pw;
-                auto* ar = acc.data() + i * ys[3];
-                for (int64_t j = j_lo[b]; j < j_hi[b]; ++j)
-                  ar[j] = Accumulator::MulAdd(s, ar[j], xr[j * sw], wv);
+              for (int64_t q = 0; q < block; ++q)
+                wv[q] = wd[((o0 + q) * cg + c) * kh * kw + a * kw + b];
+              if (whole_plane) {
+                RowsMulAdd(s, block, xc, 1, plane, acc.data(), plane, wv);
+                continue;
               }
+              for (int64_t i = i_lo[a]; i < i_hi[a]; ++i)
+                RowsMulAdd(s, block, xc + (i * sh + a - ph) * xs[3] + j_lo[b] * sw + b - pw, sw,
+                           j_hi[b] - j_lo[b], acc.data() + i * ys[3] + j_lo[b], plane, wv);
             }
         }
-        Elem* yr = y.data.data() + (n * ys[1] + o) * plane;
-        for (int64_t e = 0; e < plane; ++e) yr[e] = s.Activate(act, Accumulator::Finish(acc[e]));
+        for (int64_t q = 0; q < block; ++q) {
+          Elem* yr = y.data.data() + (n * ys[1] + o0 + q) * plane;
+          const Acc* ar = acc.data() + q * plane;
+          for (int64_t e = 0; e < plane; ++e) yr[e] = s.Activate(act, Accumulator::Finish(ar[e]));
+        }
       }
     return;
   }

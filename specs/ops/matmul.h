@@ -37,24 +37,27 @@ void MatmulKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* c
   int64_t out_batch = 0;
   using Elem = typename S::Elem;
   if constexpr (std::is_arithmetic_v<Elem>) {
-    // The same sum per output (over t in order), a row of outputs at a time so that the inner
-    // loop reads b along its rows. Starting from zero rather than from the first product gives
-    // the same value in numeric semantics (up to the sign of a zero).
+    // The same sum per output (over t in order), up to kMulAddBlock rows of outputs at a time
+    // so that the inner loop reads b along its rows once for all of them. Starting from zero
+    // rather than from the first product gives the same value in numeric semantics (up to the
+    // sign of a zero).
     using Accumulator = SumAccumulator<S>;
-    std::vector<typename Accumulator::Acc> acc(n);
+    std::vector<typename Accumulator::Acc> acc(kMulAddBlock * n);
+    Elem av[kMulAddBlock];
     ForEachBroadcast(batch, abatch, bbatch, [&](int64_t ab, int64_t bb) {
       const Elem* pa = &a.data[ab * m * k];
       const Elem* pb = &b.data[bb * k * n];
       Elem* py = &y.data[out_batch * m * n];
-      for (int64_t i = 0; i < m; ++i) {
-        std::fill(acc.begin(), acc.end(), typename Accumulator::Acc{});
+      for (int64_t i0 = 0, rows = 0; i0 < m; i0 += rows) {
+        rows = std::min(kMulAddBlock, m - i0);
+        std::fill(acc.begin(), acc.begin() + rows * n, typename Accumulator::Acc{});
         for (int64_t t = 0; t < k; ++t) {
-          const Elem av = pa[i * k + t];
-          const Elem* br = pb + t * n;
-          for (int64_t j = 0; j < n; ++j) acc[j] = Accumulator::MulAdd(s, acc[j], av, br[j]);
+          for (int64_t q = 0; q < rows; ++q) av[q] = pa[(i0 + q) * k + t];
+          RowsMulAdd(s, rows, pb + t * n, 1, n, acc.data(), n, av);
         }
-        for (int64_t j = 0; j < n; ++j)
-          py[i * n + j] = s.Activate(act, Accumulator::Finish(acc[j]));
+        for (int64_t q = 0; q < rows; ++q)
+          for (int64_t j = 0; j < n; ++j)
+            py[(i0 + q) * n + j] = s.Activate(act, Accumulator::Finish(acc[q * n + j]));
       }
       ++out_batch;
     });

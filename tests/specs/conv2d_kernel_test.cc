@@ -1,11 +1,13 @@
-// conv2d's numeric fast path (whole output planes at a time) against its generic path (one
-// output at a time, as for symbolic semantics): equal results for every parameter value.
+// conv2d's and matmul's numeric fast paths (whole output planes or rows, several output channels
+// or rows at a time) against their generic paths (one output at a time, as for symbolic
+// semantics): equal results for every parameter value and every remainder of the blocking.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "specs/evaluate.h"
 #include "specs/ops/conv2d.h"
+#include "specs/ops/matmul.h"
 #include "specs/semantics.h"
 
 namespace verisub::specs {
@@ -24,13 +26,23 @@ struct Boxed {
   Elem Activate(Activation act, Elem x) const { return {s.Activate(act, x.v)}; }
 };
 
+// Runs `op`'s kernel (conv2d or matmul) in semantics S.
+template <class S>
+void RunKernel(OpKind op, const S& s, const Params& p, const Tensor<typename S::Elem>* const* in,
+               Tensor<typename S::Elem>* out) {
+  if (op == OpKind::kConv2d)
+    ops::Conv2dKernel(s, p, in, out);
+  else
+    ops::MatmulKernel(s, p, in, out);
+}
+
 // Returns false when the shape rule refuses the shapes.
 template <class S>
-bool ExpectPathsAgree(const Shape& xs, const Shape& ws, const Params& p, uint64_t seed) {
+bool ExpectPathsAgree(OpKind op, const Shape& xs, const Shape& ws, const Params& p, uint64_t seed) {
   const TensorType xt(xs), wt(ws);
   const TensorType* types[2] = {&xt, &wt};
   TensorType out_type[kMaxOpOutputs];
-  if (!InferTypes(OpKind::kConv2d, p, types, out_type).ok()) return false;
+  if (!InferTypes(op, p, types, out_type).ok()) return false;
   std::mt19937_64 rng(seed);
   S s;
   auto fill = [&](Tensor<typename S::Elem>* t) {
@@ -48,7 +60,7 @@ bool ExpectPathsAgree(const Shape& xs, const Shape& ws, const Params& p, uint64_
   const Tensor<typename S::Elem>* in[2] = {&x, &w};
   Tensor<typename S::Elem> fast[kMaxOpOutputs];
   fast[0].type = out_type[0];
-  ops::Conv2dKernel(s, p, in, fast);
+  RunKernel(op, s, p, in, fast);
 
   using B = Boxed<S>;
   Tensor<typename B::Elem> bx{xt, {}}, bw{wt, {}};
@@ -57,12 +69,13 @@ bool ExpectPathsAgree(const Shape& xs, const Shape& ws, const Params& p, uint64_
   const Tensor<typename B::Elem>* bin[2] = {&bx, &bw};
   Tensor<typename B::Elem> generic[kMaxOpOutputs];
   generic[0].type = out_type[0];
-  ops::Conv2dKernel(B{}, p, bin, generic);
+  RunKernel(op, B{}, p, bin, generic);
 
   EXPECT_EQ(fast[0].data.size(), generic[0].data.size());
   for (size_t i = 0; i < fast[0].data.size() && i < generic[0].data.size(); ++i)
     EXPECT_EQ(fast[0].data[i], generic[0].data[i].v)
         << "x " << xs.ToString() << " w " << ws.ToString() << " element " << i;
+  EXPECT_FALSE(fast[0].data.empty());
   return true;
 }
 
@@ -80,19 +93,46 @@ TEST(Conv2dKernelTest, FastPathEqualsGenericPath) {
                                                                                   {4, 6, 3, 3},
                                                                                   {2, 2, 3, 3},
                                                                                   {7, 3, 5, 2},
-                                                                                  {1, 1, 1, 1}}) {
-              Params p;
-              p[ops::kConvStrideH] = stride_h;
-              p[ops::kConvStrideW] = stride_w;
-              p[ops::kConvPadding] = static_cast<int64_t>(padding);
-              p[ops::kConvActivation] = static_cast<int64_t>(act);
-              p[ops::kConvGroup] = group;
-              const int64_t c = 4, groups = group == kDepthwiseGroup ? c : group;
-              const Shape xs{2, c, h, w}, ws{4, c / groups, kh, kw};
-              checked += ExpectPathsAgree<DoubleSemantics>(xs, ws, p, ++seed);
-              checked += ExpectPathsAgree<ModIntSemantics>(xs, ws, p, ++seed);
-            }
-  EXPECT_GT(checked, 500);
+                                                                                  {4, 6, 1, 1},
+                                                                                  {1, 1, 1, 1}})
+              // 6 and 12 output channels: blocks of the kernel's size and remainders, per group.
+              for (int64_t out_channels : {6, 12}) {
+                Params p;
+                p[ops::kConvStrideH] = stride_h;
+                p[ops::kConvStrideW] = stride_w;
+                p[ops::kConvPadding] = static_cast<int64_t>(padding);
+                p[ops::kConvActivation] = static_cast<int64_t>(act);
+                p[ops::kConvGroup] = group;
+                const int64_t c = 6, groups = group == kDepthwiseGroup ? c : group;
+                const Shape xs{2, c, h, w}, ws{out_channels, c / groups, kh, kw};
+                checked += ExpectPathsAgree<DoubleSemantics>(OpKind::kConv2d, xs, ws, p, ++seed);
+                checked += ExpectPathsAgree<ModIntSemantics>(OpKind::kConv2d, xs, ws, p, ++seed);
+              }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(MatmulKernelTest, FastPathEqualsGenericPath) {
+  uint64_t seed = 1;
+  int checked = 0;
+  for (auto act : {Activation::kNone, Activation::kRelu})
+    for (int64_t m : {1, 3, 4, 5, 9})
+      for (int64_t k : {1, 7})
+        for (int64_t n : {1, 6})
+          for (const auto& [a_batch, b_batch] : std::vector<std::pair<Shape, Shape>>{
+                   {Shape{}, Shape{}}, {Shape{3}, Shape{}}, {Shape{2, 1}, Shape{1, 3}}}) {
+            Params p;
+            p[ops::kMatmulActivation] = static_cast<int64_t>(act);
+            Shape as = a_batch, bs = b_batch;
+            as.rank += 2;
+            as[as.rank - 2] = m;
+            as[as.rank - 1] = k;
+            bs.rank += 2;
+            bs[bs.rank - 2] = k;
+            bs[bs.rank - 1] = n;
+            checked += ExpectPathsAgree<DoubleSemantics>(OpKind::kMatmul, as, bs, p, ++seed);
+            checked += ExpectPathsAgree<ModIntSemantics>(OpKind::kMatmul, as, bs, p, ++seed);
+          }
+  EXPECT_EQ(checked, 2 * 5 * 2 * 2 * 3 * 2);
 }
 
 }  // namespace
