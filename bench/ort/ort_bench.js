@@ -9,12 +9,18 @@ const {readTensorFile, writeTensorFile, compareTensors} = require('./onnx_proto'
 const REPO = path.resolve(__dirname, '..', '..');
 const USAGE = `usage:
   node bench/ort/ort_bench.js MODEL.onnx [MODEL2.onnx ...] [--threads N] [--runs R] [--warmup W]
-       [--seed S] [--input-shape NAME=d0,d1,...] [--ort-dir DIR] [--spin]
+       [--seed S] [--input-shape NAME=d0,d1,...] [--ort-dir DIR] [--spin] [--profile K]
     Times every model on random inputs (fixed seed), the models' runs alternating
     (A B A B ...) so that drift of a shared machine hits all alike. One line per model:
       ort-bench: median_ms=<float> min_ms=<float> runs=<int> threads=<int>
                  times_ms=<float>,... model=<path>
     (the k-th times of all models were taken one right after the other: paired samples)
+    --profile K: also ONNX Runtime's own profile of the timed runs (its profiler on, which
+    costs a little per node), per model: the time per run of each operator type and of the K
+    slowest nodes (0: every node), each node's median over the runs, to set beside
+    verisub-run --profile:
+      ort-profile: op=<type> us=<float> nodes=<int> model=<path>
+      ort-profile: node=<name> op=<type> us=<float> model=<path>
   node bench/ort/ort_bench.js MODEL.onnx --input IN.pb [--input IN2.pb ...]
        [--dump-outputs PREFIX] [--expect OUT.pb ...] [--threads N]
     Runs once on recorded inputs (ONNX TensorProto, in the order of the model's inputs);
@@ -40,6 +46,7 @@ function parseArgs(argv) {
     expect: [],
     dumpPrefix: null,
     spin: false,
+    profile: null,
     ortDir: path.join(REPO, 'build', 'ort')
   };
   const count = (name, v, min) => {
@@ -69,6 +76,8 @@ function parseArgs(argv) {
       opts.dumpPrefix = next();
     else if (a === '--spin')
       opts.spin = true;
+    else if (a === '--profile')
+      opts.profile = count(a, next(), 0);
     else if (a === '--ort-dir')
       opts.ortDir = path.resolve(next());
     else if (a === '--input-shape') {
@@ -155,10 +164,11 @@ function randomFeeds(ort, session, opts) {
 // intra-op workers spin after each parallel section by default: with two sessions of two threads
 // on a two-core machine, the idle session's spinning workers take the cores from the running one
 // (measured: ORT at 2 threads slower than at 1). Spinning is therefore off unless --spin is given.
-async function createSession(ort, model, threads, spin) {
+async function createSession(ort, model, threads, spin, profilePrefix) {
   try {
     return await ort.InferenceSession.create(model, {
       graphOptimizationLevel: 'all',
+      ...(profilePrefix ? {enableProfiling: true, profileFilePrefix: profilePrefix} : {}),
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
@@ -176,11 +186,44 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+// ONNX Runtime's profile (a Chrome trace it writes when the session ends profiling) of one
+// model, summarized: every node's median kernel time over the runs, summed per operator type,
+// and the `top` slowest nodes.
+function printProfile(file, model, top, runs) {
+  const fs = require('fs');
+  const perNode = new Map();  // name -> {op, durs}
+  for (const e of JSON.parse(fs.readFileSync(file, 'utf8'))) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time') || !e.args) continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    if (!perNode.has(name)) perNode.set(name, {op: e.args.op_name, durs: []});
+    perNode.get(name).durs.push(e.dur);
+  }
+  const nodes = [...perNode.entries()].map(([name, n]) => ({
+    name, op: n.op, us: median(n.durs.slice(-runs))  // the timed runs, not the warm-ups
+  }));
+  const ops = new Map();
+  for (const n of nodes) {
+    const o = ops.get(n.op) || {us: 0, count: 0};
+    o.us += n.us;
+    ++o.count;
+    ops.set(n.op, o);
+  }
+  for (const [op, o] of [...ops.entries()].sort((x, y) => y[1].us - x[1].us))
+    console.log(`ort-profile: op=${op} us=${o.us.toFixed(1)} nodes=${o.count} model=${model}`);
+  nodes.sort((x, y) => y.us - x.us);
+  for (const n of top ? nodes.slice(0, top) : nodes)
+    console.log(`ort-profile: node=${n.name} op=${n.op} us=${n.us.toFixed(1)} model=${model}`);
+  fs.unlinkSync(file);
+}
+
 async function timeModels(ort, opts) {
   const sessions = [];
-  for (const model of opts.models) {
-    const session = await createSession(ort, model, opts.threads, opts.spin);
-    sessions.push({model, session, feeds: randomFeeds(ort, session, opts), times: []});
+  const os = require('os');
+  for (const [i, model] of opts.models.entries()) {
+    const prefix = opts.profile === null ? null :
+        path.join(os.tmpdir(), `ort-bench-${process.pid}-${i}`);
+    const session = await createSession(ort, model, opts.threads, opts.spin, prefix);
+    sessions.push({model, session, prefix, feeds: randomFeeds(ort, session, opts), times: []});
   }
   for (let w = 0; w < opts.warmup; ++w)
     for (const s of sessions) await s.session.run(s.feeds);
@@ -197,6 +240,16 @@ async function timeModels(ort, opts) {
         `min_ms=${Math.min(...s.times).toFixed(3)} runs=${opts.runs} ` +
         `threads=${opts.threads} times_ms=${s.times.map((t) => t.toFixed(3)).join(',')} ` +
         `model=${s.model}`);
+  }
+  if (opts.profile === null) return;
+  const fs = require('fs');
+  for (const s of sessions) {
+    // endProfiling writes the trace as PREFIX_<date and time>.json (it returns nothing).
+    s.session.endProfiling();
+    const base = path.basename(s.prefix);
+    const file = fs.readdirSync(path.dirname(s.prefix)).find((f) => f.startsWith(`${base}_`));
+    if (!file) fail(`${s.model}: ONNX Runtime wrote no profile beside ${s.prefix}`, 1);
+    printProfile(path.join(path.dirname(s.prefix), file), s.model, opts.profile, opts.runs);
   }
 }
 
