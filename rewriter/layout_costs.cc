@@ -9,6 +9,7 @@
 #include "specs/ops/concat.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/split.h"
+#include "specs/ops/transpose.h"
 #include "specs/registry.h"
 
 namespace verisub::rewriter {
@@ -127,6 +128,17 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
       if (!IsWeight(g, n.inputs[k]) && inputs[k] != Layout::kPlain) return false;
     return true;
   }();
+  // A transpose that only renames the dimensions of its input's buffer (channels-last NCHW read
+  // as NHWC, and back: ConvNeXt's and Swin's permutes around LayerNorm) runs as a view.
+  if (n.op == OpKind::kTranspose && inputs.size() == 1 && outputs.size() == 1) {
+    const auto* d = StaticDims(g.value(n.inputs[0]));
+    const std::vector<int> perm = specs::DecodePerm(n.params[specs::ops::kTransposePerm]);
+    if (d && specs::TransposeIsRelabeling(*d, inputs[0], perm, outputs[0])) return 0.0;
+    // Otherwise a strided copy, from a plain or channels-last input into a plain output.
+    if (outputs[0] != Layout::kPlain || (inputs[0] != Layout::kPlain && inputs[0] != Layout::kNHWC))
+      return std::nullopt;
+    return scaled(1);
+  }
   if (plain) return scaled(1);
   if (!n.op) return std::nullopt;  // opaque: plain only
   const OpKind op = *n.op;

@@ -1,6 +1,8 @@
 // Names and rank rules of the typed layouts.
 #include "specs/layout.h"
 
+#include <utility>
+
 namespace verisub::specs {
 namespace {
 
@@ -40,6 +42,41 @@ int LayoutChannelBlock(Layout l) {
   if (l == Layout::kNCHW8c) return 8;
   if (l == Layout::kNCHW16c) return 16;
   return 1;
+}
+
+std::optional<std::vector<int64_t>> LayoutStrides(const std::vector<int64_t>& dims, Layout l) {
+  const int rank = static_cast<int>(dims.size());
+  if (!LayoutFitsRank(l, rank) || LayoutChannelBlock(l) > 1) return std::nullopt;
+  // The dimensions from outermost to innermost in memory.
+  std::vector<int> order(rank);
+  for (int d = 0; d < rank; ++d) order[d] = d;
+  if (l == Layout::kNHWC) order = {0, 2, 3, 1};
+  if (l == Layout::kColMajor) std::swap(order[rank - 2], order[rank - 1]);
+  std::vector<int64_t> strides(rank);
+  int64_t step = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    strides[order[k]] = step;
+    step *= dims[order[k]];
+  }
+  return strides;
+}
+
+bool TransposeIsRelabeling(const std::vector<int64_t>& x_dims, Layout x_layout,
+                           const std::vector<int>& perm, Layout y_layout) {
+  if (perm.size() != x_dims.size()) return false;
+  std::vector<int64_t> y_dims;
+  for (int p : perm) {
+    if (p < 0 || p >= static_cast<int>(x_dims.size())) return false;
+    y_dims.push_back(x_dims[p]);
+  }
+  const auto xs = LayoutStrides(x_dims, x_layout);
+  const auto ys = LayoutStrides(y_dims, y_layout);
+  if (!xs || !ys) return false;
+  // y's element i is x's element j with j[perm[d]] = i[d]: y's stride along d must be x's along
+  // perm[d].
+  for (size_t d = 0; d < perm.size(); ++d)
+    if (y_dims[d] != 1 && (*ys)[d] != (*xs)[perm[d]]) return false;
+  return true;
 }
 
 }  // namespace verisub::specs

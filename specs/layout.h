@@ -31,6 +31,16 @@ bool LayoutFitsRank(Layout l, int rank);
 // Channel block of a blocked layout (8, 16), 1 otherwise.
 int LayoutChannelBlock(Layout l);
 
+// Element strides of a tensor of `dims` stored in `l`, for the layouts without blocks (plain,
+// nhwc, col_major); nullopt for blocked layouts and ranks `l` does not fit.
+std::optional<std::vector<int64_t>> LayoutStrides(const std::vector<int64_t>& dims, Layout l);
+
+// True when y = transpose(x, perm) stored in `y_layout` is x's buffer stored in `x_layout` read
+// as it is: the transpose only renames dimensions (channels-last NCHW read as NHWC, and back), so
+// a backend runs it as a view. Dimensions of size 1 take any stride.
+bool TransposeIsRelabeling(const std::vector<int64_t>& x_dims, Layout x_layout,
+                           const std::vector<int>& perm, Layout y_layout);
+
 // The layouts an operator's kernels accept for its inputs and produce for its outputs. The
 // reference kernels take plain only; a backend may accept more (it says so when asked).
 struct LayoutSupport {

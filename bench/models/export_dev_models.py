@@ -15,6 +15,7 @@ Run with Debian's interpreter, which has python3-torch, python3-torchvision and 
 """
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -60,6 +61,49 @@ def bert_encoder(layers):
     return encoder
 
 
+class GptBlock(nn.Module):
+    """A GPT-2 block as GPT-style decoders are written (nanoGPT's form): pre-norm, one fused QKV
+    projection split three ways, a constant causal mask applied with masked_fill (ONNX Where),
+    the tanh-approximated GELU."""
+
+    def __init__(self, d_model, heads, seq_len):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.c_attn = nn.Linear(d_model, 3 * d_model)
+        self.c_proj = nn.Linear(d_model, d_model)
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.c_fc = nn.Linear(d_model, 4 * d_model)
+        self.mlp_proj = nn.Linear(4 * d_model, d_model)
+        causal = torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))
+        self.register_buffer("causal", causal.view(1, 1, seq_len, seq_len))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(c // self.heads))
+        att = att.masked_fill(~self.causal[:, :, :t, :t], float("-inf"))
+        y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(b, t, c)
+        x = x + self.c_proj(y)
+        return x + self.mlp_proj(nn.functional.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+def gpt_decoder(layers):
+    """GPT-2 small's decoder stack (12 heads, d_model 768) and its final LayerNorm, on the
+    embedded sequence; GPT-2's initializer (normal, 0.02)."""
+    decoder = nn.Sequential(*[GptBlock(D_MODEL, 12, SEQ_LEN) for _ in range(layers)],
+                            nn.LayerNorm(D_MODEL))
+    gen = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for m in decoder.modules():
+            if isinstance(m, (nn.LayerNorm, nn.Linear)):
+                scale = torch.randn(m.weight.shape, generator=gen)
+                m.weight.copy_(1 + scale * 0.1 if isinstance(m, nn.LayerNorm) else scale * 0.02)
+                m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.02)
+    return decoder
+
+
 def models():
     """name -> (module factory, input shape, note for the log)."""
     tv = torchvision.models
@@ -75,6 +119,8 @@ def models():
         "shufflenet_v2_x1_0": (lambda: tv.shufflenet_v2_x1_0(weights=None), IMAGE),
         # BERT-base: 12 layers; the input is the embedded sequence [batch, seq, d_model].
         "bert_encoder": (lambda: bert_encoder(12), (1, SEQ_LEN, D_MODEL)),
+        # GPT-2 small's decoder (issue 24): 12 layers with a causal mask, likewise embedded.
+        "gpt_decoder": (lambda: gpt_decoder(12), (1, SEQ_LEN, D_MODEL)),
     }
 
 

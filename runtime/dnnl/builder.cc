@@ -104,16 +104,8 @@ std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l
     case specs::Layout::kNCHW16c:
       return Desc(d, type, T::aBcd16b);
     case specs::Layout::kColMajor: {
-      memory::dims strides(rank);
-      int64_t acc = 1;
-      std::vector<int> order(rank);
-      for (int i = 0; i < rank; ++i) order[i] = i;
-      std::swap(order[rank - 1], order[rank - 2]);
-      for (int i = rank - 1; i >= 0; --i) {
-        strides[order[i]] = acc;
-        acc *= d[order[i]];
-      }
-      return Desc(d, type, strides);
+      const std::vector<int64_t> strides = *specs::LayoutStrides(dims, l);
+      return Desc(d, type, memory::dims(strides.begin(), strides.end()));
     }
     default:
       return std::nullopt;

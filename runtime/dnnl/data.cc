@@ -136,6 +136,14 @@ Status ReshapeKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
+// The layout without blocks (plain, nhwc, col_major) whose descriptor `id` is stored in, if any.
+std::optional<specs::Layout> StridedLayoutOf(KernelBuilder& b, int id) {
+  const Desc& stored = b.slot(id).desc;
+  for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNHWC, specs::Layout::kColMajor})
+    if (auto d = LayoutDesc(b.dims(id), l, stored.data_type()); d && *d == stored) return l;
+  return std::nullopt;
+}
+
 Status TransposeKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (!b.AllDnnl() || n.outputs.size() != 1) return Unimplemented("transpose: inputs");
@@ -151,21 +159,37 @@ Status TransposeKernel(KernelBuilder& b) {
       for (int d = static_cast<int>(xd.size()) - 1; d >= 0; --d) perm.push_back(d);
   }
   if (perm.size() != xd.size()) return Unimplemented("transpose: perm");
-  std::vector<int64_t> xs(xd.size());
-  int64_t acc = 1;
-  for (int d = static_cast<int>(xd.size()) - 1; d >= 0; --d) xs[d] = acc, acc *= xd[d];
+  for (int p : perm)
+    if (p < 0 || p >= static_cast<int>(xd.size())) return Unimplemented("transpose: perm");
+  // y in the layout assigned to it (plain without an assignment or for a blocked one).
+  specs::Layout y_layout = b.AssignedLayout(y).value_or(specs::Layout::kPlain);
+  if (specs::LayoutChannelBlock(y_layout) > 1) y_layout = specs::Layout::kPlain;
+  // Only a renaming of x's dimensions in memory (channels-last NCHW read as NHWC, and back): y
+  // is x's buffer.
+  const std::optional<specs::Layout> x_layout = StridedLayoutOf(b, x);
+  if (x_layout && !b.constant(x) && specs::TransposeIsRelabeling(xd, *x_layout, perm, y_layout)) {
+    if (auto yd = LayoutDesc(b.dims(y), y_layout, b.slot(x).desc.data_type())) {
+      b.Alias(y, x, *yd);
+      return Status::Ok();
+    }
+  }
+  // Otherwise a strided reorder: x read where it is stored when that layout has no blocks (else
+  // converted to plain), y written in its layout.
+  const specs::Layout read = x_layout && !b.constant(x) ? *x_layout : specs::Layout::kPlain;
+  const auto x_strides = specs::LayoutStrides(xd, read);
+  const auto src = LayoutDesc(xd, read);
+  const auto dst = LayoutDesc(b.dims(y), y_layout);
+  if (!x_strides || !src || !dst) return Unimplemented("transpose: layouts");
   memory::dims ydims, ystrides;
   for (int p : perm) {
-    if (p < 0 || p >= static_cast<int>(xd.size())) return Unimplemented("transpose: perm");
     ydims.push_back(xd[p]);
-    ystrides.push_back(xs[p]);
+    ystrides.push_back((*x_strides)[p]);
   }
   Desc view(ydims, memory::data_type::f32, ystrides);
-  Desc dst = PlainDesc(b.dims(y));
-  dnnl::reorder::primitive_desc pd(b.engine(), view, b.engine(), dst);
-  b.Read(DNNL_ARG_SRC, x, PlainDesc(xd));
+  dnnl::reorder::primitive_desc pd(b.engine(), view, b.engine(), *dst);
+  b.Read(DNNL_ARG_SRC, x, *src);
   b.View(DNNL_ARG_SRC, view);
-  b.Write(DNNL_ARG_DST, y, dst);
+  b.Write(DNNL_ARG_DST, y, *dst);
   b.Emit(dnnl::reorder(pd));
   return Status::Ok();
 }

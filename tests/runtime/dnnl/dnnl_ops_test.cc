@@ -103,6 +103,44 @@ TEST(DnnlOpsTest, ConvolutionGeometries) {
   }
 }
 
+// ConvNeXt's block: a depthwise convolution, permuted channels-last for LayerNorm and the
+// pointwise matmuls, permuted back and added to the block's input. With the image values stored
+// channels-last, both transposes only rename dimensions and run as views: no transpose step and
+// no reorder; in plain layouts they are strided copies. The same values either way.
+TEST(DnnlOpsTest, TransposesBetweenChannelsFirstAndLastAreViews) {
+  ModelBuilder b(17);  // LayerNormalization
+  b.Input("x", {1, 8, 5, 6}).Output("y", {1, 8, 5, 6});
+  b.RandomWeight("dw", {8, 1, 3, 3}, 1).RandomWeight("g", {8}, 2).RandomWeight("beta", {8}, 3);
+  b.RandomWeight("w1", {8, 16}, 4).RandomWeight("w2", {16, 8}, 5);
+  auto& conv = b.Node("Conv", {"x", "dw"}, {"c"}, "dwconv");
+  SetInt(conv, "group", 8);
+  SetInts(conv, "pads", {1, 1, 1, 1});
+  SetInts(b.Node("Transpose", {"c"}, {"t"}, "to_last"), "perm", {0, 2, 3, 1});
+  b.Node("LayerNormalization", {"t", "g", "beta"}, {"n"}, "norm");
+  b.Node("MatMul", {"n", "w1"}, {"m1"}, "fc1");
+  b.Node("Relu", {"m1"}, {"r"}, "relu");
+  b.Node("MatMul", {"r", "w2"}, {"m2"}, "fc2");
+  SetInts(b.Node("Transpose", {"m2"}, {"u"}, "to_first"), "perm", {0, 3, 1, 2});
+  b.Node("Add", {"u", "x"}, {"y"}, "residual");
+  auto g = ImportOnnxBytes(b.Bytes(), "convnext_block");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto transposes = [](PreparedModel& m) {
+    int count = 0;
+    for (const StepProfile& s : *m.Profile(1))
+      count += s.kind.find("ranspose") != std::string::npos;
+    return count;
+  };
+  const std::vector<int64_t> image = {1, 8, 5, 6};
+  auto last = CheckInLayout(*g, specs::Layout::kPlain, 11, "channels-last", [&](const Value& v) {
+    return v.dims == image ? specs::Layout::kNHWC : specs::Layout::kPlain;
+  });
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(transposes(*last), 0);
+  auto plain = CheckInLayout(*g, specs::Layout::kPlain, 11, "plain");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(transposes(*plain), 2);
+}
+
 // A kernel computed at run time (a rewritten graph can compute one) is converted to the
 // convolution's layout each run instead of falling back to the reference kernels.
 TEST(DnnlOpsTest, ConvolutionWithRunTimeWeights) {
