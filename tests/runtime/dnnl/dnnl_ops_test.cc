@@ -141,6 +141,30 @@ TEST(DnnlOpsTest, TransposesBetweenChannelsFirstAndLastAreViews) {
   EXPECT_EQ(transposes(*plain), 2);
 }
 
+// A constant mask applied by Where (a GPT decoder's causal mask: masked_fill with -inf, and the
+// branches the other way round with a broadcast constant) runs as a host loop of the backend,
+// not on the reference kernels; the values are the reference's.
+TEST(DnnlOpsTest, WhereWithAConstantMask) {
+  std::vector<int64_t> causal;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) causal.push_back(j <= i);
+  for (bool fill_first : {true, false}) {
+    ModelBuilder b;
+    b.Input("x", {1, 2, 4, 4}).Output("y", {1, 2, 4, 4});
+    b.Weight("mask", HostTensor::FromInts(kBool, {1, 1, 4, 4}, causal));
+    if (fill_first) {
+      b.Weight("fill", HostTensor::FromDoubles(kFloat, {}, {-1e9}));
+      b.Node("Where", {"mask", "x", "fill"}, {"y"}, "where");
+    } else {
+      b.RandomWeight("fill", {4}, 3);
+      b.Node("Where", {"mask", "fill", "x"}, {"y"}, "where");
+    }
+    const std::string name = fill_first ? "masked_fill" : "constant_where_true";
+    PrepareStats s = Check(b, name, /*map=*/false);
+    EXPECT_EQ(s.fallback_nodes, 0) << name;
+  }
+}
+
 // A kernel computed at run time (a rewritten graph can compute one) is converted to the
 // convolution's layout each run instead of falling back to the reference kernels.
 TEST(DnnlOpsTest, ConvolutionWithRunTimeWeights) {
