@@ -110,9 +110,9 @@ bench-opt: configure
 
 # Development models of issue 14, exported by PyTorch as users do (eval mode, constant folding,
 # so BatchNormalization is folded into Conv): ResNet-50, MobileNet-v2, Inception-v3,
-# SqueezeNet-1.1, ShuffleNet-v2 x1.0 at 1x3x224x224 and a BERT-base encoder (12 layers,
-# 1x128x768), random seeded weights, each with a recorded input and PyTorch's output, into
-# $(DEV_MODELS) (not in git; about 600 MB). Models already there are skipped;
+# SqueezeNet-1.1, ShuffleNet-v2 x1.0 at 1x3x224x224, a BERT-base encoder (12 layers, 1x128x768)
+# and a GPT-2-small decoder (12 layers with a causal mask, 1x128x768), random seeded weights, each
+# with a recorded input and PyTorch's output, into $(DEV_MODELS) (not in git; about 950 MB). Models already there are skipped;
 # DEV_MODEL="NAME ..." exports only those. Needs Debian's python3-torch, python3-torchvision and
 # python3-onnx, installed here when missing.
 DEV_MODELS ?= $(BUILD)/devmodels

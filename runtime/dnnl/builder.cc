@@ -15,7 +15,7 @@ std::string DescKey(const Desc& d) {
   return std::string(reinterpret_cast<const char*>(&d.data), sizeof(d.data));
 }
 
-int Root(const std::vector<Slot>& slots, int id) {
+int Root(const std::deque<Slot>& slots, int id) {
   while (slots[id].alias_of >= 0) id = slots[id].alias_of;
   return id;
 }

@@ -4,6 +4,7 @@
 // describe; the prepared model owns the steps and the memory.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -77,7 +78,10 @@ struct RunState {
 struct ModelDraft {
   dnnl::engine engine;
   const Graph* graph = nullptr;
-  std::vector<Slot> slots;  // graph values first (same ids), then temporaries
+  // Graph values first (same ids), then temporaries. A deque: kernels hold references to slots
+  // (`KernelBuilder::dims`) while a Read adds a converted one, and a vector's reallocation left
+  // those dangling (MaxViT's matmuls read freed dims, now and then a SIGSEGV).
+  std::deque<Slot> slots;
   std::vector<Step> steps;
   std::map<std::pair<int, std::string>, int> conversions;  // (slot, desc key) -> converted slot
   std::vector<int> readers;  // per graph value: node reads not yet prepared

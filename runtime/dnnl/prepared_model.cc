@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <new>
 
 #include "runtime/large_buffer.h"
@@ -31,7 +32,8 @@ StatusOr<std::unique_ptr<DnnlPrepared>> DnnlPrepared::Create(std::unique_ptr<Gra
   m->graph_ = std::move(graph);
   m->engine_ = draft.engine;
   m->stream_ = dnnl::stream(m->engine_);
-  m->slots_ = std::move(draft.slots);
+  m->slots_.assign(std::make_move_iterator(draft.slots.begin()),
+                   std::make_move_iterator(draft.slots.end()));
   m->steps_ = std::move(draft.steps);
   m->constant_buffers_ = std::move(draft.constant_buffers);
   m->num_threads_ = num_threads;
