@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "runtime/dnnl/builder.h"
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/fusion.h"
 #include "runtime/graph_text.h"
@@ -163,6 +164,33 @@ TEST(DnnlOpsTest, WhereWithAConstantMask) {
     PrepareStats s = Check(b, name, /*map=*/false);
     EXPECT_EQ(s.fallback_nodes, 0) << name;
   }
+}
+
+// Kernels hold references to a slot's dimensions (KernelBuilder::dims) while a Read adds
+// converted slots: the slots must not move. (They once lived in a vector: MaxViT's matmuls read
+// freed dims after a conversion reallocated it, now and then a SIGSEGV.)
+TEST(DnnlOpsTest, SlotsStayInPlaceWhileConversionsAreAdded) {
+  dnnl_backend::ModelDraft draft;
+  draft.engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+  dnnl_backend::Slot x;
+  x.name = "x";
+  x.dims = {1, 16, 4, 4};
+  x.desc = dnnl_backend::PlainDesc(x.dims);
+  draft.slots.push_back(x);
+  dnnl_backend::Group group;
+  dnnl_backend::KernelBuilder b(&draft, group, false);
+  const std::vector<int64_t>& dims = b.dims(0);
+  int added = 0;
+  for (auto type : {dnnl::memory::data_type::f32, dnnl::memory::data_type::bf16})
+    for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNHWC, specs::Layout::kNCHW8c,
+                            specs::Layout::kNCHW16c})
+      if (auto want = dnnl_backend::LayoutDesc(x.dims, l, type); want && *want != x.desc) {
+        b.Converted(0, *want);
+        ++added;
+      }
+  EXPECT_EQ(added, 7);
+  EXPECT_EQ(&b.dims(0), &dims);
+  EXPECT_EQ(dims, x.dims);
 }
 
 // A kernel computed at run time (a rewritten graph can compute one) is converted to the
