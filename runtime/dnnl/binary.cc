@@ -117,16 +117,10 @@ Status HostBroadcast(KernelBuilder& b, dnnl::algorithm alg, int a, int c, int y,
       fixed[k] = std::make_shared<const std::vector<float>>(std::move(*data));
       continue;
     }
-    const Slot& s = b.slot(v);
-    slots[k] = IsPlain(s.desc) && s.desc.data_type() == memory::data_type::f32
-                   ? v
-                   : b.Converted(v, PlainDesc(s.dims));
+    slots[k] = b.PlainFloat(v);
     reads.push_back(slots[k]);
   }
-  Slot& ys = b.mutable_slot(y);
-  ys.desc = PlainDesc(ys.dims);
-  ys.alias_of = -1;
-  ys.alias_offset = 0;
+  b.Define(y, PlainDesc(b.dims(y)));
   const BroadcastLoop loop = PlanBroadcast(b.dims(y), ad, cd);
   const int sa = slots[0], sc = slots[1];
   b.EmitHost(
@@ -176,10 +170,7 @@ Status BinaryKernel(KernelBuilder& b) {
   const auto& yd = b.dims(y);
   const size_t rank = yd.size();
   auto padded = [&](int v) {
-    std::vector<int64_t> d = b.dims(v);
-    if (d.size() > rank) return std::vector<int64_t>();
-    d.insert(d.begin(), rank - d.size(), 1);
-    return d;
+    return b.dims(v).size() > rank ? std::vector<int64_t>() : PadRank(b.dims(v), rank);
   };
   std::vector<int64_t> ad = padded(a), cd = padded(c);
   if (n.op == specs::OpKind::kBiasAdd || n.op == specs::OpKind::kChannelScale) {
@@ -256,19 +247,10 @@ Status WhereKernel(KernelBuilder& b) {
     take.push_back((truth[ic[i]] != 0) != first_constant);
     value.push_back((*kv)[ik[i]]);
   }
-  auto padded = [&](std::vector<int64_t> d) {
-    d.insert(d.begin(), yd.size() - d.size(), 1);
-    return d;
-  };
-  const BroadcastLoop loop = PlanBroadcast(yd, padded(*table_dims), padded(b.dims(x)));
-  const Slot& xs = b.slot(x);
-  const int sx = IsPlain(xs.desc) && xs.desc.data_type() == memory::data_type::f32
-                     ? x
-                     : b.Converted(x, PlainDesc(xs.dims));
-  Slot& ys = b.mutable_slot(y);
-  ys.desc = PlainDesc(ys.dims);
-  ys.alias_of = -1;
-  ys.alias_offset = 0;
+  const BroadcastLoop loop =
+      PlanBroadcast(yd, PadRank(*table_dims, yd.size()), PadRank(b.dims(x), yd.size()));
+  const int sx = b.PlainFloat(x);
+  b.Define(y, PlainDesc(yd));
   b.EmitHost(
       [loop, table, sx, y](RunState& st) -> Status {
         const uint8_t* take = table->first.data();

@@ -79,6 +79,11 @@ std::vector<int64_t> DimsOf(const Desc& d) {
 
 bool IsPlain(const Desc& d) { return d == PlainDesc(DimsOf(d)); }
 
+std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank) {
+  d.insert(d.begin(), rank - d.size(), 1);
+  return d;
+}
+
 Status DnnlCall(const std::string& what, const std::function<void()>& f) {
   try {
     f();
@@ -252,10 +257,14 @@ void KernelBuilder::Read(int arg, int id, const Desc& want) {
   step_.reads.push_back(use);
 }
 
-void KernelBuilder::Write(int arg, int id, const Desc& desc) {
+void KernelBuilder::Define(int id, const Desc& desc) {
   d_->slots[id].desc = desc;
   d_->slots[id].alias_of = -1;
   d_->slots[id].alias_offset = 0;
+}
+
+void KernelBuilder::Write(int arg, int id, const Desc& desc) {
+  Define(id, desc);
   step_.slot_args.push_back({arg, id});
   step_.writes.push_back(id);
 }

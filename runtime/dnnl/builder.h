@@ -35,6 +35,9 @@ Desc WithType(const Desc& d, memory::data_type type);
 // HasBf16Kernels() and CpuIsaName() are declared in dnnl_backend.h.
 std::vector<int64_t> DimsOf(const Desc& d);
 bool IsPlain(const Desc& d);
+// `d` with leading ones up to `rank` (d.size() <= rank): an operand's dims as broadcasting aligns
+// them with the output's.
+std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank);
 
 // A value of the prepared model: a graph value or a temporary (a converted copy).
 struct Slot {
@@ -150,6 +153,13 @@ class KernelBuilder {
   void Fixed(int arg, memory m) { step_.fixed_args[arg] = std::move(m); }
   // Defines slot `id` (an output) with `desc` and binds `arg` to it.
   void Write(int arg, int id, const Desc& desc);
+  // Defines slot `id` with `desc`, a buffer of its own: the output of a host step (EmitHost).
+  void Define(int id, const Desc& desc);
+  // The slot holding `id` as plain float32, what a host loop reads: itself when so stored,
+  // else its converted copy.
+  int PlainFloat(int id) {
+    return IsPlain(slot(id).desc) ? id : Converted(id, PlainDesc(dims(id)));
+  }
   // Whether the step being built may write a value in `desc` over `source`'s buffer: `source` is
   // an activation stored in `desc` that this step reads last, and every other value sharing its
   // buffer (an earlier in-place result, a reshape) is dead.

@@ -224,8 +224,7 @@ Status ChannelAffineKernel(KernelBuilder& b) {
       return Status::Ok();
     }
     if (!b.Dnnl(v)) return Unimplemented("channel affine: vector on the host");
-    const Slot& s = b.slot(v);
-    op->slot = IsPlain(s.desc) ? v : b.Converted(v, PlainDesc(s.dims));
+    op->slot = b.PlainFloat(v);
     reads.push_back(op->slot);
     return Status::Ok();
   };
@@ -248,10 +247,7 @@ Status ChannelAffineKernel(KernelBuilder& b) {
   const int xs = b.slot(x).desc == src ? x : b.Converted(x, src);
   reads.insert(reads.begin(), xs);
   const int y = grp.output;
-  Slot& ys = b.mutable_slot(y);
-  ys.desc = src;
-  ys.alias_of = -1;
-  ys.alias_offset = 0;
+  b.Define(y, src);
   const ChannelWalk w = *walk;
   b.EmitHost(
       [w, padded, xs, y, scale, shift, clamps](RunState& st) -> Status {

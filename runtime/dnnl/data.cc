@@ -131,8 +131,7 @@ Status ReshapeKernel(KernelBuilder& b) {
     b.Alias(y, x, PlainDesc(b.dims(y), type));
     return Status::Ok();
   }
-  int src = IsPlain(stored) ? x : b.Converted(x, PlainDesc(b.dims(x)));
-  b.Alias(y, src, PlainDesc(b.dims(y)));
+  b.Alias(y, b.PlainFloat(x), PlainDesc(b.dims(y)));
   return Status::Ok();
 }
 
@@ -166,8 +165,10 @@ Status TransposeKernel(KernelBuilder& b) {
   if (specs::LayoutChannelBlock(y_layout) > 1) y_layout = specs::Layout::kPlain;
   // Only a renaming of x's dimensions in memory (channels-last NCHW read as NHWC, and back): y
   // is x's buffer.
-  const std::optional<specs::Layout> x_layout = StridedLayoutOf(b, x);
-  if (x_layout && !b.constant(x) && specs::TransposeIsRelabeling(xd, *x_layout, perm, y_layout)) {
+  // (A constant is read as plain: its stored descriptor is not where its data is.)
+  const std::optional<specs::Layout> x_layout =
+      b.constant(x) ? std::nullopt : StridedLayoutOf(b, x);
+  if (x_layout && specs::TransposeIsRelabeling(xd, *x_layout, perm, y_layout)) {
     if (auto yd = LayoutDesc(b.dims(y), y_layout, b.slot(x).desc.data_type())) {
       b.Alias(y, x, *yd);
       return Status::Ok();
@@ -175,7 +176,7 @@ Status TransposeKernel(KernelBuilder& b) {
   }
   // Otherwise a strided reorder: x read where it is stored when that layout has no blocks (else
   // converted to plain), y written in its layout.
-  const specs::Layout read = x_layout && !b.constant(x) ? *x_layout : specs::Layout::kPlain;
+  const specs::Layout read = x_layout.value_or(specs::Layout::kPlain);
   const auto x_strides = specs::LayoutStrides(xd, read);
   const auto src = LayoutDesc(xd, read);
   const auto dst = LayoutDesc(b.dims(y), y_layout);

@@ -18,11 +18,6 @@ bool BrgemmCpu() {
   return brgemm;
 }
 
-std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank) {
-  d.insert(d.begin(), rank - d.size(), 1);
-  return d;
-}
-
 Status MatmulKernel(KernelBuilder& b) {
   const Node& n = b.node();
   const Group& grp = b.group();
