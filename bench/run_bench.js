@@ -178,11 +178,22 @@ const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
 // columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure
 // is the median of its round medians.
 // With o.check, the first round of every verisub-run column also compares its outputs with the
-// reference backend (--check); the column keeps the 'check:' line, and a failed check (exit 3)
-// still yields the timing.
+// reference backend's on the model as imported; the column keeps the 'check:' line, and a failed
+// check (exit 3) still yields the timing. The reference runs once per model (verisub-run
+// --backend reference --output), every column checks against what it wrote (--check-against):
+// on large models it is slower than all the timed runs together.
 function timeModel(o, model, opt, verisubRun, threads) {
   const columns = {a: [], b: [], c: [], d: [], e: []};
   const errors = {}, checks = {};
+  let checkArgs = ['--check'];
+  if (o.check && verisubRun) {
+    const dir = path.join(o.out, `${path.basename(model, '.onnx')}.reference`);
+    fs.rmSync(dir, {recursive: true, force: true});
+    fs.mkdirSync(dir, {recursive: true});
+    const r = run(verisubRun, [model, '--backend', 'reference', '--runs', '1', '--warmup', '0',
+                               '--output', dir], o.timeoutS || 900);
+    if (r.ok) checkArgs = ['--check-against', dir];  // else each column runs the reference itself
+  }
   const dcPairs = [];  // (d) against (c) in one process: verisub-run --compare-unoptimized
   const common =
       ['--threads', String(threads), '--runs', String(o.runs), '--warmup', String(o.warmup)];
@@ -218,7 +229,7 @@ function timeModel(o, model, opt, verisubRun, threads) {
         const args = [model, ...extra, ...common];
         if (o.rules && extra.length) args.push('--rules', o.rules);
         const checking = o.check && round === 0;
-        if (checking) args.push('--check');
+        if (checking) args.push(...checkArgs);
         const r = run(verisubRun, args, o.timeoutS || 900);
         const last = r.stdout.trim().split('\n').pop() || '';
         const m = /^verisub-run: /.test(last) && LINE.exec(last);

@@ -141,9 +141,9 @@ function markdown(o, models, results, meta) {
       `Run ${parts.length > 1 ? `in ${parts.length} parts (--resume): ` : ''}` +
       `${when.join('; ')}; ${minutes.toFixed(1)} min, tier ${o.tier}, ` +
       `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs after ${o.warmup} ` +
-      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'} (the two ORT ' +
+      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'} (the two ORT ` +
       'columns paired run by run in one process, --optimize vs without likewise where measured ' +
-      'with verisub-run --compare-unoptimized); machine: ${os.cpus().length} cores ` +
+      `with verisub-run --compare-unoptimized); machine: ${os.cpus().length} cores ` +
       `(${os.cpus()[0].model.trim()}). Timings on this shared machine drift by up to 40% ` +
       'between hours: only the ratios, measured side by side (each model within one part), ' +
       'mean anything.');
@@ -152,7 +152,7 @@ function markdown(o, models, results, meta) {
       'Speed ratios: ORT-original median / column median (above 1: faster than ONNX Runtime on ' +
       'the original model); **bold** below the floor (verisub-run 0.95, ORT on verisub-opt\'s ' +
       'output 0.98, --optimize vs without 0.98). check: --check of every verisub column against ' +
-      'the reference backend.');
+      'the reference backend\'s outputs on the model as imported.');
   lines.push('');
   lines.push(
       '| model | family | ORT ms | verisub-run | --optimize | bf16 | ORT(verisub-opt) | ' +

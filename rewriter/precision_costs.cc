@@ -151,6 +151,8 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
   VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> inputs, RandomInputs(g, &rng));
   auto reference = runtime::Execute(g, inputs);
   if (!reference.ok()) return reference.status().WithContext("precision budget: reference run");
+  r.reference_outputs =
+      std::make_shared<const std::vector<HostTensor>>(std::move(reference).value());
 
   LayoutSpaceOptions trial = space;
   while (r.rounds < budget.max_rounds) {
@@ -164,7 +166,7 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
     if (reduced.empty()) break;  // nothing reduced: the float32 answer
     auto out = ExecuteInPrecisions(g, a, inputs);
     if (!out.ok()) return out.status().WithContext("precision budget: emulated run");
-    const double error = RelativeOutputError(*out, *reference);
+    const double error = RelativeOutputError(*out, *r.reference_outputs);
     if (error <= budget.max_error && a.cost_us < f32.cost_us) {
       r.reduced_values = static_cast<int>(reduced.size());
       r.error = error;

@@ -11,6 +11,7 @@
 // same two questions (LayoutCostSource::FormatKernelCostUs / FormatConversionCostUs).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,10 @@ struct PrecisionReport {
   double cost_us = 0;          // of the kept assignment
   double float32_cost_us = 0;  // the best assignment without reduced precision
   LayoutDpReport dp;           // the DP's report on the kept assignment
+  // The reference executor's outputs on the budget's inputs (null when no reduced assignment
+  // was tried): the check of the backend's own outputs compares with them instead of running
+  // the reference, the slowest step of a reduced-precision prepare, a second time.
+  std::shared_ptr<const std::vector<runtime::HostTensor>> reference_outputs;
   // Filled by Session: the whole model timed with the bf16 assignment (fp16 or bf16 on the GPU)
   // and with the float32 one
   // (ms, medians, runs alternating), and whether float32 was kept because it ran faster.

@@ -237,6 +237,37 @@ StatusOr<std::vector<runtime::HostTensor>> ReadInputs(const std::vector<std::str
   return out;
 }
 
+namespace {
+
+// DIR/NAME.pb of output k of `g`: NAME is the output's name with unsafe characters replaced.
+std::string OutputPath(const std::string& dir, const runtime::Graph& g, size_t k) {
+  std::string name = g.value(g.outputs()[k]).name;
+  for (char& c : name)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  if (name.empty() || name[0] == '.') name = "output_" + std::to_string(k) + name;
+  return dir + "/" + name + ".pb";
+}
+
+}  // namespace
+
+StatusOr<std::vector<runtime::HostTensor>> ReadOutputs(const std::string& dir,
+                                                       const runtime::Graph& g) {
+  std::vector<runtime::HostTensor> out;
+  for (size_t k = 0; k < g.outputs().size(); ++k) {
+    const std::string path = OutputPath(dir, g, k);
+    auto t = ReadTensorFile(path);
+    if (!t.ok()) return t.status();
+    const runtime::Value& v = g.value(g.outputs()[k]);
+    if (t->tensor.elem_type != v.elem_type || !v.Accepts(t->tensor.dims))
+      return InvalidArgument(
+          path + ": output '" + v.name + "' is " + runtime::ElemTypeName(v.elem_type) + " " +
+          runtime::DimsToString(v.dims) + ", the file holds " +
+          runtime::ElemTypeName(t->tensor.elem_type) + " " + runtime::DimsToString(t->tensor.dims));
+    out.push_back(std::move(t->tensor));
+  }
+  return out;
+}
+
 StatusOr<std::vector<std::string>> WriteOutputs(const std::string& dir, const runtime::Graph& g,
                                                 const std::vector<runtime::HostTensor>& outputs) {
   VERISUB_RETURN_IF_ERROR(base::CheckOutputDirectory(dir));
@@ -245,16 +276,12 @@ StatusOr<std::vector<std::string>> WriteOutputs(const std::string& dir, const ru
                          std::to_string(g.outputs().size()) + " graph outputs");
   std::vector<std::string> written;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    std::string name = g.value(g.outputs()[k]).name;
-    for (char& c : name)
-      if (!(isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
-    if (name.empty() || name[0] == '.') name = "output_" + std::to_string(k) + name;
     onnx::TensorProto proto;
     runtime::ToTensorProto(outputs[k], g.value(g.outputs()[k]).name, &proto);
     std::string bytes;
     if (!proto.SerializeToString(&bytes))
       return InternalError("output '" + g.value(g.outputs()[k]).name + "' cannot be serialized");
-    const std::string path = dir + "/" + name + ".pb";
+    const std::string path = OutputPath(dir, g, k);
     VERISUB_RETURN_IF_ERROR(base::WriteFileAtomically(path, bytes));
     written.push_back(path);
   }

@@ -32,6 +32,11 @@ StatusOr<runtime::HostTensor> ParseNpy(std::string_view bytes, const std::string
 StatusOr<std::vector<runtime::HostTensor>> ReadInputs(const std::vector<std::string>& paths,
                                                       const runtime::Graph& g);
 
+// The outputs of `g` as WriteOutputs wrote them into `dir` (DIR/NAME.pb each), checked against
+// the outputs' types and shapes; errors name the file.
+StatusOr<std::vector<runtime::HostTensor>> ReadOutputs(const std::string& dir,
+                                                       const runtime::Graph& g);
+
 // Writes output k of `g` as DIR/NAME.pb (NAME with '/' and other unsafe characters replaced by
 // '_'); the directory must exist. Returns the paths written.
 StatusOr<std::vector<std::string>> WriteOutputs(const std::string& dir, const runtime::Graph& g,

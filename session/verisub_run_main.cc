@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "rewriter/report_html.h"
 #include "rewriter/verify_outputs.h"
 #include "runtime/input_shapes.h"
+#include "runtime/onnx_import.h"
 #include "session/session.h"
 #include "session/tensor_files.h"
 
@@ -38,6 +40,7 @@ struct RunFlags {
   std::string output_dir;
   std::string report_html;
   bool check = false;
+  std::string check_against;  // recorded outputs to --check against instead of the reference
   bool compare_unoptimized = false;
   int profile = 0;
   int profile_top = 15;
@@ -112,6 +115,26 @@ int Fail(const Status& st) {
   return 1;
 }
 
+// What --check compares with: the outputs recorded in --check-against, else the reference
+// backend's on the model as imported. An optimized session's graph is the rewritten one, so the
+// model is imported again: the check covers the rewrites too, not only the backend.
+verisub::StatusOr<std::vector<HostTensor>> ExpectedOutputs(const RunFlags& flags,
+                                                           const verisub::Session& s,
+                                                           const std::vector<HostTensor>& inputs) {
+  if (!flags.check_against.empty()) return verisub::ReadOutputs(flags.check_against, s.graph());
+  std::optional<verisub::runtime::Graph> imported;
+  if (s.optimize_report()) {
+    verisub::runtime::ImportOptions import;
+    import.input_shapes = flags.session.input_shapes;
+    auto g = verisub::runtime::ImportOnnxFile(flags.model, import);
+    if (!g.ok()) return g.status();
+    imported = std::move(g).value();
+  }
+  auto ref = verisub::MakeBackend("reference")->Prepare(imported ? *imported : s.graph(), {});
+  if (!ref.ok()) return ref.status();
+  return (*ref)->Run(inputs);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,7 +189,13 @@ int main(int argc, char** argv) {
       .Double("--precision-budget", &flags.session.precision_budget, 0, 1e9,
               "largest relative output error ||bf16 - f32|| / ||f32|| allowed by --precision "
               "bf16, checked on the reference executor")
-      .Bool("--check", &flags.check, "compare the outputs with the reference backend")
+      .Bool("--check", &flags.check,
+            "compare the outputs with the reference backend's on the model as imported (before "
+            "any rewrite)")
+      .Path("--check-against", &flags.check_against,
+            "--check against outputs recorded earlier in this folder, NAME.pb per output as "
+            "--output writes them (e.g. by --backend reference --output DIR on the same inputs), "
+            "instead of running the reference backend")
       .Bool("--compare-unoptimized", &flags.compare_unoptimized,
             "with --optimize: also prepare the model without it and time the two side by side "
             "in this process (warm runs alternating in pairs of rounds A B, B A: at least --runs "
@@ -180,6 +209,7 @@ int main(int argc, char** argv) {
   if (std::optional<int> code = parser.ParseMain(argc, argv)) return *code;
   if (flags.compare_unoptimized && !flags.session.optimize && flags.session.layout != "joint")
     return parser.UsageError("--compare-unoptimized needs --optimize (or --layout joint)");
+  if (!flags.check_against.empty()) flags.check = true;
   if (device == "cuda") {
     flags.session.backend = "cuda";
   } else if (device == "cpu") {
@@ -196,6 +226,10 @@ int main(int argc, char** argv) {
     if (Status st = base::CheckOutputDirectory(flags.output_dir); !st.ok()) return Fail(st);
   if (!flags.report_html.empty())
     if (Status st = base::CheckOutputPath(flags.report_html); !st.ok()) return Fail(st);
+  if (std::error_code ec;
+      !flags.check_against.empty() && !std::filesystem::is_directory(flags.check_against, ec))
+    return Fail(
+        verisub::InvalidArgument("--check-against " + flags.check_against + ": not a folder"));
   auto session = Session::Create(flags.model, flags.session);
   if (!session.ok()) return Fail(session.status());
   Session& s = **session;
@@ -355,9 +389,7 @@ int main(int argc, char** argv) {
   }
   int rc = 0;
   if (flags.check) {
-    auto ref = MakeBackend("reference")->Prepare(g, {});
-    if (!ref.ok()) return Fail(ref.status());
-    auto expected = (*ref)->Run(inputs);
+    auto expected = ExpectedOutputs(flags, s, inputs);
     if (!expected.ok()) return Fail(expected.status());
     // Each element within 1e-4 of its output's scale (max |reference| over that output, at least
     // 1), on every backend. ResNet-101/152 with random weights (logits 1e6-1e10) showed why not
@@ -373,16 +405,19 @@ int main(int argc, char** argv) {
     bool ok = reduced ? agree.shapes_match && !agree.nonfinite_mismatch &&
                             norm_rel <= flags.session.precision_budget
                       : agree.Within(kRel);
+    const std::string against = flags.check_against.empty()
+                                    ? std::string("the reference backend")
+                                    : "the outputs in " + flags.check_against;
     if (reduced)
-      std::printf(
-          "check:    %s against the reference backend: relative error %.3g (budget %.0e), max "
-          "abs %.3g\n",
-          ok ? "ok" : "FAILED", norm_rel, flags.session.precision_budget, agree.max_abs);
+      std::printf("check:    %s against %s: relative error %.3g (budget %.0e), max abs %.3g\n",
+                  ok ? "ok" : "FAILED", against.c_str(), norm_rel, flags.session.precision_budget,
+                  agree.max_abs);
     else
       std::printf(
-          "check:    %s against the reference backend: max abs %.3g, %.3g of the output's max "
-          "|ref| (tolerance %.0e of it; per element max rel %.3g of max(|ref|,1))\n",
-          ok ? "ok" : "FAILED", agree.max_abs, agree.max_scaled, kRel, agree.max_rel);
+          "check:    %s against %s: max abs %.3g, %.3g of the output's max |ref| (tolerance "
+          "%.0e of it; per element max rel %.3g of max(|ref|,1))\n",
+          ok ? "ok" : "FAILED", against.c_str(), agree.max_abs, agree.max_scaled, kRel,
+          agree.max_rel);
     if (!agree.shapes_match) std::printf("check:    output shapes differ\n");
     if (agree.nonfinite_mismatch) std::printf("check:    a NaN or an infinity on one side only\n");
     if (!ok) rc = 3;

@@ -579,5 +579,32 @@ TEST(VerisubRunTest, ReadsInputFilesAndWritesOutputs) {
   std::filesystem::remove_all(dir);
 }
 
+// --check-against compares with outputs recorded earlier instead of running the reference: the
+// reference backend's on the same synthetic inputs pass, PyTorch's on another input fail (exit 3),
+// and a missing folder is refused before the work.
+TEST(VerisubRunTest, ChecksAgainstRecordedOutputs) {
+  char tmpl[] = "/tmp/verisub_run_expected_XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string run = std::string(VERISUB_RUN_PATH) + " data/models/squeezenet1_1.onnx ";
+  auto r = rewriter::testing::RunCommand(run + "--backend reference --runs 1 --warmup 0 --output " +
+                                         dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = rewriter::testing::RunCommand(run + "--runs 1 --warmup 0 --threads 1 --check-against " + dir);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("check:    ok against the outputs in " + dir), std::string::npos)
+      << r.output;
+  std::filesystem::copy_file("data/models/squeezenet1_1.output_0.pb", dir + "/output.pb",
+                             std::filesystem::copy_options::overwrite_existing);
+  r = rewriter::testing::RunCommand(run + "--runs 1 --warmup 0 --threads 1 --check-against " + dir);
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("check:    FAILED against the outputs in"), std::string::npos)
+      << r.output;
+  r = rewriter::testing::RunCommand(run + "--runs 1 --check-against " + dir + "/missing");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find(dir + "/missing: not a folder"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("run:"), std::string::npos) << "refused before the run";
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace verisub

@@ -140,6 +140,18 @@ TEST(TensorFilesTest, OutputsAreWrittenAndReadBack) {
   EXPECT_EQ(back->name, g->value(g->outputs()[0]).name);
   EXPECT_EQ(back->tensor.f32, t.f32);
   EXPECT_FALSE(WriteOutputs(dir.path() + "/missing", *g, {t}).ok());
+  auto read = ReadOutputs(dir.path(), *g);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ((*read)[0].f32, t.f32);
+  // Another graph's outputs: the file's shape is not this output's.
+  auto other = runtime::ParseGraphText("input x [4]\noutput (relu x)\n");
+  ASSERT_TRUE(other.ok());
+  auto wrong = ReadOutputs(dir.path(), *other);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find((*written)[0]), std::string::npos)
+      << wrong.status().message();
+  EXPECT_FALSE(ReadOutputs(dir.path() + "/missing", *g).ok());
 }
 
 }  // namespace
