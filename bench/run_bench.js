@@ -10,7 +10,7 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const {spawnSync} = require('child_process');
+const {spawn, spawnSync} = require('child_process');
 const {countOnnxNodes, readTensorFile, compareTensors} = require('./ort/onnx_proto');
 
 const REPO = path.resolve(__dirname, '..');
@@ -85,6 +85,98 @@ function run(cmd, args, timeoutS) {
     error = `exit ${r.status === null ? r.signal : r.status}: ${lines[lines.length - 1]}`;
   }
   return {ok: error === null, stdout, stderr, error, seconds};
+}
+
+// A benchmark program kept running between timed runs (verisub-run --serve, ort_bench.js
+// --serve): once prepared and warm it prints 'serve: ready', then answers each 'run' written to
+// its stdin with one 'serve: ms=<t>[,<t>...]' line; closing stdin ends it. Two servers let a
+// bench alternate single runs of two engines in two processes, so drift slower than one run
+// cancels in the per-run ratios, as it does for two models in one process.
+class Server {
+  constructor(cmd, args, timeoutS) {
+    this.stdout = '';
+    this.stderr = '';
+    this.replies = [];   // 'serve:' lines not asked for yet
+    this.waiter = null;  // {resolve, reject} of the pending next()
+    this.done = false;
+    this.start = process.hrtime.bigint();
+    this.child = spawn(cmd, args, {stdio: ['pipe', 'pipe', 'pipe']});
+    this.child.stdin.on('error', () => {});  // a server that died: reported by its exit
+    let partial = '';
+    this.child.stdout.on('data', (d) => {
+      this.stdout += d;
+      partial += d;
+      const lines = partial.split('\n');
+      partial = lines.pop();
+      for (const l of lines)
+        if (l.startsWith('serve: ')) this.replies.push(l.slice(7));
+      this.wake();
+    });
+    this.child.stderr.on('data', (d) => (this.stderr += d));
+    this.exited = new Promise((resolve) => {
+      const end = (status, signal, message) => {
+        if (this.done) return;
+        this.done = true;
+        this.status = status;
+        this.signal = signal;
+        this.message = message;
+        clearTimeout(this.timer);
+        this.wake();
+        resolve();
+      };
+      this.child.on('error', (e) => end(null, null, e.message));
+      this.child.on('close', (status, signal) => end(status, signal, null));
+    });
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.child.kill('SIGKILL');
+    }, timeoutS * 1000);
+  }
+  wake() {
+    if (!this.waiter) return;
+    const w = this.waiter;
+    if (this.replies.length) {
+      this.waiter = null;
+      w.resolve(this.replies.shift());
+    } else if (this.done) {
+      this.waiter = null;
+      w.reject(new Error(this.error() || 'exit 0 before replying'));
+    }
+  }
+  next() {
+    return new Promise((resolve, reject) => {
+      this.waiter = {resolve, reject};
+      this.wake();
+    });
+  }
+  // `warm` untimed runs and one timed run of the served model(s): the timed runs' ms.
+  async run(warm = 0) {
+    this.child.stdin.write(`run ${warm}\n`);
+    const reply = await this.next();
+    const m = /^ms=([0-9.,eE+-]+)$/.exec(reply);
+    if (!m) throw new Error(`unexpected reply 'serve: ${reply}'`);
+    return m[1].split(',').map(Number);
+  }
+  error() {
+    if (this.timedOut) return 'timed out';
+    if (this.message) return this.message;
+    if (this.status === 0) return null;
+    const lines = (this.stderr.trim() || this.stdout.trim()).split('\n');
+    return `exit ${this.status === null ? this.signal : this.status}: ${lines[lines.length - 1]}`;
+  }
+  // Ends the server; the same fields as run() returns.
+  async close() {
+    this.child.stdin.end();
+    await this.exited;
+    const error = this.error();
+    return {
+      ok: error === null,
+      stdout: this.stdout,
+      stderr: this.stderr,
+      error,
+      seconds: Number(process.hrtime.bigint() - this.start) / 1e9
+    };
+  }
 }
 
 function findVerisubRun(build) {
@@ -176,13 +268,16 @@ const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
 
 // One thread count: K rounds, each timing every column once (R runs after W warm-ups); the
 // columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure
-// is the median of its round medians.
+// is the median of its round medians. (a), (b) and (c) are timed together, single runs
+// alternating between an ONNX Runtime process and a verisub-run process (both --serve): the
+// per-run ratios (a)/(c) give cPaired, as (b)/(a) gives pairedRatio; (d) and (e) are processes of
+// their own, minutes apart on large models, and drift with the machine.
 // With o.check, the first round of every verisub-run column also compares its outputs with the
 // reference backend's on the model as imported; the column keeps the 'check:' line, and a failed
 // check (exit 3) still yields the timing. The reference runs once per model (verisub-run
 // --backend reference --output), every column checks against what it wrote (--check-against):
 // on large models it is slower than all the timed runs together.
-function timeModel(o, model, opt, verisubRun, threads) {
+async function timeModel(o, model, opt, verisubRun, threads) {
   const columns = {a: [], b: [], c: [], d: [], e: []};
   const errors = {}, checks = {};
   let checkArgs = ['--check'];
@@ -194,35 +289,75 @@ function timeModel(o, model, opt, verisubRun, threads) {
                                '--output', dir], o.timeoutS || 900);
     if (r.ok) checkArgs = ['--check-against', dir];  // else each column runs the reference itself
   }
+  const cPairs = [];  // ORT-original's time over verisub-run's, run by run across two processes
   const dcPairs = [];  // (d) against (c) in one process: verisub-run --compare-unoptimized
   const common =
       ['--threads', String(threads), '--runs', String(o.runs), '--warmup', String(o.warmup)];
+  const served = ['--threads', String(threads), '--runs', '1', '--warmup', String(o.warmup),
+                  '--serve'];
   let round = 0;
+  // A verisub-run column's first round checks its outputs; the column keeps the 'check:' line.
+  const checkLine = (key, r) => {
+    const line = /^check: +(.*)$/m.exec(r.stdout);
+    checks[key] = line ? line[1] : (r.error || 'no check line');
+    if (r.error && /^exit 3:/.test(r.error)) r.checkFailed = true;  // timed; the check failed
+  };
   const groups = [
-    () => {  // (a) and (b) in one process, their runs alternating, who goes first by round
+    // (a) and (b) in one ONNX Runtime process, their runs alternating (who goes first by round),
+    // and (c) in a verisub-run process beside it: runs alternate between the two processes, so
+    // every run of (c) has a run of (a) right before or after it. Each timed run follows an
+    // untimed one of the same model: what the other model or engine left in the caches (this
+    // CPU's 260 MB L3 holds a ResNet-50 but not two engines' copies of it) is not timed.
+    async () => {
       const models = opt.path ? [model, opt.path] : [model];
       if (round % 2) models.reverse();
-      const r =
-          run(process.execPath, [ORT_BENCH, ...models, ...common, '--ort-dir', o.ortDir], 900);
-      if (!r.ok) {
-        errors.a = errors.b = r.error;
-        return;
+      const ort = new Server(
+          process.execPath, [ORT_BENCH, ...models, ...served, '--ort-dir', o.ortDir],
+          o.timeoutS || 900);
+      const vargs = [model, ...served];
+      if (o.check && round === 0) vargs.push(...checkArgs);
+      const vs = verisubRun && !errors.c ? new Server(verisubRun, vargs, o.timeoutS || 900) : null;
+      const ready = await Promise.allSettled([ort.next(), vs ? vs.next() : Promise.resolve()]);
+      const ortUp = ready[0].status === 'fulfilled', vsUp = vs && ready[1].status === 'fulfilled';
+      const times = {a: [], b: [], c: []};
+      try {
+        for (let k = 0; k < o.runs; ++k) {
+          const order = (k + round) % 2 ? ['c', 'ort'] : ['ort', 'c'];
+          for (const who of order) {
+            if (who === 'ort' && ortUp) {
+              const ms = await ort.run(1);
+              models.forEach((m, i) => times[m === model ? 'a' : 'b'].push(ms[i]));
+            } else if (who === 'c' && vsUp) {
+              times.c.push((await vs.run(1))[0]);
+            }
+          }
+        }
+      } catch (e) {
+        // A server that died mid-way: its close() below says why.
       }
-      for (const l of r.stdout.split('\n')) {
-        const m = LINE.exec(l), who = / model=(.*)$/.exec(l);
-        if (!l.startsWith('ort-bench:') || !m || !who) continue;
-        const times = / times_ms=([0-9.,]+)/.exec(l);
-        columns[who[1] === model ? 'a' : 'b'].push({
-          median: Number(m[1]),
-          min: Number(m[2]),
-          times: times ? times[1].split(',').map(Number) : []
-        });
+      const [ortEnd, vsEnd] = await Promise.all([ort.close(), vs ? vs.close() : null]);
+      if (!ortEnd.ok || times.a.length < o.runs) {
+        errors.a = errors.b = ortEnd.error || 'ONNX Runtime stopped serving';
+      } else {
+        for (const k of ['a', 'b'])
+          if (times[k].length) columns[k].push({median: median(times[k]), min: Math.min(...times[k]),
+                                                times: times[k]});
+      }
+      if (vs) {
+        if (o.check && round === 0) checkLine('c', vsEnd);
+        if ((!vsEnd.ok && !vsEnd.checkFailed) || times.c.length < o.runs) {
+          errors.c = vsEnd.error || 'verisub-run stopped serving';
+        } else {
+          columns.c.push({median: median(times.c), min: Math.min(...times.c)});
+          if (times.a.length === times.c.length)
+            times.a.forEach((t, k) => cPairs.push(t / times.c[k]));
+        }
       }
     },
   ];
   if (verisubRun) {
     for (const [key, extra] of [
-             ['c', []], ['d', ['--optimize', '--compare-unoptimized']],
+             ['d', ['--optimize', '--compare-unoptimized']],
              ['e', ['--layout', 'dp', '--precision', 'bf16']]]) {
       groups.push(() => {
         if (errors[key]) return;  // a failed column is not retried every round
@@ -234,9 +369,8 @@ function timeModel(o, model, opt, verisubRun, threads) {
         const last = r.stdout.trim().split('\n').pop() || '';
         const m = /^verisub-run: /.test(last) && LINE.exec(last);
         if (checking) {
-          const line = /^check: +(.*)$/m.exec(r.stdout);
-          checks[key] = line ? line[1] : (r.error || 'no check line');
-          if (r.error && /^exit 3:/.test(r.error) && m) r.ok = true;  // timed; the check failed
+          checkLine(key, r);
+          if (r.checkFailed && m) r.ok = true;
         }
         const paired = /^compare: .* speedup=([0-9.eE+-]+)/m.exec(r.stdout);
         if (key === 'd' && paired) dcPairs.push(Number(paired[1]));
@@ -252,7 +386,7 @@ function timeModel(o, model, opt, verisubRun, threads) {
     }
   }
   for (round = 0; round < o.rounds; ++round)
-    for (let g = 0; g < groups.length; ++g) groups[(g + round) % groups.length]();
+    for (let g = 0; g < groups.length; ++g) await groups[(g + round) % groups.length]();
   const result = {};
   // (b)/(a) from paired samples: run k of (b) came right before or after run k of (a), so the
   // median of the per-pair ratios cancels drift slower than one run.
@@ -275,6 +409,8 @@ function timeModel(o, model, opt, verisubRun, threads) {
   // runs; their median over rounds): the columns (c) and (d) are separate processes, minutes
   // apart, and this machine drifts by 20% within a minute.
   if (dcPairs.length) result.dcPaired = {median: median(dcPairs), n: dcPairs.length};
+  // verisub-run against ONNX Runtime on the original, run by run (above 1: verisub-run faster).
+  if (cPairs.length) result.cPaired = {median: median(cPairs), n: cPairs.length};
   for (const key of Object.keys(columns)) {
     if (errors[key] === 'na')
       result[key] = {na: true};
@@ -387,7 +523,7 @@ function printTables(o, results, verisubRun, load) {
   if (notes.length) console.log('\n   errors:\n' + notes.map((n) => `   ${n}`).join('\n'));
 }
 
-function main() {
+async function main() {
   const o = parseArgs(process.argv.slice(2));
   for (const tool of [['rewriter', 'verisub-opt'], ['runtime', 'verisub-onnx']]) {
     if (!fs.existsSync(path.join(o.build, ...tool)))
@@ -414,7 +550,7 @@ function main() {
     r.check = checkOutputs(o, name, model, r.opt);
     for (const t of o.threads) {
       console.error(`-- ${name}: timing, ${t} thread(s)`);
-      r.timings[t] = timeModel(o, model, r.opt, verisubRun, t);
+      r.timings[t] = await timeModel(o, model, r.opt, verisubRun, t);
     }
     results.push(r);
   }
@@ -430,4 +566,8 @@ function main() {
 
 module.exports = {run, findVerisubRun, median, importSummary, optimize, checkOutputs, timeModel};
 
-if (require.main === module) main();
+if (require.main === module)
+  main().catch((e) => {
+    console.error(`run_bench: ${e.stack || e}`);
+    process.exit(1);
+  });

@@ -99,12 +99,12 @@ function speed(t, key, base = 'a') {
   return b.median / c.median;
 }
 
-// The ratios a model is judged by (issue 23's floors): c and e against ORT, b against a (paired
-// when available), d against c.
+// The ratios a model is judged by (issue 23's floors): c and e against ORT, b against a and c
+// against ORT paired run by run when measured so, d against c.
 function ratiosOf(r, threads) {
   const t = r.timings[threads] || {};
   return {
-    c: speed(t, 'c'),
+    c: t.cPaired ? t.cPaired.median : speed(t, 'c'),
     d: speed(t, 'd'),
     e: speed(t, 'e'),
     b: t.pairedRatio ? 1 / t.pairedRatio.median : speed(t, 'b'),
@@ -243,7 +243,7 @@ function writeDoc(doc, table) {
   fs.renameSync(tmp, doc);
 }
 
-function main() {
+async function main() {
   const o = parseArgs(process.argv.slice(2));
   const manifestPath = path.join(o.zoo, 'zoo.json');
   if (!fs.existsSync(manifestPath))
@@ -290,7 +290,7 @@ function main() {
   if (o.reportOnly)
     console.error(`zoo_bench: --report-only: ${names.length - done.size} of ${names.length} ` +
                   'models not measured yet');
-  todo.forEach((name, i) => {
+  for (const [i, name] of todo.entries()) {
     const elapsed = (Date.now() - t0) / 1000;
     const eta = i ? ` eta ${((elapsed / i) * (todo.length - i) / 60).toFixed(1)} min` : '';
     console.error(`[${i + 1}/${todo.length}] ${name} (${(elapsed / 60).toFixed(1)} min${eta})`);
@@ -299,7 +299,7 @@ function main() {
     r.import = bench.importSummary(o, model);
     r.opt = bench.optimize(o, name, model);
     r.check = bench.checkOutputs(o, name, model, r.opt);
-    for (const t of o.threads) r.timings[t] = bench.timeModel(o, model, r.opt, verisubRun, t);
+    for (const t of o.threads) r.timings[t] = await bench.timeModel(o, model, r.opt, verisubRun, t);
     const q = ratiosOf(r, o.threads[0]);
     console.error(
         `    ${name}: verisub-run ${fmt(q.c)}x ORT, --optimize ${fmt(q.d)}x, bf16 ${fmt(q.e)}x, ` +
@@ -310,7 +310,7 @@ function main() {
     part.end = new Date().toISOString();
     part.minutes = (Date.now() - t0) / 60000;
     save();
-  });
+  }
   part.end = new Date().toISOString();
   part.minutes = (Date.now() - t0) / 60000;
   part.load.end = os.loadavg()[0];
@@ -333,4 +333,7 @@ function main() {
                 overall.join(', '));
 }
 
-main();
+main().catch((e) => {
+  console.error(`zoo_bench: ${e.stack || e}`);
+  process.exit(1);
+});

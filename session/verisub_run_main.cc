@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -42,6 +43,7 @@ struct RunFlags {
   bool check = false;
   std::string check_against;  // recorded outputs to --check against instead of the reference
   bool compare_unoptimized = false;
+  bool serve = false;
   int profile = 0;
   int profile_top = 15;
 };
@@ -135,6 +137,30 @@ verisub::StatusOr<std::vector<HostTensor>> ExpectedOutputs(const RunFlags& flags
   return (*ref)->Run(inputs);
 }
 
+// --serve: per 'run [W]' line on stdin, W untimed runs and one timed run, its time on one line,
+// until the end of stdin.
+Status Serve(verisub::Session& s, const std::vector<HostTensor>& inputs) {
+  std::printf("serve: ready\n");
+  std::fflush(stdout);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    int warm = 0;
+    if (char rest = 0; line != "run" && (std::sscanf(line.c_str(), "run %d%c", &warm, &rest) != 1 ||
+                                         warm < 0 || warm > 1000))
+      return verisub::InvalidArgument("--serve: unknown command '" + line + "' (only 'run [W]')");
+    for (int w = 0; w < warm; ++w)
+      if (auto out = s.Run(inputs); !out.ok()) return out.status();
+    auto start = std::chrono::steady_clock::now();
+    auto out = s.Run(inputs);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!out.ok()) return out.status();
+    std::printf("serve: ms=%.3f\n", ms);
+    std::fflush(stdout);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -201,6 +227,10 @@ int main(int argc, char** argv) {
             "in this process (warm runs alternating in pairs of rounds A B, B A: at least --runs "
             "rounds, more until 2 s of runs, at most 200), printing both medians and the paired "
             "ratio")
+      .Bool("--serve", &flags.serve,
+            "after everything else, print 'serve: ready' and answer each 'run [W]' line on stdin "
+            "with W untimed runs and one timed run, 'serve: ms=<float>', until the end of stdin "
+            "(a bench keeps the model prepared beside another engine and alternates between them)")
       .Int("--profile", &flags.profile, 0, 1000000,
            "after the runs, time every step this many times, in whole runs and alone, and "
            "print where the time goes (0: no profile)")
@@ -422,6 +452,8 @@ int main(int argc, char** argv) {
     if (agree.nonfinite_mismatch) std::printf("check:    a NaN or an infinity on one side only\n");
     if (!ok) rc = 3;
   }
+  if (flags.serve)
+    if (Status st = Serve(s, inputs); !st.ok()) return Fail(st);
   std::printf("verisub-run: median_ms=%.3f min_ms=%.3f runs=%d\n", median, sorted.front(),
               flags.runs);
   return rc;

@@ -9,7 +9,7 @@ const {readTensorFile, writeTensorFile, compareTensors} = require('./onnx_proto'
 const REPO = path.resolve(__dirname, '..', '..');
 const USAGE = `usage:
   node bench/ort/ort_bench.js MODEL.onnx [MODEL2.onnx ...] [--threads N] [--runs R] [--warmup W]
-       [--seed S] [--input-shape NAME=d0,d1,...] [--ort-dir DIR] [--spin] [--profile K]
+       [--seed S] [--input-shape NAME=d0,d1,...] [--ort-dir DIR] [--spin] [--profile K] [--serve]
     Times every model on random inputs (fixed seed), the models' runs alternating
     (A B A B ...) so that drift of a shared machine hits all alike. One line per model:
       ort-bench: median_ms=<float> min_ms=<float> runs=<int> threads=<int>
@@ -25,6 +25,11 @@ const USAGE = `usage:
        [--dump-outputs PREFIX] [--expect OUT.pb ...] [--threads N]
     Runs once on recorded inputs (ONNX TensorProto, in the order of the model's inputs);
     writes PREFIX.output_<i>.pb and prints the largest differences from the --expect tensors.
+  --serve: after the warm-up, print 'serve: ready' and answer each 'run [W]' line on stdin with
+    W untimed runs and one timed run of each model in turn, 'serve: ms=<float>,...' (the timed
+    runs, in the models' order); at the end of stdin the ort-bench lines cover the served runs
+    (a bench keeps ONNX Runtime prepared beside another engine and alternates between them:
+    paired samples across processes, each warm after the other engine's run)
   --spin: let ONNX Runtime's idle intra-op workers spin (its default; off here because the
     sessions of the alternating models would take the cores from each other)
   --ort-dir: where onnxruntime-node is installed (default build/ort; make ort installs it)`;
@@ -47,6 +52,7 @@ function parseArgs(argv) {
     dumpPrefix: null,
     spin: false,
     profile: null,
+    serve: false,
     ortDir: path.join(REPO, 'build', 'ort')
   };
   const count = (name, v, min) => {
@@ -76,6 +82,8 @@ function parseArgs(argv) {
       opts.dumpPrefix = next();
     else if (a === '--spin')
       opts.spin = true;
+    else if (a === '--serve')
+      opts.serve = true;
     else if (a === '--profile')
       opts.profile = count(a, next(), 0);
     else if (a === '--ort-dir')
@@ -227,17 +235,22 @@ async function timeModels(ort, opts) {
   }
   for (let w = 0; w < opts.warmup; ++w)
     for (const s of sessions) await s.session.run(s.feeds);
-  for (let r = 0; r < opts.runs; ++r) {
+  const runEach = async (warm = 0) => {
     for (const s of sessions) {
+      for (let w = 0; w < warm; ++w) await s.session.run(s.feeds);
       const start = process.hrtime.bigint();
       await s.session.run(s.feeds);
       s.times.push(Number(process.hrtime.bigint() - start) / 1e6);
     }
-  }
+  };
+  if (opts.serve)
+    await serve(runEach, () => sessions.map((s) => s.times[s.times.length - 1]));
+  else
+    for (let r = 0; r < opts.runs; ++r) await runEach();
   for (const s of sessions) {
     console.log(
         `ort-bench: median_ms=${median(s.times).toFixed(3)} ` +
-        `min_ms=${Math.min(...s.times).toFixed(3)} runs=${opts.runs} ` +
+        `min_ms=${Math.min(...s.times).toFixed(3)} runs=${s.times.length} ` +
         `threads=${opts.threads} times_ms=${s.times.map((t) => t.toFixed(3)).join(',')} ` +
         `model=${s.model}`);
   }
@@ -250,6 +263,20 @@ async function timeModels(ort, opts) {
     const file = fs.readdirSync(path.dirname(s.prefix)).find((f) => f.startsWith(`${base}_`));
     if (!file) fail(`${s.model}: ONNX Runtime wrote no profile beside ${s.prefix}`, 1);
     printProfile(path.join(path.dirname(s.prefix), file), s.model, opts.profile, opts.runs);
+  }
+}
+
+// --serve: per 'run [W]' line on stdin, W untimed runs and one timed run of every model, the
+// timed runs' times on one line, until the end of stdin. Any other line is an error (exit 2).
+async function serve(runEach, lastTimes) {
+  const readline = require('readline');
+  process.stdout.write('serve: ready\n');
+  const lines = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
+  for await (const line of lines) {
+    const m = /^run(?: (\d+))?$/.exec(line.trim());
+    if (!m) fail(`--serve: unknown command '${line}' (only 'run [W]')`);
+    await runEach(m[1] ? Number(m[1]) : 0);
+    process.stdout.write(`serve: ms=${lastTimes().map((t) => t.toFixed(3)).join(',')}\n`);
   }
 }
 

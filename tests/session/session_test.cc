@@ -579,6 +579,31 @@ TEST(VerisubRunTest, ReadsInputFilesAndWritesOutputs) {
   std::filesystem::remove_all(dir);
 }
 
+// --serve keeps the prepared model for a bench: 'run [W]' lines on stdin, each answered with one
+// timed run's line after W untimed ones, until the end of stdin; anything else is refused.
+TEST(VerisubRunTest, ServesRunsUntilTheEndOfInput) {
+  const std::string run = std::string(VERISUB_RUN_PATH) +
+                          " data/models/squeezenet1_1.onnx --runs 1 --warmup 0 --threads 1 --serve";
+  auto r = rewriter::testing::RunCommand("printf 'run\\nrun 2\\nrun 0\\n' | " + run);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const size_t ready = r.output.find("serve: ready\n");
+  ASSERT_NE(ready, std::string::npos) << r.output;
+  int replies = 0;
+  for (size_t at = r.output.find("serve: ms=", ready); at != std::string::npos;
+       at = r.output.find("serve: ms=", at + 1)) {
+    double ms = 0;
+    EXPECT_EQ(std::sscanf(r.output.c_str() + at, "serve: ms=%lf", &ms), 1);
+    EXPECT_GT(ms, 0);
+    ++replies;
+  }
+  EXPECT_EQ(replies, 3) << r.output;
+  EXPECT_LT(r.output.find("serve: ready"), r.output.find("verisub-run: median_ms="));
+  r = rewriter::testing::RunCommand("printf 'walk\\n' | " + run);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("unknown command 'walk'"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("serve: ms="), std::string::npos) << r.output;
+}
+
 // --check-against compares with outputs recorded earlier instead of running the reference: the
 // reference backend's on the same synthetic inputs pass, PyTorch's on another input fail (exit 3),
 // and a missing folder is refused before the work.
