@@ -316,9 +316,11 @@ async function timeModel(o, model, opt, verisubRun, threads) {
           o.timeoutS || 900);
       const vargs = [model, ...served];
       if (o.check && round === 0) vargs.push(...checkArgs);
+      // One after the other: verisub-run's prepare times its layout choices, which ONNX
+      // Runtime's warm-up on the other core would disturb.
+      const ortUp = await ort.next().then(() => true, () => false);
       const vs = verisubRun && !errors.c ? new Server(verisubRun, vargs, o.timeoutS || 900) : null;
-      const ready = await Promise.allSettled([ort.next(), vs ? vs.next() : Promise.resolve()]);
-      const ortUp = ready[0].status === 'fulfilled', vsUp = vs && ready[1].status === 'fulfilled';
+      const vsUp = vs ? await vs.next().then(() => true, () => false) : false;
       const times = {a: [], b: [], c: []};
       try {
         for (let k = 0; k < o.runs; ++k) {
