@@ -31,14 +31,16 @@ struct PrepareOptions {
 
 // What a prepared model did at prepare time, for reports.
 struct PrepareStats {
-  int steps = 0;                              // executed kernels, reorders included
-  int fused_nodes = 0;                        // graph nodes absorbed into another node's kernel
-  int fallback_nodes = 0;                     // nodes run by the reference kernels
-  std::map<std::string, int> fallback_kinds;  // their kinds ("onnx:Erf" -> 2)
-  int reorders = 0;                           // layout conversions between kernels
-  int in_place = 0;                           // steps writing over their dead input
-  int64_t activation_bytes = 0;               // planned activation memory
-  int64_t weight_bytes = 0;                   // weights as the kernels keep them
+  int steps = 0;                               // executed kernels, reorders included
+  int fused_nodes = 0;                         // graph nodes absorbed into another node's kernel
+  int fallback_nodes = 0;                      // nodes run by the reference kernels
+  std::map<std::string, int> fallback_kinds;   // their kinds ("onnx:Erf" -> 2)
+  std::map<std::string, int> kernel_variants;  // kernels other than the default the backend
+                                               // chose by timing ("winograd" -> 12)
+  int reorders = 0;                            // layout conversions between kernels
+  int in_place = 0;                            // steps writing over their dead input
+  int64_t activation_bytes = 0;                // planned activation memory
+  int64_t weight_bytes = 0;                    // weights as the kernels keep them
 };
 
 // The time of one executed step of a prepared model (a kernel, a fused group or a reorder).

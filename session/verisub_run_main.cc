@@ -313,6 +313,12 @@ int main(int argc, char** argv) {
       st.fused_nodes, st.fallback_nodes, st.reorders, st.in_place, st.activation_bytes / 1048576.0,
       st.weight_bytes / 1048576.0);
 
+  if (!st.kernel_variants.empty()) {
+    std::printf("kernels: ");
+    for (const auto& [name, count] : st.kernel_variants)
+      std::printf(" %s x%d", name.c_str(), count);
+    std::printf(" (timed faster than the default kernels)\n");
+  }
   if (!st.fallback_kinds.empty()) {
     std::printf("reference kernels:");
     for (const auto& [kind, count] : st.fallback_kinds) std::printf(" %s x%d", kind.c_str(), count);

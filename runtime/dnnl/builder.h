@@ -91,6 +91,7 @@ struct ModelDraft {
   dnnl::stream stream;       // for prepare-time weight reorders
   int reorders = 0;
   int in_place = 0;  // steps writing over a dead input (WriteOver, WriteAccumulating)
+  std::map<std::string, int> kernel_variants;  // PrepareStats::kernel_variants
   int64_t weight_bytes = 0;
   std::vector<specs::Layout> layouts;  // PrepareOptions::layouts (empty: own policy)
   std::vector<char> bf16;              // per graph value: stored in bfloat16 (empty: none)
@@ -195,6 +196,8 @@ class KernelBuilder {
   int FindConverted(int id, const Desc& want) const;
 
   void Emit(dnnl::primitive p);
+  // A kernel other than the default one, for PrepareStats::kernel_variants.
+  void CountVariant(const std::string& name) { ++d_->kernel_variants[name]; }
   // A host step (reads and writes listed for the buffer plan); `reference` when it runs the
   // node's reference kernel rather than a kernel of the backend's own.
   void EmitHost(std::function<Status(RunState&)> f, std::vector<int> reads, std::vector<int> writes,

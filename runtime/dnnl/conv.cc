@@ -1,7 +1,15 @@
 // Convolution (spec conv2d and ONNX Conv): any group, stride, dilation and explicit pads, with
 // the group's bias and batch normalization folded into the weights and its activations and
 // residual add as post-ops. oneDNN picks the layouts (format any); weights are reordered once.
+// A 3x3 stride-1 float32 convolution may run on oneDNN's Winograd kernels instead of its direct
+// ones, where they are faster for its shape (timed once per shape and process).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <mutex>
 
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
@@ -13,6 +21,78 @@ namespace verisub::runtime::dnnl_backend {
 namespace {
 
 memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+using ConvPd = dnnl::convolution_forward::primitive_desc;
+
+// The median time of `pd`'s kernel on scratch buffers (a warm-up run first), in microseconds.
+double KernelUs(const ConvPd& pd, dnnl::engine& engine, dnnl::stream& stream) {
+  std::unordered_map<int, memory> args;
+  for (auto [arg, md] : {std::pair{DNNL_ARG_SRC, pd.src_desc()},
+                         {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                         {DNNL_ARG_BIAS, pd.bias_desc()},
+                         {DNNL_ARG_DST, pd.dst_desc()},
+                         {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}}) {
+    memory m(md, engine);
+    // Small finite values: uninitialized memory may hold denormals, which time differently.
+    if (md.get_size() > 0) {
+      float* f = static_cast<float*>(m.get_data_handle());
+      std::fill(f, f + md.get_size() / sizeof(float), 0.01f);
+    }
+    args.emplace(arg, m);
+  }
+  dnnl::convolution_forward conv(pd);
+  conv.execute(stream, args);
+  stream.wait();
+  std::vector<double> us;
+  double total = 0;
+  while (us.size() < 3 || (us.size() < 9 && total < 2e4)) {
+    auto start = std::chrono::steady_clock::now();
+    conv.execute(stream, args);
+    stream.wait();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                     .count());
+    total += us.back();
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+// oneDNN 2.6's Winograd convolutions (F(2x2,3x3) and F(4x4,3x3) on AVX-512, float32, blocked
+// layouts) run a 3x3 stride-1 convolution at 1.2-2.8x the speed of its direct kernels on most
+// shapes of ResNets, VGG and Inception (docs/bench-zoo.md), and at half of it on some (16
+// channels at 112x112). oneDNN's own choice (convolution_auto) took the direct kernel on every
+// one of them at batch 1, so both are timed here, once per shape, thread count and post-ops in a
+// process, and the faster kept. Returns the Winograd primitive descriptor where it won.
+// VERISUB_WINOGRAD=on takes it wherever oneDNN has one, =off never (tests, diagnosis).
+std::optional<ConvPd> WinogradIfFaster(KernelBuilder& b, const ConvPd& direct,
+                                       const dnnl::convolution_forward::desc& winograd,
+                                       const dnnl::primitive_attr& attr, const std::string& key) {
+  const char* force = std::getenv("VERISUB_WINOGRAD");
+  const std::string policy = force ? force : "";
+  if (policy == "off") return std::nullopt;
+  std::optional<ConvPd> wino;
+  try {
+    wino.emplace(winograd, attr, b.engine());
+  } catch (const dnnl::error&) {
+    return std::nullopt;  // no Winograd kernel for these shapes, layouts or post-ops
+  }
+  if (policy == "on") return wino;
+  static std::mutex mu;
+  static std::map<std::string, bool> faster;  // key -> Winograd won
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, added] = faster.emplace(key + " t" + std::to_string(omp_get_max_threads()), false);
+  if (added) {
+    dnnl::stream stream(b.engine());
+    try {
+      const double direct_us = KernelUs(direct, b.engine(), stream);
+      it->second = KernelUs(*wino, b.engine(), stream) < direct_us;
+    } catch (const dnnl::error&) {
+      it->second = false;
+    }
+  }
+  if (!it->second) return std::nullopt;
+  return wino;
+}
 
 Status ConvKernel(KernelBuilder& b) {
   const Node& n = b.node();
@@ -103,12 +183,34 @@ Status ConvKernel(KernelBuilder& b) {
   Desc src_any(Dims(b.dims(x)), type, any), w_any(Dims(wdims), type, any),
       dst_any = b.OutputDesc(grp.output);
   Desc bias_md({o}, f32, memory::format_tag::a);
-  dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any, w_any,
-      bias_md, dst_any, Dims(win->strides), dil, Dims(win->pad_l), Dims(win->pad_r));
+  auto desc_of = [&](dnnl::algorithm algorithm) {
+    return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src_any,
+                                           w_any, bias_md, dst_any, Dims(win->strides), dil,
+                                           Dims(win->pad_l), Dims(win->pad_r));
+  };
   dnnl::primitive_attr attr;
   attr.set_post_ops(MakePostOps(grp));
-  dnnl::convolution_forward::primitive_desc pd(desc, attr, b.engine());
+  ConvPd pd(desc_of(dnnl::algorithm::convolution_direct), attr, b.engine());
+  bool winograd = false;
+  const bool all_ones =
+      std::all_of(win->strides.begin(), win->strides.end(), [](int64_t s) { return s == 1; });
+  if (weights && groups == 1 && type == f32 && wd.size() == 4 && wd[2] == 3 && wd[3] == 3 &&
+      all_ones && std::all_of(dil.begin(), dil.end(), [](int64_t d) { return d == 0; })) {
+    // The shape, the output's layout and the post-ops decide which kernel is faster.
+    std::string key = "x" + DimsToString(xd) + " w" + DimsToString(wd) + " pad" +
+                      DimsToString(win->pad_l) + DimsToString(win->pad_r) + " y";
+    const std::optional<specs::Layout> out_layout = b.AssignedLayout(grp.output);
+    key += out_layout ? std::string(specs::LayoutName(*out_layout)) : "any";
+    for (const PostOp& op : grp.post_ops)
+      if (op.kind == PostOp::kEltwise || op.kind == PostOp::kSum)
+        key += " " + std::to_string(static_cast<int>(op.kind)) + ":" +
+               std::to_string(static_cast<int>(op.eltwise.alg));
+    if (auto wino =
+            WinogradIfFaster(b, pd, desc_of(dnnl::algorithm::convolution_winograd), attr, key)) {
+      pd = std::move(*wino);
+      winograd = true;
+    }
+  }
   b.Read(DNNL_ARG_SRC, x, pd.src_desc());
   if (weights)
     b.Fixed(DNNL_ARG_WEIGHTS, b.ConstantMemory(*weights, PlainDesc(wdims), pd.weights_desc()));
@@ -121,6 +223,7 @@ Status ConvKernel(KernelBuilder& b) {
   else
     b.Write(DNNL_ARG_DST, grp.output, pd.dst_desc());
   b.Emit(dnnl::convolution_forward(pd));
+  if (winograd) b.CountVariant("winograd");
   return Status::Ok();
 }
 

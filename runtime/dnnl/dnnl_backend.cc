@@ -167,6 +167,7 @@ class DnnlBackend : public Backend {
     stats.reorders = d.reorders;
     stats.weight_bytes = d.weight_bytes;
     stats.in_place = d.in_place;
+    stats.kernel_variants = d.kernel_variants;
     auto prepared =
         DnnlPrepared::Create(std::move(graph), std::move(d), options.num_threads, stats);
     if (!prepared.ok()) return prepared.status();

@@ -38,8 +38,9 @@ struct MeasureOptions {
 // measured before are not trusted. 1: the first measured tables; 2: pools read their input in
 // the assigned output layout, Slice and run-time convolution weights on oneDNN; 3: the layout
 // DP's kernels timed with their fusion group; 4: bf16 storage, matmuls with a matrix right-hand
-// side as one GEMM of every row, brgemm-packed matmul weights on AVX-512.
-inline constexpr int kDnnlBackendRevision = 4;
+// side as one GEMM of every row, brgemm-packed matmul weights on AVX-512; 5: 3x3 stride-1
+// convolutions on oneDNN's Winograd kernels where they time faster.
+inline constexpr int kDnnlBackendRevision = 5;
 
 // This machine as a cost table header: engine "onednn", its version and effective ISA, the CPU
 // model from /proc/cpuinfo, `threads`, kDnnlBackendRevision.

@@ -3,6 +3,7 @@
 // layouts flowing between kernels, and reference fallbacks in the middle of blocked tensors.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
 
 #include "runtime/dnnl/builder.h"
@@ -102,6 +103,52 @@ TEST(DnnlOpsTest, ConvolutionGeometries) {
     PrepareStats s = Check(b, c.name);
     EXPECT_EQ(s.fallback_nodes, 0) << c.name;
   }
+}
+
+// 3x3 stride-1 convolutions may run on oneDNN's Winograd kernels (chosen by timing; here forced
+// with VERISUB_WINOGRAD=on): the same values as the reference within float32 tolerance, with the
+// ReLU and residual add fused, in blocked layouts; with =off none is taken. Skipped where oneDNN
+// has no Winograd kernel (it needs AVX-512).
+TEST(DnnlOpsTest, WinogradConvolutionsWhereOneDnnHasThem) {
+  ModelBuilder b;
+  b.Input("x", {1, 32, 20, 20}).Output("y", {1, 32, 20, 20});
+  b.RandomWeight("w1", {32, 32, 3, 3}, 1).RandomWeight("b1", {32}, 2);
+  b.RandomWeight("w2", {32, 32, 3, 3}, 3);
+  SetInts(b.Node("Conv", {"x", "w1", "b1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c1"}, {"r1"});
+  SetInts(b.Node("Conv", {"r1", "w2"}, {"c2"}), "pads", {1, 1, 1, 1});
+  b.Node("Add", {"c2", "x"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "winograd");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto inputs = testing::RandomInputs(*g, 5);
+  PrepareOptions opts;
+  opts.layouts.assign(g->num_values(), specs::Layout::kNCHW16c);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  ASSERT_TRUE(ref.ok());
+  auto expected = (*ref)->Run(inputs);
+  ASSERT_TRUE(expected.ok());
+  const char* saved = std::getenv("VERISUB_WINOGRAD");
+  const std::string before = saved ? saved : "";
+  int taken[2] = {0, 0};
+  for (int on = 0; on < 2; ++on) {
+    setenv("VERISUB_WINOGRAD", on ? "on" : "off", 1);
+    auto m = MakeDnnlBackend()->Prepare(*g, opts);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto out = (*m)->Run(inputs);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    auto cmp = testing::Compare(*out, *expected);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_LT(cmp.max_rel, kTolerance) << (on ? "winograd" : "direct");
+    const auto& variants = (*m)->stats().kernel_variants;
+    taken[on] = variants.count("winograd") ? variants.at("winograd") : 0;
+  }
+  if (saved)
+    setenv("VERISUB_WINOGRAD", before.c_str(), 1);
+  else
+    unsetenv("VERISUB_WINOGRAD");
+  EXPECT_EQ(taken[0], 0);
+  if (taken[1] == 0) GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU";
+  EXPECT_EQ(taken[1], 2);
 }
 
 // ConvNeXt's block: a depthwise convolution, permuted channels-last for LayerNorm and the
