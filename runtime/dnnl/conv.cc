@@ -30,8 +30,7 @@ double KernelUs(const ConvPd& pd, dnnl::engine& engine, dnnl::stream& stream) {
   for (auto [arg, md] : {std::pair{DNNL_ARG_SRC, pd.src_desc()},
                          {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                          {DNNL_ARG_BIAS, pd.bias_desc()},
-                         {DNNL_ARG_DST, pd.dst_desc()},
-                         {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}}) {
+                         {DNNL_ARG_DST, pd.dst_desc()}}) {
     memory m(md, engine);
     // Small finite values: uninitialized memory may hold denormals, which time differently.
     if (md.get_size() > 0) {

@@ -71,6 +71,27 @@ std::unique_ptr<PreparedModel> CheckInLayout(
   return std::move(m).value();
 }
 
+// Prepares `g` on the oneDNN backend with `opts`, runs it on `inputs` and expects `expected`
+// within kTolerance; returns the prepare statistics.
+PrepareStats ExpectSameOutputs(const Graph& g, const PrepareOptions& opts,
+                               const std::vector<HostTensor>& inputs,
+                               const std::vector<HostTensor>& expected, const std::string& what) {
+  auto m = MakeDnnlBackend()->Prepare(g, opts);
+  if (!m.ok()) {
+    ADD_FAILURE() << what << ": " << m.status().message();
+    return {};
+  }
+  auto out = (*m)->Run(inputs);
+  if (!out.ok()) {
+    ADD_FAILURE() << what << ": " << out.status().message();
+    return {};
+  }
+  auto cmp = testing::Compare(*out, expected);
+  EXPECT_EQ(cmp.error, "") << what;
+  EXPECT_LT(cmp.max_rel, kTolerance) << what;
+  return (*m)->stats();
+}
+
 struct ConvCase {
   std::string name;
   int64_t c, o, group, k, stride, dilation;
@@ -132,15 +153,9 @@ TEST(DnnlOpsTest, WinogradConvolutionsWhereOneDnnHasThem) {
   int taken[2] = {0, 0};
   for (int on = 0; on < 2; ++on) {
     setenv("VERISUB_WINOGRAD", on ? "on" : "off", 1);
-    auto m = MakeDnnlBackend()->Prepare(*g, opts);
-    ASSERT_TRUE(m.ok()) << m.status().message();
-    auto out = (*m)->Run(inputs);
-    ASSERT_TRUE(out.ok()) << out.status().message();
-    auto cmp = testing::Compare(*out, *expected);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_LT(cmp.max_rel, kTolerance) << (on ? "winograd" : "direct");
-    const auto& variants = (*m)->stats().kernel_variants;
-    taken[on] = variants.count("winograd") ? variants.at("winograd") : 0;
+    const PrepareStats stats =
+        ExpectSameOutputs(*g, opts, inputs, *expected, on ? "winograd" : "direct");
+    taken[on] = stats.kernel_variants.count("winograd") ? stats.kernel_variants.at("winograd") : 0;
   }
   if (saved)
     setenv("VERISUB_WINOGRAD", before.c_str(), 1);
@@ -782,13 +797,7 @@ TEST(DnnlOpsTest, AssignedLayoutsGiveTheSameResults) {
                           specs::Layout::kNCHW16c}) {
     PrepareOptions opts;
     opts.layouts.assign(g->num_values(), l);
-    auto m = MakeDnnlBackend()->Prepare(*g, opts);
-    ASSERT_TRUE(m.ok()) << m.status().message();
-    auto out = (*m)->Run(inputs);
-    ASSERT_TRUE(out.ok()) << out.status().message();
-    auto cmp = testing::Compare(*out, *expected);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_LT(cmp.max_rel, kTolerance) << specs::LayoutName(l);
+    ExpectSameOutputs(*g, opts, inputs, *expected, std::string(specs::LayoutName(l)));
   }
   PrepareOptions wrong;
   wrong.layouts.assign(3, specs::Layout::kNHWC);
