@@ -80,6 +80,9 @@ Status OptimizeImpl(runtime::Graph g, const rewriter::RuleSet& rules,
   if (!(options.search.time_limit_s >= 0))
     return InvalidArgument("time limit must not be negative");
   if (options.search.max_queue < 1) return InvalidArgument("max_queue must be at least 1");
+  if (!(options.search.min_gain >= 0 && options.search.min_gain < 1))
+    return InvalidArgument("min_gain must be in [0, 1) (got " +
+                           std::to_string(options.search.min_gain) + ")");
   std::unique_ptr<runtime::CostModel> owned;
   const runtime::CostModel* model = options.cost_model;
   if (!model) {

@@ -231,6 +231,9 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   while (!queue.empty() && queue.begin()->cost < best.cost) {
     if (materialize(queue.extract(queue.begin()).value())) break;
   }
+  // A gain within the costs' noise is none: the input stands.
+  if (best.derivation && best.cost > (1 - options.min_gain) * *initial_cost)
+    best = Best{*initial_cost, initial, nullptr};
 
   std::map<int, int> counts;
   for (const Derivation* d = best.derivation.get(); d; d = d->parent.get()) {

@@ -93,6 +93,9 @@ int main(int argc, char** argv) {
             "apply rules only as the database states them, not also right to left")
       .Double("--alpha", &options.search.alpha, 1.0, kUnbounded,
               "explore graphs up to alpha x the best cost")
+      .Double("--min-gain", &options.search.min_gain, 0.0, 0.99,
+              "keep the input unless the best graph costs less than (1 - this) x its cost "
+              "(default 0.01: a smaller predicted gain is within the costs' noise)")
       .Int("--budget", &options.search.budget, 0, 1000000000, "graphs the search may expand")
       .Int("--patience", &options.search.patience, 0, 1000000000,
            "stop after this many expanded graphs without a cheaper one (0: never)")

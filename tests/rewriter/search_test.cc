@@ -96,6 +96,29 @@ TEST(SearchTest, OptimizesAndStaysEquivalent) {
   EXPECT_EQ(vr.outputs_compared, 2);
 }
 
+// A best graph that saves less than min_gain of the input's cost is not taken: the input is the
+// result, unchanged, and no rewrite is reported; at a min_gain below the saving it is taken.
+TEST(SearchTest, AGainBelowMinGainLeavesTheInput) {
+  auto rules = testing::HandwrittenRules();
+  runtime::Graph g = InceptionBlock();
+  runtime::Graph out;
+  OptimizeReport report;
+  ASSERT_TRUE(Optimize(g, *rules, Defaults(), &out, &report).ok());
+  const double gain = 1 - report.search.cost_after_us / report.search.cost_before_us;
+  ASSERT_GT(gain, 0.02);
+  OptimizeOptions o = Defaults();
+  o.search.min_gain = gain + 0.01;
+  ASSERT_TRUE(Optimize(g, *rules, o, &out, &report).ok());
+  EXPECT_EQ(report.search.rewrite_steps, 0);
+  EXPECT_TRUE(report.search.rules_applied.empty());
+  EXPECT_DOUBLE_EQ(report.search.cost_after_us, report.search.cost_before_us);
+  EXPECT_EQ(CountOp(out, "conv2d"), 2);
+  o.search.min_gain = gain / 2;
+  ASSERT_TRUE(Optimize(g, *rules, o, &out, &report).ok());
+  EXPECT_GT(report.search.rewrite_steps, 0);
+  EXPECT_EQ(CountOp(out, "conv2d"), 1);
+}
+
 TEST(SearchTest, Deterministic) {
   auto rules = testing::HandwrittenRules();
   runtime::Graph g = InceptionBlock();
