@@ -141,9 +141,12 @@ function markdown(o, models, results, meta) {
       `Run ${parts.length > 1 ? `in ${parts.length} parts (--resume): ` : ''}` +
       `${when.join('; ')}; ${minutes.toFixed(1)} min, tier ${o.tier}, ` +
       `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs after ${o.warmup} ` +
-      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'} (the two ORT ` +
-      'columns paired run by run in one process, --optimize vs without likewise where measured ' +
-      `with verisub-run --compare-unoptimized); machine: ${os.cpus().length} cores ` +
+      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'} (ORT on ` +
+      'both models and verisub-run timed together, runs alternating between an ORT process and ' +
+      'a verisub-run process, each timed run after an untimed one of its model: those ratios ' +
+      'are medians of per-run ratios; --optimize vs without paired in one process, verisub-run ' +
+      `--compare-unoptimized; --optimize and bf16 in processes of their own); machine: ` +
+      `${os.cpus().length} cores ` +
       `(${os.cpus()[0].model.trim()}). Timings on this shared machine drift by up to 40% ` +
       'between hours: only the ratios, measured side by side (each model within one part), ' +
       'mean anything.');
