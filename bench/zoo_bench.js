@@ -270,13 +270,17 @@ async function main() {
   const settings = {threads: o.threads, rounds: o.rounds, runs: o.runs, warmup: o.warmup};
   const parts = [];
   const done = new Map();  // name -> result kept from an earlier part
+  const others = [];  // earlier results of models outside this selection (--only): kept as they are
   if (o.resume && fs.existsSync(json)) {
     const prev = JSON.parse(fs.readFileSync(json, 'utf8'));
     if (JSON.stringify(prev.settings) !== JSON.stringify(settings))
       fail(`--resume: ${json} was measured with other settings ` +
            `(${JSON.stringify(prev.settings)}); remove it or use those`);
     for (const r of prev.results || [])
-      if (names.includes(r.name)) done.set(r.name, r);
+      if (names.includes(r.name))
+        done.set(r.name, r);
+      else
+        others.push(r);
     parts.push(...(prev.parts || []));
     console.error(`zoo_bench: resuming: ${done.size} of ${names.length} models already measured`);
   }
@@ -286,7 +290,8 @@ async function main() {
   const results = [...done.values()];
   const save = () => {  // after every model, so an interrupted run resumes where it stopped
     const tmp = `${json}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify({options: o, settings, parts, results}, null, 1));
+    fs.writeFileSync(
+        tmp, JSON.stringify({options: o, settings, parts, results: [...others, ...results]}, null, 1));
     fs.renameSync(tmp, json);
   };
   const todo = o.reportOnly ? [] : names.filter((n) => !done.has(n));
