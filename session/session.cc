@@ -347,6 +347,8 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
       return st;
     }
   }
+  // Only the backend check reads the budget's reference outputs: not kept for the session's life.
+  if (precision_report_) precision_report_->reference_outputs.reset();
   if (precision_report_ && precision_report_->reduced_values > 0 &&
       !precision_report_->kept_float32_by_check) {
     // The DP prices kernels one by one; the whole model decides. The float32 assignment is

@@ -11,6 +11,15 @@
 namespace verisub {
 namespace {
 
+// DIR/NAME.pb of output k of `g`: NAME is the output's name with unsafe characters replaced.
+std::string OutputPath(const std::string& dir, const runtime::Graph& g, size_t k) {
+  std::string name = g.value(g.outputs()[k]).name;
+  for (char& c : name)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  if (name.empty() || name[0] == '.') name = "output_" + std::to_string(k) + name;
+  return dir + "/" + name + ".pb";
+}
+
 using runtime::HostTensor;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -236,19 +245,6 @@ StatusOr<std::vector<runtime::HostTensor>> ReadInputs(const std::vector<std::str
   }
   return out;
 }
-
-namespace {
-
-// DIR/NAME.pb of output k of `g`: NAME is the output's name with unsafe characters replaced.
-std::string OutputPath(const std::string& dir, const runtime::Graph& g, size_t k) {
-  std::string name = g.value(g.outputs()[k]).name;
-  for (char& c : name)
-    if (!(isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
-  if (name.empty() || name[0] == '.') name = "output_" + std::to_string(k) + name;
-  return dir + "/" + name + ".pb";
-}
-
-}  // namespace
 
 StatusOr<std::vector<runtime::HostTensor>> ReadOutputs(const std::string& dir,
                                                        const runtime::Graph& g) {
