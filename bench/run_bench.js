@@ -264,155 +264,130 @@ function checkOutputs(o, name, model, opt) {
   return result;
 }
 
-const LINE = /median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) runs=(\d+)/;
-
-// One thread count: K rounds, each timing every column once (R runs after W warm-ups); the
-// columns' order rotates per round, and so does which of (a) and (b) runs first. A column's figure
-// is the median of its round medians. (a), (b) and (c) are timed together, single runs
-// alternating between an ONNX Runtime process and a verisub-run process (both --serve): the
-// per-run ratios (a)/(c) give cPaired, as (b)/(a) gives pairedRatio; (d) and (e) are processes of
-// their own, minutes apart on large models, and drift with the machine.
+// One thread count: K rounds. Every round times all columns by single runs alternating between
+// processes that keep their models prepared (--serve): an ONNX Runtime process with (a) and (b),
+// and verisub-run processes for (c) and (d) (one phase), then for (e) (a second phase: fewer
+// copies of a large model in memory at once); the phases' order rotates per round, and so do the
+// processes' turns and which of (a) and (b) runs first. Each timed run follows an untimed one of
+// the same model, and every column's run k has a run of (a) right before or after it: the
+// per-run ratios (a)/(c), (a)/(d), (a)/(e) and (c)/(d) give cPaired, dPaired, ePaired and
+// dcPaired, as (b)/(a) gives pairedRatio, and their medians cancel drift slower than one run. A
+// column's own figure is the median of its round medians.
 // With o.check, the first round of every verisub-run column also compares its outputs with the
 // reference backend's on the model as imported; the column keeps the 'check:' line, and a failed
 // check (exit 3) still yields the timing. The reference runs once per model (verisub-run
 // --backend reference --output), every column checks against what it wrote (--check-against):
 // on large models it is slower than all the timed runs together.
 async function timeModel(o, model, opt, verisubRun, threads) {
+  const timeoutS = o.timeoutS || 900;
   const columns = {a: [], b: [], c: [], d: [], e: []};
-  const errors = {}, checks = {};
+  const errors = {}, checks = {}, precisionErrors = {};
   let checkArgs = ['--check'];
   if (o.check && verisubRun) {
     const dir = path.join(o.out, `${path.basename(model, '.onnx')}.reference`);
     fs.rmSync(dir, {recursive: true, force: true});
     fs.mkdirSync(dir, {recursive: true});
     const r = run(verisubRun, [model, '--backend', 'reference', '--runs', '1', '--warmup', '0',
-                               '--output', dir], o.timeoutS || 900);
+                               '--output', dir], timeoutS);
     if (r.ok) checkArgs = ['--check-against', dir];  // else each column runs the reference itself
   }
-  const cPairs = [];  // ORT-original's time over verisub-run's, run by run across two processes
-  const dcPairs = [];  // (d) against (c) in one process: verisub-run --compare-unoptimized
-  const common =
-      ['--threads', String(threads), '--runs', String(o.runs), '--warmup', String(o.warmup)];
+  const pairs = {b: [], c: [], d: [], e: [], dc: []};
   const served = ['--threads', String(threads), '--runs', '1', '--warmup', String(o.warmup),
                   '--serve'];
-  let round = 0;
+  const extraArgs = {c: [], d: ['--optimize'], e: ['--layout', 'dp', '--precision', 'bf16']};
+  const phases = verisubRun ? [['c', 'd'], ['e']] : [[]];
   // A verisub-run column's first round checks its outputs; the column keeps the 'check:' line.
   const checkLine = (key, r) => {
     const line = /^check: +(.*)$/m.exec(r.stdout);
     checks[key] = line ? line[1] : (r.error || 'no check line');
     if (r.error && /^exit 3:/.test(r.error)) r.checkFailed = true;  // timed; the check failed
   };
-  const groups = [
-    // (a) and (b) in one ONNX Runtime process, their runs alternating (who goes first by round),
-    // and (c) in a verisub-run process beside it: runs alternate between the two processes, so
-    // every run of (c) has a run of (a) right before or after it. Each timed run follows an
-    // untimed one of the same model: what the other model or engine left in the caches (this
-    // CPU's 260 MB L3 holds a ResNet-50 but not two engines' copies of it) is not timed.
-    async () => {
-      const models = opt.path ? [model, opt.path] : [model];
-      if (round % 2) models.reverse();
-      const ort = new Server(
-          process.execPath, [ORT_BENCH, ...models, ...served, '--ort-dir', o.ortDir],
-          o.timeoutS || 900);
-      const vargs = [model, ...served];
-      if (o.check && round === 0) vargs.push(...checkArgs);
-      // One after the other: verisub-run's prepare times its layout choices, which ONNX
-      // Runtime's warm-up on the other core would disturb.
-      const ortUp = await ort.next().then(() => true, () => false);
-      const vs = verisubRun && !errors.c ? new Server(verisubRun, vargs, o.timeoutS || 900) : null;
-      const vsUp = vs ? await vs.next().then(() => true, () => false) : false;
-      const times = {a: [], b: [], c: []};
-      try {
-        for (let k = 0; k < o.runs; ++k) {
-          const order = (k + round) % 2 ? ['c', 'ort'] : ['ort', 'c'];
-          for (const who of order) {
-            if (who === 'ort' && ortUp) {
-              const ms = await ort.run(1);
-              models.forEach((m, i) => times[m === model ? 'a' : 'b'].push(ms[i]));
-            } else if (who === 'c' && vsUp) {
-              times.c.push((await vs.run(1))[0]);
-            }
+  const timePhase = async (keys, round) => {
+    const models = opt.path ? [model, opt.path] : [model];
+    if (round % 2) models.reverse();
+    const ort = new Server(process.execPath,
+                           [ORT_BENCH, ...models, ...served, '--ort-dir', o.ortDir], timeoutS);
+    // One after the other: verisub-run's prepare times its layout choices, which another
+    // process's warm-up on the other core would disturb.
+    const up = {ort: await ort.next().then(() => true, () => false)};
+    const servers = {};
+    for (const key of keys.filter((k) => !errors[k])) {
+      const args = [model, ...extraArgs[key], ...served];
+      if (o.rules && key !== 'c') args.push('--rules', o.rules);
+      if (o.check && round === 0) args.push(...checkArgs);
+      servers[key] = new Server(verisubRun, args, timeoutS);
+      up[key] = await servers[key].next().then(() => true, () => false);
+    }
+    const turns = ['ort', ...Object.keys(servers)];
+    const times = {a: [], b: [], c: [], d: [], e: []};
+    try {
+      for (let k = 0; k < o.runs; ++k) {
+        const shift = (k + round) % turns.length;
+        for (const who of [...turns.slice(shift), ...turns.slice(0, shift)]) {
+          if (!up[who]) continue;
+          if (who === 'ort') {
+            const ms = await ort.run(1);
+            models.forEach((m, i) => times[m === model ? 'a' : 'b'].push(ms[i]));
+          } else {
+            times[who].push((await servers[who].run(1))[0]);
           }
         }
-      } catch (e) {
-        // A server that died mid-way: its close() below says why.
       }
-      const [ortEnd, vsEnd] = await Promise.all([ort.close(), vs ? vs.close() : null]);
-      if (!ortEnd.ok || times.a.length < o.runs) {
-        errors.a = errors.b = ortEnd.error || 'ONNX Runtime stopped serving';
-      } else {
-        for (const k of ['a', 'b'])
-          if (times[k].length) columns[k].push({median: median(times[k]), min: Math.min(...times[k]),
-                                                times: times[k]});
-      }
-      if (vs) {
-        if (o.check && round === 0) checkLine('c', vsEnd);
-        if ((!vsEnd.ok && !vsEnd.checkFailed) || times.c.length < o.runs) {
-          errors.c = vsEnd.error || 'verisub-run stopped serving';
-        } else {
-          columns.c.push({median: median(times.c), min: Math.min(...times.c)});
-          if (times.a.length === times.c.length)
-            times.a.forEach((t, k) => cPairs.push(t / times.c[k]));
-        }
-      }
-    },
-  ];
-  if (verisubRun) {
-    for (const [key, extra] of [
-             ['d', ['--optimize', '--compare-unoptimized']],
-             ['e', ['--layout', 'dp', '--precision', 'bf16']]]) {
-      groups.push(() => {
-        if (errors[key]) return;  // a failed column is not retried every round
-        const args = [model, ...extra, ...common];
-        if (o.rules && extra.length) args.push('--rules', o.rules);
-        const checking = o.check && round === 0;
-        if (checking) args.push(...checkArgs);
-        const r = run(verisubRun, args, o.timeoutS || 900);
-        const last = r.stdout.trim().split('\n').pop() || '';
-        const m = /^verisub-run: /.test(last) && LINE.exec(last);
-        if (checking) {
-          checkLine(key, r);
-          if (r.checkFailed && m) r.ok = true;
-        }
-        const paired = /^compare: .* speedup=([0-9.eE+-]+)/m.exec(r.stdout);
-        if (key === 'd' && paired) dcPairs.push(Number(paired[1]));
-        const precision = /^precision: .* output error ([0-9.eE+-]+)/m.exec(r.stdout);
-        if (key === 'e' && /no native bfloat16 kernels/.test(r.stdout + (r.stderr || '') + (r.error || '')))
-          errors[key] = 'na';  // this CPU has no bf16 kernels: the column does not apply
-        else if (!r.ok || !m)
-          errors[key] = r.error || `no result line (last line: '${last}')`;
-        else
-          columns[key].push(
-              {median: Number(m[1]), min: Number(m[2]), error: precision && Number(precision[1])});
-      });
+    } catch (e) {
+      // A server that died mid-way: its close() below says why.
     }
+    const ends = await Promise.all([ort.close(), ...Object.values(servers).map((s) => s.close())]);
+    const ortEnd = ends[0];
+    const ortOk = ortEnd.ok && times.a.length === o.runs;
+    if (!ortOk) {
+      errors.a = errors.b = ortEnd.error || 'ONNX Runtime stopped serving';
+    } else {
+      for (const key of ['a', 'b']) {
+        if (!times[key].length) continue;
+        columns[key].push({median: median(times[key]), min: Math.min(...times[key])});
+      }
+      if (times.b.length === o.runs) times.a.forEach((t, k) => pairs.b.push(times.b[k] / t));
+    }
+    Object.keys(servers).forEach((key, i) => {
+      const end = ends[i + 1];
+      if (o.check && round === 0) checkLine(key, end);
+      if (key === 'e' && /no native bfloat16 kernels/.test(end.stdout + end.stderr)) {
+        errors.e = 'na';  // this CPU has no bf16 kernels: the column does not apply
+        return;
+      }
+      if ((!end.ok && !end.checkFailed) || times[key].length < o.runs) {
+        errors[key] = end.error || 'verisub-run stopped serving';
+        return;
+      }
+      const precision = /^precision: .* output error ([0-9.eE+-]+)/m.exec(end.stdout);
+      if (precision && !(key in precisionErrors)) precisionErrors[key] = Number(precision[1]);
+      columns[key].push({median: median(times[key]), min: Math.min(...times[key])});
+      if (ortOk) times.a.forEach((t, k) => pairs[key].push(t / times[key][k]));
+    });
+    if (times.c.length === o.runs && times.d.length === o.runs && !errors.c && !errors.d)
+      times.c.forEach((t, k) => pairs.dc.push(t / times.d[k]));
+  };
+  for (let round = 0; round < o.rounds; ++round) {
+    const order = round % 2 ? [...phases].reverse() : phases;
+    for (const keys of order) await timePhase(keys, round);
   }
-  for (round = 0; round < o.rounds; ++round)
-    for (let g = 0; g < groups.length; ++g) await groups[(g + round) % groups.length]();
   const result = {};
-  // (b)/(a) from paired samples: run k of (b) came right before or after run k of (a), so the
-  // median of the per-pair ratios cancels drift slower than one run.
-  const pairs = [];
-  columns.a.forEach((a, i) => {
-    const b = columns.b[i];
-    if (b && a.times.length === b.times.length)
-      a.times.forEach((t, k) => pairs.push(b.times[k] / t));
-  });
-  if (pairs.length) {
-    const s = [...pairs].sort((x, y) => x - y);
-    result.pairedRatio = {
-      median: median(pairs),
+  const summary = (xs) => {
+    const s = [...xs].sort((x, y) => x - y);
+    return {
+      median: median(xs),
       q1: s[Math.floor((s.length - 1) / 4)],
       q3: s[Math.ceil((3 * (s.length - 1)) / 4)],
-      n: pairs.length
+      n: xs.length
     };
-  }
-  // --optimize against without, timed side by side in one process (each round's median of paired
-  // runs; their median over rounds): the columns (c) and (d) are separate processes, minutes
-  // apart, and this machine drifts by 20% within a minute.
-  if (dcPairs.length) result.dcPaired = {median: median(dcPairs), n: dcPairs.length};
-  // verisub-run against ONNX Runtime on the original, run by run (above 1: verisub-run faster).
-  if (cPairs.length) result.cPaired = {median: median(cPairs), n: cPairs.length};
+  };
+  // (b)/(a): above 1, ORT runs verisub-opt's output slower than the original.
+  if (pairs.b.length) result.pairedRatio = summary(pairs.b);
+  // (a)/(c), (a)/(d), (a)/(e): above 1, that verisub-run column is faster than ORT; (c)/(d):
+  // above 1, --optimize is faster than without.
+  for (const [key, name] of [['c', 'cPaired'], ['d', 'dPaired'], ['e', 'ePaired'],
+                             ['dc', 'dcPaired']])
+    if (pairs[key].length) result[name] = summary(pairs[key]);
   for (const key of Object.keys(columns)) {
     if (errors[key] === 'na')
       result[key] = {na: true};
@@ -422,7 +397,7 @@ async function timeModel(o, model, opt, verisubRun, threads) {
       result[key] = {
         median: median(columns[key].map((x) => x.median)),
         min: Math.min(...columns[key].map((x) => x.min)),
-        outputError: columns[key][0].error,
+        outputError: key in precisionErrors ? precisionErrors[key] : null,
         check: checks[key]
       };
     else if (key === 'b')
@@ -475,6 +450,16 @@ function printTables(o, results, verisubRun, load) {
                             '-',
             24)
       ].join(' '));
+    }
+  }
+  console.log('\n   paired speed-ups, median of per-run ratios (above 1: faster): (a)/(c), (a)/(d), ' +
+              '(a)/(e) against ORT on the original, (c)/(d) --optimize against without');
+  for (const r of results) {
+    for (const t of o.threads) {
+      const c = r.timings[t] || {};
+      const p = (x) => (x ? x.median.toFixed(2) : '-');
+      console.log(`   ${pad(r.name, 20)} ${padl(t, 7)}  verisub-run ${p(c.cPaired)}, --optimize ` +
+                  `${p(c.dPaired)}, bf16 ${p(c.ePaired)}; --optimize vs without ${p(c.dcPaired)}`);
     }
   }
   console.log(

@@ -99,14 +99,15 @@ function speed(t, key, base = 'a') {
   return b.median / c.median;
 }
 
-// The ratios a model is judged by (issue 23's floors): c and e against ORT, b against a and c
-// against ORT paired run by run when measured so, d against c.
+// The ratios a model is judged by (issue 23's floors): c, d and e against ORT, b against a, d
+// against c; paired run by run where measured so (results of 2026-11-29 on), else medians of
+// columns timed apart.
 function ratiosOf(r, threads) {
   const t = r.timings[threads] || {};
   return {
     c: t.cPaired ? t.cPaired.median : speed(t, 'c'),
-    d: speed(t, 'd'),
-    e: speed(t, 'e'),
+    d: t.dPaired ? t.dPaired.median : speed(t, 'd'),
+    e: t.ePaired ? t.ePaired.median : speed(t, 'e'),
     b: t.pairedRatio ? 1 / t.pairedRatio.median : speed(t, 'b'),
     dc: t.dcPaired ? t.dcPaired.median : speed(t, 'd', 'c')
   };
@@ -137,15 +138,22 @@ function markdown(o, models, results, meta) {
   const minutes = parts.reduce((m, p) => m + (p.minutes || 0), 0);
   const when = parts.map((p) => `${p.start} to ${p.end || '?'} (${p.models} models, load ` +
                                  `${p.load.start.toFixed(1)} at start)`);
+  const older = parts.map((p, i) => (p.served ? 0 : i + 1)).filter((i) => i);
   lines.push(
       `Run ${parts.length > 1 ? `in ${parts.length} parts (--resume): ` : ''}` +
       `${when.join('; ')}; ${minutes.toFixed(1)} min, tier ${o.tier}, ` +
       `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs after ${o.warmup} ` +
       `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'} (ORT on ` +
-      'both models and verisub-run timed together, runs alternating between an ORT process and ' +
-      'a verisub-run process, each timed run after an untimed one of its model: those ratios ' +
-      'are medians of per-run ratios; --optimize vs without paired in one process, verisub-run ' +
-      `--compare-unoptimized; --optimize and bf16 in processes of their own); machine: ` +
+      'both models in one process, each verisub-run column in a process of its own, all ' +
+      'prepared once and timed together: runs alternate between the processes, each timed run ' +
+      'after an untimed one of its model, and every ratio is a median of per-run ratios' +
+      (older.length ?
+           `; in part(s) ${older.join(', ')} only verisub-run was so: --optimize and bf16 ran ` +
+               'in processes of their own (their ratios to ORT drift with the machine) and ' +
+               '--optimize vs without was paired in one process, verisub-run ' +
+               '--compare-unoptimized' :
+           '') +
+      '); machine: ' +
       `${os.cpus().length} cores ` +
       `(${os.cpus()[0].model.trim()}). Timings on this shared machine drift by up to 40% ` +
       'between hours: only the ratios, measured side by side (each model within one part), ' +
@@ -284,7 +292,14 @@ async function main() {
     parts.push(...(prev.parts || []));
     console.error(`zoo_bench: resuming: ${done.size} of ${names.length} models already measured`);
   }
-  const part = {start: new Date().toISOString(), load: {start: os.loadavg()[0]}, models: 0};
+  // served: the verisub-run columns timed in --serve processes beside ONNX Runtime's, paired run
+  // by run (before 2026-11-29 only c; d and e ran in processes of their own).
+  const part = {
+    start: new Date().toISOString(),
+    load: {start: os.loadavg()[0]},
+    models: 0,
+    served: ['c', 'd', 'e']
+  };
   if (!o.reportOnly) parts.push(part);
   const t0 = Date.now();
   const results = [...done.values()];
