@@ -8,6 +8,7 @@
 #include "specs/ops/channel_scale.h"
 #include "specs/ops/concat.h"
 #include "specs/ops/conv2d.h"
+#include "specs/ops/reduce_mean.h"
 #include "specs/ops/split.h"
 #include "specs/ops/transpose.h"
 #include "specs/registry.h"
@@ -112,6 +113,12 @@ std::optional<double> ChannelPartsFactor(const Graph& g, const Node& n, Layout l
 
 }  // namespace
 
+bool IsSpatialMean(const Graph& g, const Node& n) {
+  if (!n.op || *n.op != OpKind::kReduceMean || n.inputs.size() != 1) return false;
+  const auto* d = StaticDims(g.value(n.inputs[0]));
+  return d && d->size() == 4 && n.params[specs::ops::kReduceMeanAxes] == 12;
+}
+
 std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const Node& n,
                                                         std::span<const Layout> inputs,
                                                         std::span<const Layout> outputs) const {
@@ -174,6 +181,13 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
                                                       : 1.0;
       if (!IsImageLayout(out)) return std::nullopt;
       return scaled(f * PaddingWaste(g.value(n.inputs[0]), out));
+    }
+    case OpKind::kReduceMean: {
+      if (!IsSpatialMean(g, n) || !AllPlain(outputs) || !IsImageLayout(inputs[0]))
+        return std::nullopt;
+      const int block = specs::LayoutChannelBlock(inputs[0]);
+      if (block > 1 && Channels(g.value(n.inputs[0])) % block != 0) return std::nullopt;
+      return scaled(inputs[0] == Layout::kNHWC ? kPoolNhwcFactor : kPoolBlockedFactor);
     }
     case OpKind::kBiasAdd:
     case OpKind::kChannelScale: {

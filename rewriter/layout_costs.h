@@ -10,7 +10,9 @@
 //   the input and the output side). Grouped convolutions need whole blocks per group. The first
 //   convolution of a network (C <= 4) may read plain and write blocked (oneDNN has such
 //   kernels), so an image input does not need a conversion.
-// - Pooling runs in NHWC and blocked layouts (vectorized over channels), a little faster.
+// - Pooling runs in NHWC and blocked layouts (vectorized over channels), a little faster; so
+//   does a mean over the spatial axes of an image (a global pooling on oneDNN), whose output,
+//   of spatial extent 1, is plain in every layout.
 // - Elementwise operators (relu, sigmoid, tanh, ewadd, ewmul, smul, batchnorm, bias_add and
 //   channel_scale along channels) are layout-agnostic: every data input and the output in the
 //   same layout, same time except the padding of blocked layouts.
@@ -38,6 +40,10 @@ inline constexpr double kPoolNhwcFactor = 0.9;
 inline constexpr double kPoolBlockedFactor = 0.8;
 // A convolution with at most this many input channels may read plain and write blocked.
 inline constexpr int64_t kFirstLayerMaxChannels = 4;
+
+// True when `n` is a reduce_mean over the spatial axes (2 and 3) of a rank-4 tensor: a global
+// pooling, which reads its input in any image layout whose channel blocks divide C.
+bool IsSpatialMean(const runtime::Graph& g, const runtime::Node& n);
 
 class AnalyticLayoutCosts : public LayoutCostSource {
  public:

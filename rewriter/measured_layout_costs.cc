@@ -79,6 +79,12 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
   }
   auto scaled = analytic_.KernelCostUs(g, node, inputs, outputs);
   if (!scaled) return std::nullopt;  // no kernel in that combination
+  // A mean over the spatial axes reads its input as stored: timed in each input layout.
+  if (IsSpatialMean(g, node) && index >= 0 && !inputs.empty() &&
+      inputs[0] != specs::Layout::kPlain && !outputs.empty()) {
+    auto t = model_->NodeInLayoutUs(g, plan, index, outputs[0], key, false, inputs[0]);
+    return t.ok() ? *t : scaled;
+  }
   const bool window =
       node.op && (*node.op == specs::OpKind::kConv2d || *node.op == specs::OpKind::kConv2dBias ||
                   *node.op == specs::OpKind::kPoolMax || *node.op == specs::OpKind::kPoolAvg);

@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
     std::printf("kernels: ");
     for (const auto& [name, count] : st.kernel_variants)
       std::printf(" %s x%d", name.c_str(), count);
-    std::printf(" (timed faster than the default kernels)\n");
+    std::printf(" (in place of oneDNN's default kernels for those nodes)\n");
   }
   if (!st.fallback_kinds.empty()) {
     std::printf("reference kernels:");

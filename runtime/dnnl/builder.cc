@@ -2,8 +2,12 @@
 // registry.
 #include "runtime/dnnl/builder.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/large_buffer.h"
@@ -82,6 +86,52 @@ bool IsPlain(const Desc& d) { return d == PlainDesc(DimsOf(d)); }
 std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank) {
   d.insert(d.begin(), rank - d.size(), 1);
   return d;
+}
+
+double PrimitiveUs(const dnnl::primitive& p, const std::vector<std::pair<int, Desc>>& args,
+                   const dnnl::engine& engine) {
+  std::unordered_map<int, memory> bound;
+  for (const auto& [arg, md] : args) {
+    memory m(md, engine);
+    if (md.get_size() > 0) {
+      float* f = static_cast<float*>(m.get_data_handle());
+      std::fill(f, f + md.get_size() / sizeof(float), 0.01f);
+    }
+    bound.emplace(arg, m);
+  }
+  dnnl::stream stream(engine);
+  p.execute(stream, bound);
+  stream.wait();
+  std::vector<double> us;
+  double total = 0;
+  while (us.size() < 3 || (us.size() < 9 && total < 2e4)) {
+    auto start = std::chrono::steady_clock::now();
+    p.execute(stream, bound);
+    stream.wait();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                     .count());
+    total += us.back();
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+bool FirstFasterOnce(const std::string& key, const std::function<double()>& time_first,
+                     const std::function<double()>& time_second) {
+  static std::mutex mu;
+  static std::map<std::string, bool> first_faster;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, added] =
+      first_faster.emplace(key + " t" + std::to_string(omp_get_max_threads()), false);
+  if (added) {
+    try {
+      const double second_us = time_second();
+      it->second = time_first() < second_us;
+    } catch (const dnnl::error&) {
+      it->second = false;
+    }
+  }
+  return it->second;
 }
 
 Status DnnlCall(const std::string& what, const std::function<void()>& f) {

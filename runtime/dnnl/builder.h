@@ -39,6 +39,18 @@ bool IsPlain(const Desc& d);
 // them with the output's.
 std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank);
 
+// The median time in microseconds of primitive `p` run with scratch buffers of `args`' descriptors
+// (small finite values: uninitialized memory may hold denormals, which time differently), after
+// a warm-up run: 3 runs, up to 9 while they total under 20 ms.
+double PrimitiveUs(const dnnl::primitive& p, const std::vector<std::pair<int, Desc>>& args,
+                   const dnnl::engine& engine);
+// Whether the first of two kernels for one job is faster, both timed (`time_first`,
+// `time_second`, microseconds) the first time `key` is asked at the current thread count in
+// this process, the answer remembered after: kernel choices oneDNN does not make well itself
+// (Winograd convolutions, global pooling against reduction), made once per shape.
+bool FirstFasterOnce(const std::string& key, const std::function<double()>& time_first,
+                     const std::function<double()>& time_second);
+
 // A value of the prepared model: a graph value or a temporary (a converted copy).
 struct Slot {
   std::string name;

@@ -3,13 +3,9 @@
 // residual add as post-ops. oneDNN picks the layouts (format any); weights are reordered once.
 // A 3x3 stride-1 float32 convolution may run on oneDNN's Winograd kernels instead of its direct
 // ones, where they are faster for its shape (timed once per shape and process).
-#include <omp.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <mutex>
 
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
@@ -23,38 +19,6 @@ namespace {
 memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
 using ConvPd = dnnl::convolution_forward::primitive_desc;
-
-// The median time of `pd`'s kernel on scratch buffers (a warm-up run first), in microseconds.
-double KernelUs(const ConvPd& pd, dnnl::engine& engine, dnnl::stream& stream) {
-  std::unordered_map<int, memory> args;
-  for (auto [arg, md] : {std::pair{DNNL_ARG_SRC, pd.src_desc()},
-                         {DNNL_ARG_WEIGHTS, pd.weights_desc()},
-                         {DNNL_ARG_BIAS, pd.bias_desc()},
-                         {DNNL_ARG_DST, pd.dst_desc()}}) {
-    memory m(md, engine);
-    // Small finite values: uninitialized memory may hold denormals, which time differently.
-    if (md.get_size() > 0) {
-      float* f = static_cast<float*>(m.get_data_handle());
-      std::fill(f, f + md.get_size() / sizeof(float), 0.01f);
-    }
-    args.emplace(arg, m);
-  }
-  dnnl::convolution_forward conv(pd);
-  conv.execute(stream, args);
-  stream.wait();
-  std::vector<double> us;
-  double total = 0;
-  while (us.size() < 3 || (us.size() < 9 && total < 2e4)) {
-    auto start = std::chrono::steady_clock::now();
-    conv.execute(stream, args);
-    stream.wait();
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                     .count());
-    total += us.back();
-  }
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  return us[us.size() / 2];
-}
 
 // oneDNN 2.6's Winograd convolutions (F(2x2,3x3) and F(4x4,3x3) on AVX-512, float32, blocked
 // layouts) run a 3x3 stride-1 convolution at 1.2-2.8x the speed of its direct kernels on most
@@ -76,20 +40,17 @@ std::optional<ConvPd> WinogradIfFaster(KernelBuilder& b, const ConvPd& direct,
     return std::nullopt;  // no Winograd kernel for these shapes, layouts or post-ops
   }
   if (policy == "on") return wino;
-  static std::mutex mu;
-  static std::map<std::string, bool> faster;  // key -> Winograd won
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, added] = faster.emplace(key + " t" + std::to_string(omp_get_max_threads()), false);
-  if (added) {
-    dnnl::stream stream(b.engine());
-    try {
-      const double direct_us = KernelUs(direct, b.engine(), stream);
-      it->second = KernelUs(*wino, b.engine(), stream) < direct_us;
-    } catch (const dnnl::error&) {
-      it->second = false;
-    }
-  }
-  if (!it->second) return std::nullopt;
+  auto time = [&b](const ConvPd& pd) {
+    return [&b, pd] {
+      return PrimitiveUs(dnnl::convolution_forward(pd),
+                         {{DNNL_ARG_SRC, pd.src_desc()},
+                          {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                          {DNNL_ARG_BIAS, pd.bias_desc()},
+                          {DNNL_ARG_DST, pd.dst_desc()}},
+                         b.engine());
+    };
+  };
+  if (!FirstFasterOnce("conv " + key, time(*wino), time(direct))) return std::nullopt;
   return wino;
 }
 

@@ -154,10 +154,9 @@ StatusOr<double> MeasuredCpuCostModel::TimePrepared(PreparedModel& m,
   return *t;
 }
 
-StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
-                                                      const dnnl_backend::FusionPlan& plan,
-                                                      int node, specs::Layout output_layout,
-                                                      const std::string& key, bool bf16) const {
+StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(
+    const Graph& g, const dnnl_backend::FusionPlan& plan, int node, specs::Layout output_layout,
+    const std::string& key, bool bf16, std::optional<specs::Layout> input_layout) const {
   // The node's fusion group, as the backend would run it in `g`.
   std::vector<int> members{node};
   int group_output = g.node(node).outputs.empty() ? kNoValue : g.node(node).outputs[0];
@@ -222,6 +221,9 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
   bytes += 4.0 * static_cast<double>(CountElements(g.value(group_output).dims));
   std::vector<specs::Layout> layouts(one.num_values(), specs::Layout::kPlain);
   layouts[id[group_output]] = output_layout;
+  const int first_input = g.node(node).inputs.empty() ? kNoValue : g.node(node).inputs[0];
+  if (input_layout && first_input != kNoValue && id[first_input] >= 0)
+    layouts[id[first_input]] = *input_layout;
   // TimeNode of any member times the group's kernel: time `node`, at its place in `one`.
   int timed = 0;
   for (size_t i = 0; i < members.size(); ++i)
@@ -232,9 +234,10 @@ StatusOr<double> MeasuredCpuCostModel::NodeInLayoutUs(const Graph& g,
     for (int v = 0; v < one.num_values(); ++v)
       if (!one.value(v).constant && one.value(v).elem_type == kFloat) storage[v] = kBfloat16;
   }
-  const std::string full_key = key + members_key +
-                               " @out=" + std::string(specs::LayoutName(output_layout)) +
-                               (bf16 ? " @bf16" : "");
+  const std::string full_key =
+      key + members_key + " @out=" + std::string(specs::LayoutName(output_layout)) +
+      (input_layout ? " @in=" + std::string(specs::LayoutName(*input_layout)) : "") +
+      (bf16 ? " @bf16" : "");
   const double estimate = bytes / (15.0 * 1e3);  // cpu-2core bandwidth: a pass over memory
   if (bytes > kMaxMeasuredBytes) return estimate;
   return Cached(

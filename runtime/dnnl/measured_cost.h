@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "runtime/backend.h"
@@ -39,8 +40,9 @@ struct MeasureOptions {
 // the assigned output layout, Slice and run-time convolution weights on oneDNN; 3: the layout
 // DP's kernels timed with their fusion group; 4: bf16 storage, matmuls with a matrix right-hand
 // side as one GEMM of every row, brgemm-packed matmul weights on AVX-512; 5: 3x3 stride-1
-// convolutions on oneDNN's Winograd kernels where they time faster.
-inline constexpr int kDnnlBackendRevision = 5;
+// convolutions on oneDNN's Winograd kernels where they time faster; 6: means and maxima over the
+// spatial axes as global poolings, in the input's layout.
+inline constexpr int kDnnlBackendRevision = 6;
 
 // This machine as a cost table header: engine "onednn", its version and effective ISA, the CPU
 // model from /proc/cpuinfo, `threads`, kDnnlBackendRevision.
@@ -68,10 +70,13 @@ class MeasuredCpuCostModel : public CostModel {
   // stored in `output_layout` (convolutions and pools honour it; inputs arrive as the kernel wants
   // them, the conversion excluded), table-cached under `key` (the caller's instance key) plus the
   // group's members and the layout. Weights stay weights. `bf16`: every activation of the group
-  // stored in bfloat16 (PrepareOptions::storage_types; the key says "@bf16").
+  // stored in bfloat16 (PrepareOptions::storage_types; the key says "@bf16"). `input_layout`:
+  // the layout assigned to the node's first input, for kernels that read it as stored (a global
+  // pooling; the key says "@in=").
   StatusOr<double> NodeInLayoutUs(const Graph& g, const dnnl_backend::FusionPlan& plan, int node,
                                   specs::Layout output_layout, const std::string& key,
-                                  bool bf16 = false) const;
+                                  bool bf16 = false,
+                                  std::optional<specs::Layout> input_layout = {}) const;
   // A tensor of `dims` converted from one layout (and element type: float32, or bfloat16 when
   // the flag says) to another by oneDNN's reorder, table-cached ("reorder [dims] from->to",
   // a bfloat16 side marked ":bf16").

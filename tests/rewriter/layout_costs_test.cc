@@ -118,6 +118,29 @@ TEST_F(LayoutCostsTest, ChannelConcatIsBlockedOnlyOnWholeBlocks) {
   EXPECT_FALSE(Cost(g, 1, {B8, B8}, {B8}));  // not along channels
 }
 
+// A mean over the spatial axes runs as a global pooling in its input's layout (channel blocks
+// that divide C), writing a plain output; a mean over other axes reads plain only.
+TEST_F(LayoutCostsTest, SpatialMeanReadsAnyImageLayoutAndWritesPlain) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 24, 7, 7});
+  b.Output(b.Op("reduce_mean[axes=12,keepdims=0]", {x}));
+  b.Output(b.Op("reduce_mean[axes=12,keepdims=1]", {x}));
+  b.Output(b.Op("reduce_mean[axes=2,keepdims=1]", {x}));
+  runtime::Graph g = b.Finish();
+  const Layout P = Layout::kPlain, H = Layout::kNHWC, B8 = Layout::kNCHW8c, B16 = Layout::kNCHW16c;
+  for (int i : {0, 1}) {
+    ASSERT_TRUE(IsSpatialMean(g, g.node(i)));
+    ASSERT_TRUE(Cost(g, i, {P}, {P}));
+    EXPECT_LT(*Cost(g, i, {H}, {P}), *Cost(g, i, {P}, {P}));
+    EXPECT_LT(*Cost(g, i, {B8}, {P}), *Cost(g, i, {P}, {P}));
+    EXPECT_FALSE(Cost(g, i, {B16}, {P}));  // 24 channels: a padded last block
+  }
+  EXPECT_FALSE(Cost(g, 1, {H}, {H}));  // the output is plain
+  EXPECT_FALSE(IsSpatialMean(g, g.node(2)));
+  EXPECT_TRUE(Cost(g, 2, {P}, {P}));
+  EXPECT_FALSE(Cost(g, 2, {H}, {P}));
+}
+
 TEST_F(LayoutCostsTest, ConversionIsBytesOverBandwidth) {
   runtime::Value v;
   v.dims = {1, 20, 10, 10};
@@ -163,6 +186,27 @@ TEST(MeasuredLayoutCostsTest, MeasuresConvolutionsPerLayoutAndReorders) {
   }
   EXPECT_EQ(per_layout, 2);
   EXPECT_EQ(reorders, 1);
+}
+
+// A spatial mean is timed in each input layout it reads (keys "@in=<layout>").
+TEST(MeasuredLayoutCostsTest, MeasuresSpatialMeansPerInputLayout) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 32, 7, 7});
+  b.Output(b.Op("reduce_mean[axes=12,keepdims=0]", {x}));
+  runtime::Graph g = b.Finish();
+  runtime::MeasuredCpuCostModel model({}, runtime::CostTable(runtime::ThisMachine(1)));
+  MeasuredLayoutCosts costs(&model);
+  const Layout P = Layout::kPlain;
+  for (Layout l : {Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c}) {
+    auto t = costs.KernelCostUs(g, g.node(0), std::vector<Layout>{l}, std::vector<Layout>{P});
+    ASSERT_TRUE(t) << static_cast<int>(l);
+    EXPECT_GT(*t, 0);
+  }
+  int per_input_layout = 0;
+  const runtime::CostTable table = model.table();
+  for (const auto& [key, e] : table.entries())
+    per_input_layout += key.find("@in=") != std::string::npos;
+  EXPECT_EQ(per_input_layout, 3);
 }
 
 // A channel concat of two convolutions the backend builds in place (the convolutions write into

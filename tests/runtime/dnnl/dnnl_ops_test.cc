@@ -728,6 +728,45 @@ TEST(DnnlOpsTest, Reductions) {
   }
 }
 
+// A mean or max over the spatial axes runs as a global pooling in the layout its input is
+// stored in (runtime/dnnl/reduce.cc), written as plain; with a channel block that does not
+// divide C it reads plain instead. The same values in every layout, batch 2.
+TEST(DnnlOpsTest, SpatialReductionsRunAsGlobalPoolingInTheirInputsLayout) {
+  for (int64_t c : {16, 12})
+    for (const std::string op : {"ReduceMean", "ReduceMax"})
+      for (int keepdims : {0, 1}) {
+        ModelBuilder b;
+        std::vector<int64_t> out = {2, c};
+        if (keepdims) out.insert(out.end(), {1, 1});
+        b.Input("x", {2, c, 5, 6}).Output("y", out);
+        b.Node("Relu", {"x"}, {"r"});
+        auto& n = b.Node(op, {"r"}, {"y"});
+        SetInts(n, "axes", {2, 3});
+        SetInt(n, "keepdims", keepdims);
+        const std::string name =
+            op + " c" + std::to_string(c) + " keepdims " + std::to_string(keepdims);
+        auto g = ImportOnnxBytes(b.Bytes(), name);
+        ASSERT_TRUE(g.ok()) << g.status().message();
+        for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNHWC, specs::Layout::kNCHW8c,
+                                specs::Layout::kNCHW16c}) {
+          // Only the relu's output (the reduction's input) in `l`.
+          auto m = CheckInLayout(*g, l, 3, name, [&](const Value& v) {
+            return v.name == "r" ? l : specs::Layout::kPlain;
+          });
+          ASSERT_TRUE(m) << name;
+          const PrepareStats st = m->stats();
+          EXPECT_EQ(st.fallback_nodes, 0) << name;
+          const bool pooled = st.kernel_variants.count("global pool") > 0;
+          if (l == specs::Layout::kNHWC || (l == specs::Layout::kNCHW8c && c % 8 == 0) ||
+              (l == specs::Layout::kNCHW16c && c % 16 == 0)) {
+            EXPECT_TRUE(pooled) << name << " in " << specs::LayoutName(l);
+            // x converted to `l` for the relu; r read back as plain would be a second.
+            EXPECT_LE(st.reorders, 1) << name << " in " << specs::LayoutName(l);
+          }
+        }
+      }
+}
+
 TEST(DnnlOpsTest, DataMovement) {
   ModelBuilder b;
   b.Input("x", {2, 8, 3, 3}).Output("t", {2, 3, 3, 8}).Output("s0", {2, 3, 3, 3});
