@@ -135,7 +135,8 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
                                                      const LayoutDpOptions& options,
                                                      const LayoutSpaceOptions& space,
                                                      const PrecisionBudget& budget,
-                                                     PrecisionReport* report) {
+                                                     PrecisionReport* report,
+                                                     const AssignmentRunner& run) {
   PrecisionReport local;
   PrecisionReport& r = report ? *report : local;
   r = PrecisionReport();
@@ -149,8 +150,9 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
   if (space.precisions.empty()) return f32;
   std::mt19937_64 rng(budget.seed);
   VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> inputs, RandomInputs(g, &rng));
-  auto reference = runtime::Execute(g, inputs);
-  if (!reference.ok()) return reference.status().WithContext("precision budget: reference run");
+  r.measured_on_backend = run != nullptr;
+  auto reference = run ? run(f32, inputs) : runtime::Execute(g, inputs);
+  if (!reference.ok()) return reference.status().WithContext("precision budget: float32 run");
   r.reference_outputs =
       std::make_shared<const std::vector<HostTensor>>(std::move(reference).value());
 
@@ -164,8 +166,8 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
       for (int v : g.node(i).outputs)
         if (v != kNoValue && a.value_precisions[v] != Precision::kF32) reduced.push_back(v);
     if (reduced.empty()) break;  // nothing reduced: the float32 answer
-    auto out = ExecuteInPrecisions(g, a, inputs);
-    if (!out.ok()) return out.status().WithContext("precision budget: emulated run");
+    auto out = run ? run(a, inputs) : ExecuteInPrecisions(g, a, inputs);
+    if (!out.ok()) return out.status().WithContext("precision budget: reduced-precision run");
     const double error = RelativeOutputError(*out, *r.reference_outputs);
     if (error <= budget.max_error && a.cost_us < f32.cost_us) {
       r.reduced_values = static_cast<int>(reduced.size());

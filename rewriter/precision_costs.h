@@ -11,6 +11,7 @@
 // same two questions (LayoutCostSource::FormatKernelCostUs / FormatConversionCostUs).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,10 +96,13 @@ struct PrecisionReport {
   double cost_us = 0;          // of the kept assignment
   double float32_cost_us = 0;  // the best assignment without reduced precision
   LayoutDpReport dp;           // the DP's report on the kept assignment
-  // The reference executor's outputs on the budget's inputs (null when no reduced assignment
-  // was tried): the check of the backend's own outputs compares with them instead of running
-  // the reference, the slowest step of a reduced-precision prepare, a second time.
+  // The float32 outputs on the budget's inputs (null when no reduced assignment was tried): the
+  // check of the backend's own outputs compares with them instead of running the reference, the
+  // slowest step of a reduced-precision prepare, a second time.
   std::shared_ptr<const std::vector<runtime::HostTensor>> reference_outputs;
+  // True when the errors above are of outputs the backend computed (an AssignmentRunner), not
+  // of the reference executor's emulation.
+  bool measured_on_backend = false;
   // Filled by Session: the whole model timed with the bf16 assignment (fp16 or bf16 on the GPU)
   // and with the float32 one
   // (ms, medians, runs alternating), and whether float32 was kept because it ran faster.
@@ -114,13 +118,22 @@ struct PrecisionReport {
   bool kept_float32_by_check = false;
 };
 
-// The layout and precision assignment of `g` whose emulated outputs stay within `budget` of the
-// float32 reference: solve with reduced precisions allowed; while the outputs are off by more
-// than the budget, keep float32 for half of the values still stored reduced (those nearest the
-// outputs first: their rounding reaches the outputs undamped) and solve again. Ends, at worst,
-// with every value float32. `report` may be null.
+// The outputs of `g` on `inputs` as a backend honouring assignment `a` computes them (its
+// layouts and storage precisions): what the budget is checked on when the model will run there.
+using AssignmentRunner = std::function<StatusOr<std::vector<runtime::HostTensor>>(
+    const LayoutAssignment& a, const std::vector<runtime::HostTensor>& inputs)>;
+
+// The layout and precision assignment of `g` whose outputs stay within `budget` of float32's:
+// solve with reduced precisions allowed; while the outputs are off by more than the budget, keep
+// float32 for half of the values still stored reduced (those nearest the outputs first: their
+// rounding reaches the outputs undamped) and solve again. Ends, at worst, with every value
+// float32. The outputs are `run`'s (the float32 assignment's as the reference), or without it
+// the reference executor's, emulating each reduced assignment (ExecuteInPrecisions): exact
+// loops, minutes on a large model, and an underestimate of what bf16 kernels round. `report` may
+// be null.
 StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(
     const runtime::Graph& g, const LayoutCostSource& costs, const LayoutDpOptions& options,
-    const LayoutSpaceOptions& space, const PrecisionBudget& budget, PrecisionReport* report);
+    const LayoutSpaceOptions& space, const PrecisionBudget& budget, PrecisionReport* report,
+    const AssignmentRunner& run = nullptr);
 
 }  // namespace verisub::rewriter

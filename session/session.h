@@ -53,8 +53,8 @@ struct SessionOptions {
   // kernels timed on this CPU with the measured costs; the synthetic table of
   // rewriter/precision_costs.h with analytic ones), as long as the outputs stay within
   // `precision_budget` of float32 (relative error ||bf16 - f32|| / ||f32|| of every output,
-  // checked on the reference executor with bfloat16 storage emulated). Needs a CPU with native
-  // bfloat16 kernels (avx512_core_bf16).
+  // checked on the backend's own outputs of each assignment tried against its float32 ones).
+  // Needs a CPU with native bfloat16 kernels (avx512_core_bf16).
   std::string precision = "f32";
   double precision_budget = 1e-2;
   // With `optimize`: when the search rewrote the model, the original is prepared too and both

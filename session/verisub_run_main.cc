@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
             "stores every activation in 16 bits; either within --precision-budget")
       .Double("--precision-budget", &flags.session.precision_budget, 0, 1e9,
               "largest relative output error ||bf16 - f32|| / ||f32|| allowed by --precision "
-              "bf16, checked on the reference executor")
+              "bf16, checked on the backend's own outputs against its float32 ones")
       .Bool("--check", &flags.check,
             "compare the outputs with the reference backend's on the model as imported (before "
             "any rewrite)")
@@ -284,10 +284,11 @@ int main(int argc, char** argv) {
   if (const auto& p = s.precision_report())
     std::printf(
         "precision: %d values in %s (%d kept float32 by the budget, %d rounds), output error "
-        "%.2e, DP cost %.1f us vs %.1f us all float32\n",
+        "%.2e (%s), DP cost %.1f us vs %.1f us all float32\n",
         p->reduced_values, flags.session.precision.c_str(), p->reverted_values, p->rounds, p->error,
-        p->cost_us, p->float32_cost_us);
-  if (const auto& p = s.precision_report(); p && p->backend_error >= 0)
+        p->measured_on_backend ? "the backend's own outputs" : "emulated", p->cost_us,
+        p->float32_cost_us);
+  if (const auto& p = s.precision_report(); p && p->backend_error >= 0 && !p->measured_on_backend)
     std::printf("precision: the backend's own outputs: error %.2e%s\n", p->backend_error,
                 p->kept_float32_by_check ? ", over the budget: float32 kept"
                 : p->tightened           ? " (solved again with a tighter budget)"

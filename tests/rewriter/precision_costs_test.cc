@@ -137,6 +137,54 @@ TEST_F(PrecisionTest, BudgetRevertsUntilItHolds) {
   EXPECT_DOUBLE_EQ(c->cost_us, e.float32_cost_us);
 }
 
+// With a runner (a backend running each assignment), the budget is checked on its outputs: the
+// float32 assignment's are the reference, each reduced one is run there, never emulated. A runner
+// whose reduced outputs are off by more than the budget makes the budget revert values, as an
+// emulated error would.
+TEST_F(PrecisionTest, BudgetCheckedOnTheRunnersOutputs) {
+  int runs = 0, float32_runs = 0;
+  double scale = 1.0;  // the runner's reduced outputs: the emulated ones, scaled
+  AssignmentRunner run = [&](const LayoutAssignment& a,
+                             const std::vector<runtime::HostTensor>& inputs)
+      -> StatusOr<std::vector<runtime::HostTensor>> {
+    ++runs;
+    if (Reduced(a) == 0) {
+      ++float32_runs;
+      return runtime::Execute(graph_, inputs);
+    }
+    auto out = ExecuteInPrecisions(graph_, a, inputs);
+    if (!out.ok()) return out;
+    for (runtime::HostTensor& t : *out) {
+      std::vector<double> v = t.ToDoubles();
+      for (double& x : v) x *= scale;
+      t = runtime::HostTensor::FromDoubles(t.elem_type, t.dims, v);
+    }
+    return out;
+  };
+  PrecisionBudget budget;
+  budget.max_error = 0.05;
+  PrecisionReport r;
+  auto a = AssignLayoutsWithinBudget(graph_, bf16_, LayoutDpOptions(), space_, budget, &r, run);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_TRUE(r.measured_on_backend);
+  EXPECT_EQ(float32_runs, 1);
+  EXPECT_EQ(runs, 1 + r.rounds);
+  EXPECT_GT(r.reduced_values, 0);
+  // The same budget on outputs 10% off: the runner's error decides, values are reverted.
+  scale = 1.1;
+  runs = float32_runs = 0;
+  PrecisionReport off;
+  auto b = AssignLayoutsWithinBudget(graph_, bf16_, LayoutDpOptions(), space_, budget, &off, run);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_GT(off.rounds, 1);
+  EXPECT_GT(off.reverted_values, 0);
+  EXPECT_EQ(Reduced(*b), 0) << "every reduced assignment is 10% off: float32 in the end";
+  PrecisionReport emulated;
+  ASSERT_TRUE(
+      AssignLayoutsWithinBudget(graph_, bf16_, LayoutDpOptions(), space_, budget, &emulated).ok());
+  EXPECT_FALSE(emulated.measured_on_backend);
+}
+
 TEST(PrecisionFactorsTest, ParsesAndRefuses) {
   auto f = ParsePrecisionFactors("compute=0.4,cast_gbps=20");
   ASSERT_TRUE(f.ok());
