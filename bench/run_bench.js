@@ -15,16 +15,20 @@ const {countOnnxNodes, readTensorFile, compareTensors} = require('./ort/onnx_pro
 
 const REPO = path.resolve(__dirname, '..');
 const ORT_BENCH = path.join(__dirname, 'ort', 'ort_bench.js');
+const kMaxRuns = 40;  // timed runs per column and round, at most (--pair-seconds)
 const USAGE =
     `usage: node bench/run_bench.js [--models DIR] [--build DIR] [--out DIR] [--only NAME]...
-       [--threads 1,2] [--rounds K] [--runs R] [--warmup W] [--rules R] [--ort-dir DIR]
+       [--threads 1,2] [--rounds K] [--runs R] [--pair-seconds S] [--warmup W] [--rules R]
+       [--ort-dir DIR]
   --models  exported models, NAME.onnx with NAME.input_0.pb (default build/devmodels;
             make dev-models writes them)
   --build   the CMake build folder holding rewriter/verisub-opt, runtime/verisub-onnx and,
             when built, verisub-run (default build)
   --out     where optimized models, outputs and bench-run.json go (default build/bench-run)
   --rounds  alternations of the columns; each round runs every column R times after W
-            warm-up runs (default 3 rounds, 5 runs, 2 warm-up)`;
+            warm-up runs (default 3 rounds, 5 runs, 2 warm-up)
+  --pair-seconds S  more runs than R on small models, until ONNX Runtime's timed runs of the
+            original total S seconds per round (at most ${kMaxRuns}; default 1)`;
 
 const {fail, count, walk} = require('./cli').cli('run_bench', USAGE);
 
@@ -37,6 +41,7 @@ function parseArgs(argv) {
     threads: [1, 2],
     rounds: 3,
     runs: 5,
+    pairSeconds: 1,
     warmup: 2,
     rules: null,
     ortDir: path.join(REPO, 'build', 'ort')
@@ -58,7 +63,11 @@ function parseArgs(argv) {
       o.rounds = count(a, next(), 1);
     else if (a === '--runs')
       o.runs = count(a, next(), 1);
-    else if (a === '--warmup')
+    else if (a === '--pair-seconds') {
+      o.pairSeconds = Number(next());
+      if (!(o.pairSeconds >= 0 && o.pairSeconds <= 600))
+        fail(`--pair-seconds needs a number of seconds in [0, 600]\n${USAGE}`);
+    } else if (a === '--warmup')
       o.warmup = count(a, next(), 0);
     else if (a === '--threads') {
       const v = next();
@@ -320,25 +329,32 @@ async function timeModel(o, model, opt, verisubRun, threads) {
     }
     const turns = ['ort', ...Object.keys(servers)];
     const times = {a: [], b: [], c: [], d: [], e: []};
-    try {
-      for (let k = 0; k < o.runs; ++k) {
-        const shift = (k + round) % turns.length;
-        for (const who of [...turns.slice(shift), ...turns.slice(0, shift)]) {
-          if (!up[who]) continue;
+    // At least o.runs runs each; on small models more, until ONNX Runtime's timed runs of the
+    // original total o.pairSeconds (their per-run ratios are the noisiest: a run of a few ms
+    // moves by 10-20% on this shared host), at most kMaxRuns.
+    const more = () => up.ort && times.a.length < kMaxRuns &&
+        times.a.reduce((sum, t) => sum + t, 0) < 1000 * (o.pairSeconds || 0);
+    let done = 0;  // passes made
+    const anyUp = () => Object.values(up).some((u) => u);
+    for (let k = 0; anyUp() && (k < o.runs || more()); k = ++done) {
+      const shift = (k + round) % turns.length;
+      for (const who of [...turns.slice(shift), ...turns.slice(0, shift)]) {
+        if (!up[who]) continue;
+        try {
           if (who === 'ort') {
             const ms = await ort.run(1);
             models.forEach((m, i) => times[m === model ? 'a' : 'b'].push(ms[i]));
           } else {
             times[who].push((await servers[who].run(1))[0]);
           }
+        } catch (e) {
+          up[who] = false;  // a server that died mid-way: its close() below says why
         }
       }
-    } catch (e) {
-      // A server that died mid-way: its close() below says why.
     }
     const ends = await Promise.all([ort.close(), ...Object.values(servers).map((s) => s.close())]);
     const ortEnd = ends[0];
-    const ortOk = ortEnd.ok && times.a.length === o.runs;
+    const ortOk = ortEnd.ok && times.a.length === done && done >= o.runs;
     if (!ortOk) {
       errors.a = errors.b = ortEnd.error || 'ONNX Runtime stopped serving';
     } else {
@@ -346,7 +362,7 @@ async function timeModel(o, model, opt, verisubRun, threads) {
         if (!times[key].length) continue;
         columns[key].push({median: median(times[key]), min: Math.min(...times[key])});
       }
-      if (times.b.length === o.runs) times.a.forEach((t, k) => pairs.b.push(times.b[k] / t));
+      if (times.b.length === done) times.a.forEach((t, k) => pairs.b.push(times.b[k] / t));
     }
     Object.keys(servers).forEach((key, i) => {
       const end = ends[i + 1];
@@ -355,7 +371,7 @@ async function timeModel(o, model, opt, verisubRun, threads) {
         errors.e = 'na';  // this CPU has no bf16 kernels: the column does not apply
         return;
       }
-      if ((!end.ok && !end.checkFailed) || times[key].length < o.runs) {
+      if ((!end.ok && !end.checkFailed) || times[key].length < done || done < o.runs) {
         errors[key] = end.error || 'verisub-run stopped serving';
         return;
       }
@@ -364,7 +380,7 @@ async function timeModel(o, model, opt, verisubRun, threads) {
       columns[key].push({median: median(times[key]), min: Math.min(...times[key])});
       if (ortOk) times.a.forEach((t, k) => pairs[key].push(t / times[key][k]));
     });
-    if (times.c.length === o.runs && times.d.length === o.runs && !errors.c && !errors.d)
+    if (times.c.length === done && times.d.length === done && done && !errors.c && !errors.d)
       times.c.forEach((t, k) => pairs.dc.push(t / times.d[k]));
   };
   for (let round = 0; round < o.rounds; ++round) {

@@ -20,7 +20,10 @@ const BEGIN = '<!-- bench-zoo:begin (written by bench/zoo_bench.js) -->';
 const END = '<!-- bench-zoo:end -->';
 const USAGE =
     `usage: node bench/zoo_bench.js [--zoo DIR] [--tier quick|full] [--only NAME]... [--build DIR]
-       [--out DIR] [--threads N] [--rounds K] [--runs R] [--warmup W] [--doc FILE|none] [--resume [--report-only]]
+       [--out DIR] [--threads N] [--rounds K] [--runs R] [--pair-seconds S] [--warmup W]
+       [--doc FILE|none] [--resume [--report-only]]
+  --runs, --pair-seconds  at least R timed runs of each column per round, more on small models
+           until ONNX Runtime's runs of the original total S seconds (at most 40; default 5, 1)
   --zoo    exported zoo with zoo.json (default build/zoo; make bench-zoo exports it)
   --tier   quick: one or two models per family (zoo.json's "quick"); full: every model
   --resume keep the models already measured in OUT/bench-zoo.json with the same settings and
@@ -41,6 +44,7 @@ function parseArgs(argv) {
     threads: [1],
     rounds: 1,
     runs: 5,
+    pairSeconds: 1,
     warmup: 2,
     doc: path.join(REPO, 'docs', 'bench-zoo.md'),
     ortDir: path.join(REPO, 'build', 'ort'),
@@ -73,7 +77,11 @@ function parseArgs(argv) {
       o.rounds = count(a, next(), 1);
     else if (a === '--runs')
       o.runs = count(a, next(), 1);
-    else if (a === '--warmup')
+    else if (a === '--pair-seconds') {
+      o.pairSeconds = Number(next());
+      if (!(o.pairSeconds >= 0 && o.pairSeconds <= 600))
+        fail(`--pair-seconds needs a number of seconds in [0, 600]\n${USAGE}`);
+    } else if (a === '--warmup')
       o.warmup = count(a, next(), 0);
     else if (a === '--resume')
       o.resume = true;
@@ -142,7 +150,8 @@ function markdown(o, models, results, meta) {
   lines.push(
       `Run ${parts.length > 1 ? `in ${parts.length} parts (--resume): ` : ''}` +
       `${when.join('; ')}; ${minutes.toFixed(1)} min, tier ${o.tier}, ` +
-      `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs after ${o.warmup} ` +
+      `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs (more on small models, ` +
+      `until ORT's runs of the original total ${o.pairSeconds} s) after ${o.warmup} ` +
       `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'} (ORT on ` +
       'both models in one process, each verisub-run column in a process of its own, all ' +
       'prepared once and timed together: runs alternate between the processes, each timed run ' +
@@ -275,7 +284,13 @@ async function main() {
   o.models = o.zoo;  // run_bench's functions read the recorded inputs from o.models
   const json = path.join(o.out, 'bench-zoo.json');
   // What a model's figures depend on: a resumed run keeps earlier figures only when these match.
-  const settings = {threads: o.threads, rounds: o.rounds, runs: o.runs, warmup: o.warmup};
+  const settings = {
+    threads: o.threads,
+    rounds: o.rounds,
+    runs: o.runs,
+    pairSeconds: o.pairSeconds,
+    warmup: o.warmup
+  };
   const parts = [];
   const done = new Map();  // name -> result kept from an earlier part
   const others = [];  // earlier results of models outside this selection (--only): kept as they are
