@@ -49,6 +49,7 @@ const KernelTable& OnnxKernels() {
     AddLayoutKernels(t);
     AddGenerateKernels(t);
     AddIndexKernels(t);
+    AddResizeKernels(t);
     return t;
   }();
   return *table;

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/host_tensor.h"
 #include "base/status.h"
+#include "runtime/host_tensor.h"
 
 namespace onnx {
 class NodeProto;
@@ -58,7 +58,27 @@ void AddShapeKernels(KernelTable* table);
 void AddNnKernels(KernelTable* table);
 void AddLayoutKernels(KernelTable* table);
 void AddGenerateKernels(KernelTable* table);
-void AddIndexKernels(KernelTable* table);  // ScatterND, Einsum
+void AddIndexKernels(KernelTable* table);   // ScatterND, Einsum
+void AddResizeKernels(KernelTable* table);  // Resize, Upsample
+
+// How a Resize (or Upsample) node maps its input: the mode and coordinate transformation (with
+// the legacy operators' implied ones), the output dims, the per-axis scales of the transform,
+// and for every axis and output index the input taps it reads (index and weight; index -1: the
+// extrapolation value of tf_crop_and_resize). Interpolation is separable: axis by axis. `ctx`
+// holds the node's roi, scales and sizes inputs (input 0 may be absent); `in_dims` the input's
+// dims. Errors name the attribute or input at fault.
+struct ResizePlan {
+  struct Tap {
+    int64_t index;
+    double weight;
+  };
+  std::string mode, coordinate_mode, nearest_mode;
+  std::vector<int64_t> out_dims;
+  std::vector<double> scales;
+  std::vector<std::vector<std::vector<Tap>>> taps;  // [axis][output index]
+  double extrapolation = 0;
+};
+StatusOr<ResizePlan> PlanResize(const KernelContext& ctx, const std::vector<int64_t>& in_dims);
 
 // Kernels refuse to create tensors with more elements than this (a corrupt or adversarial shape
 // must give an error, not exhaust memory).

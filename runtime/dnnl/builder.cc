@@ -447,6 +447,7 @@ const KernelRegistry& Kernels() {
     AddNormKernels(r);
     AddReduceKernels(r);
     AddChannelAffineKernels(r);
+    AddResizeKernels(r);
     return r;
   }();
   return *registry;

@@ -22,6 +22,7 @@ using testing::ModelBuilder;
 using testing::SetFloat;
 using testing::SetInt;
 using testing::SetInts;
+using testing::SetString;
 
 constexpr double kTolerance = 1e-4;
 
@@ -765,6 +766,52 @@ TEST(DnnlOpsTest, SpatialReductionsRunAsGlobalPoolingInTheirInputsLayout) {
           }
         }
       }
+}
+
+// Resize on oneDNN's resampling where its arithmetic is the node's (linear with half-pixel
+// centres, nearest upsampling by whole factors; 2-D and 3-D; scales or sizes), on the reference
+// kernel elsewhere (align_corners, cubic, a fractional nearest): the same values either way.
+TEST(DnnlOpsTest, ResizeRunsOnResamplingWhereItComputesTheSame) {
+  struct ResizeCase {
+    std::string mode, coordinates, nearest;
+    std::vector<int64_t> in, out;
+    bool by_scales;
+    int fallback;
+  };
+  const std::vector<ResizeCase> cases = {
+      {"linear", "half_pixel", "", {1, 3, 7, 5}, {1, 3, 14, 10}, false, 0},
+      {"linear", "pytorch_half_pixel", "", {2, 4, 7, 5}, {2, 4, 10, 3}, false, 0},
+      {"linear", "half_pixel", "", {1, 2, 4, 6}, {1, 2, 8, 12}, true, 0},
+      {"linear", "half_pixel", "", {1, 2, 3, 4, 5}, {1, 2, 6, 8, 10}, false, 0},
+      {"nearest", "asymmetric", "floor", {1, 3, 5, 4}, {1, 3, 10, 12}, true, 0},
+      {"nearest", "half_pixel", "round_prefer_floor", {1, 3, 5, 4}, {1, 3, 15, 8}, false, 0},
+      {"nearest", "asymmetric", "floor", {1, 3, 6, 4}, {1, 3, 9, 6}, false, 1},
+      {"linear", "align_corners", "", {1, 3, 7, 5}, {1, 3, 14, 10}, false, 1},
+      {"cubic", "half_pixel", "", {1, 3, 7, 5}, {1, 3, 14, 10}, false, 1},
+  };
+  for (const ResizeCase& c : cases) {
+    const std::string name = c.mode + " " + c.coordinates + " " + c.nearest + " to " +
+                             std::to_string(c.out[2]) + (c.by_scales ? " by scales" : "");
+    ModelBuilder b;
+    b.Input("x", c.in).Output("y", c.out);
+    std::vector<std::string> in = {"x", ""};
+    if (c.by_scales) {
+      std::vector<double> scales;
+      for (size_t d = 0; d < c.in.size(); ++d)
+        scales.push_back(static_cast<double>(c.out[d]) / static_cast<double>(c.in[d]));
+      b.Weight("scales",
+               HostTensor::FromDoubles(kFloat, {static_cast<int64_t>(scales.size())}, scales));
+      in.push_back("scales");
+    } else {
+      b.Int64Weight("sizes", c.out);
+      in.insert(in.end(), {"", "sizes"});
+    }
+    auto& n = b.Node("Resize", in, {"y"});
+    SetString(n, "mode", c.mode);
+    SetString(n, "coordinate_transformation_mode", c.coordinates);
+    if (!c.nearest.empty()) SetString(n, "nearest_mode", c.nearest);
+    EXPECT_EQ(Check(b, name).fallback_nodes, c.fallback) << name;
+  }
 }
 
 TEST(DnnlOpsTest, DataMovement) {

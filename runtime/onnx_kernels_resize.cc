@@ -1,0 +1,267 @@
+// Resize (opsets 10-19) and Upsample (7, 9): nearest, linear and cubic interpolation over any
+// axes, every coordinate transformation mode of the spec, sizes or scales, the axes and
+// keep_aspect_ratio_policy of opset 18. Separable: each axis is interpolated in turn, every output
+// index of an axis reading a few taps (index, weight) of its input.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include "runtime/onnx_kernels.h"
+
+namespace verisub::runtime {
+namespace {
+
+// Rounds `x` to an integer as nearest_mode says.
+int64_t RoundNearest(double x, const std::string& mode) {
+  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  const double f = std::floor(x);
+  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+  return static_cast<int64_t>(std::round(x));
+}
+
+// The cubic convolution weights of the four taps around a point `t` past the second one.
+std::array<double, 4> CubicWeights(double t, double a) {
+  auto near = [a](double x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };       // |x| <= 1
+  auto far = [a](double x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };  // 1 < |x| < 2
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
+
+}  // namespace
+
+StatusOr<ResizePlan> PlanResize(const KernelContext& ctx, const std::vector<int64_t>& in_dims) {
+  ResizePlan p;
+  const std::string op = ctx.op_type();
+  const int64_t rank = static_cast<int64_t>(in_dims.size());
+  const bool legacy = op == "Upsample" || ctx.opset() < 11;  // Upsample and Resize-10
+  p.mode = ctx.AttrString("mode", "nearest");
+  if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic" &&
+      !(legacy && p.mode == "bilinear"))
+    return InvalidArgument(op + ": mode '" + p.mode + "' (nearest, linear or cubic)");
+  if (p.mode == "bilinear") p.mode = "linear";
+  p.coordinate_mode =
+      legacy ? "asymmetric" : ctx.AttrString("coordinate_transformation_mode", "half_pixel");
+  p.nearest_mode = legacy ? "floor" : ctx.AttrString("nearest_mode", "round_prefer_floor");
+  const double cubic_a = ctx.AttrFloat("cubic_coeff_a", -0.75f);
+  const bool exclude_outside = ctx.AttrInt("exclude_outside", 0) != 0;
+  p.extrapolation = ctx.AttrFloat("extrapolation_value", 0.0f);
+  if (ctx.AttrInt("antialias", 0) != 0)
+    return InvalidArgument(op + ": antialias=1 is not supported");
+  static constexpr std::array<std::string_view, 7> kModes = {
+      "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  if (std::find(kModes.begin(), kModes.end(), p.coordinate_mode) == kModes.end())
+    return InvalidArgument(op + ": coordinate_transformation_mode '" + p.coordinate_mode + "'");
+  if (p.nearest_mode != "round_prefer_floor" && p.nearest_mode != "round_prefer_ceil" &&
+      p.nearest_mode != "floor" && p.nearest_mode != "ceil")
+    return InvalidArgument(op + ": nearest_mode '" + p.nearest_mode + "'");
+
+  // The axes the scales or sizes name (opset 18), every axis before.
+  std::vector<int64_t> axes;
+  if (!legacy && ctx.opset() >= 18 && ctx.FindAttr("axes")) {
+    for (int64_t a : ctx.AttrInts("axes")) {
+      VERISUB_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a, rank, op + " axes"));
+      if (std::find(axes.begin(), axes.end(), axis) != axes.end())
+        return InvalidArgument(op + ": axis " + std::to_string(a) + " named twice");
+      axes.push_back(axis);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  const int64_t k = static_cast<int64_t>(axes.size());
+  // Scales: the attribute (Upsample-7), input 1 (Upsample-9, Resize-10) or input 2.
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  const HostTensor* roi_t = legacy ? nullptr : ctx.input(1);
+  const HostTensor* scales_t = legacy ? ctx.input(1) : ctx.input(2);
+  const HostTensor* sizes_t = legacy ? nullptr : ctx.input(3);
+  if (op == "Upsample" && ctx.opset() < 9) {
+    for (float s : ctx.AttrFloats("scales")) scales.push_back(s);
+  } else if (scales_t && scales_t->NumElements() > 0) {
+    scales = scales_t->ToDoubles();
+  }
+  if (sizes_t && sizes_t->NumElements() > 0) sizes = sizes_t->ToInts();
+  if (scales.empty() == sizes.empty())
+    return InvalidArgument(op + ": exactly one of scales and sizes must be given");
+  if (!scales.empty() && static_cast<int64_t>(scales.size()) != k)
+    return InvalidArgument(op + ": " + std::to_string(scales.size()) + " scales for " +
+                           std::to_string(k) + " axes");
+  if (!sizes.empty() && static_cast<int64_t>(sizes.size()) != k)
+    return InvalidArgument(op + ": " + std::to_string(sizes.size()) + " sizes for " +
+                           std::to_string(k) + " axes");
+  std::vector<double> roi(2 * rank, 0.0);
+  for (int64_t d = 0; d < rank; ++d) roi[rank + d] = 1.0;
+  if (p.coordinate_mode == "tf_crop_and_resize") {
+    if (!roi_t || roi_t->NumElements() != 2 * k)
+      return InvalidArgument(op + ": tf_crop_and_resize needs a roi of 2 x " + std::to_string(k) +
+                             " values");
+    std::vector<double> r = roi_t->ToDoubles();
+    for (int64_t i = 0; i < k; ++i) {
+      roi[axes[i]] = r[i];
+      roi[rank + axes[i]] = r[k + i];
+    }
+  }
+  p.out_dims = in_dims;
+  p.scales.assign(rank, 1.0);
+  if (!sizes.empty()) {
+    const std::string policy = ctx.AttrString("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+      return InvalidArgument(op + ": keep_aspect_ratio_policy '" + policy + "'");
+    for (int64_t i = 0; i < k; ++i) {
+      if (sizes[i] < 0) return InvalidArgument(op + ": a negative size");
+      if (in_dims[axes[i]] <= 0) return InvalidArgument(op + ": an empty input axis");
+    }
+    if (policy == "stretch") {
+      for (int64_t i = 0; i < k; ++i) {
+        p.out_dims[axes[i]] = sizes[i];
+        p.scales[axes[i]] = static_cast<double>(sizes[i]) / static_cast<double>(in_dims[axes[i]]);
+      }
+    } else {
+      double s = policy == "not_larger" ? 1e300 : 0;
+      for (int64_t i = 0; i < k; ++i) {
+        const double r = static_cast<double>(sizes[i]) / static_cast<double>(in_dims[axes[i]]);
+        s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+      }
+      for (int64_t i = 0; i < k; ++i) {
+        p.scales[axes[i]] = s;
+        p.out_dims[axes[i]] =
+            static_cast<int64_t>(std::round(s * static_cast<double>(in_dims[axes[i]])));
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < k; ++i) {
+      if (!(scales[i] > 0) || !std::isfinite(scales[i]))
+        return InvalidArgument(op + ": scale " + std::to_string(scales[i]) + " must be positive");
+      const int64_t d = axes[i];
+      p.scales[d] = scales[i];
+      const double extent = static_cast<double>(in_dims[d]) * (roi[rank + d] - roi[d]);
+      const double out = std::floor(extent * scales[i]);
+      if (out > 1e12) return InvalidArgument(op + ": the output is too large");
+      p.out_dims[d] = static_cast<int64_t>(out);
+    }
+  }
+  VERISUB_RETURN_IF_ERROR(CheckSize(p.out_dims, op));
+
+  // The taps of every output index, axis by axis.
+  p.taps.resize(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t in = in_dims[d], out = p.out_dims[d];
+    const double scale = p.scales[d];
+    auto& taps = p.taps[d];
+    taps.resize(out);
+    for (int64_t x = 0; x < out; ++x) {
+      const double xr = static_cast<double>(x);
+      double xo = 0;  // the output index in input coordinates
+      const std::string& m = p.coordinate_mode;
+      if (m == "half_pixel") {
+        xo = (xr + 0.5) / scale - 0.5;
+      } else if (m == "half_pixel_symmetric") {
+        const double adjustment = static_cast<double>(out) / (scale * static_cast<double>(in));
+        const double center = static_cast<double>(in) / 2;
+        xo = center * (1 - adjustment) + (xr + 0.5) / scale - 0.5;
+      } else if (m == "pytorch_half_pixel") {
+        xo = out > 1 ? (xr + 0.5) / scale - 0.5 : 0;
+      } else if (m == "align_corners") {
+        xo = out == 1 ? 0 : xr * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+      } else if (m == "asymmetric") {
+        xo = xr / scale;
+      } else if (m == "tf_half_pixel_for_nn") {
+        xo = (xr + 0.5) / scale;
+      } else {  // tf_crop_and_resize
+        const double lo = roi[d], hi = roi[rank + d], span = static_cast<double>(in - 1);
+        xo = out > 1 ? lo * span + xr * (hi - lo) * span / static_cast<double>(out - 1)
+                     : 0.5 * (lo + hi) * span;
+        if (xo < 0 || xo > span) {
+          taps[x] = {{-1, 1.0}};  // the extrapolation value
+          continue;
+        }
+      }
+      auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+      if (p.mode == "nearest") {
+        taps[x] = {{clamp(RoundNearest(xo, p.nearest_mode)), 1.0}};
+      } else if (p.mode == "linear") {
+        // Reads past either end take the edge value (the spec pads the input by its edges).
+        const double f = std::floor(xo), t = xo - f;
+        const int64_t i0 = static_cast<int64_t>(f);
+        taps[x] = {{clamp(i0), 1 - t}, {clamp(i0 + 1), t}};
+      } else {
+        const double f = std::floor(xo);
+        const int64_t i0 = static_cast<int64_t>(f);
+        const std::array<double, 4> w = CubicWeights(xo - f, cubic_a);
+        double sum = 0;
+        std::vector<ResizePlan::Tap> t;
+        for (int j = 0; j < 4; ++j) {
+          const int64_t i = i0 - 1 + j;
+          if (exclude_outside && (i < 0 || i >= in)) continue;
+          t.push_back({clamp(i), w[j]});
+          sum += w[j];
+        }
+        if (exclude_outside && sum != 0)
+          for (auto& tap : t) tap.weight /= sum;
+        taps[x] = std::move(t);
+      }
+    }
+  }
+  return p;
+}
+
+namespace {
+
+// Interpolates `x` (row-major `dims`) along `axis` with `taps`; `dims[axis]` becomes the taps'
+// count.
+std::vector<double> InterpolateAxis(const std::vector<double>& x, std::vector<int64_t>* dims,
+                                    int64_t axis,
+                                    const std::vector<std::vector<ResizePlan::Tap>>& taps,
+                                    double extrapolation) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= (*dims)[d];
+  for (size_t d = axis + 1; d < dims->size(); ++d) inner *= (*dims)[d];
+  const int64_t in = (*dims)[axis], out = static_cast<int64_t>(taps.size());
+  std::vector<double> y(static_cast<size_t>(outer * out * inner));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < out; ++j) {
+      double* dst = &y[(o * out + j) * inner];
+      if (taps[j].size() == 1 && taps[j][0].index < 0) {
+        std::fill(dst, dst + inner, extrapolation);
+        continue;
+      }
+      std::fill(dst, dst + inner, 0.0);
+      for (const ResizePlan::Tap& t : taps[j]) {
+        const double* src = &x[(o * in + t.index) * inner];
+        for (int64_t i = 0; i < inner; ++i) dst[i] += t.weight * src[i];
+      }
+    }
+  (*dims)[axis] = out;
+  return y;
+}
+
+Status Resize(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  VERISUB_ASSIGN_OR_RETURN(ResizePlan p, PlanResize(ctx, x.dims));
+  std::vector<double> v = x.ToDoubles();
+  std::vector<int64_t> dims = x.dims;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    bool identity = p.out_dims[d] == dims[d];
+    for (int64_t j = 0; identity && j < p.out_dims[d]; ++j)
+      identity =
+          p.taps[d][j].size() == 1 && p.taps[d][j][0].index == j && p.taps[d][j][0].weight == 1.0;
+    if (!identity)
+      v = InterpolateAxis(v, &dims, static_cast<int64_t>(d), p.taps[d], p.extrapolation);
+  }
+  if (IsIntegerType(x.elem_type) && p.mode != "nearest")
+    for (double& e : v) e = std::nearbyint(e);
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, dims, v);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddResizeKernels(KernelTable* t) {
+  auto& k = *t;
+  k["Resize"] = Resize;
+  k["Upsample"] = Resize;
+}
+
+}  // namespace verisub::runtime
