@@ -50,6 +50,7 @@ const KernelTable& OnnxKernels() {
     AddGenerateKernels(t);
     AddIndexKernels(t);
     AddResizeKernels(t);
+    AddConvTransposeKernels(t);
     return t;
   }();
   return *table;

@@ -60,6 +60,18 @@ void AddLayoutKernels(KernelTable* table);
 void AddGenerateKernels(KernelTable* table);
 void AddIndexKernels(KernelTable* table);   // ScatterND, Einsum
 void AddResizeKernels(KernelTable* table);  // Resize, Upsample
+void AddConvTransposeKernels(KernelTable* table);
+
+// A ConvTranspose node's geometry from its attributes and operand dims (input [N, C, ...],
+// weight [C, M/group, k...]): output y[o] gathers x[i] * w[k] wherever o = i * stride +
+// k * dilation - pad_begin, per spatial axis. Errors name the attribute at fault.
+struct ConvTransposeGeometry {
+  int64_t group = 1, out_channels = 0;
+  std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end, out;  // spatial axes
+};
+StatusOr<ConvTransposeGeometry> PlanConvTranspose(const KernelContext& ctx,
+                                                  const std::vector<int64_t>& x_dims,
+                                                  const std::vector<int64_t>& w_dims);
 
 // How a Resize (or Upsample) node maps its input: the mode and coordinate transformation (with
 // the legacy operators' implied ones), the output dims, the per-axis scales of the transform,

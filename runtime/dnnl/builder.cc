@@ -448,6 +448,7 @@ const KernelRegistry& Kernels() {
     AddReduceKernels(r);
     AddChannelAffineKernels(r);
     AddResizeKernels(r);
+    AddConvTransposeKernels(r);
     return r;
   }();
   return *registry;

@@ -253,6 +253,7 @@ void AddNormKernels(KernelRegistry* r);  // batch/layer normalization, softmax
 void AddReduceKernels(KernelRegistry* r);
 void AddChannelAffineKernels(KernelRegistry* r);  // per-channel scale, shift and clamps
 void AddResizeKernels(KernelRegistry* r);         // ONNX Resize and Upsample
+void AddConvTransposeKernels(KernelRegistry* r);  // ONNX ConvTranspose
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).
 dnnl::post_ops MakePostOps(const Group& g);

@@ -814,6 +814,81 @@ TEST(DnnlOpsTest, ResizeRunsOnResamplingWhereItComputesTheSame) {
   }
 }
 
+// ConvTranspose on oneDNN's deconvolution (DCGAN's stride-2 4x4, groups with a bias, dilation,
+// output_padding, 1-D and 3-D), against the reference kernel; an output_shape that needs a
+// negative pad runs on the reference kernel.
+TEST(DnnlOpsTest, ConvTransposeRunsOnDeconvolution) {
+  struct DeconvCase {
+    std::string name;
+    std::vector<int64_t> x, w, y;
+    std::function<void(onnx::NodeProto&)> attrs;
+    int fallback;
+  };
+  const std::vector<DeconvCase> cases = {
+      {"dcgan",
+       {1, 8, 5, 5},
+       {8, 4, 4, 4},
+       {1, 4, 10, 10},
+       [](onnx::NodeProto& n) {
+         SetInts(n, "strides", {2, 2});
+         SetInts(n, "pads", {1, 1, 1, 1});
+       },
+       0},
+      {"groups",
+       {2, 6, 4, 3},
+       {6, 2, 3, 3},
+       {2, 6, 6, 5},
+       [](onnx::NodeProto& n) { SetInt(n, "group", 3); },
+       0},
+      {"dilated",
+       {1, 3, 4, 4},
+       {3, 5, 3, 3},
+       {1, 5, 8, 8},
+       [](onnx::NodeProto& n) {
+         SetInts(n, "dilations", {2, 2});
+       },
+       0},
+      {"output_padding",
+       {1, 4, 3, 3},
+       {4, 2, 3, 3},
+       {1, 2, 6, 6},
+       [](onnx::NodeProto& n) {
+         SetInts(n, "strides", {2, 2});
+         SetInts(n, "pads", {1, 1, 1, 1});
+         SetInts(n, "output_padding", {1, 1});
+       },
+       0},
+      {"1d",
+       {1, 4, 7},
+       {4, 3, 5},
+       {1, 3, 17},
+       [](onnx::NodeProto& n) { SetInts(n, "strides", {2}); },
+       0},
+      {"3d",
+       {1, 2, 3, 3, 3},
+       {2, 2, 2, 2, 2},
+       {1, 2, 6, 6, 6},
+       [](onnx::NodeProto& n) {
+         SetInts(n, "strides", {2, 2, 2});
+       },
+       0},
+      {"negative pad",
+       {1, 2, 3, 3},
+       {2, 2, 3, 3},
+       {1, 2, 7, 7},
+       [](onnx::NodeProto& n) {
+         SetInts(n, "output_shape", {7, 7});
+       },
+       1},
+  };
+  for (const DeconvCase& c : cases) {
+    ModelBuilder b;
+    b.Input("x", c.x).Output("y", c.y).RandomWeight("w", c.w, 1).RandomWeight("b", {c.y[1]}, 2);
+    c.attrs(b.Node("ConvTranspose", {"x", "w", "b"}, {"y"}));
+    EXPECT_EQ(Check(b, c.name).fallback_nodes, c.fallback) << c.name;
+  }
+}
+
 TEST(DnnlOpsTest, DataMovement) {
   ModelBuilder b;
   b.Input("x", {2, 8, 3, 3}).Output("t", {2, 3, 3, 8}).Output("s0", {2, 3, 3, 3});
