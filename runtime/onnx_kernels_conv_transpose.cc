@@ -63,7 +63,10 @@ StatusOr<ConvTransposeGeometry> PlanConvTranspose(const KernelContext& ctx,
       const int64_t want = !output_shape.empty() ? output_shape[d] : in * s;
       total = full - want;
       const bool upper = auto_pad == "SAME_UPPER";
-      g.pad_begin[d] = upper ? total / 2 : total - total / 2;
+      // Halves rounded down, a negative total too (an output_shape past the full output pads
+      // its end: ONNX's reference implementation, Python's floor division).
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      g.pad_begin[d] = upper ? half : total - half;
       g.pad_end[d] = total - g.pad_begin[d];
     } else if (auto_pad == "VALID") {
       g.pad_begin[d] = g.pad_end[d] = 0;

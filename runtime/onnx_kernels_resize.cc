@@ -148,6 +148,9 @@ StatusOr<ResizePlan> PlanResize(const KernelContext& ctx, const std::vector<int6
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t in = in_dims[d], out = p.out_dims[d];
     const double scale = p.scales[d];
+    // The spec's length_resized: the scaled input length, a fraction when scales are given
+    // (0.6 x 4 = 2.4 for an output of 2), what align_corners divides by.
+    const double resized = scale * static_cast<double>(in);
     auto& taps = p.taps[d];
     taps.resize(out);
     for (int64_t x = 0; x < out; ++x) {
@@ -157,13 +160,15 @@ StatusOr<ResizePlan> PlanResize(const KernelContext& ctx, const std::vector<int6
       if (m == "half_pixel") {
         xo = (xr + 0.5) / scale - 0.5;
       } else if (m == "half_pixel_symmetric") {
-        const double adjustment = static_cast<double>(out) / (scale * static_cast<double>(in));
+        const double adjustment = static_cast<double>(out) / resized;
         const double center = static_cast<double>(in) / 2;
         xo = center * (1 - adjustment) + (xr + 0.5) / scale - 0.5;
       } else if (m == "pytorch_half_pixel") {
-        xo = out > 1 ? (xr + 0.5) / scale - 0.5 : 0;
+        // A resized length of 1 reads coordinate -0.5 (ONNX's reference implementation, which
+        // made the spec's test data; its text says 0, the same for linear and nearest).
+        xo = resized == 1 ? -0.5 : (xr + 0.5) / scale - 0.5;
       } else if (m == "align_corners") {
-        xo = out == 1 ? 0 : xr * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+        xo = resized == 1 ? 0 : xr * static_cast<double>(in - 1) / (resized - 1);
       } else if (m == "asymmetric") {
         xo = xr / scale;
       } else if (m == "tf_half_pixel_for_nn") {
