@@ -51,6 +51,8 @@ const KernelTable& OnnxKernels() {
     AddIndexKernels(t);
     AddResizeKernels(t);
     AddConvTransposeKernels(t);
+    AddSelectKernels(t);
+    AddRecurrentKernels(t);
     return t;
   }();
   return *table;

@@ -61,6 +61,8 @@ void AddGenerateKernels(KernelTable* table);
 void AddIndexKernels(KernelTable* table);   // ScatterND, Einsum
 void AddResizeKernels(KernelTable* table);  // Resize, Upsample
 void AddConvTransposeKernels(KernelTable* table);
+void AddSelectKernels(KernelTable* table);     // TopK, GatherND, QuantizeLinear, DequantizeLinear
+void AddRecurrentKernels(KernelTable* table);  // RNN, GRU, LSTM
 
 // A ConvTranspose node's geometry from its attributes and operand dims (input [N, C, ...],
 // weight [C, M/group, k...]): output y[o] gathers x[i] * w[k] wherever o = i * stride +

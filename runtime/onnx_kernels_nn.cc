@@ -1,4 +1,5 @@
 // Neural-network ONNX kernels: Conv, pooling, MatMul, Gemm, normalizations, Softmax, reductions.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -280,6 +281,35 @@ Status BatchNorm(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// LRN across channels: y = x / (bias + alpha / size * sum of x^2 over the channel window)^beta,
+// the window from c - floor((size - 1) / 2) to c + ceil((size - 1) / 2).
+Status Lrn(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  if (x.dims.size() < 3) return InvalidArgument("LRN: rank below 3");
+  const int64_t size = ctx.AttrInt("size", 0);
+  if (size < 1) return InvalidArgument("LRN: size must be positive");
+  const double alpha = ctx.AttrFloat("alpha", 1e-4f), beta = ctx.AttrFloat("beta", 0.75f),
+               bias = ctx.AttrFloat("bias", 1.0f);
+  const int64_t n = x.dims[0], c = x.dims[1], sp = CountElements(Spatial(x.dims));
+  const int64_t below = (size - 1) / 2, above = size - 1 - below;
+  const std::vector<double> v = x.ToDoubles();
+  std::vector<double> y(v.size());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < sp; ++i) {
+        double sum = 0;
+        for (int64_t k = std::max<int64_t>(0, ch - below); k <= std::min(c - 1, ch + above); ++k) {
+          const double e = v[(b * c + k) * sp + i];
+          sum += e * e;
+        }
+        const int64_t f = (b * c + ch) * sp + i;
+        y[f] = v[f] / std::pow(bias + alpha / static_cast<double>(size) * sum, beta);
+      }
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, x.dims, y);
+  return Status::Ok();
+}
+
 Status InstanceNorm(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
   const HostTensor& x = *ctx.input(0);
@@ -520,6 +550,7 @@ void AddNnKernels(KernelTable* t) {
   k["Gemm"] = Gemm;
   k["BatchNormalization"] = BatchNorm;
   k["InstanceNormalization"] = InstanceNorm;
+  k["LRN"] = Lrn;
   k["Softmax"] = Softmax<SoftKind::kSoftmax>;
   k["LogSoftmax"] = Softmax<SoftKind::kLogSoftmax>;
   k["Hardmax"] = Softmax<SoftKind::kHardmax>;

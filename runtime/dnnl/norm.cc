@@ -122,9 +122,66 @@ Status SoftmaxKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
+// ONNX InstanceNormalization at batch 1 (style transfer, GAN generators): the statistics of one
+// instance over its spatial axes are a batch normalization's over the batch, computed at run time
+// (oneDNN's batch normalization without global statistics). Other batches run on the reference
+// kernel.
+Status InstanceNormKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (!n.onnx || !b.AllDnnl() || n.inputs.size() != 3 || n.outputs.size() != 1)
+    return Unimplemented("instancenorm: inputs");
+  const int x = n.inputs[0], y = n.outputs[0];
+  const auto& xd = b.dims(x);
+  if (xd.size() < 3 || xd[0] != 1) return Unimplemented("instancenorm: batch other than 1");
+  for (int k = 1; k < 3; ++k)
+    if (!b.constant(n.inputs[k]) || CountElements(b.dims(n.inputs[k])) != xd[1])
+      return Unimplemented("instancenorm: parameters are not constant");
+  KernelContext ctx(*n.onnx, b.Opset(), {});
+  const float eps = ctx.AttrFloat("epsilon", 1e-5f);
+  Desc src = WithType(b.StoredDesc(x), memory::data_type::f32);
+  dnnl::batch_normalization_forward::primitive_desc pd(
+      dnnl::batch_normalization_forward::desc(
+          dnnl::prop_kind::forward_inference, src, eps,
+          normalization_flags::use_scale | normalization_flags::use_shift),
+      b.engine());
+  Desc c = PlainDesc({xd[1]});
+  b.Read(DNNL_ARG_SRC, x, pd.src_desc());
+  b.Read(DNNL_ARG_SCALE, n.inputs[1], c);
+  b.Read(DNNL_ARG_SHIFT, n.inputs[2], c);
+  b.Write(DNNL_ARG_DST, y, pd.dst_desc());
+  b.Emit(dnnl::batch_normalization_forward(pd));
+  return Status::Ok();
+}
+
+// LRN across channels (AlexNet- and GoogLeNet-era exports): oneDNN's formula is ONNX's, alpha
+// divided by the window size, the window centred the same way for odd sizes (even sizes run on
+// the reference kernel).
+Status LrnKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (!n.onnx || n.inputs.empty() || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) ||
+      !b.Dnnl(n.outputs[0]) || b.dims(n.inputs[0]).size() != 4)
+    return Unimplemented("lrn: inputs");
+  KernelContext ctx(*n.onnx, b.Opset(), {});
+  const int64_t size = ctx.AttrInt("size", 0);
+  if (size < 1 || size % 2 == 0) return Unimplemented("lrn: an even window");
+  const int x = n.inputs[0], y = n.outputs[0];
+  Desc src = WithType(b.StoredDesc(x), memory::data_type::f32);
+  dnnl::lrn_forward::primitive_desc pd(
+      dnnl::lrn_forward::desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels, src, size,
+          ctx.AttrFloat("alpha", 1e-4f), ctx.AttrFloat("beta", 0.75f), ctx.AttrFloat("bias", 1.0f)),
+      b.engine());
+  b.Read(DNNL_ARG_SRC, x, pd.src_desc());
+  b.Write(DNNL_ARG_DST, y, pd.dst_desc());
+  b.Emit(dnnl::lrn_forward(pd));
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddNormKernels(KernelRegistry* r) {
+  r->Add("onnx:LRN", LrnKernel);
+  r->Add("onnx:InstanceNormalization", InstanceNormKernel);
   r->Add("batchnorm", BatchnormKernel);
   r->Add("onnx:BatchNormalization", BatchnormKernel);
   r->Add("onnx:LayerNormalization", LayerNormKernel);

@@ -889,6 +889,35 @@ TEST(DnnlOpsTest, ConvTransposeRunsOnDeconvolution) {
   }
 }
 
+// LRN on oneDNN where its window is ONNX's (odd sizes, in any layout the input is stored in),
+// on the reference kernel for an even size.
+TEST(DnnlOpsTest, LrnRunsOnOneDnnForOddWindows) {
+  for (int64_t size : {5, 3, 4}) {
+    ModelBuilder b;
+    b.Input("x", {2, 19, 6, 5}).Output("y", {2, 19, 6, 5});
+    auto& n = b.Node("LRN", {"x"}, {"y"});
+    SetInt(n, "size", size);
+    SetFloat(n, "alpha", 0.5f);  // large enough that the sum matters at these magnitudes
+    SetFloat(n, "beta", 0.75f);
+    SetFloat(n, "bias", 2.0f);
+    const std::string name = "lrn size " + std::to_string(size);
+    EXPECT_EQ(Check(b, name).fallback_nodes, size % 2 == 0 ? 1 : 0) << name;
+  }
+}
+
+// InstanceNormalization at batch 1 on oneDNN's batch normalization (statistics computed at run
+// time), on the reference kernel at batch 2.
+TEST(DnnlOpsTest, InstanceNormAtBatchOneRunsAsBatchNorm) {
+  for (int64_t batch : {1, 2}) {
+    ModelBuilder b;
+    b.Input("x", {batch, 6, 7, 5}).Output("y", {batch, 6, 7, 5});
+    b.RandomWeight("s", {6}, 1).RandomWeight("t", {6}, 2);
+    SetFloat(b.Node("InstanceNormalization", {"x", "s", "t"}, {"y"}), "epsilon", 1e-3f);
+    const std::string name = "instance norm batch " + std::to_string(batch);
+    EXPECT_EQ(Check(b, name).fallback_nodes, batch == 1 ? 0 : 1) << name;
+  }
+}
+
 TEST(DnnlOpsTest, DataMovement) {
   ModelBuilder b;
   b.Input("x", {2, 8, 3, 3}).Output("t", {2, 3, 3, 8}).Output("s0", {2, 3, 3, 3});
