@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -509,6 +510,32 @@ int64_t MaxSupportedOpset() {
   const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = map.find("");
   return it == map.end() ? 0 : it->second.second;
+}
+
+StatusOr<std::vector<DeclaredInput>> ReadDeclaredInputs(const std::string& path) {
+  auto mapped = base::MappedFile::Open(path);
+  if (!mapped.ok()) return mapped.status();
+  onnx::ModelProto model;
+  RawViews raw;  // the weights stay in the file: only the graph's declarations are read
+  if (mapped->size() > static_cast<size_t>(INT_MAX) ||
+      !ParseModelLeavingWeightsInFile(
+          std::string_view(static_cast<const char*>(mapped->data()), mapped->size()), &model, &raw))
+    return DataLoss(path + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<DeclaredInput> out;
+  for (const auto& in : model.graph().input()) {
+    if (initializers.count(in.name())) continue;
+    DeclaredInput d;
+    d.name = in.name();
+    const bool shaped = in.type().has_tensor_type() && in.type().tensor_type().has_shape();
+    d.ranked = shaped;
+    if (shaped)
+      for (const auto& dim : in.type().tensor_type().shape().dim())
+        d.dims.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {

@@ -43,6 +43,15 @@ inline constexpr int64_t kMinMappedOpset = 7;
 // Newest default-domain opset known to the linked ONNX library.
 int64_t MaxSupportedOpset();
 
+// A graph input as the model declares it, read without decoding the weights: its name and dims
+// (-1 where a dimension is symbolic or unknown; empty with `ranked` false when the rank is).
+struct DeclaredInput {
+  std::string name;
+  std::vector<int64_t> dims;
+  bool ranked = true;
+};
+StatusOr<std::vector<DeclaredInput>> ReadDeclaredInputs(const std::string& path);
+
 // Every error message starts with `source` (the file name).
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
 StatusOr<Graph> ImportOnnxBytes(const std::string& bytes, const std::string& source,

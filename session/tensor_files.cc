@@ -1,11 +1,13 @@
 // Tensor files (see tensor_files.h).
 #include "session/tensor_files.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
 #include "base/file_io.h"
 #include "onnx/onnx_pb.h"
+#include "runtime/onnx_import.h"
 #include "runtime/tensor_proto.h"
 
 namespace verisub {
@@ -244,6 +246,32 @@ StatusOr<std::vector<runtime::HostTensor>> ReadInputs(const std::vector<std::str
     out[k] = t;
   }
   return out;
+}
+
+Status ShapesFromInputFiles(const std::string& model, const std::vector<std::string>& paths,
+                            runtime::InputShapes* shapes) {
+  auto declared = runtime::ReadDeclaredInputs(model);
+  if (!declared.ok()) return declared.status();
+  std::vector<NamedTensor> files;
+  bool any_named = false;
+  for (const std::string& p : paths) {
+    auto t = ReadTensorFile(p);
+    if (!t.ok()) return t.status();
+    for (const auto& d : *declared) any_named |= d.name == t->name;
+    files.push_back(std::move(t).value());
+  }
+  for (size_t f = 0; f < files.size(); ++f) {
+    const runtime::DeclaredInput* in = nullptr;
+    if (!any_named && f < declared->size()) in = &(*declared)[f];
+    for (const auto& d : *declared)
+      if (any_named && d.name == files[f].name) in = &d;
+    if (!in || shapes->count(in->name)) continue;
+    const std::vector<int64_t>& dims = files[f].tensor.dims;
+    const bool symbolic =
+        !in->ranked || std::find(in->dims.begin(), in->dims.end(), -1) != in->dims.end();
+    if (symbolic && (!in->ranked || in->dims.size() == dims.size())) (*shapes)[in->name] = dims;
+  }
+  return Status::Ok();
 }
 
 StatusOr<std::vector<runtime::HostTensor>> ReadOutputs(const std::string& dir,

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "runtime/graph.h"
 #include "runtime/host_tensor.h"
+#include "runtime/input_shapes.h"
 
 namespace verisub {
 
@@ -31,6 +32,13 @@ StatusOr<runtime::HostTensor> ParseNpy(std::string_view bytes, const std::string
 // shape must be the input's (a symbolic dimension takes any size).
 StatusOr<std::vector<runtime::HostTensor>> ReadInputs(const std::vector<std::string>& paths,
                                                       const runtime::Graph& g);
+
+// For --input without --input-shape: the shapes of `paths`' tensors given to the graph inputs
+// of `model` that it declares with symbolic or unknown dimensions (a dynamic-axes export), matched
+// as ReadInputs matches them; inputs already in `shapes`, or whose file's rank differs from the
+// declared one, are left alone (ReadInputs and the import then say what is wrong).
+Status ShapesFromInputFiles(const std::string& model, const std::vector<std::string>& paths,
+                            runtime::InputShapes* shapes);
 
 // The outputs of `g` as WriteOutputs wrote them into `dir` (DIR/NAME.pb each), checked against
 // the outputs' types and shapes; errors name the file.

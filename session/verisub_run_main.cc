@@ -196,7 +196,8 @@ int main(int argc, char** argv) {
       .Repeated("--input", &flags.input_files, "FILE",
                 "an input tensor, an ONNX TensorProto (.pb) or a NumPy array (.npy), one per "
                 "graph input, matched by the tensor's name or the file's (else in order; "
-                "default: deterministic synthetic inputs)")
+                "default: deterministic synthetic inputs); an input the model declares with "
+                "symbolic dimensions takes the file's shape unless --input-shape gives one")
       .Path("--output", &flags.output_dir,
             "write every output into this existing folder as NAME.pb (ONNX TensorProto)")
       .Path("--report-html", &flags.report_html,
@@ -260,6 +261,13 @@ int main(int argc, char** argv) {
       !flags.check_against.empty() && !std::filesystem::is_directory(flags.check_against, ec))
     return Fail(
         verisub::InvalidArgument("--check-against " + flags.check_against + ": not a folder"));
+  // A dynamic-axes export runs at the shapes of the input files given, where no --input-shape
+  // says otherwise.
+  if (!flags.input_files.empty())
+    if (Status st =
+            ShapesFromInputFiles(flags.model, flags.input_files, &flags.session.input_shapes);
+        !st.ok())
+      return Fail(st);
   auto session = Session::Create(flags.model, flags.session);
   if (!session.ok()) return Fail(session.status());
   Session& s = **session;

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "base/file_io.h"
+#include "onnx/onnx_pb.h"
 #include "runtime/graph_text.h"
 
 namespace verisub {
@@ -113,6 +114,51 @@ TEST(TensorFilesTest, ReadsFilesAndMatchesThemToInputsByName) {
   ASSERT_TRUE(base::WriteFileAtomically(ints, Npy("<i8", "3,", Bytes<int64_t>({1, 2, 3}))).ok());
   auto type = ReadInputs({x + "", ints}, *g);
   ASSERT_FALSE(type.ok());
+}
+
+// A dynamic-axes export: the input files give the sizes the model leaves symbolic (x: [N, 3]),
+// never those it fixes (y: [3]) or those --input-shape gave.
+TEST(TensorFilesTest, InputFilesGiveTheSymbolicDimensionsTheirSizes) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("dynamic");
+  auto input = [&](const std::string& name, std::vector<std::string> dims) {
+    onnx::ValueInfoProto* v = g->add_input();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (const std::string& d : dims) {
+      auto* dim = t->mutable_shape()->add_dim();
+      if (d[0] >= '0' && d[0] <= '9')
+        dim->set_dim_value(std::stoll(d));
+      else
+        dim->set_dim_param(d);
+    }
+  };
+  input("x", {"N", "3"});
+  input("y", {"3"});
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type("Add");
+  n->add_input("x");
+  n->add_input("y");
+  n->add_output("z");
+  g->add_output()->set_name("z");
+  TempDir dir;
+  const std::string model = dir.path() + "/dynamic.onnx";
+  ASSERT_TRUE(base::WriteFileAtomically(model, m.SerializeAsString()).ok());
+  const std::string x = dir.path() + "/x.npy", y = dir.path() + "/y.npy";
+  ASSERT_TRUE(
+      base::WriteFileAtomically(x, Npy("<f4", "2, 3", Bytes<float>({1, 2, 3, 4, 5, 6}))).ok());
+  ASSERT_TRUE(base::WriteFileAtomically(y, Npy("<f4", "3,", Bytes<float>({7, 8, 9}))).ok());
+  runtime::InputShapes shapes;
+  ASSERT_TRUE(ShapesFromInputFiles(model, {y, x}, &shapes).ok());
+  EXPECT_EQ(shapes, (runtime::InputShapes{{"x", {2, 3}}}));
+  runtime::InputShapes given = {{"x", {4, 3}}};
+  ASSERT_TRUE(ShapesFromInputFiles(model, {x, y}, &given).ok());
+  EXPECT_EQ(given.at("x"), (std::vector<int64_t>{4, 3}));
+  EXPECT_FALSE(ShapesFromInputFiles(dir.path() + "/missing.onnx", {x}, &shapes).ok());
 }
 
 TEST(TensorFilesTest, RefusesWhatCannotBeAnInputFile) {
