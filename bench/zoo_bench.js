@@ -296,7 +296,9 @@ async function main() {
   const others = [];  // earlier results of models outside this selection (--only): kept as they are
   if (o.resume && fs.existsSync(json)) {
     const prev = JSON.parse(fs.readFileSync(json, 'utf8'));
-    if (JSON.stringify(prev.settings) !== JSON.stringify(settings))
+    // Results from before --pair-seconds took o.runs runs exactly: --pair-seconds 0.
+    const was = (k) => (k === 'pairSeconds' ? (prev.settings[k] ?? 0) : prev.settings[k]);
+    if (!Object.keys(settings).every((k) => JSON.stringify(was(k)) === JSON.stringify(settings[k])))
       fail(`--resume: ${json} was measured with other settings ` +
            `(${JSON.stringify(prev.settings)}); remove it or use those`);
     for (const r of prev.results || [])
