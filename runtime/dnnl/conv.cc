@@ -16,8 +16,6 @@
 namespace verisub::runtime::dnnl_backend {
 namespace {
 
-memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
-
 using ConvPd = dnnl::convolution_forward::primitive_desc;
 
 // oneDNN 2.6's Winograd convolutions (F(2x2,3x3) and F(4x4,3x3) on AVX-512, float32, blocked
@@ -140,13 +138,12 @@ Status ConvKernel(KernelBuilder& b) {
   // Source, weights and destination in the output's type (bfloat16 where assigned: float32
   // accumulation inside oneDNN); the bias stays float32.
   const memory::data_type type = b.OutputType(grp.output);
-  Desc src_any(Dims(b.dims(x)), type, any), w_any(Dims(wdims), type, any),
-      dst_any = b.OutputDesc(grp.output);
+  Desc src_any(b.dims(x), type, any), w_any(wdims, type, any), dst_any = b.OutputDesc(grp.output);
   Desc bias_md({o}, f32, memory::format_tag::a);
   auto desc_of = [&](dnnl::algorithm algorithm) {
     return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src_any,
-                                           w_any, bias_md, dst_any, Dims(win->strides), dil,
-                                           Dims(win->pad_l), Dims(win->pad_r));
+                                           w_any, bias_md, dst_any, win->strides, dil, win->pad_l,
+                                           win->pad_r);
   };
   dnnl::primitive_attr attr;
   attr.set_post_ops(MakePostOps(grp));

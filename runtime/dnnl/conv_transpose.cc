@@ -11,8 +11,6 @@
 namespace verisub::runtime::dnnl_backend {
 namespace {
 
-memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
-
 Status ConvTransposeKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (!n.onnx || n.inputs.size() < 2 || n.outputs.size() != 1 || !b.AllDnnl())
@@ -55,16 +53,16 @@ Status ConvTransposeKernel(KernelBuilder& b) {
   const auto f32 = memory::data_type::f32;
   memory::dims dil;
   for (int64_t d : g.dilations) dil.push_back(d - 1);
-  Desc src_any(Dims(xd), f32, T::any), w_any(Dims(wdims), f32, T::any), dst_any = b.OutputDesc(y);
+  Desc src_any(xd, f32, T::any), w_any(wdims, f32, T::any), dst_any = b.OutputDesc(y);
   Desc bias_md({m}, f32, T::a);
   dnnl::deconvolution_forward::primitive_desc pd(
-      dnnl::deconvolution_forward::desc(
-          dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_any, w_any,
-          bias_md, dst_any, Dims(g.strides), dil, Dims(g.pad_begin), Dims(g.pad_end)),
+      dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::deconvolution_direct, src_any, w_any,
+                                        bias_md, dst_any, g.strides, dil, g.pad_begin, g.pad_end),
       b.engine());
   b.Read(DNNL_ARG_SRC, x, pd.src_desc());
   b.Fixed(DNNL_ARG_WEIGHTS,
-          b.ConstantMemory(*weights, Desc(Dims(wdims), f32, Dims(strides)), pd.weights_desc()));
+          b.ConstantMemory(*weights, Desc(wdims, f32, strides), pd.weights_desc()));
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(bias, PlainDesc({m}), pd.bias_desc()));
   b.Write(DNNL_ARG_DST, y, pd.dst_desc());
   b.Emit(dnnl::deconvolution_forward(pd));

@@ -15,8 +15,6 @@
 namespace verisub::runtime::dnnl_backend {
 namespace {
 
-memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
-
 // A channel concat of one image in a layout that cuts along channels (plain, or blocked by B
 // with every input's channel count a multiple of B): every input is a contiguous piece of the
 // output, so the producers write into the output's buffer and no copy runs; an input stored in
@@ -106,7 +104,7 @@ Status ConcatKernel(KernelBuilder& b) {
   if (ConcatInPlace(b, inputs, axis, y)) return Status::Ok();
   std::vector<Desc> srcs;
   for (int v : inputs) srcs.push_back(b.StoredDesc(v));
-  Desc dst(Dims(b.dims(y)), memory::data_type::f32, memory::format_tag::any);
+  Desc dst(b.dims(y), memory::data_type::f32, memory::format_tag::any);
   dnnl::concat::primitive_desc pd(dst, axis, srcs, b.engine());
   for (size_t k = 0; k < inputs.size(); ++k)
     b.Read(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), inputs[k],
@@ -199,7 +197,7 @@ Status TransposeKernel(KernelBuilder& b) {
 // buffer into y (row-major).
 void CopySubTensor(KernelBuilder& b, int x, int y, const memory::dims& offsets) {
   const Desc whole = PlainDesc(b.dims(x));
-  const Desc part = whole.submemory_desc(Dims(b.dims(y)), offsets);
+  const Desc part = whole.submemory_desc(b.dims(y), offsets);
   const Desc dst = PlainDesc(b.dims(y));
   dnnl::reorder::primitive_desc pd(b.engine(), part, b.engine(), dst);
   b.Read(DNNL_ARG_SRC, x, whole);
@@ -342,7 +340,7 @@ Status SliceKernel(KernelBuilder& b) {
     strides[a] = xs[a] * step[a];
     offset += offsets[a] * xs[a];
   }
-  CopyView(b, x, y, Dims(yd), strides, offset);
+  CopyView(b, x, y, yd, strides, offset);
   return Status::Ok();
 }
 

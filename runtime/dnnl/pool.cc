@@ -10,8 +10,6 @@
 namespace verisub::runtime::dnnl_backend {
 namespace {
 
-memory::dims Dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
-
 Status PoolKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (!b.AllDnnl() || n.inputs.size() != 1 || n.outputs.size() != 1)
@@ -74,9 +72,8 @@ Status PoolKernel(KernelBuilder& b) {
   // Inception-v3 max pool, blocked in and plain out).
   if (auto l = b.AssignedLayout(y))
     if (auto s = LayoutDesc(b.dims(x), *l, type)) src = *s;
-  dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src, dst,
-                                   Dims(win.strides), Dims(win.kernel), Dims(win.pad_l),
-                                   Dims(win.pad_r));
+  dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src, dst, win.strides,
+                                   win.kernel, win.pad_l, win.pad_r);
   dnnl::primitive_attr attr;
   if (n.op) {
     auto a = static_cast<specs::Activation>(n.params[specs::ops::kPoolActivation]);

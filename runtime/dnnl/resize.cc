@@ -60,8 +60,7 @@ Status ResizeKernel(KernelBuilder& b) {
       return Unimplemented("resize: arithmetic oneDNN does not compute");
   const memory::data_type type = b.OutputType(y);
   Desc src = WithType(b.StoredDesc(x), type);
-  memory::dims out(p.out_dims.begin(), p.out_dims.end());
-  Desc dst(out, type, memory::format_tag::any);
+  Desc dst(p.out_dims, type, memory::format_tag::any);
   if (auto l = b.AssignedLayout(y))
     if (auto d = LayoutDesc(p.out_dims, *l, type)) dst = *d;
   dnnl::resampling_forward::primitive_desc pd(
