@@ -208,6 +208,37 @@ StatusOr<NamedTensor> ReadTensorFile(const std::string& path, uint64_t max_bytes
   return out;
 }
 
+namespace {
+
+// The tensors of `paths` and, per file, the index in `inputs` of the graph input it is for: the
+// input it names (tensor name or file stem) when any file names one, else its position; -1 for a
+// file naming no input while others do, or past the inputs.
+struct MatchedFiles {
+  std::vector<NamedTensor> files;
+  std::vector<int> input;
+};
+
+StatusOr<MatchedFiles> ReadAndMatch(const std::vector<std::string>& paths,
+                                    const std::vector<std::string>& inputs) {
+  MatchedFiles m;
+  bool any_named = false;
+  for (const std::string& p : paths) {
+    auto t = ReadTensorFile(p);
+    if (!t.ok()) return t.status();
+    any_named |= std::find(inputs.begin(), inputs.end(), t->name) != inputs.end();
+    m.files.push_back(std::move(t).value());
+  }
+  for (size_t f = 0; f < m.files.size(); ++f) {
+    int k = !any_named && f < inputs.size() ? static_cast<int>(f) : -1;
+    for (size_t i = 0; any_named && i < inputs.size(); ++i)
+      if (inputs[i] == m.files[f].name) k = static_cast<int>(i);
+    m.input.push_back(k);
+  }
+  return m;
+}
+
+}  // namespace
+
 StatusOr<std::vector<runtime::HostTensor>> ReadInputs(const std::vector<std::string>& paths,
                                                       const runtime::Graph& g) {
   const std::vector<int>& ins = g.inputs();
@@ -215,21 +246,17 @@ StatusOr<std::vector<runtime::HostTensor>> ReadInputs(const std::vector<std::str
     return InvalidArgument("the model has " + std::to_string(ins.size()) + " inputs, got " +
                            std::to_string(paths.size()) + " input files");
   std::string names;
-  for (int v : ins) names += (names.empty() ? "'" : ", '") + g.value(v).name + "'";
-  std::vector<NamedTensor> files;
-  bool any_named = false;
-  for (const std::string& p : paths) {
-    auto t = ReadTensorFile(p);
-    if (!t.ok()) return t.status();
-    for (int v : ins) any_named |= g.value(v).name == t->name;
-    files.push_back(std::move(t).value());
+  std::vector<std::string> input_names;
+  for (int v : ins) {
+    names += (names.empty() ? "'" : ", '") + g.value(v).name + "'";
+    input_names.push_back(g.value(v).name);
   }
+  VERISUB_ASSIGN_OR_RETURN(MatchedFiles matched, ReadAndMatch(paths, input_names));
+  const std::vector<NamedTensor>& files = matched.files;
   std::vector<runtime::HostTensor> out(ins.size());
   std::vector<bool> bound(ins.size(), false);
   for (size_t f = 0; f < files.size(); ++f) {
-    int k = any_named ? -1 : static_cast<int>(f);
-    for (size_t i = 0; any_named && i < ins.size(); ++i)
-      if (g.value(ins[i]).name == files[f].name) k = static_cast<int>(i);
+    const int k = matched.input[f];
     if (k < 0)
       return InvalidArgument(paths[f] + ": names input '" + files[f].name +
                              "', which the model does not have (its inputs: " + names + ")");
@@ -252,21 +279,14 @@ Status ShapesFromInputFiles(const std::string& model, const std::vector<std::str
                             runtime::InputShapes* shapes) {
   auto declared = runtime::ReadDeclaredInputs(model);
   if (!declared.ok()) return declared.status();
-  std::vector<NamedTensor> files;
-  bool any_named = false;
-  for (const std::string& p : paths) {
-    auto t = ReadTensorFile(p);
-    if (!t.ok()) return t.status();
-    for (const auto& d : *declared) any_named |= d.name == t->name;
-    files.push_back(std::move(t).value());
-  }
-  for (size_t f = 0; f < files.size(); ++f) {
-    const runtime::DeclaredInput* in = nullptr;
-    if (!any_named && f < declared->size()) in = &(*declared)[f];
-    for (const auto& d : *declared)
-      if (any_named && d.name == files[f].name) in = &d;
-    if (!in || shapes->count(in->name)) continue;
-    const std::vector<int64_t>& dims = files[f].tensor.dims;
+  std::vector<std::string> input_names;
+  for (const auto& d : *declared) input_names.push_back(d.name);
+  VERISUB_ASSIGN_OR_RETURN(MatchedFiles matched, ReadAndMatch(paths, input_names));
+  for (size_t f = 0; f < matched.files.size(); ++f) {
+    if (matched.input[f] < 0) continue;
+    const runtime::DeclaredInput* in = &(*declared)[matched.input[f]];
+    if (shapes->count(in->name)) continue;
+    const std::vector<int64_t>& dims = matched.files[f].tensor.dims;
     const bool symbolic =
         !in->ranked || std::find(in->dims.begin(), in->dims.end(), -1) != in->dims.end();
     if (symbolic && (!in->ranked || in->dims.size() == dims.size())) (*shapes)[in->name] = dims;
