@@ -512,15 +512,27 @@ int64_t MaxSupportedOpset() {
   return it == map.end() ? 0 : it->second.second;
 }
 
-StatusOr<std::vector<DeclaredInput>> ReadDeclaredInputs(const std::string& path) {
+namespace {
+
+// `path` mapped read-only and parsed into `model` with its large weights left in the mapping
+// (`raw`: views into it, valid while the returned mapping lives).
+StatusOr<base::MappedFile> MapAndParseModel(const std::string& path, onnx::ModelProto* model,
+                                            RawViews* raw) {
   auto mapped = base::MappedFile::Open(path);
   if (!mapped.ok()) return mapped.status();
-  onnx::ModelProto model;
-  RawViews raw;  // the weights stay in the file: only the graph's declarations are read
   if (mapped->size() > static_cast<size_t>(INT_MAX) ||
       !ParseModelLeavingWeightsInFile(
-          std::string_view(static_cast<const char*>(mapped->data()), mapped->size()), &model, &raw))
+          std::string_view(static_cast<const char*>(mapped->data()), mapped->size()), model, raw))
     return DataLoss(path + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
+  return mapped;
+}
+
+}  // namespace
+
+StatusOr<std::vector<DeclaredInput>> ReadDeclaredInputs(const std::string& path) {
+  onnx::ModelProto model;
+  RawViews raw;  // the weights stay in the file: only the graph's declarations are read
+  VERISUB_ASSIGN_OR_RETURN(base::MappedFile mapped, MapAndParseModel(path, &model, &raw));
   std::set<std::string> initializers;
   for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
   std::vector<DeclaredInput> out;
@@ -561,15 +573,10 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& opt
   // seconds on AlexNet's 244 MB).
   in.close();
   onnx::ModelProto model;
-  auto mapped = base::MappedFile::Open(path);
-  if (!mapped.ok()) return mapped.status();
   RawViews raw;  // views into the mapping: it stays open until the weights are decoded
-  if (mapped->size() > static_cast<size_t>(INT_MAX) ||
-      !ParseModelLeavingWeightsInFile(
-          std::string_view(static_cast<const char*>(mapped->data()), mapped->size()), &model, &raw))
-    return DataLoss(path + ": not an ONNX model (protobuf parse failed; truncated or corrupt?)");
+  VERISUB_ASSIGN_OR_RETURN(base::MappedFile mapped, MapAndParseModel(path, &model, &raw));
   std::vector<base::MappedFile> files;
-  files.push_back(std::move(mapped).value());
+  files.push_back(std::move(mapped));
   uint64_t external_bytes = 0;
   VERISUB_RETURN_IF_ERROR(
       MapExternalData(path, model.mutable_graph(), &raw, &files,
