@@ -521,16 +521,16 @@ StatusOr<double> BackendOutputError(const runtime::Graph& g, runtime::PreparedMo
 
 Status Session::CheckPrecisionOnBackend(const SessionOptions& options,
                                         const runtime::CostModel* cost_model, int num_threads) {
-  const uint64_t seed = rewriter::PrecisionBudget().seed;
-  // The budget's reference outputs, kept across the tightened solve below (whose report would
-  // replace them): the graph is the same.
-  const std::shared_ptr<const std::vector<runtime::HostTensor>> reference =
-      precision_report_->reference_outputs;
   if (precision_report_->measured_on_backend) {
     // The budget was checked on this backend's outputs of this assignment already.
     precision_report_->backend_error = precision_report_->error;
     return Status::Ok();
   }
+  const uint64_t seed = rewriter::PrecisionBudget().seed;
+  // The budget's reference outputs, kept across the tightened solve below (whose report would
+  // replace them): the graph is the same.
+  const std::shared_ptr<const std::vector<runtime::HostTensor>> reference =
+      precision_report_->reference_outputs;
   auto error = BackendOutputError(graph_, *prepared_, seed, reference.get());
   if (!error.ok()) return error.status();
   if (*error <= options.precision_budget) {
