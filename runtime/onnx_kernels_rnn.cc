@@ -62,12 +62,14 @@ Status Recurrent(const KernelContext& ctx, std::vector<HostTensor>* out) {
   const std::string op = ctx.op_type();
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
   const int gates = kCell == Cell::kLstm ? 4 : kCell == Cell::kGru ? 3 : 1;
-  const HostTensor &xt = *ctx.input(0), &wt = *ctx.input(1), &rt = *ctx.input(2);
-  const int64_t layout = ctx.opset() >= 14 ? ctx.AttrInt("layout", 0) : 0;
-  if (xt.dims.size() != 3 || wt.dims.size() != 3 || rt.dims.size() != 3)
+  const HostTensor &wt = *ctx.input(1), &rt = *ctx.input(2);
+  // Layout 1 (opset 14) puts the batch first in X, Y and the states: computed in layout 0, with
+  // the axes swapped on the way in and out.
+  const bool batch_first = ctx.opset() >= 14 && ctx.AttrInt("layout", 0) != 0;
+  if (ctx.input(0)->dims.size() != 3 || wt.dims.size() != 3 || rt.dims.size() != 3)
     return InvalidArgument(op + ": X, W and R must have rank 3");
-  const int64_t seq = layout ? xt.dims[1] : xt.dims[0], batch = layout ? xt.dims[0] : xt.dims[1],
-                in = xt.dims[2];
+  const HostTensor xt = batch_first ? TransposeTensor(*ctx.input(0), {1, 0, 2}) : *ctx.input(0);
+  const int64_t seq = xt.dims[0], batch = xt.dims[1], in = xt.dims[2];
   const std::string direction = ctx.AttrString("direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     return InvalidArgument(op + ": direction '" + direction + "'");
@@ -93,21 +95,13 @@ Status Recurrent(const KernelContext& ctx, std::vector<HostTensor>* out) {
     for (int64_t v : lens)
       if (v < 0 || v > seq) return InvalidArgument(op + ": a sequence length out of range");
   }
-  // A state [dirs, batch, h] (layout 0) or [batch, dirs, h] (layout 1), as [dirs][batch][h].
-  auto state = [&](int k) {
-    std::vector<double> s(static_cast<size_t>(dirs * batch * h), 0.0);
+  // An initial state, [dirs, batch, h]; zeros when not given.
+  auto state = [&](int k) -> StatusOr<std::vector<double>> {
     const HostTensor* t = ctx.input(k);
-    if (!t) return StatusOr<std::vector<double>>(std::move(s));
-    if (t->NumElements() != static_cast<int64_t>(s.size()))
-      return StatusOr<std::vector<double>>(
-          InvalidArgument(op + ": an initial state of the wrong size"));
-    const std::vector<double> v = t->ToDoubles();
-    for (int64_t d = 0; d < dirs; ++d)
-      for (int64_t bi = 0; bi < batch; ++bi)
-        for (int64_t j = 0; j < h; ++j)
-          s[(d * batch + bi) * h + j] =
-              v[layout ? (bi * dirs + d) * h + j : (d * batch + bi) * h + j];
-    return StatusOr<std::vector<double>>(std::move(s));
+    if (!t) return std::vector<double>(static_cast<size_t>(dirs * batch * h), 0.0);
+    if (t->NumElements() != dirs * batch * h)
+      return InvalidArgument(op + ": an initial state of the wrong size");
+    return (batch_first ? TransposeTensor(*t, {1, 0, 2}) : *t).ToDoubles();
   };
   VERISUB_ASSIGN_OR_RETURN(std::vector<double> hs, state(5));
   std::vector<double> cs(hs.size(), 0.0), peep(static_cast<size_t>(dirs * 3 * h), 0.0);
@@ -148,9 +142,6 @@ Status Recurrent(const KernelContext& ctx, std::vector<HostTensor>* out) {
   auto clipped = [clip](double v) { return clip > 0 ? std::clamp(v, -clip, clip) : v; };
 
   std::vector<double> y(static_cast<size_t>(seq * dirs * batch * h), 0.0);
-  auto y_at = [&](int64_t t, int64_t d, int64_t b, int64_t j) -> double& {
-    return y[layout ? ((b * seq + t) * dirs + d) * h + j : ((t * dirs + d) * batch + b) * h + j];
-  };
   std::vector<double> xw(gates * h), hr(gates * h);
   for (int64_t d = 0; d < dirs; ++d) {
     const bool reverse = direction == "reverse" || d == 1;
@@ -165,7 +156,7 @@ Status Recurrent(const KernelContext& ctx, std::vector<HostTensor>* out) {
       double* C = cs.data() + (d * batch + b) * h;
       for (int64_t step = 0; step < lens[b]; ++step) {
         const int64_t t = reverse ? lens[b] - 1 - step : step;
-        const double* X = x.data() + (layout ? b * seq + t : t * batch + b) * in;
+        const double* X = x.data() + (t * batch + b) * in;
         for (int64_t k = 0; k < gates * h; ++k) {
           double sx = Wb[k], sh = Rb[k];
           for (int64_t i = 0; i < in; ++i) sx += X[i] * W[k * in + i];
@@ -204,24 +195,19 @@ Status Recurrent(const KernelContext& ctx, std::vector<HostTensor>* out) {
           }
         }
         std::copy(next.begin(), next.end(), H);
-        for (int64_t j = 0; j < h; ++j) y_at(t, d, b, j) = H[j];
+        std::copy(H, H + h, y.begin() + ((t * dirs + d) * batch + b) * h);
       }
     }
   }
   const int32_t type = xt.elem_type;
-  std::vector<int64_t> ydims = layout ? std::vector<int64_t>{batch, seq, dirs, h}
-                                      : std::vector<int64_t>{seq, dirs, batch, h};
-  std::vector<int64_t> sdims =
-      layout ? std::vector<int64_t>{batch, dirs, h} : std::vector<int64_t>{dirs, batch, h};
   auto as_state = [&](const std::vector<double>& s) {
-    if (!layout) return HostTensor::FromDoubles(type, sdims, s);
-    std::vector<double> v(s.size());
-    for (int64_t d = 0; d < dirs; ++d)
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t j = 0; j < h; ++j) v[(b * dirs + d) * h + j] = s[(d * batch + b) * h + j];
-    return HostTensor::FromDoubles(type, sdims, v);
+    HostTensor t = HostTensor::FromDoubles(type, {dirs, batch, h}, s);
+    return batch_first ? TransposeTensor(t, {1, 0, 2}) : t;
   };
-  if (out->size() > 0) (*out)[0] = HostTensor::FromDoubles(type, ydims, y);
+  if (out->size() > 0) {
+    HostTensor t = HostTensor::FromDoubles(type, {seq, dirs, batch, h}, y);
+    (*out)[0] = batch_first ? TransposeTensor(t, {2, 0, 1, 3}) : t;
+  }
   if (out->size() > 1) (*out)[1] = as_state(hs);
   if (kCell == Cell::kLstm && out->size() > 2) (*out)[2] = as_state(cs);
   return Status::Ok();
