@@ -3,7 +3,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 DEBIAN_PACKAGES := cmake g++ make libz3-dev z3 libprotobuf-dev protobuf-compiler libtbb-dev \
-                   libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev
+                   libxxhash-dev libonnx-dev libonnx-testdata libdnnl-dev libgtest-dev \
+                   libhalide14-0-dev
 # The Python module and its test (make test installs them too; make demo does not need them).
 PYTHON_PACKAGES := pybind11-dev python3-dev python3-numpy python3-onnx
 

@@ -579,7 +579,9 @@ async function main() {
   console.log(`\n   figures: ${json}`);
 }
 
-module.exports = {run, findVerisubRun, median, importSummary, optimize, checkOutputs, timeModel};
+module.exports = {
+  run, findVerisubRun, median, importSummary, optimize, checkOutputs, timeModel, Server
+};
 
 if (require.main === module)
   main().catch((e) => {

@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "runtime/graph.h"
 #include "runtime/host_tensor.h"
+#include "runtime/kernel_generator.h"
 #include "specs/layout.h"
 
 namespace verisub::runtime {
@@ -27,6 +28,10 @@ struct PrepareOptions {
   // backend without such kernels refuses it; kernels that have no bfloat16 variant read a
   // float32 copy. Graph inputs and outputs are always exchanged in their own type.
   std::vector<int32_t> storage_types;
+  // Generated kernels (fusion/, `--fusion subop`): when set, a backend that can runs the
+  // generator's clusters of memory-bound nodes as one generated kernel each, where its library
+  // does not already fuse them into a convolution or matmul. Null: library kernels only.
+  std::shared_ptr<KernelGenerator> generator;
 };
 
 // What a prepared model did at prepare time, for reports.
@@ -40,7 +45,13 @@ struct PrepareStats {
   int reorders = 0;                            // layout conversions between kernels
   int in_place = 0;                            // steps writing over their dead input
   int64_t activation_bytes = 0;                // planned activation memory
+  int64_t step_io_bytes = 0;                   // activations read and written by the steps of
+                                               // one run (what crosses kernel boundaries)
   int64_t weight_bytes = 0;                    // weights as the kernels keep them
+  int generated_kernels = 0;                   // steps running a generated kernel
+  int generated_nodes = 0;                     // graph nodes they compute
+  int kernels_compiled = 0;                    // generated kernels compiled at this prepare
+  int kernel_cache_hits = 0;                   // and those found compiled
 };
 
 // The time of one executed step of a prepared model (a kernel, a fused group or a reorder).

@@ -26,6 +26,9 @@
 #ifdef VERISUB_HAVE_CUDA_COSTS
 #include "runtime/cuda/cuda_backend.h"
 #endif
+#ifdef VERISUB_HAVE_HALIDE
+#include "fusion/generator.h"
+#endif
 
 namespace verisub {
 namespace {
@@ -211,6 +214,7 @@ StatusOr<PreparedAlternative> PrepareFloat32(const runtime::Backend& backend, ru
   runtime::PrepareOptions prepare;
   prepare.num_threads = num_threads;
   prepare.layouts = std::move(placement->layouts);
+  prepare.generator = options.kernel_generator;
   auto prepared = backend.Prepare(graph, prepare);
   if (!prepared.ok()) return prepared.status().WithContext(backend.Name() + " backend (float32)");
   return PreparedAlternative{std::move(graph), std::move(prepared).value(), placement->dp};
@@ -275,6 +279,24 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   // "auto": the layout DP's layouts on the oneDNN backend (the reference backend runs plain).
   SessionOptions options = requested;
   if (options.layout == "auto") options.layout = options.backend == "onednn" ? "dp" : "backend";
+  if (options.fusion != "library" && options.fusion != "subop" && options.fusion != "auto")
+    return InvalidArgument("fusion '" + options.fusion + "': library, subop or auto");
+  if (options.fusion == "library") {
+    options.kernel_generator = nullptr;
+  } else if (options.backend != "onednn") {
+    return InvalidArgument("fusion " + options.fusion +
+                           ": generated kernels run on the onednn "
+                           "backend only, not on " +
+                           options.backend);
+  } else if (!options.kernel_generator) {
+#ifdef VERISUB_HAVE_HALIDE
+    options.kernel_generator = std::make_shared<fusion::SubopGenerator>();
+#else
+    return FailedPrecondition("fusion " + options.fusion +
+                              ": this build has no Halide "
+                              "(libhalide14-0-dev was not found when it was configured)");
+#endif
+  }
   // On the GPU the search prices rewrites with GPU timings unless told otherwise.
   if (options.backend == "cuda" && options.cost.cost == "auto") options.cost.cost = "gpu-measured";
   // The cost model: the optimizer's search and the layout DP price with it.
@@ -347,6 +369,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
+  prepare.generator = options.kernel_generator;
   auto placement = PlaceValues(&graph_, options, cost_model, backend_.get(), prepare.num_threads);
   if (!placement.ok() && requested.layout == "auto" && options.precision == "f32") {
     // Not asked for by name: a graph the DP cannot lay out runs in oneDNN's own layouts.
@@ -411,9 +434,40 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
       return st;
     }
   }
+  if (options.fusion == "auto") {
+    Status st = KeepFasterFusion(options, prepare.num_threads);
+    if (!st.ok()) {
+      save_costs();
+      return st;
+    }
+  }
   save_costs();
   backend_name_ = backend_->Name();
   times_.prepare_s = SecondsSince(start);
+  return Status::Ok();
+}
+
+Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads) {
+  if (prepared_->stats().generated_kernels == 0) return Status::Ok();  // nothing to compare
+  std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
+  if (!inputs) return Status::Ok();
+  // The same graph, layouts and storage types, on the library's kernels.
+  runtime::PrepareOptions library;
+  library.num_threads = num_threads;
+  if (options.layout != "backend") library.layouts = runtime::ValueLayouts(graph_);
+  library.storage_types = storage_types_;
+  auto other = backend_->Prepare(graph_, library);
+  if (!other.ok()) return Status::Ok();  // generated kernels only: keep them
+  auto times = TimePreparedSideBySide(*prepared_, **other, *inputs);
+  if (!times.ok()) return times.status().WithContext("timing the generated kernels");
+  FusionTiming& t = fusion_timing_.emplace();
+  t.generated_ms = times->first;
+  t.library_ms = times->second;
+  t.generated_kernels = prepared_->stats().generated_kernels;
+  if (ClearlyFaster(t.library_ms, t.generated_ms)) {
+    t.kept_library = true;
+    prepared_ = std::move(other).value();
+  }
   return Status::Ok();
 }
 

@@ -62,6 +62,16 @@ struct SessionOptions {
   // model runs as imported. Off: the optimizer's graph runs whatever the timing (deterministic,
   // for tests of the search itself).
   bool time_rewrites = true;
+  // Kernels for the memory-bound operators outside convolutions and matmuls: "library" (the
+  // backend's own, one per node or library pattern), "subop" (chains of them lowered to
+  // sub-operators and generated as one kernel each with Halide, fusion/; compiled kernels are
+  // cached on disk, so a model's second load compiles nothing), or "auto" (both prepared and
+  // timed side by side at prepare; the generated kernels run only when faster by more than
+  // kTimedChoiceMargin). "subop" and "auto" need a build with Halide, on the oneDNN backend.
+  std::string fusion = "library";
+  // The generator of "subop" and "auto"; null: one made by the session, caching kernels in
+  // fusion::DefaultKernelDir().
+  std::shared_ptr<runtime::KernelGenerator> kernel_generator;
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;
 };
@@ -89,6 +99,15 @@ struct LayoutTiming {
   double dp_ms = 0;
   double backend_ms = 0;
   bool kept_backend = false;
+};
+
+// With fusion "auto": the model prepared with generated kernels and with the library's only,
+// timed side by side at prepare; the generated kernels run only when faster by more than 1%.
+struct FusionTiming {
+  double generated_ms = 0;
+  double library_ms = 0;
+  int generated_kernels = 0;  // in the prepared model that used them
+  bool kept_library = false;
 };
 
 // Wall-clock seconds of each stage of Create.
@@ -169,6 +188,8 @@ class Session {
   const std::optional<RewriteTiming>& rewrite_timing() const { return rewrite_timing_; }
   // Set with layout "auto" when the DP laid the model out in float32: both policies' times.
   const std::optional<LayoutTiming>& layout_timing() const { return layout_timing_; }
+  // Set with fusion "auto" when generated kernels were prepared: both preparations' times.
+  const std::optional<FusionTiming>& fusion_timing() const { return fusion_timing_; }
   // Per value id of graph(): the element type the prepared model stores it in where that is not
   // the graph's own (bfloat16 chosen by the precision DP), else 0; empty when every value is
   // stored in its own type. What runs, after every fallback and timing above.
@@ -191,6 +212,9 @@ class Session {
   // the faster (layout_timing()); `options->layout` becomes the policy kept.
   Status KeepFasterLayouts(SessionOptions* options, const runtime::CostModel* cost_model,
                            int num_threads);
+  // Fusion "auto": prepares the graph on the library's kernels too, times both and keeps the
+  // faster (fusion_timing()).
+  Status KeepFasterFusion(const SessionOptions& options, int num_threads);
   // Runs `graph`, prepared in float32 (`prepared`), from now on: every fallback and timing above
   // that keeps a float32 alternative.
   void RunFloat32(runtime::Graph graph, std::unique_ptr<runtime::PreparedModel> prepared);
@@ -215,6 +239,7 @@ class Session {
   std::optional<rewriter::PrecisionReport> precision_report_;
   std::optional<RewriteTiming> rewrite_timing_;
   std::optional<LayoutTiming> layout_timing_;
+  std::optional<FusionTiming> fusion_timing_;
   std::string layout_note_;
 };
 

@@ -216,6 +216,11 @@ int main(int argc, char** argv) {
       .Double("--precision-budget", &flags.session.precision_budget, 0, 1e9,
               "largest relative output error ||bf16 - f32|| / ||f32|| allowed by --precision "
               "bf16, checked on the backend's own outputs against its float32 ones")
+      .Enum("--fusion", &flags.session.fusion, {"library", "subop", "auto"},
+            "kernels of the memory-bound operators outside convolutions and matmuls: the "
+            "library's, one per node (library); chains of them generated as one kernel each "
+            "with Halide, cached on disk (subop); or both timed at prepare, keeping the faster "
+            "(auto)")
       .Bool("--check", &flags.check,
             "compare the outputs with the reference backend's on the model as imported (before "
             "any rewrite)")
@@ -317,11 +322,23 @@ int main(int argc, char** argv) {
   runtime::PrepareStats st = s.stats();
   std::printf(
       "prepare:  %.1f ms (backend %s, threads %d: %d steps, %d nodes fused, %d on reference "
-      "kernels, %d reorders, %d in place, %.1f MB activations, %.1f MB weights)\n",
+      "kernels, %d reorders, %d in place, %.1f MB activations, %.1f MB weights, %.1f MB "
+      "through kernels per run)\n",
       s.times().prepare_s * 1e3, s.backend_name().c_str(), flags.session.num_threads, st.steps,
       st.fused_nodes, st.fallback_nodes, st.reorders, st.in_place, st.activation_bytes / 1048576.0,
-      st.weight_bytes / 1048576.0);
+      st.weight_bytes / 1048576.0, st.step_io_bytes / 1048576.0);
 
+  if (st.generated_kernels > 0 || flags.session.fusion != "library")
+    std::printf(
+        "fusion:   %s: %d generated kernels for %d nodes (%d compiled, %d from the cache)\n",
+        flags.session.fusion.c_str(), st.generated_kernels, st.generated_nodes, st.kernels_compiled,
+        st.kernel_cache_hits);
+  if (const auto& t = s.fusion_timing())
+    std::printf(
+        "fusion:   timed %.3f ms with %d generated kernels, %.3f ms with the library's: "
+        "kept %s\n",
+        t->generated_ms, t->generated_kernels, t->library_ms,
+        t->kept_library ? "the library's" : "the generated kernels");
   if (!st.kernel_variants.empty()) {
     std::printf("kernels: ");
     for (const auto& [name, count] : st.kernel_variants)

@@ -447,6 +447,7 @@ const KernelRegistry& Kernels() {
     AddNormKernels(r);
     AddReduceKernels(r);
     AddChannelAffineKernels(r);
+    AddGeneratedKernels(r);
     AddResizeKernels(r);
     AddConvTransposeKernels(r);
     return r;

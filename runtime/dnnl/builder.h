@@ -17,6 +17,7 @@
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/dnnl/fusion.h"
 #include "runtime/graph.h"
+#include "runtime/kernel_generator.h"
 #include "specs/layout.h"
 
 namespace verisub::runtime::dnnl_backend {
@@ -79,6 +80,7 @@ struct Step {
   std::vector<int> reads, writes;
   bool is_reorder = false;
   bool reference = false;  // a host step running the node's reference kernel (fallback.cc)
+  std::string kind;        // for profiles, when not the kernel node's kind (generated kernels)
 };
 
 // Buffers of one prepared model at run time.
@@ -111,6 +113,10 @@ struct ModelDraft {
   std::map<int, std::vector<int>> placed_concats;
   // The buffers of the constants' memories (ConstantMemory), kept for the model's life.
   std::vector<std::shared_ptr<void>> constant_buffers;
+  // Generated kernels (PrepareOptions::generator): the generator and the clusters it planned.
+  KernelGenerator* generator = nullptr;
+  std::vector<KernelCluster> generated;
+  int generated_kernels = 0, generated_nodes = 0;
 };
 
 // Thrown-free wrapper: runs f, turning a dnnl::error into a Status naming `what`.
@@ -124,6 +130,7 @@ class KernelBuilder {
   const Graph& graph() const { return *d_->graph; }
   const Node& node() const { return graph().node(group_.kernel_node); }
   const Group& group() const { return group_; }
+  ModelDraft& draft() { return *d_; }
   dnnl::engine& engine() { return d_->engine; }
   int64_t Opset() const;
 
@@ -215,6 +222,9 @@ class KernelBuilder {
   void EmitHost(std::function<Status(RunState&)> f, std::vector<int> reads, std::vector<int> writes,
                 bool reference = false);
 
+  // Names the kind of the last emitted step for profiles ("gen:ewmul+transpose#1a2b3c4d").
+  void SetStepKind(std::string kind) { pending_.back().kind = std::move(kind); }
+
   // Commits the emitted steps; called by the driver when the kernel succeeded.
   std::vector<Step> TakeSteps();
 
@@ -254,6 +264,7 @@ void AddReduceKernels(KernelRegistry* r);
 void AddChannelAffineKernels(KernelRegistry* r);  // per-channel scale, shift and clamps
 void AddResizeKernels(KernelRegistry* r);         // ONNX Resize and Upsample
 void AddConvTransposeKernels(KernelRegistry* r);  // ONNX ConvTranspose
+void AddGeneratedKernels(KernelRegistry* r);      // clusters run by generated kernels
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).
 dnnl::post_ops MakePostOps(const Group& g);

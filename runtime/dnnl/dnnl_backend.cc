@@ -3,6 +3,7 @@
 // prepared model.
 #include "runtime/dnnl/dnnl_backend.h"
 
+#include <algorithm>
 #include <map>
 
 #include "runtime/constant_folding.h"
@@ -72,6 +73,46 @@ class Driver {
   ModelDraft* d_;
   PrepareStats* stats_;
 };
+
+// Groups for the generator's clusters. Nodes a convolution or matmul absorbed (post-ops), merged
+// concats and folded pads stay the library's; the library's memory-bound patterns (a channel
+// affine, a GELU) are open to the generator, which takes such a group whole or leaves it. Nodes
+// stored in bfloat16 stay out (generated kernels are float32). A cluster of one node is taken
+// only where the library has no kernel for it (else there is nothing to fuse).
+void AddGeneratedGroups(const Graph& g, KernelGenerator* generator, ModelDraft* d,
+                        FusionPlan* plan) {
+  std::vector<char> taken(g.num_nodes(), 0);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const int gi = plan->group_of[i];
+    if (gi >= 0 && plan->groups[gi].members.size() > 1 && plan->groups[gi].pattern.empty())
+      taken[i] = 1;
+    if (!d->bf16.empty())
+      for (int v : g.node(i).outputs)
+        if (v != kNoValue && d->bf16[v]) taken[i] = 1;
+  }
+  d->generator = generator;
+  for (KernelCluster& c : generator->Plan(g, taken)) {
+    if (c.nodes.size() == 1 && Kernels().Find(g.node(c.nodes[0]).KindName())) continue;
+    bool whole = true;  // every library group it touches, it covers
+    for (int m : c.nodes) {
+      const int gi = plan->group_of[m];
+      if (gi < 0) continue;
+      for (int other : plan->groups[gi].members)
+        whole &= std::find(c.nodes.begin(), c.nodes.end(), other) != c.nodes.end();
+    }
+    if (!whole) continue;
+    Group grp;
+    grp.kernel_node = grp.last_node = c.nodes.back();
+    grp.members = c.nodes;
+    grp.output = c.output;
+    grp.pattern = "pattern:generated";
+    grp.generated = static_cast<int>(d->generated.size());
+    d->generated.push_back(std::move(c));
+    const int gi = static_cast<int>(plan->groups.size());
+    for (int m : grp.members) plan->group_of[m] = gi;
+    plan->groups.push_back(std::move(grp));
+  }
+}
 
 class DnnlBackend : public Backend {
  public:
@@ -152,7 +193,10 @@ class DnnlBackend : public Backend {
     for (int v : fg.outputs()) d.slots[v].graph_output = true;
     d.readers = fg.UseCounts();
     PrepareStats stats;
+    const int compiled_before = options.generator ? options.generator->compiled() : 0;
+    const int hits_before = options.generator ? options.generator->cache_hits() : 0;
     FusionPlan plan = PlanFusion(fg);
+    if (options.generator) AddGeneratedGroups(fg, options.generator.get(), &d, &plan);
     Driver driver(&d, &stats);
     for (int i = 0; i < fg.num_nodes(); ++i) {
       int gi = plan.group_of[i];
@@ -168,6 +212,12 @@ class DnnlBackend : public Backend {
     stats.weight_bytes = d.weight_bytes;
     stats.in_place = d.in_place;
     stats.kernel_variants = d.kernel_variants;
+    stats.generated_kernels = d.generated_kernels;
+    stats.generated_nodes = d.generated_nodes;
+    if (options.generator) {
+      stats.kernels_compiled = options.generator->compiled() - compiled_before;
+      stats.kernel_cache_hits = options.generator->cache_hits() - hits_before;
+    }
     auto prepared =
         DnnlPrepared::Create(std::move(graph), std::move(d), options.num_threads, stats);
     if (!prepared.ok()) return prepared.status();

@@ -61,6 +61,8 @@ struct Group {
   // "pattern:channel_affine": a channel_scale and/or bias_add along one axis and the clamps after
   // them, as post_ops kScale, kBias, kEltwise).
   std::string pattern;
+  // "pattern:generated": the index of the group's cluster in ModelDraft::generated.
+  int generated = -1;
 };
 
 // The layouts in which a channel slice of one image is one contiguous piece (for the blocked

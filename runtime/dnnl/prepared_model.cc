@@ -103,6 +103,13 @@ Status DnnlPrepared::PlanBuffers() {
     }
     for (int r : ends[t]) busy[buffer_of[r]] = false;
   }
+  // What crosses kernel boundaries: every activation a step reads or writes, once per step.
+  stats_.step_io_bytes = 0;
+  for (const Step& st : steps_)
+    for (const std::vector<int>* list : {&st.reads, &st.writes})
+      for (int v : *list)
+        if (!slots_[v].host && !slots_[v].constant)
+          stats_.step_io_bytes += static_cast<int64_t>(slots_[v].desc.get_size());
   stats_.activation_bytes = 0;
   for (size_t b = 0; b < size.size(); ++b) {
     size_t bytes = (size[b] + 63) / 64 * 64;
@@ -281,7 +288,8 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs) {
       p.name = st.name;
       p.nodes = static_cast<int>(st.nodes.size());
       p.reference = st.reference;
-      p.kind = st.is_reorder      ? "reorder"
+      p.kind = !st.kind.empty()   ? st.kind
+               : st.is_reorder    ? "reorder"
                : st.nodes.empty() ? "?"
                                   : graph_->node(st.nodes.front()).KindName();
       p.seconds = median(in_sequence[i]);

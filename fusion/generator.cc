@@ -1,0 +1,33 @@
+#include "fusion/generator.h"
+
+#include "fusion/lower.h"
+#include "fusion/partition.h"
+
+namespace verisub::fusion {
+
+std::string ClusterLabel(const runtime::Graph& g, const runtime::KernelCluster& c) {
+  std::string s = "gen:";
+  for (size_t k = 0; k < c.nodes.size(); ++k) {
+    std::string kind = g.node(c.nodes[k]).KindName();
+    if (kind.rfind("onnx:", 0) == 0) kind = kind.substr(5);
+    s += (k ? "+" : "") + kind;
+  }
+  return s;
+}
+
+std::vector<runtime::KernelCluster> SubopGenerator::Plan(const runtime::Graph& g,
+                                                         const std::vector<char>& taken) const {
+  return PlanClusters(g, taken);
+}
+
+StatusOr<std::shared_ptr<const runtime::GeneratedKernel>> SubopGenerator::Kernel(
+    const runtime::Graph& g, const runtime::KernelCluster& cluster,
+    const std::vector<specs::Layout>& input_layouts, specs::Layout output_layout) {
+  VERISUB_ASSIGN_OR_RETURN(LoweredCluster lowered, LowerCluster(g, cluster.nodes, cluster.output));
+  if (lowered.inputs != cluster.inputs)
+    return InternalError("generated kernel: the cluster's inputs changed since it was planned");
+  VERISUB_ASSIGN_OR_RETURN(SubGraph stored, InLayouts(lowered.graph, input_layouts, output_layout));
+  return cache_.Get(stored, ClusterLabel(g, cluster));
+}
+
+}  // namespace verisub::fusion

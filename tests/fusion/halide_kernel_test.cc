@@ -1,0 +1,177 @@
+// Generated kernels compute what their sub-operator graphs evaluate to, on random shapes; they
+// are compiled once and found in the cache after; a missing compiler is a clear error.
+#include "fusion/halide_kernel.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "runtime/graph_text.h"
+#include "tests/fusion/fusion_test_util.h"
+#include "tests/runtime/test_models.h"
+
+namespace verisub::fusion {
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::HostTensor;
+
+// A fresh cache folder, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() /
+            ("verisub_kernels_" + std::to_string(getpid()) + "_" + std::to_string(counter_++));
+    fs::remove_all(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+  static inline int counter_ = 0;
+};
+
+KernelCacheOptions In(const std::string& dir) {
+  KernelCacheOptions o;
+  o.dir = dir;
+  return o;
+}
+
+// Runs `kernel` on float32 copies of `inputs`.
+std::vector<double> RunKernel(const runtime::GeneratedKernel& kernel, const SubGraph& g,
+                              const std::vector<std::vector<double>>& inputs) {
+  std::vector<std::vector<float>> in32;
+  std::vector<const float*> ptrs;
+  for (const auto& v : inputs) in32.emplace_back(v.begin(), v.end());
+  for (const auto& v : in32) ptrs.push_back(v.data());
+  std::vector<float> out(NumElements(g.dims(g.output)), NAN);
+  Status st = kernel.Run(ptrs, out.data());
+  EXPECT_TRUE(st.ok()) << st.message();
+  return {out.begin(), out.end()};
+}
+
+TEST(HalideKernelTest, GeneratedKernelsEqualTheirSubOperatorGraphs) {
+  TempDir dir;
+  KernelCache cache(In(dir.path()));
+  int kernels = 0;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    for (const std::string& text : testing::SpecOperatorCases(seed)) {
+      SCOPED_TRACE(text);
+      auto g = runtime::ParseGraphText(text);
+      ASSERT_TRUE(g.ok()) << g.status().message();
+      auto lowered = testing::LowerWhole(*g);
+      ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+      const auto inputs =
+          testing::ClusterInputs(*g, *lowered, runtime::testing::RandomInputs(*g, seed));
+      auto want = EvaluateSubGraph(lowered->graph, inputs);
+      ASSERT_TRUE(want.ok()) << want.status().message();
+      auto kernel = cache.Get(lowered->graph, "test");
+      ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+      for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        // float32 arithmetic (and a polynomial erf) against double.
+        EXPECT_LT(testing::MaxRelDiff(RunKernel(**kernel, lowered->graph, inputs), *want), 2e-5)
+            << SubGraphText(lowered->graph);
+      }
+      ++kernels;
+    }
+  }
+  EXPECT_EQ(cache.compiled() + cache.hits(), kernels);
+  EXPECT_GT(cache.compiled(), kernels / 2);
+}
+
+SubGraph SoftmaxRows() {
+  SubGraph g;
+  const int x = g.Input({3, 40});
+  const int m = g.BroadcastTo(g.Reduce(ReduceFn::kMax, x, {1}), {3, 40});
+  const int e = g.Unary(UnaryFn::kExp, g.Binary(BinaryFn::kAdd, x, g.Unary(UnaryFn::kNeg, m)));
+  const int s = g.BroadcastTo(g.Reduce(ReduceFn::kSum, e, {1}), {3, 40});
+  g.output = g.Binary(BinaryFn::kMul, e, g.Unary(UnaryFn::kRecip, s));
+  return g;
+}
+
+TEST(HalideKernelTest, ASecondLoadCompilesNothing) {
+  TempDir dir;
+  const SubGraph g = SoftmaxRows();
+  {
+    KernelCache first(In(dir.path()));
+    ASSERT_TRUE(first.Get(g, "softmax").ok());
+    EXPECT_EQ(first.compiled(), 1);
+    EXPECT_EQ(first.hits(), 0);
+  }
+  KernelCache second(In(dir.path()));
+  auto k = second.Get(g, "softmax");
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_EQ(second.compiled(), 0);
+  EXPECT_EQ(second.hits(), 1);
+  EXPECT_EQ((*k)->name().rfind("softmax#", 0), 0u) << (*k)->name();
+  // Nothing but the runtime and the kernel is left in the folder (no temporary files).
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    ++files;
+    EXPECT_EQ(e.path().extension(), ".so") << e.path();
+  }
+  EXPECT_EQ(files, 2);
+}
+
+TEST(HalideKernelTest, AMissingCompilerIsAClearError) {
+  TempDir dir;
+  KernelCacheOptions o = In(dir.path());
+  o.compiler = "/nonexistent/cc";
+  KernelCache cache(o);
+  auto k = cache.Get(SoftmaxRows(), "softmax");
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("/nonexistent/cc"), std::string::npos)
+      << k.status().message();
+}
+
+TEST(HalideKernelTest, AMissingCodeGeneratorIsAClearError) {
+  TempDir dir;
+  KernelCacheOptions o = In(dir.path());
+  o.codegen = "/nonexistent/libverisub_codegen.so";
+  KernelCache cache(o);
+  auto k = cache.Get(SoftmaxRows(), "softmax");
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("/nonexistent/libverisub_codegen.so"), std::string::npos)
+      << k.status().message();
+}
+
+TEST(HalideKernelTest, AMalformedGraphIsRefused) {
+  TempDir dir;
+  KernelCache cache(In(dir.path()));
+  SubGraph g = SoftmaxRows();
+  g.nodes[2].args = {7};  // an operand defined later
+  auto k = cache.Get(g, "bad");
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("%2"), std::string::npos) << k.status().message();
+}
+
+TEST(HalideKernelTest, TheStatementShowsTheSchedule) {
+  KernelCache cache(In(""));
+  auto s = cache.Statement(SoftmaxRows());
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NE(s->find("parallel"), std::string::npos) << *s;
+  EXPECT_NE(s->find("x16"), std::string::npos) << *s;  // 16-lane vectors
+}
+
+// The CUDA target compiles without a GPU: the PTX of a softmax for sm_80 (the GPU backend's).
+TEST(HalideKernelTest, CudaPtxWithoutAGpu) {
+  KernelCache cache(In(""));
+  auto ptx = cache.CudaPtx(SoftmaxRows());
+  ASSERT_TRUE(ptx.ok()) << ptx.status().message();
+  EXPECT_NE(ptx->find(".target sm_80"), std::string::npos) << ptx->substr(0, 400);
+  EXPECT_NE(ptx->find(".entry"), std::string::npos);
+  EXPECT_NE(ptx->find("ld.global"), std::string::npos);
+  EXPECT_NE(ptx->find("st.global"), std::string::npos);
+  EXPECT_FALSE(cache.CudaPtx(SoftmaxRows(), "x86-64-linux").ok());
+}
+
+}  // namespace
+}  // namespace verisub::fusion
