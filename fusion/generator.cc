@@ -26,6 +26,11 @@ StatusOr<std::shared_ptr<const runtime::GeneratedKernel>> SubopGenerator::Kernel
   VERISUB_ASSIGN_OR_RETURN(LoweredCluster lowered, LowerCluster(g, cluster.nodes, cluster.output));
   if (lowered.inputs != cluster.inputs)
     return InternalError("generated kernel: the cluster's inputs changed since it was planned");
+  // Element-wise in one layout: indexed as stored, no division per element; else every input and
+  // the output converted by its own reindex.
+  if (std::optional<SubGraph> physical =
+          InPhysicalSpace(lowered.graph, input_layouts, output_layout))
+    return cache_.Get(*physical, ClusterLabel(g, cluster));
   VERISUB_ASSIGN_OR_RETURN(SubGraph stored, InLayouts(lowered.graph, input_layouts, output_layout));
   return cache_.Get(stored, ClusterLabel(g, cluster));
 }

@@ -19,6 +19,7 @@ namespace H = Halide;
 
 constexpr int kVector = 16;         // lanes of the innermost loop (AVX-512 float; two AVX2 ones)
 constexpr int64_t kInnerMin = 256;  // elements of the fused inner loop before it stops growing
+constexpr int64_t kTaskElements = 32768;  // elements per parallel task, at least
 
 // Row-major index -> Halide's argument order (dimension 0 innermost).
 std::vector<H::Expr> Args(const std::vector<H::Expr>& row_major) {
@@ -247,8 +248,14 @@ void Schedule(const SubGraph& g, Pipeline& p) {
       if (n.kind == SubOpKind::kReduce) split = std::min(split, n.reduce_axes.front());
   const bool at_outer = split < rank;
   if (!at_outer) {
+    // Where an operand is reindexed (a per-channel vector broadcast), fused axes make its index
+    // a division of the fused one per lane (a gather): only whole vectors of the inner axes are
+    // fused (nChw16c's 16 lanes with the width), never a row of 120 channels-last channels.
+    bool reindexed = false;
+    for (const SubNode& n : g.nodes) reindexed |= n.kind == SubOpKind::kReindex;
     int64_t inner = 1;
-    while (split > 0 && inner < kInnerMin) inner *= dims[--split];
+    while (split > 0 && inner < kInnerMin && (inner == 1 || !reindexed || inner % kVector == 0))
+      inner *= dims[--split];
   }
   // Halide's var of row-major axis k is p.vars[k].
   H::VarOrRVar inner_var = p.vars[rank - 1];
@@ -271,7 +278,16 @@ void Schedule(const SubGraph& g, Pipeline& p) {
       outer = fused;
       outer_extent *= dims[k];
     }
-    if (outer_extent > 1) p.out.parallel(*outer);
+    // Tasks of at least kTaskElements each: a task of Halide's pool costs about a microsecond
+    // (on one thread too), as much as a few thousand elements of work.
+    const int64_t tasks = std::min(outer_extent, NumElements(dims) / kTaskElements);
+    if (tasks > 1) {
+      H::Var task("task"), row("row");
+      p.out.split(*outer, task, row, static_cast<int>((outer_extent + tasks - 1) / tasks),
+                  H::TailStrategy::GuardWithIf);
+      p.out.parallel(task);
+      outer = row;
+    }
   }
   // Consumers per node, to find the operands of reductions that others read too.
   std::vector<int> uses(g.nodes.size(), 0);

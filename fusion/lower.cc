@@ -1,5 +1,6 @@
 #include "fusion/lower.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -174,12 +175,26 @@ class NodeLowering {
     if (NumElements(from) != NumElements(out_)) return -1;
     std::vector<int64_t> out_stride(out_.size(), 1);
     for (size_t j = out_.size(); j-- > 1;) out_stride[j - 1] = out_stride[j] * out_[j];
+    // Input axis k reads (linear output index / its stride) mod its extent; the division and
+    // the modulo drop where they cannot change the index (an axis that only adds or removes
+    // extents of 1 maps directly: no division per element in the generated code).
+    const int64_t last = NumElements(out_) - 1;
     std::vector<AxisMap> map(from.size());
     int64_t in_stride = 1;
     for (size_t k = from.size(); k-- > 0;) {
-      map[k].coef = out_stride;
-      map[k].divisor = in_stride;
-      map[k].modulus = k == 0 ? 0 : from[k];
+      AxisMap& m = map[k];
+      m.coef = out_stride;
+      m.divisor = in_stride;
+      m.modulus = from[k];
+      if (last / in_stride == 0) {  // always index 0
+        m.coef.assign(out_.size(), 0);
+        m.divisor = 1;
+      } else if (std::all_of(m.coef.begin(), m.coef.end(),
+                             [&](int64_t c) { return c % in_stride == 0; })) {
+        for (int64_t& c : m.coef) c /= in_stride;
+        m.divisor = 1;
+      }
+      if (last / in_stride < from[k]) m.modulus = 0;
       in_stride *= from[k];
     }
     return sg_.Reindex(x, out_, std::move(map));
@@ -568,6 +583,84 @@ StatusOr<SubGraph> InLayouts(const SubGraph& g, const std::vector<specs::Layout>
   }
   VERISUB_RETURN_IF_ERROR(CheckSubGraph(out));
   return out;
+}
+
+std::optional<SubGraph> InPhysicalSpace(const SubGraph& g, const std::vector<specs::Layout>& inputs,
+                                        specs::Layout layout) {
+  const Dims& out = g.dims(g.output);
+  const int rank = static_cast<int>(out.size());
+  const std::optional<Dims> phys = PhysicalDims(out, layout);
+  if (!phys || inputs.size() != g.input_dims.size()) return std::nullopt;
+  const int prank = static_cast<int>(phys->size());
+  // Per logical axis, its index in physical coordinates (affine for every layout we store).
+  const std::vector<AxisMap> logical = LogicalFromPhysical(layout, rank, prank);
+  SubGraph r;
+  std::vector<int> id(g.nodes.size(), -1);
+  std::vector<char> full(g.nodes.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const SubNode& n = g.nodes[i];
+    full[i] = n.dims == out;
+    if (n.kind == SubOpKind::kReduce) return std::nullopt;
+    switch (n.kind) {
+      case SubOpKind::kInput:
+        if (inputs[n.input] != (full[i] ? layout : specs::Layout::kPlain)) return std::nullopt;
+        id[i] = r.Input(full[i] ? *phys : n.dims);
+        break;
+      case SubOpKind::kConst:
+        id[i] = r.Const(n.value, full[i] ? *phys : n.dims);
+        break;
+      case SubOpKind::kUnary:
+      case SubOpKind::kBinary:
+      case SubOpKind::kSelect: {
+        SubNode m = n;
+        for (int& a : m.args) {
+          if (full[i] != full[a]) return std::nullopt;
+          a = id[a];
+        }
+        if (full[i]) m.dims = *phys;
+        r.nodes.push_back(std::move(m));
+        id[i] = static_cast<int>(r.nodes.size()) - 1;
+        break;
+      }
+      case SubOpKind::kReindex: {
+        const int a = n.args[0];
+        if (!full[i]) {  // among small operands (a reshape of a pooled vector)
+          if (full[a]) return std::nullopt;
+          SubNode m = n;
+          m.args = {id[a]};
+          r.nodes.push_back(std::move(m));
+          id[i] = static_cast<int>(r.nodes.size()) - 1;
+          break;
+        }
+        if (full[a]) return std::nullopt;  // moves full-size data: not element-wise
+        std::vector<AxisMap> map(n.map.size());
+        for (size_t k = 0; k < n.map.size(); ++k) {
+          const AxisMap& m = n.map[k];
+          if (m.offset != 0 || m.divisor != 1 || m.modulus != 0) return std::nullopt;
+          map[k].coef.assign(prank, 0);
+          for (int j = 0; j < rank; ++j)
+            for (int q = 0; q < prank; ++q) map[k].coef[q] += m.coef[j] * logical[j].coef[q];
+        }
+        id[i] = r.Reindex(id[a], *phys, std::move(map), n.value);
+        break;
+      }
+      case SubOpKind::kReduce:
+        return std::nullopt;
+    }
+  }
+  if (!full[g.output]) return std::nullopt;
+  r.output = id[g.output];
+  const int64_t block = specs::LayoutChannelBlock(layout);
+  if (block > 1 && out[1] % block != 0) {
+    // Padding lanes hold 0, as the library's blocked tensors do: a mask that reads 1 for the
+    // channels there are and the fill, 0, beyond.
+    AxisMap c;
+    c.coef = logical[1].coef;
+    const int mask = r.Reindex(r.Const(1.0, {out[1]}), *phys, {c}, 0.0);
+    r.output = r.Select(mask, r.output, r.Const(0.0, *phys));
+  }
+  if (!CheckSubGraph(r).ok()) return std::nullopt;
+  return r;
 }
 
 std::optional<LoweringInfo> Lowerable(const Graph& g, int i) {

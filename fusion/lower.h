@@ -49,4 +49,14 @@ std::optional<std::vector<int64_t>> PhysicalDims(const std::vector<int64_t>& dim
 StatusOr<SubGraph> InLayouts(const SubGraph& g, const std::vector<specs::Layout>& inputs,
                              specs::Layout output);
 
+// `g` computed in the physical index space of `layout` instead: every full-size value (the
+// output's dims) indexed as it is stored, smaller operands (a per-channel scale, a scalar) read
+// through their broadcast reindex rewritten to physical indices (channel c of an nChw16c tensor is
+// 16 * block + lane: affine, no division), the padding lanes of a blocked output written as 0.
+// What InLayouts computes, without its division and modulo per element. nullopt unless `g` is
+// element-wise with broadcasts only (no reduction, no transpose) and its full-size inputs are
+// all stored in `layout`, its smaller ones plain.
+std::optional<SubGraph> InPhysicalSpace(const SubGraph& g, const std::vector<specs::Layout>& inputs,
+                                        specs::Layout layout);
+
 }  // namespace verisub::fusion

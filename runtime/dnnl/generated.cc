@@ -1,7 +1,7 @@
 // Clusters of memory-bound nodes run by one generated kernel each (PrepareOptions::generator,
 // `--fusion subop`): the kernel reads its inputs in the layouts they are stored in (plain,
 // channels-last, blocked; a layout is one more reindex of the generated code) and writes its
-// output in the layout assigned to it, else in its first activation input's.
+// output in its first full-size activation input's layout, else in the one assigned to it.
 #include <cstring>
 
 #include "runtime/dnnl/builder.h"
@@ -35,7 +35,10 @@ Status GeneratedKernelFn(KernelBuilder& b) {
   std::vector<Input> inputs;
   std::vector<int> reads;
   std::vector<specs::Layout> layouts;
-  std::optional<specs::Layout> out_layout = b.AssignedLayout(y);
+  // The output in its first full-size activation input's layout, as the library's element-wise
+  // kernels keep theirs (then the kernel runs in that layout's index space, no conversion);
+  // else the layout assigned to it; else plain.
+  std::optional<specs::Layout> out_layout;
   for (int v : cluster.inputs) {
     Input in;
     specs::Layout layout = specs::Layout::kPlain;
@@ -46,8 +49,12 @@ Status GeneratedKernelFn(KernelBuilder& b) {
     } else {
       if (!b.Dnnl(v)) return Unimplemented("generated kernel: an input on the host");
       const Desc stored = b.StoredDesc(v);
-      const std::optional<specs::Layout> l =
-          stored.data_type() == memory::data_type::f32 ? LayoutOf(stored, b.dims(v)) : std::nullopt;
+      // A smaller operand (a pooled squeeze-excite vector) is read plain: converting it costs
+      // next to nothing, and the kernel then indexes it without division.
+      const bool small = CountElements(b.dims(v)) < CountElements(b.dims(y));
+      const std::optional<specs::Layout> l = stored.data_type() == memory::data_type::f32 && !small
+                                                 ? LayoutOf(stored, b.dims(v))
+                                                 : std::nullopt;
       in.slot = l ? (b.slot(v).desc == stored ? v : b.Converted(v, stored)) : b.PlainFloat(v);
       if (l) layout = *l;
       if (!out_layout && b.dims(v) == b.dims(y)) out_layout = layout;
@@ -56,6 +63,7 @@ Status GeneratedKernelFn(KernelBuilder& b) {
     layouts.push_back(layout);
     inputs.push_back(std::move(in));
   }
+  if (!out_layout) out_layout = b.AssignedLayout(y);
   const specs::Layout output_layout = out_layout.value_or(specs::Layout::kPlain);
   const std::optional<Desc> out_desc = LayoutDesc(b.dims(y), output_layout);
   if (!out_desc) return Unimplemented("generated kernel: the output's layout");

@@ -87,12 +87,12 @@ TEST(HalideKernelTest, GeneratedKernelsEqualTheirSubOperatorGraphs) {
   EXPECT_GT(cache.compiled(), kernels / 2);
 }
 
-SubGraph SoftmaxRows() {
+SubGraph SoftmaxRows(int64_t rows = 3, int64_t cols = 40) {
   SubGraph g;
-  const int x = g.Input({3, 40});
-  const int m = g.BroadcastTo(g.Reduce(ReduceFn::kMax, x, {1}), {3, 40});
+  const int x = g.Input({rows, cols});
+  const int m = g.BroadcastTo(g.Reduce(ReduceFn::kMax, x, {1}), {rows, cols});
   const int e = g.Unary(UnaryFn::kExp, g.Binary(BinaryFn::kAdd, x, g.Unary(UnaryFn::kNeg, m)));
-  const int s = g.BroadcastTo(g.Reduce(ReduceFn::kSum, e, {1}), {3, 40});
+  const int s = g.BroadcastTo(g.Reduce(ReduceFn::kSum, e, {1}), {rows, cols});
   g.output = g.Binary(BinaryFn::kMul, e, g.Unary(UnaryFn::kRecip, s));
   return g;
 }
@@ -155,10 +155,15 @@ TEST(HalideKernelTest, AMalformedGraphIsRefused) {
 
 TEST(HalideKernelTest, TheStatementShowsTheSchedule) {
   KernelCache cache(In(""));
-  auto s = cache.Statement(SoftmaxRows());
+  // 256 rows of 512: four parallel tasks of 64 rows.
+  auto s = cache.Statement(SoftmaxRows(256, 512));
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_NE(s->find("parallel"), std::string::npos) << *s;
+  EXPECT_NE(s->find("halide_do_par_for"), std::string::npos) << *s;
   EXPECT_NE(s->find("x16"), std::string::npos) << *s;  // 16-lane vectors
+  // A small one runs on the calling thread: a task of the pool costs more than its work.
+  auto small = cache.Statement(SoftmaxRows());
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->find("halide_do_par_for"), std::string::npos) << *small;
 }
 
 // The CUDA target compiles without a GPU: the PTX of a softmax for sm_80 (the GPU backend's).

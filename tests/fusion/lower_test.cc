@@ -45,6 +45,60 @@ TEST(LowerTest, SpecOperatorsOnRandomSmallShapes) {
       ExpectLoweringEqual(text, seed);
 }
 
+// A row-major tensor of `dims` stored in `layout` (padding lanes 0), by the InLayouts reindex.
+std::vector<double> Stored(const std::vector<double>& x, const std::vector<int64_t>& dims,
+                           specs::Layout layout) {
+  SubGraph id;
+  id.output = id.Input(dims);
+  auto stored = InLayouts(id, {specs::Layout::kPlain}, layout);
+  EXPECT_TRUE(stored.ok()) << stored.status().message();
+  auto v = EvaluateSubGraph(*stored, {x});
+  EXPECT_TRUE(v.ok());
+  return v.ok() ? *v : std::vector<double>();
+}
+
+// An element-wise cluster over stored tensors computed in their physical index space equals the
+// same cluster with every input and the output converted by its own reindex, padding included.
+TEST(LowerTest, ElementwiseInPhysicalSpaceEqualsConvertedLayouts) {
+  auto g = runtime::ParseGraphText(
+      "input x [2,20,3,5]\nweight s [20]\nweight b [20]\ninput y [2,20,3,5]\n"
+      "output (sigmoid (ewmul (bias_add[axis=1] (channel_scale[axis=1] x s) b) y))\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto lowered = testing::LowerWhole(*g);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  const auto inputs = testing::ClusterInputs(*g, *lowered, runtime::testing::RandomInputs(*g, 11));
+  for (specs::Layout layout :
+       {specs::Layout::kNHWC, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c}) {
+    SCOPED_TRACE(std::string(specs::LayoutName(layout)));
+    std::vector<specs::Layout> layouts;
+    std::vector<std::vector<double>> stored;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const bool full = lowered->graph.input_dims[k].size() == 4;
+      layouts.push_back(full ? layout : specs::Layout::kPlain);
+      stored.push_back(full ? Stored(inputs[k], lowered->graph.input_dims[k], layout) : inputs[k]);
+    }
+    auto converted = InLayouts(lowered->graph, layouts, layout);
+    ASSERT_TRUE(converted.ok()) << converted.status().message();
+    const std::optional<SubGraph> physical = InPhysicalSpace(lowered->graph, layouts, layout);
+    ASSERT_TRUE(physical.has_value());
+    EXPECT_EQ(SubGraphText(*physical).find("/16%"), std::string::npos) << "no division";
+    auto a = EvaluateSubGraph(*converted, stored);
+    auto b = EvaluateSubGraph(*physical, stored);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(*a, *b);
+  }
+  // Not element-wise: a softmax reduces, a transpose moves data.
+  for (const char* text : {"input x [2,20,3,5]\noutput (softmax[axis=1] x)\n",
+                           "input x [2,20,3,5]\noutput (relu (transpose[perm=[0,1,3,2]] x))\n"}) {
+    auto h = runtime::ParseGraphText(text);
+    ASSERT_TRUE(h.ok());
+    auto l = testing::LowerWhole(*h);
+    ASSERT_TRUE(l.ok());
+    EXPECT_FALSE(InPhysicalSpace(l->graph, {specs::Layout::kNCHW16c}, specs::Layout::kNCHW16c))
+        << text;
+  }
+}
+
 TEST(LowerTest, NodesThatDoNotLowerSayWhy) {
   auto g = runtime::ParseGraphText(
       "input x [1,4,8,8]\nweight w [4,4,3,3]\n"
