@@ -168,6 +168,23 @@ bench-run: configure dev-models ort
 	  --rounds $(BENCH_ROUNDS) --runs $(BENCH_RUNS) --warmup $(BENCH_WARMUP) \
 	  --threads $(BENCH_THREADS) $(foreach m,$(BENCH_MODEL),--only $(m))
 
+# Generated kernels (issue 26) against the library's and ONNX Runtime, side by side in one run:
+# verisub-run --fusion subop and --fusion library and ORT alternating run by run, at 1 and 2
+# threads, on the models made of what users run (a BERT encoder, a GPT-2 decoder with a causal
+# mask, ViT-B/16, MobileNet-v3, EfficientNet-B0, ShuffleNet-v2), with steps, bytes through kernels
+# and the memory-bound time per run; the table goes into docs/subops.md. About 20 min on 2 cores.
+FUSION_MODELS ?= vit_b_16 mobilenet_v3_large efficientnet_b0 shufflenet_v2_x1_0
+FUSION_DEV_MODELS ?= bert_encoder gpt_decoder
+.PHONY: bench-fusion
+bench-fusion: DEV_MODEL = $(FUSION_DEV_MODELS)
+bench-fusion: BENCH_ZOO = full
+bench-fusion: BENCH_ZOO_MODEL = $(FUSION_MODELS)
+bench-fusion: configure dev-models zoo-models ort
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-run
+	node bench/fusion_bench.js --build $(BUILD) --ort-dir $(BUILD)/ort --threads $(BENCH_THREADS) \
+	  --doc docs/subops.md --json $(BUILD)/bench-fusion.json \
+	  $(foreach m,$(FUSION_DEV_MODELS),$(DEV_MODELS)/$(m).onnx) $(foreach m,$(FUSION_MODELS),$(ZOO)/$(m).onnx)
+
 # The torchvision classification zoo (issue 23): every classification model of Debian's
 # torchvision exported by bench/models/export_zoo.py into $(ZOO) (random weights, batch 1,
 # 3x224x224, opset 17; a model PyTorch cannot export is listed in zoo.json with the reason), then

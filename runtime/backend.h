@@ -52,6 +52,8 @@ struct PrepareStats {
   int generated_nodes = 0;                     // graph nodes they compute
   int kernels_compiled = 0;                    // generated kernels compiled at this prepare
   int kernel_cache_hits = 0;                   // and those found compiled
+  std::string generator_error;                 // why some cluster runs on library kernels
+                                               // instead (no compiler, no plugin), if one does
 };
 
 // The time of one executed step of a prepared model (a kernel, a fused group or a reorder).

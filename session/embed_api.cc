@@ -91,6 +91,7 @@ std::unique_ptr<InferenceSession> InferenceSession::Create(const std::string& mo
   o.layout = config.layout;
   o.precision = config.precision;
   o.input_shapes = config.input_shapes;
+  o.fusion = config.fusion;
   auto s = Session::Create(model_path, o);
   if (!s.ok()) {
     if (error) *error = s.status().message();

@@ -333,6 +333,9 @@ int main(int argc, char** argv) {
         "fusion:   %s: %d generated kernels for %d nodes (%d compiled, %d from the cache)\n",
         flags.session.fusion.c_str(), st.generated_kernels, st.generated_nodes, st.kernels_compiled,
         st.kernel_cache_hits);
+  if (!st.generator_error.empty())
+    std::printf("fusion:   some clusters run on the library's kernels: %s\n",
+                st.generator_error.c_str());
   if (const auto& t = s.fusion_timing())
     std::printf(
         "fusion:   timed %.3f ms with %d generated kernels, %.3f ms with the library's: "

@@ -214,6 +214,7 @@ class DnnlBackend : public Backend {
     stats.kernel_variants = d.kernel_variants;
     stats.generated_kernels = d.generated_kernels;
     stats.generated_nodes = d.generated_nodes;
+    stats.generator_error = d.generator_error;
     if (options.generator) {
       stats.kernels_compiled = options.generator->compiled() - compiled_before;
       stats.kernel_cache_hits = options.generator->cache_hits() - hits_before;

@@ -67,8 +67,12 @@ Status GeneratedKernelFn(KernelBuilder& b) {
   const specs::Layout output_layout = out_layout.value_or(specs::Layout::kPlain);
   const std::optional<Desc> out_desc = LayoutDesc(b.dims(y), output_layout);
   if (!out_desc) return Unimplemented("generated kernel: the output's layout");
-  VERISUB_ASSIGN_OR_RETURN(std::shared_ptr<const GeneratedKernel> kernel,
-                           d.generator->Kernel(b.graph(), cluster, layouts, output_layout));
+  auto made = d.generator->Kernel(b.graph(), cluster, layouts, output_layout);
+  if (!made.ok()) {  // the nodes run on the library's kernels; the first reason is reported
+    if (d.generator_error.empty()) d.generator_error = made.status().message();
+    return made.status();
+  }
+  std::shared_ptr<const GeneratedKernel> kernel = std::move(made).value();
   b.Define(y, *out_desc);
   b.EmitHost(
       [kernel, inputs, y](RunState& st) -> Status {

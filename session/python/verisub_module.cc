@@ -305,7 +305,8 @@ PYBIND11_MODULE(_verisub, m) {
                        const std::string& rules, int threads, const std::string& backend,
                        const std::string& layout, const std::string& precision,
                        double precision_budget, const std::string& cost,
-                       const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+                       const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                       const std::string& fusion) {
              SessionOptions o;
              o.optimize = optimize;
              o.rules_path = rules;
@@ -316,11 +317,12 @@ PYBIND11_MODULE(_verisub, m) {
              o.precision_budget = precision_budget;
              o.cost.cost = cost;
              o.input_shapes = input_shapes;
+             o.fusion = fusion;
              return std::make_unique<PySession>(model, is_path, o);
            }),
            py::arg("model"), py::arg("is_path"), py::arg("optimize"), py::arg("rules"),
            py::arg("threads"), py::arg("backend"), py::arg("layout"), py::arg("precision"),
-           py::arg("precision_budget"), py::arg("cost"), py::arg("input_shapes"))
+           py::arg("precision_budget"), py::arg("cost"), py::arg("input_shapes"), py::arg("fusion"))
       .def("get_inputs", &PySession::Inputs)
       .def("get_outputs", &PySession::Outputs)
       .def("run", &PySession::Run, py::arg("output_names"), py::arg("input_feed"))

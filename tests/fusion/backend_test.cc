@@ -131,6 +131,20 @@ TEST_F(BackendTest, TheTailOfAChannelsLastBlockIsOneKernel) {
   EXPECT_EQ(r.stats.generated_nodes, g->num_nodes() - 1) << runtime::PrintGraphText(*g);
 }
 
+// Without a C compiler to link kernels, the clusters run on the library's kernels and the
+// prepare statistics say why.
+TEST_F(BackendTest, WithoutACompilerTheLibraryRunsAndSaysWhy) {
+  KernelCacheOptions o;
+  o.dir = dir_.string();
+  o.compiler = "/nonexistent/cc";
+  Result r = RunWithGenerator(DecomposedLayerNorm(), std::make_shared<SubopGenerator>(o));
+  EXPECT_EQ(r.cmp.error, "");
+  EXPECT_LT(r.cmp.max_rel, 1e-4);
+  EXPECT_EQ(r.stats.generated_kernels, 0);
+  EXPECT_NE(r.stats.generator_error.find("/nonexistent/cc"), std::string::npos)
+      << r.stats.generator_error;
+}
+
 TEST_F(BackendTest, WholeModelsStayEqual) {
   auto gen = Generator();
   for (const std::string& bytes :

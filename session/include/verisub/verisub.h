@@ -63,6 +63,9 @@ struct SessionConfig {
   std::string layout = "auto";    // "auto", "backend", "dp", "joint", "plain"
   std::string precision = "f32";  // "f32"; "bf16" (CPU, GPU); "fp16" (GPU)
   std::map<std::string, std::vector<int64_t>> input_shapes;  // fixes symbolic dimensions
+  // Kernels of the memory-bound operators: "library" (oneDNN's), "subop" (chains of them
+  // generated with Halide, cached on disk), "auto" (both timed at load, the faster kept).
+  std::string fusion = "library";
 };
 
 class VERISUB_API InferenceSession {

@@ -52,12 +52,13 @@ class InferenceSession:
     "joint", "plain"), precision ("f32"; "bf16" on the CPU; "fp16" or "bf16" on the GPU),
     precision_budget (relative output error allowed to reduced precision), cost ("auto",
     "analytic", "cpu-measured", "gpu-measured"), input_shapes ({name: [dims]} fixing
-    symbolic dimensions).
+    symbolic dimensions), fusion ("library"; "subop": chains of memory-bound operators as
+    kernels generated with Halide, cached on disk; "auto": both timed, the faster kept).
     """
 
     def __init__(self, model, sess_options=None, providers=None, *, optimize=True, rules=None,
                  threads=None, layout="auto", precision="f32", precision_budget=1e-2,
-                 cost="auto", input_shapes=None):
+                 cost="auto", input_shapes=None, fusion="library"):
         data, is_path, _ = _model_arg(model)
         backend = "onednn"
         for p in providers or []:
@@ -71,7 +72,7 @@ class InferenceSession:
         self._backend = backend
         self._session = _Session(data, is_path, bool(optimize), rules or "", int(threads), backend,
                                  layout, precision, float(precision_budget), cost,
-                                 dict(input_shapes or {}))
+                                 dict(input_shapes or {}), fusion)
 
     def get_inputs(self):
         return self._session.get_inputs()
