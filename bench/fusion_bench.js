@@ -4,7 +4,10 @@
 // one column paired with a run of the others (three serving processes alternating run by run, the
 // order rotating each pass: drift on this shared host falls on all alike), plus from one
 // profile of each: kernel steps, megabytes read and written by the steps of a run, and the
-// memory-bound time (every step but convolutions and matmuls, in the run). Prints a table; with
+// memory-bound time (every step but convolutions and matmuls, in the run). Both verisub columns
+// run in the layout DP's layouts (--layout dp): the default policy times the DP's against
+// oneDNN's own at prepare and may keep either, a coin toss between processes that would blur
+// what the kernels change. Prints a table; with
 // --doc, writes it into that Markdown file between the fusion-bench markers.
 'use strict';
 
@@ -46,10 +49,11 @@ function parseArgs(argv) {
 
 // One profiled, checked run of `fusion`: steps, MB through kernels, memory-bound ms, generated
 // kernels and whether the check passed.
-function profile(verisubRun, model, threads, fusion) {
+// `check`: compare with the reference backend too (once per model: its kernels are slow).
+function profile(verisubRun, model, threads, fusion, check) {
   const r = bench.run(verisubRun, [model, '--threads', String(threads), '--runs', '3',
-                                   '--fusion', fusion, '--check', '--profile', '5',
-                                   '--profile-top', '0'], 1800);
+                                   '--layout', 'dp', '--fusion', fusion, ...(check ? ['--check'] : []),
+                                   '--profile', '5', '--profile-top', '0'], 1800);
   const out = r.stdout;
   const p = {ok: r.ok, error: r.error};
   const prep = /^prepare: .*threads \d+: (\d+) steps.* ([0-9.]+) MB through kernels per run/m.exec(out);
@@ -59,7 +63,7 @@ function profile(verisubRun, model, threads, fusion) {
   }
   const fus = /^fusion: +\w+: (\d+) generated kernels for (\d+) nodes \((\d+) compiled, (\d+) from/m.exec(out);
   if (fus) [p.generated, p.generatedNodes, p.compiled, p.cacheHits] = fus.slice(1).map(Number);
-  p.check = (/^check: +(\w+)/m.exec(out) || [])[1] || 'none';
+  p.check = (/^check: +(\w+)/m.exec(out) || [])[1] || (check ? 'none' : '-');
   p.memoryMs = 0;
   p.libraryMs = 0;
   const table = out.split('\n').filter((l) => /^  \S.* +[0-9.]+ +[0-9.]+ +[0-9.]+% +\d+ +\d+$/.test(l));
@@ -82,7 +86,8 @@ async function timeModel(verisubRun, o, model, threads) {
     const up = {ort: await ort.next().then(() => true, () => false)};
     const servers = {};
     for (const f of ['library', 'subop']) {
-      servers[f] = new bench.Server(verisubRun, [model, '--fusion', f, ...served], 1800);
+      servers[f] = new bench.Server(verisubRun, [model, '--layout', 'dp', '--fusion', f, ...served],
+                                    1800);
       up[f] = await servers[f].next().then(() => true, () => false);
     }
     const turns = ['ort', 'library', 'subop'];
@@ -131,9 +136,9 @@ function table(rows, o) {
   }
   lines.push('', `Paired ratios: medians over ${o.rounds} rounds x ${o.runs} runs of per-run ratios ` +
              `(three serving processes alternating run by run); above 1 the second engine named ` +
-             `is faster. Memory-bound ms: every profiled step but convolutions and matmuls, ` +
+             `is faster; both verisub columns with --layout dp. Memory-bound ms: every profiled step but convolutions and matmuls, ` +
              `timed in the run (one profile of 5 runs per column, so noisier than the paired ` +
-             `ratios).`);
+             `ratios). Check: both columns against the reference backend, at the first thread count.`);
   return lines.join('\n');
 }
 
@@ -148,8 +153,9 @@ async function main() {
       const name = path.basename(model, '.onnx');
       process.stderr.write(`[${rows.length + 1}/${o.models.length * o.threads.length}] ${name} ` +
                            `at ${threads} thread(s) (${((Date.now() - start) / 60000).toFixed(1)} min)\n`);
-      const library = profile(verisubRun, model, threads, 'library');
-      const subop = profile(verisubRun, model, threads, 'subop');
+      const check = threads === o.threads[0];
+      const library = profile(verisubRun, model, threads, 'library', check);
+      const subop = profile(verisubRun, model, threads, 'subop', check);
       const time = await timeModel(verisubRun, o, model, threads);
       rows.push({model: name, threads, library, subop, time});
       process.stderr.write(`    subop ${time.gain.toFixed(2)}x library, ${time.subopVsOrt.toFixed(2)}x ` +

@@ -15,6 +15,37 @@ std::string ClusterLabel(const runtime::Graph& g, const runtime::KernelCluster& 
   return s;
 }
 
+std::string SubopText(const runtime::Graph& g, bool fused) {
+  std::string out;
+  auto value_list = [&](const std::vector<int>& vs) {
+    std::string s;
+    for (int v : vs) s += " " + g.value(v).name;
+    return s;
+  };
+  if (!fused) {
+    for (int i = 0; i < g.num_nodes(); ++i) {
+      if (!Lowerable(g, i)) continue;
+      const runtime::Node& n = g.node(i);
+      auto lowered = LowerCluster(g, {i}, n.outputs[0]);
+      if (!lowered.ok()) continue;
+      out += "# node " + n.name + " (" + n.KindName() + "), reads" + value_list(lowered->inputs) +
+             "\n" + SubGraphText(lowered->graph) + "\n";
+    }
+    return out;
+  }
+  int k = 0;
+  for (const runtime::KernelCluster& c : PlanClusters(g, {})) {
+    auto lowered = LowerCluster(g, c.nodes, c.output);
+    if (!lowered.ok()) continue;
+    std::string names;
+    for (int n : c.nodes) names += " " + g.node(n).name;
+    out += "# kernel " + std::to_string(k++) + " " + ClusterLabel(g, c) + ": nodes" + names +
+           "; reads" + value_list(c.inputs) + "; writes " + g.value(c.output).name + "\n" +
+           SubGraphText(lowered->graph) + "\n";
+  }
+  return out;
+}
+
 std::vector<runtime::KernelCluster> SubopGenerator::Plan(const runtime::Graph& g,
                                                          const std::vector<char>& taken) const {
   return PlanClusters(g, taken);

@@ -29,4 +29,10 @@ class SubopGenerator : public runtime::KernelGenerator {
 // "gen:ewmul+transpose+ewadd": the kinds of a cluster's nodes, for profiles.
 std::string ClusterLabel(const runtime::Graph& g, const runtime::KernelCluster& c);
 
+// The sub-operator level of `g` as text (`verisub-opt --dump-after lower|fuse`): every node that
+// lowers with its sub-operators (`fused` false), or every cluster PlanClusters makes with its
+// fused sub-operator graph (`fused` true; no node is taken by a library kernel here, as the
+// backend's own plan would: the backend may run some of them as a convolution's post-ops).
+std::string SubopText(const runtime::Graph& g, bool fused);
+
 }  // namespace verisub::fusion

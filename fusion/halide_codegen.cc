@@ -280,7 +280,11 @@ void Schedule(const SubGraph& g, Pipeline& p) {
     }
     // Tasks of at least kTaskElements each: a task of Halide's pool costs about a microsecond
     // (on one thread too), as much as a few thousand elements of work.
-    const int64_t tasks = std::min(outer_extent, NumElements(dims) / kTaskElements);
+    // Rounded up to a multiple of 8, so that 1, 2, 4 or 8 threads share them evenly (three
+    // tasks on two threads took as long as four).
+    int64_t tasks = NumElements(dims) / kTaskElements;
+    if (tasks > 1) tasks = (tasks + 7) / 8 * 8;
+    tasks = std::min(outer_extent, tasks);
     if (tasks > 1) {
       H::Var task("task"), row("row");
       p.out.split(*outer, task, row, static_cast<int>((outer_extent + tasks - 1) / tasks),

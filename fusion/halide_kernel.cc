@@ -9,8 +9,9 @@
 #include <xxhash.h>
 
 #include <atomic>
-#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "fusion/codegen.h"
@@ -94,12 +95,9 @@ class HalideKernel : public runtime::GeneratedKernel {
       b.dim = const_cast<halide_dimension_t*>(shapes_[k].data());
       args[k] = &b;
     }
-    // Halide's pool runs as many threads as the caller's OpenMP would (ThreadScope).
-    const int threads = omp_get_max_threads();
-    if (threads != threads_) {
-      set_threads_(threads);
-      threads_ = threads;
-    }
+    // Halide's pool (one per process) runs as many threads as the caller's OpenMP would
+    // (ThreadScope), set on every run: sessions of other thread counts may share the process.
+    set_threads_(omp_get_max_threads());
     if (int rc = fn_(args.data()); rc != 0)
       return InternalError(name_ + ": the generated kernel failed (Halide error " +
                            std::to_string(rc) + ")");
@@ -124,7 +122,6 @@ class HalideKernel : public runtime::GeneratedKernel {
   int (*set_threads_)(int);
   std::string name_;
   std::vector<std::vector<halide_dimension_t>> shapes_;
-  mutable int threads_ = -1;
 };
 
 }  // namespace
@@ -176,7 +173,11 @@ Status KernelCache::LoadRuntime() {
     VERISUB_RETURN_IF_ERROR(LoadCodegen());
     const std::string obj = TempName(so) + ".o";
     Status st = codegen_->CompileRuntime(obj, Target());
-    if (!st.ok()) return st.WithContext("generated kernels");
+    if (!st.ok()) {
+      std::error_code ec;
+      fs::remove(obj, ec);  // nothing half-written is left in the cache
+      return st.WithContext("generated kernels");
+    }
     VERISUB_RETURN_IF_ERROR(LinkShared(options_.compiler, obj, so));
   }
   runtime_ = dlopen(so.c_str(), RTLD_NOW | RTLD_GLOBAL);
@@ -257,7 +258,11 @@ StatusOr<std::shared_ptr<const runtime::GeneratedKernel>> KernelCache::Get(
     VERISUB_RETURN_IF_ERROR(LoadCodegen());
     const std::string obj = TempName(so) + ".o";
     Status st = codegen_->CompileKernel(g, fn_name, obj, Target());
-    if (!st.ok()) return st.WithContext("generated kernel " + name);
+    if (!st.ok()) {
+      std::error_code ec;
+      fs::remove(obj, ec);  // nothing half-written is left in the cache
+      return st.WithContext("generated kernel " + name);
+    }
     VERISUB_RETURN_IF_ERROR(LinkShared(options_.compiler, obj, so));
     ++compiled_;
     handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -318,7 +318,11 @@ class NodeLowering {
       if (t == "HardSwish") return Activation(specs::Activation::kHardSwish, In(0));
       if (t == "HardSigmoid")
         return HardSigmoid(In(0), ctx.AttrFloat("alpha", 0.2f), ctx.AttrFloat("beta", 0.5f));
-      if (t == "Softplus") return Un(UnaryFn::kLog, Add(C(1), Un(UnaryFn::kExp, In(0))));
+      if (t == "Softplus") {  // max(x, 0) + log(1 + exp(-|x|)): no overflow for large x
+        const int x = In(0);
+        const int tail = Un(UnaryFn::kExp, Un(UnaryFn::kNeg, Un(UnaryFn::kAbs, x)));
+        return Add(Bin(BinaryFn::kMax, x, C(0)), Un(UnaryFn::kLog, Add(C(1), tail)));
+      }
       if (t == "LeakyRelu") {
         const int x = In(0);
         return Sg().Select(Bin(BinaryFn::kLess, x, C(0)), Mul(x, C(ctx.AttrFloat("alpha", 0.01f))),

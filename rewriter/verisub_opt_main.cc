@@ -26,6 +26,9 @@
 #include "runtime/memory_budget.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
+#ifdef VERISUB_HAVE_HALIDE
+#include "fusion/generator.h"
+#endif
 
 namespace {
 
@@ -77,7 +80,13 @@ int main(int argc, char** argv) {
   rewriter::CostOptions cost;
   std::vector<std::string> input_shapes;
   int64_t max_memory_mb = 0;
-  const std::vector<std::string> passes = OptimizePassNames();
+  std::vector<std::string> passes = OptimizePassNames();
+#ifdef VERISUB_HAVE_HALIDE
+  // The sub-operator level of the optimized graph (fusion/): every node lowered, or the clusters
+  // of generated kernels with their fused sub-operators.
+  passes.push_back("lower");
+  passes.push_back("fuse");
+#endif
   for (const std::string& p : passes) pass_names += (pass_names.empty() ? "" : ", ") + p;
   base::Flags flags("verisub-opt", "MODEL.onnx -o OUT.onnx [flags]", kEpilog);
   flags.Positional("MODEL.onnx", &model, "the model to optimize")
@@ -161,6 +170,11 @@ int main(int argc, char** argv) {
     return flags.UsageError("--dump-after: no pass named '" + options.dump_after +
                             "' (passes: " + pass_names + ")");
 
+  // lower and fuse are dumped after the whole pipeline, not by a pass of it.
+  const bool dump_subops = options.dump_after == "lower" || options.dump_after == "fuse";
+  const bool dump_fused = options.dump_after == "fuse";
+  if (dump_subops) options.dump_after.clear();
+
   const runtime::MemoryBudget memory = runtime::MemoryBudgetFromMb(max_memory_mb);
   options.import.memory = memory;
   options.search.max_memory_bytes = max_memory_mb > 0 ? memory.max_total_bytes : 0;
@@ -236,6 +250,14 @@ int main(int argc, char** argv) {
     Status dumped = base::WriteFileAtomically(dump_path, report.dump_text);
     if (!dumped.ok()) return Fail(dumped);
   }
+#ifdef VERISUB_HAVE_HALIDE
+  if (dump_subops && st.ok()) {
+    Status dumped = base::WriteFileAtomically(dump_path, fusion::SubopText(optimized, dump_fused));
+    if (!dumped.ok()) return Fail(dumped);
+  }
+#else
+  (void)dump_fused;
+#endif
   // Measurements are kept even when the search failed: they are valid on their own.
   std::printf("costs:           %s\n", (*cost_source)->Summary().c_str());
   if (Status saved = (*cost_source)->Save(); !saved.ok()) {

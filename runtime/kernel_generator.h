@@ -15,7 +15,7 @@
 namespace verisub::runtime {
 
 // A compiled kernel of one cluster: reads the cluster's inputs, writes its output, float32 in the
-// storage layouts it was made for (Kernel's). Run may be called from one thread at a time.
+// storage layouts it was made for (Kernel's). Run keeps no state: threads may call it at once.
 class GeneratedKernel {
  public:
   virtual ~GeneratedKernel() = default;

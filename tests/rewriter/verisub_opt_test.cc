@@ -309,6 +309,28 @@ TEST_F(VerisubOptTest, DumpsTheGraphAfterAPass) {
       << bad.output;
 }
 
+#ifdef VERISUB_HAVE_HALIDE
+// The sub-operator level of the optimized graph: each node lowered alone, then the one kernel
+// of the chain.
+TEST_F(VerisubOptTest, DumpsTheSubOperatorLevel) {
+  GraphBuilder b;
+  b.Output(b.Op("tanh", {b.Op("sigmoid", {b.Input("x", {2, 16})})}));
+  ASSERT_TRUE(runtime::ExportOnnxFile(b.Finish(), (dir_ / "in.onnx").string()).ok());
+  const fs::path lower = dir_ / "lower.txt", fuse = dir_ / "fuse.txt";
+  CommandResult r = RunCommand(Opt("--cost analytic --dump-after lower " + lower.string()));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string text = ReadFile(lower);
+  EXPECT_NE(text.find("(sigmoid)"), std::string::npos) << text;
+  EXPECT_NE(text.find("= exp"), std::string::npos) << text;
+  EXPECT_NE(text.find("(tanh)"), std::string::npos) << text;
+  r = RunCommand(Opt("--cost analytic --dump-after fuse " + fuse.string()));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string fused = ReadFile(fuse);
+  EXPECT_NE(fused.find("# kernel 0 gen:sigmoid+tanh"), std::string::npos) << fused;
+  EXPECT_EQ(fused.find("# kernel 1"), std::string::npos) << fused;
+}
+#endif
+
 TEST_F(VerisubOptTest, HelpListsEveryFlag) {
   CommandResult r = RunCommand(std::string(VERISUB_OPT_PATH) + " --help");
   EXPECT_EQ(r.code, 0) << r.output;
