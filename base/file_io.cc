@@ -12,7 +12,9 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <system_error>
 
@@ -359,6 +361,13 @@ StatusOr<std::string> ReadFile(const std::string& path, uint64_t max_bytes) {
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+std::string UserCacheDir() {
+  namespace fs = std::filesystem;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "verisub");
+  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "verisub");
+  return "";
 }
 
 }  // namespace verisub::base

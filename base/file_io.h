@@ -39,6 +39,10 @@ Status CheckOutputPath(const std::string& path);
 // Whether `dir` is an existing directory (for tools that write several files into it).
 Status CheckOutputDirectory(const std::string& dir);
 
+// verisub's per-user cache folder (measured cost tables, generated kernels):
+// $XDG_CACHE_HOME/verisub, else $HOME/.cache/verisub; empty when neither variable is set.
+std::string UserCacheDir();
+
 // Reads a whole file, refusing a directory, a missing file and anything longer than `max_bytes`
 // (a FIFO or device is read up to the limit). Errors name the file.
 inline constexpr uint64_t kDefaultMaxReadBytes = uint64_t{2} << 30;  // protobuf's own limit

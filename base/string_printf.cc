@@ -21,4 +21,10 @@ void StringAppendF(std::string* out, const char* format, ...) {
   va_end(again);
 }
 
+std::string Hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 }  // namespace verisub::base

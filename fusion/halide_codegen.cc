@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <optional>
 
+#include "base/file_io.h"
 #include "fusion/codegen.h"
 
 namespace verisub::fusion {
@@ -64,21 +64,17 @@ void FixShape(H::OutputImageParam p, const std::vector<int64_t>& dims) {
   }
 }
 
-// The range [lo, hi] of an axis map's index over the output, or nullopt when it may leave
-// [0, extent) and needs the bounds test.
+// Whether an axis map's index stays in [0, extent) over the whole output (else the read needs
+// the bounds test): a modulo no larger than the extent, or the affine range divided.
 bool AlwaysInside(const AxisMap& m, const std::vector<int64_t>& out, int64_t extent) {
-  if (m.modulus > 0 && m.modulus <= extent) return true;
+  if (m.modulus > 0) return m.modulus <= extent;
   int64_t lo = m.offset, hi = m.offset;
   for (size_t j = 0; j < out.size(); ++j) {
     const int64_t a = m.coef[j] * (out[j] - 1);
     lo += std::min<int64_t>(0, a);
     hi += std::max<int64_t>(0, a);
   }
-  auto floordiv = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && (a < 0)); };
-  lo = floordiv(lo, m.divisor);
-  hi = floordiv(hi, m.divisor);
-  if (m.modulus > 0) return false;
-  return lo >= 0 && hi < extent;
+  return FloorDiv(lo, m.divisor) >= 0 && FloorDiv(hi, m.divisor) < extent;
 }
 
 Pipeline Build(const SubGraph& g) {
@@ -339,14 +335,9 @@ std::string TempPath(const std::string& what) {
       .string();
 }
 
-std::string ReadAll(const std::string& path) {
-  std::string text;
-  if (FILE* f = std::fopen(path.c_str(), "rb")) {
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    std::fclose(f);
-  }
+// The file Halide wrote at `path`, removed once read.
+StatusOr<std::string> ReadAndRemove(const std::string& path) {
+  StatusOr<std::string> text = base::ReadFile(path);
   std::error_code ec;
   fs::remove(path, ec);
   return text;
@@ -387,7 +378,7 @@ class HalideCodegen : public Codegen {
       const std::string path = TempPath("stmt");
       std::vector<H::Argument> args(p.inputs.begin(), p.inputs.end());
       H::Pipeline(p.out).compile_to_lowered_stmt(path, args, H::Text, KernelTarget(target));
-      return ReadAll(path);
+      return ReadAndRemove(path);
     } catch (const H::Error& e) {
       return InternalError(std::string("Halide: ") + e.what());
     }
@@ -422,7 +413,7 @@ class HalideCodegen : public Codegen {
       const std::string path = TempPath("ptx") + ".o";
       std::vector<H::Argument> args(p.inputs.begin(), p.inputs.end());
       H::Pipeline(p.out).compile_to_object(path, args, "verisub_ptx", target);
-      const std::string obj = ReadAll(path);
+      VERISUB_ASSIGN_OR_RETURN(const std::string obj, ReadAndRemove(path));
       // The device code is embedded in the host object as a string: PTX text starts with its
       // version directive and ends at the string's terminating zero.
       const size_t at = obj.find(".version ");

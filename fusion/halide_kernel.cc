@@ -10,10 +10,11 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include "base/file_io.h"
+#include "base/string_printf.h"
 #include "fusion/codegen.h"
 
 extern char** environ;
@@ -23,20 +24,11 @@ namespace verisub::fusion {
 namespace fs = std::filesystem;
 
 std::string DefaultKernelDir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return (fs::path(x) / "verisub" / "kernels").string();
-  if (const char* h = std::getenv("HOME"); h && *h)
-    return (fs::path(h) / ".cache" / "verisub" / "kernels").string();
-  return "";
+  const std::string cache = base::UserCacheDir();
+  return cache.empty() ? "" : (fs::path(cache) / "kernels").string();
 }
 
 namespace {
-
-std::string Hex(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 // Runs `argv` with posix_spawnp, its output left to ours; the exit status, or an error.
 Status Spawn(const std::vector<std::string>& argv) {
@@ -167,7 +159,7 @@ Status KernelCache::LoadRuntime() {
                               ec.message());
   const std::string so =
       (fs::path(options_.dir) /
-       ("halide_runtime_" + Hex(XXH3_64bits(machine_.data(), machine_.size())) + ".so"))
+       ("halide_runtime_" + base::Hex64(XXH3_64bits(machine_.data(), machine_.size())) + ".so"))
           .string();
   if (!fs::exists(so)) {
     VERISUB_RETURN_IF_ERROR(LoadCodegen());
@@ -242,7 +234,7 @@ StatusOr<std::shared_ptr<const runtime::GeneratedKernel>> KernelCache::Get(
   VERISUB_RETURN_IF_ERROR(LoadRuntime());
   const std::string key_text = SubGraphText(g) + "machine " + machine_ + "\nrevision " +
                                std::to_string(kCodegenRevision) + "\n";
-  const std::string key = Hex(XXH3_64bits(key_text.data(), key_text.size()));
+  const std::string key = base::Hex64(XXH3_64bits(key_text.data(), key_text.size()));
   const std::string name = label + "#" + key.substr(0, 8);
   if (auto it = loaded_.find(key); it != loaded_.end())
     if (auto k = it->second.lock()) {

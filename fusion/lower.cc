@@ -21,13 +21,13 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
+// A static shape with no empty dimension.
+bool StaticNonEmpty(const runtime::Value& v) {
+  return v.StaticShape() && std::find(v.dims.begin(), v.dims.end(), 0) == v.dims.end();
+}
+
 bool StaticFloat(const Graph& g, int v) {
-  if (v == kNoValue) return false;
-  const runtime::Value& val = g.value(v);
-  if (val.elem_type != runtime::kFloat || !val.rank_known) return false;
-  for (int64_t d : val.dims)
-    if (d <= 0) return false;
-  return true;
+  return v != kNoValue && g.value(v).elem_type == runtime::kFloat && StaticNonEmpty(g.value(v));
 }
 
 // Builds the sub-operators of one node; `in(k)` is the sub-operator node of the node's k-th input.
@@ -66,12 +66,7 @@ class NodeLowering {
   // Where's condition as a weight of any type (a causal mask): read as 0 or 1.
   bool IsConstantMask(int v) const {
     return n_.opaque() && n_.op_type == "Where" && v == n_.inputs[0] && g_.value(v).constant &&
-           StaticFloatShape(v);
-  }
-  bool StaticFloatShape(int v) const {
-    for (int64_t d : g_.value(v).dims)
-      if (d <= 0) return false;
-    return g_.value(v).rank_known;
+           StaticNonEmpty(g_.value(v));
   }
   int In(int k) { return operand_(n_.inputs[k]); }
   // Input k read at the output's dims (numpy broadcasting).

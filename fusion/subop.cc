@@ -6,6 +6,8 @@
 
 namespace verisub::fusion {
 
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
 int64_t NumElements(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -262,9 +264,6 @@ std::string SubGraphText(const SubGraph& g) {
 }
 
 namespace {
-
-// Floor division and a non-negative remainder, as the generated code computes them.
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 double ApplyUnary(UnaryFn f, double x) {
   switch (f) {

@@ -76,5 +76,7 @@ StatusOr<std::vector<double>> EvaluateSubGraph(const SubGraph& g,
 const char* UnaryName(UnaryFn f);
 const char* BinaryName(BinaryFn f);
 int64_t NumElements(const std::vector<int64_t>& dims);
+// Floor division (towards minus infinity), as reindexes and Halide divide.
+int64_t FloorDiv(int64_t a, int64_t b);
 
 }  // namespace verisub::fusion

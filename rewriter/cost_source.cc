@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/file_io.h"
 #include "rewriter/rule_source.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/cost/measured_table.h"
@@ -35,13 +36,6 @@ class AnalyticSource : public CostSource {
 
 #if defined(VERISUB_HAVE_DNNL) || defined(VERISUB_HAVE_CUDA_COSTS)
 
-std::string DefaultCacheDir() {
-  namespace fs = std::filesystem;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "verisub");
-  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "verisub");
-  return "";
-}
-
 // A measured model (oneDNN's on this CPU, cuDNN's on a GPU) with its tables; `here` is the
 // machine's table header, `make` builds the model over the table.
 template <class Model>
@@ -55,7 +49,7 @@ class MeasuredSource : public CostSource {
     auto src = std::unique_ptr<MeasuredSource>(new MeasuredSource());
     runtime::CostTable table(here);
     std::error_code ec;
-    const std::string dir = o.cache_dir.empty() ? DefaultCacheDir() : o.cache_dir;
+    const std::string dir = o.cache_dir.empty() ? base::UserCacheDir() : o.cache_dir;
     const bool cached = dir != "none" && !dir.empty();
     // Parsed copies of the text tables (CostTable::Load) live in the cache too.
     const std::string parsed = cached ? (std::filesystem::path(dir) / "parsed").string() : "";

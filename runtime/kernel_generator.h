@@ -1,7 +1,7 @@
 // The interface through which a backend runs generated kernels (fusion/ implements it; the
 // runtime does not depend on fusion/): a generator picks clusters of memory-bound nodes that one
 // generated kernel can compute, compiles a kernel per cluster, and the backend runs it in place of
-// the cluster's nodes on row-major float32 buffers.
+// the cluster's nodes on its float32 buffers, in the layouts they are stored in.
 #pragma once
 
 #include <memory>

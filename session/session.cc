@@ -285,16 +285,15 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
     options.kernel_generator = nullptr;
   } else if (options.backend != "onednn") {
     return InvalidArgument("fusion " + options.fusion +
-                           ": generated kernels run on the onednn "
-                           "backend only, not on " +
+                           ": generated kernels run on the onednn backend only, not on " +
                            options.backend);
   } else if (!options.kernel_generator) {
 #ifdef VERISUB_HAVE_HALIDE
     options.kernel_generator = std::make_shared<fusion::SubopGenerator>();
 #else
-    return FailedPrecondition("fusion " + options.fusion +
-                              ": this build has no Halide "
-                              "(libhalide14-0-dev was not found when it was configured)");
+    return FailedPrecondition(
+        "fusion " + options.fusion +
+        ": this build has no Halide (libhalide14-0-dev was not found when it was configured)");
 #endif
   }
   // On the GPU the search prices rewrites with GPU timings unless told otherwise.

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "base/file_io.h"
+#include "base/string_printf.h"
 #include "runtime/cost/cost_table.pb.h"
 
 namespace verisub::runtime {
@@ -79,12 +80,6 @@ StatusOr<pb::CostTable> ParseText(std::string_view text, const std::string& sour
   return proto;
 }
 
-std::string Hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 constexpr char kParsedMagic[] = "verisub-parsed-cost-table ";
 
 }  // namespace
@@ -107,9 +102,9 @@ StatusOr<CostTable> CostTable::Load(const std::string& path, const std::string& 
   std::error_code ec;
   const std::string where = fs::absolute(path, ec).lexically_normal().string();
   const fs::path copy =
-      fs::path(parsed_dir) / (Hex(XXH3_64bits(where.data(), where.size())) + ".costs.pb");
+      fs::path(parsed_dir) / (base::Hex64(XXH3_64bits(where.data(), where.size())) + ".costs.pb");
   const XXH128_hash_t h = XXH3_128bits(text_view.data(), text_view.size());
-  const std::string first_line = kParsedMagic + Hex(h.high64) + Hex(h.low64) + "\n";
+  const std::string first_line = kParsedMagic + base::Hex64(h.high64) + base::Hex64(h.low64) + "\n";
   if (auto bytes = base::MappedFile::Open(copy.string(), kMaxTableBytes); bytes.ok()) {
     bytes->Populate(bytes->data(), bytes->size());
     const std::string_view b(static_cast<const char*>(bytes->data()), bytes->size());

@@ -27,7 +27,7 @@ Status GeneratedKernelFn(KernelBuilder& b) {
   const int y = cluster.output;
   if (!b.Dnnl(y) || b.OutputType(y) != memory::data_type::f32)
     return Unimplemented("generated kernel: float32 output only");
-  // Inputs: weights copied once, activations read in place (plain float32).
+  // Inputs: weights copied once (as float32), activations read where they are stored.
   struct Input {
     int slot = kNoValue;
     std::shared_ptr<const std::vector<float>> fixed;
