@@ -19,7 +19,7 @@ const kMaxRuns = 40;  // timed runs per column and round, at most (--pair-second
 const USAGE =
     `usage: node bench/run_bench.js [--models DIR] [--build DIR] [--out DIR] [--only NAME]...
        [--threads 1,2] [--rounds K] [--runs R] [--pair-seconds S] [--warmup W] [--rules R]
-       [--ort-dir DIR]
+       [--ort-dir DIR] [--pause-file F]
   --models  exported models, NAME.onnx with NAME.input_0.pb (default build/devmodels;
             make dev-models writes them)
   --build   the CMake build folder holding rewriter/verisub-opt, runtime/verisub-onnx and,
@@ -28,7 +28,9 @@ const USAGE =
   --rounds  alternations of the columns; each round runs every column R times after W
             warm-up runs (default 3 rounds, 5 runs, 2 warm-up)
   --pair-seconds S  more runs than R on small models, until ONNX Runtime's timed runs of the
-            original total S seconds per round (at most ${kMaxRuns}; default 1)`;
+            original total S seconds per round (at most ${kMaxRuns}; default 1)
+  --pause-file F  while F exists, hold before the next timed run or prepare and write F.paused
+            (so work that must not overlap the timings can wait for it; remove F to go on)`;
 
 const {fail, count, walk} = require('./cli').cli('run_bench', USAGE);
 
@@ -44,7 +46,8 @@ function parseArgs(argv) {
     pairSeconds: 1,
     warmup: 2,
     rules: null,
-    ortDir: path.join(REPO, 'build', 'ort')
+    ortDir: path.join(REPO, 'build', 'ort'),
+    pauseFile: null
   };
   walk(argv, (a, next) => {
     if (a === '--models')
@@ -59,6 +62,8 @@ function parseArgs(argv) {
       o.rules = path.resolve(next());
     else if (a === '--ort-dir')
       o.ortDir = path.resolve(next());
+    else if (a === '--pause-file')
+      o.pauseFile = path.resolve(next());
     else if (a === '--rounds')
       o.rounds = count(a, next(), 1);
     else if (a === '--runs')
@@ -94,6 +99,18 @@ function run(cmd, args, timeoutS) {
     error = `exit ${r.status === null ? r.signal : r.status}: ${lines[lines.length - 1]}`;
   }
   return {ok: error === null, stdout, stderr, error, seconds};
+}
+
+// While o.pauseFile exists, waits (and says so in pauseFile.paused), so that a build or test on
+// this 2-core machine can run between timed runs instead of beside them (--pause-file).
+async function holdWhilePaused(o) {
+  if (!o.pauseFile || !fs.existsSync(o.pauseFile)) return;
+  const ack = `${o.pauseFile}.paused`;
+  fs.writeFileSync(ack, `${new Date().toISOString()}\n`);
+  console.error(`    paused while ${o.pauseFile} exists`);
+  while (fs.existsSync(o.pauseFile)) await new Promise((done) => setTimeout(done, 2000));
+  fs.rmSync(ack, {force: true});
+  console.error('    resumed');
 }
 
 // A benchmark program kept running between timed runs (verisub-run --serve, ort_bench.js
@@ -321,6 +338,7 @@ async function timeModel(o, model, opt, verisubRun, threads) {
     if (r.error && /^exit 3:/.test(r.error)) r.checkFailed = true;  // timed; the check failed
   };
   const timePhase = async (keys, round) => {
+    await holdWhilePaused(o);  // the servers' prepares time kernels too
     const models = opt.path ? [model, opt.path] : [model];
     if (round % 2) models.reverse();
     const ort = new Server(process.execPath,
@@ -346,6 +364,7 @@ async function timeModel(o, model, opt, verisubRun, threads) {
     let done = 0;  // passes made
     const anyUp = () => Object.values(up).some((u) => u);
     for (let k = 0; anyUp() && (k < o.runs || more()); k = ++done) {
+      await holdWhilePaused(o);
       const shift = (k + round) % turns.length;
       for (const who of [...turns.slice(shift), ...turns.slice(0, shift)]) {
         if (!up[who]) continue;
@@ -580,7 +599,8 @@ async function main() {
 }
 
 module.exports = {
-  run, findVerisubRun, median, importSummary, optimize, checkOutputs, timeModel, Server
+  run, findVerisubRun, median, importSummary, optimize, checkOutputs, timeModel, Server,
+  holdWhilePaused
 };
 
 if (require.main === module)

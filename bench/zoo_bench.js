@@ -21,7 +21,7 @@ const END = '<!-- bench-zoo:end -->';
 const USAGE =
     `usage: node bench/zoo_bench.js [--zoo DIR] [--tier quick|full] [--only NAME]... [--build DIR]
        [--out DIR] [--threads N] [--rounds K] [--runs R] [--pair-seconds S] [--warmup W]
-       [--doc FILE|none] [--resume [--report-only]]
+       [--doc FILE|none] [--resume [--report-only]] [--pause-file F]
   --runs, --pair-seconds  at least R timed runs of each column per round, more on small models
            until ONNX Runtime's runs of the original total S seconds (at most 40; default 5, 1)
   --zoo    exported zoo with zoo.json (default build/zoo; make bench-zoo exports it)
@@ -30,7 +30,9 @@ const USAGE =
            time only the others (the full zoo takes hours: it can be run in parts; each model's
            columns are still measured side by side in one part)
   --report-only  with --resume: time nothing, write the tables of the models measured so far
-  --doc    Markdown file whose marked section receives the tables (default docs/bench-zoo.md)`;
+  --doc    Markdown file whose marked section receives the tables (default docs/bench-zoo.md)
+  --pause-file F  while F exists, hold before the next model, prepare or timed run and write
+           F.paused (a build can wait for it instead of disturbing the timings; remove F to go on)`;
 
 const {fail, count, walk} = require('./cli').cli('zoo_bench', USAGE);
 
@@ -52,7 +54,8 @@ function parseArgs(argv) {
     check: true,
     timeoutS: 1800,
     resume: false,
-    reportOnly: false
+    reportOnly: false,
+    pauseFile: null
   };
   walk(argv, (a, next) => {
     if (a === '--zoo')
@@ -87,6 +90,8 @@ function parseArgs(argv) {
       o.resume = true;
     else if (a === '--report-only')
       o.reportOnly = true;
+    else if (a === '--pause-file')
+      o.pauseFile = path.resolve(next());
     else
       return false;
     return true;
@@ -334,6 +339,7 @@ async function main() {
     const elapsed = (Date.now() - t0) / 1000;
     const eta = i ? ` eta ${((elapsed / i) * (todo.length - i) / 60).toFixed(1)} min` : '';
     console.error(`[${i + 1}/${todo.length}] ${name} (${(elapsed / 60).toFixed(1)} min${eta})`);
+    await bench.holdWhilePaused(o);
     const model = path.join(o.zoo, `${name}.onnx`);
     const r = {name, family: models[name].family, onnxNodes: countOnnxNodes(model), timings: {}};
     r.import = bench.importSummary(o, model);

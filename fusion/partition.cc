@@ -1,9 +1,13 @@
 #include "fusion/partition.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "fusion/lower.h"
+#include "runtime/memory_budget.h"
 
 namespace verisub::fusion {
 
@@ -24,102 +28,296 @@ bool MovesDataOnly(const runtime::Node& n) {
                                          [&](const char* t) { return n.op_type == t; });
 }
 
-struct Draft {
-  std::vector<int> nodes;
-  int reductions = 0;
-  std::vector<int64_t> reduce_dims;
-  std::vector<int> reduce_axes;
-  bool alive = true;
+constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max();
+
+// Per node of `p`, the nodes reading its value, in increasing order.
+std::vector<std::vector<int>> Readers(const FusionProblem& p) {
+  const int n = static_cast<int>(p.nodes.size());
+  std::vector<std::vector<int>> readers(n);
+  for (int i = 0; i < n; ++i)
+    for (int v : p.nodes[i].reads)
+      if (v < n) readers[v].push_back(i);
+  return readers;
+}
+
+// Branch and bound over one connected component, its nodes from last to first: a node joins the
+// one kernel reading it (when nothing else reads it and the reduction domains agree) or starts a
+// kernel of its own. Every valid partition is reached so: a kernel's nodes but its last are read
+// inside it only. Costs only grow along a branch (a value's reads are priced when its producer is
+// decided, after all its readers), so the cost so far bounds the branch.
+class ComponentSearch {
+ public:
+  ComponentSearch(const FusionProblem& p, const std::vector<std::vector<int>>& readers,
+                  std::vector<int> nodes_descending, int64_t max_states)
+      : p_(p),
+        readers_(readers),
+        order_(std::move(nodes_descending)),
+        max_states_(max_states),
+        kernel_of_(p.nodes.size(), -1) {}
+
+  // Returns the kernel of each node of the component (in the order given), kernels numbered from 0.
+  std::vector<int> Solve(bool search) {
+    if (search)
+      Visit(0);
+    else
+      Descend();
+    std::vector<int> out(order_.size());
+    for (size_t k = 0; k < order_.size(); ++k) out[k] = best_[k];
+    exhausted_ |= !search;
+    return out;
+  }
+  int64_t cost() const { return best_cost_; }
+  int64_t states() const { return states_; }
+  bool exact() const { return !exhausted_; }
+
+ private:
+  struct Kernel {
+    int domain = 0;
+    std::vector<int> outside_reads;  // values from outside the problem it reads
+  };
+  struct Undo {
+    int kernel;
+    bool opened;
+    int domain;
+    size_t reads;
+    int64_t cost;
+  };
+
+  // The kernel node order_[k] may join, or -1; `reader_kernels` receives its readers' kernels.
+  int Joinable(int i, std::vector<int>* reader_kernels) const {
+    reader_kernels->clear();
+    for (int r : readers_[i]) {
+      const int k = kernel_of_[r];
+      if (std::find(reader_kernels->begin(), reader_kernels->end(), k) == reader_kernels->end())
+        reader_kernels->push_back(k);
+    }
+    const FusionProblem::Node& node = p_.nodes[i];
+    if (node.escapes || reader_kernels->size() != 1) return -1;
+    const int domain = kernels_[reader_kernels->front()].domain;
+    return node.domain == 0 || domain == 0 || node.domain == domain ? reader_kernels->front() : -1;
+  }
+
+  // Puts node i into `kernel` (-1: a new one, read by `reader_kernels`).
+  Undo Apply(int i, int kernel, const std::vector<int>& reader_kernels) {
+    const FusionProblem::Node& node = p_.nodes[i];
+    const int n = static_cast<int>(p_.nodes.size());
+    Undo u{kernel, kernel < 0, 0, 0, cost_};
+    if (u.opened) {
+      u.kernel = static_cast<int>(kernels_.size());
+      kernels_.push_back(Kernel());
+      cost_ += kKernelCostBytes + p_.bytes[i] * (1 + static_cast<int64_t>(reader_kernels.size()));
+    }
+    Kernel& k = kernels_[u.kernel];
+    u.domain = k.domain;
+    u.reads = k.outside_reads.size();
+    if (node.domain != 0) k.domain = node.domain;
+    for (int v : node.reads)
+      if (v >= n &&
+          std::find(k.outside_reads.begin(), k.outside_reads.end(), v) == k.outside_reads.end()) {
+        k.outside_reads.push_back(v);
+        cost_ += p_.bytes[v];
+      }
+    kernel_of_[i] = u.kernel;
+    return u;
+  }
+
+  void Revert(int i, const Undo& u) {
+    kernel_of_[i] = -1;
+    cost_ = u.cost;
+    if (u.opened) {
+      kernels_.pop_back();
+      return;
+    }
+    kernels_[u.kernel].domain = u.domain;
+    kernels_[u.kernel].outside_reads.resize(u.reads);
+  }
+
+  void Record() {
+    best_cost_ = cost_;
+    best_.resize(order_.size());
+    for (size_t k = 0; k < order_.size(); ++k) best_[k] = kernel_of_[order_[k]];
+  }
+
+  void Visit(size_t k) {
+    if (cost_ >= best_cost_) return;
+    if (k == order_.size()) {
+      Record();
+      return;
+    }
+    if (++states_ > max_states_ && best_cost_ < kInfinite) {
+      exhausted_ = true;
+      return;
+    }
+    const int i = order_[k];
+    std::vector<int> reader_kernels;
+    const int join = Joinable(i, &reader_kernels);
+    if (join >= 0) {
+      const Undo u = Apply(i, join, reader_kernels);
+      Visit(k + 1);
+      Revert(i, u);
+      if (exhausted_) return;
+    }
+    const Undo u = Apply(i, -1, reader_kernels);
+    Visit(k + 1);
+    Revert(i, u);
+  }
+
+  // Joins wherever a node can: the search's first branch, without recursion (large components).
+  void Descend() {
+    std::vector<int> reader_kernels;
+    for (int i : order_) {
+      ++states_;
+      Apply(i, Joinable(i, &reader_kernels), reader_kernels);
+    }
+    Record();
+  }
+
+  const FusionProblem& p_;
+  const std::vector<std::vector<int>>& readers_;
+  const std::vector<int> order_;
+  const int64_t max_states_;
+  std::vector<int> kernel_of_;
+  std::vector<Kernel> kernels_;
+  int64_t cost_ = 0;
+  int64_t best_cost_ = kInfinite;
+  std::vector<int> best_;
+  int64_t states_ = 0;
+  bool exhausted_ = false;
 };
 
-// Whether a and b's reductions fit one kernel (none, or one domain).
-bool Compatible(const Draft& a, const Draft& b) {
-  return a.reductions == 0 || b.reductions == 0 ||
-         (a.reduce_dims == b.reduce_dims && a.reduce_axes == b.reduce_axes);
-}
-
-void Absorb(Draft* into, Draft* from) {
-  into->nodes.insert(into->nodes.end(), from->nodes.begin(), from->nodes.end());
-  if (from->reductions > 0) {
-    into->reduce_dims = from->reduce_dims;
-    into->reduce_axes = from->reduce_axes;
-  }
-  into->reductions += from->reductions;
-  from->alive = false;
-  from->nodes.clear();
-}
-
+// Components larger than this are partitioned by the first branch alone (recursion depth).
+constexpr size_t kMaxSearchedComponent = 2000;
 }  // namespace
 
+std::optional<int64_t> PartitionCost(const FusionProblem& p, const std::vector<int>& kernel_of) {
+  const int n = static_cast<int>(p.nodes.size());
+  if (static_cast<int>(kernel_of.size()) != n) return std::nullopt;
+  const std::vector<std::vector<int>> readers = Readers(p);
+  std::map<int, std::vector<int>> members;
+  for (int i = 0; i < n; ++i) members[kernel_of[i]].push_back(i);
+  int64_t cost = 0;
+  for (const auto& [kernel, nodes] : members) {
+    int written = 0, domain = 0;
+    std::set<int> reads;
+    for (int i : nodes) {
+      const FusionProblem::Node& node = p.nodes[i];
+      bool leaves = node.escapes || readers[i].empty();
+      for (int r : readers[i]) leaves |= kernel_of[r] != kernel;
+      if (leaves) {
+        ++written;
+        cost += p.bytes[i];
+      }
+      if (node.domain != 0) {
+        if (domain != 0 && domain != node.domain) return std::nullopt;
+        domain = node.domain;
+      }
+      for (int v : node.reads)
+        if (v >= n || kernel_of[v] != kernel) reads.insert(v);
+    }
+    if (written != 1) return std::nullopt;
+    cost += kKernelCostBytes;
+    for (int v : reads) cost += p.bytes[v];
+  }
+  return cost;
+}
+
+FusionPartition SolvePartition(const FusionProblem& p, int64_t max_states) {
+  const int n = static_cast<int>(p.nodes.size());
+  const std::vector<std::vector<int>> readers = Readers(p);
+  // Connected components over the values computed inside the problem.
+  std::vector<int> parent(n);
+  for (int i = 0; i < n; ++i) parent[i] = i;
+  auto root = [&](int i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (int i = 0; i < n; ++i)
+    for (int v : p.nodes[i].reads)
+      if (v < n) parent[root(v)] = root(i);
+  std::map<int, std::vector<int>> components;  // by root, nodes descending
+  for (int i = n - 1; i >= 0; --i) components[root(i)].push_back(i);
+  FusionPartition out;
+  out.kernel_of.assign(n, -1);
+  std::vector<std::pair<int, int>> local(n);  // per node: its component's root, its kernel there
+  for (auto& [r, nodes] : components) {
+    ComponentSearch search(p, readers, nodes, max_states);
+    const std::vector<int> kernels = search.Solve(nodes.size() <= kMaxSearchedComponent);
+    out.cost += search.cost();
+    out.states += search.states();
+    out.exact &= search.exact();
+    for (size_t k = 0; k < nodes.size(); ++k) local[nodes[k]] = {r, kernels[k]};
+  }
+  // Kernels numbered in order of their first node.
+  std::map<std::pair<int, int>, int> number;
+  for (int i = 0; i < n; ++i) {
+    auto [it, added] = number.emplace(local[i], static_cast<int>(number.size()));
+    out.kernel_of[i] = it->second;
+  }
+  out.kernels = static_cast<int>(number.size());
+  return out;
+}
+
 std::vector<runtime::KernelCluster> PlanClusters(const Graph& g, const std::vector<char>& taken) {
-  const std::vector<int> producer = g.Producers();
-  // Per value: the nodes reading it; graph outputs are read by "node" -1.
-  std::vector<std::vector<int>> readers(g.num_values());
-  for (int i = 0; i < g.num_nodes(); ++i)
-    for (int v : g.node(i).inputs)
-      if (v != kNoValue) readers[v].push_back(i);
-  for (int v : g.outputs()) readers[v].push_back(-1);
-  std::vector<Draft> drafts;
-  std::vector<int> draft_of(g.num_nodes(), -1);
+  // The problem: lowerable nodes not taken, each writing one float value.
+  std::vector<int> index(g.num_nodes(), -1), nodes;
+  FusionProblem p;
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int>>> domains;
   for (int i = 0; i < g.num_nodes(); ++i) {
     if (i < static_cast<int>(taken.size()) && taken[i]) continue;
+    if (g.node(i).outputs.size() != 1) continue;
     const std::optional<LoweringInfo> info = Lowerable(g, i);
     if (!info) continue;
-    Draft mine;
-    mine.nodes = {i};
-    mine.reductions = info->reductions;
-    mine.reduce_dims = info->reduce_dims;
-    mine.reduce_axes = info->reduce_axes;
-    // The clusters producing i's inputs, in input order.
-    std::vector<int> candidates;
-    for (int v : g.node(i).inputs) {
-      if (v == kNoValue || producer[v] < 0) continue;
-      const int from = draft_of[producer[v]];
-      if (from >= 0 && std::find(candidates.begin(), candidates.end(), from) == candidates.end())
-        candidates.push_back(from);
+    FusionProblem::Node node;
+    if (info->reductions > 0) {
+      auto key = std::make_pair(info->reduce_dims, info->reduce_axes);
+      auto it = std::find(domains.begin(), domains.end(), key);
+      node.domain = static_cast<int>(it - domains.begin()) + 1;
+      if (it == domains.end()) domains.push_back(std::move(key));
     }
-    // The largest set (dropping candidates until it holds) whose union with i reads every value
-    // it computes inside itself, i's output aside: one output, so no value crosses the kernel's
-    // boundary both ways. Reductions: the first candidates' domain wins.
-    std::vector<int> chosen;
-    while (true) {
-      chosen.clear();
-      Draft domain = mine;
-      for (int c : candidates)
-        if (Compatible(domain, drafts[c])) {
-          chosen.push_back(c);
-          if (drafts[c].reductions > 0) domain = drafts[c];
-        }
-      std::vector<char> in_union(g.num_nodes(), 0);
-      in_union[i] = 1;
-      for (int c : chosen)
-        for (int n : drafts[c].nodes) in_union[n] = 1;
-      std::vector<int> leaking;
-      for (int c : chosen) {
-        bool leaks = false;
-        for (int n : drafts[c].nodes)
-          for (int v : g.node(n).outputs)
-            for (int r : readers[v]) leaks |= r < 0 || !in_union[r];
-        if (leaks) leaking.push_back(c);
-      }
-      if (leaking.empty()) break;
-      for (int c : leaking) candidates.erase(std::find(candidates.begin(), candidates.end(), c));
-    }
-    for (int c : chosen) Absorb(&mine, &drafts[c]);
-    const int id = static_cast<int>(drafts.size());
-    for (int n : mine.nodes) draft_of[n] = id;
-    drafts.push_back(std::move(mine));
+    index[i] = static_cast<int>(nodes.size());
+    nodes.push_back(i);
+    p.nodes.push_back(std::move(node));
   }
+  const int n = static_cast<int>(nodes.size());
+  const std::vector<int> producer = g.Producers();
+  std::vector<int> value_id(g.num_values(), -1);  // outside values, numbered from n
+  auto bytes = [&](int v) {
+    return std::max<int64_t>(runtime::TensorBytes(g.value(v).dims, 4), 0);
+  };
+  for (int k = 0; k < n; ++k) p.bytes.push_back(bytes(g.node(nodes[k]).outputs[0]));
+  for (int k = 0; k < n; ++k)
+    for (int v : g.node(nodes[k]).inputs) {
+      if (v == kNoValue) continue;
+      int id = producer[v] >= 0 ? index[producer[v]] : -1;
+      if (id < 0) {
+        if (value_id[v] < 0) {
+          value_id[v] = static_cast<int>(p.bytes.size());
+          p.bytes.push_back(bytes(v));
+        }
+        id = value_id[v];
+      }
+      std::vector<int>& reads = p.nodes[k].reads;
+      if (std::find(reads.begin(), reads.end(), id) == reads.end()) reads.push_back(id);
+    }
+  // A value escapes when a node outside the problem reads it, or the graph returns it.
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    if (index[i] >= 0) continue;
+    for (int v : g.node(i).inputs)
+      if (v != kNoValue && producer[v] >= 0 && index[producer[v]] >= 0)
+        p.nodes[index[producer[v]]].escapes = true;
+  }
+  for (int v : g.outputs())
+    if (producer[v] >= 0 && index[producer[v]] >= 0) p.nodes[index[producer[v]]].escapes = true;
+
+  const FusionPartition part = SolvePartition(p);
+  std::vector<std::vector<int>> members(part.kernels);
+  for (int k = 0; k < n; ++k) members[part.kernel_of[k]].push_back(nodes[k]);
   std::vector<runtime::KernelCluster> out;
-  for (Draft& d : drafts) {
-    if (!d.alive) continue;
-    std::sort(d.nodes.begin(), d.nodes.end());
-    if (std::all_of(d.nodes.begin(), d.nodes.end(),
-                    [&](int n) { return MovesDataOnly(g.node(n)); }))
-      continue;
+  for (const std::vector<int>& m : members) {
+    if (std::all_of(m.begin(), m.end(), [&](int i) { return MovesDataOnly(g.node(i)); })) continue;
     runtime::KernelCluster c;
-    c.nodes = d.nodes;
-    c.output = g.node(d.nodes.back()).outputs[0];
+    c.nodes = m;
+    c.output = g.node(m.back()).outputs[0];
     auto lowered = LowerCluster(g, c.nodes, c.output);
     if (!lowered.ok()) continue;  // each node lowers alone; together they always do
     c.inputs = lowered->inputs;

@@ -61,6 +61,8 @@ struct StepProfile {
   std::string name;          // the step's name (its kernel node, or "reorder ...")
   std::string kind;          // the kernel node's kind ("conv2d", "onnx:Pad"), or "reorder"
   int nodes = 0;             // graph nodes it computes (fused groups: more than one)
+  std::vector<int> members;  // those nodes (ids in the graph the backend prepared, after any
+                             // folding of its own); a reorder's are those of the kernel it feeds
   bool reference = false;    // run by the reference kernels
   double seconds = 0;        // median over the profiled runs, each step timed in its place in a
                              // whole run (the caches as the previous steps leave them)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "rewriter/joint.h"
@@ -446,6 +447,57 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   return Status::Ok();
 }
 
+namespace {
+
+// Plans only the clusters in `kept` (by their nodes) of those `all` plans; the others run on the
+// library's kernels (fusion "auto" keeps the kernels that timed faster).
+class SelectedClusters : public runtime::KernelGenerator {
+ public:
+  SelectedClusters(std::shared_ptr<runtime::KernelGenerator> all, std::set<std::vector<int>> kept)
+      : all_(std::move(all)), kept_(std::move(kept)) {}
+  std::vector<runtime::KernelCluster> Plan(const runtime::Graph& g,
+                                           const std::vector<char>& taken) const override {
+    std::vector<runtime::KernelCluster> out;
+    for (runtime::KernelCluster& c : all_->Plan(g, taken))
+      if (kept_.count(c.nodes)) out.push_back(std::move(c));
+    return out;
+  }
+  StatusOr<std::shared_ptr<const runtime::GeneratedKernel>> Kernel(
+      const runtime::Graph& g, const runtime::KernelCluster& cluster,
+      const std::vector<specs::Layout>& input_layouts, specs::Layout output_layout) override {
+    return all_->Kernel(g, cluster, input_layouts, output_layout);
+  }
+  int compiled() const override { return all_->compiled(); }
+  int cache_hits() const override { return all_->cache_hits(); }
+
+ private:
+  std::shared_ptr<runtime::KernelGenerator> all_;
+  std::set<std::vector<int>> kept_;
+};
+
+// Seconds of the steps of `profile` that compute only nodes among `nodes` (sorted): the kernels
+// for those nodes and the reorders feeding them.
+double SecondsOn(const std::vector<runtime::StepProfile>& profile, const std::vector<int>& nodes) {
+  double seconds = 0;
+  for (const runtime::StepProfile& p : profile)
+    if (!p.members.empty() && std::all_of(p.members.begin(), p.members.end(), [&](int m) {
+          return std::binary_search(nodes.begin(), nodes.end(), m);
+        }))
+      seconds += p.seconds;
+  return seconds;
+}
+
+double TotalMs(const std::vector<runtime::StepProfile>& profile) {
+  double seconds = 0;
+  for (const runtime::StepProfile& p : profile) seconds += p.seconds;
+  return seconds * 1e3;
+}
+
+// Step profiles of the generated and library preparations: runs each.
+constexpr int kFusionProfileRuns = 5;
+
+}  // namespace
+
 Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads) {
   if (prepared_->stats().generated_kernels == 0) return Status::Ok();  // nothing to compare
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
@@ -457,16 +509,52 @@ Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads)
   library.storage_types = storage_types_;
   auto other = backend_->Prepare(graph_, library);
   if (!other.ok()) return Status::Ok();  // generated kernels only: keep them
-  auto times = TimePreparedSideBySide(*prepared_, **other, *inputs);
-  if (!times.ok()) return times.status().WithContext("timing the generated kernels");
-  FusionTiming& t = fusion_timing_.emplace();
-  t.generated_ms = times->first;
-  t.library_ms = times->second;
-  t.generated_kernels = prepared_->stats().generated_kernels;
-  if (ClearlyFaster(t.library_ms, t.generated_ms)) {
-    t.kept_library = true;
-    prepared_ = std::move(other).value();
+  // Each generated kernel against the library's steps for its nodes, both timed in their place
+  // in whole runs (the profiles time the buffers of a run).
+  for (runtime::PreparedModel* m : {prepared_.get(), other->get()}) {
+    Status ran = m->Run(*inputs).status();
+    if (!ran.ok()) return ran.WithContext("timing the generated kernels");
   }
+  auto generated = prepared_->Profile(kFusionProfileRuns);
+  if (!generated.ok()) return generated.status().WithContext("profiling the generated kernels");
+  auto own = (*other)->Profile(kFusionProfileRuns);
+  if (!own.ok()) return own.status().WithContext("profiling the library's kernels");
+  FusionTiming& t = fusion_timing_.emplace();
+  t.generated_ms = TotalMs(*generated);
+  t.library_ms = TotalMs(*own);
+  std::set<std::vector<int>> kept;
+  for (const runtime::StepProfile& p : *generated) {
+    if (p.kind.rfind("gen:", 0) != 0) continue;
+    std::vector<int> nodes = p.members;
+    std::sort(nodes.begin(), nodes.end());
+    ++t.clusters;
+    if (ClearlyFaster(SecondsOn(*generated, nodes), SecondsOn(*own, nodes))) kept.insert(nodes);
+  }
+  t.kept_clusters = static_cast<int>(kept.size());
+  // A backend without step profiles: the whole model decides alone.
+  const bool all = generated->empty() || t.kept_clusters == t.clusters;
+  std::unique_ptr<runtime::PreparedModel> selected;
+  if (all) {
+    selected = std::move(prepared_);
+  } else if (!kept.empty()) {
+    runtime::PrepareOptions some = library;
+    some.generator = std::make_shared<SelectedClusters>(options.kernel_generator, kept);
+    auto made = backend_->Prepare(graph_, some);
+    if (made.ok()) selected = std::move(made).value();
+  }
+  if (selected) {
+    auto times = TimePreparedSideBySide(*selected, **other, *inputs);
+    if (!times.ok()) {
+      if (all) prepared_ = std::move(selected);
+      return times.status().WithContext("timing the generated kernels");
+    }
+    t.selected_ms = times->first;
+    t.selected_library_ms = times->second;
+    if (ClearlyFaster(t.selected_library_ms, t.selected_ms)) selected.reset();
+  }
+  t.kept_library = !selected;
+  prepared_ = selected ? std::move(selected) : std::move(other).value();
+  t.generated_kernels = prepared_->stats().generated_kernels;
   return Status::Ok();
 }
 

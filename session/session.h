@@ -102,11 +102,18 @@ struct LayoutTiming {
 };
 
 // With fusion "auto": the model prepared with generated kernels and with the library's only,
-// timed side by side at prepare; the generated kernels run only when faster by more than 1%.
+// each generated kernel timed in its place against the library's steps for the same nodes (step
+// profiles of both), those faster by more than 1% kept; the model with the kept kernels is timed
+// against the library's side by side (warm runs alternating) and runs only when it is not slower
+// by more than 1%.
 struct FusionTiming {
-  double generated_ms = 0;
-  double library_ms = 0;
-  int generated_kernels = 0;  // in the prepared model that used them
+  double generated_ms = 0;         // step profiles' totals: every cluster generated,
+  double library_ms = 0;           // and the library's kernels only
+  int clusters = 0;                // generated kernels timed
+  int kept_clusters = 0;           // those faster than the library's steps for their nodes
+  double selected_ms = 0;          // side by side: the model with the kept kernels,
+  double selected_library_ms = 0;  // and the library's (0 when no kernel was kept)
+  int generated_kernels = 0;       // in the prepared model that runs
   bool kept_library = false;
 };
 

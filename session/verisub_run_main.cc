@@ -336,12 +336,19 @@ int main(int argc, char** argv) {
   if (!st.generator_error.empty())
     std::printf("fusion:   some clusters run on the library's kernels: %s\n",
                 st.generator_error.c_str());
-  if (const auto& t = s.fusion_timing())
+  if (const auto& t = s.fusion_timing()) {
     std::printf(
-        "fusion:   timed %.3f ms with %d generated kernels, %.3f ms with the library's: "
-        "kept %s\n",
-        t->generated_ms, t->generated_kernels, t->library_ms,
-        t->kept_library ? "the library's" : "the generated kernels");
+        "fusion:   profiled %.3f ms with %d generated kernels, %.3f ms with the library's; %d "
+        "of the kernels faster than the library's steps for their nodes\n",
+        t->generated_ms, t->clusters, t->library_ms, t->kept_clusters);
+    if (t->selected_ms > 0)
+      std::printf("fusion:   timed side by side %.3f ms with those, %.3f ms with the library's\n",
+                  t->selected_ms, t->selected_library_ms);
+    std::printf("fusion:   kept %s\n",
+                t->kept_library
+                    ? "the library's kernels"
+                    : (std::to_string(t->generated_kernels) + " generated kernels").c_str());
+  }
   if (!st.kernel_variants.empty()) {
     std::printf("kernels: ");
     for (const auto& [name, count] : st.kernel_variants)

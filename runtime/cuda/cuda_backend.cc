@@ -262,6 +262,7 @@ class CudaPrepared : public PreparedModel {
       p.name = s.name;
       p.kind = s.kind;
       p.nodes = static_cast<int>(s.members.size());
+      p.members = s.members;
       p.reference = s.host;
       p.seconds = *t;  // each step timed alone: a graph replay has no per-step clock
       p.alone_seconds = *t;

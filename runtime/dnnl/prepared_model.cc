@@ -287,6 +287,7 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs) {
       StepProfile p;
       p.name = st.name;
       p.nodes = static_cast<int>(st.nodes.size());
+      p.members = st.nodes;
       p.reference = st.reference;
       p.kind = !st.kind.empty()   ? st.kind
                : st.is_reorder    ? "reorder"

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -18,8 +19,12 @@
 #include "base/file_io.h"
 #include "runtime/executor.h"
 #include "runtime/graph_hash.h"
+#include "runtime/graph_text.h"
 #include "runtime/onnx_import.h"
 #include "session/tensor_files.h"
+#ifdef VERISUB_HAVE_HALIDE
+#include "fusion/generator.h"
+#endif
 #include "tests/rewriter/run_command.h"
 
 namespace verisub {
@@ -67,6 +72,54 @@ TEST(SessionTest, RunsLikeTheReferenceExecutor) {
     EXPECT_EQ(MaxRelDiff(*again, *out), 0.0);
   }
 }
+
+#ifdef VERISUB_HAVE_HALIDE
+// fusion "auto": every generated kernel is timed in its place against the library's steps for
+// the same nodes, and only those faster are kept (then the whole model against the library's);
+// whichever runs computes what the reference executor does, and the counts agree.
+TEST(SessionTest, FusionAutoKeepsTheGeneratedKernelsThatTimedFaster) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("verisub_fusion_auto_" + std::to_string(getpid()));
+  fusion::KernelCacheOptions cache;
+  cache.dir = dir.string();
+  SessionOptions options;
+  options.fusion = "auto";
+  options.kernel_generator = std::make_shared<fusion::SubopGenerator>(cache);
+  // Two chains of element-wise operators no library kernel fuses, around a matmul.
+  auto g = runtime::ParseGraphText(
+      "input x [64,256]\nweight w [256,256]\n"
+      "let z = (matmul (tanh (ewmul (sigmoid (ewadd x x)) x)) w)\n"
+      "output (ewmul (sigmoid z) (tanh z))\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto s = Session::Create(*g, options);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::optional<FusionTiming>& t = (*s)->fusion_timing();
+  ASSERT_TRUE(t.has_value()) << "no generated kernel was prepared";
+  EXPECT_GT(t->clusters, 0);
+  EXPECT_LE(t->kept_clusters, t->clusters);
+  EXPECT_GT(t->generated_ms, 0);
+  EXPECT_GT(t->library_ms, 0);
+  const int running = (*s)->stats().generated_kernels;
+  EXPECT_EQ(running, t->generated_kernels);
+  if (t->kept_library) {
+    EXPECT_EQ(running, 0);
+  } else {
+    EXPECT_EQ(running, t->kept_clusters);
+    EXPECT_GT(t->selected_ms, 0);
+    EXPECT_GE(t->selected_library_ms, (1 - kTimedChoiceMargin) * t->selected_ms);
+  }
+  if (t->kept_clusters == 0) {
+    EXPECT_TRUE(t->kept_library);
+  }
+  auto in = Inputs((*s)->graph());
+  auto out = (*s)->Run(in);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  auto ref = runtime::Execute((*s)->graph(), in);
+  ASSERT_TRUE(ref.ok());
+  EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4);
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 // The layout policies (the backend's own, the layout DP's assignment, every value plain) give
 // the same outputs; an unknown policy is an error.
