@@ -54,6 +54,7 @@ struct PrepareStats {
   int kernel_cache_hits = 0;                   // and those found compiled
   std::string generator_error;                 // why some cluster runs on library kernels
                                                // instead (no compiler, no plugin), if one does
+  double generator_plan_seconds = 0;           // the generator's partition into kernels
 };
 
 // The time of one executed step of a prepared model (a kernel, a fused group or a reorder).
@@ -80,10 +81,12 @@ class PreparedModel {
   // fused kernel when the node was fused), on the buffers of the last Run.
   virtual StatusOr<double> TimeNode(int node, int runs) = 0;
   // Every step in execution order, on the buffers of the last Run: timed in its place in `runs`
-  // whole runs and, where the backend can, alone `runs` times (medians; see StepProfile).
-  // Backends without steps of their own return an empty list.
-  virtual StatusOr<std::vector<StepProfile>> Profile(int runs) {
+  // whole runs and, with `alone` where the backend can, alone `runs` times (medians; see
+  // StepProfile; alone_seconds stays 0 without). Backends without steps of their own return an
+  // empty list.
+  virtual StatusOr<std::vector<StepProfile>> Profile(int runs, bool alone) {
     (void)runs;
+    (void)alone;
     return std::vector<StepProfile>();
   }
   virtual PrepareStats stats() const = 0;

@@ -515,9 +515,9 @@ Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads)
     Status ran = m->Run(*inputs).status();
     if (!ran.ok()) return ran.WithContext("timing the generated kernels");
   }
-  auto generated = prepared_->Profile(kFusionProfileRuns);
+  auto generated = prepared_->Profile(kFusionProfileRuns, /*alone=*/false);
   if (!generated.ok()) return generated.status().WithContext("profiling the generated kernels");
-  auto own = (*other)->Profile(kFusionProfileRuns);
+  auto own = (*other)->Profile(kFusionProfileRuns, /*alone=*/false);
   if (!own.ok()) return own.status().WithContext("profiling the library's kernels");
   FusionTiming& t = fusion_timing_.emplace();
   t.generated_ms = TotalMs(*generated);

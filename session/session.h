@@ -173,7 +173,9 @@ class Session {
   const std::string& backend_name() const { return backend_name_; }
   runtime::PrepareStats stats() const { return prepared_->stats(); }
   // Per executed step, timed alone (after a Run): where the time goes.
-  StatusOr<std::vector<runtime::StepProfile>> Profile(int runs) { return prepared_->Profile(runs); }
+  StatusOr<std::vector<runtime::StepProfile>> Profile(int runs) {
+    return prepared_->Profile(runs, /*alone=*/true);
+  }
   // Set when the session optimized the model.
   const OptimizeReport* optimize_report() const { return optimized_ ? &report_ : nullptr; }
   // The cost source's summary, and a note when its measurements could not be saved.

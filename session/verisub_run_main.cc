@@ -330,9 +330,10 @@ int main(int argc, char** argv) {
 
   if (st.generated_kernels > 0 || flags.session.fusion != "library")
     std::printf(
-        "fusion:   %s: %d generated kernels for %d nodes (%d compiled, %d from the cache)\n",
+        "fusion:   %s: %d generated kernels for %d nodes (%d compiled, %d from the cache; "
+        "partitioned in %.1f ms)\n",
         flags.session.fusion.c_str(), st.generated_kernels, st.generated_nodes, st.kernels_compiled,
-        st.kernel_cache_hits);
+        st.kernel_cache_hits, st.generator_plan_seconds * 1e3);
   if (!st.generator_error.empty())
     std::printf("fusion:   some clusters run on the library's kernels: %s\n",
                 st.generator_error.c_str());

@@ -253,7 +253,7 @@ class CudaPrepared : public PreparedModel {
     return NotFound("node " + std::to_string(node) + " runs no step (a view or folded)");
   }
 
-  StatusOr<std::vector<StepProfile>> Profile(int runs) override {
+  StatusOr<std::vector<StepProfile>> Profile(int runs, bool /*alone: always*/) override {
     std::vector<StepProfile> out;
     for (Step& s : steps_) {
       auto t = TimeStep(s, runs);

@@ -117,7 +117,8 @@ struct ModelDraft {
   KernelGenerator* generator = nullptr;
   std::vector<KernelCluster> generated;
   int generated_kernels = 0, generated_nodes = 0;
-  std::string generator_error;  // why a cluster's kernel could not be made (the first)
+  double generator_plan_seconds = 0;  // the generator's Plan (its partition)
+  std::string generator_error;        // why a cluster's kernel could not be made (the first)
 };
 
 // Thrown-free wrapper: runs f, turning a dnnl::error into a Status naming `what`.

@@ -4,6 +4,7 @@
 #include "runtime/dnnl/dnnl_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "runtime/constant_folding.h"
@@ -91,7 +92,11 @@ void AddGeneratedGroups(const Graph& g, KernelGenerator* generator, ModelDraft* 
         if (v != kNoValue && d->bf16[v]) taken[i] = 1;
   }
   d->generator = generator;
-  for (KernelCluster& c : generator->Plan(g, taken)) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<KernelCluster> clusters = generator->Plan(g, taken);
+  d->generator_plan_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (KernelCluster& c : clusters) {
     if (c.nodes.size() == 1 && Kernels().Find(g.node(c.nodes[0]).KindName())) continue;
     bool whole = true;  // every library group it touches, it covers
     for (int m : c.nodes) {
@@ -215,6 +220,7 @@ class DnnlBackend : public Backend {
     stats.generated_kernels = d.generated_kernels;
     stats.generated_nodes = d.generated_nodes;
     stats.generator_error = d.generator_error;
+    stats.generator_plan_seconds = d.generator_plan_seconds;
     if (options.generator) {
       stats.kernels_compiled = options.generator->compiled() - compiled_before;
       stats.kernel_cache_hits = options.generator->cache_hits() - hits_before;

@@ -257,7 +257,7 @@ StatusOr<double> DnnlPrepared::TimeNode(int node, int runs) {
   return times[times.size() / 2];
 }
 
-StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs) {
+StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs, bool alone) {
   ThreadScope threads(num_threads_);
   runs = std::max(runs, 1);
   using Clock = std::chrono::steady_clock;
@@ -271,7 +271,7 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs) {
   // In sequence: `runs` whole runs on the buffers of the last Run, each step timed where it
   // stands, so the step pays for what its predecessors left in (or evicted from) the caches.
   std::vector<std::vector<double>> in_sequence(steps_.size());
-  std::vector<double> alone;
+  std::vector<double> by_itself;
   std::vector<StepProfile> out;
   try {
     for (int r = 0; r < runs; ++r) {
@@ -294,14 +294,16 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs) {
                : st.nodes.empty() ? "?"
                                   : graph_->node(st.nodes.front()).KindName();
       p.seconds = median(in_sequence[i]);
-      alone.clear();
-      for (int r = 0; r < runs; ++r) {
-        const auto start = Clock::now();
-        VERISUB_RETURN_IF_ERROR(RunStep(i));
-        stream_.wait();
-        alone.push_back(seconds(start, Clock::now()));
+      if (alone) {
+        by_itself.clear();
+        for (int r = 0; r < runs; ++r) {
+          const auto start = Clock::now();
+          VERISUB_RETURN_IF_ERROR(RunStep(i));
+          stream_.wait();
+          by_itself.push_back(seconds(start, Clock::now()));
+        }
+        p.alone_seconds = median(by_itself);
       }
-      p.alone_seconds = median(alone);
       out.push_back(std::move(p));
     }
   } catch (const dnnl::error& e) {

@@ -19,7 +19,7 @@ class DnnlPrepared : public PreparedModel {
 
   StatusOr<std::vector<HostTensor>> Run(const std::vector<HostTensor>& inputs) override;
   StatusOr<double> TimeNode(int node, int runs) override;
-  StatusOr<std::vector<StepProfile>> Profile(int runs) override;
+  StatusOr<std::vector<StepProfile>> Profile(int runs, bool alone) override;
   PrepareStats stats() const override { return stats_; }
 
  private:

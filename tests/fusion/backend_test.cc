@@ -43,7 +43,7 @@ Result RunWithGenerator(const std::string& bytes, const std::shared_ptr<SubopGen
   auto want = runtime::Execute(*g, inputs);
   EXPECT_TRUE(got.ok() && want.ok());
   if (got.ok() && want.ok()) r.cmp = runtime::testing::Compare(*got, *want);
-  auto profile = (*m)->Profile(1);
+  auto profile = (*m)->Profile(1, true);
   if (profile.ok()) r.profile = *profile;
   return r;
 }

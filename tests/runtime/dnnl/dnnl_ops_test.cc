@@ -190,7 +190,7 @@ TEST(DnnlOpsTest, TransposesBetweenChannelsFirstAndLastAreViews) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   auto transposes = [](PreparedModel& m) {
     int count = 0;
-    for (const StepProfile& s : *m.Profile(1))
+    for (const StepProfile& s : *m.Profile(1, true))
       count += s.kind.find("ranspose") != std::string::npos;
     return count;
   };
@@ -1016,7 +1016,7 @@ TEST(DnnlOpsTest, TimesNodes) {
   EXPECT_FALSE((*m)->TimeNode(g->num_nodes(), 3).ok());
   // The profile has every step: the convolution with its relu, the erf on the reference kernels
   // and the conversions around it.
-  auto profile = (*m)->Profile(2);
+  auto profile = (*m)->Profile(2, true);
   ASSERT_TRUE(profile.ok()) << profile.status().message();
   ASSERT_EQ(static_cast<int>(profile->size()), (*m)->stats().steps);
   int conv = 0, reference = 0;
@@ -1092,7 +1092,7 @@ TEST(DnnlOpsTest, ChannelScaleAndShiftInEveryLayout) {
     ASSERT_TRUE(m);
     EXPECT_EQ(m->stats().fallback_nodes, 0) << specs::LayoutName(layout);
     // Each pass is one step: the scale, its shift and the relu (or clip) after them.
-    auto profile = m->Profile(1);
+    auto profile = m->Profile(1, true);
     ASSERT_TRUE(profile.ok());
     int affine_steps = 0;
     for (const StepProfile& p : *profile) {
@@ -1161,7 +1161,7 @@ std::string DenseBlockBytes() {
 // Steps of `m` whose kind is one of `kinds`, and whose name begins with `prefix`.
 int StepsOf(PreparedModel& m, const std::vector<std::string>& kinds,
             const std::string& prefix = "") {
-  auto profile = m.Profile(1);
+  auto profile = m.Profile(1, true);
   EXPECT_TRUE(profile.ok());
   int steps = 0;
   for (const StepProfile& p : profile.ok() ? *profile : std::vector<StepProfile>{})
