@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Generated kernels against the library's (`make bench-fusion`): per model and thread count,
-// verisub-run --fusion subop against --fusion library and both against ONNX Runtime, every run of
-// one column paired with a run of the others (three serving processes alternating run by run, the
-// order rotating each pass: drift on this shared host falls on all alike), plus from one
+// verisub-run --fusion subop (every cluster generated) and --fusion auto (the kernels that timed
+// faster than the library's steps at prepare) against --fusion library, and each against ONNX
+// Runtime, every run of one column paired with a run of the others (serving processes
+// alternating run by run, the order rotating each pass: drift on this shared host falls on all
+// alike), plus from one
 // profile of each: kernel steps, megabytes read and written by the steps of a run, and the
 // memory-bound time (every step but convolutions and matmuls, in the run). Both verisub columns
 // run in the layout DP's layouts (--layout dp): the default policy times the DP's against
@@ -16,12 +18,14 @@ const path = require('path');
 const bench = require('./run_bench');
 
 const USAGE = `usage: fusion_bench.js --build DIR --ort-dir DIR [--threads 1,2] [--runs N]
-                       [--rounds R] [--doc FILE] [--json FILE] MODEL.onnx...
+                       [--rounds R] [--fusions library,subop,auto] [--doc FILE] [--json FILE]
+                       MODEL.onnx...
   --build    the build folder (its session/verisub-run)
   --ort-dir  onnxruntime-node's folder (make ort)
   --threads  thread counts, comma-separated (default 1,2)
   --runs     timed runs per column and round (default 10)
-  --rounds   rounds (default 2; each starts the three processes anew)
+  --rounds   rounds (default 2; each starts the processes anew)
+  --fusions  the verisub-run columns, the first the baseline (default library,subop,auto)
   --doc      a Markdown file whose <!-- fusion-bench --> section gets the table
   --json     write the measurements here`;
 
@@ -30,13 +34,14 @@ const ORT_BENCH = path.join(__dirname, 'ort', 'ort_bench.js');
 const kLibraryKinds = /^(conv2d|conv2d_bias|matmul|onnx:(Conv|MatMul|Gemm|ConvTranspose))$/;
 
 function parseArgs(argv) {
-  const o = {threads: [1, 2], runs: 10, rounds: 2, models: []};
+  const o = {threads: [1, 2], runs: 10, rounds: 2, fusions: ['library', 'subop', 'auto'], models: []};
   walk(argv, (a, next) => {
     if (a === '--build') o.build = next();
     else if (a === '--ort-dir') o.ortDir = next();
     else if (a === '--threads') o.threads = next().split(',').map((t) => count('--threads', t, 1));
     else if (a === '--runs') o.runs = count(a, next(), 1);
     else if (a === '--rounds') o.rounds = count(a, next(), 1);
+    else if (a === '--fusions') o.fusions = next().split(',');
     else if (a === '--doc') o.doc = next();
     else if (a === '--json') o.json = next();
     else if (a.startsWith('--')) return false;
@@ -78,67 +83,81 @@ function profile(verisubRun, model, threads, fusion, check) {
 
 async function timeModel(verisubRun, o, model, threads) {
   const served = ['--threads', String(threads), '--runs', '1', '--warmup', '3', '--serve'];
-  const times = {ort: [], library: [], subop: []};
-  const pairs = {library: [], subop: [], gain: []};
+  const turns = ['ort', ...o.fusions];
+  const base = o.fusions[0];
+  const times = Object.fromEntries(turns.map((w) => [w, []]));
+  const vsOrt = Object.fromEntries(o.fusions.map((f) => [f, []]));
+  const vsBase = Object.fromEntries(o.fusions.map((f) => [f, []]));
   for (let round = 0; round < o.rounds; ++round) {
-    const ort = new bench.Server(process.execPath,
-                                 [ORT_BENCH, model, ...served, '--ort-dir', o.ortDir], 1800);
-    const up = {ort: await ort.next().then(() => true, () => false)};
-    const servers = {};
-    for (const f of ['library', 'subop']) {
+    const servers = {
+      ort: new bench.Server(process.execPath, [ORT_BENCH, model, ...served, '--ort-dir', o.ortDir], 1800)
+    };
+    const up = {ort: await servers.ort.next().then(() => true, () => false)};
+    for (const f of o.fusions) {
       servers[f] = new bench.Server(verisubRun, [model, '--layout', 'dp', '--fusion', f, ...served],
                                     1800);
       up[f] = await servers[f].next().then(() => true, () => false);
     }
-    const turns = ['ort', 'library', 'subop'];
-    const got = {ort: [], library: [], subop: []};
+    const got = Object.fromEntries(turns.map((w) => [w, []]));
     for (let k = 0; k < o.runs && Object.values(up).every((u) => u); ++k) {
       const shift = (k + round) % turns.length;
       for (const who of [...turns.slice(shift), ...turns.slice(0, shift)]) {
         try {
-          got[who].push((await (who === 'ort' ? ort : servers[who]).run(1))[0]);
+          got[who].push((await servers[who].run(1))[0]);
         } catch (e) {
           up[who] = false;
         }
       }
     }
-    await Promise.all([ort.close(), servers.library.close(), servers.subop.close()]);
-    const n = Math.min(got.ort.length, got.library.length, got.subop.length);
-    for (let k = 0; k < n; ++k) {
-      pairs.library.push(got.ort[k] / got.library[k]);
-      pairs.subop.push(got.ort[k] / got.subop[k]);
-      pairs.gain.push(got.library[k] / got.subop[k]);
-    }
+    await Promise.all(Object.values(servers).map((sv) => sv.close()));
+    const n = Math.min(...turns.map((w) => got[w].length));
+    for (let k = 0; k < n; ++k)
+      for (const f of o.fusions) {
+        vsOrt[f].push(got.ort[k] / got[f][k]);
+        vsBase[f].push(got[base][k] / got[f][k]);
+      }
     for (const who of turns) times[who].push(...got[who]);
   }
   const m = (xs) => (xs.length ? bench.median(xs) : NaN);
-  return {
-    ortMs: m(times.ort), libraryMs: m(times.library), subopMs: m(times.subop),
-    libraryVsOrt: m(pairs.library), subopVsOrt: m(pairs.subop), gain: m(pairs.gain),
-    pairs: pairs.gain.length
-  };
+  const out = {ms: {}, vsOrt: {}, vsBase: {}, pairs: vsOrt[base].length};
+  for (const w of turns) out.ms[w] = m(times[w]);
+  for (const f of o.fusions) {
+    out.vsOrt[f] = m(vsOrt[f]);
+    out.vsBase[f] = m(vsBase[f]);
+  }
+  return out;
 }
 
 function table(rows, o) {
   const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '-');
+  const base = o.fusions[0], others = o.fusions.slice(1);
+  const arrow = (r, key, d) => o.fusions.map((c) => f(r.profiles[c][key], d)).join(' → ');
   const lines = [
-    `| model | threads | ORT ms | library ms | subop ms | subop vs library | library vs ORT | ` +
-        `subop vs ORT | steps (lib → subop) | MB through kernels | memory-bound ms | ` +
-        `memory-bound gain | generated kernels (nodes) | check |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|'];
+    `| model | threads | ORT ms | ${o.fusions.map((c) => `${c} ms`).join(' | ')} | ` +
+        `${others.map((c) => `${c} vs ${base}`).join(' | ')} | ` +
+        `${o.fusions.map((c) => `${c} vs ORT`).join(' | ')} | steps | MB through kernels | ` +
+        `memory-bound ms | ${others.map((c) => `memory-bound gain ${c}`).join(' | ')} | ` +
+        `generated kernels (nodes) | check |`,
+    `|---|---:|---:|${o.fusions.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|` +
+        `${o.fusions.map(() => '---:').join('|')}|---:|---:|---:|${others.map(() => '---:').join('|')}|---:|---|`];
   for (const r of rows) {
-    const lib = r.library, sub = r.subop, t = r.time;
-    lines.push(`| ${r.model} | ${r.threads} | ${f(t.ortMs)} | ${f(t.libraryMs)} | ${f(t.subopMs)} | ` +
-               `**${f(t.gain)}x** | ${f(t.libraryVsOrt)}x | ${f(t.subopVsOrt)}x | ` +
-               `${lib.steps} → ${sub.steps} | ${f(lib.ioMB, 1)} → ${f(sub.ioMB, 1)} | ` +
-               `${f(lib.memoryMs)} → ${f(sub.memoryMs)} | ${f(lib.memoryMs / sub.memoryMs)}x | ` +
-               `${sub.generated} (${sub.generatedNodes}) | ${lib.check}/${sub.check} |`);
+    const t = r.time, p = r.profiles;
+    lines.push(
+        `| ${r.model} | ${r.threads} | ${f(t.ms.ort)} | ${o.fusions.map((c) => f(t.ms[c])).join(' | ')} | ` +
+        `${others.map((c) => `**${f(t.vsBase[c])}x**`).join(' | ')} | ` +
+        `${o.fusions.map((c) => `${f(t.vsOrt[c])}x`).join(' | ')} | ${arrow(r, 'steps', 0)} | ` +
+        `${arrow(r, 'ioMB', 1)} | ${arrow(r, 'memoryMs')} | ` +
+        `${others.map((c) => `${f(p[base].memoryMs / p[c].memoryMs)}x`).join(' | ')} | ` +
+        `${others.map((c) => `${p[c].generated} (${p[c].generatedNodes})`).join(', ')} | ` +
+        `${o.fusions.map((c) => p[c].check).join('/')} |`);
   }
   lines.push('', `Paired ratios: medians over ${o.rounds} rounds x ${o.runs} runs of per-run ratios ` +
-             `(three serving processes alternating run by run); above 1 the second engine named ` +
-             `is faster; both verisub columns with --layout dp. Memory-bound ms: every profiled step but convolutions and matmuls, ` +
-             `timed in the run (one profile of 5 runs per column, so noisier than the paired ` +
-             `ratios). Check: both columns against the reference backend, at the first thread count.`);
+             `(${o.fusions.length + 1} serving processes alternating run by run); above 1 the second engine ` +
+             `named is faster; every verisub column with --layout dp. Columns with arrows: ` +
+             `${o.fusions.join(' → ')}. Memory-bound ms: every profiled step but convolutions and ` +
+             `matmuls, timed in the run (one profile of 5 runs per column, so noisier than the ` +
+             `paired ratios). Check: every column against the reference backend, at the first ` +
+             `thread count.`);
   return lines.join('\n');
 }
 
@@ -154,13 +173,15 @@ async function main() {
       process.stderr.write(`[${rows.length + 1}/${o.models.length * o.threads.length}] ${name} ` +
                            `at ${threads} thread(s) (${((Date.now() - start) / 60000).toFixed(1)} min)\n`);
       const check = threads === o.threads[0];
-      const library = profile(verisubRun, model, threads, 'library', check);
-      const subop = profile(verisubRun, model, threads, 'subop', check);
+      const profiles = {};
+      for (const c of o.fusions) profiles[c] = profile(verisubRun, model, threads, c, check);
       const time = await timeModel(verisubRun, o, model, threads);
-      rows.push({model: name, threads, library, subop, time});
-      process.stderr.write(`    subop ${time.gain.toFixed(2)}x library, ${time.subopVsOrt.toFixed(2)}x ` +
-                           `ORT; memory-bound ${library.memoryMs.toFixed(2)} -> ` +
-                           `${subop.memoryMs.toFixed(2)} ms; check ${library.check}/${subop.check}\n`);
+      rows.push({model: name, threads, profiles, time});
+      const said = o.fusions.slice(1).map(
+          (c) => `${c} ${time.vsBase[c].toFixed(2)}x ${o.fusions[0]} (memory-bound ` +
+                 `${profiles[o.fusions[0]].memoryMs.toFixed(2)} -> ${profiles[c].memoryMs.toFixed(2)} ms)`);
+      process.stderr.write(`    ${said.join(', ')}; check ` +
+                           `${o.fusions.map((c) => profiles[c].check).join('/')}\n`);
     }
   }
   const text = table(rows, o);
