@@ -145,7 +145,8 @@ ort:
 # table (bench/gpu/gpu_check.sh; logs in $(BUILD)/gpu-check). About 8 minutes on an H200.
 .PHONY: gpu-check
 gpu-check: configure
-	cmake --build $(BUILD) -j $(JOBS) --target cuda_tests verisub-run verisub-models
+	cmake --build $(BUILD) -j $(JOBS) --target cuda_tests verisub-run verisub-models \
+	  verisub-igemm-bench
 	sh bench/gpu/gpu_check.sh $(BUILD) $(BUILD)/gpu-check
 
 # Every development model against ONNX Runtime, side by side in one run with alternating

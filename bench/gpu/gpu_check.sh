@@ -2,7 +2,8 @@
 # The GPU check (`make gpu-check`, issue 27): on a machine with an NVIDIA GPU, runs every GPU
 # test (cuda_tests), writes the development models, runs each with `verisub-run --device cuda`
 # (float32 and --optimize with outputs checked against the reference backend; --precision fp16,
-# whose Session checks its own outputs against the budget), times PyTorch on the same GPU
+# whose Session checks its own outputs against the budget), our implicit-GEMM convolution against
+# cuDNN on the models' convolutions (verisub-igemm-bench), times PyTorch on the same GPU
 # (eager, CUDA graphs, torch.compile) and prints the table (bench/gpu/gpu_table.py).
 #   sh bench/gpu/gpu_check.sh [BUILD_DIR] [OUT_DIR]      (a build of this checkout)
 #   sh bench/gpu/gpu_check.sh --bundle [OUT_DIR]         (a GPU machine without this project's
@@ -24,11 +25,12 @@ if [ "${1:-}" = "--bundle" ]; then
   LD_LIBRARY_PATH=/tmp/v/lib:$(libdir libcudnn.so.9):$(libdir libcublasLt.so.13):$(libdir libcudart.so.13)
   export LD_LIBRARY_PATH
   RUN=/tmp/v/verisub-run MODELS_BIN=/tmp/v/verisub-models TESTS=/tmp/v/cuda_tests
+  IGEMM=/tmp/v/verisub-igemm-bench
 else
   BUILD=${1:-build}
   OUT=${2:-$BUILD/gpu-check}
   RUN=$BUILD/session/verisub-run MODELS_BIN=$BUILD/runtime/models/verisub-models
-  TESTS=$BUILD/tests/runtime/cuda_tests
+  TESTS=$BUILD/tests/runtime/cuda_tests IGEMM=$BUILD/runtime/cuda/verisub-igemm-bench
 fi
 RUNS=${GPU_RUNS:-200}
 MODELS=${GPU_MODELS:-"resnet50 resnext50_32x4d inception_v3 squeezenet1_1 mobilenet_v2 nasnet_a nasrnn bert_base"}
@@ -67,6 +69,15 @@ for m in $MODELS; do
   echo "exit $?"
   grep -E "^optimize|^rewrites|^check|^verisub-run:|^error" "$OUT/opt_$m.log"
 done
+step "implicit GEMM convolution against cuDNN (fp16, batch 1 and 8)"
+igemm_models=""
+for m in resnet50 resnext50_32x4d inception_v3 squeezenet1_1 nasnet_a; do
+  [ -f "$OUT/models/$m.onnx" ] && igemm_models="$igemm_models $OUT/models/$m.onnx"
+done
+timeout "$RUN_TIMEOUT" "$IGEMM" $igemm_models --table "$OUT/igemm_costs.txt" \
+  >"$OUT/igemm.md" 2>"$OUT/igemm.log"
+echo "exit $?"
+tail -3 "$OUT/igemm.md"
 step "PyTorch"
 "$PYTHON" bench/gpu/torch_baselines.py --out "$OUT/torch.json" --runs "$RUNS" \
   --compile-budget "$COMPILE_BUDGET" --models "$TORCH_MODELS" || echo "torch_baselines.py failed"
