@@ -73,6 +73,8 @@ class PatternFuser {
         kind = OpKind::kSilu;
       else if ((x = GeluInput(n)))
         kind = OpKind::kGelu;
+      else if ((x = GeluTanhInput(n)))
+        kind = OpKind::kGeluTanh;
       if (!x) continue;
       Node r;
       r.name = n.name;
@@ -111,31 +113,91 @@ class PatternFuser {
     return std::nullopt;
   }
 
-  // 1 + erf(x / sqrt 2), as Add(erf(smul(x, 1/sqrt 2)), 1) in either order: returns x.
+  // 1 + f(...): an opaque Add of the scalar 1 in either order, or the bias_add of ones that the
+  // import makes of it; returns the node of kind `f` (read only there), or null.
+  const Node* OnePlus(int v, OpKind f) const {
+    if (const Node* add = OnlyOpaque(v, "Add"); add != nullptr && add->inputs.size() == 2) {
+      for (int side = 0; side < 2; ++side) {
+        auto one = ScalarConstant(*g_, add->inputs[1 - side]);
+        if (one && *one == 1.0) return Only(add->inputs[side], f);
+      }
+      return nullptr;
+    }
+    const Node* bias = Only(v, OpKind::kBiasAdd);
+    if (bias == nullptr) return nullptr;
+    const HostTensor* ones = g_->value(bias->inputs[1]).constant.get();
+    if (ones == nullptr) return nullptr;
+    for (double e : ones->ToDoubles())
+      if (e != 1.0) return nullptr;
+    return Only(bias->inputs[0], f);
+  }
+
+  // 1 + erf(x / sqrt 2), as 1 + erf(smul(x, 1/sqrt 2)): returns x.
   std::optional<int> OnePlusErf(int v) const {
-    const Node* add = OnlyOpaque(v, "Add");
-    if (add == nullptr || add->inputs.size() != 2) return std::nullopt;
+    const Node* erf = OnePlus(v, OpKind::kErf);
+    if (erf == nullptr) return std::nullopt;
+    const Node* scale = Only(erf->inputs[0], OpKind::kSmul);
+    if (scale == nullptr) return std::nullopt;
+    auto c = ScalarConstant(*g_, scale->inputs[1]);
+    if (c && Near(*c, 1.0 / std::sqrt(2.0))) return scale->inputs[0];
+    return std::nullopt;
+  }
+
+  // x^3 as ewmul(x, ewmul(x, x)) with either factor first, or Pow(x, 3): returns x.
+  std::optional<int> CubeInput(int v) const {
+    if (const Node* pow = OnlyOpaque(v, "Pow"); pow != nullptr && pow->inputs.size() == 2) {
+      auto e = ScalarConstant(*g_, pow->inputs[1]);
+      if (e && *e == 3.0) return pow->inputs[0];
+      return std::nullopt;
+    }
+    const Node* outer = Only(v, OpKind::kEwMul);
+    if (outer == nullptr) return std::nullopt;
     for (int side = 0; side < 2; ++side) {
-      auto one = ScalarConstant(*g_, add->inputs[1 - side]);
-      if (!one || *one != 1.0) continue;
-      const Node* erf = Only(add->inputs[side], OpKind::kErf);
-      if (erf == nullptr) continue;
-      const Node* scale = Only(erf->inputs[0], OpKind::kSmul);
-      if (scale == nullptr) continue;
-      auto c = ScalarConstant(*g_, scale->inputs[1]);
-      if (c && Near(*c, 1.0 / std::sqrt(2.0))) return scale->inputs[0];
+      const Node* square = Only(outer->inputs[1 - side], OpKind::kEwMul);
+      const int x = outer->inputs[side];
+      if (square != nullptr && square->inputs[0] == x && square->inputs[1] == x) return x;
+    }
+    return std::nullopt;
+  }
+
+  // 1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)), the sums in either order: returns x.
+  std::optional<int> OnePlusTanh(int v) const {
+    const Node* tanh = OnePlus(v, OpKind::kTanh);
+    if (tanh == nullptr) return std::nullopt;
+    const Node* scale = Only(tanh->inputs[0], OpKind::kSmul);
+    if (scale == nullptr) return std::nullopt;
+    auto c = ScalarConstant(*g_, scale->inputs[1]);
+    const Node* inner = Only(scale->inputs[0], OpKind::kEwAdd);
+    if (!c || !Near(*c, std::sqrt(2.0 / M_PI)) || inner == nullptr) return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      const Node* cubic = Only(inner->inputs[1 - side], OpKind::kSmul);
+      if (cubic == nullptr) continue;
+      auto k = ScalarConstant(*g_, cubic->inputs[1]);
+      auto x = CubeInput(cubic->inputs[0]);
+      if (k && Near(*k, 0.044715) && x && *x == inner->inputs[side]) return x;
     }
     return std::nullopt;
   }
 
   // (x * (1 + erf(x/sqrt2))) * 0.5 or (x * 0.5) * (1 + erf(x/sqrt2)), factors in either order.
   std::optional<int> GeluInput(const Node& n) const {
+    return HalfXTimes(n, [this](int v) { return OnePlusErf(v); });
+  }
+  // The same with 1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)): GPT-2's "gelu_new".
+  std::optional<int> GeluTanhInput(const Node& n) const {
+    return HalfXTimes(n, [this](int v) { return OnePlusTanh(v); });
+  }
+
+  // (x * g(x)) * 0.5 or (x * 0.5) * g(x), factors in either order, where `inner` matches g(x) and
+  // returns its x.
+  template <class Inner>
+  std::optional<int> HalfXTimes(const Node& n, Inner inner) const {
     if (*n.op == OpKind::kSmul) {
       auto half = ScalarConstant(*g_, n.inputs[1]);
       const Node* mul = Only(n.inputs[0], OpKind::kEwMul);
       if (!half || *half != 0.5 || mul == nullptr) return std::nullopt;
       for (int side = 0; side < 2; ++side) {
-        auto x = OnePlusErf(mul->inputs[1 - side]);
+        auto x = inner(mul->inputs[1 - side]);
         if (x && *x == mul->inputs[side]) return x;
       }
       return std::nullopt;
@@ -145,7 +207,7 @@ class PatternFuser {
       const Node* half = Only(n.inputs[side], OpKind::kSmul);
       if (half == nullptr) continue;
       auto h = ScalarConstant(*g_, half->inputs[1]);
-      auto x = OnePlusErf(n.inputs[1 - side]);
+      auto x = inner(n.inputs[1 - side]);
       if (h && *h == 0.5 && x && *x == half->inputs[0]) return x;
     }
     return std::nullopt;

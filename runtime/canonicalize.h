@@ -30,8 +30,10 @@ int CanonicalizeOnnxForms(Graph* g);
 std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& pad);
 
 // After mapping: x * sigmoid(x) becomes silu(x); PyTorch's exact GELU decomposition
-// (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x). Intermediate values
-// read elsewhere block a rewrite. Returns the number of patterns replaced.
+// (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x), and the tanh
+// approximation (0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), GPT-2's "gelu_new", the
+// cube as Pow or as products) gelu_tanh(x). Intermediate values read elsewhere block a rewrite.
+// Returns the number of patterns replaced.
 int FusePatterns(Graph* g);
 
 // A convolution's epilogue fused into it, as engines run it: conv2d (activation none), then a

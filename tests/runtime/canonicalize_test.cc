@@ -75,6 +75,44 @@ TEST(CanonicalizeTest, GeluTwinIntermediateReadElsewhereStays) {
   EXPECT_EQ(CountKind(g, "erf"), 1);
 }
 
+// GPT-2's "gelu_new" as exported: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the
+// cube as Pow(x, 3) (torch.pow) or as x * (x * x); `wrong_constant` writes 0.05 for 0.044715.
+std::string GeluTanhModel(bool pow, bool wrong_constant, bool read_tanh_elsewhere) {
+  ModelBuilder b;
+  b.Input("x", {2, 3, 8}).Output("y", {2, 3, 8});
+  b.Weight("three", Scalar(3.0)).Weight("k", Scalar(wrong_constant ? 0.05 : 0.044715));
+  b.Weight("c", Scalar(std::sqrt(2.0 / M_PI))).Weight("one", Scalar(1.0));
+  b.Weight("half", Scalar(0.5));
+  if (pow) {
+    b.Node("Pow", {"x", "three"}, {"cube"});
+  } else {
+    b.Node("Mul", {"x", "x"}, {"sq"});
+    b.Node("Mul", {"x", "sq"}, {"cube"});
+  }
+  b.Node("Mul", {"cube", "k"}, {"kc"});
+  b.Node("Add", {"x", "kc"}, {"inner"});
+  b.Node("Mul", {"inner", "c"}, {"scaled"});
+  b.Node("Tanh", {"scaled"}, {"t"});
+  b.Node("Add", {"one", "t"}, {"a"});
+  b.Node("Mul", {"half", "x"}, {"hx"});
+  b.Node("Mul", {"hx", "a"}, {"y"});
+  if (read_tanh_elsewhere) b.Output("t", {2, 3, 8});
+  return b.Bytes();
+}
+
+TEST(CanonicalizeTest, TanhGeluDecompositionBecomesGeluTanh) {
+  for (bool pow : {true, false}) {
+    Graph g = ImportChecked(GeluTanhModel(pow, false, false));
+    EXPECT_EQ(CountKind(g, "gelu_tanh"), 1) << pow;
+    EXPECT_EQ(g.num_nodes(), 1) << pow;
+  }
+  // Twins: another constant, or the tanh read elsewhere, stay as they are (still computed right).
+  EXPECT_EQ(CountKind(ImportChecked(GeluTanhModel(false, true, false)), "gelu_tanh"), 0);
+  Graph read = ImportChecked(GeluTanhModel(true, false, true));
+  EXPECT_EQ(CountKind(read, "gelu_tanh"), 0);
+  EXPECT_EQ(CountKind(read, "tanh"), 1);
+}
+
 TEST(CanonicalizeTest, SiluBecomesSiluOnlyWithTheSameInput) {
   ModelBuilder b;
   b.Input("x", {1, 4, 3, 3}).Output("y", {1, 4, 3, 3});

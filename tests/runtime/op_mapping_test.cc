@@ -137,7 +137,21 @@ TEST(OpMappingTest, AddAndMulMapByShape) {
   // Other broadcasting is not a spec operator.
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1, 3, 1, 5}, true)), "onnx:Add"), 1);
   EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Mul", {1, 3, 1, 5}, true)), "onnx:Mul"), 1);
-  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1}, true)), "onnx:Add"), 1);
+  // A constant scalar added (either side; a tanh GELU's `1 + tanh(...)`): a bias_add of that
+  // many copies along the last axis, bit for bit the same sums; a scalar that is an input stays
+  // opaque.
+  Graph scalar = ImportChecked(BinaryModel("Add", {1}, true));
+  ASSERT_EQ(CountKind(scalar, "bias_add"), 1);
+  EXPECT_EQ(CountKind(scalar, "onnx:Add"), 0);
+  EXPECT_EQ(scalar.node(0).params[0], 3);
+  EXPECT_EQ(scalar.value(scalar.node(0).inputs[1]).dims, std::vector<int64_t>{5});
+  {
+    ModelBuilder b;
+    b.Input("a", {2, 3}).Output("y", {2, 3}).RandomWeight("one", {}, 4);
+    b.Node("Add", {"one", "a"}, {"y"});
+    EXPECT_EQ(CountKind(ImportChecked(b.Bytes()), "bias_add"), 1);
+  }
+  EXPECT_EQ(CountKind(ImportChecked(BinaryModel("Add", {1}, false)), "onnx:Add"), 1);
 }
 
 TEST(OpMappingTest, SubMapsToEwSubOnEqualShapesOnly) {
