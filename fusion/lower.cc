@@ -95,8 +95,10 @@ class NodeLowering {
     if (hi < INFINITY) x = Bin(BinaryFn::kMin, x, C(hi));
     return x;
   }
+  // max(0, min(1, alpha x + beta)), the bounds in the order the spec states them (specs/params.h;
+  // the symbolic check compares the expressions).
   int HardSigmoid(int x, double alpha, double beta) {
-    return Clamp(Add(Mul(x, C(alpha)), C(beta)), 0, 1);
+    return Bin(BinaryFn::kMax, Bin(BinaryFn::kMin, Add(Mul(x, C(alpha)), C(beta)), C(1)), C(0));
   }
 
   int Activation(specs::Activation a, int x) {

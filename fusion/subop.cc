@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "fusion/subop_eval.h"
+
 namespace verisub::fusion {
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
@@ -305,92 +307,20 @@ double ApplyBinary(BinaryFn f, double a, double b) {
   return 0;
 }
 
-// Row-major multi-index of flat position `flat` in `dims`.
-void Unflatten(int64_t flat, const std::vector<int64_t>& dims, std::vector<int64_t>* idx) {
-  idx->resize(dims.size());
-  for (size_t k = dims.size(); k-- > 0;) {
-    (*idx)[k] = flat % dims[k];
-    flat /= dims[k];
-  }
-}
+// Doubles, as the generated kernels compute (in float32).
+struct DoubleSubops {
+  using Elem = double;
+  double Constant(double v) const { return v; }
+  double Unary(UnaryFn f, double x) const { return ApplyUnary(f, x); }
+  double Binary(BinaryFn f, double a, double b) const { return ApplyBinary(f, a, b); }
+  double Select(double mask, double a, double b) const { return mask != 0 ? a : b; }
+};
 
 }  // namespace
 
 StatusOr<std::vector<double>> EvaluateSubGraph(const SubGraph& g,
                                                const std::vector<std::vector<double>>& inputs) {
-  VERISUB_RETURN_IF_ERROR(CheckSubGraph(g));
-  if (inputs.size() != g.input_dims.size())
-    return InvalidArgument("sub-operator graph: " + std::to_string(g.input_dims.size()) +
-                           " inputs expected, " + std::to_string(inputs.size()) + " given");
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (static_cast<int64_t>(inputs[i].size()) != NumElements(g.input_dims[i]))
-      return InvalidArgument("sub-operator graph: input " + std::to_string(i) + " has " +
-                             std::to_string(inputs[i].size()) + " elements");
-  std::vector<std::vector<double>> val(g.nodes.size());
-  std::vector<int64_t> idx;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const SubNode& n = g.nodes[i];
-    const int64_t count = NumElements(n.dims);
-    std::vector<double>& out = val[i];
-    out.assign(count, 0.0);
-    switch (n.kind) {
-      case SubOpKind::kInput:
-        out = inputs[n.input];
-        break;
-      case SubOpKind::kConst:
-        std::fill(out.begin(), out.end(), n.value);
-        break;
-      case SubOpKind::kUnary:
-        for (int64_t e = 0; e < count; ++e) out[e] = ApplyUnary(n.unary, val[n.args[0]][e]);
-        break;
-      case SubOpKind::kBinary:
-        for (int64_t e = 0; e < count; ++e)
-          out[e] = ApplyBinary(n.binary, val[n.args[0]][e], val[n.args[1]][e]);
-        break;
-      case SubOpKind::kSelect:
-        for (int64_t e = 0; e < count; ++e)
-          out[e] = val[n.args[0]][e] != 0 ? val[n.args[1]][e] : val[n.args[2]][e];
-        break;
-      case SubOpKind::kReindex: {
-        const std::vector<int64_t>& in_dims = g.nodes[n.args[0]].dims;
-        for (int64_t e = 0; e < count; ++e) {
-          Unflatten(e, n.dims, &idx);
-          int64_t flat = 0;
-          bool inside = true;
-          for (size_t k = 0; k < n.map.size(); ++k) {
-            const AxisMap& m = n.map[k];
-            int64_t s = m.offset;
-            for (size_t j = 0; j < idx.size(); ++j) s += m.coef[j] * idx[j];
-            s = FloorDiv(s, m.divisor);
-            if (m.modulus > 0) s = ((s % m.modulus) + m.modulus) % m.modulus;
-            inside &= s >= 0 && s < in_dims[k];
-            flat = flat * in_dims[k] + s;
-          }
-          out[e] = inside ? val[n.args[0]][flat] : n.value;
-        }
-        break;
-      }
-      case SubOpKind::kReduce: {
-        const std::vector<int64_t>& in_dims = g.nodes[n.args[0]].dims;
-        std::vector<bool> seen(count, false);
-        for (int64_t e = 0; e < NumElements(in_dims); ++e) {
-          Unflatten(e, in_dims, &idx);
-          for (int ax : n.reduce_axes) idx[ax] = 0;
-          int64_t flat = 0;
-          for (size_t k = 0; k < idx.size(); ++k) flat = flat * n.dims[k] + idx[k];
-          const double x = val[n.args[0]][e];
-          if (!seen[flat]) {
-            out[flat] = x;
-            seen[flat] = true;
-          } else {
-            out[flat] = n.reduce == ReduceFn::kSum ? out[flat] + x : std::max(out[flat], x);
-          }
-        }
-        break;
-      }
-    }
-  }
-  return val[g.output];
+  return EvaluateSubGraphIn(DoubleSubops(), g, inputs);
 }
 
 }  // namespace verisub::fusion

@@ -2,6 +2,9 @@
 #include "verify/poly.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <numeric>
 
 #include "base/status.h"
@@ -270,6 +273,20 @@ std::string PolyStore::MonoString(uint32_t m) const {
       case AtomKind::kReciprocal:
         s += "recip(" + ToString(a.args[0]) + ")";
         break;
+      case AtomKind::kFunction: {
+        s += "fn" + std::to_string(a.param) + "(";
+        for (size_t i = 0; i < a.args.size(); ++i) s += (i ? ", " : "") + ToString(a.args[i]);
+        s += ")";
+        break;
+      }
+      case AtomKind::kConstant: {
+        double v;
+        std::memcpy(&v, &a.param, sizeof v);
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "c(%.17g)", v);
+        s += buf;
+        break;
+      }
     }
     if (e > 1) s += "^" + std::to_string(e);
   }
@@ -332,6 +349,27 @@ z3::expr PolyStore::ToZ3(Id p, z3::context& ctx, std::unordered_map<Id, z3::expr
         }
         case AtomKind::kReciprocal: {
           v = ctx.function("recip", ctx.real_sort(), ctx.real_sort())(ToZ3(a.args[0], ctx, cache));
+          break;
+        }
+        case AtomKind::kFunction: {
+          z3::sort_vector domain(ctx);
+          z3::expr_vector args(ctx);
+          for (Id arg : a.args) {
+            domain.push_back(ctx.real_sort());
+            args.push_back(ToZ3(arg, ctx, cache));
+          }
+          const std::string name = "fn" + std::to_string(a.param);
+          v = ctx.function(name.c_str(), domain, ctx.real_sort())(args);
+          break;
+        }
+        case AtomKind::kConstant: {  // the double's exact value: mantissa * 2^exponent
+          double d;
+          std::memcpy(&d, &a.param, sizeof d);
+          int e = 0;
+          const double m = std::frexp(d, &e);  // d = m * 2^e, 0.5 <= |m| < 1
+          const auto mantissa = static_cast<int64_t>(std::ldexp(m, 53));
+          v = ctx.real_val(std::to_string(mantissa).c_str()) *
+              z3::pw(ctx.real_val(2), ctx.real_val(e - 53));
           break;
         }
       }

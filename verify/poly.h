@@ -27,7 +27,18 @@ struct Rational {
 Rational operator+(const Rational& a, const Rational& b);
 Rational operator*(const Rational& a, const Rational& b);
 
-enum class AtomKind : int { kInput, kActivation, kMax, kBnScale, kReciprocal };
+// kFunction: an uninterpreted function named by `param` of its arguments (the sub-operator
+// level's sqrt, log, abs, comparisons, select; fusion's lowering check); kConstant: a real number
+// that is no small rational, `param` its double's bits, no arguments.
+enum class AtomKind : int {
+  kInput,
+  kActivation,
+  kMax,
+  kBnScale,
+  kReciprocal,
+  kFunction,
+  kConstant
+};
 
 class PolyStore {
  public:
@@ -40,7 +51,8 @@ class PolyStore {
   // Element `index` of tensor variable `tensor`.
   Id Input(int tensor, int64_t index);
   // An uninterpreted application: activation `param` of one argument, max of two (arguments
-  // sorted: max commutes), batchnorm scale with `param` = epsilon's bits, reciprocal of one.
+  // sorted: max commutes), batchnorm scale with `param` = epsilon's bits, reciprocal of one,
+  // function `param` of any, a constant of none.
   Id Apply(AtomKind kind, int64_t param, std::vector<Id> args);
 
   Id Add(Id a, Id b);
