@@ -32,6 +32,10 @@ struct PrepareOptions {
   // generator's clusters of memory-bound nodes as one generated kernel each, where its library
   // does not already fuse them into a convolution or matmul. Null: library kernels only.
   std::shared_ptr<KernelGenerator> generator;
+  // Off: nothing fused across nodes, not even the library's own patterns (a convolution's bias
+  // and activation, a channel affine chain, an erf GELU): every node its own kernel (`--fusion
+  // none`, for measuring what fusion buys). Backends without fusion ignore it.
+  bool library_fusion = true;
 };
 
 // What a prepared model did at prepare time, for reports.

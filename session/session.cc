@@ -216,6 +216,7 @@ StatusOr<PreparedAlternative> PrepareFloat32(const runtime::Backend& backend, ru
   prepare.num_threads = num_threads;
   prepare.layouts = std::move(placement->layouts);
   prepare.generator = options.kernel_generator;
+  prepare.library_fusion = options.fusion != "none";
   auto prepared = backend.Prepare(graph, prepare);
   if (!prepared.ok()) return prepared.status().WithContext(backend.Name() + " backend (float32)");
   return PreparedAlternative{std::move(graph), std::move(prepared).value(), placement->dp};
@@ -280,9 +281,10 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   // "auto": the layout DP's layouts on the oneDNN backend (the reference backend runs plain).
   SessionOptions options = requested;
   if (options.layout == "auto") options.layout = options.backend == "onednn" ? "dp" : "backend";
-  if (options.fusion != "library" && options.fusion != "subop" && options.fusion != "auto")
-    return InvalidArgument("fusion '" + options.fusion + "': library, subop or auto");
-  if (options.fusion == "library") {
+  if (options.fusion != "none" && options.fusion != "library" && options.fusion != "subop" &&
+      options.fusion != "auto")
+    return InvalidArgument("fusion '" + options.fusion + "': none, library, subop or auto");
+  if (options.fusion == "library" || options.fusion == "none") {
     options.kernel_generator = nullptr;
   } else if (options.backend != "onednn") {
     return InvalidArgument("fusion " + options.fusion +
@@ -370,6 +372,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   runtime::PrepareOptions prepare;
   prepare.num_threads = options.num_threads;
   prepare.generator = options.kernel_generator;
+  prepare.library_fusion = options.fusion != "none";
   auto placement = PlaceValues(&graph_, options, cost_model, backend_.get(), prepare.num_threads);
   if (!placement.ok() && requested.layout == "auto" && options.precision == "f32") {
     // Not asked for by name: a graph the DP cannot lay out runs in oneDNN's own layouts.
@@ -689,6 +692,7 @@ Status Session::CheckPrecisionOnBackend(const SessionOptions& options,
     prepare.num_threads = num_threads;
     prepare.layouts = std::move(placement->layouts);
     prepare.storage_types = std::move(placement->storage_types);
+    prepare.library_fusion = options.fusion != "none";
     auto again = backend_->Prepare(graph, prepare);
     if (again.ok()) {
       auto second = BackendOutputError(graph, **again, seed, reference.get());

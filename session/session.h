@@ -62,8 +62,10 @@ struct SessionOptions {
   // model runs as imported. Off: the optimizer's graph runs whatever the timing (deterministic,
   // for tests of the search itself).
   bool time_rewrites = true;
-  // Kernels for the memory-bound operators outside convolutions and matmuls: "library" (the
-  // backend's own, one per node or library pattern), "subop" (chains of them lowered to
+  // Kernels for the memory-bound operators outside convolutions and matmuls: "none" (every node
+  // its own kernel, nothing fused, not even a convolution's bias and activation: for measuring
+  // what fusion buys), "library" (the backend's own, one per node or library pattern), "subop"
+  // (chains of them lowered to
   // sub-operators and generated as one kernel each with Halide, fusion/; compiled kernels are
   // cached on disk, so a model's second load compiles nothing), or "auto" (both prepared and
   // timed side by side at prepare; the generated kernels run only when faster by more than

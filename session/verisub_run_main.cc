@@ -216,11 +216,12 @@ int main(int argc, char** argv) {
       .Double("--precision-budget", &flags.session.precision_budget, 0, 1e9,
               "largest relative output error ||bf16 - f32|| / ||f32|| allowed by --precision "
               "bf16, checked on the backend's own outputs against its float32 ones")
-      .Enum("--fusion", &flags.session.fusion, {"library", "subop", "auto"},
+      .Enum("--fusion", &flags.session.fusion, {"none", "library", "subop", "auto"},
             "kernels of the memory-bound operators outside convolutions and matmuls: the "
-            "library's, one per node (library); chains of them generated as one kernel each "
-            "with Halide, cached on disk (subop); or both timed at prepare, keeping the faster "
-            "(auto)")
+            "library's, one per node or library pattern (library); chains of them generated as "
+            "one kernel each with Halide, cached on disk (subop); each generated kernel timed "
+            "at prepare against the library's steps and kept where faster (auto); or nothing "
+            "fused at all, not even a convolution's bias and activation (none)")
       .Bool("--check", &flags.check,
             "compare the outputs with the reference backend's on the model as imported (before "
             "any rewrite)")
@@ -328,7 +329,7 @@ int main(int argc, char** argv) {
       st.fused_nodes, st.fallback_nodes, st.reorders, st.in_place, st.activation_bytes / 1048576.0,
       st.weight_bytes / 1048576.0, st.step_io_bytes / 1048576.0);
 
-  if (st.generated_kernels > 0 || flags.session.fusion != "library")
+  if (st.generated_kernels > 0 || flags.session.fusion == "subop" || flags.session.fusion == "auto")
     std::printf(
         "fusion:   %s: %d generated kernels for %d nodes (%d compiled, %d from the cache; "
         "partitioned in %.1f ms)\n",

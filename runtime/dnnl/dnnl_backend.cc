@@ -201,6 +201,7 @@ class DnnlBackend : public Backend {
     const int compiled_before = options.generator ? options.generator->compiled() : 0;
     const int hits_before = options.generator ? options.generator->cache_hits() : 0;
     FusionPlan plan = PlanFusion(fg);
+    if (!options.library_fusion) plan = Unfused(fg, std::move(plan));
     if (options.generator) AddGeneratedGroups(fg, options.generator.get(), &d, &plan);
     Driver driver(&d, &stats);
     for (int i = 0; i < fg.num_nodes(); ++i) {

@@ -525,4 +525,25 @@ FusionPlan PlanFusion(const Graph& g) {
   return plan;
 }
 
+FusionPlan Unfused(const Graph& g, FusionPlan plan) {
+  FusionPlan out;
+  out.group_of.assign(g.num_nodes(), -1);
+  for (Group& grp : plan.groups) {
+    if (grp.members.size() > 1 && grp.pattern == "pattern:gelu") continue;  // node by node
+    Group one;
+    one.kernel_node = one.last_node = grp.kernel_node;
+    one.members = {grp.kernel_node};
+    const Node& n = g.node(grp.kernel_node);
+    if (n.outputs.empty()) continue;
+    one.output = n.outputs[0];
+    one.pattern = grp.pattern;
+    for (const PostOp& op : grp.post_ops)
+      if (op.node == grp.kernel_node) one.post_ops.push_back(op);
+    if (!grp.concat_inputs.empty()) one.concat_inputs = n.inputs;
+    out.group_of[grp.kernel_node] = static_cast<int>(out.groups.size());
+    out.groups.push_back(std::move(one));
+  }
+  return out;
+}
+
 }  // namespace verisub::runtime::dnnl_backend

@@ -78,6 +78,12 @@ struct FusionPlan {
 
 FusionPlan PlanFusion(const Graph& g);
 
+// `plan` with nothing fused across nodes (PrepareOptions::library_fusion off, `--fusion none`):
+// every group keeps its kernel node alone with that node's own post-ops (a spec convolution's
+// activation parameter), absorbed pads and merged concats undone, multi-node patterns (an erf
+// GELU) run node by node. For measuring what fusion buys.
+FusionPlan Unfused(const Graph& g, FusionPlan plan);
+
 // Spec-level facts the planner and kernels share.
 bool IsConv(const Node& n);    // conv2d or onnx:Conv
 bool IsMatmul(const Node& n);  // matmul or onnx:MatMul

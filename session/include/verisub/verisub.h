@@ -64,7 +64,8 @@ struct SessionConfig {
   std::string precision = "f32";  // "f32"; "bf16" (CPU, GPU); "fp16" (GPU)
   std::map<std::string, std::vector<int64_t>> input_shapes;  // fixes symbolic dimensions
   // Kernels of the memory-bound operators: "library" (oneDNN's), "subop" (chains of them
-  // generated with Halide, cached on disk), "auto" (both timed at load, the faster kept).
+  // generated with Halide, cached on disk), "auto" (each generated kernel timed at load against
+  // oneDNN's steps for its nodes, the faster kept), "none" (nothing fused across nodes).
   std::string fusion = "library";
 };
 

@@ -53,7 +53,8 @@ class InferenceSession:
     precision_budget (relative output error allowed to reduced precision), cost ("auto",
     "analytic", "cpu-measured", "gpu-measured"), input_shapes ({name: [dims]} fixing
     symbolic dimensions), fusion ("library"; "subop": chains of memory-bound operators as
-    kernels generated with Halide, cached on disk; "auto": both timed, the faster kept).
+    kernels generated with Halide, cached on disk; "auto": each generated kernel timed
+    against the library's steps for its nodes, the faster kept; "none": nothing fused).
     """
 
     def __init__(self, model, sess_options=None, providers=None, *, optimize=True, rules=None,

@@ -12,6 +12,7 @@
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/models/models.h"
 #include "runtime/onnx_import.h"
+#include "runtime/reference_backend.h"
 #include "runtime/tensor_proto.h"
 #include "tests/runtime/dnnl/dnnl_test_util.h"
 #include "tests/runtime/test_models.h"
@@ -109,6 +110,38 @@ TEST(DnnlModelsTest, CnnsKeepConvolutionsFusedAndOnOneDnn) {
   PrepareStats s = (*m)->stats();
   EXPECT_EQ(s.fallback_nodes, 0);
   EXPECT_GT(s.fused_nodes, 0);
+}
+
+// Without library fusion (`--fusion none`) nothing is fused, more steps run, and every output
+// is what the reference backend computes; with it, fewer steps and the same outputs.
+TEST(DnnlModelsTest, WithoutLibraryFusionEveryNodeIsAKernelAndTheOutputsStay) {
+  for (const char* model : {"data/models/small_resnet.onnx", "data/models/tiny_transformer.onnx",
+                            "data/models/mobilenet_v2_w025.onnx"}) {
+    SCOPED_TRACE(model);
+    auto g = ImportOnnxFile(model);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const auto inputs = testing::RandomInputs(*g, 3);
+    auto reference = MakeReferenceBackend()->Prepare(*g, {});
+    ASSERT_TRUE(reference.ok());
+    auto want = (*reference)->Run(inputs);
+    ASSERT_TRUE(want.ok());
+    PrepareStats steps[2];
+    for (bool fuse : {false, true}) {
+      PrepareOptions options;
+      options.library_fusion = fuse;
+      auto m = MakeDnnlBackend()->Prepare(*g, options);
+      ASSERT_TRUE(m.ok()) << m.status().message();
+      steps[fuse] = (*m)->stats();
+      auto out = (*m)->Run(inputs);
+      ASSERT_TRUE(out.ok()) << out.status().message();
+      auto cmp = testing::Compare(*out, *want);
+      EXPECT_EQ(cmp.error, "");
+      EXPECT_LT(cmp.max_abs / std::max(cmp.max_ref, 1.0), kTolerance) << fuse;
+    }
+    EXPECT_EQ(steps[0].fused_nodes, 0);
+    EXPECT_GT(steps[1].fused_nodes, 0);
+    EXPECT_GT(steps[0].steps, steps[1].steps);
+  }
 }
 
 class BuilderModelTest : public ::testing::TestWithParam<std::string> {};
