@@ -134,11 +134,16 @@ struct SessionTimes {
 // max_rounds. Used by the choices timed at prepare and by verisub-run --compare-unoptimized.
 // A model whose run took longer than warm_below_ms is run once per turn from the second round
 // on: its working set is beyond the caches anyway, and the repeat would only lengthen prepare.
+// Then, while the paired ratio (below) lies within [1/(1 + settle_band), 1 + settle_band] — too
+// close to call at the caller's margin on so few rounds — more pairs of rounds, until
+// settle_budget_ms of timed runs in all or max_rounds.
 struct SideBySideOptions {
   int min_rounds = 5;
   double budget_ms = 0;
   int max_rounds = 5;
   double warm_below_ms = 50;
+  double settle_band = 0;
+  double settle_budget_ms = 0;
 };
 struct SideBySideTiming {
   double a_ms = 0, b_ms = 0;  // medians over the rounds

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -520,6 +521,36 @@ TEST(SideBySideTest, PairsOfRoundsCancelWhatRunningSecondCosts) {
   SideBySideTiming one = SummarizeSideBySide({10}, {12});
   EXPECT_NEAR(one.ratio_median, 1.2, 1e-9);
   EXPECT_EQ(SummarizeSideBySide({}, {}).rounds, 0);
+}
+
+// A close call gets more pairs of rounds, a clear difference does not: two "models" that spin for
+// 2 ms each are too close to call and are timed until the settle budget; 2 ms against 4 ms stops
+// at the minimum. (Durations stand in for models; what is asserted is the number of rounds.)
+TEST(SideBySideTest, CloseCallsGetMoreRoundsUntilTheirBudget) {
+  auto spin = [](double ms) {
+    return [ms]() {
+      const auto start = std::chrono::steady_clock::now();
+      while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                 .count() < ms) {
+      }
+      return Status::Ok();
+    };
+  };
+  const SideBySideOptions options{.min_rounds = 4,
+                                  .budget_ms = 0,
+                                  .max_rounds = 40,
+                                  .warm_below_ms = 0,
+                                  .settle_band = 0.04,
+                                  .settle_budget_ms = 120};
+  auto tie = TimeSideBySide(spin(2), spin(2), options);
+  ASSERT_TRUE(tie.ok());
+  EXPECT_GT(tie->rounds, 4);
+  EXPECT_EQ(tie->rounds % 2, 0);  // whole pairs
+  EXPECT_LE(tie->rounds, 40);
+  auto clear = TimeSideBySide(spin(2), spin(4), options);
+  ASSERT_TRUE(clear.ok());
+  EXPECT_EQ(clear->rounds, 4);
+  EXPECT_GT(clear->ratio_median, 1.5);
 }
 
 TEST(VerisubRunTest, ComparesOptimizedAndUnoptimizedSideBySide) {
