@@ -126,22 +126,6 @@ StatusOr<double> CudnnSeconds(cudnnHandle_t dnn, cudaStream_t stream, DType t,
       cuda_util::TimingOptions());
 }
 
-template <class T>
-float Widen(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(v);
-  else
-    return __bfloat162float(v);
-}
-
-template <class T>
-T Narrow(float v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half(v);
-  else
-    return __float2bfloat16(v);
-}
-
 struct Row {
   ConvGeometry g;
   std::string model;
@@ -157,7 +141,7 @@ Status Measure(cudnnHandle_t dnn, cudaStream_t stream, DType t, Row* row, CostTa
   std::uniform_real_distribution<float> u(-1, 1);
   auto random = [&](size_t n) {
     std::vector<T> v(n);
-    for (T& e : v) e = Narrow<T>(u(rng));
+    for (T& e : v) e = FloatToStored<T>(u(rng));
     return v;
   };
   const std::vector<T> xh = random(static_cast<size_t>(g.n) * g.h * g.w * g.c);
@@ -188,8 +172,8 @@ Status Measure(cudnnHandle_t dnn, cudaStream_t stream, DType t, Row* row, CostTa
       Check(cudaMemcpy(b.data(), theirs.get(), ny * sizeof(T), cudaMemcpyDeviceToHost), "copy"));
   double diff = 0, scale = 1;
   for (size_t i = 0; i < ny; ++i) {
-    diff = std::max(diff, static_cast<double>(std::abs(Widen(a[i]) - Widen(b[i]))));
-    scale = std::max(scale, static_cast<double>(std::abs(Widen(b[i]))));
+    diff = std::max(diff, static_cast<double>(std::abs(StoredToFloat(a[i]) - StoredToFloat(b[i]))));
+    scale = std::max(scale, static_cast<double>(std::abs(StoredToFloat(b[i]))));
   }
   row->max_rel = diff / scale;
   return Status::Ok();

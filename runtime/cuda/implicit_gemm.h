@@ -20,10 +20,13 @@
 // kernels.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/cuda/kernels.h"
@@ -89,6 +92,22 @@ VERISUB_HOST_DEVICE inline int64_t ImplicitGemmOffset(const ConvGeometry& g, int
 inline int ConvOutputExtent(int in, int kernel, int pad_begin, int pad_end, int stride,
                             int dilation) {
   return (in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+// Host conversions of the two storage types (tests and benchmarks fill and read buffers).
+template <class T>
+float StoredToFloat(T v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else
+    return __bfloat162float(v);
+}
+template <class T>
+T FloatToStored(float v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half(v);
+  else
+    return __float2bfloat16(v);
 }
 
 // The patent's tile parameters: WMMA fragments of im x in (x 16 deep), a tm x tn grid of warps

@@ -35,22 +35,12 @@ using Id = PolyStore::Id;
 enum FunctionCode : int64_t { kLog = 1, kSqrt, kAbs, kLess, kPow, kSelect };
 
 // One semantics for both sides: the specs' (reference kernels) and the sub-operators'.
-struct Symbolic {
-  using Elem = Id;
-  PolyStore* store;
+// The ring operations, max and the reciprocal are verify's PolySemantics'; the activations and
+// BnScale are expanded here instead of being atoms of their own.
+struct Symbolic : verify::PolySemantics {
   mutable std::map<uint64_t, Id> constants;
 
-  // specs/semantics.h
-  Id Zero() const { return store->Zero(); }
-  Id One() const { return store->One(); }
-  Id FromInt(int64_t v) const { return store->Constant(Rational::Make(v, 1)); }
-  Id Add(Id a, Id b) const { return store->Add(a, b); }
-  Id Mul(Id a, Id b) const { return store->Mul(a, b); }
-  Id Neg(Id a) const { return store->Scale(a, Rational::Make(-1, 1)); }
-  Id DivInt(Id a, int64_t n) const { return store->Scale(a, Rational::Make(1, n)); }
-  Id Max(Id a, Id b) const { return store->Apply(AtomKind::kMax, 0, {a, b}); }
   Id Min(Id a, Id b) const { return Neg(Max(Neg(a), Neg(b))); }
-  Id Reciprocal(Id x) const { return store->Apply(AtomKind::kReciprocal, 0, {x}); }
   Id Fn(FunctionCode f, std::vector<Id> args) const {
     return store->Apply(AtomKind::kFunction, f, std::move(args));
   }
@@ -203,7 +193,7 @@ std::string Disagreement(const std::string& text) {
   auto lowered = LowerCluster(*g, nodes, g->outputs()[0]);
   if (!lowered.ok()) return "lowering: " + lowered.status().message();
   PolyStore store;
-  Symbolic s{&store, {}};
+  Symbolic s{{&store}, {}};
   // Every value the kernel reads is a tensor of input atoms; a weight the lowering inlined (a
   // scalar) is its number on both sides.
   std::map<int, std::vector<Id>> leaf;
@@ -337,7 +327,7 @@ TEST(LowerSymbolicTest, DataMovement) {
 // exp(x) / (1 + exp(x)), is a different expression.
 TEST(LowerSymbolicTest, ADifferentFormulaIsCaught) {
   PolyStore store;
-  Symbolic s{&store, {}};
+  Symbolic s{{&store}, {}};
   const Id x = store.Input(0, 0);
   EXPECT_NE(s.Activate(specs::Activation::kRelu6, x), s.Max(s.Min(x, s.FromInt(6)), s.Zero()));
   const Id e = s.Unary(UnaryFn::kExp, x);

@@ -160,28 +160,15 @@ class ImplicitGemmGpuTest : public ::testing::Test {
   }
 };
 
-// Host values rounded to the storage type, and their bytes.
+// Host values rounded to the storage type (and `v` to what they hold).
 template <class T>
 std::vector<T> Narrow(std::vector<double>* v) {
   std::vector<T> out(v->size());
   for (size_t i = 0; i < v->size(); ++i) {
-    if constexpr (std::is_same_v<T, __half>) {
-      out[i] = __float2half(static_cast<float>((*v)[i]));
-      (*v)[i] = __half2float(out[i]);
-    } else {
-      out[i] = __float2bfloat16(static_cast<float>((*v)[i]));
-      (*v)[i] = __bfloat162float(out[i]);
-    }
+    out[i] = FloatToStored<T>(static_cast<float>((*v)[i]));
+    (*v)[i] = StoredToFloat(out[i]);
   }
   return out;
-}
-
-template <class T>
-double Widen(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(v);
-  else
-    return __bfloat162float(v);
 }
 
 template <class T>
@@ -226,7 +213,7 @@ void CheckEveryTile(const ConvGeometry& g, DType t, double tolerance) {
         << tile.Name();
     double worst = 0;
     for (size_t i = 0; i < got.size(); ++i)
-      worst = std::max(worst, std::abs(Widen(got[i]) - want[i]));
+      worst = std::max(worst, std::abs(StoredToFloat(got[i]) - want[i]));
     EXPECT_LE(worst, tolerance * std::max(scale, 1.0))
         << tile.Name() << " on n" << g.n << " h" << g.h << " c" << g.c << " k" << g.k << " r" << g.r
         << " stride " << g.stride_h;
