@@ -781,10 +781,10 @@ StatusOr<SideBySideTiming> TimeSideBySide(const std::function<Status()>& a,
     return ratio < 1 + options.settle_band && ratio > 1 / (1 + options.settle_band);
   };
   if (options.settle_band > 0)
-    while (r + 2 <= options.max_rounds && spent_ms < options.settle_budget_ms && close_call()) {
-      if (r % 2) VERISUB_RETURN_IF_ERROR(round());  // complete the pair
-      VERISUB_RETURN_IF_ERROR(round());
-      VERISUB_RETURN_IF_ERROR(round());
+    while (spent_ms < options.settle_budget_ms && close_call()) {
+      const int step = r % 2 ? 1 : 2;  // complete the pair, or one more pair
+      if (r + step > options.max_rounds) break;
+      for (int k = 0; k < step; ++k) VERISUB_RETURN_IF_ERROR(round());
     }
   return SummarizeSideBySide(ms[0], ms[1]);
 }
