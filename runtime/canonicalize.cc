@@ -132,15 +132,19 @@ class PatternFuser {
     return Only(bias->inputs[0], f);
   }
 
+  // v = smul(x, c) with c near `factor`, read only there: returns x.
+  std::optional<int> ScaledBy(int v, double factor) const {
+    const Node* scale = Only(v, OpKind::kSmul);
+    if (scale == nullptr) return std::nullopt;
+    auto c = ScalarConstant(*g_, scale->inputs[1]);
+    if (c && Near(*c, factor)) return scale->inputs[0];
+    return std::nullopt;
+  }
+
   // 1 + erf(x / sqrt 2), as 1 + erf(smul(x, 1/sqrt 2)): returns x.
   std::optional<int> OnePlusErf(int v) const {
     const Node* erf = OnePlus(v, OpKind::kErf);
-    if (erf == nullptr) return std::nullopt;
-    const Node* scale = Only(erf->inputs[0], OpKind::kSmul);
-    if (scale == nullptr) return std::nullopt;
-    auto c = ScalarConstant(*g_, scale->inputs[1]);
-    if (c && Near(*c, 1.0 / std::sqrt(2.0))) return scale->inputs[0];
-    return std::nullopt;
+    return erf == nullptr ? std::nullopt : ScaledBy(erf->inputs[0], 1.0 / std::sqrt(2.0));
   }
 
   // x^3 as ewmul(x, ewmul(x, x)) with either factor first, or Pow(x, 3): returns x.
@@ -164,17 +168,13 @@ class PatternFuser {
   std::optional<int> OnePlusTanh(int v) const {
     const Node* tanh = OnePlus(v, OpKind::kTanh);
     if (tanh == nullptr) return std::nullopt;
-    const Node* scale = Only(tanh->inputs[0], OpKind::kSmul);
-    if (scale == nullptr) return std::nullopt;
-    auto c = ScalarConstant(*g_, scale->inputs[1]);
-    const Node* inner = Only(scale->inputs[0], OpKind::kEwAdd);
-    if (!c || !Near(*c, std::sqrt(2.0 / M_PI)) || inner == nullptr) return std::nullopt;
+    const std::optional<int> sum = ScaledBy(tanh->inputs[0], std::sqrt(2.0 / M_PI));
+    const Node* inner = sum ? Only(*sum, OpKind::kEwAdd) : nullptr;
+    if (inner == nullptr) return std::nullopt;
     for (int side = 0; side < 2; ++side) {
-      const Node* cubic = Only(inner->inputs[1 - side], OpKind::kSmul);
-      if (cubic == nullptr) continue;
-      auto k = ScalarConstant(*g_, cubic->inputs[1]);
-      auto x = CubeInput(cubic->inputs[0]);
-      if (k && Near(*k, 0.044715) && x && *x == inner->inputs[side]) return x;
+      const std::optional<int> cube = ScaledBy(inner->inputs[1 - side], 0.044715);
+      const std::optional<int> x = cube ? CubeInput(*cube) : std::nullopt;
+      if (x && *x == inner->inputs[side]) return x;
     }
     return std::nullopt;
   }

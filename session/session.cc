@@ -57,19 +57,27 @@ std::vector<int32_t> StorageTypes(const runtime::Graph& g, const rewriter::Layou
   return types;
 }
 
+// What every preparation of a session shares: the kernel threads, and whether the library fuses
+// nodes (fusion "none" fuses nothing).
+runtime::PrepareOptions SessionPrepare(const SessionOptions& options, int num_threads) {
+  runtime::PrepareOptions prepare;
+  prepare.num_threads = num_threads;
+  prepare.library_fusion = options.fusion != "none";
+  return prepare;
+}
+
 // Prepares `g` on `backend` as an assignment places its values (layouts, bfloat16 storage) and
 // runs it: the precision budget is checked on the outputs the model will compute, not on the
 // reference executor's emulation of them (exact loops: 8 minutes of a RegNet-Y-128GF prepare,
 // and an underestimate of what the bf16 kernels round).
 rewriter::AssignmentRunner RunOnBackend(const runtime::Graph& g, const runtime::Backend& backend,
-                                        int num_threads) {
-  return [&g, &backend, num_threads](const rewriter::LayoutAssignment& a,
-                                     const std::vector<runtime::HostTensor>& inputs)
+                                        runtime::PrepareOptions base) {
+  return [&g, &backend, base](const rewriter::LayoutAssignment& a,
+                              const std::vector<runtime::HostTensor>& inputs)
              -> StatusOr<std::vector<runtime::HostTensor>> {
     runtime::Graph placed = g;
     rewriter::StoreLayouts(a, &placed);
-    runtime::PrepareOptions prepare;
-    prepare.num_threads = num_threads;
+    runtime::PrepareOptions prepare = base;
     prepare.layouts = runtime::ValueLayouts(placed);
     prepare.storage_types = StorageTypes(g, a);
     auto m = backend.Prepare(placed, prepare);
@@ -151,7 +159,8 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
   rewriter::PrecisionReport report;
   auto a = rewriter::AssignLayoutsWithinBudget(
       g, source, rewriter::LayoutDpOptions(), space, budget, &report,
-      backend ? RunOnBackend(g, *backend, num_threads) : rewriter::AssignmentRunner());
+      backend ? RunOnBackend(g, *backend, SessionPrepare(options, num_threads))
+              : rewriter::AssignmentRunner());
   if (!a.ok()) return a.status().WithContext("layout and precision assignment");
   rewriter::StoreLayouts(*a, graph);
   out.layouts = runtime::ValueLayouts(*graph);
@@ -219,11 +228,9 @@ StatusOr<PreparedAlternative> PrepareFloat32(const runtime::Backend& backend, ru
   f32.precision = "f32";
   auto placement = PlaceValues(&graph, f32, cost_model);
   if (!placement.ok()) return placement.status().WithContext("float32 layouts for comparison");
-  runtime::PrepareOptions prepare;
-  prepare.num_threads = num_threads;
+  runtime::PrepareOptions prepare = SessionPrepare(options, num_threads);
   prepare.layouts = std::move(placement->layouts);
   prepare.generator = options.kernel_generator;
-  prepare.library_fusion = options.fusion != "none";
   auto prepared = backend.Prepare(graph, prepare);
   if (!prepared.ok()) return prepared.status().WithContext(backend.Name() + " backend (float32)");
   return PreparedAlternative{std::move(graph), std::move(prepared).value(), placement->dp};
@@ -376,10 +383,8 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
         "backend cuda: this build has no CUDA backend (CUDA 13 with cuDNN "
         "was not found when it was configured)");
   if (!backend_) return InvalidArgument("unknown backend '" + options.backend + "'");
-  runtime::PrepareOptions prepare;
-  prepare.num_threads = options.num_threads;
+  runtime::PrepareOptions prepare = SessionPrepare(options, options.num_threads);
   prepare.generator = options.kernel_generator;
-  prepare.library_fusion = options.fusion != "none";
   auto placement = PlaceValues(&graph_, options, cost_model, backend_.get(), prepare.num_threads);
   if (!placement.ok() && requested.layout == "auto" && options.precision == "f32") {
     // Not asked for by name: a graph the DP cannot lay out runs in oneDNN's own layouts.
@@ -513,8 +518,7 @@ Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads)
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();
   // The same graph, layouts and storage types, on the library's kernels.
-  runtime::PrepareOptions library;
-  library.num_threads = num_threads;
+  runtime::PrepareOptions library = SessionPrepare(options, num_threads);
   if (options.layout != "backend") library.layouts = runtime::ValueLayouts(graph_);
   library.storage_types = storage_types_;
   auto other = backend_->Prepare(graph_, library);
@@ -695,11 +699,9 @@ Status Session::CheckPrecisionOnBackend(const SessionOptions& options,
   runtime::Graph graph = graph_;
   auto placement = PlaceValues(&graph, tighter, cost_model);
   if (placement.ok() && placement->precision && placement->precision->reduced_values > 0) {
-    runtime::PrepareOptions prepare;
-    prepare.num_threads = num_threads;
+    runtime::PrepareOptions prepare = SessionPrepare(options, num_threads);
     prepare.layouts = std::move(placement->layouts);
     prepare.storage_types = std::move(placement->storage_types);
-    prepare.library_fusion = options.fusion != "none";
     auto again = backend_->Prepare(graph, prepare);
     if (again.ok()) {
       auto second = BackendOutputError(graph, **again, seed, reference.get());
