@@ -19,7 +19,7 @@ const bench = require('./run_bench');
 
 const USAGE = `usage: fusion_bench.js --build DIR --ort-dir DIR [--threads 1,2] [--runs N]
                        [--rounds R] [--fusions library,subop,auto] [--doc FILE] [--json FILE]
-                       MODEL.onnx...
+                       [--cpus LIST|last|none] MODEL.onnx...
   --build    the build folder (its session/verisub-run)
   --ort-dir  onnxruntime-node's folder (make ort)
   --threads  thread counts, comma-separated (default 1,2)
@@ -27,14 +27,16 @@ const USAGE = `usage: fusion_bench.js --build DIR --ort-dir DIR [--threads 1,2] 
   --rounds   rounds (default 2; each starts the processes anew)
   --fusions  the verisub-run columns, the first the baseline (default library,subop,auto)
   --doc      a Markdown file whose <!-- fusion-bench --> section gets the table
-  --json     write the measurements here`;
+  --json     write the measurements here
+${bench.CPUS_USAGE}`;
 
 const {fail, count, walk} = require('./cli').cli('fusion_bench', USAGE);
 const ORT_BENCH = path.join(__dirname, 'ort', 'ort_bench.js');
 const kLibraryKinds = /^(conv2d|conv2d_bias|matmul|onnx:(Conv|MatMul|Gemm|ConvTranspose))$/;
 
 function parseArgs(argv) {
-  const o = {threads: [1, 2], runs: 10, rounds: 2, fusions: ['library', 'subop', 'auto'], models: []};
+  const o = {threads: [1, 2], runs: 10, rounds: 2, fusions: ['library', 'subop', 'auto'], models: [],
+             cpus: 'last'};
   walk(argv, (a, next) => {
     if (a === '--build') o.build = next();
     else if (a === '--ort-dir') o.ortDir = next();
@@ -44,6 +46,7 @@ function parseArgs(argv) {
     else if (a === '--fusions') o.fusions = next().split(',');
     else if (a === '--doc') o.doc = next();
     else if (a === '--json') o.json = next();
+    else if (a === '--cpus') o.cpus = bench.cpusArg(next(), fail);
     else if (a.startsWith('--')) return false;
     else o.models.push(a);
     return true;
@@ -88,14 +91,16 @@ async function timeModel(verisubRun, o, model, threads) {
   const times = Object.fromEntries(turns.map((w) => [w, []]));
   const vsOrt = Object.fromEntries(o.fusions.map((f) => [f, []]));
   const vsBase = Object.fromEntries(o.fusions.map((f) => [f, []]));
+  const cpus = bench.pinCpus(o, threads);
   for (let round = 0; round < o.rounds; ++round) {
     const servers = {
-      ort: new bench.Server(process.execPath, [ORT_BENCH, model, ...served, '--ort-dir', o.ortDir], 1800)
+      ort: new bench.Server(process.execPath, [ORT_BENCH, model, ...served, '--ort-dir', o.ortDir], 1800,
+                            cpus)
     };
     const up = {ort: await servers.ort.next().then(() => true, () => false)};
     for (const f of o.fusions) {
       servers[f] = new bench.Server(verisubRun, [model, '--layout', 'dp', '--fusion', f, ...served],
-                                    1800);
+                                    1800, cpus);
       up[f] = await servers[f].next().then(() => true, () => false);
     }
     const got = Object.fromEntries(turns.map((w) => [w, []]));

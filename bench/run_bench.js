@@ -15,11 +15,16 @@ const {countOnnxNodes, readTensorFile, compareTensors} = require('./ort/onnx_pro
 
 const REPO = path.resolve(__dirname, '..');
 const ORT_BENCH = path.join(__dirname, 'ort', 'ort_bench.js');
-const kMaxRuns = 40;  // timed runs per column and round, at most (--pair-seconds)
+const kMaxRuns = 40;
+const CPUS_USAGE =
+    `  --cpus    the CPUs every timed process runs on (taskset -c LIST), the same for all engines
+            so none is timed on a core the others never see; last: the last T CPUs at T
+            threads (none at 0 threads or as many as there are); none: wherever the OS puts
+            them (default last)`;  // timed runs per column and round, at most (--pair-seconds)
 const USAGE =
     `usage: node bench/run_bench.js [--models DIR] [--build DIR] [--out DIR] [--only NAME]...
        [--threads 1,2] [--rounds K] [--runs R] [--pair-seconds S] [--warmup W] [--rules R]
-       [--ort-dir DIR] [--pause-file F]
+       [--ort-dir DIR] [--pause-file F] [--cpus LIST|last|none]
   --models  exported models, NAME.onnx with NAME.input_0.pb (default build/devmodels;
             make dev-models writes them)
   --build   the CMake build folder holding rewriter/verisub-opt, runtime/verisub-onnx and,
@@ -30,7 +35,8 @@ const USAGE =
   --pair-seconds S  more runs than R on small models, until ONNX Runtime's timed runs of the
             original total S seconds per round (at most ${kMaxRuns}; default 1)
   --pause-file F  while F exists, hold before the next timed run or prepare and write F.paused
-            (so work that must not overlap the timings can wait for it; remove F to go on)`;
+            (so work that must not overlap the timings can wait for it; remove F to go on)
+${CPUS_USAGE}`;
 
 const {fail, count, walk} = require('./cli').cli('run_bench', USAGE);
 
@@ -47,7 +53,8 @@ function parseArgs(argv) {
     warmup: 2,
     rules: null,
     ortDir: path.join(REPO, 'build', 'ort'),
-    pauseFile: null
+    pauseFile: null,
+    cpus: 'last'
   };
   walk(argv, (a, next) => {
     if (a === '--models')
@@ -64,6 +71,8 @@ function parseArgs(argv) {
       o.ortDir = path.resolve(next());
     else if (a === '--pause-file')
       o.pauseFile = path.resolve(next());
+    else if (a === '--cpus')
+      o.cpus = cpusArg(next(), fail);
     else if (a === '--rounds')
       o.rounds = count(a, next(), 1);
     else if (a === '--runs')
@@ -119,14 +128,16 @@ async function holdWhilePaused(o) {
 // bench alternate single runs of two engines in two processes, so drift slower than one run
 // cancels in the per-run ratios, as it does for two models in one process.
 class Server {
-  constructor(cmd, args, timeoutS) {
+  // `cpus`: a taskset CPU list the server runs on (pinCpus), or null.
+  constructor(cmd, args, timeoutS, cpus = null) {
     this.stdout = '';
     this.stderr = '';
     this.replies = [];   // 'serve:' lines not asked for yet
     this.waiter = null;  // {resolve, reject} of the pending next()
     this.done = false;
     this.start = process.hrtime.bigint();
-    this.child = spawn(cmd, args, {stdio: ['pipe', 'pipe', 'pipe']});
+    this.child = cpus ? spawn('taskset', ['-c', cpus, cmd, ...args], {stdio: ['pipe', 'pipe', 'pipe']})
+                      : spawn(cmd, args, {stdio: ['pipe', 'pipe', 'pipe']});
     this.child.stdin.on('error', () => {});  // a server that died: reported by its exit
     let partial = '';
     this.child.stdout.on('data', (d) => {
@@ -203,6 +214,41 @@ class Server {
       seconds: Number(process.hrtime.bigint() - this.start) / 1e9
     };
   }
+}
+
+// The value of --cpus: last, none, or a taskset list such as 1 or 0-3,6.
+function cpusArg(v, fail) {
+  if (v === 'last' || v === 'none' || /^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(v)) return v;
+  fail("--cpus needs last, none or a CPU list like 1 or 0-3 (see --help)");
+}
+
+let tasksetChecked = null;  // whether taskset runs here, asked once
+
+// The CPU list the timed processes of one model at `threads` threads run on (o.cpus), or null
+// for anywhere. Engines served side by side were otherwise each kept by the scheduler on a core
+// of its own for its whole life: on a shared host one core can be 10-30% slower than the other
+// for minutes (another tenant on its sibling thread), and that core's engine then read slower
+// in every run of the round.
+function pinCpus(o, threads) {
+  const v = o.cpus || 'last';
+  if (v === 'none') return null;
+  if (tasksetChecked === null) {
+    tasksetChecked = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+    if (!tasksetChecked) console.error('    taskset does not run here: timed processes are not pinned');
+  }
+  if (!tasksetChecked) return null;
+  if (v !== 'last') return v;
+  const n = os.cpus().length;
+  if (threads <= 0 || threads >= n) return null;
+  return threads === 1 ? String(n - 1) : `${n - threads}-${n - 1}`;
+}
+
+// How the timed processes were placed, for the reports: at each thread count timed.
+function pinnedNote(o) {
+  const at = o.threads.map((t) => [t, pinCpus(o, t)]);
+  if (at.every(([, c]) => !c)) return 'timed processes not pinned';
+  return 'timed processes pinned together (taskset -c) ' +
+      at.map(([t, c]) => `at ${t} thread(s) to ${c ? `CPU ${c}` : 'none'}`).join(', ');
 }
 
 function findVerisubRun(build) {
@@ -308,7 +354,9 @@ function checkOutputs(o, name, model, opt) {
 // check (exit 3) still yields the timing. The reference runs once per model (verisub-run
 // --backend reference --output), every column checks against what it wrote (--check-against):
 // on large models it is slower than all the timed runs together.
-async function timeModel(o, model, opt, verisubRun, threads) {
+// `confirm(result)`, when given, is asked once after o.rounds rounds with the figures so far and
+// returns how many rounds more to time (in new processes, pooled with the others).
+async function timeModel(o, model, opt, verisubRun, threads, confirm = null) {
   const timeoutS = o.timeoutS || 900;
   const columns = {a: [], b: [], c: [], d: [], e: []};
   const errors = {}, checks = {}, precisionErrors = {};
@@ -337,12 +385,13 @@ async function timeModel(o, model, opt, verisubRun, threads) {
     checks[key] = line ? line[1] : (r.error || 'no check line');
     if (r.error && /^exit 3:/.test(r.error)) r.checkFailed = true;  // timed; the check failed
   };
+  const cpus = pinCpus(o, threads);
   const timePhase = async (keys, round) => {
     await holdWhilePaused(o);  // the servers' prepares time kernels too
     const models = opt.path ? [model, opt.path] : [model];
     if (round % 2) models.reverse();
     const ort = new Server(process.execPath,
-                           [ORT_BENCH, ...models, ...served, '--ort-dir', o.ortDir], timeoutS);
+                           [ORT_BENCH, ...models, ...served, '--ort-dir', o.ortDir], timeoutS, cpus);
     // One after the other: verisub-run's prepare times its layout choices, which another
     // process's warm-up on the other core would disturb.
     const up = {ort: await ort.next().then(() => true, () => false)};
@@ -351,7 +400,7 @@ async function timeModel(o, model, opt, verisubRun, threads) {
       const args = [model, ...extraArgs[key], ...served];
       if (o.rules && key !== 'c') args.push('--rules', o.rules);
       if (o.check && round === 0) args.push(...checkArgs);
-      servers[key] = new Server(verisubRun, args, timeoutS);
+      servers[key] = new Server(verisubRun, args, timeoutS, cpus);
       up[key] = await servers[key].next().then(() => true, () => false);
     }
     const turns = ['ort', ...Object.keys(servers)];
@@ -413,46 +462,55 @@ async function timeModel(o, model, opt, verisubRun, threads) {
     if (times.c.length === done && times.d.length === done && done && !errors.c && !errors.d)
       times.c.forEach((t, k) => pairs.dc.push(t / times.d[k]));
   };
-  for (let round = 0; round < o.rounds; ++round) {
+  let rounds = o.rounds;
+  for (let round = 0; round < rounds; ++round) {
     const order = round % 2 ? [...phases].reverse() : phases;
     for (const keys of order) await timePhase(keys, round);
+    if (round === rounds - 1 && confirm) {
+      rounds += confirm(summarize());
+      confirm = null;
+    }
   }
-  const result = {};
-  const summary = (xs) => {
-    const s = [...xs].sort((x, y) => x - y);
-    return {
-      median: median(xs),
-      q1: s[Math.floor((s.length - 1) / 4)],
-      q3: s[Math.ceil((3 * (s.length - 1)) / 4)],
-      n: xs.length
-    };
-  };
-  // (b)/(a): above 1, ORT runs verisub-opt's output slower than the original.
-  if (pairs.b.length) result.pairedRatio = summary(pairs.b);
-  // (a)/(c), (a)/(d), (a)/(e): above 1, that verisub-run column is faster than ORT; (c)/(d):
-  // above 1, --optimize is faster than without.
-  for (const [key, name] of [['c', 'cPaired'], ['d', 'dPaired'], ['e', 'ePaired'],
-                             ['dc', 'dcServed']])
-    if (pairs[key].length) result[name] = summary(pairs[key]);
-  if (compared.length) result.dcPaired = summary(compared);
-  for (const key of Object.keys(columns)) {
-    if (errors[key] === 'na')
-      result[key] = {na: true};
-    else if (errors[key])
-      result[key] = {error: errors[key]};
-    else if (columns[key].length)
-      result[key] = {
-        median: median(columns[key].map((x) => x.median)),
-        min: Math.min(...columns[key].map((x) => x.min)),
-        outputError: key in precisionErrors ? precisionErrors[key] : null,
-        check: checks[key]
+  return summarize();
+
+  function summarize() {
+    const result = {rounds};
+    const summary = (xs) => {
+      const s = [...xs].sort((x, y) => x - y);
+      return {
+        median: median(xs),
+        q1: s[Math.floor((s.length - 1) / 4)],
+        q3: s[Math.ceil((3 * (s.length - 1)) / 4)],
+        n: xs.length
       };
-    else if (key === 'b')
-      result[key] = {error: opt.error ? 'verisub-opt failed' : 'no result'};
-    else
-      result[key] = {na: true};
+    };
+    // (b)/(a): above 1, ORT runs verisub-opt's output slower than the original.
+    if (pairs.b.length) result.pairedRatio = summary(pairs.b);
+    // (a)/(c), (a)/(d), (a)/(e): above 1, that verisub-run column is faster than ORT; (c)/(d):
+    // above 1, --optimize is faster than without.
+    for (const [key, name] of [['c', 'cPaired'], ['d', 'dPaired'], ['e', 'ePaired'],
+                               ['dc', 'dcServed']])
+      if (pairs[key].length) result[name] = summary(pairs[key]);
+    if (compared.length) result.dcPaired = summary(compared);
+    for (const key of Object.keys(columns)) {
+      if (errors[key] === 'na')
+        result[key] = {na: true};
+      else if (errors[key])
+        result[key] = {error: errors[key]};
+      else if (columns[key].length)
+        result[key] = {
+          median: median(columns[key].map((x) => x.median)),
+          min: Math.min(...columns[key].map((x) => x.min)),
+          outputError: key in precisionErrors ? precisionErrors[key] : null,
+          check: checks[key]
+        };
+      else if (key === 'b')
+        result[key] = {error: opt.error ? 'verisub-opt failed' : 'no result'};
+      else
+        result[key] = {na: true};
+    }
+    return result;
   }
-  return result;
 }
 
 function cell(col, base) {
@@ -473,7 +531,8 @@ function printTables(o, results, verisubRun, load) {
       `${verisubRun || 'not built (n/a)'}`);
   console.log(
       `   machine: ${os.cpus().length} cores (${os.cpus()[0].model.trim()}), load average ` +
-      `${load.start.toFixed(1)} at start, ${load.end.toFixed(1)} at end`);
+      `${load.start.toFixed(1)} at start, ${load.end.toFixed(1)} at end; ` +
+      pinnedNote(o));
   console.log(
       '   medians in ms; (ratio) = column median / ORT original median, below 1 is faster;\n' +
       '   paired = median of per-run ratios (b)/(a), each pair run back to back, with quartiles;\n' +
@@ -600,7 +659,7 @@ async function main() {
 
 module.exports = {
   run, findVerisubRun, median, importSummary, optimize, checkOutputs, timeModel, Server,
-  holdWhilePaused
+  holdWhilePaused, cpusArg, pinCpus, pinnedNote, CPUS_USAGE
 };
 
 if (require.main === module)

@@ -20,10 +20,13 @@ const BEGIN = '<!-- bench-zoo:begin (written by bench/zoo_bench.js) -->';
 const END = '<!-- bench-zoo:end -->';
 const USAGE =
     `usage: node bench/zoo_bench.js [--zoo DIR] [--tier quick|full] [--only NAME]... [--build DIR]
-       [--out DIR] [--threads N] [--rounds K] [--runs R] [--pair-seconds S] [--warmup W]
-       [--doc FILE|none] [--resume [--report-only]] [--pause-file F]
+       [--out DIR] [--threads N] [--rounds K] [--confirm K] [--runs R] [--pair-seconds S] [--warmup W]
+       [--doc FILE|none] [--resume [--report-only]] [--pause-file F] [--cpus LIST|last|none]
   --runs, --pair-seconds  at least R timed runs of each column per round, more on small models
            until ONNX Runtime's runs of the original total S seconds (at most 40; default 5, 1)
+  --confirm K  a model below a floor after its rounds gets K rounds more in new processes,
+           pooled with the first (a process that ran slow for its whole life, as one in tens
+           does on this shared host, no longer decides a model alone; default 2, 0 for none)
   --zoo    exported zoo with zoo.json (default build/zoo; make bench-zoo exports it)
   --tier   quick: one or two models per family (zoo.json's "quick"); full: every model
   --resume keep the models already measured in OUT/bench-zoo.json with the same settings and
@@ -32,7 +35,8 @@ const USAGE =
   --report-only  with --resume: time nothing, write the tables of the models measured so far
   --doc    Markdown file whose marked section receives the tables (default docs/bench-zoo.md)
   --pause-file F  while F exists, hold before the next model, prepare or timed run and write
-           F.paused (a build can wait for it instead of disturbing the timings; remove F to go on)`;
+           F.paused (a build can wait for it instead of disturbing the timings; remove F to go on)
+${bench.CPUS_USAGE}`;
 
 const {fail, count, walk} = require('./cli').cli('zoo_bench', USAGE);
 
@@ -45,6 +49,7 @@ function parseArgs(argv) {
     out: path.join(REPO, 'build', 'bench-zoo'),
     threads: [1],
     rounds: 1,
+    confirm: 2,
     runs: 5,
     pairSeconds: 1,
     warmup: 2,
@@ -55,7 +60,8 @@ function parseArgs(argv) {
     timeoutS: 1800,
     resume: false,
     reportOnly: false,
-    pauseFile: null
+    pauseFile: null,
+    cpus: 'last'
   };
   walk(argv, (a, next) => {
     if (a === '--zoo')
@@ -78,6 +84,8 @@ function parseArgs(argv) {
       o.threads = [count(a, next(), 1)];
     else if (a === '--rounds')
       o.rounds = count(a, next(), 1);
+    else if (a === '--confirm')
+      o.confirm = count(a, next(), 0);
     else if (a === '--runs')
       o.runs = count(a, next(), 1);
     else if (a === '--pair-seconds') {
@@ -92,6 +100,8 @@ function parseArgs(argv) {
       o.reportOnly = true;
     else if (a === '--pause-file')
       o.pauseFile = path.resolve(next());
+    else if (a === '--cpus')
+      o.cpus = bench.cpusArg(next(), fail);
     else
       return false;
     return true;
@@ -116,7 +126,10 @@ function speed(t, key, base = 'a') {
 // against c; paired run by run where measured so (results of 2026-11-29 on), else medians of
 // columns timed apart.
 function ratiosOf(r, threads) {
-  const t = r.timings[threads] || {};
+  return ratiosOfTimings(r.timings[threads] || {});
+}
+
+function ratiosOfTimings(t) {
   return {
     c: t.cPaired ? t.cPaired.median : speed(t, 'c'),
     d: t.dPaired ? t.dPaired.median : speed(t, 'd'),
@@ -127,6 +140,12 @@ function ratiosOf(r, threads) {
 }
 
 const FLOORS = {c: 0.95, b: 0.98, dc: 0.98};
+
+// The floors timings `t` of one model miss.
+function missedFloors(t) {
+  const q = ratiosOfTimings(t);
+  return Object.entries(FLOORS).filter(([k, floor]) => q[k] !== null && q[k] < floor);
+}
 const COLUMNS = [
   ['c', 'verisub-run vs ORT'], ['d', '--optimize vs ORT'], ['e', 'bf16 vs ORT'],
   ['b', 'ORT(verisub-opt) vs ORT'], ['dc', '--optimize vs without']
@@ -157,7 +176,10 @@ function markdown(o, models, results, meta) {
       `${when.join('; ')}; ${minutes.toFixed(1)} min, tier ${o.tier}, ` +
       `${o.threads[0]} thread(s), ${o.rounds} round(s) x ${o.runs} runs (more on small models, ` +
       `until ORT's runs of the original total ${o.pairSeconds} s) after ${o.warmup} ` +
-      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'} (ORT on ` +
+      `warm-up, ${o.rounds > 1 ? 'columns alternating by round' : 'columns in turn'}` +
+      (o.confirm ? `, a model below a floor after them ${o.confirm} round(s) more in new processes, ` +
+                       'all rounds pooled (marked with their count)' : '') +
+      ' (ORT on ' +
       'both models in one process, each verisub-run column in a process of its own, all ' +
       'prepared once and timed together: runs alternate between the processes, each timed run ' +
       'after an untimed one of its model, and every ratio is a median of per-run ratios' +
@@ -169,7 +191,7 @@ function markdown(o, models, results, meta) {
            '') +
       '); machine: ' +
       `${os.cpus().length} cores ` +
-      `(${os.cpus()[0].model.trim()}). Timings on this shared machine drift by up to 40% ` +
+      `(${os.cpus()[0].model.trim()}), ${bench.pinnedNote(o)}. Timings on this shared machine drift by up to 40% ` +
       'between hours: only the ratios, measured side by side (each model within one part), ' +
       'mean anything.');
   lines.push('');
@@ -191,7 +213,8 @@ function markdown(o, models, results, meta) {
     const a = tm.a && tm.a.median ? tm.a.median.toFixed(2) : 'error';
     const opt = r.opt || {};
     lines.push(
-        `| ${r.name} | ${r.family} | ${a} | ${cell(q.c, FLOORS.c)} | ${cell(q.d)} | ` +
+        `| ${r.name}${tm.rounds > o.rounds ? ` (${tm.rounds} rounds)` : ''} | ${r.family} | ${a} | ` +
+        `${cell(q.c, FLOORS.c)} | ${cell(q.d)} | ` +
         `${cell(q.e)} | ${cell(q.b, FLOORS.b)} | ${cell(q.dc, FLOORS.dc)} | ` +
         `${r.import && !r.import.error ? r.import.opaque : 'error'} | ` +
         `${opt.error ? 'error' : opt.steps} | ${opt.error ? '—' : opt.seconds.toFixed(1)} | ` +
@@ -292,6 +315,7 @@ async function main() {
   const settings = {
     threads: o.threads,
     rounds: o.rounds,
+    confirm: o.confirm,
     runs: o.runs,
     pairSeconds: o.pairSeconds,
     warmup: o.warmup
@@ -302,7 +326,8 @@ async function main() {
   if (o.resume && fs.existsSync(json)) {
     const prev = JSON.parse(fs.readFileSync(json, 'utf8'));
     // Results from before --pair-seconds took o.runs runs exactly: --pair-seconds 0.
-    const was = (k) => (k === 'pairSeconds' ? (prev.settings[k] ?? 0) : prev.settings[k]);
+    const absent = {pairSeconds: 0, confirm: 0};  // settings older figures did not record
+    const was = (k) => (k in absent ? (prev.settings[k] ?? absent[k]) : prev.settings[k]);
     if (!Object.keys(settings).every((k) => JSON.stringify(was(k)) === JSON.stringify(settings[k])))
       fail(`--resume: ${json} was measured with other settings ` +
            `(${JSON.stringify(prev.settings)}); remove it or use those`);
@@ -345,7 +370,16 @@ async function main() {
     r.import = bench.importSummary(o, model);
     r.opt = bench.optimize(o, name, model);
     r.check = bench.checkOutputs(o, name, model, r.opt);
-    for (const t of o.threads) r.timings[t] = await bench.timeModel(o, model, r.opt, verisubRun, t);
+    // Below a floor: o.confirm rounds more (the figures then pool every round).
+    const confirm = (t) => {
+      const missed = missedFloors(t);
+      if (!missed.length || !o.confirm) return 0;
+      console.error(`    ${name}: ${missed.map(([k]) => `${k} ${fmt(ratiosOfTimings(t)[k])}`).join(', ')} ` +
+                    `below the floor after ${t.rounds} round(s): ${o.confirm} more`);
+      return o.confirm;
+    };
+    for (const t of o.threads)
+      r.timings[t] = await bench.timeModel(o, model, r.opt, verisubRun, t, confirm);
     const q = ratiosOf(r, o.threads[0]);
     console.error(
         `    ${name}: verisub-run ${fmt(q.c)}x ORT, --optimize ${fmt(q.d)}x, bf16 ${fmt(q.e)}x, ` +
