@@ -231,13 +231,15 @@ class Parser {
       c_->tolerance = v;
       return Status::Ok();
     }
-    if (key == "break_commutative" || key == "identity_graphs" || key == "drop_composite_pairs") {
+    if (key == "break_commutative" || key == "identity_graphs" || key == "drop_composite_pairs" ||
+        key == "index_level_proofs") {
       VERISUB_RETURN_IF_ERROR(need(2));
       auto v = ParseBool(t[1], key.c_str());
       if (!v.ok()) return v.status();
       if (key == "break_commutative") c_->break_commutative = *v;
       if (key == "identity_graphs") c_->identity_graphs = *v;
       if (key == "drop_composite_pairs") c_->drop_composite_pairs = *v;
+      if (key == "index_level_proofs") c_->index_level_proofs = *v;
       return Status::Ok();
     }
     if (key == "pairs") {
@@ -258,7 +260,7 @@ class Parser {
         "unknown keyword '" + key +
         "' (expected max_ops, threads, seed, double_tests, tolerance, "
         "max_graphs, break_commutative, identity_graphs, pairs, drop_composite_pairs, "
-        "input, constant, op)");
+        "index_level_proofs, input, constant, op)");
   }
 
  private:
@@ -411,7 +413,8 @@ std::string FormatConfig(const GenConfig& c) {
     << "\ntolerance " << c.tolerance << "\nmax_graphs " << c.max_graphs << "\nbreak_commutative "
     << (c.break_commutative ? "yes" : "no") << "\nidentity_graphs "
     << (c.identity_graphs ? "yes" : "no") << "\npairs " << (c.all_pairs ? "all" : "star")
-    << "\ndrop_composite_pairs " << (c.drop_composite_pairs ? "yes" : "no") << "\n";
+    << "\ndrop_composite_pairs " << (c.drop_composite_pairs ? "yes" : "no")
+    << "\nindex_level_proofs " << (c.index_level_proofs ? "yes" : "no") << "\n";
   auto consumers = [](const std::vector<Consumer>& cs) {
     std::string s;
     for (const Consumer& k : cs)

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "specs/op_spec.h"
 #include "specs/params.h"
-#include "base/status.h"
 #include "specs/tensor.h"
 
 namespace verisub::gen {
@@ -61,6 +61,9 @@ struct GenConfig {
   uint64_t max_graphs = 0;  // 0: no limit; otherwise the enumeration stops early (reported)
   bool break_commutative = true;
   bool identity_graphs = true;  // also bucket the 0-op graphs "output = input"
+  // Decide what the axioms leave undecided by index-level normal forms (verify/index_level.h),
+  // and generalize ranked proofs with them.
+  bool index_level_proofs = true;
   // Pairs formed inside a class of equal graphs: a star around its smallest graph (as TASO,
   // which compared every graph with the first of its fingerprint), or all pairs.
   bool all_pairs = false;

@@ -91,6 +91,7 @@ StatusOr<PipelineReport> RunPipeline(const PipelineOptions& options) {
 
   verify::VerifyOptions verify_options;
   verify_options.prover = options.prover;
+  verify_options.prover.index_level = options.prover.index_level && config->index_level_proofs;
   // Refutation by evaluation starts from the shapes the candidates were found at.
   if (verify_options.prover.refute.base_shapes.empty())
     for (const InputDecl& in : config->inputs)

@@ -32,7 +32,7 @@ constexpr const char* kEpilog =
 
 struct Flags {
   std::string verify, out, smt2_dir;
-  bool validate = false, redundant = false, no_refute = false;
+  bool validate = false, redundant = false, no_refute = false, no_index_level = false;
   int timeout_ms = 0;  // 0: the mode's default
   int rlimit = static_cast<int>(kDefaultResourceLimit);
   int threads = 0;
@@ -105,6 +105,7 @@ int Verify(const Flags& f) {
   opt.prover.smt2_dir = f.smt2_dir;
   opt.prover.resource_limit = static_cast<unsigned>(f.rlimit);
   opt.prover.refute.enabled = !f.no_refute;
+  opt.prover.index_level = !f.no_index_level;
   opt.threads = f.threads;
   opt.rules_per_context = f.rules_per_context;
   auto report = VerifyRules(*rules, opt);
@@ -208,6 +209,8 @@ int RunCli(int argc, char** argv) {
       .ShowDefault("--timeout-ms", "10000 for --verify, the mode's own otherwise")
       .Int("--rlimit", &f.rlimit, 0, 1000000000, "Z3 resource limit per query, 0 for none")
       .Bool("--no-refute", &f.no_refute, "skip the refutation by evaluation before Z3")
+      .Bool("--no-index-level", &f.no_index_level,
+            "decide from the axioms alone (no index-level normal forms where Z3 gives up)")
       .Int("--rules-per-context", &f.rules_per_context, 1, 1000000000,
            "consecutive rules decided in one Z3 context")
       .Int("--max-dim", &f.max_dim, 1, kMaxValidateDim,

@@ -19,6 +19,7 @@
 #include "ruledb/database.h"
 #include "ruledb/pattern_ranks.h"
 #include "specs/registry.h"
+#include "verify/index_level.h"
 #include "verify/watchdog.h"
 
 namespace verisub::verify {
@@ -163,9 +164,102 @@ double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::vector<std::string> SortedUnique(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
 }  // namespace
 
 RuleVerdict Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_name) {
+  RuleVerdict verdict = ProveFromAxioms(rule, dump_name);
+  if (!options_.index_level) return verdict;
+  const ProofStatus s = verdict.proof.status;
+  if (s == ProofStatus::kUnknown || s == ProofStatus::kTimeout) ProveByNormalForms(rule, &verdict);
+  if (s == ProofStatus::kProved && !verdict.input_ranks.empty() && rule.input_ranks.empty())
+    GeneralizeRanks(rule, &verdict);
+  return verdict;
+}
+
+void Prover::GeneralizeRanks(const ruledb::Rule& rule, RuleVerdict* verdict) {
+  // The axioms proved it at the ranks they were declared for (matmul's concat axioms, the
+  // identities at 2-D); equal normal forms at every rank tuple where both sides could
+  // type-check prove it at all of them, batched products included.
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::vector<int>> every = CandidateRankTuples(rule);
+  std::vector<std::string> used;
+  for (const std::vector<int>& t : every) {
+    IndexLevelResult r = ProveAtIndexLevel(rule, t);
+    if (!r.proved) {
+      verdict->proof.seconds += Since(start);
+      return;
+    }
+    used.insert(used.end(), r.used.begin(), r.used.end());
+  }
+  const RefuteOptions& ro = options_.refute;
+  if (every.empty() || RefuteByEvaluation(rule, ro, 0, ro.proof_cases).refuted) {
+    verdict->proof.seconds += Since(start);
+    return;
+  }
+  verdict->proof.axioms_used = SortedUnique(std::move(used));
+  verdict->proof.seconds += Since(start);
+  verdict->input_ranks.clear();
+}
+
+void Prover::ProveByNormalForms(const ruledb::Rule& rule, RuleVerdict* verdict) {
+  auto start = std::chrono::steady_clock::now();
+  // At every rank tuple where both sides could type-check, the rule needs no ranks; else at the
+  // first tuple where it holds.
+  std::vector<std::vector<int>> every;
+  if (rule.input_ranks.empty()) every = CandidateRankTuples(rule);
+  std::vector<std::string> used;
+  auto holds = [&](const std::vector<int>& ranks) {
+    IndexLevelResult r = ProveAtIndexLevel(rule, ranks);
+    if (r.proved) used.insert(used.end(), r.used.begin(), r.used.end());
+    return r.proved;
+  };
+  std::optional<std::vector<int>> claim;
+  if (!every.empty() && std::all_of(every.begin(), every.end(), holds)) {
+    claim.emplace();
+  } else {
+    used.clear();
+    // The generator's tuples first (where the rule was found), then the others in order.
+    std::vector<std::vector<int>> tuples = {rule.input_ranks};
+    if (rule.input_ranks.empty()) {
+      tuples = WellTypedRankTuples(rule, options_.refute, kMaxRankTuples);
+      tuples.insert(tuples.end(), every.begin(), every.end());
+    }
+    for (const std::vector<int>& t : tuples)
+      if (holds(t)) {
+        claim = t;
+        break;
+      }
+  }
+  const double before = verdict->proof.seconds;  // Z3's attempts
+  if (!claim) {
+    verdict->proof.seconds = before + Since(start);
+    return;
+  }
+  // As for Z3's proofs: a proof is what gets shipped, so the evaluation goes on to more cases
+  // at the ranks claimed (and a counterexample would be a bug of an element definition).
+  ruledb::Rule checked = rule;
+  if (!claim->empty() && !ruledb::RanksAreForced(rule, *claim)) checked.input_ranks = *claim;
+  const RefuteOptions& ro = options_.refute;
+  Refutation late = RefuteByEvaluation(checked, ro, 0, ro.proof_cases);
+  if (late.refuted) {
+    verdict->proof.seconds = before + Since(start);
+    verdict->proof.reason += "; index-level normal forms agree but " + late.reason;
+    return;
+  }
+  verdict->proof = ruledb::ProofRecord();
+  verdict->proof.status = ProofStatus::kProved;
+  verdict->proof.axioms_used = SortedUnique(std::move(used));
+  verdict->proof.seconds = before + Since(start);
+  verdict->input_ranks = checked.input_ranks;
+}
+
+RuleVerdict Prover::ProveFromAxioms(const ruledb::Rule& rule, const std::string& dump_name) {
   if (context_spent_) ResetContext();
   // Ranks matter when a relevant axiom instance is guarded (or the rule claims ranks): then Z3
   // is told the ranks of the rule's inputs at its well-typed base shapes, one tuple at a time.
@@ -397,7 +491,8 @@ ProofRecord Prover::Prove(const Query& query, bool* used_ranks) {
       bool out_of_resources =
           options_.resource_limit > 0 && !saturated &&
           (why.find("resource") != std::string::npos || elapsed * 1e3 < 0.9 * options_.timeout_ms);
-      bool timed_out = interrupted || out_of_resources || why.find("timeout") != std::string::npos ||
+      bool timed_out = interrupted || out_of_resources ||
+                       why.find("timeout") != std::string::npos ||
                        why.find("canceled") != std::string::npos;
       record.status = timed_out ? ProofStatus::kTimeout : ProofStatus::kUnknown;
       if (out_of_resources)
@@ -498,21 +593,22 @@ StatusOr<VerifyReport> VerifyRules(std::vector<ruledb::Rule>& rules, const Verif
   const int per_context = std::max(1, options.rules_per_context);
   const int batches = (n + per_context - 1) / per_context;
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<int>(0, batches, 1), [&](const tbb::blocked_range<int>& r) {
-      for (int b = r.begin(); b < r.end(); ++b) {
-        Prover prover(*base, options.prover);
-        for (int i = b * per_context; i < std::min(n, (b + 1) * per_context); ++i) {
-          char name[32];
-          std::snprintf(name, sizeof(name), "rule-%05d", i);
-          RuleVerdict verdict = prover.ProveRule(rules[i], name);
-          rules[i].proof = std::move(verdict.proof);
-          if (rules[i].proof.status == ProofStatus::kProved)
-            rules[i].input_ranks = std::move(verdict.input_ranks);
-          if (rules[i].proof.status == ProofStatus::kProved) ++proved;
-          ++done;
-        }
-      }
-    });
+    tbb::parallel_for(
+        tbb::blocked_range<int>(0, batches, 1), [&](const tbb::blocked_range<int>& r) {
+          for (int b = r.begin(); b < r.end(); ++b) {
+            Prover prover(*base, options.prover);
+            for (int i = b * per_context; i < std::min(n, (b + 1) * per_context); ++i) {
+              char name[32];
+              std::snprintf(name, sizeof(name), "rule-%05d", i);
+              RuleVerdict verdict = prover.ProveRule(rules[i], name);
+              rules[i].proof = std::move(verdict.proof);
+              if (rules[i].proof.status == ProofStatus::kProved)
+                rules[i].input_ranks = std::move(verdict.input_ranks);
+              if (rules[i].proof.status == ProofStatus::kProved) ++proved;
+              ++done;
+            }
+          }
+        });
   });
   progress.reset();  // its final line
 

@@ -42,6 +42,9 @@ struct ProverOptions {
   bool model_based_instantiation = false;
   // Directory for `.smt2` dumps of every query that is not a proof (empty: no dumps).
   std::string smt2_dir;
+  // What Z3 leaves unknown or times out on is decided by index-level normal forms
+  // (index_level.h), and a proof at input ranks only is generalized by them where it can be.
+  bool index_level = true;
   // ProveRule first evaluates the rule at other shapes; a rule whose sides differ there is
   // `not_proved` with the counterexample as its reason, and Z3 is not asked.
   RefuteOptions refute;
@@ -99,6 +102,10 @@ class Prover {
   // first well-typed base assignment, then of the next distinct ones (at most kMaxRankTuples),
   // until one is proved; evaluation then looks at shapes of those ranks. `dump_name` names the
   // .smt2 file written when it is not proved (inside options.smt2_dir).
+  // What the axioms leave undecided (unknown, timeout) is then tried at the index level
+  // (index_level.h): proved there at every rank tuple where both sides could type-check, the
+  // rule needs no ranks; else it gets the first tuple where it holds. A proof from the axioms
+  // at input ranks only loses them when the normal forms agree at every tuple.
   RuleVerdict ProveRule(const ruledb::Rule& rule, const std::string& dump_name);
 
   // The general query; `used_ranks`, when given, says whether a proof's unsat core holds a
@@ -110,6 +117,11 @@ class Prover {
   z3::context& ctx() { return encoder().ctx(); }
 
  private:
+  RuleVerdict ProveFromAxioms(const ruledb::Rule& rule, const std::string& dump_name);
+  void ProveByNormalForms(const ruledb::Rule& rule, RuleVerdict* verdict);
+  // A proof from the axioms at input ranks only: at every rank when the normal forms agree
+  // at every rank tuple (its record then names the element definitions used).
+  void GeneralizeRanks(const ruledb::Rule& rule, RuleVerdict* verdict);
   const z3::expr& Formula(int instance);
   void ResetContext();  // drops the context and everything built in it
   const z3::expr& Track(int instance);

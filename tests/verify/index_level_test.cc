@@ -1,0 +1,254 @@
+// Index-level normal forms: true rules the axioms leave unknown are proved (bias and scale moves,
+// scales through a matmul, matmul algebra, fused activations, congruence through operators
+// outside the fragment), false ones never are, sums are canonical up to the naming and order of
+// their bound coordinates, and the prover uses the procedure only where Z3 gives up.
+#include "verify/index_level.h"
+
+#include <gtest/gtest.h>
+
+#include "verify/prover.h"
+
+namespace verisub::verify {
+namespace {
+
+ruledb::Rule Rule(const std::string& text) {
+  auto r = ruledb::ParseRule(text);
+  EXPECT_TRUE(r.ok()) << text << ": " << r.status().message();
+  return r.ok() ? *r : ruledb::Rule();
+}
+
+bool Proves(const std::string& text, const std::vector<int>& ranks) {
+  IndexLevelResult r = ProveAtIndexLevel(Rule(text), ranks);
+  return r.proved;
+}
+
+TEST(IndexLevelTest, ProvesTrueRulesTheAxiomsLeaveUnknown) {
+  // Each of these is `unknown` from the axioms (data/rules/taso.unproved.txt).
+  EXPECT_TRUE(Proves("(bias_add[axis=1] (ewadd ?a ?b) ?c) => (ewadd (bias_add[axis=1] ?a ?c) ?b)",
+                     {4, 4, 1}));
+  EXPECT_TRUE(
+      Proves("(channel_scale[axis=0] (ewmul ?a ?b) ?c) => (ewmul (channel_scale[axis=0] ?a ?c) ?b)",
+             {2, 2, 1}));
+  EXPECT_TRUE(
+      Proves("(channel_scale[axis=0] (matmul[activation=none] ?a ?b) ?c) => "
+             "(matmul[activation=none] (channel_scale[axis=0] ?a ?c) ?b)",
+             {2, 2, 1}));
+  EXPECT_TRUE(
+      Proves("(channel_scale[axis=0] (transpose[perm=[1,0]] ?a) ?b) => "
+             "(transpose[perm=[1,0]] (channel_scale[axis=1] ?a ?b))",
+             {2, 1}));
+  EXPECT_TRUE(
+      Proves("(channel_scale[axis=0] (smul ?a ?b) ?c) => (smul (channel_scale[axis=0] ?a ?c) ?b)",
+             {2, 0, 1}));
+}
+
+TEST(IndexLevelTest, MatmulAlgebraWithCanonicalSums) {
+  // Associativity: a sum inside a sum merges into one over both coordinates, whatever their
+  // order and names.
+  EXPECT_TRUE(
+      Proves("(matmul[activation=none] ?a (matmul[activation=none] ?b ?c)) => "
+             "(matmul[activation=none] (matmul[activation=none] ?a ?b) ?c)",
+             {2, 2, 2}));
+  EXPECT_TRUE(
+      Proves("(transpose[perm=[1,0]] (matmul[activation=none] ?a ?b)) => "
+             "(matmul[activation=none] (transpose[perm=[1,0]] ?b) (transpose[perm=[1,0]] ?a))",
+             {2, 2}));
+  // Linearity, a fused activation, a scalar through the product.
+  EXPECT_TRUE(
+      Proves("(matmul[activation=none] (ewadd ?a ?b) ?c) => "
+             "(ewadd (matmul[activation=none] ?a ?c) (matmul[activation=none] ?b ?c))",
+             {2, 2, 2}));
+  EXPECT_TRUE(
+      Proves("(matmul[activation=relu] ?a ?b) => (relu (matmul[activation=none] ?a ?b))", {2, 2}));
+  EXPECT_TRUE(Proves(
+      "(matmul[activation=none] (smul ?a ?s) ?b) => (smul (matmul[activation=none] ?a ?b) ?s)",
+      {2, 0, 2}));
+  // A product of two sums equals the sum of the products: (ab)(cd) elementwise.
+  EXPECT_TRUE(
+      Proves("(ewmul (matmul[activation=none] ?a ?b) (matmul[activation=none] ?c ?d)) => "
+             "(ewmul (matmul[activation=none] ?c ?d) (matmul[activation=none] ?a ?b))",
+             {2, 2, 2, 2}));
+}
+
+TEST(IndexLevelTest, IdentitiesMeansAndCountedSums) {
+  // An identity matrix is a Kronecker delta, which a sum over its coordinate substitutes.
+  EXPECT_TRUE(Proves("(matmul[activation=none] (const_imatmul ?a) ?b) => ?b", {2, 2}));
+  EXPECT_TRUE(
+      Proves("(matmul[activation=none] (matmul[activation=none] (const_imatmul ?a) ?b) "
+             "(const_imatmul ?a)) => ?b",
+             {2, 2}));
+  EXPECT_FALSE(
+      Proves("(matmul[activation=none] (const_imatmul ?a) ?b) => (const_imatmul ?b)", {2, 2}));
+  EXPECT_TRUE(Proves("(ewmul ?a (const_ones ?a)) => ?a", {3}));
+  // A mean is 1/N times a sum; a term the sum does not index is counted N times.
+  EXPECT_TRUE(
+      Proves("(bias_add[axis=1] (reduce_mean[axes=12,keepdims=1] ?a) ?b) => "
+             "(reduce_mean[axes=12,keepdims=1] (bias_add[axis=1] ?a ?b))",
+             {4, 1}));
+  EXPECT_TRUE(
+      Proves("(channel_scale[axis=1] (reduce_mean[axes=12,keepdims=0] ?a) ?b) => "
+             "(reduce_mean[axes=12,keepdims=0] (channel_scale[axis=1] ?a ?b))",
+             {4, 1}));
+  EXPECT_TRUE(
+      Proves("(reduce_mean[axes=12,keepdims=1] (reduce_mean[axes=12,keepdims=1] ?a)) => "
+             "(reduce_mean[axes=12,keepdims=1] ?a)",
+             {4}));
+  EXPECT_FALSE(
+      Proves("(reduce_mean[axes=12,keepdims=1] (ewmul ?a ?a)) => "
+             "(ewmul (reduce_mean[axes=12,keepdims=1] ?a) (reduce_mean[axes=12,keepdims=1] ?a))",
+             {4}));
+  // Over axis 1 (mask 2) the left bias has the kept axis's one element and the right one the
+  // reduced axis's: both sides type-check only where that axis is 1, and there they agree.
+  EXPECT_TRUE(
+      Proves("(bias_add[axis=1] (reduce_mean[axes=2,keepdims=1] ?a) ?b) => "
+             "(reduce_mean[axes=2,keepdims=1] (bias_add[axis=1] ?a ?b))",
+             {3, 1}));
+  EXPECT_FALSE(
+      Proves("(bias_add[axis=0] (reduce_mean[axes=2,keepdims=1] ?a) ?b) => "
+             "(reduce_mean[axes=2,keepdims=1] (bias_add[axis=1] ?a ?b))",
+             {3, 1}));
+}
+
+TEST(IndexLevelTest, ConvolutionsAndPools) {
+  const std::string conv = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
+  const std::string conv2 = "conv2d[stride_h=2,stride_w=2,padding=same,activation=none,group=1]";
+  const std::string dw = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=dw]";
+  // A scale of output channels is a scale of the kernels; of the batch, of the input.
+  EXPECT_TRUE(Proves("(channel_scale[axis=1] (" + conv2 + " ?a ?b) ?c) => (" + conv2 +
+                         " ?a (channel_scale[axis=0] ?b ?c))",
+                     {4, 4, 1}));
+  EXPECT_TRUE(Proves("(channel_scale[axis=0] (" + dw + " ?a ?b) ?c) => (" + dw +
+                         " (channel_scale[axis=0] ?a ?c) ?b)",
+                     {4, 4, 1}));
+  // Linear in each operand, padding included (a zero padded position contributes zero).
+  EXPECT_TRUE(
+      Proves("(" + conv + " (ewadd ?a ?b) ?c) => (ewadd (" + conv + " ?a ?c) (" + conv + " ?b ?c))",
+             {4, 4, 4}));
+  EXPECT_TRUE(
+      Proves("(" + conv + " ?a (smul ?b ?c)) => (smul (" + conv + " ?a ?b) ?c)", {4, 4, 0}));
+  // A bias on the input is not a bias on the output where the window reads padding.
+  EXPECT_FALSE(Proves(
+      "(" + conv + " (bias_add[axis=1] ?a ?b) ?c) => (bias_add[axis=1] (" + conv + " ?a ?c) ?b)",
+      {4, 1, 4}));
+  EXPECT_FALSE(Proves("(" + conv + " ?a ?b) => (" + conv2 + " ?a ?b)", {4, 4}));
+  // An average pool is a depthwise convolution with the pool constant.
+  EXPECT_TRUE(Proves(
+      "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=dw] ?a "
+      "(const_pool[kernel_h=3,kernel_w=3] ?a)) => "
+      "(pool_avg[kernel_h=3,kernel_w=3,stride_h=1,stride_w=1,padding=same,activation=none] ?a)",
+      {4}));
+  EXPECT_FALSE(Proves(
+      "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=dw] ?a "
+      "(const_pool[kernel_h=3,kernel_w=3] ?a)) => "
+      "(pool_avg[kernel_h=3,kernel_w=3,stride_h=2,stride_w=2,padding=same,activation=none] ?a)",
+      {4}));
+}
+
+TEST(IndexLevelTest, CongruenceThroughOpaqueOperators) {
+  const std::string conv = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
+  const std::string conv_relu =
+      "conv2d[stride_h=1,stride_w=1,padding=same,activation=relu,group=1]";
+  EXPECT_TRUE(
+      Proves("(" + conv + " (ewadd ?a ?b) ?w) => (" + conv + " (ewadd ?b ?a) ?w)", {4, 4, 4}));
+  EXPECT_TRUE(Proves("(" + conv_relu + " ?a ?w) => (relu (" + conv + " ?a ?w))", {4, 4}));
+  // An operator outside the fragment knows no linearity.
+  const std::string pool =
+      "pool_max[kernel_h=3,kernel_w=3,stride_h=1,stride_w=1,padding=same,activation=none]";
+  EXPECT_FALSE(Proves("(" + pool + " (ewadd ?a ?b)) => (ewadd (" + pool + " ?a) (" + pool + " ?b))",
+                      {4, 4}));
+  EXPECT_TRUE(Proves("(" + pool + " (ewadd ?a ?b)) => (" + pool + " (ewadd ?b ?a))", {4, 4}));
+}
+
+TEST(IndexLevelTest, FalseRulesAreNeverProved) {
+  EXPECT_FALSE(Proves("(ewadd ?a ?b) => (ewmul ?a ?b)", {2, 2}));
+  EXPECT_FALSE(
+      Proves("(matmul[activation=none] ?a ?b) => (matmul[activation=none] ?b ?a)", {2, 2}));
+  EXPECT_FALSE(Proves("(transpose[perm=[1,0]] ?a) => ?a", {2}));
+  EXPECT_FALSE(Proves("(relu (ewadd ?a ?b)) => (ewadd (relu ?a) (relu ?b))", {2, 2}));
+  EXPECT_FALSE(
+      Proves("(channel_scale[axis=0] (matmul[activation=none] ?a ?b) ?c) => "
+             "(matmul[activation=none] ?a (channel_scale[axis=0] ?b ?c))",
+             {2, 2, 1}));
+  EXPECT_FALSE(Proves("(bias_add[axis=1] (ewmul ?a ?b) ?c) => (ewmul (bias_add[axis=1] ?a ?c) ?b)",
+                      {2, 2, 1}));
+  // (a + b)^2 is not a^2 + b^2: the polynomial is expanded with its cross term.
+  EXPECT_FALSE(
+      Proves("(ewmul (ewadd ?a ?b) (ewadd ?a ?b)) => (ewadd (ewmul ?a ?a) (ewmul ?b ?b))", {2, 2}));
+  EXPECT_TRUE(
+      Proves("(ewmul (ewadd ?a ?b) (ewadd ?a ?b)) => "
+             "(ewadd (ewadd (ewmul ?a ?a) (ewmul ?b ?b)) (ewadd (ewmul ?a ?b) (ewmul ?b ?a)))",
+             {2, 2}));
+}
+
+TEST(IndexLevelTest, BatchedMatmulsBroadcastSoundly) {
+  // A batch axis of an operand not known equal to the output's may broadcast (dimension 1, index
+  // 0): a scale along it moves through the product only where the dimensions are tied.
+  EXPECT_TRUE(
+      Proves("(channel_scale[axis=0] (matmul[activation=none] ?a ?b) ?c) => "
+             "(matmul[activation=none] (channel_scale[axis=0] ?a ?c) ?b)",
+             {3, 3, 1}));
+  EXPECT_TRUE(
+      Proves("(channel_scale[axis=1] (matmul[activation=none] ?a ?b) ?c) => "
+             "(matmul[activation=none] (channel_scale[axis=1] ?a ?c) ?b)",
+             {3, 2, 1}));
+  // A transformer's projection: x [B,S,D] times a weight [D,E], a bias on the last axis.
+  EXPECT_TRUE(
+      Proves("(matmul[activation=none] (ewadd ?a ?b) ?c) => "
+             "(ewadd (matmul[activation=none] ?a ?c) (matmul[activation=none] ?b ?c))",
+             {3, 3, 2}));
+  // Associativity with three independent batch dimensions would need arithmetic on the
+  // broadcast indices: not claimed.
+  EXPECT_FALSE(
+      Proves("(matmul[activation=none] ?a (matmul[activation=none] ?b ?c)) => "
+             "(matmul[activation=none] (matmul[activation=none] ?a ?b) ?c)",
+             {3, 3, 3}));
+  EXPECT_TRUE(
+      Proves("(matmul[activation=none] ?a (matmul[activation=none] ?b ?c)) => "
+             "(matmul[activation=none] (matmul[activation=none] ?a ?b) ?c)",
+             {3, 2, 2}));
+  // Batch slices scale either operand; rows only the left one.
+  EXPECT_TRUE(
+      Proves("(channel_scale[axis=0] (matmul[activation=none] ?a ?b) ?c) => "
+             "(matmul[activation=none] ?a (channel_scale[axis=0] ?b ?c))",
+             {3, 3, 1}));
+  EXPECT_FALSE(
+      Proves("(channel_scale[axis=1] (matmul[activation=none] ?a ?b) ?c) => "
+             "(matmul[activation=none] ?a (channel_scale[axis=1] ?b ?c))",
+             {3, 3, 1}));
+}
+
+TEST(IndexLevelTest, RankTuplesWhereBothSidesCouldTypeCheck) {
+  auto tuples = CandidateRankTuples(
+      Rule("(transpose[perm=[1,0]] (matmul[activation=none] ?a ?b)) => "
+           "(matmul[activation=none] (transpose[perm=[1,0]] ?b) (transpose[perm=[1,0]] ?a))"));
+  ASSERT_EQ(tuples.size(), 1u);
+  EXPECT_EQ(tuples[0], (std::vector<int>{2, 2}));
+  // ewadd of equal ranks: every rank 0..4.
+  EXPECT_EQ(CandidateRankTuples(Rule("(ewadd ?a ?b) => (ewadd ?b ?a)")).size(), 5u);
+}
+
+TEST(IndexLevelTest, TheProverUsesItWhereTheAxiomsGiveUp) {
+  std::vector<ruledb::Rule> rules = {
+      Rule("(channel_scale[axis=0] (matmul[activation=none] ?a ?b) ?c) => "
+           "(matmul[activation=none] (channel_scale[axis=0] ?a ?c) ?b)"),
+      Rule("(relu (ewadd ?a ?b)) => (ewadd (relu ?a) (relu ?b))"),
+  };
+  VerifyOptions opt;
+  opt.threads = 1;
+  opt.progress = false;
+  auto report = VerifyRules(rules, opt);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(rules[0].proof.status, ruledb::ProofStatus::kProved) << rules[0].proof.reason;
+  EXPECT_EQ(rules[0].proof.axioms_used,
+            (std::vector<std::string>{"index:channel_scale", "index:matmul"}));
+  // It holds where the two axes 0 are the same axis; with ?a 2-D and ?b batched the left side
+  // scales batches and the right rows (false, and both may type-check): the proof claims the
+  // first tuple where it holds.
+  EXPECT_EQ(rules[0].input_ranks, (std::vector<int>{2, 2, 1})) << rules[0].ToText();
+  EXPECT_FALSE(ProveAtIndexLevel(rules[0], {2, 3, 1}).proved);
+  EXPECT_TRUE(ProveAtIndexLevel(rules[0], {3, 3, 1}).proved);
+  EXPECT_NE(rules[1].proof.status, ruledb::ProofStatus::kProved);
+}
+
+}  // namespace
+}  // namespace verisub::verify
