@@ -150,7 +150,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
   };
 
   bool out_of_time = false;
-  int since_improvement = 0;  // graphs expanded since the best cost last fell
+  int since_improvement = 0;  // graphs expanded since the best cost last fell by enough
   double best_seen = best.cost;
   while (!queue.empty()) {
     if (report->graphs_explored >= options.budget) {
@@ -168,7 +168,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
     std::shared_ptr<const Expanded> expanded = materialize(cur);
     if (!expanded) continue;
     ++report->graphs_explored;
-    if (best.cost < best_seen) {
+    if (best.cost < (1 - options.min_gain / 4) * best_seen) {
       best_seen = best.cost;
       since_improvement = 0;
     } else {

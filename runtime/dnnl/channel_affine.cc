@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "runtime/dnnl/builder.h"
@@ -243,14 +244,25 @@ Status ChannelAffineKernel(KernelBuilder& b) {
   }
   if (scale.slot == kNoValue && scale.fixed.empty()) scale.fixed.assign(padded, 1.f);
   if (shift.slot == kNoValue && shift.fixed.empty()) shift.fixed.assign(padded, 0.f);
-  // A retry on plain inputs reads a plain copy of a blocked tensor.
-  const int xs = b.slot(x).desc == src ? x : b.Converted(x, src);
-  reads.insert(reads.begin(), xs);
+  // A constant scaled by a computed vector (a kernel scaled at run time, as the rewrite that
+  // moves a squeeze-excite gate into the next convolution makes) has no run-time buffer: its
+  // row-major data is kept here. A retry on plain inputs reads a plain copy of a blocked tensor.
+  std::shared_ptr<const std::vector<float>> constant;
+  int xs = kNoValue;
+  if (b.constant(x)) {
+    auto data = b.ConstantFloats(x);
+    if (!data || src != PlainDesc(DimsOf(src)))
+      return Unimplemented("channel affine: constant input");
+    constant = std::make_shared<const std::vector<float>>(std::move(*data));
+  } else {
+    xs = b.slot(x).desc == src ? x : b.Converted(x, src);
+    reads.insert(reads.begin(), xs);
+  }
   const int y = grp.output;
   b.Define(y, src);
   const ChannelWalk w = *walk;
   b.EmitHost(
-      [w, padded, xs, y, scale, shift, clamps](RunState& st) -> Status {
+      [w, padded, xs, constant, y, scale, shift, clamps](RunState& st) -> Status {
         auto vector_of = [&](const Operand& op, std::vector<float>* scratch) -> const float* {
           if (op.slot == kNoValue) return op.fixed.data();
           scratch->assign(padded, 0.f);
@@ -261,7 +273,8 @@ Status ChannelAffineKernel(KernelBuilder& b) {
         std::vector<float> s_scratch, t_scratch;
         const float* s = vector_of(scale, &s_scratch);
         const float* t = vector_of(shift, &t_scratch);
-        Run(w, static_cast<const float*>(st.mem[xs].get_data_handle()),
+        Run(w,
+            constant ? constant->data() : static_cast<const float*>(st.mem[xs].get_data_handle()),
             static_cast<float*>(st.mem[y].get_data_handle()), s, t, clamps);
         return Status::Ok();
       },

@@ -650,6 +650,27 @@ TEST(DnnlOpsTest, SqueezeExcitationGateRunsAsChannelScale) {
   EXPECT_EQ(s.fallback_nodes, 0);
 }
 
+// The gate moved into the next 1x1 convolution's kernel (a rewrite of the index-level rules):
+// a constant kernel scaled along its input channels by a computed vector, then a convolution
+// with a kernel computed at run time. The channel affine kernel walks run-time buffers only and
+// must leave the constant to the binary kernel (it read an absent buffer: "object is not
+// initialized").
+TEST(DnnlOpsTest, ConstantKernelScaledByAComputedGate) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 6, 6}).Output("y", {1, 12, 6, 6}).RandomWeight("w", {12, 8, 1, 1}, 1);
+  b.Int64Weight("vector", {8}).Int64Weight("nchw", {1, 8, 1, 1});
+  b.Node("GlobalAveragePool", {"x"}, {"gap"});
+  b.Node("Sigmoid", {"gap"}, {"sig"});
+  b.Node("Reshape", {"sig", "vector"}, {"flat"});  // as verisub-opt writes channel_scale back
+  b.Node("Reshape", {"flat", "nchw"}, {"gate"});
+  b.Node("Mul", {"w", "gate"}, {"scaled"});
+  b.Node("Conv", {"x", "scaled"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "scaled_kernel");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "channel_scale"), 1);
+  EXPECT_EQ(Check(b, "scaled_kernel").fallback_nodes, 0);
+}
+
 TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
   {
     ModelBuilder b(17);
