@@ -1,12 +1,18 @@
 // Session: import, optional optimization, prepare on a backend, run.
 #include "session/session.h"
 
+#include <unistd.h>
+#include <xxhash.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "rewriter/joint.h"
@@ -18,6 +24,7 @@
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/executor.h"
+#include "runtime/graph_text.h"
 #include "runtime/onnx_import.h"
 #include "runtime/reference_backend.h"
 #ifdef VERISUB_HAVE_DNNL
@@ -29,6 +36,7 @@
 #endif
 #ifdef VERISUB_HAVE_HALIDE
 #include "fusion/generator.h"
+#include "fusion/halide_kernel.h"
 #endif
 
 namespace verisub {
@@ -511,6 +519,94 @@ double TotalMs(const std::vector<runtime::StepProfile>& profile) {
 // Step profiles of the generated and library preparations: runs each.
 constexpr int kFusionProfileRuns = 5;
 
+#ifdef VERISUB_HAVE_HALIDE
+// The remembered choice of fusion "auto" for one prepared graph: the library's kernels, every
+// generated one, or those of the clusters listed (graph nodes).
+struct FusionDecision {
+  bool library = false, all = false;
+  std::set<std::vector<int>> kept;
+};
+
+// The decision file of `g` as prepared with `storage` at `num_threads`, or "" with no cache.
+std::string FusionDecisionPath(const SessionOptions& options, const runtime::Graph& g,
+                               const std::vector<int32_t>& storage, int num_threads) {
+  if (options.fusion_decisions == "none") return "";
+  std::string dir = options.fusion_decisions.empty()
+                        ? (std::filesystem::path(fusion::DefaultKernelDir()) / "decisions").string()
+                        : options.fusion_decisions;
+  std::string what = runtime::PrintGraphText(g);
+  for (int v = 0; v < g.num_values(); ++v)
+    what += " " + std::to_string(static_cast<int>(g.value(v).layout));
+  what += "\nstorage";
+  for (int32_t t : storage) what += " " + std::to_string(t);
+  what += "\nthreads " + std::to_string(num_threads) + "\ncodegen " +
+          std::to_string(fusion::kCodegenRevision) + "\n" +
+#ifdef VERISUB_HAVE_DNNL
+          runtime::ThisMachine(num_threads).FileName();
+#else
+          "no-dnnl";
+#endif
+  char name[40];
+  std::snprintf(name, sizeof name, "%016llx.fusion",
+                static_cast<unsigned long long>(XXH3_64bits(what.data(), what.size())));
+  return (std::filesystem::path(dir) / name).string();
+}
+
+// A decision file: "verisub-fusion-decision 1", then "library", "all", or one line of
+// comma-separated nodes per kept cluster. Anything else is no decision (the choice is timed).
+std::optional<FusionDecision> ReadFusionDecision(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line != "verisub-fusion-decision 1") return std::nullopt;
+  FusionDecision d;
+  while (std::getline(in, line)) {
+    if (line == "library") {
+      d.library = true;
+    } else if (line == "all") {
+      d.all = true;
+    } else {
+      std::vector<int> nodes;
+      std::stringstream s(line);
+      std::string item;
+      while (std::getline(s, item, ',')) {
+        if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+          return std::nullopt;
+        nodes.push_back(std::stoi(item));
+      }
+      if (nodes.empty()) return std::nullopt;
+      d.kept.insert(std::move(nodes));
+    }
+  }
+  if (d.library + d.all + !d.kept.empty() != 1) return std::nullopt;
+  return d;
+}
+
+// Written to a temporary file and renamed; a cache that cannot be written is no error.
+void WriteFusionDecision(const std::string& path, const FusionDecision& d) {
+  if (path.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << "verisub-fusion-decision 1\n";
+    if (d.library) out << "library\n";
+    if (d.all) out << "all\n";
+    for (const std::vector<int>& c : d.kept) {
+      for (size_t i = 0; i < c.size(); ++i) out << (i ? "," : "") << c[i];
+      out << "\n";
+    }
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+#endif
+
 }  // namespace
 
 Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads) {
@@ -523,6 +619,30 @@ Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads)
   library.storage_types = storage_types_;
   auto other = backend_->Prepare(graph_, library);
   if (!other.ok()) return Status::Ok();  // generated kernels only: keep them
+#ifdef VERISUB_HAVE_HALIDE
+  const std::string decision_path =
+      FusionDecisionPath(options, graph_, storage_types_, num_threads);
+  if (std::optional<FusionDecision> d = ReadFusionDecision(decision_path)) {
+    std::unique_ptr<runtime::PreparedModel> selected;
+    if (d->all) {
+      selected = std::move(prepared_);
+    } else if (!d->library) {
+      runtime::PrepareOptions some = library;
+      some.generator = std::make_shared<SelectedClusters>(options.kernel_generator, d->kept);
+      auto made = backend_->Prepare(graph_, some);
+      if (made.ok()) selected = std::move(made).value();
+    }
+    if (selected || d->library) {
+      FusionTiming& t = fusion_timing_.emplace();
+      t.from_cache = true;
+      t.kept_library = !selected;
+      prepared_ = selected ? std::move(selected) : std::move(other).value();
+      t.generated_kernels = prepared_->stats().generated_kernels;
+      t.kept_clusters = t.kept_library ? 0 : t.generated_kernels;
+      return Status::Ok();
+    }
+  }
+#endif
   // Each generated kernel against the library's steps for its nodes, both timed in their place
   // in whole runs (the profiles time the buffers of a run).
   for (runtime::PreparedModel* m : {prepared_.get(), other->get()}) {
@@ -569,6 +689,13 @@ Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads)
   t.kept_library = !selected;
   prepared_ = selected ? std::move(selected) : std::move(other).value();
   t.generated_kernels = prepared_->stats().generated_kernels;
+#ifdef VERISUB_HAVE_HALIDE
+  FusionDecision d;
+  d.library = t.kept_library;
+  d.all = !d.library && all;
+  if (!d.library && !d.all) d.kept = kept;
+  WriteFusionDecision(decision_path, d);
+#endif
   return Status::Ok();
 }
 

@@ -74,6 +74,11 @@ struct SessionOptions {
   // The generator of "subop" and "auto"; null: one made by the session, caching kernels in
   // fusion::DefaultKernelDir().
   std::shared_ptr<runtime::KernelGenerator> kernel_generator;
+  // Where "auto" remembers its choices, one small file per prepared graph, keyed by the graph
+  // as prepared (nodes, order, shapes, layouts, storage types), the thread count, the machine
+  // and the code generator's revision: a second load of a model decides without timing, and
+  // the same way. Empty: fusion::DefaultKernelDir()/decisions; "none": never remembered.
+  std::string fusion_decisions;
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;
 };
@@ -117,6 +122,9 @@ struct FusionTiming {
   double selected_library_ms = 0;  // and the library's (0 when no kernel was kept)
   int generated_kernels = 0;       // in the prepared model that runs
   bool kept_library = false;
+  // The choice came from the decision cache (SessionOptions::fusion_decisions): nothing was
+  // timed, the other fields but the last three are 0.
+  bool from_cache = false;
 };
 
 // Wall-clock seconds of each stage of Create.

@@ -222,6 +222,9 @@ int main(int argc, char** argv) {
             "one kernel each with Halide, cached on disk (subop); each generated kernel timed "
             "at prepare against the library's steps and kept where faster (auto); or nothing "
             "fused at all, not even a convolution's bias and activation (none)")
+      .Path("--fusion-decisions", &flags.session.fusion_decisions,
+            "--fusion auto: the folder where each graph's choice is remembered, so a second load "
+            "times nothing ('none': time every load; default: decisions/ in the kernel cache)")
       .Bool("--check", &flags.check,
             "compare the outputs with the reference backend's on the model as imported (before "
             "any rewrite)")
@@ -338,7 +341,12 @@ int main(int argc, char** argv) {
   if (!st.generator_error.empty())
     std::printf("fusion:   some clusters run on the library's kernels: %s\n",
                 st.generator_error.c_str());
-  if (const auto& t = s.fusion_timing()) {
+  if (const auto& t = s.fusion_timing(); t && t->from_cache) {
+    std::printf("fusion:   kept %s (the choice remembered for this graph: nothing timed)\n",
+                t->kept_library
+                    ? "the library's kernels"
+                    : (std::to_string(t->generated_kernels) + " generated kernels").c_str());
+  } else if (const auto& t = s.fusion_timing()) {
     std::printf(
         "fusion:   profiled %.3f ms with %d generated kernels, %.3f ms with the library's; %d "
         "of the kernels faster than the library's steps for their nodes\n",

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/cost_table.h"
@@ -85,6 +86,7 @@ TEST(SessionTest, FusionAutoKeepsTheGeneratedKernelsThatTimedFaster) {
   cache.dir = dir.string();
   SessionOptions options;
   options.fusion = "auto";
+  options.fusion_decisions = "none";  // every choice timed
   options.kernel_generator = std::make_shared<fusion::SubopGenerator>(cache);
   // Two chains of element-wise operators no library kernel fuses, around a matmul.
   auto g = runtime::ParseGraphText(
@@ -118,6 +120,38 @@ TEST(SessionTest, FusionAutoKeepsTheGeneratedKernelsThatTimedFaster) {
   auto ref = runtime::Execute((*s)->graph(), in);
   ASSERT_TRUE(ref.ok());
   EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4);
+  EXPECT_FALSE(t->from_cache);  // options.fusion_decisions is "none" below only
+
+  // The choice is remembered: a second session of the graph decides without timing, the same
+  // way; a damaged decision file is no decision (timed again, and rewritten).
+  options.fusion_decisions = (dir / "decisions").string();
+  auto first = Session::Create(*g, options);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_TRUE((*first)->fusion_timing().has_value());
+  EXPECT_FALSE((*first)->fusion_timing()->from_cache);
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(options.fusion_decisions))
+    files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  auto second = Session::Create(*g, options);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  const std::optional<FusionTiming>& again = (*second)->fusion_timing();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE(again->from_cache);
+  EXPECT_EQ(again->kept_library, (*first)->fusion_timing()->kept_library);
+  EXPECT_EQ((*second)->stats().generated_kernels, (*first)->stats().generated_kernels);
+  EXPECT_EQ(again->generated_ms, 0);
+  auto out2 = (*second)->Run(in);
+  ASSERT_TRUE(out2.ok()) << out2.status().message();
+  EXPECT_LT(MaxRelDiff(*out2, *ref), 1e-4);
+  std::ofstream(files[0]) << "verisub-fusion-decision 1\nlibrary\nall\n";
+  auto third = Session::Create(*g, options);
+  ASSERT_TRUE(third.ok()) << third.status().message();
+  EXPECT_FALSE((*third)->fusion_timing()->from_cache);
+  std::ifstream rewritten(files[0]);
+  std::string header;
+  std::getline(rewritten, header);
+  EXPECT_EQ(header, "verisub-fusion-decision 1");
   std::filesystem::remove_all(dir);
 }
 #endif
