@@ -14,10 +14,12 @@
 #include <numeric>
 #include <set>
 
+#include "ruledb/pattern_ranks.h"
 #include "specs/ops/bias_add.h"
 #include "specs/ops/channel_scale.h"
 #include "specs/ops/constants.h"
 #include "specs/ops/conv2d.h"
+#include "specs/ops/elementwise.h"
 #include "specs/ops/pooling.h"
 #include "specs/ops/reduce_mean.h"
 #include "specs/ops/transpose.h"
@@ -84,55 +86,14 @@ int MaxLevel(const std::string& s) {
   return level;
 }
 
-// Activations as the names of the unary operators that compute them alone, so that a fused
-// activation and the operator after an unfused one are one function.
-const char* ActivationName(specs::Activation a) {
-  switch (a) {
-    case specs::Activation::kRelu:
-      return "relu";
-    case specs::Activation::kSigmoid:
-      return "sigmoid";
-    case specs::Activation::kTanh:
-      return "tanh";
-    case specs::Activation::kRelu6:
-      return "relu6";
-    case specs::Activation::kHardSigmoid:
-      return "hard_sigmoid";
-    case specs::Activation::kHardSwish:
-      return "hard_swish";
-    case specs::Activation::kSilu:
-      return "silu";
-    case specs::Activation::kGelu:
-      return "gelu";
-    case specs::Activation::kGeluTanh:
-      return "gelu_tanh";
-    case specs::Activation::kExp:
-      return "exp";
-    case specs::Activation::kErf:
-      return "erf";
-    default:
-      return nullptr;
-  }
-}
-
-// Operators with one input whose output element is a function of the input element alone.
-bool IsPointwiseUnary(OpKind op) {
-  switch (op) {
-    case OpKind::kRelu:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kRelu6:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-    case OpKind::kSilu:
-    case OpKind::kGelu:
-    case OpKind::kGeluTanh:
-    case OpKind::kExp:
-    case OpKind::kErf:
-      return true;
-    default:
-      return false;
-  }
+// The function an activation is, named by the unary operator that computes it alone
+// (specs::ops::UnaryActivation), so that a fused activation and that operator are one function;
+// empty for none.
+std::string ActivationFunction(specs::Activation a) {
+  for (int k = 0; k < specs::kNumOpKinds; ++k)
+    if (specs::ops::UnaryActivation(static_cast<OpKind>(k)) == a)
+      return specs::GetOp(static_cast<OpKind>(k)).name;
+  return "";
 }
 
 struct SumInfo {
@@ -171,15 +132,12 @@ class Normalizer {
   // The equalities of dimensions each side's operators need to type-check (the rule claims
   // equality where both sides do), and the broadcast dimensions of batched products they imply.
   // Call for both sides, each with its tag, before any Elem.
-  void Constrain(const ruledb::PatternGraph& g, const std::vector<int>& input_ranks,
-                 const std::vector<std::vector<int>>& ranks, char side) {
-    auto rank_of = [&](ruledb::ValueRef r) {
-      return r.is_input() ? input_ranks[r.index] : ranks[r.node][r.index];
-    };
+  void Constrain(const ruledb::PatternGraph& g, const ruledb::PatternRanks& ranks, char side) {
+    auto rank_of = [&](ruledb::ValueRef v) { return ranks.Rank(v); };
     for (size_t k = 0; k < g.nodes.size(); ++k) {
       const ruledb::PatternNode& n = g.nodes[k];
       const ruledb::ValueRef out{static_cast<int>(k), 0};
-      const int r = ranks[k].empty() ? 0 : ranks[k][0];
+      const int r = std::max(ranks.Rank(out), 0);
       auto same = [&](ruledb::ValueRef x) {  // the output has x's shape
         for (int d = 0; d < r; ++d) dims_.Union(DimName(out, d, side), DimName(x, d, side));
       };
@@ -275,7 +233,7 @@ class Normalizer {
           break;
         }
         default:
-          if (IsPointwiseUnary(n.op)) same(n.inputs[0]);
+          if (specs::ops::UnaryActivation(n.op)) same(n.inputs[0]);
           break;
       }
     }
@@ -305,36 +263,19 @@ class Normalizer {
     }
   }
 
-  // Ranks of every value of `g` with inputs at `input_ranks`; false outside the fragment.
-  bool Ranks(const ruledb::PatternGraph& g, const std::vector<int>& input_ranks,
-             std::vector<std::vector<int>>* ranks) {
-    ranks->clear();
-    for (const ruledb::PatternNode& n : g.nodes) {
-      std::vector<int> in;
-      for (const ruledb::ValueRef& v : n.inputs) {
-        if (v.is_input()) {
-          if (v.index >= static_cast<int>(input_ranks.size()))
-            return Fail("an input without a rank");
-          in.push_back(input_ranks[v.index]);
-        } else {
-          in.push_back((*ranks)[v.node][v.index]);
-        }
-      }
-      std::vector<int> out;
-      if (!specs::ProbeOutputRanks(n.op, n.params, in, &out))
-        return Fail(specs::GetOp(n.op).name + " does not type-check at these ranks");
-      ranks->push_back(std::move(out));
-    }
+  // Whether every value of `g` has a rank (ruledb::PatternRanks); false outside the fragment.
+  bool Ranked(const ruledb::PatternGraph& g, const ruledb::PatternRanks& ranks) {
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      for (int o = 0; o < specs::GetOp(g.nodes[k].op).num_outputs; ++o)
+        if (ranks.Rank({static_cast<int>(k), o}) < 0)
+          return Fail(specs::GetOp(g.nodes[k].op).name + " does not type-check at these ranks");
     return true;
   }
 
   // The element of value `v` of `g` (side `side`, as constrained) at index `idx`.
-  bool Elem(const ruledb::PatternGraph& g, const std::vector<int>& input_ranks,
-            const std::vector<std::vector<int>>& ranks, char side, ruledb::ValueRef v,
-            const std::vector<std::string>& idx_in, Poly* out) {
-    auto rank_of = [&](ruledb::ValueRef r) {
-      return r.is_input() ? input_ranks[r.index] : ranks[r.node][r.index];
-    };
+  bool Elem(const ruledb::PatternGraph& g, const ruledb::PatternRanks& ranks, char side,
+            ruledb::ValueRef v, const std::vector<std::string>& idx_in, Poly* out) {
+    auto rank_of = [&](ruledb::ValueRef r) { return ranks.Rank(r); };
     if (static_cast<int>(idx_in.size()) != rank_of(v)) return Fail("an index of the wrong rank");
     // An axis of dimension 1 has one coordinate (an access out of range is guarded to zero).
     std::vector<std::string> idx = idx_in;
@@ -346,7 +287,7 @@ class Normalizer {
     }
     const ruledb::PatternNode& n = g.nodes[v.node];
     auto elem = [&](int input, const std::vector<std::string>& at, Poly* p) {
-      return Elem(g, input_ranks, ranks, side, n.inputs[input], at, p);
+      return Elem(g, ranks, side, n.inputs[input], at, p);
     };
     Poly a, b;
     const std::string& name = specs::GetOp(n.op).name;
@@ -442,8 +383,7 @@ class Normalizer {
       case OpKind::kConv2d:
       case OpKind::kConv2dBias:
       case OpKind::kPoolAvg: {
-        if (!Window(g, input_ranks, ranks, side, v, idx, out))
-          return Opaque(g, input_ranks, ranks, side, v, idx, out);
+        if (!Window(g, ranks, side, v, idx, out)) return Opaque(g, ranks, side, v, idx, out);
         break;
       }
       case OpKind::kReduceMean: {
@@ -483,12 +423,11 @@ class Normalizer {
         break;
       }
       default:
-        if (IsPointwiseUnary(n.op)) {
-          if (!elem(0, idx, &a)) return false;
-          *out = Atom("F" + name + "(" + Render(a) + ")");
+        if (std::optional<specs::Activation> act = specs::ops::UnaryActivation(n.op)) {
+          if (!elem(0, idx, out) || !Activate(*act, out)) return false;
           break;
         }
-        return Opaque(g, input_ranks, ranks, side, v, idx, out);
+        return Opaque(g, ranks, side, v, idx, out);
     }
     used_.insert("index:" + name);
     return true;
@@ -515,17 +454,16 @@ class Normalizer {
 
   bool Activate(specs::Activation act, Poly* p) {
     if (act == specs::Activation::kNone) return true;
-    const char* name = ActivationName(act);
-    if (!name) return Fail("an unknown activation");
-    *p = Atom(std::string("F") + name + "(" + Render(*p) + ")");
+    const std::string name = ActivationFunction(act);
+    if (name.empty()) return Fail("an unknown activation");
+    *p = Atom("F" + name + "(" + Render(*p) + ")");
     return true;
   }
 
   // An operator outside the fragment: one tensor per operator, parameters and argument normal
   // forms (so equal arguments make equal tensors); a fused activation is applied after it.
-  bool Opaque(const ruledb::PatternGraph& g, const std::vector<int>& input_ranks,
-              const std::vector<std::vector<int>>& ranks, char side, ruledb::ValueRef v,
-              const std::vector<std::string>& idx, Poly* out) {
+  bool Opaque(const ruledb::PatternGraph& g, const ruledb::PatternRanks& ranks, char side,
+              ruledb::ValueRef v, const std::vector<std::string>& idx, Poly* out) {
     const ruledb::PatternNode& n = g.nodes[v.node];
     const specs::OpSpec& spec = specs::GetOp(n.op);
     specs::Params params = n.params;
@@ -537,11 +475,11 @@ class Normalizer {
       }
     std::string key = "{" + FunctionName(n.op, params, v.index);
     for (const ruledb::ValueRef& in : n.inputs) {
-      int r = in.is_input() ? input_ranks[in.index] : ranks[in.node][in.index];
+      const int r = ranks.Rank(in);
       std::vector<std::string> at;
       for (int d = 0; d < r; ++d) at.push_back("@" + std::to_string(d) + ";");
       Poly p;
-      if (!Elem(g, input_ranks, ranks, side, in, at, &p)) return false;
+      if (!Elem(g, ranks, side, in, at, &p)) return false;
       key += "|" + Render(p);
     }
     *out = Atom("E" + key + "}" + Index(idx));
@@ -731,9 +669,8 @@ class Normalizer {
   // as coordinate tokens (`Y(y,a,s<stride>,<same|valid>,<window>)`, the window a dimension name),
   // G the indicator that Y lies inside the input (padding=same only: a valid window never
   // leaves it), and the activation after. False outside what this models (other groups).
-  bool Window(const ruledb::PatternGraph& g, const std::vector<int>& input_ranks,
-              const std::vector<std::vector<int>>& ranks, char side, ruledb::ValueRef v,
-              const std::vector<std::string>& idx, Poly* out) {
+  bool Window(const ruledb::PatternGraph& g, const ruledb::PatternRanks& ranks, char side,
+              ruledb::ValueRef v, const std::vector<std::string>& idx, Poly* out) {
     const ruledb::PatternNode& n = g.nodes[v.node];
     if (idx.size() != 4) return false;
     const bool pool = n.op == OpKind::kPoolAvg;
@@ -790,7 +727,7 @@ class Normalizer {
     if (b != Literal(0)) bound.emplace_back(b, kw);
     Poly xe, we, body;
     auto elem = [&](ruledb::ValueRef in, const std::vector<std::string>& at, Poly* p) {
-      return Elem(g, input_ranks, ranks, side, in, at, p);
+      return Elem(g, ranks, side, in, at, p);
     };
     if (pool) {
       if (!elem(x, {idx[0], idx[1], y, xx}, &xe)) return false;
@@ -901,17 +838,16 @@ std::vector<std::string> OutputIndex(int rank) {
 std::string IndexNormalForm(const ruledb::PatternGraph& g, const std::vector<int>& input_ranks,
                             int output, std::string* error) {
   Normalizer n;
-  std::vector<std::vector<int>> ranks;
+  const ruledb::PatternRanks ranks(g, input_ranks);
   Poly p;
-  ruledb::ValueRef v = g.outputs.at(output);
-  if (!n.Ranks(g, input_ranks, &ranks)) {
+  const ruledb::ValueRef v = g.outputs.at(output);
+  if (!n.Ranked(g, ranks)) {
     *error = n.error();
     return "";
   }
-  n.Constrain(g, input_ranks, ranks, 's');
+  n.Constrain(g, ranks, 's');
   n.CloseBatchDims();
-  if (!n.Elem(g, input_ranks, ranks, 's', v,
-              OutputIndex(v.is_input() ? input_ranks[v.index] : ranks[v.node][v.index]), &p)) {
+  if (!n.Elem(g, ranks, 's', v, OutputIndex(ranks.Rank(v)), &p)) {
     *error = n.error();
     return "";
   }
@@ -925,33 +861,29 @@ IndexLevelResult ProveAtIndexLevel(const ruledb::Rule& rule, const std::vector<i
     return r;
   }
   Normalizer n;
-  std::vector<std::vector<int>> src_ranks, dst_ranks;
-  if (!n.Ranks(rule.src, input_ranks, &src_ranks) || !n.Ranks(rule.dst, input_ranks, &dst_ranks)) {
+  const ruledb::PatternRanks src_ranks(rule.src, input_ranks), dst_ranks(rule.dst, input_ranks);
+  if (!n.Ranked(rule.src, src_ranks) || !n.Ranked(rule.dst, dst_ranks)) {
     r.reason = n.error();
     return r;
   }
-  n.Constrain(rule.src, input_ranks, src_ranks, 's');
-  n.Constrain(rule.dst, input_ranks, dst_ranks, 'd');
-  // The outputs compared have equal shapes (the claim; evaluation checks the types agree).
+  n.Constrain(rule.src, src_ranks, 's');
+  n.Constrain(rule.dst, dst_ranks, 'd');
   for (size_t o = 0; o < rule.src.outputs.size(); ++o) {
-    ruledb::ValueRef s = rule.src.outputs[o], d = rule.dst.outputs[o];
-    int rs = s.is_input() ? input_ranks[s.index] : src_ranks[s.node][s.index];
-    int rd = d.is_input() ? input_ranks[d.index] : dst_ranks[d.node][d.index];
-    if (rs == rd) n.SameShape(s, 's', d, 'd', rs);
-  }
-  n.CloseBatchDims();
-  for (size_t o = 0; o < rule.src.outputs.size(); ++o) {
-    ruledb::ValueRef s = rule.src.outputs[o], d = rule.dst.outputs[o];
-    int rs = s.is_input() ? input_ranks[s.index] : src_ranks[s.node][s.index];
-    int rd = d.is_input() ? input_ranks[d.index] : dst_ranks[d.node][d.index];
+    const int rs = src_ranks.Rank(rule.src.outputs[o]), rd = dst_ranks.Rank(rule.dst.outputs[o]);
     if (rs != rd) {
       r.reason = "output " + std::to_string(o) + " has rank " + std::to_string(rs) + " vs " +
                  std::to_string(rd);
       return r;
     }
+    // The outputs compared have equal shapes (the claim; evaluation checks the types agree).
+    n.SameShape(rule.src.outputs[o], 's', rule.dst.outputs[o], 'd', rs);
+  }
+  n.CloseBatchDims();
+  for (size_t o = 0; o < rule.src.outputs.size(); ++o) {
+    const ruledb::ValueRef s = rule.src.outputs[o], d = rule.dst.outputs[o];
     Poly ps, pd;
-    if (!n.Elem(rule.src, input_ranks, src_ranks, 's', s, OutputIndex(rs), &ps) ||
-        !n.Elem(rule.dst, input_ranks, dst_ranks, 'd', d, OutputIndex(rd), &pd)) {
+    if (!n.Elem(rule.src, src_ranks, 's', s, OutputIndex(src_ranks.Rank(s)), &ps) ||
+        !n.Elem(rule.dst, dst_ranks, 'd', d, OutputIndex(dst_ranks.Rank(d)), &pd)) {
       r.reason = n.error();
       return r;
     }
@@ -971,9 +903,10 @@ std::vector<std::vector<int>> CandidateRankTuples(const ruledb::Rule& rule) {
   const int n = rule.num_inputs;
   std::vector<int> t(n, 0);
   Normalizer probe;
-  std::vector<std::vector<int>> ranks;
   while (true) {
-    if (probe.Ranks(rule.src, t, &ranks) && probe.Ranks(rule.dst, t, &ranks)) out.push_back(t);
+    if (probe.Ranked(rule.src, ruledb::PatternRanks(rule.src, t)) &&
+        probe.Ranked(rule.dst, ruledb::PatternRanks(rule.dst, t)))
+      out.push_back(t);
     int i = n - 1;
     while (i >= 0 && t[i] == specs::kProbeMaxRank) t[i--] = 0;
     if (i < 0) break;

@@ -170,6 +170,19 @@ std::vector<std::string> SortedUnique(std::vector<std::string> v) {
   return v;
 }
 
+// Whether the normal forms of `rule` agree at every tuple of `tuples` (none: no), appending the
+// element definitions the proofs used to `used`.
+bool HoldsAtEvery(const ruledb::Rule& rule, const std::vector<std::vector<int>>& tuples,
+                  std::vector<std::string>* used) {
+  if (tuples.empty()) return false;
+  for (const std::vector<int>& t : tuples) {
+    IndexLevelResult r = ProveAtIndexLevel(rule, t);
+    if (!r.proved) return false;
+    used->insert(used->end(), r.used.begin(), r.used.end());
+  }
+  return true;
+}
+
 }  // namespace
 
 RuleVerdict Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_name) {
@@ -187,24 +200,14 @@ void Prover::GeneralizeRanks(const ruledb::Rule& rule, RuleVerdict* verdict) {
   // identities at 2-D); equal normal forms at every rank tuple where both sides could
   // type-check prove it at all of them, batched products included.
   auto start = std::chrono::steady_clock::now();
-  std::vector<std::vector<int>> every = CandidateRankTuples(rule);
   std::vector<std::string> used;
-  for (const std::vector<int>& t : every) {
-    IndexLevelResult r = ProveAtIndexLevel(rule, t);
-    if (!r.proved) {
-      verdict->proof.seconds += Since(start);
-      return;
-    }
-    used.insert(used.end(), r.used.begin(), r.used.end());
-  }
   const RefuteOptions& ro = options_.refute;
-  if (every.empty() || RefuteByEvaluation(rule, ro, 0, ro.proof_cases).refuted) {
-    verdict->proof.seconds += Since(start);
-    return;
+  if (HoldsAtEvery(rule, CandidateRankTuples(rule), &used) &&
+      !RefuteByEvaluation(rule, ro, 0, ro.proof_cases).refuted) {
+    verdict->proof.axioms_used = SortedUnique(std::move(used));
+    verdict->input_ranks.clear();
   }
-  verdict->proof.axioms_used = SortedUnique(std::move(used));
   verdict->proof.seconds += Since(start);
-  verdict->input_ranks.clear();
 }
 
 void Prover::ProveByNormalForms(const ruledb::Rule& rule, RuleVerdict* verdict) {
@@ -214,13 +217,8 @@ void Prover::ProveByNormalForms(const ruledb::Rule& rule, RuleVerdict* verdict) 
   std::vector<std::vector<int>> every;
   if (rule.input_ranks.empty()) every = CandidateRankTuples(rule);
   std::vector<std::string> used;
-  auto holds = [&](const std::vector<int>& ranks) {
-    IndexLevelResult r = ProveAtIndexLevel(rule, ranks);
-    if (r.proved) used.insert(used.end(), r.used.begin(), r.used.end());
-    return r.proved;
-  };
   std::optional<std::vector<int>> claim;
-  if (!every.empty() && std::all_of(every.begin(), every.end(), holds)) {
+  if (HoldsAtEvery(rule, every, &used)) {
     claim.emplace();
   } else {
     used.clear();
@@ -231,7 +229,7 @@ void Prover::ProveByNormalForms(const ruledb::Rule& rule, RuleVerdict* verdict) 
       tuples.insert(tuples.end(), every.begin(), every.end());
     }
     for (const std::vector<int>& t : tuples)
-      if (holds(t)) {
+      if (HoldsAtEvery(rule, {t}, &used)) {
         claim = t;
         break;
       }
