@@ -1,20 +1,19 @@
 // Session: import, optional optimization, prepare on a backend, run.
 #include "session/session.h"
 
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <random>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "base/file_io.h"
 #include "rewriter/joint.h"
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
@@ -556,9 +555,11 @@ std::string FusionDecisionPath(const SessionOptions& options, const runtime::Gra
 // comma-separated nodes per kept cluster. Anything else is no decision (the choice is timed).
 std::optional<FusionDecision> ReadFusionDecision(const std::string& path) {
   if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
+  auto text = base::ReadFile(path, 1 << 20);
+  if (!text.ok()) return std::nullopt;
+  std::istringstream in(*text);
   std::string line;
-  if (!in || !std::getline(in, line) || line != "verisub-fusion-decision 1") return std::nullopt;
+  if (!std::getline(in, line) || line != "verisub-fusion-decision 1") return std::nullopt;
   FusionDecision d;
   while (std::getline(in, line)) {
     if (line == "library") {
@@ -582,28 +583,19 @@ std::optional<FusionDecision> ReadFusionDecision(const std::string& path) {
   return d;
 }
 
-// Written to a temporary file and renamed; a cache that cannot be written is no error.
+// Written atomically (base::WriteFileAtomically); a cache that cannot be written is no error.
 void WriteFusionDecision(const std::string& path, const FusionDecision& d) {
   if (path.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  const std::string tmp = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << "verisub-fusion-decision 1\n";
-    if (d.library) out << "library\n";
-    if (d.all) out << "all\n";
-    for (const std::vector<int>& c : d.kept) {
-      for (size_t i = 0; i < c.size(); ++i) out << (i ? "," : "") << c[i];
-      out << "\n";
-    }
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
+  std::string text = "verisub-fusion-decision 1\n";
+  if (d.library) text += "library\n";
+  if (d.all) text += "all\n";
+  for (const std::vector<int>& c : d.kept) {
+    for (size_t i = 0; i < c.size(); ++i) text += (i ? "," : "") + std::to_string(c[i]);
+    text += "\n";
   }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  (void)base::WriteFileAtomically(path, text);
 }
 #endif
 
@@ -617,32 +609,34 @@ Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads)
   runtime::PrepareOptions library = SessionPrepare(options, num_threads);
   if (options.layout != "backend") library.layouts = runtime::ValueLayouts(graph_);
   library.storage_types = storage_types_;
-  auto other = backend_->Prepare(graph_, library);
-  if (!other.ok()) return Status::Ok();  // generated kernels only: keep them
 #ifdef VERISUB_HAVE_HALIDE
+  // A remembered choice prepares only the model it names.
   const std::string decision_path =
       FusionDecisionPath(options, graph_, storage_types_, num_threads);
   if (std::optional<FusionDecision> d = ReadFusionDecision(decision_path)) {
-    std::unique_ptr<runtime::PreparedModel> selected;
+    std::unique_ptr<runtime::PreparedModel> chosen;
     if (d->all) {
-      selected = std::move(prepared_);
-    } else if (!d->library) {
+      chosen = std::move(prepared_);
+    } else {
       runtime::PrepareOptions some = library;
-      some.generator = std::make_shared<SelectedClusters>(options.kernel_generator, d->kept);
+      if (!d->library)
+        some.generator = std::make_shared<SelectedClusters>(options.kernel_generator, d->kept);
       auto made = backend_->Prepare(graph_, some);
-      if (made.ok()) selected = std::move(made).value();
+      if (made.ok()) chosen = std::move(made).value();
     }
-    if (selected || d->library) {
+    if (chosen) {
       FusionTiming& t = fusion_timing_.emplace();
       t.from_cache = true;
-      t.kept_library = !selected;
-      prepared_ = selected ? std::move(selected) : std::move(other).value();
+      t.kept_library = d->library;
+      prepared_ = std::move(chosen);
       t.generated_kernels = prepared_->stats().generated_kernels;
       t.kept_clusters = t.kept_library ? 0 : t.generated_kernels;
       return Status::Ok();
     }
   }
 #endif
+  auto other = backend_->Prepare(graph_, library);
+  if (!other.ok()) return Status::Ok();  // generated kernels only: keep them
   // Each generated kernel against the library's steps for its nodes, both timed in their place
   // in whole runs (the profiles time the buffers of a run).
   for (runtime::PreparedModel* m : {prepared_.get(), other->get()}) {
