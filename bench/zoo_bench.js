@@ -255,8 +255,8 @@ function markdown(o, models, results, meta) {
   const below = [];
   for (const r of results) {
     const q = ratiosOf(r, t);
-    for (const [k, floor] of Object.entries(FLOORS))
-      if (q[k] !== null && q[k] < floor) below.push(`${r.name} ${k} ${q[k].toFixed(2)}`);
+    for (const [k] of missedFloors(r.timings[t] || {}))
+      below.push(`${r.name} ${k} ${q[k].toFixed(2)}`);
   }
   lines.push('');
   lines.push(`Below a floor: ${below.length ? below.join(', ') : 'none'}.`);
