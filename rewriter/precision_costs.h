@@ -109,6 +109,9 @@ struct PrecisionReport {
   double measured_bf16_ms = 0;
   double measured_f32_ms = 0;
   bool kept_float32_by_timing = false;
+  // Filled by Session: the choice above came from the decision cache (SessionOptions::
+  // decisions): nothing was timed, the two times are 0.
+  bool timing_from_cache = false;
   // Filled by Session: the error of the prepared model's own outputs (the backend's bf16
   // kernels round weights and partial sums where the emulation does not), on the budget's
   // inputs; the assignment was solved again with a budget tightened by the emulation's

@@ -243,6 +243,77 @@ StatusOr<PreparedAlternative> PrepareFloat32(const runtime::Backend& backend, ru
   return PreparedAlternative{std::move(graph), std::move(prepared).value(), placement->dp};
 }
 
+// Timed choices remembered across loads (SessionOptions::decisions): one small file per choice
+// and prepared graph, named by a hash of `what` (the graph as prepared: nodes, order, shapes,
+// layouts, storage types), the kind of choice, the thread count and the machine. Empty when
+// nothing is remembered.
+std::string DecisionPath(const SessionOptions& options, const std::string& kind,
+                         const std::string& what, int num_threads) {
+  if (options.decisions == "none") return "";
+  std::string dir = options.decisions;
+  if (dir.empty()) {
+    const std::string cache = base::UserCacheDir();
+    if (cache.empty()) return "";
+    dir = (std::filesystem::path(cache) / "decisions").string();
+  }
+  std::string key = kind + "\n" + what + "\nthreads " + std::to_string(num_threads) + "\n" +
+                    options.backend + "\n" +
+#ifdef VERISUB_HAVE_DNNL
+                    runtime::ThisMachine(num_threads).FileName();
+#else
+                    "no-dnnl";
+#endif
+  char name[40];
+  std::snprintf(name, sizeof name, "%016llx.",
+                static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
+  return (std::filesystem::path(dir) / (name + kind)).string();
+}
+
+// The graph as prepared, for DecisionPath: its canonical text (layouts included) and the
+// storage type of every value.
+std::string PreparedText(const runtime::Graph& g, const std::vector<int32_t>& storage) {
+  std::string what = runtime::PrintGraphText(g) + "storage";
+  for (int32_t t : storage) what += " " + std::to_string(t);
+  return what;
+}
+
+// A decision file: "verisub-decision KIND 1", then the choice's lines. A missing or damaged file
+// is no decision (the choice is timed again, and the file rewritten).
+std::optional<std::vector<std::string>> ReadDecision(const std::string& path,
+                                                     const std::string& kind) {
+  if (path.empty()) return std::nullopt;
+  auto text = base::ReadFile(path, 1 << 20);
+  if (!text.ok()) return std::nullopt;
+  std::istringstream in(*text);
+  std::string line;
+  if (!std::getline(in, line) || line != "verisub-decision " + kind + " 1") return std::nullopt;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  if (lines.empty()) return std::nullopt;
+  return lines;
+}
+
+// Written atomically (base::WriteFileAtomically); a cache that cannot be written is no error.
+void WriteDecision(const std::string& path, const std::string& kind,
+                   const std::vector<std::string>& lines) {
+  if (path.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::string text = "verisub-decision " + kind + " 1\n";
+  for (const std::string& line : lines) text += line + "\n";
+  (void)base::WriteFileAtomically(path, text);
+}
+
+// A remembered choice of one of `choices`, or "" (none remembered).
+std::string ReadChoice(const std::string& path, const std::string& kind,
+                       std::initializer_list<const char*> choices) {
+  auto lines = ReadDecision(path, kind);
+  if (!lines || lines->size() != 1) return "";
+  for (const char* c : choices)
+    if ((*lines)[0] == c) return c;
+  return "";
+}
+
 }  // namespace
 
 std::unique_ptr<runtime::Backend> MakeBackend(const std::string& name) {
@@ -526,42 +597,11 @@ struct FusionDecision {
   std::set<std::vector<int>> kept;
 };
 
-// The decision file of `g` as prepared with `storage` at `num_threads`, or "" with no cache.
-std::string FusionDecisionPath(const SessionOptions& options, const runtime::Graph& g,
-                               const std::vector<int32_t>& storage, int num_threads) {
-  if (options.fusion_decisions == "none") return "";
-  std::string dir = options.fusion_decisions.empty()
-                        ? (std::filesystem::path(fusion::DefaultKernelDir()) / "decisions").string()
-                        : options.fusion_decisions;
-  std::string what = runtime::PrintGraphText(g);
-  for (int v = 0; v < g.num_values(); ++v)
-    what += " " + std::to_string(static_cast<int>(g.value(v).layout));
-  what += "\nstorage";
-  for (int32_t t : storage) what += " " + std::to_string(t);
-  what += "\nthreads " + std::to_string(num_threads) + "\ncodegen " +
-          std::to_string(fusion::kCodegenRevision) + "\n" +
-#ifdef VERISUB_HAVE_DNNL
-          runtime::ThisMachine(num_threads).FileName();
-#else
-          "no-dnnl";
-#endif
-  char name[40];
-  std::snprintf(name, sizeof name, "%016llx.fusion",
-                static_cast<unsigned long long>(XXH3_64bits(what.data(), what.size())));
-  return (std::filesystem::path(dir) / name).string();
-}
-
-// A decision file: "verisub-fusion-decision 1", then "library", "all", or one line of
-// comma-separated nodes per kept cluster. Anything else is no decision (the choice is timed).
-std::optional<FusionDecision> ReadFusionDecision(const std::string& path) {
-  if (path.empty()) return std::nullopt;
-  auto text = base::ReadFile(path, 1 << 20);
-  if (!text.ok()) return std::nullopt;
-  std::istringstream in(*text);
-  std::string line;
-  if (!std::getline(in, line) || line != "verisub-fusion-decision 1") return std::nullopt;
+// A fusion decision's lines: "library", "all", or one line of comma-separated nodes per kept
+// cluster. Anything else is no decision (the choice is timed).
+std::optional<FusionDecision> ParseFusionDecision(const std::vector<std::string>& lines) {
   FusionDecision d;
-  while (std::getline(in, line)) {
+  for (const std::string& line : lines) {
     if (line == "library") {
       d.library = true;
     } else if (line == "all") {
@@ -571,7 +611,8 @@ std::optional<FusionDecision> ReadFusionDecision(const std::string& path) {
       std::stringstream s(line);
       std::string item;
       while (std::getline(s, item, ',')) {
-        if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+        if (item.empty() || item.size() > 9 ||
+            item.find_first_not_of("0123456789") != std::string::npos)
           return std::nullopt;
         nodes.push_back(std::stoi(item));
       }
@@ -583,19 +624,16 @@ std::optional<FusionDecision> ReadFusionDecision(const std::string& path) {
   return d;
 }
 
-// Written atomically (base::WriteFileAtomically); a cache that cannot be written is no error.
-void WriteFusionDecision(const std::string& path, const FusionDecision& d) {
-  if (path.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string text = "verisub-fusion-decision 1\n";
-  if (d.library) text += "library\n";
-  if (d.all) text += "all\n";
+std::vector<std::string> FusionDecisionLines(const FusionDecision& d) {
+  std::vector<std::string> lines;
+  if (d.library) lines.push_back("library");
+  if (d.all) lines.push_back("all");
   for (const std::vector<int>& c : d.kept) {
-    for (size_t i = 0; i < c.size(); ++i) text += (i ? "," : "") + std::to_string(c[i]);
-    text += "\n";
+    std::string line;
+    for (size_t i = 0; i < c.size(); ++i) line += (i ? "," : "") + std::to_string(c[i]);
+    lines.push_back(std::move(line));
   }
-  (void)base::WriteFileAtomically(path, text);
+  return lines;
 }
 #endif
 
@@ -612,8 +650,13 @@ Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads)
 #ifdef VERISUB_HAVE_HALIDE
   // A remembered choice prepares only the model it names.
   const std::string decision_path =
-      FusionDecisionPath(options, graph_, storage_types_, num_threads);
-  if (std::optional<FusionDecision> d = ReadFusionDecision(decision_path)) {
+      DecisionPath(options, "fusion",
+                   PreparedText(graph_, storage_types_) + "\ncodegen " +
+                       std::to_string(fusion::kCodegenRevision),
+                   num_threads);
+  std::optional<FusionDecision> d;
+  if (auto lines = ReadDecision(decision_path, "fusion")) d = ParseFusionDecision(*lines);
+  if (d) {
     std::unique_ptr<runtime::PreparedModel> chosen;
     if (d->all) {
       chosen = std::move(prepared_);
@@ -684,11 +727,11 @@ Status Session::KeepFasterFusion(const SessionOptions& options, int num_threads)
   prepared_ = selected ? std::move(selected) : std::move(other).value();
   t.generated_kernels = prepared_->stats().generated_kernels;
 #ifdef VERISUB_HAVE_HALIDE
-  FusionDecision d;
-  d.library = t.kept_library;
-  d.all = !d.library && all;
-  if (!d.library && !d.all) d.kept = kept;
-  WriteFusionDecision(decision_path, d);
+  FusionDecision decided;
+  decided.library = t.kept_library;
+  decided.all = !decided.library && all;
+  if (!decided.library && !decided.all) decided.kept = kept;
+  WriteDecision(decision_path, "fusion", FusionDecisionLines(decided));
 #endif
   return Status::Ok();
 }
@@ -720,14 +763,30 @@ Status Session::KeepFasterLayouts(SessionOptions* options, const runtime::CostMo
                                   int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();  // nothing to time with: keep the DP's layouts
+  const std::string decision_path =
+      DecisionPath(*options, "layouts", PreparedText(graph_, storage_types_), num_threads);
+  const std::string remembered = ReadChoice(decision_path, "layouts", {"dp", "backend"});
+  if (remembered == "dp") {
+    layout_timing_.emplace().from_cache = true;
+    return Status::Ok();
+  }
   auto other = PrepareInBackendLayouts(*backend_, graph_, *options, cost_model, num_threads);
   if (!other.ok()) return Status::Ok();  // the backend cannot lay it out alone: keep the DP's
-  auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
-  if (!times.ok()) return times.status().WithContext("timing the layout policies");
   LayoutTiming& t = layout_timing_.emplace();
-  t.dp_ms = times->first;
-  t.backend_ms = times->second;
-  if (ClearlyFaster(t.backend_ms, t.dp_ms)) {
+  if (remembered == "backend") {
+    t.from_cache = true;
+  } else {
+    auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
+    if (!times.ok()) {
+      layout_timing_.reset();
+      return times.status().WithContext("timing the layout policies");
+    }
+    t.dp_ms = times->first;
+    t.backend_ms = times->second;
+    WriteDecision(decision_path, "layouts",
+                  {ClearlyFaster(t.backend_ms, t.dp_ms) ? "backend" : "dp"});
+  }
+  if (remembered == "backend" || ClearlyFaster(t.backend_ms, t.dp_ms)) {
     t.kept_backend = true;
     RunFloat32(std::move(other->graph), std::move(other->prepared));
     options->layout = "backend";
@@ -740,29 +799,68 @@ Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& o
                                 int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();  // nothing to time with: keep the search's choice
+  // Keyed by both graphs: the rewritten one as prepared and the original.
+  const std::string decision_path =
+      DecisionPath(options, "rewrites",
+                   PreparedText(graph_, storage_types_) + "\noriginal\n" +
+                       runtime::PrintGraphText(original) + (both_layouts ? "both layouts" : ""),
+                   num_threads);
+  const std::string remembered =
+      ReadChoice(decision_path, "rewrites", {"rewritten", "original dp", "original backend"});
+  if (remembered == "rewritten") {
+    rewrite_timing_.emplace().from_cache = true;
+    return Status::Ok();
+  }
   // The original as a session without `optimize` would run it: in the layout DP's layouts, or in
   // the faster of those and the backend's own when both are timed (layout "auto").
   SessionOptions dp = options;
   if (both_layouts) dp.layout = "dp";
-  auto other = PrepareFloat32(*backend_, both_layouts ? original : std::move(original), dp,
-                              cost_model, num_threads);
-  if (!other.ok()) return Status::Ok();  // the original cannot be prepared: keep the rewrite
-  if (both_layouts) {
-    auto own =
+  StatusOr<PreparedAlternative> other = InvalidArgument("not prepared");
+  bool in_backend_layouts = false;
+  if (remembered == "original backend") {
+    other =
         PrepareInBackendLayouts(*backend_, std::move(original), options, cost_model, num_threads);
-    if (own.ok()) {
-      auto times = TimePreparedSideBySide(*other->prepared, *own->prepared, *inputs);
-      if (!times.ok()) return times.status().WithContext("timing the original's layouts");
-      if (ClearlyFaster(times->second, times->first)) other = std::move(own);
-    }
+    in_backend_layouts = true;
+  } else {
+    other = PrepareFloat32(*backend_,
+                           both_layouts && remembered.empty() ? original : std::move(original), dp,
+                           cost_model, num_threads);
   }
-  auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
-  if (!times.ok()) return times.status().WithContext("timing the rewritten and original graphs");
+  if (!other.ok()) return Status::Ok();  // the original cannot be prepared: keep the rewrite
   RewriteTiming& t = rewrite_timing_.emplace();
-  t.optimized_ms = times->first;
-  t.original_ms = times->second;
-  // A tie keeps the model as imported: --optimize is never slower than without.
-  if (!ClearlyFaster(t.optimized_ms, t.original_ms)) {
+  if (!remembered.empty()) {
+    t.from_cache = true;
+  } else {
+    if (both_layouts) {
+      auto own =
+          PrepareInBackendLayouts(*backend_, std::move(original), options, cost_model, num_threads);
+      if (own.ok()) {
+        auto times = TimePreparedSideBySide(*other->prepared, *own->prepared, *inputs);
+        if (!times.ok()) {
+          rewrite_timing_.reset();
+          return times.status().WithContext("timing the original's layouts");
+        }
+        if (ClearlyFaster(times->second, times->first)) {
+          other = std::move(own);
+          in_backend_layouts = true;
+        }
+      }
+    }
+    auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
+    if (!times.ok()) {
+      rewrite_timing_.reset();
+      return times.status().WithContext("timing the rewritten and original graphs");
+    }
+    t.optimized_ms = times->first;
+    t.original_ms = times->second;
+    // A tie keeps the model as imported: --optimize is never slower than without.
+    const bool original_faster = !ClearlyFaster(t.optimized_ms, t.original_ms);
+    WriteDecision(decision_path, "rewrites",
+                  {!original_faster     ? "rewritten"
+                   : in_backend_layouts ? "original backend"
+                                        : "original dp"});
+  }
+  if (!remembered.empty() || !ClearlyFaster(t.optimized_ms, t.original_ms)) {
     t.kept_original = true;
     RunFloat32(std::move(other->graph), std::move(other->prepared));
     layout_report_ = other->dp;
@@ -852,14 +950,23 @@ Status Session::KeepFasterPrecision(const SessionOptions& options,
                                     const runtime::CostModel* cost_model, int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();  // nothing to time with: keep the DP's choice
+  const std::string decision_path =
+      DecisionPath(options, "precision", PreparedText(graph_, storage_types_), num_threads);
+  const std::string remembered = ReadChoice(decision_path, "precision", {"reduced", "float32"});
+  rewriter::PrecisionReport& p = *precision_report_;
+  p.timing_from_cache = !remembered.empty();
+  if (remembered == "reduced") return Status::Ok();
   auto other = PrepareFloat32(*backend_, graph_, options, cost_model, num_threads);
   if (!other.ok()) return other.status();
-  auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
-  if (!times.ok()) return times.status().WithContext("timing the precisions");
-  rewriter::PrecisionReport& p = *precision_report_;
-  p.measured_bf16_ms = times->first;
-  p.measured_f32_ms = times->second;
-  if (!ClearlyFaster(p.measured_bf16_ms, p.measured_f32_ms)) {
+  if (remembered.empty()) {
+    auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
+    if (!times.ok()) return times.status().WithContext("timing the precisions");
+    p.measured_bf16_ms = times->first;
+    p.measured_f32_ms = times->second;
+    WriteDecision(decision_path, "precision",
+                  {ClearlyFaster(p.measured_bf16_ms, p.measured_f32_ms) ? "reduced" : "float32"});
+  }
+  if (remembered == "float32" || !ClearlyFaster(p.measured_bf16_ms, p.measured_f32_ms)) {
     p.kept_float32_by_timing = true;
     RunFloat32(std::move(other->graph), std::move(other->prepared));
     layout_report_ = other->dp;

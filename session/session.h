@@ -74,11 +74,14 @@ struct SessionOptions {
   // The generator of "subop" and "auto"; null: one made by the session, caching kernels in
   // fusion::DefaultKernelDir().
   std::shared_ptr<runtime::KernelGenerator> kernel_generator;
-  // Where "auto" remembers its choices, one small file per prepared graph, keyed by the graph
-  // as prepared (nodes, order, shapes, layouts, storage types), the thread count, the machine
-  // and the code generator's revision: a second load of a model decides without timing, and
-  // the same way. Empty: fusion::DefaultKernelDir()/decisions; "none": never remembered.
-  std::string fusion_decisions;
+  // Where the choices timed at prepare (layout policy, rewritten or original graph, precision,
+  // fusion "auto") are remembered, one small file per choice and prepared graph, keyed by the
+  // graph as prepared (nodes, order, shapes, layouts, storage types), the thread count, the
+  // backend and the machine: a second load of a model decides without timing, and the same way
+  // (sessions of one model with and without `optimize`, when no rule rewrote it, run one
+  // prepared graph). Empty: base::UserCacheDir()/decisions; "none": never remembered (every
+  // choice timed at every load). Delete the folder to time the choices again.
+  std::string decisions;
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;
 };
@@ -96,6 +99,9 @@ struct RewriteTiming {
   double optimized_ms = 0;
   double original_ms = 0;
   bool kept_original = false;
+  // The choice came from the decision cache (SessionOptions::decisions): nothing was timed, the
+  // times are 0.
+  bool from_cache = false;
 };
 
 // With layout "auto" in float32: the layout DP's layouts and the backend's own policy, each
@@ -106,6 +112,9 @@ struct LayoutTiming {
   double dp_ms = 0;
   double backend_ms = 0;
   bool kept_backend = false;
+  // The choice came from the decision cache (SessionOptions::decisions): nothing was timed, the
+  // times are 0.
+  bool from_cache = false;
 };
 
 // With fusion "auto": the model prepared with generated kernels and with the library's only,
@@ -122,7 +131,7 @@ struct FusionTiming {
   double selected_library_ms = 0;  // and the library's (0 when no kernel was kept)
   int generated_kernels = 0;       // in the prepared model that runs
   bool kept_library = false;
-  // The choice came from the decision cache (SessionOptions::fusion_decisions): nothing was
+  // The choice came from the decision cache (SessionOptions::decisions): nothing was
   // timed, the other fields but the last three are 0.
   bool from_cache = false;
 };

@@ -222,9 +222,11 @@ int main(int argc, char** argv) {
             "one kernel each with Halide, cached on disk (subop); each generated kernel timed "
             "at prepare against the library's steps and kept where faster (auto); or nothing "
             "fused at all, not even a convolution's bias and activation (none)")
-      .Path("--fusion-decisions", &flags.session.fusion_decisions,
-            "--fusion auto: the folder where each graph's choice is remembered, so a second load "
-            "times nothing ('none': time every load; default: decisions/ in the kernel cache)")
+      .Path("--decisions", &flags.session.decisions,
+            "the folder where the choices timed at prepare (layouts, rewrites, precision, "
+            "--fusion auto) are remembered per graph, so a second load times nothing and "
+            "chooses the same ('none': time every load; default: decisions/ in the per-user "
+            "cache)")
       .Bool("--check", &flags.check,
             "compare the outputs with the reference backend's on the model as imported (before "
             "any rewrite)")
@@ -310,16 +312,27 @@ int main(int argc, char** argv) {
                 p->kept_float32_by_check ? ", over the budget: float32 kept"
                 : p->tightened           ? " (solved again with a tighter budget)"
                                          : "");
-  if (const auto& p = s.precision_report(); p && p->measured_bf16_ms > 0)
+  constexpr const char* kRemembered = " (the choice remembered for this graph: nothing timed)";
+  if (const auto& p = s.precision_report(); p && p->timing_from_cache)
+    std::printf("precision: kept %s%s\n",
+                p->kept_float32_by_timing ? "float32" : flags.session.precision.c_str(),
+                kRemembered);
+  else if (p && p->measured_bf16_ms > 0)
     std::printf("precision: timed %.3f ms with %s, %.3f ms float32: kept %s\n", p->measured_bf16_ms,
                 flags.session.precision.c_str(), p->measured_f32_ms,
                 p->kept_float32_by_timing ? "float32" : flags.session.precision.c_str());
-  if (const auto& t = s.layout_timing())
+  if (const auto& t = s.layout_timing(); t && t->from_cache)
+    std::printf("layouts:  kept %s%s\n", t->kept_backend ? "the backend's" : "the DP's",
+                kRemembered);
+  else if (t)
     std::printf(
         "layouts:  timed %.3f ms in the DP's layouts, %.3f ms in the backend's own: kept "
         "%s\n",
         t->dp_ms, t->backend_ms, t->kept_backend ? "the backend's" : "the DP's");
-  if (const auto& t = s.rewrite_timing())
+  if (const auto& t = s.rewrite_timing(); t && t->from_cache)
+    std::printf("rewrites: kept %s%s\n", t->kept_original ? "the original" : "the rewritten graph",
+                kRemembered);
+  else if (t)
     std::printf("rewrites: timed %.3f ms rewritten, %.3f ms original: kept %s\n", t->optimized_ms,
                 t->original_ms, t->kept_original ? "the original" : "the rewritten graph");
   if (!s.cost_summary().empty()) std::printf("costs:    %s\n", s.cost_summary().c_str());
@@ -342,10 +355,11 @@ int main(int argc, char** argv) {
     std::printf("fusion:   some clusters run on the library's kernels: %s\n",
                 st.generator_error.c_str());
   if (const auto& t = s.fusion_timing(); t && t->from_cache) {
-    std::printf("fusion:   kept %s (the choice remembered for this graph: nothing timed)\n",
+    std::printf("fusion:   kept %s%s\n",
                 t->kept_library
                     ? "the library's kernels"
-                    : (std::to_string(t->generated_kernels) + " generated kernels").c_str());
+                    : (std::to_string(t->generated_kernels) + " generated kernels").c_str(),
+                kRemembered);
   } else if (const auto& t = s.fusion_timing()) {
     std::printf(
         "fusion:   profiled %.3f ms with %d generated kernels, %.3f ms with the library's; %d "

@@ -86,7 +86,7 @@ TEST(SessionTest, FusionAutoKeepsTheGeneratedKernelsThatTimedFaster) {
   cache.dir = dir.string();
   SessionOptions options;
   options.fusion = "auto";
-  options.fusion_decisions = "none";  // every choice timed
+  options.decisions = "none";  // every choice timed
   options.kernel_generator = std::make_shared<fusion::SubopGenerator>(cache);
   // Two chains of element-wise operators no library kernel fuses, around a matmul.
   auto g = runtime::ParseGraphText(
@@ -120,18 +120,18 @@ TEST(SessionTest, FusionAutoKeepsTheGeneratedKernelsThatTimedFaster) {
   auto ref = runtime::Execute((*s)->graph(), in);
   ASSERT_TRUE(ref.ok());
   EXPECT_LT(MaxRelDiff(*out, *ref), 1e-4);
-  EXPECT_FALSE(t->from_cache);  // options.fusion_decisions is "none" below only
+  EXPECT_FALSE(t->from_cache);  // options.decisions is "none" below only
 
   // The choice is remembered: a second session of the graph decides without timing, the same
   // way; a damaged decision file is no decision (timed again, and rewritten).
-  options.fusion_decisions = (dir / "decisions").string();
+  options.decisions = (dir / "decisions").string();
   auto first = Session::Create(*g, options);
   ASSERT_TRUE(first.ok()) << first.status().message();
   ASSERT_TRUE((*first)->fusion_timing().has_value());
   EXPECT_FALSE((*first)->fusion_timing()->from_cache);
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(options.fusion_decisions))
-    files.push_back(e.path());
+  std::vector<std::filesystem::path> files;  // the layout policy's choice is remembered too
+  for (const auto& e : std::filesystem::directory_iterator(options.decisions))
+    if (e.path().extension() == ".fusion") files.push_back(e.path());
   ASSERT_EQ(files.size(), 1u);
   auto second = Session::Create(*g, options);
   ASSERT_TRUE(second.ok()) << second.status().message();
@@ -144,14 +144,14 @@ TEST(SessionTest, FusionAutoKeepsTheGeneratedKernelsThatTimedFaster) {
   auto out2 = (*second)->Run(in);
   ASSERT_TRUE(out2.ok()) << out2.status().message();
   EXPECT_LT(MaxRelDiff(*out2, *ref), 1e-4);
-  std::ofstream(files[0]) << "verisub-fusion-decision 1\nlibrary\nall\n";
+  std::ofstream(files[0]) << "verisub-decision fusion 1\nlibrary\nall\n";
   auto third = Session::Create(*g, options);
   ASSERT_TRUE(third.ok()) << third.status().message();
   EXPECT_FALSE((*third)->fusion_timing()->from_cache);
   std::ifstream rewritten(files[0]);
   std::string header;
   std::getline(rewritten, header);
-  EXPECT_EQ(header, "verisub-fusion-decision 1");
+  EXPECT_EQ(header, "verisub-decision fusion 1");
   std::filesystem::remove_all(dir);
 }
 #endif
@@ -257,6 +257,7 @@ TEST(SessionTest, Bfloat16PrecisionStaysWithinItsBudget) {
   options.precision = "bf16";
   options.cost.cost = "analytic";
   options.cost.cache_dir = "none";
+  options.decisions = "none";  // both precisions timed
   auto s = Session::Create("data/models/small_resnet.onnx", options);
 #ifdef VERISUB_HAVE_DNNL
   const bool has_bf16 = runtime::dnnl_backend::HasBf16Kernels();
@@ -312,6 +313,29 @@ TEST(SessionTest, Bfloat16PrecisionStaysWithinItsBudget) {
     }
   }
 
+  // The timed choice is remembered: a second session decides without timing, the same way.
+  if (!p->kept_float32_by_check) {
+    const std::filesystem::path decisions =
+        std::filesystem::temp_directory_path() /
+        ("verisub_precision_choice_" + std::to_string(getpid()));
+    std::filesystem::remove_all(decisions);
+    SessionOptions remembering = options;
+    remembering.decisions = decisions.string();
+    auto first = Session::Create("data/models/small_resnet.onnx", remembering);
+    auto second = Session::Create("data/models/small_resnet.onnx", remembering);
+    ASSERT_TRUE(first.ok() && second.ok());
+    const auto& p1 = (*first)->precision_report();
+    const auto& p2 = (*second)->precision_report();
+    ASSERT_TRUE(p1 && p2);
+    EXPECT_FALSE(p1->timing_from_cache);
+    EXPECT_GT(p1->measured_bf16_ms, 0);
+    EXPECT_TRUE(p2->timing_from_cache);
+    EXPECT_EQ(p2->measured_bf16_ms, 0);
+    EXPECT_EQ(p2->kept_float32_by_timing, p1->kept_float32_by_timing);
+    EXPECT_EQ((*second)->storage_types(), (*first)->storage_types());
+    std::filesystem::remove_all(decisions);
+  }
+
   // A budget of zero keeps float32 everywhere: the outputs are float32's.
   options.precision_budget = 0;
   auto exact = Session::Create("data/models/small_resnet.onnx", options);
@@ -357,6 +381,10 @@ TEST(SessionTest, KeepsTheFasterOfTheRewrittenAndTheOriginalGraph) {
   opts.num_threads = 1;
   opts.cost.cost = "analytic";  // the search rewrites (concat/relu interchanges) deterministically
   opts.cost.cache_dir = "none";
+  const std::filesystem::path decisions = std::filesystem::temp_directory_path() /
+                                          ("verisub_rewrite_choice_" + std::to_string(getpid()));
+  std::filesystem::remove_all(decisions);
+  opts.decisions = decisions.string();
   auto untimed_opts = opts;
   untimed_opts.time_rewrites = false;
   auto untimed = Session::Create(model, untimed_opts);
@@ -373,9 +401,23 @@ TEST(SessionTest, KeepsTheFasterOfTheRewrittenAndTheOriginalGraph) {
   EXPECT_EQ(t->kept_original, t->optimized_ms >= (1 - kTimedChoiceMargin) * t->original_ms);
   const runtime::Graph& rewritten = (*untimed)->graph();
   EXPECT_EQ((*s)->graph().num_nodes() == rewritten.num_nodes(), !t->kept_original);
+  EXPECT_FALSE(t->from_cache);
   std::vector<HostTensor> out, ref;
   RunWithReference(**s, model, &out, &ref);
   EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
+  // The choice is remembered: a second session decides without timing, the same way.
+  auto again = Session::Create(model, opts);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  const auto& t2 = (*again)->rewrite_timing();
+  ASSERT_TRUE(t2);
+  EXPECT_TRUE(t2->from_cache);
+  EXPECT_EQ(t2->kept_original, t->kept_original);
+  EXPECT_EQ(t2->optimized_ms, 0);
+  EXPECT_EQ(runtime::StructuralHash((*again)->graph()), runtime::StructuralHash((*s)->graph()));
+  std::vector<HostTensor> out2;
+  RunWithReference(**again, model, &out2, &ref);
+  EXPECT_LT(MaxRelDiff(out2, ref), 1e-4);
+  std::filesystem::remove_all(decisions);
 }
 
 // Where no rule rewrites the model, an optimizing session runs the model as imported: the same
@@ -419,24 +461,65 @@ TEST(SessionTest, AModelNoRuleRewritesRunsAsImported) {
 // backend's only when clearly faster; naming "dp" runs the DP's layouts untimed.
 TEST(SessionTest, AutoLayoutsKeepTheFasterPolicy) {
   const char* model = "data/models/small_resnet.onnx";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("verisub_layout_choice_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
   SessionOptions opts;
   opts.num_threads = 1;
   opts.cost.cost = "analytic";
   opts.cost.cache_dir = "none";
+  opts.decisions = (dir / "decisions").string();
   auto s = Session::Create(model, opts);
   ASSERT_TRUE(s.ok()) << s.status().message();
   const auto& t = (*s)->layout_timing();
   ASSERT_TRUE(t);
+  EXPECT_FALSE(t->from_cache);
   EXPECT_GT(t->dp_ms, 0);
   EXPECT_GT(t->backend_ms, 0);
   EXPECT_EQ(t->kept_backend, t->backend_ms < (1 - kTimedChoiceMargin) * t->dp_ms);
   std::vector<HostTensor> out, ref;
   RunWithReference(**s, model, &out, &ref);
   EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
+
+  // Remembered: a second session of the model, and one that optimizes it when no rule rewrites
+  // it (the same graph as prepared), decide without timing, the same way, and run one graph.
+  const std::string rules = (dir / "no_fit.txt").string();
+  ASSERT_TRUE(
+      base::WriteFileAtomically(rules, "(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a\n")
+          .ok());
+  SessionOptions optimizing = opts;
+  optimizing.optimize = true;
+  optimizing.rules_path = rules;
+  optimizing.allow_unproved_rules = true;
+  for (const SessionOptions& o : {opts, optimizing}) {
+    auto again = Session::Create(model, o);
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    const auto& t2 = (*again)->layout_timing();
+    ASSERT_TRUE(t2);
+    EXPECT_TRUE(t2->from_cache) << "optimize " << o.optimize;
+    EXPECT_EQ(t2->kept_backend, t->kept_backend);
+    EXPECT_EQ(t2->dp_ms, 0);
+    EXPECT_EQ(runtime::StructuralHash((*again)->graph()), runtime::StructuralHash((*s)->graph()));
+    std::vector<HostTensor> out2;
+    RunWithReference(**again, model, &out2, &ref);
+    EXPECT_LT(MaxRelDiff(out2, ref), 1e-4);
+  }
+  // A damaged choice is no choice: timed again, and written anew.
+  for (const auto& e : std::filesystem::directory_iterator(opts.decisions))
+    std::ofstream(e.path()) << "verisub-decision layouts 1\nsideways\n";
+  auto damaged = Session::Create(model, opts);
+  ASSERT_TRUE(damaged.ok()) << damaged.status().message();
+  ASSERT_TRUE((*damaged)->layout_timing());
+  EXPECT_FALSE((*damaged)->layout_timing()->from_cache);
+  auto last = Session::Create(model, opts);
+  ASSERT_TRUE(last.ok()) << last.status().message();
+  EXPECT_TRUE((*last)->layout_timing()->from_cache);
+
   opts.layout = "dp";
   auto dp = Session::Create(model, opts);
   ASSERT_TRUE(dp.ok()) << dp.status().message();
   EXPECT_FALSE((*dp)->layout_timing());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SessionTest, ReferenceBackendAndErrors) {
