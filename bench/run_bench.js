@@ -397,7 +397,10 @@ async function timeModel(o, model, opt, verisubRun, threads, confirm = null) {
     const up = {ort: await ort.next().then(() => true, () => false)};
     const servers = {};
     for (const key of keys.filter((k) => !errors[k])) {
-      const args = [model, ...extraArgs[key], ...served];
+      // The choices timed at prepare are remembered per run of the bench (as a user's second
+      // load remembers its first): every round of a model runs what its first prepare chose.
+      const args = [model, ...extraArgs[key], ...served,
+                    '--decisions', path.join(o.out, 'decisions')];
       if (o.rules && key !== 'c') args.push('--rules', o.rules);
       if (o.check && round === 0) args.push(...checkArgs);
       servers[key] = new Server(verisubRun, args, timeoutS, cpus);

@@ -247,6 +247,10 @@ StatusOr<PreparedAlternative> PrepareFloat32(const runtime::Backend& backend, ru
 // and prepared graph, named by a hash of `what` (the graph as prepared: nodes, order, shapes,
 // layouts, storage types), the kind of choice, the thread count and the machine. Empty when
 // nothing is remembered.
+// Part of every decision's key: bump it when a change to a backend's kernels or to the timing
+// can turn a choice the other way, so that no earlier version's choice is read.
+constexpr int kDecisionRevision = 1;
+
 std::string DecisionPath(const SessionOptions& options, const std::string& kind,
                          const std::string& what, int num_threads) {
   if (options.decisions == "none") return "";
@@ -256,8 +260,8 @@ std::string DecisionPath(const SessionOptions& options, const std::string& kind,
     if (cache.empty()) return "";
     dir = (std::filesystem::path(cache) / "decisions").string();
   }
-  std::string key = kind + "\n" + what + "\nthreads " + std::to_string(num_threads) + "\n" +
-                    options.backend + "\n" +
+  std::string key = kind + " " + std::to_string(kDecisionRevision) + "\n" + what + "\nthreads " +
+                    std::to_string(num_threads) + "\n" + options.backend + "\n" +
 #ifdef VERISUB_HAVE_DNNL
                     runtime::ThisMachine(num_threads).FileName();
 #else
