@@ -34,6 +34,8 @@ const char* RejectReasonName(RejectReason r) {
       return "cost";
     case RejectReason::kCostLimit:
       return "cost_limit";
+    case RejectReason::kComputedWeight:
+      return "computed_weight";
   }
   return "?";
 }
@@ -113,8 +115,40 @@ const RewritePlan& RewritePlanner::Plan(const Match& match, double max_cost_delt
   for (const ruledb::ValueRef& o : rule_->src.outputs)
     old_out_.push_back(g_.node(match.nodes[o.node]).outputs[o.index]);
   if (!PlanTargets(match) || !PlanOutputs() || !PlanRemovals(match)) return plan_;
+  if (options_.keep_weights_constant && ComputedWeightsAdded() > 0) {
+    Reject(RejectReason::kComputedWeight,
+           "a convolution or matmul would read a computed weight instead of a constant one");
+    return plan_;
+  }
   if (plan_.cost_delta >= max_cost_delta) Reject(RejectReason::kCostLimit, "");
   return plan_;
+}
+
+namespace {
+
+// Operators whose second operand is a weight in a model's layers, prepared at load by engines
+// when it is constant.
+bool TakesAWeight(specs::OpKind op) {
+  return op == specs::OpKind::kConv2d || op == specs::OpKind::kConv2dBias ||
+         op == specs::OpKind::kMatmul;
+}
+
+}  // namespace
+
+int RewritePlanner::ComputedWeightsAdded() const {
+  const int first_new = g_.num_values();
+  int added = 0;
+  for (const RewritePlan::NewNode& n : plan_.new_nodes) {
+    if (!TakesAWeight(n.op) || n.num_inputs < 2) continue;
+    const int w = n.inputs[1];
+    added += w < first_new ? !index_.weight_only[w] : !plan_.new_weight_only[w - first_new];
+  }
+  for (int gn : plan_.removed) {
+    const Node& n = g_.node(gn);
+    if (n.op && TakesAWeight(*n.op) && n.inputs.size() >= 2 && n.inputs[1] != kNoValue)
+      added -= !index_.weight_only[n.inputs[1]];
+  }
+  return added;
 }
 
 // Target nodes, typed by the spec shape rules and priced.

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   using namespace verisub;  // NOLINT
   base::InstallTempFileCleanup();
   std::string model, output, report_path, html_path, rules_path = rewriter::FindDefaultRules();
-  bool verify = false, allow_unproved = false, no_reverse = false;
+  bool verify = false, allow_unproved = false, no_reverse = false, computed_weights = false;
   OptimizeOptions options;
   rewriter::VerifyOptions verify_options;
   constexpr double kUnbounded = std::numeric_limits<double>::infinity();
@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
             "use rules without a proof record (hand-written text rules)")
       .Bool("--no-reverse-rules", &no_reverse,
             "apply rules only as the database states them, not also right to left")
+      .Bool("--computed-weights", &computed_weights,
+            "allow rewrites that leave a convolution or matmul reading a weight computed at run "
+            "time (off: every constant weight stays constant, as the engines that run the "
+            "written model prepare constant weights at load, a cost the measured costs miss)")
       .Double("--alpha", &options.search.alpha, 1.0, kUnbounded,
               "explore graphs up to alpha x the best cost")
       .Double("--min-gain", &options.search.min_gain, 0.0, 0.99,
@@ -178,6 +182,7 @@ int main(int argc, char** argv) {
   const runtime::MemoryBudget memory = runtime::MemoryBudgetFromMb(max_memory_mb);
   options.import.memory = memory;
   options.search.max_memory_bytes = max_memory_mb > 0 ? memory.max_total_bytes : 0;
+  options.search.apply.keep_weights_constant = !computed_weights;
 
   // Said before the work, not after it.
   for (const std::string& path : {output, report_path, dump_path, html_path})

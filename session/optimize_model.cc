@@ -39,6 +39,7 @@ StatusOr<ModelOptimizeResult> OptimizeModel(const std::function<StatusOr<runtime
   if (options.for_html_report) original = graph;
   OptimizeOptions optimize = options.optimize;
   optimize.cost_model = &(*cost_source)->model();
+  optimize.search.apply.keep_weights_constant = !options.computed_weights;
   Status st;
   if (options.layout == "dp") {
     LayoutCostsFor layout_costs(optimize.cost_model);

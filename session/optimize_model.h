@@ -23,6 +23,10 @@ struct ModelOptimizeOptions {
   // and the rewrites-only search); "plain": the rewrites-only search.
   std::string layout = "dp";
   OptimizeOptions optimize;  // search budget, time limit, seed; cost_model is set here
+  // The optimized graph is written for another engine, which prepares constant weights at load:
+  // off, no rewrite leaves a convolution or matmul reading a computed weight (sets
+  // optimize.search.apply.keep_weights_constant; verisub-opt --computed-weights).
+  bool computed_weights = false;
   // Also keep what the HTML report draws: the input graph, per-node costs, proof records.
   bool for_html_report = false;
 };

@@ -128,6 +128,44 @@ TEST_F(ApplyTest, MergedConvKernelsAreFolded) {
   ExpectSameOutputs(g, r.graph);
 }
 
+// For a model written for another engine (ApplyOptions::keep_weights_constant), no rewrite may
+// leave a matmul or convolution reading a computed weight where it read a constant: moving a
+// transpose through x * W makes W's transpose the left operand and x's the right (a computed
+// weight), while the same rewrite of two activations' product changes nothing of the kind.
+TEST_F(ApplyTest, ConstantWeightsStayConstantWhenAsked) {
+  auto rules =
+      Rules({"(transpose[perm=[1,0]] (matmul[activation=none] ?a ?b)) => "
+             "(matmul[activation=none] (transpose[perm=[1,0]] ?b) "
+             "(transpose[perm=[1,0]] ?a))"});
+  auto apply = [&](const runtime::Graph& g, bool keep) {
+    GraphIndex index(g);
+    std::vector<Match> matches = FindAllMatches(g, index, *rules);
+    EXPECT_EQ(matches.size(), 1u);
+    ApplyOptions options;
+    options.keep_weights_constant = keep;
+    return ApplyMatch(g, index, *rules, matches.at(0), &cost_, options);
+  };
+  GraphBuilder layer;
+  int x = layer.Input("x", {2, 3});
+  layer.Output(layer.Op("transpose[perm=[1,0]]",
+                        {layer.Op("matmul[activation=none]", {x, layer.Weight("w", {3, 4}, 1)})}));
+  const runtime::Graph linear = layer.Finish();
+  EXPECT_EQ(apply(linear, false).rejected, RejectReason::kNone);
+  const ApplyResult kept = apply(linear, true);
+  EXPECT_EQ(kept.rejected, RejectReason::kComputedWeight);
+  EXPECT_NE(kept.detail.find("computed weight"), std::string::npos) << kept.detail;
+
+  GraphBuilder attention;
+  int q = attention.Input("q", {2, 3});
+  int k = attention.Input("k", {3, 4});
+  attention.Output(
+      attention.Op("transpose[perm=[1,0]]", {attention.Op("matmul[activation=none]", {q, k})}));
+  const runtime::Graph product = attention.Finish();
+  const ApplyResult same = apply(product, true);
+  ASSERT_EQ(same.rejected, RejectReason::kNone) << same.detail;
+  ExpectSameOutputs(product, same.graph);
+}
+
 TEST_F(ApplyTest, ShapeChangeIsRejected) {
   auto rules = Rules({"(transpose[perm=[1,0]] ?a) => ?a"});  // test-only, shape-changing
   GraphBuilder b;
