@@ -2,8 +2,8 @@
 #include "rewriter/rule_set.h"
 
 #include <algorithm>
-#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ruledb/rule_symmetry.h"
 #include "specs/registry.h"
@@ -105,7 +105,10 @@ std::optional<ruledb::Rule> ReverseRule(const ruledb::Rule& r) {
 StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Rule> rules,
                                                           const RuleSetOptions& options) {
   std::shared_ptr<RuleSet> set(new RuleSet());
-  std::set<std::string> seen;
+  // Hashed, not ordered: nothing iterates them, and 25,000 rule texts compared as strings in a
+  // tree were a tenth of loading the shipped rules.
+  std::unordered_set<std::string> seen;
+  seen.reserve(2 * rules.size());
   std::vector<ruledb::Rule> unmatchable;
   auto add = [&](CompiledRule c) {
     const int index = static_cast<int>(set->rules_.size());
@@ -117,8 +120,7 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     } else {
       const RootSlotTest& t = c.root_slots[0];
       const ProducerKey key{t.op, t.params, t.output};
-      (c.root_commutative && c.root_slots.size() >= 2 ? root.first_is_either
-                                                      : root.first_is)[key]
+      (c.root_commutative && c.root_slots.size() >= 2 ? root.first_is_either : root.first_is)[key]
           .push_back(index);
     }
     set->rules_.push_back(std::move(c));
@@ -157,7 +159,7 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
   // Symmetry keys cost a canonical text per variant: they are computed only where two rules'
   // SymmetryHashes meet (rules with equal keys have equal hashes), the others wait in
   // `pending` (indices into rules_) until a later reading's hash meets theirs.
-  std::set<std::string> keys;
+  std::unordered_set<std::string> keys;
   std::unordered_map<uint64_t, std::vector<int>> pending;
   auto settle = [&](uint64_t hash) {  // true when a rule with this hash was met before
     auto it = pending.find(hash);
@@ -167,8 +169,7 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     return true;
   };
   const int stated = static_cast<int>(set->rules_.size());
-  for (int i = 0; i < stated; ++i)
-    pending[ruledb::SymmetryHash(set->rules_[i].rule)].push_back(i);
+  for (int i = 0; i < stated; ++i) pending[ruledb::SymmetryHash(set->rules_[i].rule)].push_back(i);
   for (int i = 0; i < stated + static_cast<int>(unmatchable.size()); ++i) {
     std::optional<ruledb::Rule> rev =
         ReverseRule(i < stated ? set->rules_[i].rule : unmatchable[i - stated]);

@@ -73,6 +73,39 @@ TEST(DatabaseTest, ProtobufAndTextRoundTripLosslessly) {
   EXPECT_TRUE(from_bytes->warnings.empty());
 }
 
+// The generator's own file decodes a rule at a time from its wire bytes; the same message in
+// another wire order (the header after the rules, as another tool may write it) decodes whole
+// and gives the same database, digest holding; a rule edited on the wire is caught.
+TEST(DatabaseTest, WireOrderDoesNotChangeWhatLoads) {
+  auto bytes = SerializeRuleDatabase(TestHeader(), Fixture());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  v2::RuleDatabase p;
+  ASSERT_TRUE(p.ParseFromString(*bytes));
+  v2::RuleDatabase header_only, rules_only;
+  *header_only.mutable_header() = p.header();
+  *rules_only.mutable_rules() = p.rules();
+  const std::string reordered = rules_only.SerializeAsString() + header_only.SerializeAsString();
+  ASSERT_NE(reordered, *bytes);
+  auto canonical = ParseRuleDatabaseBytes(*bytes, "db.pb");
+  auto other = ParseRuleDatabaseBytes(reordered, "other.pb");
+  ASSERT_TRUE(canonical.ok()) << canonical.status().message();
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  EXPECT_TRUE(canonical->digest_ok);
+  EXPECT_TRUE(other->digest_ok);
+  EXPECT_EQ(other->header.digest, canonical->header.digest);
+  ASSERT_EQ(other->rules.size(), canonical->rules.size());
+  for (size_t i = 0; i < canonical->rules.size(); ++i)
+    EXPECT_EQ(other->rules[i].ToText(), canonical->rules[i].ToText());
+
+  // A rule's proof seconds changed on the wire: no longer the digest's file.
+  v2::RuleDatabase edited = p;
+  edited.mutable_rules(0)->mutable_proof()->set_seconds(p.rules(0).proof().seconds() + 1);
+  auto db = ParseRuleDatabaseBytes(edited.SerializeAsString(), "edited.pb");
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("integrity digest mismatch"), std::string::npos)
+      << db.status().message();
+}
+
 TEST(DatabaseTest, GoldenText) {
   auto a = ParseRule(
       "(matmul[activation=none] (matmul[activation=none] ?x ?y) ?z) => "
