@@ -277,7 +277,9 @@ std::string DecisionPath(const SessionOptions& options, const std::string& kind,
 // storage type of every value.
 std::string PreparedText(const runtime::Graph& g, const std::vector<int32_t>& storage) {
   std::string what = runtime::PrintGraphText(g) + "storage";
-  for (int32_t t : storage) what += " " + std::to_string(t);
+  // Every value in its own type is written one way, whether the list is empty or all zero.
+  if (std::any_of(storage.begin(), storage.end(), [](int32_t t) { return t != 0; }))
+    for (int32_t t : storage) what += " " + std::to_string(t);
   return what;
 }
 
@@ -836,15 +838,26 @@ Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& o
     t.from_cache = true;
   } else {
     if (both_layouts) {
-      auto own =
-          PrepareInBackendLayouts(*backend_, std::move(original), options, cost_model, num_threads);
+      // The original's layout policy is the one a session without `optimize` chooses, through
+      // the same remembered choice: where the rewrite loses, both run one prepared graph.
+      const std::string layouts_path =
+          DecisionPath(options, "layouts", PreparedText(other->graph, {}), num_threads);
+      const std::string policy = ReadChoice(layouts_path, "layouts", {"dp", "backend"});
+      auto own = policy == "dp" ? StatusOr<PreparedAlternative>(InvalidArgument("not needed"))
+                                : PrepareInBackendLayouts(*backend_, std::move(original), options,
+                                                          cost_model, num_threads);
       if (own.ok()) {
-        auto times = TimePreparedSideBySide(*other->prepared, *own->prepared, *inputs);
-        if (!times.ok()) {
-          rewrite_timing_.reset();
-          return times.status().WithContext("timing the original's layouts");
+        bool backend_faster = policy == "backend";
+        if (policy.empty()) {
+          auto times = TimePreparedSideBySide(*other->prepared, *own->prepared, *inputs);
+          if (!times.ok()) {
+            rewrite_timing_.reset();
+            return times.status().WithContext("timing the original's layouts");
+          }
+          backend_faster = ClearlyFaster(times->second, times->first);
+          WriteDecision(layouts_path, "layouts", {backend_faster ? "backend" : "dp"});
         }
-        if (ClearlyFaster(times->second, times->first)) {
+        if (backend_faster) {
           other = std::move(own);
           in_backend_layouts = true;
         }

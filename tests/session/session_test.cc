@@ -405,6 +405,14 @@ TEST(SessionTest, KeepsTheFasterOfTheRewrittenAndTheOriginalGraph) {
   std::vector<HostTensor> out, ref;
   RunWithReference(**s, model, &out, &ref);
   EXPECT_LT(MaxRelDiff(out, ref), 1e-4);
+  // The original's layout policy was chosen as a session without `optimize` chooses it, and
+  // remembered for it: such a session times nothing.
+  SessionOptions plain_opts = opts;
+  plain_opts.optimize = false;
+  auto plain = Session::Create(model, plain_opts);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_TRUE((*plain)->layout_timing());
+  EXPECT_TRUE((*plain)->layout_timing()->from_cache);
   // The choice is remembered: a second session decides without timing, the same way.
   auto again = Session::Create(model, opts);
   ASSERT_TRUE(again.ok()) << again.status().message();
