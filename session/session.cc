@@ -243,14 +243,14 @@ StatusOr<PreparedAlternative> PrepareFloat32(const runtime::Backend& backend, ru
   return PreparedAlternative{std::move(graph), std::move(prepared).value(), placement->dp};
 }
 
-// Timed choices remembered across loads (SessionOptions::decisions): one small file per choice
-// and prepared graph, named by a hash of `what` (the graph as prepared: nodes, order, shapes,
-// layouts, storage types), the kind of choice, the thread count and the machine. Empty when
-// nothing is remembered.
 // Part of every decision's key: bump it when a change to a backend's kernels or to the timing
 // can turn a choice the other way, so that no earlier version's choice is read.
 constexpr int kDecisionRevision = 1;
 
+// Timed choices remembered across loads (SessionOptions::decisions): one small file per choice
+// and prepared graph, named by a hash of `what` (the graph as prepared: nodes, order, shapes,
+// layouts, storage types), the kind of choice, the thread count, the backend and its kernels
+// (fusion) and the machine. Empty when nothing is remembered.
 std::string DecisionPath(const SessionOptions& options, const std::string& kind,
                          const std::string& what, int num_threads) {
   if (options.decisions == "none") return "";
@@ -261,7 +261,8 @@ std::string DecisionPath(const SessionOptions& options, const std::string& kind,
     dir = (std::filesystem::path(cache) / "decisions").string();
   }
   std::string key = kind + " " + std::to_string(kDecisionRevision) + "\n" + what + "\nthreads " +
-                    std::to_string(num_threads) + "\n" + options.backend + "\n" +
+                    std::to_string(num_threads) + "\n" + options.backend + " fusion " +
+                    options.fusion + "\n" +
 #ifdef VERISUB_HAVE_DNNL
                     runtime::ThisMachine(num_threads).FileName();
 #else
