@@ -1,6 +1,8 @@
 // Joint substitution and layout optimization: see joint.h.
 #include "rewriter/joint.h"
 
+#include <thread>
+
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
 #ifdef VERISUB_HAVE_DNNL
@@ -43,10 +45,20 @@ Status OptimizeJointly(const runtime::Graph& input, const rewriter::RuleSet& rul
   rewrites_only.search.graph_cost = nullptr;
   runtime::Graph sequential;
   OptimizeReport sequential_report;
-  VERISUB_RETURN_IF_ERROR(Optimize(input, rules, rewrites_only, &sequential, &sequential_report));
+  // The two searches share nothing but the input, the rules and the cost model (thread-safe: its
+  // table is locked, and a measurement holds the lock, so no two kernels are timed at once): the
+  // rewrites-only one runs on a thread of its own beside the joint one, and each gives what it
+  // gives alone (DenseNet-121: 0.4 s of 1.3 s of searching off the wall time).
+  Status sequential_status;
+  std::thread rewrites_only_search([&] {
+    sequential_status = Optimize(input, rules, rewrites_only, &sequential, &sequential_report);
+  });
   OptimizeOptions joint = options;
   joint.search.graph_cost = dp_cost;
-  VERISUB_RETURN_IF_ERROR(Optimize(input, rules, joint, output, report));
+  Status joint_status = Optimize(input, rules, joint, output, report);
+  rewrites_only_search.join();
+  VERISUB_RETURN_IF_ERROR(sequential_status);
+  VERISUB_RETURN_IF_ERROR(joint_status);
   base::PhaseTimes times;
   times.AddAll(report->phases, "joint ");
   times.AddAll(sequential_report.phases, "rewrites-only ");
