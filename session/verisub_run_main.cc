@@ -237,8 +237,8 @@ int main(int argc, char** argv) {
       .Bool("--compare-unoptimized", &flags.compare_unoptimized,
             "with --optimize: also prepare the model without it and time the two side by side "
             "in this process (warm runs alternating in pairs of rounds A B, B A: at least --runs "
-            "rounds, more until 2 s of runs, at most 200), printing both medians and the paired "
-            "ratio")
+            "rounds and 8, more until 2 s of runs, at most 200), printing both medians and the "
+            "paired ratio")
       .Bool("--serve", &flags.serve,
             "after everything else, print 'serve: ready' and answer each 'run [W]' line on stdin "
             "with W untimed runs and one timed run, 'serve: ms=<float>', until the end of stdin "
@@ -423,10 +423,12 @@ int main(int argc, char** argv) {
     if (plain.layout == "joint") plain.layout = "auto";
     auto other = Session::Create(flags.model, plain);
     if (!other.ok()) return Fail(other.status().WithContext("the model without --optimize"));
-    // At least --runs rounds, rounded up to whole pairs (A B, B A), and more until 2 s of timed
-    // runs: two prepared copies of a large model settle over the first seconds (AlexNet's paired
-    // ratio 0.90-0.97 over 6 rounds, 0.99-1.01 over 30-100, the same graph on both sides).
-    const int rounds = flags.runs + flags.runs % 2;
+    // At least --runs rounds and four pairs, rounded up to whole pairs (A B, B A), and more until
+    // 2 s of timed runs: two prepared copies of a large model settle over the first seconds
+    // (AlexNet's paired ratio 0.90-0.97 over 6 rounds, 0.99-1.01 over 30-100, the same graph on
+    // both sides), and a run of a 450 ms model moves by 10% on a busy host (RegNet-X-32GF, the
+    // same prepared graph on both sides: 0.87 over the two pairs 2 s allowed, 1.04 over six).
+    const int rounds = std::max(flags.runs + flags.runs % 2, 8);
     auto t = TimeSideBySide(
         [&] { return s.Run(inputs).status(); }, [&] { return (*other)->Run(inputs).status(); },
         {.min_rounds = rounds, .budget_ms = 2000, .max_rounds = std::max(rounds, 200)});

@@ -696,8 +696,8 @@ TEST(VerisubRunTest, ComparesOptimizedAndUnoptimizedSideBySide) {
                         &opt_ms, &without_ms, &rounds, &median, &q1, &q3, &pairs, &speedup),
             8)
       << r.output.substr(at);
-  // --runs 3 rounded up to whole pairs, then more until 2 s of runs (SqueezeNet: the cap).
-  EXPECT_GE(rounds, 4);
+  // --runs 3 rounded up to whole pairs and at least 8 rounds, then more until 2 s of runs.
+  EXPECT_GE(rounds, 8);
   EXPECT_LE(rounds, 200);
   EXPECT_EQ(pairs, rounds / 2);
   EXPECT_GT(opt_ms, 0);
