@@ -764,38 +764,68 @@ StatusOr<PreparedAlternative> PrepareInBackendLayouts(const runtime::Backend& ba
   return PrepareFloat32(backend, std::move(graph), own, cost_model, num_threads);
 }
 
+// The layout policy of a graph the DP laid out: the backend's own layouts when they run it
+// clearly faster. Remembered per prepared graph, else timed side by side and remembered; a plain
+// session and an optimizing session that keeps the original read one file, so both run one
+// prepared graph.
+struct LayoutPolicy {
+  bool decided = false;  // false: the backend cannot lay the graph out alone (the DP's stay)
+  bool from_cache = false;
+  double dp_ms = 0;
+  double backend_ms = 0;
+  std::optional<PreparedAlternative> backend;  // set when the backend's own layouts run
+};
+
+StatusOr<LayoutPolicy> ChooseLayoutPolicy(const runtime::Backend& backend,
+                                          const runtime::Graph& laid,
+                                          const std::vector<int32_t>& storage,
+                                          runtime::PreparedModel& laid_prepared,
+                                          const std::vector<runtime::HostTensor>& inputs,
+                                          const SessionOptions& options,
+                                          const runtime::CostModel* cost_model, int num_threads) {
+  LayoutPolicy policy;
+  const std::string path =
+      DecisionPath(options, "layouts", PreparedText(laid, storage), num_threads);
+  const std::string remembered = ReadChoice(path, "layouts", {"dp", "backend"});
+  if (remembered == "dp") {
+    policy.decided = policy.from_cache = true;
+    return policy;
+  }
+  auto own = PrepareInBackendLayouts(backend, laid, options, cost_model, num_threads);
+  if (!own.ok()) return policy;
+  policy.decided = true;
+  bool backend_faster = remembered == "backend";
+  if (backend_faster) {
+    policy.from_cache = true;
+  } else {
+    VERISUB_ASSIGN_OR_RETURN(auto times,
+                             TimePreparedSideBySide(laid_prepared, *own->prepared, inputs));
+    policy.dp_ms = times.first;
+    policy.backend_ms = times.second;
+    backend_faster = ClearlyFaster(policy.backend_ms, policy.dp_ms);
+    WriteDecision(path, "layouts", {backend_faster ? "backend" : "dp"});
+  }
+  if (backend_faster) policy.backend = std::move(own).value();
+  return policy;
+}
+
 }  // namespace
 
 Status Session::KeepFasterLayouts(SessionOptions* options, const runtime::CostModel* cost_model,
                                   int num_threads) {
   std::optional<std::vector<runtime::HostTensor>> inputs = ZeroInputs(graph_);
   if (!inputs) return Status::Ok();  // nothing to time with: keep the DP's layouts
-  const std::string decision_path =
-      DecisionPath(*options, "layouts", PreparedText(graph_, storage_types_), num_threads);
-  const std::string remembered = ReadChoice(decision_path, "layouts", {"dp", "backend"});
-  if (remembered == "dp") {
-    layout_timing_.emplace().from_cache = true;
-    return Status::Ok();
-  }
-  auto other = PrepareInBackendLayouts(*backend_, graph_, *options, cost_model, num_threads);
-  if (!other.ok()) return Status::Ok();  // the backend cannot lay it out alone: keep the DP's
+  auto policy = ChooseLayoutPolicy(*backend_, graph_, storage_types_, *prepared_, *inputs, *options,
+                                   cost_model, num_threads);
+  if (!policy.ok()) return policy.status().WithContext("timing the layout policies");
+  if (!policy->decided) return Status::Ok();
   LayoutTiming& t = layout_timing_.emplace();
-  if (remembered == "backend") {
-    t.from_cache = true;
-  } else {
-    auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
-    if (!times.ok()) {
-      layout_timing_.reset();
-      return times.status().WithContext("timing the layout policies");
-    }
-    t.dp_ms = times->first;
-    t.backend_ms = times->second;
-    WriteDecision(decision_path, "layouts",
-                  {ClearlyFaster(t.backend_ms, t.dp_ms) ? "backend" : "dp"});
-  }
-  if (remembered == "backend" || ClearlyFaster(t.backend_ms, t.dp_ms)) {
+  t.dp_ms = policy->dp_ms;
+  t.backend_ms = policy->backend_ms;
+  t.from_cache = policy->from_cache;
+  if (policy->backend) {
     t.kept_backend = true;
-    RunFloat32(std::move(other->graph), std::move(other->prepared));
+    RunFloat32(std::move(policy->backend->graph), std::move(policy->backend->prepared));
     options->layout = "backend";
   }
   return Status::Ok();
@@ -829,9 +859,7 @@ Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& o
         PrepareInBackendLayouts(*backend_, std::move(original), options, cost_model, num_threads);
     in_backend_layouts = true;
   } else {
-    other = PrepareFloat32(*backend_,
-                           both_layouts && remembered.empty() ? original : std::move(original), dp,
-                           cost_model, num_threads);
+    other = PrepareFloat32(*backend_, std::move(original), dp, cost_model, num_threads);
   }
   if (!other.ok()) return Status::Ok();  // the original cannot be prepared: keep the rewrite
   RewriteTiming& t = rewrite_timing_.emplace();
@@ -841,27 +869,15 @@ Status Session::KeepFasterGraph(runtime::Graph original, const SessionOptions& o
     if (both_layouts) {
       // The original's layout policy is the one a session without `optimize` chooses, through
       // the same remembered choice: where the rewrite loses, both run one prepared graph.
-      const std::string layouts_path =
-          DecisionPath(options, "layouts", PreparedText(other->graph, {}), num_threads);
-      const std::string policy = ReadChoice(layouts_path, "layouts", {"dp", "backend"});
-      auto own = policy == "dp" ? StatusOr<PreparedAlternative>(InvalidArgument("not needed"))
-                                : PrepareInBackendLayouts(*backend_, std::move(original), options,
-                                                          cost_model, num_threads);
-      if (own.ok()) {
-        bool backend_faster = policy == "backend";
-        if (policy.empty()) {
-          auto times = TimePreparedSideBySide(*other->prepared, *own->prepared, *inputs);
-          if (!times.ok()) {
-            rewrite_timing_.reset();
-            return times.status().WithContext("timing the original's layouts");
-          }
-          backend_faster = ClearlyFaster(times->second, times->first);
-          WriteDecision(layouts_path, "layouts", {backend_faster ? "backend" : "dp"});
-        }
-        if (backend_faster) {
-          other = std::move(own);
-          in_backend_layouts = true;
-        }
+      auto policy = ChooseLayoutPolicy(*backend_, other->graph, {}, *other->prepared, *inputs,
+                                       options, cost_model, num_threads);
+      if (!policy.ok()) {
+        rewrite_timing_.reset();
+        return policy.status().WithContext("timing the original's layouts");
+      }
+      if (policy->backend) {
+        other = std::move(*policy->backend);
+        in_backend_layouts = true;
       }
     }
     auto times = TimePreparedSideBySide(*prepared_, *other->prepared, *inputs);
