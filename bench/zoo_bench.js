@@ -297,6 +297,10 @@ async function main() {
   if (!fs.existsSync(manifestPath))
     fail(`${manifestPath} not found: bench/models/export_zoo.py --out ${o.zoo} exports the zoo`);
   const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')).models || {};
+  const unknown = o.only.filter((n) => !(n in manifest));
+  if (unknown.length)
+    fail(`--only ${unknown.join(', ')}: no such model in ${manifestPath} (one name per --only; ` +
+         `known: ${Object.keys(manifest).sort().join(' ')})`);
   const models = {};
   for (const [name, m] of Object.entries(manifest))
     if ((o.tier === 'full' || m.quick) && (!o.only.length || o.only.includes(name)))
