@@ -11,17 +11,24 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "ruledb/pattern_ranks.h"
 #include "specs/ops/bias_add.h"
 #include "specs/ops/channel_scale.h"
+#include "specs/ops/concat.h"
 #include "specs/ops/constants.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/elementwise.h"
 #include "specs/ops/pooling.h"
 #include "specs/ops/reduce_mean.h"
+#include "specs/ops/slice.h"
+#include "specs/ops/softmax.h"
+#include "specs/ops/split.h"
 #include "specs/ops/transpose.h"
 #include "specs/rank_probe.h"
 #include "specs/registry.h"
@@ -36,6 +43,7 @@ using Mono = std::map<std::string, int>;  // factor -> exponent
 using Poly = std::map<Mono, Rational>;    // monomial -> coefficient, none zero
 
 constexpr int kMaxBound = 6;  // bound coordinates of one sum (canonical naming tries n! orders)
+constexpr size_t kMaxOutputPieces = 64;  // comparisons of one output, one per piece
 
 std::string Var(int n) { return "#" + std::to_string(n) + ";"; }
 
@@ -98,8 +106,68 @@ std::string ActivationFunction(specs::Activation a) {
 
 struct SumInfo {
   int level = 0, bound = 0;
-  Mono body;  // coordinates $level.0; .. $level.(bound-1);
+  Mono body;                        // coordinates $level.0; .. $level.(bound-1);
+  std::vector<std::string> ranges;  // with pieces: the dimension each coordinate ranges over
 };
+
+// A split tree (specs::SplitTree) with dimension names for sizes: which concat a split along an
+// axis undoes. Null is a leaf. kMerge: two trees an elementwise operator met whose equality the
+// dimensions known equal leave open (equal trees where their sizes agree, else a conflict).
+struct Tree;
+using TreeRef = std::shared_ptr<const Tree>;
+struct Tree {
+  enum Kind { kNode, kConflict, kUnknown, kMerge } kind = kNode;
+  std::string size;     // kNode: the left part's dimension name
+  TreeRef left, right;  // kNode: the parts' trees; kMerge: the two trees met
+};
+
+TreeRef MakeTree(Tree::Kind kind, std::string size = "", TreeRef left = nullptr,
+                 TreeRef right = nullptr) {
+  return std::make_shared<const Tree>(
+      Tree{kind, std::move(size), std::move(left), std::move(right)});
+}
+
+// A coordinate with pieces: `P(v:L1,L2)` is L1 + L2 + v (the dimensions of the pieces before
+// it, each a class without parts), a plain coordinate variable v its own piece.
+struct Coord {
+  std::vector<std::string> before;
+  std::string var;
+};
+
+bool IsVariable(const std::string& c) {
+  return c.size() > 2 && (c[0] == '#' || c[0] == '@') && c.back() == ';' &&
+         c.find_first_of("(|:,") == std::string::npos;
+}
+
+// The first element of a piece (every piece has one), as the coordinate of an axis of 1.
+constexpr char kFirst[] = "#K0";
+
+bool ParseCoord(const std::string& c, Coord* out) {
+  out->before.clear();
+  if (c.rfind("P(", 0) != 0) {
+    out->var = c;
+    return IsVariable(c) || c == kFirst;
+  }
+  if (c.back() != ')') return false;
+  const std::string inner = c.substr(2, c.size() - 3);
+  const size_t colon = inner.find(':');
+  if (colon == std::string::npos) return false;
+  out->var = inner.substr(0, colon);
+  for (size_t at = colon + 1; at <= inner.size();) {
+    size_t comma = inner.find(',', at);
+    if (comma == std::string::npos) comma = inner.size();
+    out->before.push_back(inner.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return IsVariable(out->var) || out->var == kFirst;
+}
+
+std::string CoordText(const std::vector<std::string>& before, const std::string& var) {
+  if (before.empty()) return var;
+  std::string s = "P(" + var + ":";
+  for (size_t j = 0; j < before.size(); ++j) s += (j ? "," : "") + before[j];
+  return s + ")";
+}
 
 // Equal dimensions: a union-find over dimension names, `0in<i>.<d>` for axis d of input i and
 // `1<side><node>.<output>.<d>` for an operator's output. The representative of a class is its
@@ -129,6 +197,10 @@ class Dims {
 
 class Normalizer {
  public:
+  // `pieces`: concat and split have element definitions (coordinates split into pieces where a
+  // dimension is a sum of parts); else they are opaque tensors like any operator outside.
+  explicit Normalizer(bool pieces = false) : pieces_(pieces) {}
+
   // The equalities of dimensions each side's operators need to type-check (the rule claims
   // equality where both sides do), and the broadcast dimensions of batched products they imply.
   // Call for both sides, each with its tag, before any Elem.
@@ -232,12 +304,128 @@ class Normalizer {
           }
           break;
         }
+        case OpKind::kConcat:
+        case OpKind::kSplit: {
+          if (!pieces_) break;
+          // Every axis but the concat's agrees; along it the whole is the sum of the parts (a
+          // split's left part is its input's tree's, settled with the trees).
+          const int axis = static_cast<int>(n.params[0]);
+          const bool concat = n.op == OpKind::kConcat;
+          const ruledb::ValueRef whole = concat ? out : n.inputs[0],
+                                 left = concat ? n.inputs[0] : out,
+                                 right = concat ? n.inputs[1] : ruledb::ValueRef{out.node, 1};
+          for (int d = 0; d < r; ++d)
+            if (d != axis) {
+              dims_.Union(DimName(whole, d, side), DimName(left, d, side));
+              dims_.Union(DimName(whole, d, side), DimName(right, d, side));
+            }
+          if (axis < r)
+            parts_.insert({DimName(whole, axis, side), DimName(left, axis, side),
+                           DimName(right, axis, side)});
+          break;
+        }
+        case OpKind::kSoftmax:
+        case OpKind::kSlice:
+          // Opaque, but their dimensions name the parts of concatenations of their outputs.
+          if (!pieces_) break;
+          for (int d = 0; d < r; ++d)
+            if (n.op == OpKind::kSoftmax || d != n.params[specs::ops::kSliceAxis])
+              dims_.Union(DimName(out, d, side), DimName(n.inputs[0], d, side));
+          break;
         default:
-          if (specs::ops::UnaryActivation(n.op)) same(n.inputs[0]);
+          if (specs::ops::UnaryActivation(n.op) ||
+              (pieces_ && specs::GetOp(n.op).shape_rule == specs::ops::UnaryShape))
+            same(n.inputs[0]);
           break;
       }
     }
   }
+
+  // With pieces: the split trees of both sides (`Trees`), the left part of each split tied to
+  // its input's tree (where both sides type-check, a split's input has one tree along its axis:
+  // trees that met must agree), and sums reconciled (A + B = A + C makes B = C; sums of equal
+  // parts are equal), to a fixed point.
+  bool SettleTrees(const ruledb::PatternGraph& src, const ruledb::PatternRanks& src_ranks,
+                   const ruledb::PatternGraph& dst, const ruledb::PatternRanks& dst_ranks) {
+    for (int round = 0; round < 16; ++round) {
+      changed_ = false;
+      trees_.clear();
+      if (!AllTrees(src, src_ranks, 's') || !AllTrees(dst, dst_ranks, 'd')) return false;
+      for (const auto& [w1, l1, r1] : parts_)
+        for (const auto& [w2, l2, r2] : parts_) {
+          const bool same_left = dims_.Find(l1) == dims_.Find(l2),
+                     same_right = dims_.Find(r1) == dims_.Find(r2);
+          if (same_left && same_right) changed_ |= dims_.Union(w1, w2);
+          if (dims_.Find(w1) != dims_.Find(w2)) continue;
+          if (same_left) changed_ |= dims_.Union(r1, r2);
+          if (dims_.Find(r1) == dims_.Find(r2)) changed_ |= dims_.Union(l1, l2);
+        }
+      CloseBatchDims();
+      if (!changed_) return true;
+    }
+    return Fail("the split trees do not settle");
+  }
+
+  // Whether output `s` of the source and `d` of the target have the same split trees (both sides
+  // type-checking, their types agree only then; concat associativity differs here alone).
+  bool SameOutputTrees(ruledb::ValueRef s, ruledb::ValueRef d) {
+    const std::vector<TreeRef>&ts = trees_.at(TreeKey(s, 's')), &td = trees_.at(TreeKey(d, 'd'));
+    for (size_t a = 0; a < ts.size() && a < td.size(); ++a)
+      if (TreesSame(ts[a], td[a]) != Same::kYes)
+        return Fail("output split trees differ along axis " + std::to_string(a));
+    return true;
+  }
+
+  // The pieces of dimension `dim`: the classes without parts it is the sum of, in order.
+  bool Pieces(const std::string& dim, std::vector<std::string>* out, int depth = 0) {
+    if (depth > 8) return Fail("dimension parts nest too deep");
+    const std::string d = dims_.Find(dim);
+    std::optional<std::vector<std::string>> found;
+    for (const auto& [w, l, r] : parts_) {
+      if (dims_.Find(w) != d) continue;
+      std::vector<std::string> s;
+      if (!Pieces(l, &s, depth + 1) || !Pieces(r, &s, depth + 1)) return false;
+      if (found && *found != s) return Fail("a dimension is split two ways");
+      found = std::move(s);
+    }
+    if (!found) found = std::vector<std::string>{d};
+    out->insert(out->end(), found->begin(), found->end());
+    return true;
+  }
+
+  // Whether coordinate `c` covers consecutive pieces of `seq`: the pieces before it are the first
+  // of `seq`, and its variable ranges over the `count` that follow.
+  bool Locate(const Coord& c, const std::vector<std::string>& seq, size_t* count) {
+    const size_t m = c.before.size();
+    if (c.var == kFirst) {
+      // The first element of the piece after those before it.
+      if (m >= seq.size() || !std::equal(c.before.begin(), c.before.end(), seq.begin()))
+        return false;
+      *count = 1;
+      return true;
+    }
+    auto range = range_.find(c.var);
+    std::vector<std::string> own;
+    if (range == range_.end() || !Pieces(range->second, &own)) return false;
+    if (m + own.size() > seq.size() || !std::equal(c.before.begin(), c.before.end(), seq.begin()) ||
+        !std::equal(own.begin(), own.end(), seq.begin() + m))
+      return false;
+    *count = own.size();
+    return true;
+  }
+
+  bool HasParts(const std::string& dim) {
+    const std::string d = dims_.Find(dim);
+    return std::any_of(parts_.begin(), parts_.end(),
+                       [&](const auto& p) { return dims_.Find(std::get<0>(p)) == d; });
+  }
+
+  bool AxisPieces(ruledb::ValueRef v, char side, int d, std::vector<std::string>* out) {
+    return Pieces(DimName(v, d, side), out);
+  }
+
+  // Sets the range of a coordinate variable (a dimension name).
+  void SetRange(const std::string& var, const std::string& dim) { range_[var] = dims_.Find(dim); }
 
   void SameShape(ruledb::ValueRef x, char xs, ruledb::ValueRef y, char ys, int rank) {
     for (int d = 0; d < rank; ++d) dims_.Union(DimName(x, d, xs), DimName(y, d, ys));
@@ -339,7 +527,6 @@ class Normalizer {
         const int ra = rank_of(n.inputs[0]), rb = rank_of(n.inputs[1]),
                   r = static_cast<int>(idx.size());
         const std::string k_dim = dims_.Find(DimName(n.inputs[0], ra - 1, side));
-        const std::string k = k_dim == Literal(1) ? Literal(0) : Var(next_var_++);
         auto operand = [&](int which, int rank, std::vector<std::string> last_two) {
           std::vector<std::string> at;
           for (int d = 0; d < rank - 2; ++d) {
@@ -351,13 +538,24 @@ class Normalizer {
           at.insert(at.end(), last_two.begin(), last_two.end());
           return at;
         };
-        if (!elem(0, operand(0, ra, {idx[r - 2], k}), &a) ||
-            !elem(1, operand(1, rb, {k, idx[r - 1]}), &b))
-          return false;
-        if (k == Literal(0)) {
-          *out = Mul(a, b);
-        } else if (!SumOver({{k, k_dim}}, Mul(a, b), out)) {
-          return false;
+        // With pieces, a sum over a dimension with parts is one sum per piece.
+        std::vector<std::string> k_pieces = {k_dim};
+        if (pieces_ && (k_pieces.clear(), !Pieces(k_dim, &k_pieces))) return false;
+        out->clear();
+        for (size_t m = 0; m < k_pieces.size(); ++m) {
+          const std::string var = k_dim == Literal(1) ? Literal(0) : Var(next_var_++);
+          if (var != Literal(0)) SetRange(var, k_pieces[m]);
+          const std::string k = CoordText({k_pieces.begin(), k_pieces.begin() + m}, var);
+          Poly part;
+          if (!elem(0, operand(0, ra, {idx[r - 2], k}), &a) ||
+              !elem(1, operand(1, rb, {k, idx[r - 1]}), &b))
+            return false;
+          if (var == Literal(0)) {
+            part = Mul(a, b);
+          } else if (!SumOver({{var, k_pieces[m]}}, Mul(a, b), &part)) {
+            return false;
+          }
+          for (const auto& [mono, c] : part) AddTerm(out, mono, c);
         }
         if (!Activate(static_cast<specs::Activation>(n.params[0]), out)) return false;
         break;
@@ -401,7 +599,9 @@ class Normalizer {
             if (dim == Literal(1)) {  // the mean of one element
               at.push_back(Literal(0));
             } else {
+              if (pieces_ && HasParts(dim)) return Fail("a mean over a dimension with parts");
               bound.emplace_back(Var(next_var_++), dim);
+              SetRange(bound.back().first, dim);
               at.push_back(bound.back().first);
               if (int64_t k = LiteralValue(dim); k > 0)
                 divisor *= k;
@@ -422,6 +622,49 @@ class Normalizer {
         *out = Mul(Poly{{scale, Rational::Make(1, divisor)}}, b);
         break;
       }
+      case OpKind::kConcat: {
+        // a's element where the coordinate lies in a's pieces, b's (shifted past them) where it
+        // lies in b's; a coordinate across both stays an opaque concat.
+        if (!pieces_) return Opaque(g, ranks, side, v, idx, out);
+        const int axis = static_cast<int>(n.params[specs::ops::kConcatAxis]);
+        std::vector<std::string> left, seq;
+        Coord c;
+        if (!Pieces(DimName(n.inputs[0], axis, side), &left) ||
+            !Pieces(DimName(n.inputs[1], axis, side), &seq))
+          return false;
+        seq.insert(seq.begin(), left.begin(), left.end());
+        size_t count = 0;
+        if (!ParseCoord(idx[axis], &c) || !Locate(c, seq, &count))
+          return Opaque(g, ranks, side, v, idx, out);
+        std::vector<std::string> at = idx;
+        if (c.before.size() + count <= left.size()) {
+          if (!elem(0, at, out)) return false;
+        } else if (c.before.size() >= left.size()) {
+          at[axis] = CoordText({c.before.begin() + left.size(), c.before.end()}, c.var);
+          if (!elem(1, at, out)) return false;
+        } else {
+          return Opaque(g, ranks, side, v, idx, out);
+        }
+        break;
+      }
+      case OpKind::kSplit: {
+        // The left part reads its input where it is; the right one past the left part's pieces
+        // (the left part's dimension is the input's tree's, settled before).
+        if (!pieces_) return Opaque(g, ranks, side, v, idx, out);
+        const int axis = static_cast<int>(n.params[specs::ops::kSplitAxis]);
+        std::vector<std::string> at = idx;
+        if (v.index == 1) {
+          Coord c;
+          std::vector<std::string> before;
+          if (!ParseCoord(idx[axis], &c))
+            return Fail("a split read at a coordinate without pieces");
+          if (!Pieces(DimName({v.node, 0}, axis, side), &before)) return false;
+          before.insert(before.end(), c.before.begin(), c.before.end());
+          at[axis] = CoordText(before, c.var);
+        }
+        if (!elem(0, at, out)) return false;
+        break;
+      }
       default:
         if (std::optional<specs::Activation> act = specs::ops::UnaryActivation(n.op)) {
           if (!elem(0, idx, out) || !Activate(*act, out)) return false;
@@ -437,6 +680,207 @@ class Normalizer {
   std::vector<std::string> used() const { return {used_.begin(), used_.end()}; }
 
  private:
+  enum class Same { kYes, kNo, kMaybe };
+
+  // Whether two trees are equal: at every shape (kYes), at none (kNo), or at some (kMaybe).
+  Same TreesSame(const TreeRef& a, const TreeRef& b) {
+    if (!a && !b) return Same::kYes;
+    if (!a || !b) {
+      const Tree::Kind k = (a ? a : b)->kind;
+      return k == Tree::kNode || k == Tree::kConflict ? Same::kNo : Same::kMaybe;
+    }
+    if (a->kind == Tree::kConflict && b->kind == Tree::kConflict) return Same::kYes;
+    if (a->kind == Tree::kUnknown || b->kind == Tree::kUnknown || a->kind == Tree::kMerge ||
+        b->kind == Tree::kMerge)
+      return Same::kMaybe;
+    if (a->kind != b->kind) return Same::kNo;
+    const Same l = TreesSame(a->left, b->left), r = TreesSame(a->right, b->right);
+    if (l == Same::kNo || r == Same::kNo) return Same::kNo;
+    if (dims_.Find(a->size) == dims_.Find(b->size) && l == Same::kYes && r == Same::kYes)
+      return Same::kYes;
+    return Same::kMaybe;
+  }
+
+  // specs::MergeTrees: a leaf is the identity, a conflict absorbs, equal trees are kept.
+  TreeRef Merge(const TreeRef& a, const TreeRef& b) {
+    if (!a) return b;
+    if (!b) return a;
+    for (const TreeRef& t : {a, b})
+      if (t->kind == Tree::kConflict || t->kind == Tree::kUnknown) return t;
+    switch (TreesSame(a, b)) {
+      case Same::kYes:
+        return a;
+      case Same::kNo:
+        return MakeTree(Tree::kConflict);
+      case Same::kMaybe:
+        break;
+    }
+    return MakeTree(Tree::kMerge, "", a, b);
+  }
+
+  // Makes `a` and `b` equal trees (their sizes equal dimensions); false where they cannot be.
+  bool Unify(const TreeRef& a, const TreeRef& b) {
+    if (a && a->kind == Tree::kMerge) return Unify(a->left, a->right) && Unify(a->left, b);
+    if (b && b->kind == Tree::kMerge) return Unify(b, a);
+    if (!a && !b) return true;
+    if (!a || !b || a->kind != Tree::kNode || b->kind != Tree::kNode) return false;
+    changed_ |= dims_.Union(a->size, b->size);
+    return Unify(a->left, b->left) && Unify(a->right, b->right);
+  }
+
+  static std::string TreeKey(ruledb::ValueRef v, char side) {
+    return v.is_input()
+               ? "in" + std::to_string(v.index)
+               : std::string(1, side) + std::to_string(v.node) + "." + std::to_string(v.index);
+  }
+
+  bool AllTrees(const ruledb::PatternGraph& g, const ruledb::PatternRanks& ranks, char side) {
+    unresolved_ = false;
+    for (size_t k = 0; k < g.nodes.size(); ++k)
+      for (int o = 0; o < specs::GetOp(g.nodes[k].op).num_outputs; ++o)
+        if (!TreesOf(g, ranks, side, {static_cast<int>(k), o})) return false;
+    if (unresolved_ && !changed_) return Fail("a split of no known concat");
+    return true;
+  }
+
+  // The split trees of value `v`, one per axis, as the shape rules build them (specs/ops/);
+  // kUnknown for operators not modelled. Ties a split's left part to its input's tree.
+  const std::vector<TreeRef>* TreesOf(const ruledb::PatternGraph& g,
+                                      const ruledb::PatternRanks& ranks, char side,
+                                      ruledb::ValueRef v) {
+    const std::string key = TreeKey(v, side);
+    if (auto it = trees_.find(key); it != trees_.end()) return &it->second;
+    const int r = std::max(ranks.Rank(v), 0);
+    std::vector<TreeRef> t(r, nullptr);
+    if (v.is_input()) return &trees_.emplace(key, std::move(t)).first->second;
+    const ruledb::PatternNode& n = g.nodes[v.node];
+    std::vector<std::vector<TreeRef>> in;
+    for (const ruledb::ValueRef& x : n.inputs) {
+      const std::vector<TreeRef>* tx = TreesOf(g, ranks, side, x);
+      if (!tx) return nullptr;
+      in.push_back(*tx);
+    }
+    auto at = [&](int input, int d) -> TreeRef {
+      return d >= 0 && d < static_cast<int>(in[input].size()) ? in[input][d]
+                                                              : MakeTree(Tree::kUnknown);
+    };
+    const TreeRef unknown = MakeTree(Tree::kUnknown);
+    const int64_t p0 = n.params[0];
+    switch (n.op) {
+      case OpKind::kEwAdd:
+      case OpKind::kEwSub:
+      case OpKind::kEwMul:
+        for (int d = 0; d < r; ++d) t[d] = Merge(at(0, d), at(1, d));
+        break;
+      case OpKind::kSmul:
+        for (int d = 0; d < r; ++d) t[d] = at(0, d);
+        break;
+      case OpKind::kBiasAdd:
+      case OpKind::kChannelScale:
+        for (int d = 0; d < r; ++d) t[d] = d == p0 ? Merge(at(0, d), at(1, 0)) : at(0, d);
+        break;
+      case OpKind::kTranspose: {
+        std::vector<int> perm = specs::DecodePerm(n.params[specs::ops::kTransposePerm]);
+        for (int d = 0; d < r; ++d)
+          t[d] = d < static_cast<int>(perm.size()) ? at(0, perm[d]) : unknown;
+        break;
+      }
+      case OpKind::kMatmul: {
+        const int ra = ranks.Rank(n.inputs[0]), rb = ranks.Rank(n.inputs[1]);
+        if (r < 2) break;
+        t[r - 2] = at(0, ra - 2);
+        t[r - 1] = at(1, rb - 1);
+        // Batch axes (specs::ops::BroadcastTypes): an operand's tree where its dimension is the
+        // output's; one of 1 has none.
+        for (int j = 0; j < r - 2; ++j) {
+          TreeRef merged;
+          for (int which = 0; which < 2; ++which) {
+            const int rank = which == 0 ? ra : rb, d = j - (r - rank);
+            if (d < 0) continue;
+            const std::string dim = dims_.Find(DimName(n.inputs[which], d, side));
+            if (dim == dims_.Find(DimName(v, j, side)))
+              merged = Merge(merged, at(which, d));
+            else if (dim != Literal(1))
+              merged = unknown;
+          }
+          t[j] = merged;
+        }
+        break;
+      }
+      case OpKind::kConv2d:
+      case OpKind::kConv2dBias:
+      case OpKind::kPoolAvg:
+      case OpKind::kPoolMax:
+      case OpKind::kEnlarge: {
+        if (r != 4) break;
+        const bool conv = n.op == OpKind::kConv2d || n.op == OpKind::kConv2dBias;
+        t[0] = at(0, 0);
+        t[1] = conv ? at(1, 0) : at(0, 1);
+        if (n.op == OpKind::kConv2dBias) t[1] = Merge(t[1], at(2, 0));
+        break;
+      }
+      case OpKind::kReduceMean: {
+        const bool keep = n.params[specs::ops::kReduceMeanKeepdims] != 0;
+        for (int d = 0, o = 0; d < static_cast<int>(in[0].size()) && o < r; ++d) {
+          const bool reduced = specs::ops::ReducesAxis(n.params, d);
+          if (!reduced) t[o] = at(0, d);
+          o += !reduced || keep;
+        }
+        break;
+      }
+      case OpKind::kConstOnes:
+      case OpKind::kConstIMatmul:
+      case OpKind::kConstIConv:
+      case OpKind::kConstPool:
+        break;
+      case OpKind::kSoftmax:
+      case OpKind::kSlice:
+        for (int d = 0; d < r; ++d) t[d] = d == p0 ? nullptr : at(0, d);
+        break;
+      case OpKind::kConcat:
+        for (int d = 0; d < r; ++d)
+          t[d] = d == p0 ? MakeTree(Tree::kNode, DimName(n.inputs[0], d, side), at(0, d), at(1, d))
+                         : Merge(at(0, d), at(1, d));
+        break;
+      case OpKind::kSplit: {
+        // Where it type-checks, the input's tree along the axis is one concat's: trees that met
+        // there agree (their sizes are equal dimensions), and the left part is that concat's.
+        for (int d = 0; d < r; ++d) t[d] = at(0, d);
+        const TreeRef& x = t[p0];
+        if (x && x->kind == Tree::kNode) {
+          changed_ |= dims_.Union(DimName({v.node, 0}, p0, side), x->size);
+          t[p0] = v.index == 0 ? x->left : x->right;
+        } else if (x && x->kind == Tree::kMerge) {
+          // Settled in the next round, with the sizes tied.
+          const bool before = changed_;
+          changed_ = false;
+          const bool can = Unify(x->left, x->right), tied = changed_;
+          changed_ = before || tied;
+          if (!can || !tied) {
+            Fail("a split of trees that cannot agree");
+            return nullptr;
+          }
+          t[p0] = unknown;
+          unresolved_ = true;
+        } else if (x && x->kind == Tree::kUnknown) {
+          unresolved_ = true;
+        } else {
+          Fail("a split of no concat");
+          return nullptr;
+        }
+        break;
+      }
+      default:
+        if (specs::GetOp(n.op).shape_rule == specs::ops::UnaryShape) {
+          for (int d = 0; d < r; ++d) t[d] = at(0, d);
+        } else {
+          for (int d = 0; d < r; ++d) t[d] = unknown;
+        }
+        break;
+    }
+    return &trees_.emplace(key, std::move(t)).first->second;
+  }
+
   bool Fail(const std::string& why) {
     if (error_.empty()) error_ = why;
     return false;
@@ -477,9 +921,17 @@ class Normalizer {
     for (const ruledb::ValueRef& in : n.inputs) {
       const int r = ranks.Rank(in);
       std::vector<std::string> at;
-      for (int d = 0; d < r; ++d) at.push_back("@" + std::to_string(d) + ";");
+      std::map<std::string, std::string> outer;  // the ranges of an enclosing opaque's
+      for (int d = 0; d < r; ++d) {
+        at.push_back("@" + std::to_string(d) + ";");
+        if (auto it = range_.find(at.back()); it != range_.end()) outer.insert(*it);
+        SetRange(at.back(), DimName(in, d, side));
+      }
       Poly p;
-      if (!Elem(g, ranks, side, in, at, &p)) return false;
+      const bool ok = Elem(g, ranks, side, in, at, &p);
+      for (int d = 0; d < r; ++d) range_.erase(at[d]);
+      for (const auto& kv : outer) range_.insert(kv);
+      if (!ok) return false;
       key += "|" + Render(p);
     }
     *out = Atom("E" + key + "}" + Index(idx));
@@ -529,6 +981,7 @@ class Normalizer {
       renames.emplace_back("$" + std::to_string(s.level) + "." + std::to_string(j) + ";",
                            Var(next_var_++));
       bound->push_back(renames.back().second);
+      if (!s.ranges.empty()) range_[renames.back().second] = s.ranges[j];
     }
     for (const auto& [factor, e] : s.body) {
       std::string g = factor;
@@ -544,8 +997,14 @@ class Normalizer {
     for (const auto& [f, e] : body) level = std::max(level, MaxLevel(f) + 1);
     std::vector<int> order(bound.size());
     std::iota(order.begin(), order.end(), 0);
+    // With pieces a coordinate may range over a part of the dimension its tensors have, so the
+    // ranges are part of the sum.
+    if (pieces_)
+      for (const std::string& b : bound)
+        if (!range_.count(b)) return Fail("a sum over a coordinate of unknown range");
     std::string best;
     Mono best_body;
+    std::vector<std::string> best_ranges;
     do {
       Mono renamed;
       for (const auto& [f, e] : body) {
@@ -555,14 +1014,25 @@ class Normalizer {
                          "$" + std::to_string(level) + "." + std::to_string(j) + ";");
         renamed[g] += e;
       }
-      std::string text = RenderMono(renamed);
+      std::vector<std::string> ranges;
+      std::string text;
+      if (pieces_) {
+        for (size_t j = 0; j < bound.size(); ++j) {
+          ranges.push_back(dims_.Find(range_.at(bound[order[j]])));
+          text += (j ? "," : "<") + ranges.back();
+        }
+        text += ">";
+      }
+      text += "{" + RenderMono(renamed) + "}";
       if (best.empty() || text < best) {
         best = std::move(text);
         best_body = std::move(renamed);
+        best_ranges = std::move(ranges);
       }
     } while (std::next_permutation(order.begin(), order.end()));
-    *out = "S" + std::to_string(level) + ":" + std::to_string(bound.size()) + "{" + best + "}";
-    sums_.emplace(*out, SumInfo{level, static_cast<int>(bound.size()), std::move(best_body)});
+    *out = "S" + std::to_string(level) + ":" + std::to_string(bound.size()) + best;
+    sums_.emplace(*out, SumInfo{level, static_cast<int>(bound.size()), std::move(best_body),
+                                std::move(best_ranges)});
     return true;
   }
 
@@ -593,7 +1063,8 @@ class Normalizer {
         }
       }
       // Deltas of a bound coordinate.
-      for (bool again = true; again;) {
+      bool vanishes = false;  // a delta of coordinates in different pieces
+      for (bool again = true; again && !vanishes;) {
         again = false;
         for (const auto& [f, e] : inside) {
           std::string x, y;
@@ -601,17 +1072,29 @@ class Normalizer {
           auto bx = std::find(vars.begin(), vars.end(), x),
                by = std::find(vars.begin(), vars.end(), y);
           if (bx == vars.end() && by == vars.end()) continue;
-          const std::string gone = bx != vars.end() ? x : y, kept = bx != vars.end() ? y : x;
+          std::string gone = bx != vars.end() ? x : y, kept = bx != vars.end() ? y : x;
+          if (pieces_ && !Substitutes(gone, kept)) {
+            // The other coordinate, where it is bound too, may range over the first's range.
+            if (bx == vars.end() || by == vars.end() || !Substitutes(y, x)) continue;
+            std::swap(gone, kept);
+          }
           Mono next;
+          bool zero = false;
           for (const auto& [g, k] : inside) {
             if (g == f) continue;
             std::string h = ReplaceAll(g, gone, kept);
             std::string p, q;
             if (ParseDelta(h, &p, &q)) {
-              if (p == q) continue;  // delta(x, x) = 1
-              h = DeltaFactor(p, q);
+              const Poly d = Delta(p, q);
+              if (d.empty()) zero = true;
+              if (d.empty() || d.begin()->first.empty()) continue;  // 0, or delta(x, x) = 1
+              h = d.begin()->first.begin()->first;
             }
             next[h] += k;
+          }
+          if (zero) {
+            vanishes = true;
+            break;
           }
           inside = std::move(next);
           vars.erase(std::find(vars.begin(), vars.end(), gone));
@@ -619,6 +1102,7 @@ class Normalizer {
           break;
         }
       }
+      if (vanishes) continue;
       // Factors that lost their bound coordinates move out; coordinates no factor mentions are
       // counted.
       Mono kept;
@@ -698,6 +1182,9 @@ class Normalizer {
     // A window of one position has one offset, 0.
     const std::string a = kh == Literal(1) ? Literal(0) : Var(next_var_++);
     const std::string b = kw == Literal(1) ? Literal(0) : Var(next_var_++);
+    if (pieces_ && (HasParts(kh) || HasParts(kw))) return Fail("a window with parts");
+    if (a != Literal(0)) SetRange(a, kh);
+    if (b != Literal(0)) SetRange(b, kw);
     // The input coordinate o*stride - pad + k (pad (window-1)/2 for same, else 0), plainly where
     // that is o or k: a window of 1 pads nothing.
     auto coord = [&](const std::string& o, const std::string& k, int64_t stride,
@@ -722,10 +1209,13 @@ class Normalizer {
       guard_axis(y, 2);
       guard_axis(xx, 3);
     }
-    std::vector<std::pair<std::string, std::string>> bound;
+    using Bound = std::vector<std::pair<std::string, std::string>>;
+    Bound bound;
     if (a != Literal(0)) bound.emplace_back(a, kh);
     if (b != Literal(0)) bound.emplace_back(b, kw);
     Poly xe, we, body;
+    // The sums of the element: one, or one per piece of the input channels.
+    std::vector<std::pair<Bound, Poly>> terms;
     auto elem = [&](ruledb::ValueRef in, const std::vector<std::string>& at, Poly* p) {
       return Elem(g, ranks, side, in, at, p);
     };
@@ -736,11 +1226,19 @@ class Normalizer {
                  xe);
     } else if (n.params[specs::ops::kConvGroup] == 1) {
       const std::string c_dim = dims_.Find(DimName(x, 1, side));
-      const std::string c = c_dim == Literal(1) ? Literal(0) : Var(next_var_++);
-      if (c != Literal(0)) bound.emplace_back(c, c_dim);
-      if (!elem(x, {idx[0], c, y, xx}, &xe) || !elem(n.inputs[1], {idx[1], c, a, b}, &we))
-        return false;
-      body = Mul(Poly{{guard, Rational::Make(1, 1)}}, Mul(xe, we));
+      std::vector<std::string> c_pieces = {c_dim};
+      if (pieces_ && (c_pieces.clear(), !Pieces(c_dim, &c_pieces))) return false;
+      for (size_t m = 0; m < c_pieces.size(); ++m) {
+        const std::string var = c_dim == Literal(1) ? Literal(0) : Var(next_var_++);
+        if (var != Literal(0)) SetRange(var, c_pieces[m]);
+        const std::string c = CoordText({c_pieces.begin(), c_pieces.begin() + m}, var);
+        Bound with_c = bound;
+        if (var != Literal(0)) with_c.emplace_back(var, c_pieces[m]);
+        if (!elem(x, {idx[0], c, y, xx}, &xe) || !elem(n.inputs[1], {idx[1], c, a, b}, &we))
+          return false;
+        terms.emplace_back(std::move(with_c),
+                           Mul(Poly{{guard, Rational::Make(1, 1)}}, Mul(xe, we)));
+      }
     } else {
       // Depthwise: output channel o reads input channel o / (O / C), o itself where O is C.
       const std::string o_dim = dims_.Find(DimName(n.inputs[1], 0, side)),
@@ -755,10 +1253,13 @@ class Normalizer {
         return false;
       body = Mul(Poly{{guard, Rational::Make(1, 1)}}, Mul(xe, we));
     }
-    if (bound.empty())
-      *out = body;
-    else if (!SumOver(bound, body, out))
-      return false;
+    if (terms.empty()) terms.emplace_back(bound, body);
+    out->clear();
+    for (const auto& [over, term] : terms) {
+      Poly sum = term;
+      if (!over.empty() && !SumOver(over, term, &sum)) return false;
+      for (const auto& [mono, c] : sum) AddTerm(out, mono, c);
+    }
     if (n.op == OpKind::kConv2dBias) {
       Poly bias;
       if (!elem(n.inputs[2], {idx[1]}, &bias)) return false;
@@ -802,9 +1303,35 @@ class Normalizer {
   }
 
   // The element of an identity matrix.
-  static Poly Delta(const std::string& x, const std::string& y) {
+  // The element of an identity matrix. Coordinates with pieces: equal offsets compare their
+  // variables; a coordinate whose pieces all lie before the other's is never equal to it.
+  Poly Delta(const std::string& x, const std::string& y) {
     if (x == y) return Poly{{Mono{}, Rational::Make(1, 1)}};
+    Coord cx, cy;
+    if (pieces_ && ParseCoord(x, &cx) && ParseCoord(y, &cy) &&
+        (!cx.before.empty() || !cy.before.empty())) {
+      if (cx.before == cy.before) return Delta(cx.var, cy.var);
+      if (Below(cx, cy) || Below(cy, cx)) return Poly{};
+    }
     return Atom(DeltaFactor(x, y));
+  }
+
+  // Whether coordinate a is below coordinate b wherever both are in range: a's pieces end where
+  // b's pieces before it start, or earlier.
+  bool Below(const Coord& a, const Coord& b) {
+    auto range = range_.find(a.var);
+    std::vector<std::string> end = a.before;
+    if (range == range_.end() || !Pieces(range->second, &end)) return false;
+    return end.size() <= b.before.size() && std::equal(end.begin(), end.end(), b.before.begin());
+  }
+
+  // Whether the sum over bound coordinate `gone` of f(gone) delta(gone, kept) is f(kept): kept
+  // ranges over gone's range (or is a literal inside it).
+  bool Substitutes(const std::string& gone, const std::string& kept) {
+    auto g = range_.find(gone), k = range_.find(kept);
+    if (g == range_.end()) return false;
+    if (kept.rfind("#K", 0) == 0) return LiteralValue(kept) < LiteralValue(g->second);
+    return k != range_.end() && IsVariable(kept) && dims_.Find(k->second) == dims_.Find(g->second);
   }
 
   static std::string DimName(ruledb::ValueRef v, int d, char side) {
@@ -819,8 +1346,16 @@ class Normalizer {
     int ra, rb, r;
   };
 
+  const bool pieces_;
   Dims dims_;
   std::vector<Product> matmuls_;
+  // With pieces: dimensions that are sums (whole, left part, right part; dimension names), the
+  // split trees of the values (side, node and output -> one per axis), the range of each
+  // coordinate variable, and whether settling the trees changed or left a split undecided.
+  std::set<std::tuple<std::string, std::string, std::string>> parts_;
+  std::map<std::string, std::vector<TreeRef>> trees_;
+  std::map<std::string, std::string> range_;
+  bool changed_ = false, unresolved_ = false;
   int next_var_ = 1000;  // fresh coordinates; #0;.. index the outputs
   std::map<std::string, SumInfo> sums_;
   std::set<std::string> used_;
@@ -854,13 +1389,17 @@ std::string IndexNormalForm(const ruledb::PatternGraph& g, const std::vector<int
   return Render(p);
 }
 
-IndexLevelResult ProveAtIndexLevel(const ruledb::Rule& rule, const std::vector<int>& input_ranks) {
+namespace {
+
+// The rule at `input_ranks`, with concat and split defined (`pieces`) or opaque.
+IndexLevelResult ProveWith(const ruledb::Rule& rule, const std::vector<int>& input_ranks,
+                           bool pieces) {
   IndexLevelResult r;
   if (rule.src.outputs.size() != rule.dst.outputs.size() || rule.src.outputs.empty()) {
     r.reason = "source and target have different numbers of outputs";
     return r;
   }
-  Normalizer n;
+  Normalizer n(pieces);
   const ruledb::PatternRanks src_ranks(rule.src, input_ranks), dst_ranks(rule.dst, input_ranks);
   if (!n.Ranked(rule.src, src_ranks) || !n.Ranked(rule.dst, dst_ranks)) {
     r.reason = n.error();
@@ -879,23 +1418,74 @@ IndexLevelResult ProveAtIndexLevel(const ruledb::Rule& rule, const std::vector<i
     n.SameShape(rule.src.outputs[o], 's', rule.dst.outputs[o], 'd', rs);
   }
   n.CloseBatchDims();
+  if (pieces && !n.SettleTrees(rule.src, src_ranks, rule.dst, dst_ranks)) {
+    r.reason = n.error();
+    return r;
+  }
   for (size_t o = 0; o < rule.src.outputs.size(); ++o) {
     const ruledb::ValueRef s = rule.src.outputs[o], d = rule.dst.outputs[o];
-    Poly ps, pd;
-    if (!n.Elem(rule.src, src_ranks, 's', s, OutputIndex(src_ranks.Rank(s)), &ps) ||
-        !n.Elem(rule.dst, dst_ranks, 'd', d, OutputIndex(dst_ranks.Rank(d)), &pd)) {
-      r.reason = n.error();
+    const int rank = src_ranks.Rank(s);
+    // With pieces, one comparison per piece of the output's axes (the split trees equal too).
+    std::vector<std::vector<std::string>> axis_pieces(rank);
+    size_t combos = 1;
+    for (int a = 0; a < rank && pieces; ++a) {
+      if (!n.AxisPieces(s, 's', a, &axis_pieces[a])) {
+        r.reason = n.error();
+        return r;
+      }
+      combos *= axis_pieces[a].size();
+    }
+    if (combos > kMaxOutputPieces || (pieces && !n.SameOutputTrees(s, d))) {
+      r.reason = combos > kMaxOutputPieces ? "too many pieces" : n.error();
       return r;
     }
-    if (ps != pd) {
-      r.reason = "output " + std::to_string(o) + ": normal forms differ: " + Render(ps) + " vs " +
-                 Render(pd);
-      return r;
+    for (size_t combo = 0; combo < combos; ++combo) {
+      std::vector<std::string> idx = OutputIndex(rank);
+      for (size_t a = rank, rest = combo; pieces && a-- > 0;) {
+        const std::vector<std::string>& p = axis_pieces[a];
+        const size_t m = rest % p.size();
+        rest /= p.size();
+        n.SetRange(idx[a], p[m]);
+        idx[a] = CoordText({p.begin(), p.begin() + m}, idx[a]);
+      }
+      Poly ps, pd;
+      if (!n.Elem(rule.src, src_ranks, 's', s, idx, &ps) ||
+          !n.Elem(rule.dst, dst_ranks, 'd', d, idx, &pd)) {
+        r.reason = n.error();
+        return r;
+      }
+      if (ps != pd) {
+        r.reason = "output " + std::to_string(o) + ": normal forms differ: " + Render(ps) + " vs " +
+                   Render(pd);
+        return r;
+      }
     }
   }
   r.proved = true;
   r.used = n.used();
   return r;
+}
+
+bool HasConcatOrSplit(const ruledb::PatternGraph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [](const ruledb::PatternNode& n) {
+    return n.op == OpKind::kConcat || n.op == OpKind::kSplit;
+  });
+}
+
+}  // namespace
+
+IndexLevelResult ProveAtIndexLevel(const ruledb::Rule& rule, const std::vector<int>& input_ranks) {
+  // Concat and split defined first; where that decides nothing, opaque as before (what the
+  // pieces cannot place, such as a concat read across both its parts inside an opaque operator,
+  // may still be congruent).
+  if (HasConcatOrSplit(rule.src) || HasConcatOrSplit(rule.dst)) {
+    IndexLevelResult r = ProveWith(rule, input_ranks, true);
+    if (r.proved) return r;
+    IndexLevelResult opaque = ProveWith(rule, input_ranks, false);
+    if (!opaque.proved) opaque.reason = "with pieces: " + r.reason + "; opaque: " + opaque.reason;
+    return opaque;
+  }
+  return ProveWith(rule, input_ranks, false);
 }
 
 std::vector<std::vector<int>> CandidateRankTuples(const ruledb::Rule& rule) {
