@@ -933,6 +933,10 @@ class Normalizer {
       for (const auto& kv : outer) range_.insert(kv);
       if (!ok) return false;
       key += "|" + Render(p);
+      // With pieces, an argument may read a part of a tensor's axis (a split's), so the same
+      // text over another range is another tensor: the ranges are part of the key.
+      for (int d = 0; d < r && pieces_; ++d)
+        key += (d ? "," : "<") + dims_.Find(DimName(in, d, side)) + (d + 1 == r ? ">" : "");
     }
     *out = Atom("E" + key + "}" + Index(idx));
     return Activate(act, out);
