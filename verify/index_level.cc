@@ -27,13 +27,14 @@
 #include "specs/ops/pooling.h"
 #include "specs/ops/reduce_mean.h"
 #include "specs/ops/slice.h"
-#include "specs/ops/softmax.h"
 #include "specs/ops/split.h"
 #include "specs/ops/transpose.h"
 #include "specs/rank_probe.h"
 #include "specs/registry.h"
 #include "verify/encoding.h"
+#include "verify/index_dims.h"
 #include "verify/poly.h"
+#include "verify/split_trees.h"
 
 namespace verisub::verify {
 namespace {
@@ -110,23 +111,6 @@ struct SumInfo {
   std::vector<std::string> ranges;  // with pieces: the dimension each coordinate ranges over
 };
 
-// A split tree (specs::SplitTree) with dimension names for sizes: which concat a split along an
-// axis undoes. Null is a leaf. kMerge: two trees an elementwise operator met whose equality the
-// dimensions known equal leave open (equal trees where their sizes agree, else a conflict).
-struct Tree;
-using TreeRef = std::shared_ptr<const Tree>;
-struct Tree {
-  enum Kind { kNode, kConflict, kUnknown, kMerge } kind = kNode;
-  std::string size;     // kNode: the left part's dimension name
-  TreeRef left, right;  // kNode: the parts' trees; kMerge: the two trees met
-};
-
-TreeRef MakeTree(Tree::Kind kind, std::string size = "", TreeRef left = nullptr,
-                 TreeRef right = nullptr) {
-  return std::make_shared<const Tree>(
-      Tree{kind, std::move(size), std::move(left), std::move(right)});
-}
-
 // A coordinate with pieces: `P(v:L1,L2)` is L1 + L2 + v (the dimensions of the pieces before
 // it, each a class without parts), a plain coordinate variable v its own piece.
 struct Coord {
@@ -168,32 +152,6 @@ std::string CoordText(const std::vector<std::string>& before, const std::string&
   for (size_t j = 0; j < before.size(); ++j) s += (j ? "," : "") + before[j];
   return s + ")";
 }
-
-// Equal dimensions: a union-find over dimension names, `0in<i>.<d>` for axis d of input i and
-// `1<side><node>.<output>.<d>` for an operator's output. The representative of a class is its
-// least name, an input's where it has one, so both sides name equal dimensions alike.
-class Dims {
- public:
-  std::string Find(const std::string& x) {
-    auto it = parent_.find(x);
-    if (it == parent_.end() || it->second == x) return x;
-    std::string root = Find(it->second);
-    parent_[x] = root;
-    return root;
-  }
-  // Returns whether the classes were apart.
-  bool Union(const std::string& a, const std::string& b) {
-    std::string x = Find(a), y = Find(b);
-    if (x == y) return false;
-    if (y < x) std::swap(x, y);
-    parent_[y] = x;
-    parent_.emplace(x, x);
-    return true;
-  }
-
- private:
-  std::map<std::string, std::string> parent_;
-};
 
 class Normalizer {
  public:
@@ -348,20 +306,23 @@ class Normalizer {
   bool SettleTrees(const ruledb::PatternGraph& src, const ruledb::PatternRanks& src_ranks,
                    const ruledb::PatternGraph& dst, const ruledb::PatternRanks& dst_ranks) {
     for (int round = 0; round < 16; ++round) {
-      changed_ = false;
-      trees_.clear();
-      if (!AllTrees(src, src_ranks, 's') || !AllTrees(dst, dst_ranks, 'd')) return false;
+      split_trees_.StartRound();
+      std::string why;
+      if (!split_trees_.Build(src, src_ranks, 's', &why) ||
+          !split_trees_.Build(dst, dst_ranks, 'd', &why))
+        return Fail(why);
+      bool changed = split_trees_.changed();
       for (const auto& [w1, l1, r1] : parts_)
         for (const auto& [w2, l2, r2] : parts_) {
           const bool same_left = dims_.Find(l1) == dims_.Find(l2),
                      same_right = dims_.Find(r1) == dims_.Find(r2);
-          if (same_left && same_right) changed_ |= dims_.Union(w1, w2);
+          if (same_left && same_right) changed |= dims_.Union(w1, w2);
           if (dims_.Find(w1) != dims_.Find(w2)) continue;
-          if (same_left) changed_ |= dims_.Union(r1, r2);
-          if (dims_.Find(r1) == dims_.Find(r2)) changed_ |= dims_.Union(l1, l2);
+          if (same_left) changed |= dims_.Union(r1, r2);
+          if (dims_.Find(r1) == dims_.Find(r2)) changed |= dims_.Union(l1, l2);
         }
       CloseBatchDims();
-      if (!changed_) return true;
+      if (!changed) return true;
     }
     return Fail("the split trees do not settle");
   }
@@ -369,11 +330,8 @@ class Normalizer {
   // Whether output `s` of the source and `d` of the target have the same split trees (both sides
   // type-checking, their types agree only then; concat associativity differs here alone).
   bool SameOutputTrees(ruledb::ValueRef s, ruledb::ValueRef d) {
-    const std::vector<TreeRef>&ts = trees_.at(TreeKey(s, 's')), &td = trees_.at(TreeKey(d, 'd'));
-    for (size_t a = 0; a < ts.size() && a < td.size(); ++a)
-      if (TreesSame(ts[a], td[a]) != Same::kYes)
-        return Fail("output split trees differ along axis " + std::to_string(a));
-    return true;
+    std::string why;
+    return split_trees_.SameEverywhere(s, d, &why) || Fail(why);
   }
 
   // The pieces of dimension `dim`: the classes without parts it is the sum of, in order.
@@ -680,207 +638,6 @@ class Normalizer {
   std::vector<std::string> used() const { return {used_.begin(), used_.end()}; }
 
  private:
-  enum class Same { kYes, kNo, kMaybe };
-
-  // Whether two trees are equal: at every shape (kYes), at none (kNo), or at some (kMaybe).
-  Same TreesSame(const TreeRef& a, const TreeRef& b) {
-    if (!a && !b) return Same::kYes;
-    if (!a || !b) {
-      const Tree::Kind k = (a ? a : b)->kind;
-      return k == Tree::kNode || k == Tree::kConflict ? Same::kNo : Same::kMaybe;
-    }
-    if (a->kind == Tree::kConflict && b->kind == Tree::kConflict) return Same::kYes;
-    if (a->kind == Tree::kUnknown || b->kind == Tree::kUnknown || a->kind == Tree::kMerge ||
-        b->kind == Tree::kMerge)
-      return Same::kMaybe;
-    if (a->kind != b->kind) return Same::kNo;
-    const Same l = TreesSame(a->left, b->left), r = TreesSame(a->right, b->right);
-    if (l == Same::kNo || r == Same::kNo) return Same::kNo;
-    if (dims_.Find(a->size) == dims_.Find(b->size) && l == Same::kYes && r == Same::kYes)
-      return Same::kYes;
-    return Same::kMaybe;
-  }
-
-  // specs::MergeTrees: a leaf is the identity, a conflict absorbs, equal trees are kept.
-  TreeRef Merge(const TreeRef& a, const TreeRef& b) {
-    if (!a) return b;
-    if (!b) return a;
-    for (const TreeRef& t : {a, b})
-      if (t->kind == Tree::kConflict || t->kind == Tree::kUnknown) return t;
-    switch (TreesSame(a, b)) {
-      case Same::kYes:
-        return a;
-      case Same::kNo:
-        return MakeTree(Tree::kConflict);
-      case Same::kMaybe:
-        break;
-    }
-    return MakeTree(Tree::kMerge, "", a, b);
-  }
-
-  // Makes `a` and `b` equal trees (their sizes equal dimensions); false where they cannot be.
-  bool Unify(const TreeRef& a, const TreeRef& b) {
-    if (a && a->kind == Tree::kMerge) return Unify(a->left, a->right) && Unify(a->left, b);
-    if (b && b->kind == Tree::kMerge) return Unify(b, a);
-    if (!a && !b) return true;
-    if (!a || !b || a->kind != Tree::kNode || b->kind != Tree::kNode) return false;
-    changed_ |= dims_.Union(a->size, b->size);
-    return Unify(a->left, b->left) && Unify(a->right, b->right);
-  }
-
-  static std::string TreeKey(ruledb::ValueRef v, char side) {
-    return v.is_input()
-               ? "in" + std::to_string(v.index)
-               : std::string(1, side) + std::to_string(v.node) + "." + std::to_string(v.index);
-  }
-
-  bool AllTrees(const ruledb::PatternGraph& g, const ruledb::PatternRanks& ranks, char side) {
-    unresolved_ = false;
-    for (size_t k = 0; k < g.nodes.size(); ++k)
-      for (int o = 0; o < specs::GetOp(g.nodes[k].op).num_outputs; ++o)
-        if (!TreesOf(g, ranks, side, {static_cast<int>(k), o})) return false;
-    if (unresolved_ && !changed_) return Fail("a split of no known concat");
-    return true;
-  }
-
-  // The split trees of value `v`, one per axis, as the shape rules build them (specs/ops/);
-  // kUnknown for operators not modelled. Ties a split's left part to its input's tree.
-  const std::vector<TreeRef>* TreesOf(const ruledb::PatternGraph& g,
-                                      const ruledb::PatternRanks& ranks, char side,
-                                      ruledb::ValueRef v) {
-    const std::string key = TreeKey(v, side);
-    if (auto it = trees_.find(key); it != trees_.end()) return &it->second;
-    const int r = std::max(ranks.Rank(v), 0);
-    std::vector<TreeRef> t(r, nullptr);
-    if (v.is_input()) return &trees_.emplace(key, std::move(t)).first->second;
-    const ruledb::PatternNode& n = g.nodes[v.node];
-    std::vector<std::vector<TreeRef>> in;
-    for (const ruledb::ValueRef& x : n.inputs) {
-      const std::vector<TreeRef>* tx = TreesOf(g, ranks, side, x);
-      if (!tx) return nullptr;
-      in.push_back(*tx);
-    }
-    auto at = [&](int input, int d) -> TreeRef {
-      return d >= 0 && d < static_cast<int>(in[input].size()) ? in[input][d]
-                                                              : MakeTree(Tree::kUnknown);
-    };
-    const TreeRef unknown = MakeTree(Tree::kUnknown);
-    const int64_t p0 = n.params[0];
-    switch (n.op) {
-      case OpKind::kEwAdd:
-      case OpKind::kEwSub:
-      case OpKind::kEwMul:
-        for (int d = 0; d < r; ++d) t[d] = Merge(at(0, d), at(1, d));
-        break;
-      case OpKind::kSmul:
-        for (int d = 0; d < r; ++d) t[d] = at(0, d);
-        break;
-      case OpKind::kBiasAdd:
-      case OpKind::kChannelScale:
-        for (int d = 0; d < r; ++d) t[d] = d == p0 ? Merge(at(0, d), at(1, 0)) : at(0, d);
-        break;
-      case OpKind::kTranspose: {
-        std::vector<int> perm = specs::DecodePerm(n.params[specs::ops::kTransposePerm]);
-        for (int d = 0; d < r; ++d)
-          t[d] = d < static_cast<int>(perm.size()) ? at(0, perm[d]) : unknown;
-        break;
-      }
-      case OpKind::kMatmul: {
-        const int ra = ranks.Rank(n.inputs[0]), rb = ranks.Rank(n.inputs[1]);
-        if (r < 2) break;
-        t[r - 2] = at(0, ra - 2);
-        t[r - 1] = at(1, rb - 1);
-        // Batch axes (specs::ops::BroadcastTypes): an operand's tree where its dimension is the
-        // output's; one of 1 has none.
-        for (int j = 0; j < r - 2; ++j) {
-          TreeRef merged;
-          for (int which = 0; which < 2; ++which) {
-            const int rank = which == 0 ? ra : rb, d = j - (r - rank);
-            if (d < 0) continue;
-            const std::string dim = dims_.Find(DimName(n.inputs[which], d, side));
-            if (dim == dims_.Find(DimName(v, j, side)))
-              merged = Merge(merged, at(which, d));
-            else if (dim != Literal(1))
-              merged = unknown;
-          }
-          t[j] = merged;
-        }
-        break;
-      }
-      case OpKind::kConv2d:
-      case OpKind::kConv2dBias:
-      case OpKind::kPoolAvg:
-      case OpKind::kPoolMax:
-      case OpKind::kEnlarge: {
-        if (r != 4) break;
-        const bool conv = n.op == OpKind::kConv2d || n.op == OpKind::kConv2dBias;
-        t[0] = at(0, 0);
-        t[1] = conv ? at(1, 0) : at(0, 1);
-        if (n.op == OpKind::kConv2dBias) t[1] = Merge(t[1], at(2, 0));
-        break;
-      }
-      case OpKind::kReduceMean: {
-        const bool keep = n.params[specs::ops::kReduceMeanKeepdims] != 0;
-        for (int d = 0, o = 0; d < static_cast<int>(in[0].size()) && o < r; ++d) {
-          const bool reduced = specs::ops::ReducesAxis(n.params, d);
-          if (!reduced) t[o] = at(0, d);
-          o += !reduced || keep;
-        }
-        break;
-      }
-      case OpKind::kConstOnes:
-      case OpKind::kConstIMatmul:
-      case OpKind::kConstIConv:
-      case OpKind::kConstPool:
-        break;
-      case OpKind::kSoftmax:
-      case OpKind::kSlice:
-        for (int d = 0; d < r; ++d) t[d] = d == p0 ? nullptr : at(0, d);
-        break;
-      case OpKind::kConcat:
-        for (int d = 0; d < r; ++d)
-          t[d] = d == p0 ? MakeTree(Tree::kNode, DimName(n.inputs[0], d, side), at(0, d), at(1, d))
-                         : Merge(at(0, d), at(1, d));
-        break;
-      case OpKind::kSplit: {
-        // Where it type-checks, the input's tree along the axis is one concat's: trees that met
-        // there agree (their sizes are equal dimensions), and the left part is that concat's.
-        for (int d = 0; d < r; ++d) t[d] = at(0, d);
-        const TreeRef& x = t[p0];
-        if (x && x->kind == Tree::kNode) {
-          changed_ |= dims_.Union(DimName({v.node, 0}, p0, side), x->size);
-          t[p0] = v.index == 0 ? x->left : x->right;
-        } else if (x && x->kind == Tree::kMerge) {
-          // Settled in the next round, with the sizes tied.
-          const bool before = changed_;
-          changed_ = false;
-          const bool can = Unify(x->left, x->right), tied = changed_;
-          changed_ = before || tied;
-          if (!can || !tied) {
-            Fail("a split of trees that cannot agree");
-            return nullptr;
-          }
-          t[p0] = unknown;
-          unresolved_ = true;
-        } else if (x && x->kind == Tree::kUnknown) {
-          unresolved_ = true;
-        } else {
-          Fail("a split of no concat");
-          return nullptr;
-        }
-        break;
-      }
-      default:
-        if (specs::GetOp(n.op).shape_rule == specs::ops::UnaryShape) {
-          for (int d = 0; d < r; ++d) t[d] = at(0, d);
-        } else {
-          for (int d = 0; d < r; ++d) t[d] = unknown;
-        }
-        break;
-    }
-    return &trees_.emplace(key, std::move(t)).first->second;
-  }
-
   bool Fail(const std::string& why) {
     if (error_.empty()) error_ = why;
     return false;
@@ -1150,7 +907,7 @@ class Normalizer {
   }
 
   // A known dimension (a constant kernel's window), as a dimension name and a coordinate.
-  static std::string Literal(int64_t k) { return "#K" + std::to_string(k); }
+  static std::string Literal(int64_t k) { return LiteralDim(k); }
 
   // A convolution (groups 1 or depthwise) or an average pool at `idx` [n, o, y, x]:
   //   sum over c, a, b of G(Y) G(X) x[n, c, Y, X] w[o, c, a, b],   Y = y*stride - pad + a,
@@ -1338,12 +1095,6 @@ class Normalizer {
     return k != range_.end() && IsVariable(kept) && dims_.Find(k->second) == dims_.Find(g->second);
   }
 
-  static std::string DimName(ruledb::ValueRef v, int d, char side) {
-    return v.is_input() ? "0in" + std::to_string(v.index) + "." + std::to_string(d)
-                        : std::string("1") + side + std::to_string(v.node) + "." +
-                              std::to_string(v.index) + "." + std::to_string(d);
-  }
-
   struct Product {
     char side;
     ruledb::ValueRef out, a, b;
@@ -1354,12 +1105,10 @@ class Normalizer {
   Dims dims_;
   std::vector<Product> matmuls_;
   // With pieces: dimensions that are sums (whole, left part, right part; dimension names), the
-  // split trees of the values (side, node and output -> one per axis), the range of each
-  // coordinate variable, and whether settling the trees changed or left a split undecided.
+  // split trees of the values, and the range of each coordinate variable.
   std::set<std::tuple<std::string, std::string, std::string>> parts_;
-  std::map<std::string, std::vector<TreeRef>> trees_;
+  SplitTrees split_trees_{&dims_};
   std::map<std::string, std::string> range_;
-  bool changed_ = false, unresolved_ = false;
   int next_var_ = 1000;  // fresh coordinates; #0;.. index the outputs
   std::map<std::string, SumInfo> sums_;
   std::set<std::string> used_;
