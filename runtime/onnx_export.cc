@@ -314,9 +314,10 @@ Status WriteModel(onnx::ModelProto model, const DeferredData& deferred,
 }
 
 // ONNX external data: every deferred initializer's bytes in PATH.data (each at an offset aligned
-// to 64 bytes), the tensor naming its location (the file's name, relative to the model), offset
-// and length; then the model, now small, written as usual. The data file first, so that a model
-// file that exists has its data beside it; when the model cannot be written the data goes too.
+// to 64 bytes, 4096 from 1 MiB on), the tensor naming its location (the file's name, relative to
+// the model), offset and length; then the model, now small, written as usual. The data file first,
+// so that a model file that exists has its data beside it; when the model cannot be written the
+// data goes too.
 Status WriteWithExternalData(onnx::ModelProto model, const DeferredData& deferred,
                              const std::string& path) {
   namespace fs = std::filesystem;
@@ -328,12 +329,16 @@ Status WriteWithExternalData(onnx::ModelProto model, const DeferredData& deferre
                               "file beside it (ONNX external data): give a regular file's path");
   const std::string data_name = fs::path(path).filename().string() + ".data";
   const std::string data_path = (fs::path(path).parent_path() / data_name).string();
-  constexpr uint64_t kAlign = 64;
+  // A tensor of 1 MiB or more starts on a 4 KiB page, as ONNX Runtime writes external data
+  // itself (ModelSavingOptions' align_threshold and on_disk_alignment_factor): on the CPU it maps
+  // such tensors from the file instead of reading them into buffers of its own.
+  constexpr uint64_t kAlign = 64, kPage = 4096, kPageAlignFrom = uint64_t{1} << 20;
   std::vector<std::pair<uint64_t, const HostTensor*>> pieces;  // offset, tensor
   uint64_t offset = 0;
   for (const auto& [index, t] : deferred) {
     const uint64_t length = RawDataBytes(*t);
-    offset = (offset + kAlign - 1) / kAlign * kAlign;
+    const uint64_t align = length >= kPageAlignFrom ? kPage : kAlign;
+    offset = (offset + align - 1) / align * align;
     onnx::TensorProto* proto = model.mutable_graph()->mutable_initializer(index);
     proto->clear_raw_data();
     proto->set_data_location(onnx::TensorProto::EXTERNAL);

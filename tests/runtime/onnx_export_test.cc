@@ -329,11 +329,14 @@ TEST(OnnxExportTest, ExportIntoABufferIsTheFileExportsBytes) {
 TEST(OnnxExportTest, ExternalDataRoundTripsAndBadReferencesAreErrors) {
   ModelBuilder b(17);
   b.Input("x", {1, 256});
-  b.RandomWeight("w", {256, 128}, 7);
-  b.RandomWeight("bias", {128}, 8);
-  b.Node("MatMul", {"x", "w"}, {"y"});
+  // Two weights of 1 MiB or more, the first not a whole number of pages long.
+  b.RandomWeight("w", {256, 1001}, 7);
+  b.RandomWeight("w2", {1001, 300}, 9);
+  b.RandomWeight("bias", {300}, 8);
+  b.Node("MatMul", {"x", "w"}, {"h"});
+  b.Node("MatMul", {"h", "w2"}, {"y"});
   b.Node("Add", {"y", "bias"}, {"out"});
-  b.Output("out", {1, 128});
+  b.Output("out", {1, 300});
   auto g = ImportOnnxBytes(b.Bytes(), "weights");
   ASSERT_TRUE(g.ok()) << g.status().message();
   fs::path dir = fs::temp_directory_path() / "verisub_external_data";
@@ -344,20 +347,28 @@ TEST(OnnxExportTest, ExternalDataRoundTripsAndBadReferencesAreErrors) {
   external.max_inline_bytes = 1000;
   ASSERT_TRUE(ExportOnnxFile(*g, out, external).ok());
   ASSERT_TRUE(fs::exists(out + ".data"));
-  EXPECT_GE(fs::file_size(out + ".data"), (256 * 128 + 128) * 4u);
+  EXPECT_GE(fs::file_size(out + ".data"), (256 * 1001 + 1001 * 300 + 300) * 4u);
   EXPECT_LT(fs::file_size(out), 4096u);
   EXPECT_NO_THROW(onnx::checker::check_model(out));
   onnx::ModelProto written;
   auto bytes = base::ReadFile(out);
   ASSERT_TRUE(bytes.ok() && written.ParseFromString(*bytes));
   int external_tensors = 0;
+  std::map<std::string, uint64_t> offsets;
   for (const auto& t : written.graph().initializer())
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       ++external_tensors;
       EXPECT_EQ(t.external_data(0).key(), "location");
       EXPECT_EQ(t.external_data(0).value(), "m.onnx.data");  // relative to the model
+      for (const auto& e : t.external_data())
+        if (e.key() == "offset") offsets[t.name()] = std::stoull(e.value());
     }
-  EXPECT_EQ(external_tensors, 2);
+  // ONNX Runtime maps a tensor of 1 MiB or more from the file when it starts on a page.
+  ASSERT_EQ(offsets.count("w") + offsets.count("w2"), 2u);
+  EXPECT_EQ(offsets["w"] % 4096, 0u);
+  EXPECT_EQ(offsets["w2"] % 4096, 0u);
+  EXPECT_GT(std::max(offsets["w"], offsets["w2"]), 0u);
+  EXPECT_EQ(external_tensors, 3);
   auto back = ImportOnnxFile(out);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(StructuralHash(*g), StructuralHash(*back));
@@ -406,7 +417,7 @@ TEST(OnnxExportTest, ExternalDataRoundTripsAndBadReferencesAreErrors) {
   expect_error("length", "99999999", "past the end");
   expect_error("offset", "-4", "not a byte count");
   expect_error("length", "12abc", "not a byte count");
-  expect_error("length", "4", "needs 131072 bytes");  // shorter than the tensor's shape
+  expect_error("length", "4", "needs 1025024 bytes");  // shorter than the tensor's shape
   // An output that is no regular file cannot have a data file beside it.
   Status dev = ExportOnnxFile(*g, "/dev/null", external);
   EXPECT_FALSE(dev.ok());
