@@ -10,16 +10,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/verify/rule_text.h"
 #include "verify/prover.h"
 
 namespace verisub::verify {
 namespace {
 
-ruledb::Rule Rule(const std::string& text) {
-  auto r = ruledb::ParseRule(text);
-  EXPECT_TRUE(r.ok()) << text << ": " << r.status().message();
-  return r.ok() ? *r : ruledb::Rule();
-}
+using testing::Rule;
 
 bool Proves(const std::string& text, const std::vector<int>& ranks) {
   IndexLevelResult r = ProveAtIndexLevel(Rule(text), ranks);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/verify/rule_text.h"
 #include "verify/candidates.h"
 
 namespace verisub::verify {
@@ -24,11 +25,7 @@ std::vector<ruledb::Rule> Load(const std::string& path) {
   return rules.ok() ? *rules : std::vector<ruledb::Rule>{};
 }
 
-ruledb::Rule Rule(const std::string& text) {
-  auto r = ruledb::ParseRule(text);
-  EXPECT_TRUE(r.ok()) << text << ": " << r.status().message();
-  return *r;
-}
+using testing::Rule;
 
 VerifyOptions Quiet(int threads = 2) {
   VerifyOptions o;

@@ -5,17 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/verify/rule_text.h"
 #include "verify/candidates.h"
 #include "verify/prover.h"
 
 namespace verisub::verify {
 namespace {
 
-ruledb::Rule Rule(const std::string& text) {
-  auto r = ruledb::ParseRule(text);
-  EXPECT_TRUE(r.ok()) << text << ": " << r.status().message();
-  return *r;
-}
+using testing::Rule;
 
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

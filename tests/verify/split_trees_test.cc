@@ -6,15 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "ruledb/rule.h"
+#include "tests/verify/rule_text.h"
 
 namespace verisub::verify {
 namespace {
 
-ruledb::Rule Rule(const std::string& text) {
-  auto r = ruledb::ParseRule(text);
-  EXPECT_TRUE(r.ok()) << text << ": " << r.status().message();
-  return r.ok() ? *r : ruledb::Rule();
-}
+using testing::Rule;
 
 // Builds both sides' trees to a fixed point; false with `error` where a split undoes no concat.
 bool Settle(const ruledb::Rule& rule, const std::vector<int>& ranks, SplitTrees* trees,
