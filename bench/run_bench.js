@@ -345,7 +345,8 @@ function checkOutputs(o, name, model, opt) {
 // per-run ratios (a)/(c), (a)/(d) and (a)/(e) give cPaired, dPaired and ePaired, as (b)/(a)
 // gives pairedRatio, and their medians cancel drift slower than one run. `--optimize` against
 // without is measured inside the (d) process (--compare-unoptimized: both sessions prepared
-// there and timed in alternating pairs of rounds at startup): dcPaired, the median over rounds;
+// there and timed in alternating pairs of rounds at startup, the copy without prepared first in
+// every other round): dcPaired, the median over rounds;
 // (c)/(d) across the two processes is kept as dcServed (two processes' memory placement and
 // timed choices differ: 0.93-1.0 on models no rule rewrites, where in one process it is 0.98-1.0).
 // A column's own figure is the median of its round medians.
@@ -403,6 +404,9 @@ async function timeModel(o, model, opt, verisubRun, threads, confirm = null) {
                     '--decisions', path.join(o.out, 'decisions')];
       if (o.rules && key !== 'c') args.push('--rules', o.rules);
       if (o.check && round === 0) args.push(...checkArgs);
+      // Which of (d)'s two copies is prepared first alternates by round: in one process, where
+      // each lies in memory can put a large model's copies a few per cent apart.
+      if (key === 'd' && round % 2) args.push('--compare-unoptimized-first');
       servers[key] = new Server(verisubRun, args, timeoutS, cpus);
       up[key] = await servers[key].next().then(() => true, () => false);
     }

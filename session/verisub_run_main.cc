@@ -43,6 +43,7 @@ struct RunFlags {
   bool check = false;
   std::string check_against;  // recorded outputs to --check against instead of the reference
   bool compare_unoptimized = false;
+  bool compare_unoptimized_first = false;
   bool serve = false;
   int profile = 0;
   int profile_top = 15;
@@ -239,6 +240,11 @@ int main(int argc, char** argv) {
             "in this process (warm runs alternating in pairs of rounds A B, B A: at least --runs "
             "rounds and 8, more until 2 s of runs, at most 200), printing both medians and the "
             "paired ratio")
+      .Bool("--compare-unoptimized-first", &flags.compare_unoptimized_first,
+            "with --compare-unoptimized: prepare the model without --optimize first, before the "
+            "optimized session (two prepared copies of a large model in one process can run "
+            "a few per cent apart for where each lies in memory: a bench alternates the order "
+            "from process to process)")
       .Bool("--serve", &flags.serve,
             "after everything else, print 'serve: ready' and answer each 'run [W]' line on stdin "
             "with W untimed runs and one timed run, 'serve: ms=<float>', until the end of stdin "
@@ -249,6 +255,7 @@ int main(int argc, char** argv) {
       .Int("--profile-top", &flags.profile_top, 0, 1000000,
            "with --profile: list this many of the costliest steps (0: every step)");
   if (std::optional<int> code = parser.ParseMain(argc, argv)) return *code;
+  if (flags.compare_unoptimized_first) flags.compare_unoptimized = true;
   if (flags.compare_unoptimized && !flags.session.optimize && flags.session.layout != "joint")
     return parser.UsageError("--compare-unoptimized needs --optimize (or --layout joint)");
   if (!flags.check_against.empty()) flags.check = true;
@@ -279,6 +286,16 @@ int main(int argc, char** argv) {
             ShapesFromInputFiles(flags.model, flags.input_files, &flags.session.input_shapes);
         !st.ok())
       return Fail(st);
+  // The same options without the optimizer, for --compare-unoptimized: what the user would run
+  // otherwise.
+  SessionOptions plain = flags.session;
+  plain.optimize = false;
+  if (plain.layout == "joint") plain.layout = "auto";
+  StatusOr<std::unique_ptr<Session>> other = verisub::InvalidArgument("not prepared");
+  if (flags.compare_unoptimized_first) {
+    other = Session::Create(flags.model, plain);
+    if (!other.ok()) return Fail(other.status().WithContext("the model without --optimize"));
+  }
   auto session = Session::Create(flags.model, flags.session);
   if (!session.ok()) return Fail(session.status());
   Session& s = **session;
@@ -417,12 +434,10 @@ int main(int argc, char** argv) {
               median, sorted.front(), sorted.back(), flags.runs, flags.warmup);
 
   if (flags.compare_unoptimized) {
-    // The same options without the optimizer: what the user would run otherwise.
-    SessionOptions plain = flags.session;
-    plain.optimize = false;
-    if (plain.layout == "joint") plain.layout = "auto";
-    auto other = Session::Create(flags.model, plain);
-    if (!other.ok()) return Fail(other.status().WithContext("the model without --optimize"));
+    if (!flags.compare_unoptimized_first) {
+      other = Session::Create(flags.model, plain);
+      if (!other.ok()) return Fail(other.status().WithContext("the model without --optimize"));
+    }
     // At least --runs rounds and four pairs, rounded up to whole pairs (A B, B A), and more until
     // 2 s of timed runs: two prepared copies of a large model settle over the first seconds
     // (AlexNet's paired ratio 0.90-0.97 over 6 rounds, 0.99-1.01 over 30-100, the same graph on

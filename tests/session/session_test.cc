@@ -705,11 +705,20 @@ TEST(VerisubRunTest, ComparesOptimizedAndUnoptimizedSideBySide) {
   EXPECT_LE(q1, median);
   EXPECT_LE(median, q3);
   EXPECT_NEAR(speedup, median, 1e-3);  // printed to 4 and 3 decimals
-  auto bad = RunCommand(std::string(VERISUB_RUN_PATH) +
-                        " data/models/squeezenet1_1.onnx --compare-unoptimized --runs 1");
-  EXPECT_EQ(bad.code, 2) << bad.output;
-  EXPECT_NE(bad.output.find("--compare-unoptimized needs --optimize"), std::string::npos)
-      << bad.output;
+  // The copy without --optimize prepared first: the same comparison (it implies
+  // --compare-unoptimized, and needs --optimize as that does).
+  auto first = RunCommand(std::string(VERISUB_RUN_PATH) +
+                          " data/models/squeezenet1_1.onnx --optimize --cost analytic --cost-cache"
+                          " none --compare-unoptimized-first --runs 1 --warmup 0 --threads 1");
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("compare:  --optimize "), std::string::npos) << first.output;
+  for (const char* flag : {"--compare-unoptimized", "--compare-unoptimized-first"}) {
+    auto bad = RunCommand(std::string(VERISUB_RUN_PATH) + " data/models/squeezenet1_1.onnx " +
+                          flag + " --runs 1");
+    EXPECT_EQ(bad.code, 2) << bad.output;
+    EXPECT_NE(bad.output.find("--compare-unoptimized needs --optimize"), std::string::npos)
+        << bad.output;
+  }
 }
 
 // --optimize times the kernels with the run's thread count and keeps them in the given table.
