@@ -1,6 +1,8 @@
 // Rule compilation: match plans that walk from the root along producer and consumer edges.
 #include "rewriter/rule_set.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,6 +12,8 @@
 
 namespace verisub::rewriter {
 namespace {
+
+uint64_t TextHash(const std::string& text) { return XXH3_64bits(text.data(), text.size()); }
 
 // Plans the binding order from the root: producers first (a node has one producer per input,
 // so these steps never branch), consumers of bound values only when needed. Returns false when
@@ -105,10 +109,20 @@ std::optional<ruledb::Rule> ReverseRule(const ruledb::Rule& r) {
 StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Rule> rules,
                                                           const RuleSetOptions& options) {
   std::shared_ptr<RuleSet> set(new RuleSet());
-  // Hashed, not ordered: nothing iterates them, and 25,000 rule texts compared as strings in a
-  // tree were a tenth of loading the shipped rules.
-  std::unordered_set<std::string> seen;
+  // The texts of the rules in the set (stated and right-to-left readings), and of readings the
+  // matcher cannot use, by hash: a rule whose text is met again adds nothing. Only hashes are
+  // kept (22,000 texts were 8 MB beside the model's weights); where two meet, the texts are
+  // compared (a collision of two different texts keeps both).
+  std::unordered_multimap<uint64_t, int> seen;  // text hash -> index in rules_, or -1 - k
+  std::vector<std::string> unusable;            // the k-th reading the matcher cannot use
   seen.reserve(2 * rules.size());
+  auto already = [&](const std::string& text, uint64_t hash) {
+    auto [begin, end] = seen.equal_range(hash);
+    for (auto it = begin; it != end; ++it)
+      if ((it->second >= 0 ? set->rules_[it->second].Text() : unusable[-1 - it->second]) == text)
+        return true;
+    return false;
+  };
   std::vector<ruledb::Rule> unmatchable;
   auto add = [&](CompiledRule c) {
     const int index = static_cast<int>(set->rules_.size());
@@ -135,17 +149,21 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     Status valid = ruledb::ValidateRule(r);
     if (!valid.ok()) return valid.WithContext("rule " + r.ToText());
     CompiledRule c;
-    c.text = r.ToText();
-    c.id = ruledb::RuleIdOfText(c.text);
-    if (!seen.insert(c.text).second) {
+    const std::string text = r.ToText();
+    const uint64_t hash = TextHash(text);
+    c.id = ruledb::RuleIdOfText(text);
+    if (already(text, hash)) {
       ++set->stats_.skipped_duplicate;
       continue;
     }
     if (!CompileSource(r, &c)) {
       ++set->stats_.skipped_unmatchable;
+      seen.emplace(hash, -1 - static_cast<int>(unusable.size()));
+      unusable.push_back(text);
       if (options.reverse) unmatchable.push_back(std::move(r));  // its reading may match
       continue;
     }
+    seen.emplace(hash, static_cast<int>(set->rules_.size()));
     c.rule = std::move(r);
     add(std::move(c));
   }
@@ -175,9 +193,10 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
         ReverseRule(i < stated ? set->rules_[i].rule : unmatchable[i - stated]);
     if (!rev) continue;
     CompiledRule c;
-    c.text = rev->ToText();
-    c.id = ruledb::RuleIdOfText(c.text);
-    if (seen.count(c.text) != 0) {
+    const std::string text = rev->ToText();
+    const uint64_t text_hash = TextHash(text);
+    c.id = ruledb::RuleIdOfText(text);
+    if (already(text, text_hash)) {
       ++set->stats_.skipped_reverse_duplicate;
       continue;
     }
@@ -187,14 +206,16 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
       ++set->stats_.skipped_reverse_duplicate;
       continue;
     }
-    seen.insert(c.text);
     if (!CompileSource(*rev, &c)) {  // not kept, but later readings equal to it add nothing
+      seen.emplace(text_hash, -1 - static_cast<int>(unusable.size()));
+      unusable.push_back(text);
       if (!met) {
         keys.insert(ruledb::SymmetryKey(*rev));
         pending[hash];
       }
       continue;
     }
+    seen.emplace(text_hash, static_cast<int>(set->rules_.size()));
     c.rule = std::move(*rev);
     c.reversed = true;
     c.reversed_from = i < stated ? i : -1;

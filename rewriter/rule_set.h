@@ -40,8 +40,10 @@ struct RootSlotTest {
 
 struct CompiledRule {
   ruledb::Rule rule;
-  std::string id;    // ruledb::Rule::Id()
-  std::string text;  // canonical text
+  std::string id;  // ruledb::Rule::Id()
+  // The canonical text, made when asked (a report naming the rules applied): kept for every
+  // rule it was 7 MB of a load's memory.
+  std::string Text() const { return rule.ToText(); }
   specs::OpKind root_op = specs::OpKind::kNumOps;
   specs::Params root_params;
   bool root_commutative = false;  // the root's first two slots may be read in either order
@@ -75,7 +77,7 @@ struct ProducerKey {
 // node's first inputs instead of testing every rule of its operator.
 struct RootRules {
   std::vector<int> all;
-  std::vector<int> first_any;  // first slot unconstrained, or no slots
+  std::vector<int> first_any;                        // first slot unconstrained, or no slots
   std::map<ProducerKey, std::vector<int>> first_is;  // first slot fed by this producer
   // The same for roots whose first two slots may be read in either order: the producer of
   // either of the node's first two inputs.

@@ -241,7 +241,7 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
     ++report->rewrite_steps;
   }
   for (const auto& [r, n] : counts)
-    report->rules_applied.push_back({rules.rule(r).id, rules.rule(r).text, n});
+    report->rules_applied.push_back({rules.rule(r).id, rules.rule(r).Text(), n});
   std::sort(report->rules_applied.begin(), report->rules_applied.end(),
             [](const RuleUse& a, const RuleUse& b) {
               return a.count != b.count ? a.count > b.count : a.id < b.id;

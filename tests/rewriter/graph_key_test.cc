@@ -156,7 +156,7 @@ TEST_F(GraphKeyTest, PredictionsHoldForEveryMatch) {
           ApplyResult res = BuildRewrite(cur, index, match, plan);
           if (res.rejected != RejectReason::kNone) continue;
           GraphKeys built = cur_keys.ForChild(cur, plan, res.graph);
-          EXPECT_EQ(predicted, built.key()) << rules->rule(match.rule).text;
+          EXPECT_EQ(predicted, built.key()) << rules->rule(match.rule).Text();
           ++checked;
           if (depth < 1) visit(res.graph, built, depth + 1);
         }

@@ -91,14 +91,14 @@ TEST(RuleSetTest, ReversedRulesFollowTheStatedOnesAndAreNotAddedTwice) {
   auto set = testing::Rules({expand, "(transpose[perm=[1,0]] (transpose[perm=[1,0]] ?a)) => ?a"});
   ASSERT_NE(set, nullptr);
   ASSERT_EQ(set->size(), 3);
-  EXPECT_EQ(set->rule(0).text, expand);
+  EXPECT_EQ(set->rule(0).Text(), expand);
   EXPECT_FALSE(set->rule(0).reversed);
   EXPECT_FALSE(set->rule(1).reversed);
   EXPECT_TRUE(set->rule(2).reversed);
   EXPECT_EQ(set->rule(0).reversed_from, -1);
   EXPECT_EQ(set->rule(1).reversed_from, -1);
   EXPECT_EQ(set->rule(2).reversed_from, 0);
-  EXPECT_EQ(set->rule(2).text,
+  EXPECT_EQ(set->rule(2).Text(),
             "(concat[axis=1] (relu ?a) (relu ?b)) => (relu (concat[axis=1] ?a ?b))");
   EXPECT_EQ(set->rule(2).root_op, specs::OpKind::kConcat);
   EXPECT_EQ(set->stats().reversed, 1);
@@ -159,8 +159,8 @@ TEST(RuleSetTest, ReversedRulesKeepTheProofRecordAndTheSetIsDeterministic) {
   std::set<std::string> texts;
   for (int i = 0; i < (*a)->size(); ++i) {
     const CompiledRule& r = (*a)->rule(i);
-    EXPECT_EQ(r.text, (*b)->rule(i).text);
-    EXPECT_TRUE(texts.insert(r.text).second) << r.text;
+    EXPECT_EQ(r.Text(), (*b)->rule(i).Text());
+    EXPECT_TRUE(texts.insert(r.Text()).second) << r.Text();
     if (!r.reversed) continue;
     EXPECT_EQ(r.rule.proof.status, ruledb::ProofStatus::kProved);
     if (r.reversed_from < 0) continue;  // read from a rule unusable as stated
@@ -184,7 +184,7 @@ TEST(RuleSetTest, ReadingsKeptAreThoseWithNewSymmetryKeys) {
   for (int i = 0; i < (*set)->size(); ++i)
     if (!(*set)->rule(i).reversed) {
       order.push_back(&(*set)->rule(i).rule);
-      stated_texts.insert((*set)->rule(i).text);
+      stated_texts.insert((*set)->rule(i).Text());
     }
   for (const ruledb::Rule& r : *rules) {
     if (r.proof.status != ruledb::ProofStatus::kProved) continue;
@@ -210,7 +210,7 @@ TEST(RuleSetTest, ReadingsKeptAreThoseWithNewSymmetryKeys) {
   }
   std::vector<std::string> kept;
   for (int i = 0; i < (*set)->size(); ++i)
-    if ((*set)->rule(i).reversed) kept.push_back((*set)->rule(i).text);
+    if ((*set)->rule(i).reversed) kept.push_back((*set)->rule(i).Text());
   EXPECT_GT(kept.size(), 1000u);
   EXPECT_EQ(kept.size(), expected.size());
   for (size_t i = 0; i < kept.size() && i < expected.size(); ++i)
