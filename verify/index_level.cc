@@ -385,6 +385,11 @@ class Normalizer {
   // Sets the range of a coordinate variable (a dimension name).
   void SetRange(const std::string& var, const std::string& dim) { range_[var] = dims_.Find(dim); }
 
+  // The range of output coordinate `var`: axis `d` of value `v`.
+  void SetOutputRange(const std::string& var, ruledb::ValueRef v, char side, int d) {
+    SetRange(var, DimName(v, d, side));
+  }
+
   void SameShape(ruledb::ValueRef x, char xs, ruledb::ValueRef y, char ys, int rank) {
     for (int d = 0; d < rank; ++d) dims_.Union(DimName(x, d, xs), DimName(y, d, ys));
   }
@@ -843,7 +848,8 @@ class Normalizer {
           bool zero = false;
           for (const auto& [g, k] : inside) {
             if (g == f) continue;
-            std::string h = ReplaceAll(g, gone, kept);
+            std::string h = SimplifyFactor(ReplaceAll(g, gone, kept));
+            if (h.empty()) continue;  // an indicator that holds everywhere: 1
             std::string p, q;
             if (ParseDelta(h, &p, &q)) {
               const Poly d = Delta(p, q);
@@ -957,6 +963,16 @@ class Normalizer {
              window + ")";
     };
     const std::string y = coord(idx[2], a, sh, kh), xx = coord(idx[3], b, sw, kw);
+    // Stride 1, padding same and an odd window: the window's centre reads the output coordinate
+    // itself (o - (K-1)/2 + (K-1)/2), which a Kronecker delta at the centre (the identity
+    // kernel) substitutes in (SimplifyFactor).
+    auto centre = [&](const std::string& o, const std::string& window, int64_t stride) {
+      const int64_t k = LiteralValue(window);
+      if (!same || stride != 1 || k < 3 || k % 2 == 0) return;
+      centres_["Y(" + o + "," + Literal((k - 1) / 2) + ",s1,same," + window + ")"] = o;
+    };
+    centre(idx[2], kh, sh);
+    centre(idx[3], kw, sw);
     // Where the coordinate may leave the input (padding), G(coordinate | input dimension) says
     // whether it lies inside; not for an output coordinate of an output as tall as the input, or 0.
     Mono guard;
@@ -1086,6 +1102,23 @@ class Normalizer {
     return end.size() <= b.before.size() && std::equal(end.begin(), end.end(), b.before.begin());
   }
 
+  // A factor after a substitution: a window's centre read at stride 1 with padding same is the
+  // output coordinate itself (`centres_`), and the indicator that a coordinate variable lies in a
+  // dimension its range is tied to is 1 (returned as ""): both exact, not assumptions about
+  // shapes. Any other factor is returned as it is.
+  std::string SimplifyFactor(std::string f) {
+    for (const auto& [from, to] : centres_)
+      if (f.find(from) != std::string::npos) f = ReplaceAll(f, from, to);
+    if (f.rfind("G(", 0) != 0 || f.back() != ')') return f;
+    const std::string inner = f.substr(2, f.size() - 3);
+    const size_t bar = inner.rfind('|');
+    if (bar == std::string::npos) return f;
+    const std::string var = inner.substr(0, bar);
+    auto range = range_.find(var);
+    if (!IsVariable(var) || range == range_.end()) return f;
+    return dims_.Find(range->second) == dims_.Find(inner.substr(bar + 1)) ? "" : f;
+  }
+
   // Whether the sum over bound coordinate `gone` of f(gone) delta(gone, kept) is f(kept): kept
   // ranges over gone's range (or is a literal inside it).
   bool Substitutes(const std::string& gone, const std::string& kept) {
@@ -1109,6 +1142,8 @@ class Normalizer {
   std::set<std::tuple<std::string, std::string, std::string>> parts_;
   SplitTrees split_trees_{&dims_};
   std::map<std::string, std::string> range_;
+  // A window's centre at stride 1 with padding same (`Y(o,centre,s1,same,K)`) -> o.
+  std::map<std::string, std::string> centres_;
   int next_var_ = 1000;  // fresh coordinates; #0;.. index the outputs
   std::map<std::string, SumInfo> sums_;
   std::set<std::string> used_;
@@ -1194,6 +1229,7 @@ IndexLevelResult ProveWith(const ruledb::Rule& rule, const std::vector<int>& inp
     }
     for (size_t combo = 0; combo < combos; ++combo) {
       std::vector<std::string> idx = OutputIndex(rank);
+      for (int a = 0; a < rank && !pieces; ++a) n.SetOutputRange(idx[a], s, 's', a);
       for (size_t a = rank, rest = combo; pieces && a-- > 0;) {
         const std::vector<std::string>& p = axis_pieces[a];
         const size_t m = rest % p.size();

@@ -145,6 +145,45 @@ TEST(IndexLevelTest, ConvolutionsAndPools) {
       {4}));
 }
 
+// The identity kernel reads the window's centre, which at stride 1 with padding same is the
+// output coordinate itself and never padding; elsewhere (valid padding, stride 2) it is not.
+TEST(IndexLevelTest, TheIdentityKernelReadsTheCentre) {
+  const std::string iconv = "(const_iconv[kernel_h=3,kernel_w=3] ?b)";
+  const std::string relu = "conv2d[stride_h=1,stride_w=1,padding=same,activation=relu,group=1]";
+  EXPECT_TRUE(Proves("(smul (smul (" + relu + " ?a " + iconv +
+                         ") ?c) ?c) => "
+                         "(smul (relu ?a) (smul ?c ?c))",
+                     {4, 4, 0}));
+  // A bias on the input is one on the output here: the centre is never a padded position.
+  EXPECT_TRUE(
+      Proves("(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] "
+             "(bias_add[axis=1] ?a ?c) " +
+                 iconv + ") => (bias_add[axis=1] ?a ?c)",
+             {4, 1, 4}));
+  EXPECT_TRUE(
+      Proves("(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] "
+             "(ewadd ?a ?c) (const_iconv[kernel_h=5,kernel_w=3] ?b)) => (ewadd ?a ?c)",
+             {4, 4, 4}));
+  EXPECT_FALSE(
+      Proves("(conv2d[stride_h=1,stride_w=1,padding=valid,activation=none,group=1] "
+             "(ewadd ?a ?c) " +
+                 iconv + ") => (ewadd ?a ?c)",
+             {4, 4, 4}));
+  EXPECT_FALSE(
+      Proves("(conv2d[stride_h=2,stride_w=2,padding=same,activation=none,group=1] "
+             "(ewadd ?a ?c) " +
+                 iconv + ") => (ewadd ?a ?c)",
+             {4, 4, 4}));
+  // Through a convolution that pads, the centre of the outer window is not the inner's.
+  EXPECT_FALSE(
+      Proves("(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] "
+             "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a ?c) " +
+                 iconv +
+                 ") => (conv2d[stride_h=1,stride_w=1,padding=valid,activation=none,"
+                 "group=1] ?a ?c)",
+             {4, 4, 4}));
+}
+
 TEST(IndexLevelTest, CongruenceThroughOpaqueOperators) {
   const std::string conv = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
   const std::string conv_relu =
