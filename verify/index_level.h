@@ -5,7 +5,9 @@
 // of an operator outside the fragment at an index of coordinate variables, an uninterpreted
 // function (activations) of a normal form, and a finite sum over bound coordinates of a product
 // of atoms. The fragment's operators carry their definitions (ewadd, ewsub, ewmul, smul,
-// bias_add, channel_scale, transpose, a 2-D matmul, the pointwise activations); any other
+// bias_add, channel_scale, transpose, matmul, conv2d and conv2d_bias of groups 1 and depthwise,
+// pool_avg, reduce_mean, concat and split in pieces, the pointwise activations and the constant
+// kernels; docs/verifier.md has the list and what each simplification rests on); any other
 // operator is an opaque tensor whose inputs are normal forms themselves, so equal arguments give
 // the same opaque tensor (congruence). Normal form: polynomials expanded with exact rational
 // coefficients, a sum's factors that do not depend on its bound coordinates moved out, products
