@@ -1,9 +1,8 @@
 // Rule compilation: match plans that walk from the root along producer and consumer edges.
 #include "rewriter/rule_set.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
+#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -12,8 +11,6 @@
 
 namespace verisub::rewriter {
 namespace {
-
-uint64_t TextHash(const std::string& text) { return XXH3_64bits(text.data(), text.size()); }
 
 // Plans the binding order from the root: producers first (a node has one producer per input,
 // so these steps never branch), consumers of bound values only when needed. Returns false when
@@ -110,14 +107,16 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
                                                           const RuleSetOptions& options) {
   std::shared_ptr<RuleSet> set(new RuleSet());
   // The texts of the rules in the set (stated and right-to-left readings), and of readings the
-  // matcher cannot use, by hash: a rule whose text is met again adds nothing. Only hashes are
-  // kept (22,000 texts were 8 MB beside the model's weights); where two meet, the texts are
-  // compared (a collision of two different texts keeps both).
-  std::unordered_multimap<uint64_t, int> seen;  // text hash -> index in rules_, or -1 - k
+  // matcher cannot use, by their ids (a hash of the text): a rule whose text is met again adds
+  // nothing. Only ids are kept (22,000 texts were 8 MB beside the model's weights); where two
+  // meet, the texts are compared (a collision of two different texts keeps both).
+  // Keyed by the id's 64 bits, not its 16 hex digits (a string each, 1.4 MB more at the peak).
+  std::unordered_multimap<uint64_t, int> seen;  // id -> index in rules_, or -1 - k
   std::vector<std::string> unusable;            // the k-th reading the matcher cannot use
   seen.reserve(2 * rules.size());
-  auto already = [&](const std::string& text, uint64_t hash) {
-    auto [begin, end] = seen.equal_range(hash);
+  auto key = [](const std::string& id) { return std::strtoull(id.c_str(), nullptr, 16); };
+  auto already = [&](const std::string& text, const std::string& id) {
+    auto [begin, end] = seen.equal_range(key(id));
     for (auto it = begin; it != end; ++it)
       if ((it->second >= 0 ? set->rules_[it->second].Text() : unusable[-1 - it->second]) == text)
         return true;
@@ -150,20 +149,19 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     if (!valid.ok()) return valid.WithContext("rule " + r.ToText());
     CompiledRule c;
     const std::string text = r.ToText();
-    const uint64_t hash = TextHash(text);
     c.id = ruledb::RuleIdOfText(text);
-    if (already(text, hash)) {
+    if (already(text, c.id)) {
       ++set->stats_.skipped_duplicate;
       continue;
     }
     if (!CompileSource(r, &c)) {
       ++set->stats_.skipped_unmatchable;
-      seen.emplace(hash, -1 - static_cast<int>(unusable.size()));
+      seen.emplace(key(c.id), -1 - static_cast<int>(unusable.size()));
       unusable.push_back(text);
       if (options.reverse) unmatchable.push_back(std::move(r));  // its reading may match
       continue;
     }
-    seen.emplace(hash, static_cast<int>(set->rules_.size()));
+    seen.emplace(key(c.id), static_cast<int>(set->rules_.size()));
     c.rule = std::move(r);
     add(std::move(c));
   }
@@ -194,9 +192,8 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
     if (!rev) continue;
     CompiledRule c;
     const std::string text = rev->ToText();
-    const uint64_t text_hash = TextHash(text);
     c.id = ruledb::RuleIdOfText(text);
-    if (already(text, text_hash)) {
+    if (already(text, c.id)) {
       ++set->stats_.skipped_reverse_duplicate;
       continue;
     }
@@ -207,7 +204,7 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
       continue;
     }
     if (!CompileSource(*rev, &c)) {  // not kept, but later readings equal to it add nothing
-      seen.emplace(text_hash, -1 - static_cast<int>(unusable.size()));
+      seen.emplace(key(c.id), -1 - static_cast<int>(unusable.size()));
       unusable.push_back(text);
       if (!met) {
         keys.insert(ruledb::SymmetryKey(*rev));
@@ -215,7 +212,7 @@ StatusOr<std::shared_ptr<const RuleSet>> RuleSet::Compile(std::vector<ruledb::Ru
       }
       continue;
     }
-    seen.emplace(text_hash, static_cast<int>(set->rules_.size()));
+    seen.emplace(key(c.id), static_cast<int>(set->rules_.size()));
     c.rule = std::move(*rev);
     c.reversed = true;
     c.reversed_from = i < stated ? i : -1;

@@ -969,7 +969,7 @@ class Normalizer {
     auto centre = [&](const std::string& o, const std::string& window, int64_t stride) {
       const int64_t k = LiteralValue(window);
       if (!same || stride != 1 || k < 3 || k % 2 == 0) return;
-      centres_["Y(" + o + "," + Literal((k - 1) / 2) + ",s1,same," + window + ")"] = o;
+      centres_[coord(o, Literal((k - 1) / 2), stride, window)] = o;  // the text it substitutes
     };
     centre(idx[2], kh, sh);
     centre(idx[3], kw, sw);
