@@ -5,7 +5,82 @@
 #include <cstring>
 #include <limits>
 
+#include "base/file_io.h"
+#include "runtime/large_buffer.h"
+
 namespace verisub::runtime {
+
+Float32Storage Float32Storage::InFile(std::shared_ptr<const base::MappedFile> file,
+                                      std::string_view bytes) {
+  Float32Storage s;
+  s.file_ = std::make_shared<Stored>();
+  s.file_->file = std::move(file);
+  s.file_->bytes = bytes;
+  return s;
+}
+
+bool Float32Storage::InFile() const {
+  return file_ && !file_->decoded_ready.load(std::memory_order_acquire);
+}
+
+std::string_view Float32Storage::Bytes() const {
+  if (InFile()) return file_->bytes;
+  const std::vector<float>& v = Floats();
+  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)};
+}
+
+void Float32Storage::WillReadBytes(size_t offset, size_t length) const {
+  if (!InFile() || !file_->file || offset >= file_->bytes.size()) return;
+  const std::string_view part = file_->bytes.substr(offset, length);
+  file_->file->Populate(part.data(), part.size());
+}
+
+void Float32Storage::DoneReadingBytes(size_t offset, size_t length) const {
+  if (!InFile() || !file_->file || offset >= file_->bytes.size()) return;
+  const std::string_view part = file_->bytes.substr(offset, length);
+  file_->file->Release(part.data(), part.size());
+}
+
+size_t Float32Storage::size() const {
+  return file_ ? file_->bytes.size() / sizeof(float) : owned_.size();
+}
+
+const std::vector<float>& Float32Storage::Floats() const {
+  if (!file_) return owned_;
+  Stored& s = *file_;
+  std::call_once(s.decoded_once, [&s] {
+    // The file's pages mapped in one call, copied into pages prepared for the write, then
+    // dropped from the process (the page cache keeps them): the peak holds the floats only.
+    const size_t n = s.bytes.size() / sizeof(float);
+    if (s.file) s.file->Populate(s.bytes.data(), s.bytes.size());
+    s.decoded.reserve(n);  // allocated, not touched: prepared, then written once
+    PrepareLargeWrite(s.decoded.data(), s.bytes.size());
+    const char* p = s.bytes.data();
+    if (reinterpret_cast<uintptr_t>(p) % alignof(float) == 0) {
+      s.decoded.assign(reinterpret_cast<const float*>(p), reinterpret_cast<const float*>(p) + n);
+    } else {
+      s.decoded.resize(n);
+      if (n) std::memcpy(s.decoded.data(), p, s.bytes.size());
+    }
+    if (s.file) s.file->Release(s.bytes.data(), s.bytes.size());
+    s.decoded_ready.store(true, std::memory_order_release);
+  });
+  return s.decoded;
+}
+
+std::vector<float>& Float32Storage::Owned() {
+  if (file_) {
+    // The last holder takes the decoded floats; a shared one copies them.
+    if (file_.use_count() == 1) {
+      Floats();
+      owned_ = std::move(file_->decoded);
+    } else {
+      owned_ = Floats();
+    }
+    file_.reset();
+  }
+  return owned_;
+}
 
 bool IsFloatType(int32_t t) {
   return t == kFloat || t == kDouble || t == kFloat16 || t == kBfloat16;

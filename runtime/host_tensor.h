@@ -2,9 +2,18 @@
 // and by the reference executor.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
+
+namespace verisub::base {
+class MappedFile;
+}
 
 namespace verisub::runtime {
 
@@ -34,13 +43,93 @@ bool IsSupportedType(int32_t t);
 std::string ElemTypeName(int32_t t);  // "float", "int64", ...
 int ElemTypeSize(int32_t t);          // bytes per element; 0 for strings and unknown types
 
+// Float32 elements: owned, or a weight's little-endian bytes where they lie in its mapped model
+// file (kept open by the storage), copied out the first time something reads or writes them as
+// floats. Readers that want bytes (the export, weight hashes, transposes folded at import) take
+// Bytes() and copy nothing: a weight the optimizer does not change is never decoded (VGG-16's 553
+// MB written by verisub-opt straight from the file it read). The vector interface is the part of
+// std::vector the project uses; a const reader materializes the floats once, thread-safely.
+class Float32Storage {
+ public:
+  Float32Storage() = default;
+  Float32Storage(std::vector<float> v) : owned_(std::move(v)) {}  // NOLINT: a vector is one
+  Float32Storage(std::initializer_list<float> v) : owned_(v) {}
+  // `bytes` (a multiple of 4) inside `file`, which stays mapped while any copy refers to it.
+  static Float32Storage InFile(std::shared_ptr<const base::MappedFile> file,
+                               std::string_view bytes);
+
+  // True while the elements lie in a file only (nothing has read them as floats yet).
+  bool InFile() const;
+  // The elements' little-endian bytes, wherever they lie; never copies.
+  std::string_view Bytes() const;
+  // For a reader of Bytes() in a file: maps the pages of bytes [offset, offset + length) in one
+  // call before it reads them, and drops them from the process after (the page cache keeps
+  // them), so a weight written out or transposed straight from its file does not stay in the
+  // process's memory. No-ops for owned floats.
+  void WillReadBytes(size_t offset = 0, size_t length = SIZE_MAX) const;
+  void DoneReadingBytes(size_t offset = 0, size_t length = SIZE_MAX) const;
+
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  const float* data() const { return Floats().data(); }
+  float* data() { return Owned().data(); }
+  const float& operator[](size_t i) const { return Floats()[i]; }
+  float& operator[](size_t i) { return Owned()[i]; }
+  const float* begin() const { return data(); }
+  const float* end() const { return data() + size(); }
+  float* begin() { return data(); }
+  float* end() { return data() + size(); }
+  void resize(size_t n) { Owned().resize(n); }
+  void resize(size_t n, float v) { Owned().resize(n, v); }
+  void reserve(size_t n) { Owned().reserve(n); }
+  void clear() { Owned().clear(); }
+  void push_back(float v) { Owned().push_back(v); }
+  template <class It>
+  void assign(It first, It last) {
+    file_.reset();
+    owned_.assign(first, last);
+  }
+  void assign(size_t n, float v) {
+    file_.reset();
+    owned_.assign(n, v);
+  }
+  template <class It>
+  void insert(const float* pos, It first, It last) {
+    const size_t at = static_cast<size_t>(pos - begin());
+    std::vector<float>& v = Owned();
+    v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), first, last);
+  }
+  // The elements as a vector (materialized once for a stored weight), or the owned vector.
+  const std::vector<float>& Floats() const;
+  operator const std::vector<float>&() const { return Floats(); }  // NOLINT: reads as a vector
+  std::vector<float>& Owned();  // for writers: a stored weight is copied out first
+
+  friend bool operator==(const Float32Storage& a, const Float32Storage& b) {
+    return a.Floats() == b.Floats();
+  }
+  friend bool operator==(const Float32Storage& a, const std::vector<float>& b) {
+    return a.Floats() == b;
+  }
+
+ private:
+  struct Stored {
+    std::shared_ptr<const base::MappedFile> file;
+    std::string_view bytes;
+    std::once_flag decoded_once;
+    std::atomic<bool> decoded_ready{false};
+    std::vector<float> decoded;
+  };
+  std::vector<float> owned_;
+  std::shared_ptr<Stored> file_;  // set while the elements lie in a file
+};
+
 // Storage follows the element class: float32 in `f32` (the common case, kept compact), the
 // other floating types in `f64` (float16 and bfloat16 values already rounded), integers and bools
 // in `ints` (uint64 stored bit for bit).
 struct HostTensor {
   int32_t elem_type = kFloat;
   std::vector<int64_t> dims;
-  std::vector<float> f32;
+  Float32Storage f32;
   std::vector<double> f64;
   std::vector<int64_t> ints;
 

@@ -256,6 +256,16 @@ std::string FieldHeader(int field, uint64_t length) {
   return std::string(reinterpret_cast<char*>(buf), static_cast<size_t>(end - buf));
 }
 
+// Writes `raw`, the bytes of `t` (RawTensorBytes): a weight still in its model file is written
+// straight from the mapping, its pages mapped in one call and dropped from the process after.
+Status WriteRaw(const base::PieceWriter& write, const HostTensor& t, std::string_view raw) {
+  const bool in_file = t.elem_type == kFloat && t.f32.InFile();
+  if (in_file) t.f32.WillReadBytes();
+  Status st = write(raw);
+  if (in_file) t.f32.DoneReadingBytes();
+  return st;
+}
+
 // Writes `model` in protobuf's wire format, each deferred initializer's raw data straight from
 // its tensor: ModelProto's fields but the graph (7), then the graph: its fields but the
 // initializers (5), then each initializer as its fields but the raw data (9), then the raw data.
@@ -308,7 +318,7 @@ Status WriteModel(onnx::ModelProto model, const DeferredData& deferred,
                            "' has " + std::to_string(raw.size()) + " bytes of data, expected " +
                            std::to_string(raw_bytes[i]));
     VERISUB_RETURN_IF_ERROR(write(FieldHeader(9, raw_bytes[i])));
-    VERISUB_RETURN_IF_ERROR(write(raw));
+    VERISUB_RETURN_IF_ERROR(WriteRaw(write, *data[i], raw));
   }
   return Status::Ok();
 }
@@ -359,7 +369,7 @@ Status WriteWithExternalData(onnx::ModelProto model, const DeferredData& deferre
     for (const auto& [start, t] : pieces) {
       if (start > at) VERISUB_RETURN_IF_ERROR(write(std::string(start - at, '\0')));
       const std::string_view raw = RawTensorBytes(*t, &scratch);
-      VERISUB_RETURN_IF_ERROR(write(raw));
+      VERISUB_RETURN_IF_ERROR(WriteRaw(write, *t, raw));
       at = start + raw.size();
     }
     return Status::Ok();

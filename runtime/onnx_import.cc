@@ -46,6 +46,9 @@ using WeightMap = std::unordered_map<std::string, std::shared_ptr<const HostTens
 // Per initializer of the main graph: its raw data where it was left in the file (see
 // ParseModelLeavingWeightsInFile), else nullopt.
 using RawViews = std::vector<std::optional<std::string_view>>;
+// The mapped files the views lie in (the model, its external data files): shared with the
+// float32 weights left in them.
+using MappedFiles = std::vector<std::shared_ptr<const base::MappedFile>>;
 
 // Floating-point initializers with at least this many bytes of raw data are read from the file
 // where they lie; smaller ones (and every integer tensor: shapes, indices) are parsed into the
@@ -156,24 +159,27 @@ bool ParseModelLeavingWeightsInFile(std::string_view bytes, onnx::ModelProto* mo
 // Decodes every initializer and checks the tensors held in node attributes. This runs before
 // the ONNX checker and shape inference: those trust that a tensor's data matches its dims, and
 // ONNX's shape inference can crash on a tensor whose data does not.
-// `files` hold the `raw` views (the model file, its external data files): each weight's pages
-// are dropped from the process once decoded, so the peak holds the decoded weights and not the
-// files beside them (ResNet-50: 102 MB).
+// `files` hold the `raw` views (the model file, its external data files). A float32 weight keeps
+// its elements where they lie, its tensor holding the file open (Float32Storage::InFile: decoded
+// when something reads it as floats, written by the export straight from the file); any other
+// weight is decoded now and its pages dropped from the process once it is, so the peak holds
+// the decoded weights and not the files beside them.
 StatusOr<WeightMap> DecodeTensors(const onnx::GraphProto& gp, const RawViews& raw,
-                                  const std::vector<base::MappedFile>* files) {
+                                  const MappedFiles* files) {
   WeightMap weights;
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const onnx::TensorProto& init = gp.initializer(i);
     const std::optional<std::string_view> data =
         i < static_cast<int>(raw.size()) ? raw[i] : std::nullopt;
-    const base::MappedFile* file = nullptr;  // the mapping holding `data`, if any
+    std::shared_ptr<const base::MappedFile> file;  // the mapping holding `data`, if any
     for (size_t k = 0; files && data && k < files->size(); ++k) {
-      const char* begin = static_cast<const char*>((*files)[k].data());
-      if (data->data() >= begin && data->data() < begin + (*files)[k].size()) file = &(*files)[k];
+      const char* begin = static_cast<const char*>((*files)[k]->data());
+      if (data->data() >= begin && data->data() < begin + (*files)[k]->size()) file = (*files)[k];
     }
-    if (file) file->Populate(data->data(), data->size());
-    auto t = FromTensorProto(init, data);
-    if (file) file->Release(data->data(), data->size());
+    const bool left_in_file = file && init.data_type() == onnx::TensorProto::FLOAT;
+    if (file && !left_in_file) file->Populate(data->data(), data->size());
+    auto t = FromTensorProto(init, data, left_in_file ? file : nullptr);
+    if (file && !left_in_file) file->Release(data->data(), data->size());
     if (!t.ok()) return t.status().WithContext("initializer '" + init.name() + "'");
     weights[init.name()] = std::make_shared<const HostTensor>(std::move(*t));
   }
@@ -488,11 +494,10 @@ StatusOr<bool> GuardTypeInference(const onnx::ModelProto& model) {
 }
 
 // The import behind ImportOnnxModel and ImportOnnxFile (`raw`: see DecodeTensors, views into
-// `*files`, which are closed once the weights are decoded: their pages count in the process's
-// memory, and the folding after it may copy the largest weights once more).
+// `*files`; the import lets go of them once the weights are decoded, and each file stays mapped
+// while a float32 weight left in it lives).
 StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
-                            const ImportOptions& options, RawViews raw,
-                            std::vector<base::MappedFile>* files);
+                            const ImportOptions& options, RawViews raw, MappedFiles* files);
 
 // Initializers stored outside the model file (ONNX external data: a model over protobuf's 2 GiB
 // keeps its weights in files beside it) are read like those inside it: each data file is mapped
@@ -501,8 +506,7 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
 // not leave it.
 // Each data file may have up to `max_file_bytes`.
 Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawViews* raw,
-                       std::vector<base::MappedFile>* files, uint64_t max_file_bytes,
-                       uint64_t* external_bytes);
+                       MappedFiles* files, uint64_t max_file_bytes, uint64_t* external_bytes);
 
 }  // namespace
 
@@ -575,8 +579,8 @@ StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& opt
   onnx::ModelProto model;
   RawViews raw;  // views into the mapping: it stays open until the weights are decoded
   VERISUB_ASSIGN_OR_RETURN(base::MappedFile mapped, MapAndParseModel(path, &model, &raw));
-  std::vector<base::MappedFile> files;
-  files.push_back(std::move(mapped));
+  MappedFiles files;
+  files.push_back(std::make_shared<const base::MappedFile>(std::move(mapped)));
   uint64_t external_bytes = 0;
   VERISUB_RETURN_IF_ERROR(
       MapExternalData(path, model.mutable_graph(), &raw, &files,
@@ -616,8 +620,7 @@ StatusOr<Graph> ImportOnnxModel(onnx::ModelProto model, const std::string& sourc
 namespace {
 
 Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawViews* raw,
-                       std::vector<base::MappedFile>* files, uint64_t max_file_bytes,
-                       uint64_t* external_bytes) {
+                       MappedFiles* files, uint64_t max_file_bytes, uint64_t* external_bytes) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(model_path).parent_path();
   std::unordered_map<std::string, size_t> opened;  // location -> index in `files`
@@ -657,10 +660,10 @@ Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawV
       auto mapped = base::MappedFile::Open((dir / rel).string(), max_file_bytes);
       if (!mapped.ok()) return mapped.status().WithContext(what);
       *external_bytes += mapped->size();
-      files->push_back(std::move(mapped).value());
+      files->push_back(std::make_shared<const base::MappedFile>(std::move(mapped).value()));
       it = opened.emplace(location, files->size() - 1).first;
     }
-    const base::MappedFile& f = (*files)[it->second];
+    const base::MappedFile& f = *(*files)[it->second];
     if (offset > f.size())
       return DataLoss(what + ": offset " + std::to_string(offset) + " is past the end of '" +
                       location + "' (" + std::to_string(f.size()) + " bytes)");
@@ -682,8 +685,7 @@ Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawV
 }
 
 StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
-                            const ImportOptions& options, RawViews raw,
-                            std::vector<base::MappedFile>* files) {
+                            const ImportOptions& options, RawViews raw, MappedFiles* files) {
   auto fail = [&](const Status& st) { return st.WithContext(source); };
   if (!model.has_graph()) return fail(DataLoss("not an ONNX model (no graph)"));
   int64_t opset = -1;

@@ -2,6 +2,7 @@
 // friends.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -29,14 +30,13 @@ Status Dropout(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   // In training mode only a ratio of 0 is deterministic (nothing dropped, scale 1): exporters
   // write that for torch's functional dropout with p=0 (Swin's attention).
-  const bool training = (ctx.input(2) && ctx.input(2)->NumElements() > 0 &&
-                         ctx.input(2)->IntAt(0) != 0) ||
-                        (ctx.opset() < 7 && ctx.AttrInt("is_test", 0) == 0);
-  const double ratio = ctx.opset() >= 12
-                           ? (ctx.input(1) && ctx.input(1)->NumElements() > 0
-                                  ? ctx.input(1)->DoubleAt(0)
-                                  : 0.5)
-                           : ctx.AttrFloat("ratio", 0.5f);
+  const bool training =
+      (ctx.input(2) && ctx.input(2)->NumElements() > 0 && ctx.input(2)->IntAt(0) != 0) ||
+      (ctx.opset() < 7 && ctx.AttrInt("is_test", 0) == 0);
+  const double ratio =
+      ctx.opset() >= 12
+          ? (ctx.input(1) && ctx.input(1)->NumElements() > 0 ? ctx.input(1)->DoubleAt(0) : 0.5)
+          : ctx.AttrFloat("ratio", 0.5f);
   if (training && ratio != 0.0) return Unimplemented("Dropout in training mode is random");
   (*out)[0] = *ctx.input(0);
   if (out->size() > 1)
@@ -113,7 +113,6 @@ Status Flatten(const KernelContext& ctx, std::vector<HostTensor>* out) {
   (*out)[0].dims = {a, b};
   return Status::Ok();
 }
-
 
 Status Transpose(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
@@ -386,28 +385,34 @@ Status GatherElements(const KernelContext& ctx, std::vector<HostTensor>* out) {
 
 namespace {
 
-// out[f] = in[offset of f] over the output in row-major order, without an index table (a
-// classifier weight has tens of millions of elements); a matrix goes in 32x32 tiles.
-template <class T>
-void TransposeData(const std::vector<T>& in, const std::vector<int64_t>& od,
-                   const std::vector<int64_t>& pst, std::vector<T>* out) {
+// out[f] = in(offset of f) over the output in row-major order, without an index table (a
+// classifier weight has tens of millions of elements); a matrix goes in 32x32 tiles, a band of
+// the input's rows at a time: `band(first, count, done)` hears when input elements [first, first
+// + count) are about to be read (done false) and have been read (done true). `in` reads one
+// element of the input's `n`.
+template <class T, class In, class Band>
+void TransposeData(In in, int64_t n, const std::vector<int64_t>& od,
+                   const std::vector<int64_t>& pst, std::vector<T>* out, Band band) {
   const size_t r = od.size();
-  const int64_t n = static_cast<int64_t>(in.size());
   ResizeForLargeWrite(out, static_cast<size_t>(n));
   if (r == 2 && pst[0] == 1) {  // a plain matrix transpose: y[i][j] = x[j][i]
     const int64_t rows = od[0], cols = od[1];
     constexpr int64_t kTile = 32;
-    for (int64_t i0 = 0; i0 < rows; i0 += kTile)
-      for (int64_t j0 = 0; j0 < cols; j0 += kTile)
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t j1 = std::min(cols, j0 + kTile);
+      band(j0 * rows, (j1 - j0) * rows, false);
+      for (int64_t i0 = 0; i0 < rows; i0 += kTile)
         for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i)
-          for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
-            (*out)[i * cols + j] = in[j * rows + i];
+          for (int64_t j = j0; j < j1; ++j) (*out)[i * cols + j] = in(j * rows + i);
+      band(j0 * rows, (j1 - j0) * rows, true);
+    }
     return;
   }
+  band(0, n, false);
   std::vector<int64_t> idx(r, 0);
   int64_t off = 0;
   for (int64_t f = 0; f < n; ++f) {
-    (*out)[f] = in[off];
+    (*out)[f] = in(off);
     for (int d = static_cast<int>(r) - 1; d >= 0; --d) {
       if (++idx[d] < od[d]) {
         off += pst[d];
@@ -417,6 +422,7 @@ void TransposeData(const std::vector<T>& in, const std::vector<int64_t>& od,
       idx[d] = 0;
     }
   }
+  band(0, n, true);
 }
 
 }  // namespace
@@ -431,12 +437,32 @@ HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm
   HostTensor t;
   t.elem_type = x.elem_type;
   t.dims = od;
-  if (x.elem_type == kFloat)
-    TransposeData(x.f32, od, pst, &t.f32);
-  else if (IsFloatType(x.elem_type))
-    TransposeData(x.f64, od, pst, &t.f64);
-  else
-    TransposeData(x.ints, od, pst, &t.ints);
+  const int64_t n = x.NumElements();
+  auto of = [](const auto& v) { return [&v](int64_t i) { return v[i]; }; };
+  if (x.elem_type == kFloat && x.f32.InFile()) {  // a weight in its file: read where it lies
+    // A band of its rows mapped at a time and dropped once read: the peak holds the output.
+    const char* bytes = x.f32.Bytes().data();
+    TransposeData(
+        [bytes](int64_t i) {
+          float f;
+          std::memcpy(&f, bytes + i * 4, 4);
+          return f;
+        },
+        n, od, pst, &t.f32.Owned(),
+        [&x](int64_t first, int64_t count, bool done) {
+          const size_t at = static_cast<size_t>(first) * 4, len = static_cast<size_t>(count) * 4;
+          done ? x.f32.DoneReadingBytes(at, len) : x.f32.WillReadBytes(at, len);
+        });
+    return t;
+  }
+  auto no_band = [](int64_t, int64_t, bool) {};
+  if (x.elem_type == kFloat) {
+    TransposeData(of(x.f32.Floats()), n, od, pst, &t.f32.Owned(), no_band);
+  } else if (IsFloatType(x.elem_type)) {
+    TransposeData(of(x.f64), n, od, pst, &t.f64, no_band);
+  } else {
+    TransposeData(of(x.ints), n, od, pst, &t.ints, no_band);
+  }
   return t;
 }
 

@@ -1,10 +1,10 @@
 // Conversion between ONNX TensorProto and HostTensor.
-#include "runtime/large_buffer.h"
 #include "runtime/tensor_proto.h"
 
 #include <cstring>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/large_buffer.h"
 #include "runtime/memory_budget.h"
 
 namespace verisub::runtime {
@@ -93,12 +93,19 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto) {
 
 StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto,
                                      std::optional<std::string_view> given_raw) {
+  return FromTensorProto(proto, given_raw, nullptr);
+}
+
+StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto,
+                                     std::optional<std::string_view> given_raw,
+                                     std::shared_ptr<const base::MappedFile> file) {
   const std::string what = "tensor '" + proto.name() + "'";
   int32_t type = proto.data_type();
   if (!IsSupportedType(type))
     return Unimplemented(what + " has unsupported element type " + ElemTypeName(type));
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-    return FailedPrecondition(what + " keeps its data in another file (ONNX external data): "
+    return FailedPrecondition(what +
+                              " keeps its data in another file (ONNX external data): "
                               "import the model from its file, so the data beside it is found");
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
   int64_t n = CountElements(dims);
@@ -113,6 +120,13 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto,
       return DataLoss(what + " of shape " + DimsToString(dims) + " and type " + ElemTypeName(type) +
                       " needs " + std::to_string(bytes) + " bytes of raw data, has " +
                       std::to_string(raw.size()));
+    if (file && given_raw && type == kFloat) {  // float32 is its own raw form: left where it lies
+      HostTensor t;
+      t.elem_type = type;
+      t.dims = std::move(dims);
+      t.f32 = Float32Storage::InFile(std::move(file), raw);
+      return t;
+    }
     return DecodeRaw(type, std::move(dims), raw, n);
   }
   auto size_error = [&](int64_t have) {
@@ -168,9 +182,7 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto,
 std::string_view RawTensorBytes(const HostTensor& t, std::string* scratch) {
   const int64_t n = t.NumElements();
   // Float32 storage is the raw form already (x86-64 and ARM hosts are little-endian).
-  if (t.elem_type == kFloat && static_cast<int64_t>(t.f32.size()) == n)
-    return std::string_view(reinterpret_cast<const char*>(t.f32.data()),
-                            static_cast<size_t>(n) * 4);
+  if (t.elem_type == kFloat && static_cast<int64_t>(t.f32.size()) == n) return t.f32.Bytes();
   int sz = ElemTypeSize(t.elem_type);
   std::string& raw = *scratch;
   raw.assign(static_cast<size_t>(n * sz), '\0');

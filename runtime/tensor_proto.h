@@ -1,6 +1,7 @@
 // Conversion between ONNX TensorProto and HostTensor.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +11,9 @@
 
 namespace onnx {
 class TensorProto;
+}
+namespace verisub::base {
+class MappedFile;
 }
 
 namespace verisub::runtime {
@@ -21,10 +25,15 @@ StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto);
 // importer leaves large weights in the mapped file rather than copying them into the proto).
 StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto,
                                      std::optional<std::string_view> raw);
+// The same with `raw` lying in `file`: a float32 tensor keeps its elements there (see
+// Float32Storage), decoded only when something reads them as floats.
+StatusOr<HostTensor> FromTensorProto(const onnx::TensorProto& proto,
+                                     std::optional<std::string_view> raw,
+                                     std::shared_ptr<const base::MappedFile> file);
 // Writes raw_data (little-endian) in the tensor's own element type.
 void ToTensorProto(const HostTensor& t, const std::string& name, onnx::TensorProto* proto);
 // The bytes ToTensorProto would write as raw_data: a view of the tensor's own storage when it
-// is already laid out so (float32), else converted into `*scratch`.
+// is already laid out so (float32, in its file or in memory), else converted into `*scratch`.
 std::string_view RawTensorBytes(const HostTensor& t, std::string* scratch);
 
 }  // namespace verisub::runtime

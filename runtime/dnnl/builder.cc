@@ -202,7 +202,7 @@ std::optional<std::vector<float>> KernelBuilder::ConstantFloats(int id) const {
 const std::vector<float>* KernelBuilder::ConstantFloatsInPlaceOrCopy(
     int id, bool modify, std::optional<std::vector<float>>* copy) const {
   const HostTensor* t = constant(id);
-  if (!modify && t && t->elem_type == kFloat) return &t->f32;
+  if (!modify && t && t->elem_type == kFloat) return &t->f32.Floats();
   *copy = ConstantFloats(id);
   return *copy ? &**copy : nullptr;
 }

@@ -102,7 +102,7 @@ py::array Converted(const std::vector<int64_t>& dims, const std::vector<S>& data
 py::array ToNumpy(const HostTensor& t) {
   switch (t.elem_type) {
     case runtime::kFloat:
-      return Array(t.dims, t.f32);
+      return Array(t.dims, t.f32.Floats());
     case runtime::kDouble:
       return Array(t.dims, t.f64);
     case runtime::kFloat16:

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <utility>
 
 #include "base/file_io.h"
 #include "onnx/checker.h"
@@ -292,6 +293,73 @@ TEST(OnnxExportTest, LargeWeightsStreamToTheFileAndBackExactly) {
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.status().message().find(cut), std::string::npos)
       << truncated.status().message();
+  fs::remove_all(dir);
+}
+
+// A float32 weight imported from a file stays in it (Float32Storage::InFile): the export writes
+// it straight from the file, a transpose folded at import reads it where it lies, and both give
+// exactly what the decoded weights give; reading it as floats decodes it once, and a writer
+// copies it out without touching the other holders.
+TEST(OnnxExportTest, WeightsLeftInTheFileAreReadWhereTheyLie) {
+  ModelBuilder b(17);
+  b.Input("x", {1, 256});
+  b.RandomWeight("w", {96, 256}, 11);  // 96 KiB: left in the file
+  b.RandomWeight("w2", {96, 64}, 12);  // 24 KiB: parsed into the proto, decoded at once
+  testing::SetInt(b.Node("Gemm", {"x", "w"}, {"y"}), "transB", 1);
+  b.Node("MatMul", {"y", "w2"}, {"out"});
+  b.Output("out", {1, 64});
+  fs::path dir = fs::temp_directory_path() / "verisub_weights_in_file";
+  fs::create_directories(dir);
+  const std::string path = (dir / "m.onnx").string();
+  ASSERT_TRUE(base::WriteFileAtomically(path, b.Bytes()).ok());
+  auto constant = [](const Graph& g, const std::string& name) -> const HostTensor* {
+    for (int v = 0; v < g.num_values(); ++v)
+      if (g.value(v).constant && g.value(v).name == name) return g.value(v).constant.get();
+    return nullptr;
+  };
+  auto floats = [](const Graph& g) {
+    std::map<std::vector<int64_t>, std::vector<float>> m;  // keyed by shape: names may change
+    for (int v = 0; v < g.num_values(); ++v)
+      if (g.value(v).constant) m[g.value(v).constant->dims] = g.value(v).constant->f32.Floats();
+    return m;
+  };
+  ImportOptions keep;
+  keep.fold_constants = false;
+  auto from_file = ImportOnnxFile(path, keep);
+  auto from_bytes = ImportOnnxBytes(b.Bytes(), "m", keep);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().message();
+  ASSERT_TRUE(from_bytes.ok()) << from_bytes.status().message();
+  const HostTensor* w = constant(*from_file, "w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(w->f32.InFile());
+  EXPECT_EQ(w->f32.size(), 96u * 256u);
+  EXPECT_FALSE(constant(*from_file, "w2")->f32.InFile());
+  EXPECT_FALSE(constant(*from_bytes, "w")->f32.InFile());
+  // Exported straight from the file: the same bytes as the decoded weights', nothing decoded.
+  const std::string out_file = (dir / "a.onnx").string(), out_bytes = (dir / "b.onnx").string();
+  ASSERT_TRUE(ExportOnnxFile(*from_file, out_file).ok());
+  ASSERT_TRUE(ExportOnnxFile(*from_bytes, out_bytes).ok());
+  EXPECT_EQ(*base::ReadFile(out_file), *base::ReadFile(out_bytes));
+  EXPECT_TRUE(w->f32.InFile());
+  // The Gemm's transposed weight folded at import from the file: the decoded fold's floats.
+  auto folded_file = ImportOnnxFile(path), folded_bytes = ImportOnnxBytes(b.Bytes(), "m");
+  ASSERT_TRUE(folded_file.ok() && folded_bytes.ok());
+  EXPECT_EQ(floats(*folded_file), floats(*folded_bytes));
+  EXPECT_EQ(floats(*folded_file).count({256, 96}), 1u);
+  // Read as floats: decoded once for every copy, equal to the bytes.
+  HostTensor copy = *w;
+  EXPECT_EQ(w->f32, constant(*from_bytes, "w")->f32);
+  EXPECT_FALSE(w->f32.InFile());
+  EXPECT_FALSE(copy.f32.InFile());
+  EXPECT_EQ(std::as_const(copy).f32.data(), w->f32.data());  // they share the decoded floats
+  EXPECT_EQ(w->f32.Bytes().data(), reinterpret_cast<const char*>(w->f32.data()));
+  // A writer copies them out; the other holder keeps its values.
+  const float first = w->f32[0];
+  copy.f32[0] = first + 1.0f;
+  EXPECT_FALSE(copy.f32.InFile());
+  EXPECT_EQ(w->f32[0], first);
+  EXPECT_EQ(copy.f32[0], first + 1.0f);
+  EXPECT_EQ(copy.f32.size(), w->f32.size());
   fs::remove_all(dir);
 }
 
