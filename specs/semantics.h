@@ -11,7 +11,7 @@
 //   Elem Activate(Activation, Elem)          relu, sigmoid, tanh, gelu, ... (specs/params.h)
 //   Elem Max(Elem, Elem)                     for max pooling
 //   Elem BnScale(Elem var, double epsilon)   1 / sqrt(var + epsilon)
-//   Elem Reciprocal(Elem)                    1 / x, x != 0 (softmax's normalisation)
+//   Elem Reciprocal(Elem)                    1 / x, x != 0 (softmax's normalisation, recip)
 #pragma once
 
 #include <algorithm>
@@ -82,6 +82,10 @@ struct ModIntSemantics {
         return Add(Mul(Mul(x, x), Add(Mul(x, x), 3)), 23);
       case Activation::kErf:  // 2x^4 + x^3 + 29
         return Add(Mul(Mul(Mul(x, x), x), Add(Mul(2, x), 1)), 29);
+      case Activation::kLog:  // x^3 + 4x^2 + 41
+        return Add(Mul(Mul(x, x), Add(x, 4)), 41);
+      case Activation::kSqrt:  // 4x^3 + x^2 + 43
+        return Add(Mul(Mul(x, x), Add(Mul(4, x), 1)), 43);
     }
     return x;
   }
@@ -90,9 +94,9 @@ struct ModIntSemantics {
     Elem e = FromInt(static_cast<int64_t>(epsilon * 1e9) + 11);
     return Add(Mul(var, Add(var, e)), 13);
   }
-  Elem Reciprocal(Elem x) const {  // 2x^3 + 5x + 37: fixed, non-linear, unlike BnScale's
-    return Add(Mul(x, Add(Mul(2, Mul(x, x)), 5)), 37);
-  }
+  // The field inverse (0 for 0), so that the fingerprints see what reciprocals obey in the
+  // reals: 1/(ab) = (1/a)(1/b), 1/(1/x) = x, 1/(-x) = -(1/x) (the sub-operator rules).
+  Elem Reciprocal(Elem x) const { return Inverse(x); }
 };
 
 // Real arithmetic in double precision: the semantics of the reference executor.
@@ -126,12 +130,15 @@ struct DoubleSemantics {
       case Activation::kGelu:
         return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
       case Activation::kGeluTanh:
-        return 0.5 * x *
-               (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+        return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
       case Activation::kExp:
         return std::exp(x);
       case Activation::kErf:
         return std::erf(x);
+      case Activation::kLog:
+        return std::log(x);
+      case Activation::kSqrt:
+        return std::sqrt(x);
     }
     return x;
   }

@@ -120,6 +120,10 @@ std::optional<std::vector<Eltwise>> SpecActivation(specs::Activation a) {
       return V{{algorithm::eltwise_exp}};
     case specs::Activation::kErf:  // no oneDNN eltwise
       return std::nullopt;
+    case specs::Activation::kLog:
+      return V{{algorithm::eltwise_log}};
+    case specs::Activation::kSqrt:
+      return V{{algorithm::eltwise_sqrt}};
   }
   return std::nullopt;
 }

@@ -45,6 +45,10 @@ std::optional<Activation> UnaryActivation(OpKind op) {
       return Activation::kExp;
     case OpKind::kErf:
       return Activation::kErf;
+    case OpKind::kLog:
+      return Activation::kLog;
+    case OpKind::kSqrt:
+      return Activation::kSqrt;
     default:
       return std::nullopt;
   }

@@ -14,6 +14,7 @@ OpSpec ExpSpec() {
   op.axioms = R"(
 exp_transpose (x) (transpose (exp x)) = (exp (transpose x))
 exp_concat (x y) (concat (exp x) (exp y)) = (exp (concat x y))
+exp_ewadd (x y) (exp (ewadd x y)) = (ewmul (exp x) (exp y))
 )";
   return op;
 }
