@@ -135,6 +135,8 @@ class NodeLowering {
         return Un(UnaryFn::kLog, x);
       case Activation::kSqrt:
         return Un(UnaryFn::kSqrt, x);
+      case Activation::kRecip:
+        return Un(UnaryFn::kRecip, x);
     }
     return x;
   }

@@ -11,7 +11,7 @@
 //   Elem Activate(Activation, Elem)          relu, sigmoid, tanh, gelu, ... (specs/params.h)
 //   Elem Max(Elem, Elem)                     for max pooling
 //   Elem BnScale(Elem var, double epsilon)   1 / sqrt(var + epsilon)
-//   Elem Reciprocal(Elem)                    1 / x, x != 0 (softmax's normalisation, recip)
+//   Elem Reciprocal(Elem)                    1 / x, x != 0 (softmax's normalisation)
 #pragma once
 
 #include <algorithm>
@@ -86,6 +86,12 @@ struct ModIntSemantics {
         return Add(Mul(Mul(x, x), Add(x, 4)), 41);
       case Activation::kSqrt:  // 4x^3 + x^2 + 43
         return Add(Mul(Mul(x, x), Add(Mul(4, x), 1)), 43);
+      // The field inverse (0 for 0), so that fingerprints see what reciprocals obey in the reals:
+      // 1/(ab) = (1/a)(1/b), 1/(1/x) = x, 1/(-x) = -(1/x). Reciprocal() (softmax's normalisation)
+      // stays a polynomial: with the inverse, a softmax of any constant tensor is 1/n, and the
+      // operator-level configs fill with such candidates.
+      case Activation::kRecip:
+        return Inverse(x);
     }
     return x;
   }
@@ -94,9 +100,9 @@ struct ModIntSemantics {
     Elem e = FromInt(static_cast<int64_t>(epsilon * 1e9) + 11);
     return Add(Mul(var, Add(var, e)), 13);
   }
-  // The field inverse (0 for 0), so that the fingerprints see what reciprocals obey in the
-  // reals: 1/(ab) = (1/a)(1/b), 1/(1/x) = x, 1/(-x) = -(1/x) (the sub-operator rules).
-  Elem Reciprocal(Elem x) const { return Inverse(x); }
+  Elem Reciprocal(Elem x) const {  // 2x^3 + 5x + 37: fixed, non-linear, unlike BnScale's
+    return Add(Mul(x, Add(Mul(2, Mul(x, x)), 5)), 37);
+  }
 };
 
 // Real arithmetic in double precision: the semantics of the reference executor.
@@ -139,6 +145,8 @@ struct DoubleSemantics {
         return std::log(x);
       case Activation::kSqrt:
         return std::sqrt(x);
+      case Activation::kRecip:
+        return 1.0 / x;
     }
     return x;
   }

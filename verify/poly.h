@@ -140,6 +140,8 @@ struct PolySemantics {
   Elem Activate(specs::Activation act, Elem x) const {
     if (act == specs::Activation::kNone) return x;
     if (act == specs::Activation::kExp) return store->Exp(x);
+    // The recip operator and softmax's normalisation are the same function of the reals.
+    if (act == specs::Activation::kRecip) return store->Reciprocal(x);
     return store->Apply(AtomKind::kActivation, static_cast<int64_t>(act), {x});
   }
   Elem Max(Elem a, Elem b) const { return store->Apply(AtomKind::kMax, 0, {a, b}); }

@@ -124,6 +124,8 @@ std::optional<std::vector<Eltwise>> SpecActivation(specs::Activation a) {
       return V{{algorithm::eltwise_log}};
     case specs::Activation::kSqrt:
       return V{{algorithm::eltwise_sqrt}};
+    case specs::Activation::kRecip:  // x^-1
+      return V{{algorithm::eltwise_pow, 1.f, -1.f}};
   }
   return std::nullopt;
 }

@@ -49,6 +49,8 @@ std::optional<Activation> UnaryActivation(OpKind op) {
       return Activation::kLog;
     case OpKind::kSqrt:
       return Activation::kSqrt;
+    case OpKind::kRecip:
+      return Activation::kRecip;
     default:
       return std::nullopt;
   }

@@ -23,6 +23,7 @@ ewmax_neg (x y) (neg (ewmax x y)) = (ewmin (neg x) (neg y))
 ewmax_transpose (x y) (transpose (ewmax x y)) = (ewmax (transpose x) (transpose y))
 ewmax_concat (x y z w) (concat (ewmax x y) (ewmax z w)) = (ewmax (concat x z) (concat y w))
 )";
+  op.real_only_axioms = {"ewmax_ewadd"};
   return op;
 }
 

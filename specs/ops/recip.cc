@@ -19,6 +19,7 @@ recip_exp (x) (recip (exp x)) = (exp (neg x))
 recip_transpose (x) (transpose (recip x)) = (recip (transpose x))
 recip_concat (x y) (concat (recip x) (recip y)) = (recip (concat x y))
 )";
+  op.real_only_axioms = {"recip_exp"};
   return op;
 }
 

@@ -10,7 +10,7 @@ OpSpec RecipSpec();
 template <class S>
 void RecipKernel(const S& s, const Params&, const Tensor<typename S::Elem>* const* in,
                  Tensor<typename S::Elem>* out) {
-  UnaryKernel(s, in, out, [&](auto x) { return s.Reciprocal(x); });
+  ActivationKernel(s, Activation::kRecip, in, out);
 }
 
 }  // namespace verisub::specs::ops

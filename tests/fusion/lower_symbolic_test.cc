@@ -87,6 +87,8 @@ struct Symbolic : verify::PolySemantics {
         return Fn(kLog, {x});
       case Activation::kSqrt:
         return Fn(kSqrt, {x});
+      case Activation::kRecip:
+        return Reciprocal(x);
     }
     return x;
   }

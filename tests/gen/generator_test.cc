@@ -326,6 +326,23 @@ TEST(GeneratorTest, TextsAreTheRulesAndRulesAreOptional) {
   EXPECT_EQ(texts_only->texts, r.texts);
 }
 
+// `candidate` lines join the generated candidates, sorted in; one the enumeration finds itself
+// is counted once.
+TEST(GeneratorTest, ConfigCandidatesJoinTheGenerated) {
+  GenResult base = Generate(kElementwise, 1);
+  ASSERT_FALSE(base.texts.empty());
+  const std::string found = base.texts.front();
+  const std::string commuted = "(ewadd ?a ?b) => (ewadd ?b ?a)";  // never generated (symmetry)
+  ASSERT_FALSE(std::binary_search(base.texts.begin(), base.texts.end(), commuted));
+  GenResult r = Generate(kElementwise, 1, "candidate " + commuted + "\ncandidate " + found + "\n");
+  EXPECT_EQ(r.report.config_candidates, 1);
+  EXPECT_EQ(r.texts.size(), base.texts.size() + 1);
+  EXPECT_TRUE(std::is_sorted(r.texts.begin(), r.texts.end()));
+  EXPECT_TRUE(std::binary_search(r.texts.begin(), r.texts.end(), commuted));
+  ASSERT_EQ(r.rules.size(), r.texts.size());
+  EXPECT_NE(FormatReport(r.report).find("candidates from the config: 1"), std::string::npos);
+}
+
 TEST(GeneratorTest, GraphLimitStopsEarlyAndSaysSo) {
   GenResult r = Generate(kMixed, 1, "max_graphs 100\n");
   EXPECT_TRUE(r.report.enumeration.stopped_early);

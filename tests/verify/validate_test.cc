@@ -186,5 +186,38 @@ TEST(PolyStoreTest, EqualPolynomialsHaveEqualIds) {
   EXPECT_EQ(s.ToString(p.Add(p.FromInt(2), p.Mul(a, a))), "2 + t0_0^2");
 }
 
+// What the sub-operator axioms need decided by identity: max as a semilattice, exp's and the
+// reciprocal's laws; and nothing that is false in the reals.
+TEST(PolyStoreTest, MaxExpAndReciprocalHaveCanonicalForms) {
+  using specs::Activation;
+  PolyStore s;
+  PolySemantics p{&s};
+  auto a = s.Input(0, 0), b = s.Input(0, 1), c = s.Input(1, 0);
+  EXPECT_EQ(p.Max(a, p.Max(b, c)), p.Max(p.Max(a, b), c));
+  EXPECT_EQ(p.Max(a, a), a);
+  EXPECT_EQ(p.Max(p.Max(a, b), a), p.Max(a, b));
+  EXPECT_NE(p.Max(a, b), a);
+  EXPECT_NE(p.Max(p.Add(a, c), p.Add(b, c)), p.Add(p.Max(a, b), c));  // an order fact: Z3's
+  EXPECT_EQ(s.ToString(p.Max(c, p.Max(b, a))), "max(t0_0, t0_1, t1_0)");
+
+  auto exp = [&](PolyStore::Id x) { return p.Activate(Activation::kExp, x); };
+  EXPECT_EQ(exp(p.Add(a, b)), p.Mul(exp(a), exp(b)));
+  EXPECT_EQ(exp(p.Add(a, a)), p.Mul(exp(a), exp(a)));
+  EXPECT_EQ(exp(p.Neg(a)), p.Reciprocal(exp(a)));
+  EXPECT_EQ(exp(p.Zero()), p.One());
+  EXPECT_NE(p.Mul(exp(a), exp(a)), exp(a));
+  EXPECT_NE(exp(p.Mul(a, b)), p.Mul(exp(a), exp(b)));
+  EXPECT_NE(exp(p.DivInt(a, 2)), exp(a));
+
+  auto recip = [&](PolyStore::Id x) { return p.Activate(Activation::kRecip, x); };
+  EXPECT_EQ(recip(p.Mul(a, b)), p.Mul(recip(a), recip(b)));
+  EXPECT_EQ(recip(recip(a)), a);
+  EXPECT_EQ(recip(p.Neg(a)), p.Neg(recip(a)));
+  EXPECT_EQ(recip(p.FromInt(4)), p.DivInt(p.One(), 4));
+  EXPECT_EQ(recip(a), p.Reciprocal(a));  // the operator and softmax's normalisation agree
+  EXPECT_NE(recip(p.Add(a, b)), p.Add(recip(a), recip(b)));
+  EXPECT_NE(recip(a), a);
+}
+
 }  // namespace
 }  // namespace verisub::verify
