@@ -36,6 +36,9 @@ struct OpSpec {
   std::vector<ParamDesc> params;
   // Inputs 0 and 1 may be swapped without changing the result (used for symmetry breaking).
   bool commutative = false;
+  // op(x, x) = x (max, min): the generator never applies it to one tensor twice, since the graph
+  // with x in its place computes the same with one operator less.
+  bool idempotent = false;
   // A constant: its single input only supplies a shape; its data is never read.
   bool is_constant = false;
   ShapeRule shape_rule = nullptr;

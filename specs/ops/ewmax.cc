@@ -10,6 +10,7 @@ OpSpec EwMaxSpec() {
   op.summary = "elementwise maximum of two tensors of the same shape";
   op.num_inputs = 2;
   op.commutative = true;
+  op.idempotent = true;
   op.shape_rule = SameShapeBinary;
   op.layouts.layout_agnostic = true;
   // ewmax_ewadd needs the solver (an order fact, no ring identity): declared where it is

@@ -10,6 +10,7 @@ OpSpec EwMinSpec() {
   op.summary = "elementwise minimum of two tensors of the same shape";
   op.num_inputs = 2;
   op.commutative = true;
+  op.idempotent = true;
   op.shape_rule = SameShapeBinary;
   op.layouts.layout_agnostic = true;
   op.axioms = R"(

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <regex>
 #include <string>
 
 #include "gen/rule_coverage.h"
@@ -324,6 +325,27 @@ TEST(GeneratorTest, TextsAreTheRulesAndRulesAreOptional) {
   ASSERT_TRUE(texts_only.ok());
   EXPECT_TRUE(texts_only->rules.empty());
   EXPECT_EQ(texts_only->texts, r.texts);
+}
+
+constexpr const char* kMaxMin = R"(
+max_ops 3
+input x0 [2,3]
+input x1 [2,3]
+input x2 [2,3]
+op ewmax
+op ewmin
+op neg
+)";
+
+// max and min are idempotent: no graph applies them to one tensor twice (every rule through
+// max(x, x) is one through x, with an operator less), and their other laws still appear.
+TEST(GeneratorTest, IdempotentOperatorsAreNotAppliedToOneTensorTwice) {
+  GenResult r = Generate(kMaxMin, 1);
+  const std::regex self(R"(\((ewmax|ewmin) (\?[a-z]) \2\))");
+  for (const std::string& text : r.texts) EXPECT_FALSE(std::regex_search(text, self)) << text;
+  EXPECT_GT(r.report.enumeration.duplicate_rejected, 0u);
+  EXPECT_TRUE(HasRule(r.rules, "(neg (ewmin ?a ?b))", "(ewmax (neg ?a) (neg ?b))"));
+  EXPECT_TRUE(HasRule(r.rules, "(ewmax (ewmax ?a ?b) ?c)", "(ewmax ?a (ewmax ?b ?c))"));
 }
 
 // `candidate` lines join the generated candidates, sorted in; one the enumeration finds itself
