@@ -1,8 +1,6 @@
 // broadcast: parameters, shape rule and axioms.
 #include "specs/ops/broadcast.h"
 
-#include "specs/ops/elementwise.h"
-
 namespace verisub::specs::ops {
 namespace {
 
