@@ -64,6 +64,8 @@ TEST(ShippedDatabaseTest, SubopDatabaseHoldsTheIssueExamples) {
            "(ewmul (exp ?a) (exp ?b)) => (exp (ewadd ?a ?b))",
            "(recip (exp ?a)) => (exp (neg ?a))",
            "(reduce_max[axis=1] (broadcast[axis=1,extent=4] ?a)) => ?a",
+           "(ewadd (ewadd ?a ?a) (ewadd ?a ?a)) => (reduce_sum[axis=1] (broadcast[axis=1,extent=4] "
+           "?a))",
            "(ewmul (recip ?a) (recip ?b)) => (recip (ewmul ?a ?b))",
            "(recip (recip ?a)) => ?a",
            "(ewmax ?a ?a) => ?a",
