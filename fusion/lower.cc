@@ -131,6 +131,12 @@ class NodeLowering {
         return Un(UnaryFn::kExp, x);
       case Activation::kErf:
         return Un(UnaryFn::kErf, x);
+      case Activation::kLog:
+        return Un(UnaryFn::kLog, x);
+      case Activation::kSqrt:
+        return Un(UnaryFn::kSqrt, x);
+      case Activation::kRecip:
+        return Un(UnaryFn::kRecip, x);
     }
     return x;
   }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/file_io.h"
+#include "ruledb/rule.h"
 #include "specs/registry.h"
 
 namespace verisub::gen {
@@ -256,11 +257,20 @@ class Parser {
       return key == "input" ? Input(rest, *consumers) : Op(rest, true, *consumers);
     }
     if (key == "op") return Op(t, false, {});
+    if (key == "candidate") {
+      if (t.size() < 2) return InvalidArgument("expected 'candidate RULE'");
+      std::string text = t[1];
+      for (size_t i = 2; i < t.size(); ++i) text += " " + t[i];
+      auto rule = ruledb::ParseRule(text);
+      if (!rule.ok()) return rule.status().WithContext("candidate");
+      c_->candidates.push_back(rule->ToText());
+      return Status::Ok();
+    }
     return InvalidArgument(
         "unknown keyword '" + key +
         "' (expected max_ops, threads, seed, double_tests, tolerance, "
         "max_graphs, break_commutative, identity_graphs, pairs, drop_composite_pairs, "
-        "index_level_proofs, input, constant, op)");
+        "index_level_proofs, input, constant, op, candidate)");
   }
 
  private:
@@ -392,6 +402,8 @@ StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source
                    [](const ConstantDecl& a, const ConstantDecl& b) {
                      return a.source != b.source ? a.source < b.source : a.op < b.op;
                    });
+  std::sort(c.candidates.begin(), c.candidates.end());
+  c.candidates.erase(std::unique(c.candidates.begin(), c.candidates.end()), c.candidates.end());
   c.constants.erase(std::unique(c.constants.begin(), c.constants.end(),
                                 [](const ConstantDecl& a, const ConstantDecl& b) {
                                   return a.source == b.source && a.op == b.op;
@@ -443,6 +455,7 @@ std::string FormatConfig(const GenConfig& c) {
     if (!ranks.empty()) o << " input_rank=" << ranks;
     o << "\n";
   }
+  for (const std::string& rule : c.candidates) o << "candidate " << rule << "\n";
   return o.str();
 }
 

@@ -78,6 +78,10 @@ struct GenConfig {
   std::vector<InputDecl> inputs;
   std::vector<ConstantDecl> constants;
   std::vector<OpInstance> ops;  // sorted, unique
+  // `candidate RULE` lines: identities the modular fingerprints cannot find (exp(a + b) =
+  // exp(a) exp(b) has no counterpart in the integers modulo a prime), added to the generated
+  // candidates and proved like them. Canonical texts, sorted, unique.
+  std::vector<std::string> candidates;
 };
 
 // Parses config text; `source_name` prefixes every error ("taso.cfg:12: ...").

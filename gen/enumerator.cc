@@ -60,6 +60,7 @@ class Worker {
       outputs_.push_back(op.num_outputs);
       commutative_.push_back(op.commutative && c.break_commutative);
       swappable_.push_back(op.commutative);
+      idempotent_.push_back(op.idempotent);
       enlarge_.push_back(inst.kind == specs::OpKind::kEnlarge);
     }
   }
@@ -170,6 +171,10 @@ class Worker {
     uint64_t ka = slots_[a].key, kb = binary ? slots_[b].key : 0;
     if (binary && commutative_[inst] && ka > kb) {
       ++stats.symmetry_rejected;
+      return;
+    }
+    if (binary && idempotent_[inst] && a == b) {  // op(x, x) is x
+      ++stats.duplicate_rejected;
       return;
     }
     for (const OpRec& r : ops_) {
@@ -343,7 +348,7 @@ class Worker {
   std::vector<uint64_t> members_used_;
   int missing_members_ = 0;  // over all groups: unused members below a used one
   std::vector<int> arity_, outputs_;
-  std::vector<bool> commutative_, swappable_, enlarge_;
+  std::vector<bool> commutative_, swappable_, idempotent_, enlarge_;
   std::vector<OpRec> ops_;
   std::vector<uint64_t> codes_;  // packed code of the first k operators
   std::vector<MemoEntry> memo_;  // direct-mapped: a clash overwrites

@@ -47,7 +47,7 @@ struct EnumerationStats {
   uint64_t graphs = 0;  // graphs fingerprinted (identity graphs included)
   uint64_t identity_graphs = 0;
   uint64_t shape_rejected = 0;      // operator applications the shape rules refused (cached)
-  uint64_t duplicate_rejected = 0;  // same operator on the same inputs twice
+  uint64_t duplicate_rejected = 0;  // same operator on the same inputs twice; idempotent on x, x
   uint64_t consumer_rejected = 0;   // an initial tensor in an argument its `consumers=` excludes
   uint64_t order_rejected = 0;      // not the canonical order of the same graph's operators
   uint64_t symmetry_rejected = 0;   // commutative operands or interchangeable inputs

@@ -9,10 +9,10 @@
 #include <sstream>
 #include <thread>
 
+#include "base/file_io.h"
 #include "base/process_stats.h"
 #include "base/progress.h"
 #include "gen/progress.h"
-#include "base/file_io.h"
 #include "gen/search_space.h"
 
 namespace verisub::gen {
@@ -94,6 +94,13 @@ StatusOr<GenResult> RunGenerator(const GenConfig& config, const GenOptions& opti
   }
   rep.pairs = candidates.stats;
   result.texts = std::move(candidates.texts);
+  const auto generated_end = result.texts.size();
+  for (const std::string& text : config.candidates)
+    if (!std::binary_search(result.texts.begin(), result.texts.begin() + generated_end, text)) {
+      result.texts.push_back(text);
+      ++rep.config_candidates;
+    }
+  std::sort(result.texts.begin(), result.texts.end());
   // Candidates travel as text (a fraction of a Rule's memory) and become rules only now, after
   // the enumeration is freed.
   StageClock rules;
@@ -149,6 +156,7 @@ std::string FormatReport(const GenReport& r) {
     << ", trivial " << p.trivial_pairs << ", unorientable " << p.unorientable_pairs << ")\n"
     << "rules kept: " << p.rules_before_dedup << "\n"
     << "candidate rules: " << p.candidates << "\n"
+    << "candidates from the config: " << r.config_candidates << "\n"
     << "time: setup " << stage(r.setup_time) << ", enumerate " << stage(r.enumerate_time)
     << ", pairs " << stage(r.pairs_time) << ", rules " << stage(r.rules_time) << "; wall "
     << secs(r.wall_seconds) << ", cpu " << secs(r.cpu_seconds) << "\n"

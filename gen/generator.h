@@ -31,6 +31,7 @@ struct GenReport {
   int threads = 0;
   EnumerationStats enumeration;
   PairStats pairs;
+  int64_t config_candidates = 0;  // `candidate` lines not among the generated candidates
   StageTime setup_time, enumerate_time, pairs_time, rules_time;
   double wall_seconds = 0;
   double cpu_seconds = 0;    // user + system, whole process

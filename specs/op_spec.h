@@ -36,6 +36,9 @@ struct OpSpec {
   std::vector<ParamDesc> params;
   // Inputs 0 and 1 may be swapped without changing the result (used for symmetry breaking).
   bool commutative = false;
+  // op(x, x) = x (max, min): the generator never applies it to one tensor twice, since the graph
+  // with x in its place computes the same with one operator less.
+  bool idempotent = false;
   // A constant: its single input only supplies a shape; its data is never read.
   bool is_constant = false;
   ShapeRule shape_rule = nullptr;
@@ -49,6 +52,11 @@ struct OpSpec {
   bool free_at_inference = false;
   // Properties of the operator, one per line: `name (vars) lhs = rhs` (see axiom.h).
   std::string axioms;
+  // Axioms, by name, that hold in the reals (the double and symbolic semantics, where they are
+  // validated) but not in the modular integers of the fingerprints, which have no exponential
+  // homomorphism and no order that addition respects: the generator cannot find their rules, so
+  // a config states those as candidates (gen/README.md). Every other axiom holds exactly there.
+  std::vector<std::string> real_only_axioms;
 
   const ParamDesc* FindParam(std::string_view pname) const;
   // Default parameters: the first value of each domain.

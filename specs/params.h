@@ -28,6 +28,9 @@ enum class Activation : int64_t {
   kGeluTanh = 9,     // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
   kExp = 10,
   kErf = 11,
+  kLog = 12,    // the sub-operator log (specs/ops/log.h)
+  kSqrt = 13,   // the sub-operator sqrt (specs/ops/sqrt.h)
+  kRecip = 14,  // the sub-operator recip: 1/x (specs/ops/recip.h)
 };
 enum class Padding : int64_t { kSame = 0, kValid = 1 };
 inline constexpr int64_t kDepthwiseGroup = 0;  // conv2d group=dw: one group per input channel

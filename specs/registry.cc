@@ -53,6 +53,7 @@ std::string DescribeOp(const OpSpec& op) {
   std::string s = op.name + " inputs=" + std::to_string(op.num_inputs) +
                   " outputs=" + std::to_string(op.num_outputs);
   if (op.commutative) s += " commutative";
+  if (op.idempotent) s += " idempotent";
   if (op.is_constant) s += " constant";
   for (const ParamDesc& d : op.params) {
     s += "\n  param " + d.name + " {";

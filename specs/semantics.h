@@ -82,6 +82,16 @@ struct ModIntSemantics {
         return Add(Mul(Mul(x, x), Add(Mul(x, x), 3)), 23);
       case Activation::kErf:  // 2x^4 + x^3 + 29
         return Add(Mul(Mul(Mul(x, x), x), Add(Mul(2, x), 1)), 29);
+      case Activation::kLog:  // x^3 + 4x^2 + 41
+        return Add(Mul(Mul(x, x), Add(x, 4)), 41);
+      case Activation::kSqrt:  // 4x^3 + x^2 + 43
+        return Add(Mul(Mul(x, x), Add(Mul(4, x), 1)), 43);
+      // The field inverse (0 for 0), so that fingerprints see what reciprocals obey in the reals:
+      // 1/(ab) = (1/a)(1/b), 1/(1/x) = x, 1/(-x) = -(1/x). Reciprocal() (softmax's normalisation)
+      // stays a polynomial: with the inverse, a softmax of any constant tensor is 1/n, and the
+      // operator-level configs fill with such candidates.
+      case Activation::kRecip:
+        return Inverse(x);
     }
     return x;
   }
@@ -126,12 +136,17 @@ struct DoubleSemantics {
       case Activation::kGelu:
         return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
       case Activation::kGeluTanh:
-        return 0.5 * x *
-               (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+        return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
       case Activation::kExp:
         return std::exp(x);
       case Activation::kErf:
         return std::erf(x);
+      case Activation::kLog:
+        return std::log(x);
+      case Activation::kSqrt:
+        return std::sqrt(x);
+      case Activation::kRecip:
+        return 1.0 / x;
     }
     return x;
   }

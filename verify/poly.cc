@@ -169,11 +169,84 @@ PolyStore::Id PolyStore::Input(int tensor, int64_t index) {
 }
 
 PolyStore::Id PolyStore::Apply(AtomKind kind, int64_t param, std::vector<Id> args) {
-  if (kind == AtomKind::kMax) std::sort(args.begin(), args.end());
+  if (kind == AtomKind::kMax) {
+    std::vector<Id> flat;
+    for (Id a : args) {
+      const Span sp = polys_[a];
+      const Term* t = terms(a);
+      if (sp.size == 1 && t[0].coef == Rational{1, 1} && monos_[t[0].mono].size == 1) {
+        const Factor f = mono_factors_[monos_[t[0].mono].begin];
+        if (f.second == 1 && atoms_[f.first].kind == AtomKind::kMax) {
+          const std::vector<Id> inner = atoms_[f.first].args;
+          flat.insert(flat.end(), inner.begin(), inner.end());
+          continue;
+        }
+      }
+      flat.push_back(a);
+    }
+    std::sort(flat.begin(), flat.end());
+    flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
+    if (flat.size() == 1) return flat[0];
+    args = std::move(flat);
+  }
   Factor f{InternAtom(Atom{kind, param, std::move(args)}), 1};
   uint32_t mono = InternMono(&f, 1);
   scratch_.push_back(Term{mono, Rational{1, 1}});
   return InternScratch();
+}
+
+PolyStore::Id PolyStore::MonoPoly(uint32_t mono) {
+  scratch_.clear();
+  scratch_.push_back(Term{mono, Rational{1, 1}});
+  return InternScratch();
+}
+
+PolyStore::Id PolyStore::Power(Id p, uint32_t e) {
+  Id r = One();
+  for (uint32_t i = 0; i < e; ++i) r = Mul(r, p);
+  return r;
+}
+
+PolyStore::Id PolyStore::Exp(Id p) {
+  // Integer multiples up to this size become powers; larger ones stay one atom.
+  constexpr int64_t kMaxPower = 64;
+  const std::vector<Term> ts(terms(p), terms(p) + polys_[p].size);
+  Id r = One();
+  for (const Term& t : ts) {
+    const Id m = MonoPoly(t.mono);
+    const int64_t n = t.coef.num;
+    Id factor;
+    if (t.coef.den == 1 && n != 0 && n >= -kMaxPower && n <= kMaxPower) {
+      Id e = Apply(AtomKind::kActivation, static_cast<int64_t>(specs::Activation::kExp), {m});
+      if (n < 0) e = Apply(AtomKind::kReciprocal, 0, {e});
+      factor = Power(e, static_cast<uint32_t>(n < 0 ? -n : n));
+    } else {
+      factor = Apply(AtomKind::kActivation, static_cast<int64_t>(specs::Activation::kExp),
+                     {Scale(m, t.coef)});
+    }
+    r = Mul(r, factor);
+  }
+  return r;
+}
+
+PolyStore::Id PolyStore::Reciprocal(Id p) {
+  if (polys_[p].size != 1) return Apply(AtomKind::kReciprocal, 0, {p});
+  const Term t = terms(p)[0];
+  const Span sp = monos_[t.mono];
+  const std::vector<Factor> fs(mono_factors_.begin() + sp.begin,
+                               mono_factors_.begin() + sp.begin + sp.size);
+  Id r = Constant(Rational::Make(t.coef.den, t.coef.num));
+  for (const auto& [atom, e] : fs) {
+    Id inv;
+    if (atoms_[atom].kind == AtomKind::kReciprocal) {
+      inv = atoms_[atom].args[0];
+    } else {
+      const Factor f{atom, 1};
+      inv = Apply(AtomKind::kReciprocal, 0, {MonoPoly(InternMono(&f, 1))});
+    }
+    r = Mul(r, Power(inv, e));
+  }
+  return r;
 }
 
 PolyStore::Id PolyStore::Add(Id a, Id b) {
@@ -265,7 +338,9 @@ std::string PolyStore::MonoString(uint32_t m) const {
         s += "act" + std::to_string(a.param) + "(" + ToString(a.args[0]) + ")";
         break;
       case AtomKind::kMax:
-        s += "max(" + ToString(a.args[0]) + ", " + ToString(a.args[1]) + ")";
+        s += "max(";
+        for (size_t i = 0; i < a.args.size(); ++i) s += (i ? ", " : "") + ToString(a.args[i]);
+        s += ")";
         break;
       case AtomKind::kBnScale:
         s += "bn_scale(" + ToString(a.args[0]) + ")";
@@ -337,8 +412,11 @@ z3::expr PolyStore::ToZ3(Id p, z3::context& ctx, std::unordered_map<Id, z3::expr
           break;
         }
         case AtomKind::kMax: {
-          z3::expr l = ToZ3(a.args[0], ctx, cache), r = ToZ3(a.args[1], ctx, cache);
-          v = z3::ite(l >= r, l, r);
+          v = ToZ3(a.args[0], ctx, cache);
+          for (size_t i = 1; i < a.args.size(); ++i) {
+            z3::expr r = ToZ3(a.args[i], ctx, cache);
+            v = z3::ite(v >= r, v, r);
+          }
           break;
         }
         case AtomKind::kBnScale: {

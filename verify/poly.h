@@ -50,14 +50,21 @@ class PolyStore {
   Id Constant(Rational c);
   // Element `index` of tensor variable `tensor`.
   Id Input(int tensor, int64_t index);
-  // An uninterpreted application: activation `param` of one argument, max of two (arguments
-  // sorted: max commutes), batchnorm scale with `param` = epsilon's bits, reciprocal of one,
-  // function `param` of any, a constant of none.
+  // An uninterpreted application: activation `param` of one argument, max of two or more
+  // (nested maxima flattened, arguments sorted and deduplicated: max is associative, commutative
+  // and idempotent; the max of one argument is that argument), batchnorm scale with `param` =
+  // epsilon's bits, reciprocal of one, function `param` of any, a constant of none.
   Id Apply(AtomKind kind, int64_t param, std::vector<Id> args);
 
   Id Add(Id a, Id b);
   Id Mul(Id a, Id b);
   Id Scale(Id a, Rational c);
+  // e^p, as a product over p's terms c*m of exp(m)^c for an integer c (exp(m)'s reciprocal for a
+  // negative one), else exp(c*m): exp(a + b) = exp(a) exp(b) and exp(-a) = 1/exp(a) by identity.
+  Id Exp(Id p);
+  // 1/p; of a monomial c * a^e * ..., the product (1/c) * (1/a)^e * ... with 1/(1/q) = q, so
+  // that 1/(ab) = (1/a)(1/b) and 1/(1/x) = x by identity; of anything else an atom.
+  Id Reciprocal(Id p);
 
   size_t num_polys() const { return polys_.size(); }
   // Forgets everything (ids become invalid) but keeps the memory.
@@ -100,6 +107,9 @@ class PolyStore {
   Id InternScratch();
   uint32_t InternMono(const Factor* f, size_t n);
   uint32_t InternAtom(Atom a);
+  // The polynomial 1 * mono.
+  Id MonoPoly(uint32_t mono);
+  Id Power(Id p, uint32_t e);
   std::string MonoString(uint32_t m) const;
   const Term* terms(Id p) const { return poly_terms_.data() + polys_[p].begin; }
 
@@ -129,13 +139,16 @@ struct PolySemantics {
   Elem DivInt(Elem a, int64_t n) const { return store->Scale(a, Rational::Make(1, n)); }
   Elem Activate(specs::Activation act, Elem x) const {
     if (act == specs::Activation::kNone) return x;
+    if (act == specs::Activation::kExp) return store->Exp(x);
+    // The recip operator and softmax's normalisation are the same function of the reals.
+    if (act == specs::Activation::kRecip) return store->Reciprocal(x);
     return store->Apply(AtomKind::kActivation, static_cast<int64_t>(act), {x});
   }
   Elem Max(Elem a, Elem b) const { return store->Apply(AtomKind::kMax, 0, {a, b}); }
   Elem BnScale(Elem var, double epsilon) const {
     return store->Apply(AtomKind::kBnScale, specs::EncodeFloat(epsilon), {var});
   }
-  Elem Reciprocal(Elem x) const { return store->Apply(AtomKind::kReciprocal, 0, {x}); }
+  Elem Reciprocal(Elem x) const { return store->Reciprocal(x); }
 };
 
 }  // namespace verisub::verify

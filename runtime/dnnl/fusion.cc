@@ -120,6 +120,12 @@ std::optional<std::vector<Eltwise>> SpecActivation(specs::Activation a) {
       return V{{algorithm::eltwise_exp}};
     case specs::Activation::kErf:  // no oneDNN eltwise
       return std::nullopt;
+    case specs::Activation::kLog:
+      return V{{algorithm::eltwise_log}};
+    case specs::Activation::kSqrt:
+      return V{{algorithm::eltwise_sqrt}};
+    case specs::Activation::kRecip:  // x^-1
+      return V{{algorithm::eltwise_pow, 1.f, -1.f}};
   }
   return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include "runtime/onnx_ops/op_table.h"
 #include "runtime/tensor_proto.h"
 #include "specs/evaluate.h"
+#include "specs/ops/reduce_axis.h"
 #include "specs/semantics.h"
 
 namespace verisub::runtime {
@@ -124,6 +125,17 @@ std::string VectorAlongAxis(ExportContext& c, const Node& n, size_t k, int64_t a
   std::string view = c.Fresh(v.name + "_view");
   c.Emit("Reshape", n.name + "_view", {name, c.Int64s(dims, n.name + "_shape")}, {view});
   return view;
+}
+
+Status ExportOneAxisReduce(ExportContext& c, const Node& n, const std::string& op_type,
+                           int64_t axes_input_from) {
+  const std::vector<int64_t> axes = {n.params[specs::ops::kReduceAxis]};
+  std::vector<std::string> in = c.InputNames(n);
+  if (c.opset() >= axes_input_from) in.push_back(c.Int64s(axes, n.name + "_axes"));
+  auto* node = c.Emit(op_type, n.name, in, {c.Name(n.outputs[0])});
+  if (c.opset() < axes_input_from) ExportContext::AttrInts(node, "axes", axes);
+  ExportContext::AttrInt(node, "keepdims", 1);
+  return Status::Ok();
 }
 
 }  // namespace verisub::runtime

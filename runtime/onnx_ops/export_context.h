@@ -66,6 +66,11 @@ std::string VectorAlongAxis(ExportContext& ctx, const Node& n, size_t k, int64_t
 // Conv [+ activation] for conv2d and conv2d_bias (whose third input is Conv's bias).
 Status ExportConvNode(ExportContext& ctx, const Node& n);
 
+// reduce_sum and reduce_max (one axis, kept): `op_type` with keepdims=1, the axis an int64 input
+// from opset `axes_input_from` and an attribute before.
+Status ExportOneAxisReduce(ExportContext& ctx, const Node& n, const std::string& op_type,
+                           int64_t axes_input_from);
+
 // The exporter of every constant operator: computed from its static shape, written as a weight.
 Status ExportConstant(ExportContext& ctx, const Node& n);
 

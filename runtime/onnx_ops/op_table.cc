@@ -54,6 +54,13 @@ void RegisterOneToOne(OnnxOpTable* table, specs::OpKind op, const std::string& o
   });
 }
 
+void RegisterExportOnly(OnnxOpTable* table, specs::OpKind op, const std::string& onnx_type) {
+  table->SetExport(op, [onnx_type](ExportContext& c, const Node& n) {
+    c.Emit(onnx_type, n.name, c.InputNames(n), {c.Name(n.outputs[0])});
+    return Status::Ok();
+  });
+}
+
 void RegisterOneToOneActivation(OnnxOpTable* table, specs::OpKind op, specs::Activation act,
                                 const std::string& onnx_type) {
   table->AddImport(onnx_type, [op](ImportContext& c) { ImportUnary(c, op); });

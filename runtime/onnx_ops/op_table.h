@@ -55,6 +55,9 @@ class OnnxOpTable {
 // `onnx_type` imports as `op` (inputs float and static; elementwise_import.h's rules for
 // binaries) and `op` exports as `onnx_type` with the same inputs.
 void RegisterOneToOne(OnnxOpTable* table, specs::OpKind op, const std::string& onnx_type);
+// A sub-operator (docs/subops.md) written as one ONNX operator with the same inputs and never
+// imported: the ONNX operators it matches stay opaque at import, where fusion/ lowers them.
+void RegisterExportOnly(OnnxOpTable* table, specs::OpKind op, const std::string& onnx_type);
 // A unary operator computing activation `act` that is one ONNX operator both ways.
 void RegisterOneToOneActivation(OnnxOpTable* table, specs::OpKind op, specs::Activation act,
                                 const std::string& onnx_type);

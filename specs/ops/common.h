@@ -25,6 +25,15 @@ ParamDesc PaddingParam(int slot);
 ParamDesc IntParam(const char* name, int slot, std::vector<int64_t> domain);
 ParamDesc AxisParam(int slot);
 
+// Extent of the dimensions before `axis`, of `axis` and after it.
+inline void AxisExtents(const Shape& s, int axis, int64_t* outer, int64_t* dim, int64_t* inner) {
+  *outer = 1;
+  *inner = 1;
+  for (int d = 0; d < axis; ++d) *outer *= s[d];
+  for (int d = axis + 1; d < s.rank; ++d) *inner *= s[d];
+  *dim = s[axis];
+}
+
 // How the numeric paths of conv2d and matmul sum products: in the element type, except that
 // modular products are summed unreduced in 64 bits (each below 2^32 after one fold, fewer than
 // 2^30 of them) and reduced once per output, which gives the same residue.

@@ -45,6 +45,12 @@ std::optional<Activation> UnaryActivation(OpKind op) {
       return Activation::kExp;
     case OpKind::kErf:
       return Activation::kErf;
+    case OpKind::kLog:
+      return Activation::kLog;
+    case OpKind::kSqrt:
+      return Activation::kSqrt;
+    case OpKind::kRecip:
+      return Activation::kRecip;
     default:
       return std::nullopt;
   }

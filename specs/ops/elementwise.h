@@ -1,4 +1,5 @@
-// Kernels shared by the elementwise operator files (ewadd, ewmul, smul, relu, sigmoid, tanh).
+// Kernels shared by the elementwise operator files (ewadd, ewmul, smul, relu, sigmoid, tanh and
+// the sub-operators neg, recip, log, sqrt, abs, ewmax, ewmin, select).
 #pragma once
 
 #include <optional>
@@ -21,6 +22,14 @@ void BinaryKernel(const S&, const Tensor<typename S::Elem>* const* in,
   auto& y = out[0];
   y.data.resize(a.data.size());
   for (size_t i = 0; i < a.data.size(); ++i) y.data[i] = f(a.data[i], b.data[i]);
+}
+
+template <class S, class F>
+void UnaryKernel(const S&, const Tensor<typename S::Elem>* const* in, Tensor<typename S::Elem>* out,
+                 F&& f) {
+  const auto& x = *in[0];
+  out[0].data.resize(x.data.size());
+  for (size_t i = 0; i < x.data.size(); ++i) out[0].data[i] = f(x.data[i]);
 }
 
 // The map a unary activation operator (relu, sigmoid, tanh, relu6, hard_sigmoid, hard_swish,

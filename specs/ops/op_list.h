@@ -45,4 +45,15 @@
   X(Softmax, softmax)            \
   X(LayerNorm, layer_norm)       \
   X(ReduceMean, reduce_mean)     \
-  X(ChannelScale, channel_scale)
+  X(ChannelScale, channel_scale) \
+  X(Neg, neg)                    \
+  X(Recip, recip)                \
+  X(Log, log)                    \
+  X(Sqrt, sqrt)                  \
+  X(Abs, abs)                    \
+  X(EwMax, ewmax)                \
+  X(EwMin, ewmin)                \
+  X(Select, select)              \
+  X(ReduceSum, reduce_sum)       \
+  X(ReduceMax, reduce_max)       \
+  X(Broadcast, broadcast)

@@ -12,15 +12,6 @@ inline constexpr int kSoftmaxAxis = 0;
 
 OpSpec SoftmaxSpec();
 
-// Extent of the dimensions before `axis`, of `axis` and after it.
-inline void AxisExtents(const Shape& s, int axis, int64_t* outer, int64_t* dim, int64_t* inner) {
-  *outer = 1;
-  *inner = 1;
-  for (int d = 0; d < axis; ++d) *outer *= s[d];
-  for (int d = axis + 1; d < s.rank; ++d) *inner *= s[d];
-  *dim = s[axis];
-}
-
 // y_j = exp(x_j) * Reciprocal(sum_k exp(x_k)) along the axis. The real semantics subtracts the
 // row's maximum first (the same value, without overflow); the others have no order to use.
 template <class S>
@@ -48,7 +39,8 @@ void SoftmaxKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* 
         sum = s.Add(sum, y.data[at]);
       }
       const Elem r = s.Reciprocal(sum);
-      for (int64_t j = 0; j < dim; ++j) y.data[base + j * inner] = s.Mul(y.data[base + j * inner], r);
+      for (int64_t j = 0; j < dim; ++j)
+        y.data[base + j * inner] = s.Mul(y.data[base + j * inner], r);
     }
 }
 

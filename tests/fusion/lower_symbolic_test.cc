@@ -83,6 +83,12 @@ struct Symbolic : verify::PolySemantics {
       case Activation::kExp:
       case Activation::kErf:
         return Atom(act, x);
+      case Activation::kLog:
+        return Fn(kLog, {x});
+      case Activation::kSqrt:
+        return Fn(kSqrt, {x});
+      case Activation::kRecip:
+        return Reciprocal(x);
     }
     return x;
   }

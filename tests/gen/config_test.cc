@@ -25,6 +25,7 @@ constant const_iconv w kernel_h=3 kernel_w=3 consumers=conv2d.1
 op conv2d stride_h=1 stride_w=1 padding=same activation=none,relu group=1
 op relu
 op matmul activation=none input_rank=2
+candidate (ewmul (exp ?b) (exp ?a))  =>  (exp (ewadd ?b ?a))
 )";
 
 TEST(ConfigTest, ParsesEveryKind) {
@@ -50,6 +51,9 @@ TEST(ConfigTest, ParsesEveryKind) {
   EXPECT_EQ(c->ops[0].kind, specs::OpKind::kConv2d);
   EXPECT_EQ(c->ops[2].kind, specs::OpKind::kMatmul);
   EXPECT_EQ(c->ops[2].input_ranks, 1u << 2);
+  // Candidates are kept as canonical rule text.
+  ASSERT_EQ(c->candidates.size(), 1u);
+  EXPECT_EQ(c->candidates[0], "(ewmul (exp ?a) (exp ?b)) => (exp (ewadd ?a ?b))");
 }
 
 TEST(ConfigTest, OmittedParametersTakeTheirDomain) {
@@ -70,8 +74,9 @@ TEST(ConfigTest, FormatRoundTrips) {
 }
 
 TEST(ConfigTest, ShippedConfigsLoad) {
-  for (const char* path : {"data/gen/taso.cfg", "data/gen/taso_full.cfg",
-                           "data/gen/taso_n4_reduced.cfg", "data/gen/elementwise.cfg"}) {
+  for (const char* path :
+       {"data/gen/taso.cfg", "data/gen/taso_full.cfg", "data/gen/taso_n4_reduced.cfg",
+        "data/gen/elementwise.cfg", "data/gen/subop.cfg"}) {
     auto c = LoadConfig(path);
     EXPECT_TRUE(c.ok()) << path << ": " << c.status().message();
   }
@@ -118,6 +123,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "bad.cfg:2:", "has no parameter 'alpha'"},
         BadConfig{"MalformedParam", "input x [2,4]\nop concat axis\n",
                   "bad.cfg:2:", "expected parameter=value"},
+        BadConfig{"BadCandidate", "input x [2,4]\ncandidate (frobnicate ?a) => ?a\n",
+                  "bad.cfg:2:", "candidate"},
+        BadConfig{"EmptyCandidate", "candidate\n", "bad.cfg:1:", "expected 'candidate RULE'"},
         BadConfig{"UnknownKeyword", "inputs x [2,4]\n", "bad.cfg:1:", "unknown keyword 'inputs'"},
         BadConfig{"BadNumber", "max_ops three\n", "bad.cfg:1:", "expected an integer"},
         BadConfig{"MaxOpsRange", "max_ops 0\n", "bad.cfg:1:", "outside [1, 8]"},

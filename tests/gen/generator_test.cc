@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <regex>
 #include <string>
 
 #include "gen/rule_coverage.h"
@@ -324,6 +325,44 @@ TEST(GeneratorTest, TextsAreTheRulesAndRulesAreOptional) {
   ASSERT_TRUE(texts_only.ok());
   EXPECT_TRUE(texts_only->rules.empty());
   EXPECT_EQ(texts_only->texts, r.texts);
+}
+
+constexpr const char* kMaxMin = R"(
+max_ops 3
+input x0 [2,3]
+input x1 [2,3]
+input x2 [2,3]
+op ewmax
+op ewmin
+op neg
+)";
+
+// max and min are idempotent: no graph applies them to one tensor twice (every rule through
+// max(x, x) is one through x, with an operator less), and their other laws still appear.
+TEST(GeneratorTest, IdempotentOperatorsAreNotAppliedToOneTensorTwice) {
+  GenResult r = Generate(kMaxMin, 1);
+  const std::regex self(R"(\((ewmax|ewmin) (\?[a-z]) \2\))");
+  for (const std::string& text : r.texts) EXPECT_FALSE(std::regex_search(text, self)) << text;
+  EXPECT_GT(r.report.enumeration.duplicate_rejected, 0u);
+  EXPECT_TRUE(HasRule(r.rules, "(neg (ewmin ?a ?b))", "(ewmax (neg ?a) (neg ?b))"));
+  EXPECT_TRUE(HasRule(r.rules, "(ewmax (ewmax ?a ?b) ?c)", "(ewmax ?a (ewmax ?b ?c))"));
+}
+
+// `candidate` lines join the generated candidates, sorted in; one the enumeration finds itself
+// is counted once.
+TEST(GeneratorTest, ConfigCandidatesJoinTheGenerated) {
+  GenResult base = Generate(kElementwise, 1);
+  ASSERT_FALSE(base.texts.empty());
+  const std::string found = base.texts.front();
+  const std::string commuted = "(ewadd ?a ?b) => (ewadd ?b ?a)";  // never generated (symmetry)
+  ASSERT_FALSE(std::binary_search(base.texts.begin(), base.texts.end(), commuted));
+  GenResult r = Generate(kElementwise, 1, "candidate " + commuted + "\ncandidate " + found + "\n");
+  EXPECT_EQ(r.report.config_candidates, 1);
+  EXPECT_EQ(r.texts.size(), base.texts.size() + 1);
+  EXPECT_TRUE(std::is_sorted(r.texts.begin(), r.texts.end()));
+  EXPECT_TRUE(std::binary_search(r.texts.begin(), r.texts.end(), commuted));
+  ASSERT_EQ(r.rules.size(), r.texts.size());
+  EXPECT_NE(FormatReport(r.report).find("candidates from the config: 1"), std::string::npos);
 }
 
 TEST(GeneratorTest, GraphLimitStopsEarlyAndSaysSo) {

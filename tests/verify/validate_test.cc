@@ -25,7 +25,9 @@ TEST(ValidateTest, RealAxiomsHoldOnEverySmallShape) {
   auto all = specs::AllAxioms();
   ASSERT_TRUE(all.ok());
   // One or more axioms of every kind of kernel: conv (all parameter assignments), matmul, pools,
-  // split trees, batchnorm, constants. The full set runs in `make validate-axioms`.
+  // split trees, batchnorm, constants; of the sub-operators, exp's and the reciprocal's laws,
+  // max's, a sum's linearity and an order fact (Z3 on every element; the broadcasts reach extent
+  // 4, beyond these shapes). The full set runs in `make validate-axioms`.
   const std::vector<std::string> names = {"conv_relu_fusion",
                                           "conv_concat_in_channels",
                                           "conv_enlarge",
@@ -40,7 +42,12 @@ TEST(ValidateTest, RealAxiomsHoldOnEverySmallShape) {
                                           "conv_identity",
                                           "transpose_nhwc_roundtrip",
                                           "bias_concat_along_axis",
-                                          "concat_interchange"};
+                                          "concat_interchange",
+                                          "exp_ewadd",
+                                          "recip_ewmul",
+                                          "ewmax_assoc",
+                                          "reduce_sum_ewadd",
+                                          "ewmax_ewadd"};
   std::vector<specs::Axiom> subset;
   for (const specs::Axiom& ax : *all)
     if (std::find(names.begin(), names.end(), ax.name) != names.end()) subset.push_back(ax);
@@ -184,6 +191,39 @@ TEST(PolyStoreTest, EqualPolynomialsHaveEqualIds) {
       p.Add(p.Activate(specs::Activation::kRelu, a), p.Activate(specs::Activation::kRelu, b)));
   EXPECT_NE(p.Activate(specs::Activation::kRelu, a), p.Activate(specs::Activation::kTanh, a));
   EXPECT_EQ(s.ToString(p.Add(p.FromInt(2), p.Mul(a, a))), "2 + t0_0^2");
+}
+
+// What the sub-operator axioms need decided by identity: max as a semilattice, exp's and the
+// reciprocal's laws; and nothing that is false in the reals.
+TEST(PolyStoreTest, MaxExpAndReciprocalHaveCanonicalForms) {
+  using specs::Activation;
+  PolyStore s;
+  PolySemantics p{&s};
+  auto a = s.Input(0, 0), b = s.Input(0, 1), c = s.Input(1, 0);
+  EXPECT_EQ(p.Max(a, p.Max(b, c)), p.Max(p.Max(a, b), c));
+  EXPECT_EQ(p.Max(a, a), a);
+  EXPECT_EQ(p.Max(p.Max(a, b), a), p.Max(a, b));
+  EXPECT_NE(p.Max(a, b), a);
+  EXPECT_NE(p.Max(p.Add(a, c), p.Add(b, c)), p.Add(p.Max(a, b), c));  // an order fact: Z3's
+  EXPECT_EQ(s.ToString(p.Max(c, p.Max(b, a))), "max(t0_0, t0_1, t1_0)");
+
+  auto exp = [&](PolyStore::Id x) { return p.Activate(Activation::kExp, x); };
+  EXPECT_EQ(exp(p.Add(a, b)), p.Mul(exp(a), exp(b)));
+  EXPECT_EQ(exp(p.Add(a, a)), p.Mul(exp(a), exp(a)));
+  EXPECT_EQ(exp(p.Neg(a)), p.Reciprocal(exp(a)));
+  EXPECT_EQ(exp(p.Zero()), p.One());
+  EXPECT_NE(p.Mul(exp(a), exp(a)), exp(a));
+  EXPECT_NE(exp(p.Mul(a, b)), p.Mul(exp(a), exp(b)));
+  EXPECT_NE(exp(p.DivInt(a, 2)), exp(a));
+
+  auto recip = [&](PolyStore::Id x) { return p.Activate(Activation::kRecip, x); };
+  EXPECT_EQ(recip(p.Mul(a, b)), p.Mul(recip(a), recip(b)));
+  EXPECT_EQ(recip(recip(a)), a);
+  EXPECT_EQ(recip(p.Neg(a)), p.Neg(recip(a)));
+  EXPECT_EQ(recip(p.FromInt(4)), p.DivInt(p.One(), 4));
+  EXPECT_EQ(recip(a), p.Reciprocal(a));  // the operator and softmax's normalisation agree
+  EXPECT_NE(recip(p.Add(a, b)), p.Add(recip(a), recip(b)));
+  EXPECT_NE(recip(a), a);
 }
 
 }  // namespace

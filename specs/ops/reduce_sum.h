@@ -1,0 +1,16 @@
+// reduce_sum: the sum over one axis, kept as extent 1 (a sub-operator, docs/subops.md).
+#pragma once
+
+#include "specs/ops/reduce_axis.h"
+
+namespace verisub::specs::ops {
+
+OpSpec ReduceSumSpec();
+
+template <class S>
+void ReduceSumKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* const* in,
+                     Tensor<typename S::Elem>* out) {
+  ReduceAxisKernel(s, p, in, out, [&](auto a, auto b) { return s.Add(a, b); });
+}
+
+}  // namespace verisub::specs::ops
