@@ -8,23 +8,12 @@
 namespace verisub::specs {
 namespace {
 
+using testing::ExpectData;
 using testing::MakeTensor;
+using testing::Out;
 using testing::RunOp;
 
 // Runs op on inputs and returns output `k`; fails the test on error.
-Tensor<double> Out(const std::string& op, const std::vector<Tensor<double>>& in, int k = 0) {
-  auto r = RunOp(op, in);
-  EXPECT_TRUE(r.ok()) << op << ": " << r.status().message();
-  if (!r.ok()) return {};
-  return (*r)[k];
-}
-
-void ExpectData(const Tensor<double>& t, Shape s, const std::vector<double>& expected) {
-  EXPECT_EQ(t.shape(), s) << t.shape().ToString();
-  ASSERT_EQ(t.data.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.data[i], expected[i], 1e-12) << i;
-}
-
 Tensor<double> Iota(Shape s, double start = 1) {
   std::vector<double> d(s.NumElements());
   for (size_t i = 0; i < d.size(); ++i) d[i] = start + static_cast<double>(i);

@@ -13,21 +13,10 @@
 namespace verisub::specs {
 namespace {
 
+using testing::ExpectData;
 using testing::MakeTensor;
+using testing::Out;
 using testing::RunOp;
-
-Tensor<double> Out(const std::string& op, const std::vector<Tensor<double>>& in) {
-  auto r = RunOp(op, in);
-  EXPECT_TRUE(r.ok()) << op << ": " << r.status().message();
-  if (!r.ok()) return {};
-  return (*r)[0];
-}
-
-void ExpectNear(const Tensor<double>& t, Shape s, const std::vector<double>& expected) {
-  EXPECT_EQ(t.shape(), s) << t.shape().ToString();
-  ASSERT_EQ(t.data.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.data[i], expected[i], 1e-12) << i;
-}
 
 void ExpectError(const std::string& op, const std::vector<Tensor<double>>& in,
                  const std::string& message) {
@@ -43,21 +32,20 @@ TEST(NormKernelsTest, SoftmaxAlongEachAxis) {
   Tensor<double> x = MakeTensor({2, 3}, {1, 2, 3, 0, 0, 1000});
   const double e = std::exp(1.0), z = 1 + e + e * e;
   // The last row's 1000 would overflow exp without the max subtraction.
-  ExpectNear(Out("softmax[axis=1]", {x}), {2, 3},
-             {1 / z, e / z, e * e / z, 0, 0, 1});
+  ExpectData(Out("softmax[axis=1]", {x}), {2, 3}, {1 / z, e / z, e * e / z, 0, 0, 1});
   const double a = 1 / (1 + e), b = e / (1 + e);
-  ExpectNear(Out("softmax[axis=0]", {MakeTensor({2, 2}, {1, 5, 2, 5})}), {2, 2}, {a, 0.5, b, 0.5});
+  ExpectData(Out("softmax[axis=0]", {MakeTensor({2, 2}, {1, 5, 2, 5})}), {2, 2}, {a, 0.5, b, 0.5});
 }
 
 TEST(NormKernelsTest, LayerNormOverTrailingAxes) {
   // Row [1, 3]: mean 2, variance 1; row [2, 2]: variance 0, output = bias.
   Tensor<double> x = MakeTensor({2, 2}, {1, 3, 2, 2});
   const double k = 1 / std::sqrt(1 + 1e-5);
-  ExpectNear(Out("layer_norm[axis=1]", {x, MakeTensor({2}, {2, 1}), MakeTensor({2}, {0, 10})}),
+  ExpectData(Out("layer_norm[axis=1]", {x, MakeTensor({2}, {2, 1}), MakeTensor({2}, {0, 10})}),
              {2, 2}, {-2 * k, 10 + k, 0, 10});
   // Over both axes: mean 2, variance 0.5.
   const double k2 = 1 / std::sqrt(0.5 + 1e-5);
-  ExpectNear(Out("layer_norm[axis=0]", {x, MakeTensor({2, 2}, {1, 1, 1, 1}), Zeros({2, 2})}),
+  ExpectData(Out("layer_norm[axis=0]", {x, MakeTensor({2, 2}, {1, 1, 1, 1}), Zeros({2, 2})}),
              {2, 2}, {-k2, k2, 0, 0});
 }
 
@@ -65,11 +53,11 @@ TEST(NormKernelsTest, ReduceMeanOverAxisMasks) {
   std::vector<double> d(24);
   for (int i = 0; i < 24; ++i) d[i] = i;
   Tensor<double> x = MakeTensor({2, 3, 2, 2}, d);
-  ExpectNear(Out("reduce_mean[axes=12,keepdims=0]", {x}), {2, 3},
+  ExpectData(Out("reduce_mean[axes=12,keepdims=0]", {x}), {2, 3},
              {1.5, 5.5, 9.5, 13.5, 17.5, 21.5});
-  ExpectNear(Out("reduce_mean[axes=2,keepdims=1]", {x}), {2, 1, 2, 2},
+  ExpectData(Out("reduce_mean[axes=2,keepdims=1]", {x}), {2, 1, 2, 2},
              {4, 5, 6, 7, 16, 17, 18, 19});
-  ExpectNear(Out("reduce_mean[axes=15,keepdims=0]", {x}), {}, {11.5});
+  ExpectData(Out("reduce_mean[axes=15,keepdims=0]", {x}), {}, {11.5});
 }
 
 TEST(NormKernelsTest, ShapeRuleErrors) {
@@ -115,7 +103,8 @@ MT Eval(const std::string& op_with_params, std::vector<MT> in) {
   const OpSpec* op = FindOp(ast->head);
   EXPECT_NE(op, nullptr);
   Params p = op->DefaultParams();
-  for (const auto& [k, v] : ast->params) EXPECT_TRUE(ParseParamValue(*op->FindParam(k), v, &p).ok());
+  for (const auto& [k, v] : ast->params)
+    EXPECT_TRUE(ParseParamValue(*op->FindParam(k), v, &p).ok());
   const MT* ptrs[kMaxOpInputs];
   for (size_t i = 0; i < in.size(); ++i) ptrs[i] = &in[i];
   MT out[kMaxOpOutputs];

@@ -12,21 +12,10 @@
 namespace verisub::specs {
 namespace {
 
+using testing::ExpectData;
 using testing::MakeTensor;
+using testing::Out;
 using testing::RunOp;
-
-Tensor<double> Out(const std::string& op, const std::vector<Tensor<double>>& in) {
-  auto r = RunOp(op, in);
-  EXPECT_TRUE(r.ok()) << op << ": " << r.status().message();
-  if (!r.ok()) return {};
-  return (*r)[0];
-}
-
-void ExpectData(const Tensor<double>& t, Shape s, const std::vector<double>& expected) {
-  EXPECT_EQ(t.shape(), s) << t.shape().ToString();
-  ASSERT_EQ(t.data.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.data[i], expected[i], 1e-12) << i;
-}
 
 // A [2,3] matrix with distinct values of both signs: rows (1, -2, 3) and (-4, 0.5, 6).
 Tensor<double> Matrix() { return MakeTensor({2, 3}, {1, -2, 3, -4, 0.5, 6}); }

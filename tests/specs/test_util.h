@@ -1,6 +1,8 @@
 // Helpers for specs tests: building tensors and evaluating single operators.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <random>
 #include <string>
 #include <vector>
@@ -46,5 +48,20 @@ inline Tensor<uint32_t> RandomTensor(const ModIntSemantics& s, const TensorType&
 // parameters take their first domain value.
 StatusOr<std::vector<Tensor<double>>> RunOp(const std::string& op_with_params,
                                             const std::vector<Tensor<double>>& inputs);
+
+// Output `k` of `op` on `in` (RunOp), a failure of the test and an empty tensor on an error.
+inline Tensor<double> Out(const std::string& op, const std::vector<Tensor<double>>& in, int k = 0) {
+  auto r = RunOp(op, in);
+  EXPECT_TRUE(r.ok()) << op << ": " << r.status().message();
+  if (!r.ok()) return {};
+  return (*r)[k];
+}
+
+// `t` has shape `s` and the `expected` values (within 1e-12).
+inline void ExpectData(const Tensor<double>& t, Shape s, const std::vector<double>& expected) {
+  EXPECT_EQ(t.shape(), s) << t.shape().ToString();
+  ASSERT_EQ(t.data.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.data[i], expected[i], 1e-12) << i;
+}
 
 }  // namespace verisub::specs::testing
