@@ -68,6 +68,16 @@ const std::vector<float>& Float32Storage::Floats() const {
   return s.decoded;
 }
 
+std::vector<float> Float32Storage::Copy() const {
+  if (!InFile()) return Floats();
+  std::vector<float> v;
+  ResizeForLargeWrite(&v, size());
+  WillReadBytes();
+  if (!v.empty()) std::memcpy(v.data(), file_->bytes.data(), file_->bytes.size());
+  DoneReadingBytes();
+  return v;
+}
+
 std::vector<float>& Float32Storage::Owned() {
   if (file_) {
     // The last holder takes the decoded floats; a shared one copies them.

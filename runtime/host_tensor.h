@@ -99,6 +99,9 @@ class Float32Storage {
     std::vector<float>& v = Owned();
     v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), first, last);
   }
+  // A copy of the elements for a writer of its own (a weight with a scale folded into it): read
+  // from the file where they lie there only, without decoding them into the shared floats.
+  std::vector<float> Copy() const;
   // The elements as a vector (materialized once for a stored weight), or the owned vector.
   const std::vector<float>& Floats() const;
   operator const std::vector<float>&() const { return Floats(); }  // NOLINT: reads as a vector

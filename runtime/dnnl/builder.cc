@@ -194,7 +194,7 @@ int64_t KernelBuilder::Opset() const { return graph().DefaultOpset(); }
 std::optional<std::vector<float>> KernelBuilder::ConstantFloats(int id) const {
   const HostTensor* t = constant(id);
   if (!t || !IsFloatType(t->elem_type)) return std::nullopt;
-  if (t->elem_type == kFloat) return t->f32;
+  if (t->elem_type == kFloat) return t->f32.Copy();  // a weight in its file: read from there
   std::vector<double> d = t->ToDoubles();
   return std::vector<float>(d.begin(), d.end());
 }
@@ -202,7 +202,9 @@ std::optional<std::vector<float>> KernelBuilder::ConstantFloats(int id) const {
 const std::vector<float>* KernelBuilder::ConstantFloatsInPlaceOrCopy(
     int id, bool modify, std::optional<std::vector<float>>* copy) const {
   const HostTensor* t = constant(id);
-  if (!modify && t && t->elem_type == kFloat) return &t->f32.Floats();
+  // A weight still in its file is read from there into a copy that goes once reordered: the
+  // prepared model then holds its kernels' weights and not a decoded copy beside them.
+  if (!modify && t && t->elem_type == kFloat && !t->f32.InFile()) return &t->f32.Floats();
   *copy = ConstantFloats(id);
   return *copy ? &**copy : nullptr;
 }

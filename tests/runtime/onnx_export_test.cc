@@ -346,6 +346,10 @@ TEST(OnnxExportTest, WeightsLeftInTheFileAreReadWhereTheyLie) {
   ASSERT_TRUE(folded_file.ok() && folded_bytes.ok());
   EXPECT_EQ(floats(*folded_file), floats(*folded_bytes));
   EXPECT_EQ(floats(*folded_file).count({256, 96}), 1u);
+  // A copy for a writer of its own (a prepare folding a scale in) is read from the file, and
+  // nothing is decoded into the shared floats.
+  EXPECT_EQ(w->f32.Copy(), constant(*from_bytes, "w")->f32.Floats());
+  EXPECT_TRUE(w->f32.InFile());
   // Read as floats: decoded once for every copy, equal to the bytes.
   HostTensor copy = *w;
   EXPECT_EQ(w->f32, constant(*from_bytes, "w")->f32);
