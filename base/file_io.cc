@@ -83,6 +83,91 @@ Status WriteAll(int fd, std::string_view contents, const std::string& what) {
 
 using Producer = std::function<Status(const PieceWriter&)>;
 
+// The pieces of a new regular file. Its first kDirectFrom bytes are written as usual; the rest
+// goes through an aligned buffer in whole chunks written with O_DIRECT, the last partial chunk
+// as usual again. A large file (a model's weights) then never passes through fresh page-cache
+// pages: on a paravirtualized guest each first touch of one is a hypervisor fault, and writing
+// VGG-16's 553 MB took 0.34-1.5 s by the hour where the disk takes 0.3 s. Where the file system
+// refuses O_DIRECT (tmpfs, some overlays) every byte is written as usual.
+class FileSink {
+ public:
+  static constexpr uint64_t kDirectFrom = uint64_t{8} << 20;
+  static constexpr size_t kChunk = size_t{8} << 20;
+
+  FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  ~FileSink() { std::free(buf_); }
+
+  Status Write(std::string_view piece) {
+    while (!piece.empty()) {
+      if (plain_ || written_ < kDirectFrom) {
+        size_t n = piece.size();
+        if (!plain_) n = static_cast<size_t>(std::min<uint64_t>(n, kDirectFrom - written_));
+        VERISUB_RETURN_IF_ERROR(WriteAll(fd_, piece.substr(0, n), path_));
+        written_ += n;
+        piece.remove_prefix(n);
+        continue;
+      }
+      if (!buf_ && ::posix_memalign(&buf_, 4096, kChunk) != 0) {
+        buf_ = nullptr;
+        plain_ = true;
+        continue;
+      }
+      const size_t n = std::min(piece.size(), kChunk - used_);
+      std::memcpy(static_cast<char*>(buf_) + used_, piece.data(), n);
+      used_ += n;
+      piece.remove_prefix(n);
+      if (used_ == kChunk) VERISUB_RETURN_IF_ERROR(Flush(true));
+    }
+    return Status::Ok();
+  }
+
+  // Writes what is left in the buffer (as usual: a partial chunk).
+  Status Finish() { return used_ > 0 ? Flush(false) : Status::Ok(); }
+
+ private:
+  // Writes the buffer at the file's end (a multiple of 4 KiB from kDirectFrom on), directly
+  // where `direct` and the file system allow it.
+  Status Flush(bool direct) {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (direct && flags >= 0 && !(flags & O_DIRECT) && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0)
+      direct = false;
+    if (!direct && flags >= 0 && (flags & O_DIRECT)) ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT);
+    if (direct) {
+      const ssize_t n = ::write(fd_, buf_, used_);
+      if (n == static_cast<ssize_t>(used_)) {
+        written_ += used_;
+        used_ = 0;
+        return Status::Ok();
+      }
+      if (n < 0 && errno != EINVAL && errno != EINTR)
+        return DataLoss("cannot write '" + path_ + "': " + ErrnoText(errno));
+      // Refused (EINVAL: not for this file system) or written in part: the rest as usual.
+      const size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+      const int now = ::fcntl(fd_, F_GETFL);
+      if (now >= 0) ::fcntl(fd_, F_SETFL, now & ~O_DIRECT);
+      plain_ = true;
+      written_ += done;
+      VERISUB_RETURN_IF_ERROR(WriteAll(
+          fd_, std::string_view(static_cast<const char*>(buf_) + done, used_ - done), path_));
+      written_ += used_ - done;
+      used_ = 0;
+      return Status::Ok();
+    }
+    VERISUB_RETURN_IF_ERROR(
+        WriteAll(fd_, std::string_view(static_cast<const char*>(buf_), used_), path_));
+    written_ += used_;
+    used_ = 0;
+    return Status::Ok();
+  }
+
+  int fd_;
+  const std::string& path_;
+  void* buf_ = nullptr;
+  size_t used_ = 0;       // bytes in the buffer
+  uint64_t written_ = 0;  // bytes in the file
+  bool plain_ = false;    // every byte as usual from here on
+};
+
 Status Produce(int fd, const Producer& produce, const std::string& path) {
   return produce([&](std::string_view piece) { return WriteAll(fd, piece, path); });
 }
@@ -261,7 +346,11 @@ Status WriteFileAtomically(const std::string& path, const Producer& produce) {
   VERISUB_RETURN_IF_ERROR(tmp.Create(dir, BaseName(target), path));
   if (exists && ::fchmod(tmp.fd(), st.st_mode & 07777) != 0)
     return DataLoss("cannot write '" + path + "': cannot keep its mode: " + ErrnoText(errno));
-  VERISUB_RETURN_IF_ERROR(Produce(tmp.fd(), produce, path));
+  {
+    FileSink sink(tmp.fd(), path);
+    VERISUB_RETURN_IF_ERROR(produce([&](std::string_view piece) { return sink.Write(piece); }));
+    VERISUB_RETURN_IF_ERROR(sink.Finish());
+  }
   if (::fsync(tmp.fd()) != 0)
     return DataLoss("cannot write '" + path + "': sync failed: " + ErrnoText(errno));
   VERISUB_RETURN_IF_ERROR(tmp.Close(path));
