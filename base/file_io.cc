@@ -126,38 +126,35 @@ class FileSink {
 
  private:
   // Writes the buffer at the file's end (a multiple of 4 KiB from kDirectFrom on), directly
-  // where `direct` and the file system allow it.
+  // where `direct` and the file system allow it; what a direct write refuses (EINVAL: not for
+  // this file system) or leaves undone is written as usual, and so is everything after it.
   Status Flush(bool direct) {
-    const int flags = ::fcntl(fd_, F_GETFL);
-    if (direct && flags >= 0 && !(flags & O_DIRECT) && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0)
-      direct = false;
-    if (!direct && flags >= 0 && (flags & O_DIRECT)) ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT);
+    direct = SetDirect(direct);
+    size_t done = 0;
     if (direct) {
       const ssize_t n = ::write(fd_, buf_, used_);
-      if (n == static_cast<ssize_t>(used_)) {
-        written_ += used_;
-        used_ = 0;
-        return Status::Ok();
-      }
       if (n < 0 && errno != EINVAL && errno != EINTR)
         return DataLoss("cannot write '" + path_ + "': " + ErrnoText(errno));
-      // Refused (EINVAL: not for this file system) or written in part: the rest as usual.
-      const size_t done = n > 0 ? static_cast<size_t>(n) : 0;
-      const int now = ::fcntl(fd_, F_GETFL);
-      if (now >= 0) ::fcntl(fd_, F_SETFL, now & ~O_DIRECT);
-      plain_ = true;
-      written_ += done;
-      VERISUB_RETURN_IF_ERROR(WriteAll(
-          fd_, std::string_view(static_cast<const char*>(buf_) + done, used_ - done), path_));
-      written_ += used_ - done;
-      used_ = 0;
-      return Status::Ok();
+      done = n > 0 ? static_cast<size_t>(n) : 0;
+      if (done < used_) {
+        SetDirect(false);
+        plain_ = true;
+      }
     }
-    VERISUB_RETURN_IF_ERROR(
-        WriteAll(fd_, std::string_view(static_cast<const char*>(buf_), used_), path_));
+    VERISUB_RETURN_IF_ERROR(WriteAll(
+        fd_, std::string_view(static_cast<const char*>(buf_) + done, used_ - done), path_));
     written_ += used_;
     used_ = 0;
     return Status::Ok();
+  }
+
+  // Turns O_DIRECT on or off for the file; whether it is on now.
+  bool SetDirect(bool on) {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0) return false;
+    const bool is_on = flags & O_DIRECT;
+    if (on == is_on) return on;
+    return ::fcntl(fd_, F_SETFL, on ? flags | O_DIRECT : flags & ~O_DIRECT) == 0 ? on : is_on;
   }
 
   int fd_;

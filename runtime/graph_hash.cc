@@ -51,10 +51,8 @@ uint64_t GraphHasher::WeightHash(const Value& v) {
   if (it != weights_.end() && !it->second.first.expired()) return it->second.second;
   const HostTensor& t = *v.constant;
   // A weight still in its model file is hashed where it lies (the same bytes), not decoded.
-  const std::string_view f32 = t.f32.Bytes();
-  t.f32.WillReadBytes();
-  uint64_t h = HashBytes(1, f32.data(), f32.size());
-  t.f32.DoneReadingBytes();
+  uint64_t h =
+      t.f32.WithBytes([](std::string_view f32) { return HashBytes(1, f32.data(), f32.size()); });
   h = HashBytes(h, t.f64.data(), t.f64.size() * sizeof(double));
   h = HashBytes(h, t.ints.data(), t.ints.size() * sizeof(int64_t));
   weights_[key] = {v.constant, h};

@@ -47,35 +47,17 @@ size_t Float32Storage::size() const {
 
 const std::vector<float>& Float32Storage::Floats() const {
   if (!file_) return owned_;
-  Stored& s = *file_;
-  std::call_once(s.decoded_once, [&s] {
-    // The file's pages mapped in one call, copied into pages prepared for the write, then
-    // dropped from the process (the page cache keeps them): the peak holds the floats only.
-    const size_t n = s.bytes.size() / sizeof(float);
-    if (s.file) s.file->Populate(s.bytes.data(), s.bytes.size());
-    s.decoded.reserve(n);  // allocated, not touched: prepared, then written once
-    PrepareLargeWrite(s.decoded.data(), s.bytes.size());
-    const char* p = s.bytes.data();
-    if (reinterpret_cast<uintptr_t>(p) % alignof(float) == 0) {
-      s.decoded.assign(reinterpret_cast<const float*>(p), reinterpret_cast<const float*>(p) + n);
-    } else {
-      s.decoded.resize(n);
-      if (n) std::memcpy(s.decoded.data(), p, s.bytes.size());
-    }
-    if (s.file) s.file->Release(s.bytes.data(), s.bytes.size());
-    s.decoded_ready.store(true, std::memory_order_release);
+  std::call_once(file_->decoded_once, [this] {
+    // The file's pages mapped in one call, copied, then dropped from the process (the page
+    // cache keeps them): the peak holds the floats only.
+    file_->decoded = WithBytes(FloatsFromBytes);
+    file_->decoded_ready.store(true, std::memory_order_release);
   });
-  return s.decoded;
+  return file_->decoded;
 }
 
 std::vector<float> Float32Storage::Copy() const {
-  if (!InFile()) return Floats();
-  std::vector<float> v;
-  ResizeForLargeWrite(&v, size());
-  WillReadBytes();
-  if (!v.empty()) std::memcpy(v.data(), file_->bytes.data(), file_->bytes.size());
-  DoneReadingBytes();
-  return v;
+  return InFile() ? WithBytes(FloatsFromBytes) : Floats();
 }
 
 std::vector<float>& Float32Storage::Owned() {
@@ -90,6 +72,21 @@ std::vector<float>& Float32Storage::Owned() {
     file_.reset();
   }
   return owned_;
+}
+
+std::vector<float> FloatsFromBytes(std::string_view bytes) {
+  const size_t n = bytes.size() / sizeof(float);
+  std::vector<float> v;
+  v.reserve(n);  // allocated, not touched: prepared, then written once
+  PrepareLargeWrite(v.data(), n * sizeof(float));
+  const char* p = bytes.data();
+  if (reinterpret_cast<uintptr_t>(p) % alignof(float) == 0) {
+    v.assign(reinterpret_cast<const float*>(p), reinterpret_cast<const float*>(p) + n);
+  } else {
+    v.resize(n);
+    if (n) std::memcpy(v.data(), p, n * sizeof(float));
+  }
+  return v;
 }
 
 bool IsFloatType(int32_t t) {

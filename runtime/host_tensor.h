@@ -68,6 +68,14 @@ class Float32Storage {
   // process's memory. No-ops for owned floats.
   void WillReadBytes(size_t offset = 0, size_t length = SIZE_MAX) const;
   void DoneReadingBytes(size_t offset = 0, size_t length = SIZE_MAX) const;
+  // f(Bytes()) between the two calls above: a reader of all the bytes (a hash, a write).
+  template <class F>
+  auto WithBytes(F&& f) const {
+    WillReadBytes();
+    auto result = f(Bytes());
+    DoneReadingBytes();
+    return result;
+  }
 
   size_t size() const;
   bool empty() const { return size() == 0; }
@@ -125,6 +133,10 @@ class Float32Storage {
   std::vector<float> owned_;
   std::shared_ptr<Stored> file_;  // set while the elements lie in a file
 };
+
+// Float32 elements from their little-endian bytes (any alignment), into a vector whose pages are
+// prepared for the write and written once (large_buffer.h): weights are most of a model's bytes.
+std::vector<float> FloatsFromBytes(std::string_view bytes);
 
 // Storage follows the element class: float32 in `f32` (the common case, kept compact), the
 // other floating types in `f64` (float16 and bfloat16 values already rounded), integers and bools

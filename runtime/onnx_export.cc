@@ -259,11 +259,7 @@ std::string FieldHeader(int field, uint64_t length) {
 // Writes `raw`, the bytes of `t` (RawTensorBytes): a weight still in its model file is written
 // straight from the mapping, its pages mapped in one call and dropped from the process after.
 Status WriteRaw(const base::PieceWriter& write, const HostTensor& t, std::string_view raw) {
-  const bool in_file = t.elem_type == kFloat && t.f32.InFile();
-  if (in_file) t.f32.WillReadBytes();
-  Status st = write(raw);
-  if (in_file) t.f32.DoneReadingBytes();
-  return st;
+  return t.f32.WithBytes([&](std::string_view) { return write(raw); });
 }
 
 // Writes `model` in protobuf's wire format, each deferred initializer's raw data straight from

@@ -29,21 +29,10 @@ HostTensor DecodeRaw(int32_t type, std::vector<int64_t> dims, std::string_view r
   HostTensor t;
   t.elem_type = type;
   t.dims = std::move(dims);
-  if (type == kFloat) {
-    t.f32.reserve(static_cast<size_t>(n));  // allocated, not touched: advised before the copy
-    PrepareLargeWrite(t.f32.data(), static_cast<size_t>(n) * 4);
-  }
   const char* p = raw.data();
   int sz = ElemTypeSize(type);
   if (type == kFloat) {
-    if (reinterpret_cast<uintptr_t>(p) % alignof(float) == 0) {
-      // Copies without zero-filling first: weights are most of a model's bytes.
-      const float* f = reinterpret_cast<const float*>(p);
-      t.f32.assign(f, f + n);
-    } else {
-      t.f32.resize(n);
-      if (n) std::memcpy(t.f32.data(), p, n * 4);
-    }
+    t.f32 = FloatsFromBytes(raw);  // its size checked against the dims
   } else if (type == kDouble) {
     t.f64.resize(n);
     if (n) std::memcpy(t.f64.data(), p, n * 8);

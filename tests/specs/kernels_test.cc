@@ -13,7 +13,7 @@ using testing::MakeTensor;
 using testing::Out;
 using testing::RunOp;
 
-// Runs op on inputs and returns output `k`; fails the test on error.
+// A tensor of shape `s` holding start, start + 1, ... in row-major order.
 Tensor<double> Iota(Shape s, double start = 1) {
   std::vector<double> d(s.NumElements());
   for (size_t i = 0; i < d.size(); ++i) d[i] = start + static_cast<double>(i);
