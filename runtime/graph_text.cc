@@ -228,7 +228,8 @@ std::string PrintGraphText(const Graph& g) {
     } else {
       s += "onnx-" + n.op_type;
     }
-    for (int in : n.inputs) s += " " + term(in, false);
+    // An omitted optional input (Resize's roi) is written "_".
+    for (int in : n.inputs) s += " " + (in == kNoValue ? std::string("_") : term(in, false));
     return s + ")";
   };
   std::string out;

@@ -62,6 +62,24 @@ TEST(GraphTextTest, AnOperatorWithTheWrongNumberOfInputsIsAnError) {
   EXPECT_TRUE(ParseGraphText("input x [2,3]\ninput y [4,3]\noutput (concat[axis=0] x y)\n").ok());
 }
 
+// Found on torchvision's segmentation models: an ONNX Resize omits its roi input (kNoValue),
+// and printing the graph (the decision caches' key) read the value at index -1 (std::bad_alloc or
+// garbage). An omitted input prints as "_".
+TEST(GraphTextTest, AnOmittedOptionalInputPrintsAsAnUnderscore) {
+  auto g = ParseGraphText("input x [1,2,4,4]\ninput s [4]\noutput (relu x)\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Value out;
+  out.name = "resized";
+  const int y = g->AddValue(out);
+  Node resize;
+  resize.op_type = "Resize";
+  resize.inputs = {g->inputs()[0], kNoValue, g->inputs()[1]};
+  resize.outputs = {y};
+  g->AddNode(resize);
+  g->mutable_outputs().push_back(y);
+  EXPECT_EQ(PrintGraphText(*g), "output (relu x)\noutput (onnx-Resize x _ s)\n");
+}
+
 TEST(GraphTextTest, FoldedWeightsRoundTrip) {
   auto g = ParseGraphText("input x [2,3]\noutput (ewadd x folded-2x3)\n");
   ASSERT_TRUE(g.ok()) << g.status().message();
