@@ -835,6 +835,41 @@ TEST(DnnlOpsTest, ResizeRunsOnResamplingWhereItComputesTheSame) {
   }
 }
 
+// The layout DP may store a resize's input blocked and its output plain (DeepLabV3's pooled
+// branch: 256 channels 1x1 -> 14x14 in nChw16c -> plain). oneDNN's jit resampling wants one format
+// on both sides and otherwise falls back to its reference kernel, 750x slower there; the kernel
+// converts the smaller side instead. Upsampling and downsampling, every layout of the input.
+TEST(DnnlOpsTest, ResizeBetweenTwoLayoutsRunsOnTheJitResampling) {
+  for (const bool up : {true, false}) {
+    const std::vector<int64_t> in =
+        up ? std::vector<int64_t>{1, 32, 1, 1} : std::vector<int64_t>{1, 32, 14, 14};
+    const std::vector<int64_t> out =
+        up ? std::vector<int64_t>{1, 32, 14, 14} : std::vector<int64_t>{1, 32, 7, 7};
+    ModelBuilder b;
+    b.Input("x", in).Output("y", out);
+    b.Int64Weight("sizes", out);
+    b.RandomWeight("w", {32, 32, 1, 1}, 1);
+    b.Node("Conv", {"x", "w"}, {"r"});
+    auto& n = b.Node("Resize", {"r", "", "", "sizes"}, {"y"});
+    SetString(n, "mode", "linear");
+    SetString(n, "coordinate_transformation_mode", "half_pixel");
+    const std::string name = up ? "upsampling" : "downsampling";
+    auto g = ImportOnnxBytes(b.Bytes(), name);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    for (specs::Layout l :
+         {specs::Layout::kNHWC, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c}) {
+      const std::string what = name + " from " + std::string(specs::LayoutName(l));
+      auto m = CheckInLayout(*g, l, 5, what, [&](const Value& v) {
+        return v.name == "r" ? l : specs::Layout::kPlain;
+      });
+      ASSERT_TRUE(m) << what;
+      const PrepareStats st = m->stats();
+      EXPECT_EQ(st.fallback_nodes, 0) << what;
+      EXPECT_EQ(st.kernel_variants.count("reference resampling"), 0u) << what;
+    }
+  }
+}
+
 // ConvTranspose on oneDNN's deconvolution (DCGAN's stride-2 4x4, groups with a bias, dilation,
 // output_padding, 1-D and 3-D), against the reference kernel; an output_shape that needs a
 // negative pad runs on the reference kernel.
