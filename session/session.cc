@@ -514,17 +514,27 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
       return st;
     }
   }
-  // In float32 (bf16 storage has its own whole-model timing above).
-  const bool float32 = options.precision == "f32" ||
-                       (precision_report_ && (precision_report_->kept_float32_by_timing ||
-                                              precision_report_->kept_float32_by_check));
-  if (requested.layout == "auto" && options.layout == "dp" && float32) {
+  // The DP's layouts against the backend's own, in float32; where bf16 storage won its timing
+  // above, the bf16 model against the backend's own float32 one: the DP lays out only what it
+  // prices, and a model of operators it keeps plain (a dilated or 3-D convolution is opaque to
+  // it) ran 3-4x slower in its layouts, bf16 or not, than in oneDNN's own (DeepLabV3, R(2+1)D).
+  if (requested.layout == "auto" && options.layout == "dp") {
+    auto reduced_storage = [this] {
+      return std::any_of(storage_types_.begin(), storage_types_.end(),
+                         [](int32_t t) { return t != 0; });
+    };
+    const bool reduced = reduced_storage();
     Status st = KeepFasterLayouts(&options, cost_model, prepare.num_threads);
     if (!st.ok()) {
       save_costs();
       return st;
     }
+    if (reduced && !reduced_storage() && precision_report_)
+      precision_report_->kept_float32_by_timing = true;
   }
+  const bool float32 = options.precision == "f32" ||
+                       (precision_report_ && (precision_report_->kept_float32_by_timing ||
+                                              precision_report_->kept_float32_by_check));
   if (options.time_rewrites && optimized_ && report_.search.rewrite_steps > 0 && float32) {
     const bool both_layouts = requested.layout == "auto" && options.precision == "f32";
     Status st = KeepFasterGraph(std::move(original), options, both_layouts, cost_model,
