@@ -52,6 +52,76 @@ std::optional<ConvPd> WinogradIfFaster(KernelBuilder& b, const ConvPd& direct,
   return wino;
 }
 
+// A convolution's taps that read only padding, for every output position, contribute nothing
+// (their products are zeros): a dilated kernel larger than its input does that. DeepLabV3's
+// atrous pyramid has 3x3 kernels dilated 24 and 36 on 14x14 or 28x28 maps, where only the centre
+// tap ever reads the image: a 1x1 convolution computing 9x fewer products (ONNX Runtime runs all
+// nine). The taps are cut from both ends of each spatial axis and the pads shrunk with them, so
+// the output is the same. nullopt when nothing is cut, or when a pad would go negative.
+struct TrimmedTaps {
+  std::vector<int64_t> dims;  // the kernel's [O, I/groups, k...] after the cut
+  std::vector<float> weights;
+  std::vector<int64_t> pad_l, pad_r;
+};
+
+std::optional<TrimmedTaps> TrimUnreachableTaps(const std::vector<int64_t>& in_sp,
+                                               const std::vector<int64_t>& out_sp,
+                                               const Window& win, const std::vector<int64_t>& wd,
+                                               const std::vector<float>& weights) {
+  const size_t r = in_sp.size();
+  if (out_sp.size() != r || wd.size() != r + 2 || win.strides.size() != r ||
+      win.dilations.size() != r || win.pad_l.size() != r || win.pad_r.size() != r)
+    return std::nullopt;
+  std::vector<int64_t> lo(r), hi(r);
+  bool cut = false;
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t k = wd[2 + i], h = in_sp[i], ho = out_sp[i], s = win.strides[i],
+                  d = win.dilations[i], p = win.pad_l[i];
+    if (s < 1 || d < 1 || ho < 1 || h < 1) return std::nullopt;
+    // Tap t reads row o*s - p + t*d at output o: inside for some o in [0, ho)?
+    auto reaches = [&](int64_t t) {
+      const int64_t need = p - t * d;  // o*s >= need
+      const int64_t o = need <= 0 ? 0 : (need + s - 1) / s;
+      return o < ho && o * s - p + t * d < h;
+    };
+    lo[i] = 0;
+    while (lo[i] < k && !reaches(lo[i])) ++lo[i];
+    if (lo[i] == k) return std::nullopt;  // no tap reads the image: left as it is
+    hi[i] = k - 1;
+    while (!reaches(hi[i])) --hi[i];
+    cut |= lo[i] > 0 || hi[i] < k - 1;
+  }
+  if (!cut) return std::nullopt;
+  TrimmedTaps t;
+  t.dims = wd;
+  for (size_t i = 0; i < r; ++i) {
+    t.dims[2 + i] = hi[i] - lo[i] + 1;
+    t.pad_l.push_back(win.pad_l[i] - lo[i] * win.dilations[i]);
+    t.pad_r.push_back(win.pad_r[i] - (wd[2 + i] - 1 - hi[i]) * win.dilations[i]);
+    if (t.pad_l.back() < 0 || t.pad_r.back() < 0) return std::nullopt;
+  }
+  // Copy the kept window of every (o, c) kernel, row-major over the spatial axes.
+  int64_t planes = wd[0] * wd[1], kept = 1, full = 1;
+  for (size_t i = 0; i < r; ++i) {
+    kept *= t.dims[2 + i];
+    full *= wd[2 + i];
+  }
+  if (static_cast<int64_t>(weights.size()) != planes * full) return std::nullopt;
+  t.weights.resize(static_cast<size_t>(planes * kept));
+  std::vector<int64_t> idx(r);
+  for (int64_t q = 0; q < planes; ++q)
+    for (int64_t e = 0; e < kept; ++e) {
+      int64_t rest = e, src = 0;
+      for (size_t i = r; i-- > 0;) {
+        idx[i] = rest % t.dims[2 + i] + lo[i];
+        rest /= t.dims[2 + i];
+      }
+      for (size_t i = 0; i < r; ++i) src = src * wd[2 + i] + idx[i];
+      t.weights[static_cast<size_t>(q * kept + e)] = weights[static_cast<size_t>(q * full + src)];
+    }
+  return t;
+}
+
 Status ConvKernel(KernelBuilder& b) {
   const Node& n = b.node();
   const Group& grp = b.group();
@@ -126,7 +196,21 @@ Status ConvKernel(KernelBuilder& b) {
       }
     }
   }
-  std::vector<int64_t> wdims = wd;
+  std::vector<int64_t> kernel_dims = wd;  // after any cut of taps that read only padding
+  std::optional<TrimmedTaps> trimmed;
+  if (weights) {
+    const auto& x_dims = b.dims(x);  // the geometry after AddExtraPads is the unpadded input's
+    std::vector<int64_t> x_sp(x_dims.begin() + 2, x_dims.end()), y_sp(yd.begin() + 2, yd.end());
+    trimmed = TrimUnreachableTaps(x_sp, y_sp, *win, wd, *weights);
+    if (trimmed) {
+      kernel_dims = trimmed->dims;
+      win->pad_l = trimmed->pad_l;
+      win->pad_r = trimmed->pad_r;
+      weights = &trimmed->weights;
+      b.CountVariant("taps reading padding cut");
+    }
+  }
+  std::vector<int64_t> wdims = kernel_dims;
   if (groups > 1) {
     wdims[0] = o / groups;
     wdims.insert(wdims.begin(), groups);
@@ -151,10 +235,11 @@ Status ConvKernel(KernelBuilder& b) {
   bool winograd = false;
   const bool all_ones =
       std::all_of(win->strides.begin(), win->strides.end(), [](int64_t s) { return s == 1; });
-  if (weights && groups == 1 && type == f32 && wd.size() == 4 && wd[2] == 3 && wd[3] == 3 &&
-      all_ones && std::all_of(dil.begin(), dil.end(), [](int64_t d) { return d == 0; })) {
+  if (weights && groups == 1 && type == f32 && kernel_dims.size() == 4 && kernel_dims[2] == 3 &&
+      kernel_dims[3] == 3 && all_ones &&
+      std::all_of(dil.begin(), dil.end(), [](int64_t d) { return d == 0; })) {
     // The shape, the output's layout and the post-ops decide which kernel is faster.
-    std::string key = "x" + DimsToString(xd) + " w" + DimsToString(wd) + " pad" +
+    std::string key = "x" + DimsToString(xd) + " w" + DimsToString(kernel_dims) + " pad" +
                       DimsToString(win->pad_l) + DimsToString(win->pad_r) + " y";
     const std::optional<specs::Layout> out_layout = b.AssignedLayout(grp.output);
     key += out_layout ? std::string(specs::LayoutName(*out_layout)) : "any";

@@ -97,8 +97,12 @@ struct ConvCase {
   std::string name;
   int64_t c, o, group, k, stride, dilation;
   std::vector<int64_t> pads;
+  bool cut = false;  // taps that read only padding are cut (TrimUnreachableTaps)
 };
 
+// Every geometry against the reference kernel. A dilated kernel larger than its input (DeepLabV3's
+// atrous pyramid) loses the taps that read only padding, from either end of an axis, with any
+// stride; the values stay the reference's.
 TEST(DnnlOpsTest, ConvolutionGeometries) {
   std::vector<ConvCase> cases = {
       {"plain", 8, 16, 1, 3, 1, 1, {1, 1, 1, 1}},
@@ -109,6 +113,11 @@ TEST(DnnlOpsTest, ConvolutionGeometries) {
       {"dilation", 8, 8, 1, 3, 1, 2, {2, 2, 2, 2}},
       {"odd_channels_1x1", 3, 5, 1, 1, 1, 1, {0, 0, 0, 0}},
       {"kernel7_stride2", 3, 16, 1, 7, 2, 1, {3, 3, 3, 3}},
+      {"atrous_beyond_the_image", 8, 8, 1, 3, 1, 24, {24, 24, 24, 24}, true},
+      {"atrous_within_the_image", 8, 8, 1, 3, 1, 12, {12, 12, 12, 12}},
+      {"atrous_stride2", 8, 8, 1, 3, 2, 24, {24, 24, 24, 24}, true},
+      {"one_side_cut_per_axis", 8, 8, 1, 3, 1, 8, {12, 0, 0, 12}, true},
+      {"atrous_depthwise", 8, 8, 8, 3, 1, 16, {16, 16, 16, 16}, true},
   };
   for (const ConvCase& c : cases) {
     ModelBuilder b;
@@ -124,6 +133,7 @@ TEST(DnnlOpsTest, ConvolutionGeometries) {
     SetInts(n, "pads", c.pads);
     PrepareStats s = Check(b, c.name);
     EXPECT_EQ(s.fallback_nodes, 0) << c.name;
+    EXPECT_EQ(s.kernel_variants.count("taps reading padding cut"), c.cut ? 1u : 0u) << c.name;
   }
 }
 
