@@ -15,7 +15,38 @@ std::string ClusterLabel(const runtime::Graph& g, const runtime::KernelCluster& 
   return s;
 }
 
-std::string SubopText(const runtime::Graph& g, bool fused) {
+SubGraph RewriteLowered(const SubGraph& lowered, const SubopRules* rules,
+                        SubopRewriteStats* stats) {
+  if (!rules) return lowered;
+  SubopRewriteStats st;
+  SubGraph out = rules->Apply(lowered, &st);
+  const SubOpKind kind = out.nodes[out.output].kind;
+  if (kind == SubOpKind::kInput || kind == SubOpKind::kConst) return lowered;
+  if (stats) {
+    stats->rewrites += st.rewrites;
+    for (const auto& [id, n] : st.by_rule) stats->by_rule[id] += n;
+  }
+  return out;
+}
+
+namespace {
+
+// "# rules: 2 rewrites (0123456789abcdef x2)\n", or "" when none was made.
+std::string RewritesComment(const SubopRewriteStats& st) {
+  if (st.rewrites == 0) return "";
+  std::string s =
+      "# rules: " + std::to_string(st.rewrites) + " rewrite" + (st.rewrites == 1 ? "" : "s") + " (";
+  bool first = true;
+  for (const auto& [id, n] : st.by_rule) {
+    s += (first ? "" : ", ") + id + (n > 1 ? " x" + std::to_string(n) : "");
+    first = false;
+  }
+  return s + ")\n";
+}
+
+}  // namespace
+
+std::string SubopText(const runtime::Graph& g, bool fused, const SubopRules* rules) {
   std::string out;
   auto value_list = [&](const std::vector<int>& vs) {
     std::string s;
@@ -28,8 +59,10 @@ std::string SubopText(const runtime::Graph& g, bool fused) {
       const runtime::Node& n = g.node(i);
       auto lowered = LowerCluster(g, {i}, n.outputs[0]);
       if (!lowered.ok()) continue;
+      SubopRewriteStats st;
+      const SubGraph sg = RewriteLowered(lowered->graph, rules, &st);
       out += "# node " + n.name + " (" + n.KindName() + "), reads" + value_list(lowered->inputs) +
-             "\n" + SubGraphText(lowered->graph) + "\n";
+             "\n" + RewritesComment(st) + SubGraphText(sg) + "\n";
     }
     return out;
   }
@@ -39,9 +72,11 @@ std::string SubopText(const runtime::Graph& g, bool fused) {
     if (!lowered.ok()) continue;
     std::string names;
     for (int n : c.nodes) names += " " + g.node(n).name;
+    SubopRewriteStats st;
+    const SubGraph sg = RewriteLowered(lowered->graph, rules, &st);
     out += "# kernel " + std::to_string(k++) + " " + ClusterLabel(g, c) + ": nodes" + names +
            "; reads" + value_list(c.inputs) + "; writes " + g.value(c.output).name + "\n" +
-           SubGraphText(lowered->graph) + "\n";
+           RewritesComment(st) + SubGraphText(sg) + "\n";
   }
   return out;
 }
@@ -57,6 +92,9 @@ StatusOr<std::shared_ptr<const runtime::GeneratedKernel>> SubopGenerator::Kernel
   VERISUB_ASSIGN_OR_RETURN(LoweredCluster lowered, LowerCluster(g, cluster.nodes, cluster.output));
   if (lowered.inputs != cluster.inputs)
     return InternalError("generated kernel: the cluster's inputs changed since it was planned");
+  SubopRewriteStats st;
+  lowered.graph = RewriteLowered(lowered.graph, rules_.get(), &st);
+  rule_rewrites_ += st.rewrites;
   // Element-wise in one layout: indexed as stored, no division per element; else every input and
   // the output converted by its own reindex.
   if (std::optional<SubGraph> physical =

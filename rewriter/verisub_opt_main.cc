@@ -257,7 +257,15 @@ int main(int argc, char** argv) {
   }
 #ifdef VERISUB_HAVE_HALIDE
   if (dump_subops && st.ok()) {
-    Status dumped = base::WriteFileAtomically(dump_path, fusion::SubopText(optimized, dump_fused));
+    // The kernels as the generator makes them: rewritten by the shipped sub-operator rules.
+    std::optional<fusion::SubopRules> subop_rules;
+    if (const std::string path = rewriter::FindShippedPath("data/rules/subop.pb"); !path.empty()) {
+      auto rules = rewriter::LoadRules(path);
+      if (!rules.ok()) return Fail(rules.status().WithContext("sub-operator rules"));
+      subop_rules.emplace(*rules);
+    }
+    Status dumped = base::WriteFileAtomically(
+        dump_path, fusion::SubopText(optimized, dump_fused, subop_rules ? &*subop_rules : nullptr));
     if (!dumped.ok()) return Fail(dumped);
   }
 #else

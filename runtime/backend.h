@@ -56,6 +56,7 @@ struct PrepareStats {
   int generated_nodes = 0;                     // graph nodes they compute
   int kernels_compiled = 0;                    // generated kernels compiled at this prepare
   int kernel_cache_hits = 0;                   // and those found compiled
+  int subop_rule_rewrites = 0;                 // rewrites by sub-operator rules in their kernels
   std::string generator_error;                 // why some cluster runs on library kernels
                                                // instead (no compiler, no plugin), if one does
   double generator_plan_seconds = 0;           // the generator's partition into kernels

@@ -46,6 +46,8 @@ class KernelGenerator {
   // Counts for reports: kernels compiled, and kernels found in the cache.
   virtual int compiled() const = 0;
   virtual int cache_hits() const = 0;
+  // Rewrites made by rules at the sub-operator level in the kernels made so far.
+  virtual int rule_rewrites() const { return 0; }
 };
 
 }  // namespace verisub::runtime

@@ -391,7 +391,18 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
                            options.backend);
   } else if (!options.kernel_generator) {
 #ifdef VERISUB_HAVE_HALIDE
-    options.kernel_generator = std::make_shared<fusion::SubopGenerator>();
+    std::shared_ptr<const fusion::SubopRules> subop_rules;
+    if (options.subop_rules != "none") {
+      std::string path = options.subop_rules;
+      if (path.empty()) path = rewriter::FindShippedPath("data/rules/subop.pb");
+      if (!path.empty()) {
+        auto rules = rewriter::LoadRules(path);
+        if (!rules.ok()) return rules.status().WithContext("sub-operator rules");
+        subop_rules = std::make_shared<fusion::SubopRules>(*rules);
+      }
+    }
+    options.kernel_generator =
+        std::make_shared<fusion::SubopGenerator>(fusion::KernelCacheOptions{}, subop_rules);
 #else
     return FailedPrecondition(
         "fusion " + options.fusion +
@@ -579,6 +590,7 @@ class SelectedClusters : public runtime::KernelGenerator {
   }
   int compiled() const override { return all_->compiled(); }
   int cache_hits() const override { return all_->cache_hits(); }
+  int rule_rewrites() const override { return all_->rule_rewrites(); }
 
  private:
   std::shared_ptr<runtime::KernelGenerator> all_;

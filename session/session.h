@@ -72,8 +72,11 @@ struct SessionOptions {
   // kTimedChoiceMargin). "subop" and "auto" need a build with Halide, on the oneDNN backend.
   std::string fusion = "library";
   // The generator of "subop" and "auto"; null: one made by the session, caching kernels in
-  // fusion::DefaultKernelDir().
+  // fusion::DefaultKernelDir() and rewriting each lowered kernel with `subop_rules`.
   std::shared_ptr<runtime::KernelGenerator> kernel_generator;
+  // The rules at the sub-operator level the session's generator applies (fusion/subop_rules.h):
+  // a rules file, "" for the shipped data/rules/subop.pb (none when it is not found), or "none".
+  std::string subop_rules;
   // Where the choices timed at prepare (layout policy, rewritten or original graph, precision,
   // fusion "auto") are remembered, one small file per choice and prepared graph, keyed by the
   // graph as prepared (nodes, order, shapes, layouts, storage types), the thread count, the

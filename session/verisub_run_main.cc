@@ -223,6 +223,9 @@ int main(int argc, char** argv) {
             "one kernel each with Halide, cached on disk (subop); each generated kernel timed "
             "at prepare against the library's steps and kept where faster (auto); or nothing "
             "fused at all, not even a convolution's bias and activation (none)")
+      .Path("--subop-rules", &flags.session.subop_rules,
+            "rules at the sub-operator level that rewrite each generated kernel before it is "
+            "compiled (default: the shipped data/rules/subop.pb; 'none': none)")
       .Path("--decisions", &flags.session.decisions,
             "the folder where the choices timed at prepare (layouts, rewrites, precision, "
             "--fusion auto) are remembered per graph, so a second load times nothing and "
@@ -368,9 +371,9 @@ int main(int argc, char** argv) {
   if (st.generated_kernels > 0 || flags.session.fusion == "subop" || flags.session.fusion == "auto")
     std::printf(
         "fusion:   %s: %d generated kernels for %d nodes (%d compiled, %d from the cache; "
-        "partitioned in %.1f ms)\n",
+        "partitioned in %.1f ms; %d sub-operator rule rewrites)\n",
         flags.session.fusion.c_str(), st.generated_kernels, st.generated_nodes, st.kernels_compiled,
-        st.kernel_cache_hits, st.generator_plan_seconds * 1e3);
+        st.kernel_cache_hits, st.generator_plan_seconds * 1e3, st.subop_rule_rewrites);
   if (!st.generator_error.empty())
     std::printf("fusion:   some clusters run on the library's kernels: %s\n",
                 st.generator_error.c_str());

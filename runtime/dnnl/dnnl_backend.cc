@@ -200,6 +200,7 @@ class DnnlBackend : public Backend {
     PrepareStats stats;
     const int compiled_before = options.generator ? options.generator->compiled() : 0;
     const int hits_before = options.generator ? options.generator->cache_hits() : 0;
+    const int rewrites_before = options.generator ? options.generator->rule_rewrites() : 0;
     FusionPlan plan = PlanFusion(fg);
     if (!options.library_fusion) plan = Unfused(fg, std::move(plan));
     if (options.generator) AddGeneratedGroups(fg, options.generator.get(), &d, &plan);
@@ -225,6 +226,7 @@ class DnnlBackend : public Backend {
     if (options.generator) {
       stats.kernels_compiled = options.generator->compiled() - compiled_before;
       stats.kernel_cache_hits = options.generator->cache_hits() - hits_before;
+      stats.subop_rule_rewrites = options.generator->rule_rewrites() - rewrites_before;
     }
     auto prepared =
         DnnlPrepared::Create(std::move(graph), std::move(d), options.num_threads, stats);
