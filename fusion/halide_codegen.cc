@@ -318,6 +318,27 @@ void Schedule(const SubGraph& g, Pipeline& p) {
         p.funcs[a].vectorize(p.funcs[a].args()[0], kVector, H::TailStrategy::GuardWithIf);
     }
   }
+  // A value smaller than the output that only broadcasts read (a row's 1 / sqrt(var + eps), a
+  // softmax row's reciprocal sum, a channel's scale): computed once per row beside the reductions
+  // (or once, whole, before the loops), not again for every element it is inlined into.
+  const int64_t out_elements = NumElements(dims);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const SubNode& n = g.nodes[i];
+    if ((n.kind != SubOpKind::kUnary && n.kind != SubOpKind::kBinary &&
+         n.kind != SubOpKind::kSelect) ||
+        uses[i] == 0 || NumElements(n.dims) >= out_elements)
+      continue;
+    bool only_broadcasts = true;
+    for (const SubNode& c : g.nodes)
+      for (int a : c.args)
+        if (a == static_cast<int>(i))
+          only_broadcasts &= c.kind == SubOpKind::kReindex && IsBroadcast(g, c);
+    if (!only_broadcasts) continue;
+    if (at_outer && outer)
+      p.funcs[i].compute_at(p.out, *outer);
+    else
+      p.funcs[i].compute_root();
+  }
 }
 
 H::Target KernelTarget(const std::string& target) {

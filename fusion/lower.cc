@@ -155,11 +155,14 @@ class NodeLowering {
     return sg_.BroadcastTo(sg_.Reduce(f, x, axes), out_);
   }
 
+  // The row's sum is inverted (or its log taken) once per row, before it is broadcast: one
+  // multiply per element instead of a division.
   int Softmax(int x, int axis, bool log) {
     const int shifted = Sub(x, ReduceBack(ReduceFn::kMax, x, {axis}));
     const int e = Un(UnaryFn::kExp, shifted);
-    const int sum = ReduceBack(ReduceFn::kSum, e, {axis});
-    return log ? Sub(shifted, Un(UnaryFn::kLog, sum)) : Div(e, sum);
+    const int sum = sg_.Reduce(ReduceFn::kSum, e, {axis});
+    return log ? Sub(shifted, sg_.BroadcastTo(Un(UnaryFn::kLog, sum), out_))
+               : Mul(e, sg_.BroadcastTo(Un(UnaryFn::kRecip, sum), out_));
   }
 
   // Mean over `axes` of x (dims `dims`), keeping them as extent 1.
@@ -247,12 +250,25 @@ class NodeLowering {
       case OpKind::kBatchnorm: {
         if (Rank() < 2) return Fail("rank");
         const double eps = specs::DecodeFloat(p[specs::ops::kBatchnormEpsilon]);
-        int along[4];
-        for (int k = 0; k < 4; ++k) {
-          VERISUB_ASSIGN_OR_RETURN(along[k], Checked(AlongAxis(In(k + 1), 1), "operand size"));
+        auto along = [&](int v) { return Checked(AlongAxis(v, 1), "operand size"); };
+        // scale / sqrt(var + eps) once per channel where the vectors have one shape (they do in
+        // every export), then read per element as the mean and the shift are: no square root
+        // and reciprocal per element in a generated kernel.
+        const int scale = In(1), var = In(4);
+        int k;
+        if (sg_.dims(scale) == sg_.dims(var)) {
+          const int inv =
+              Un(UnaryFn::kRecip,
+                 Un(UnaryFn::kSqrt, Bin(BinaryFn::kAdd, var, sg_.Const(eps, sg_.dims(var)))));
+          VERISUB_ASSIGN_OR_RETURN(k, along(Bin(BinaryFn::kMul, inv, scale)));
+        } else {
+          VERISUB_ASSIGN_OR_RETURN(int s, along(scale));
+          VERISUB_ASSIGN_OR_RETURN(int v, along(var));
+          k = Mul(Un(UnaryFn::kRecip, Un(UnaryFn::kSqrt, Add(v, C(eps)))), s);
         }
-        const int k = Mul(Un(UnaryFn::kRecip, Un(UnaryFn::kSqrt, Add(along[3], C(eps)))), along[0]);
-        return Add(Mul(Sub(In(0), along[2]), k), along[1]);
+        VERISUB_ASSIGN_OR_RETURN(int mean, along(In(3)));
+        VERISUB_ASSIGN_OR_RETURN(int shift, along(In(2)));
+        return Add(Mul(Sub(In(0), mean), k), shift);
       }
       case OpKind::kSoftmax: {
         const int axis = static_cast<int>(p[specs::ops::kSoftmaxAxis]);
@@ -299,9 +315,11 @@ class NodeLowering {
     std::vector<int> axes(Rank() - axis);
     std::iota(axes.begin(), axes.end(), axis);
     const int centred = Sub(x, sg_.BroadcastTo(Mean(x, axes), out_));
-    const int var = sg_.BroadcastTo(Mean(Mul(centred, centred), axes), out_);
-    const int k = Un(UnaryFn::kRecip, Un(UnaryFn::kSqrt, Add(var, C(eps))));
-    return Add(Mul(Mul(centred, k), scale), bias);
+    // 1 / sqrt(var + eps) once per row, then broadcast: no square root and division per element.
+    const int var = Mean(Mul(centred, centred), axes);
+    const int k = Un(UnaryFn::kRecip,
+                     Un(UnaryFn::kSqrt, Bin(BinaryFn::kAdd, var, sg_.Const(eps, sg_.dims(var)))));
+    return Add(Mul(Mul(centred, sg_.BroadcastTo(k, out_)), scale), bias);
   }
 
   int NormAxis(int64_t a) const { return static_cast<int>(a < 0 ? a + Rank() : a); }
