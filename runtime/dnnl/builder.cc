@@ -452,6 +452,7 @@ const KernelRegistry& Kernels() {
     AddGeneratedKernels(r);
     AddResizeKernels(r);
     AddConvTransposeKernels(r);
+    AddRnnKernels(r);
     return r;
   }();
   return *registry;

@@ -266,6 +266,7 @@ void AddReduceKernels(KernelRegistry* r);
 void AddChannelAffineKernels(KernelRegistry* r);  // per-channel scale, shift and clamps
 void AddResizeKernels(KernelRegistry* r);         // ONNX Resize and Upsample
 void AddConvTransposeKernels(KernelRegistry* r);  // ONNX ConvTranspose
+void AddRnnKernels(KernelRegistry* r);            // ONNX LSTM and GRU
 void AddGeneratedKernels(KernelRegistry* r);      // clusters run by generated kernels
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).

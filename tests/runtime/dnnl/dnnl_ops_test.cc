@@ -880,6 +880,60 @@ TEST(DnnlOpsTest, ResizeBetweenTwoLayoutsRunsOnTheJitResampling) {
   }
 }
 
+// LSTM and GRU on oneDNN's RNN primitives (forward and reverse, with and without biases and
+// initial states, GRU with and without linear_before_reset), against the reference kernel; what
+// oneDNN's arithmetic is not (a bidirectional layer, clipping, other activations) runs on the
+// reference kernel.
+TEST(DnnlOpsTest, RecurrentLayersRunOnOneDnnWhereTheyComputeTheSame) {
+  struct RnnCase {
+    std::string name, op, direction;
+    bool bias, initial;
+    int64_t lbr;  // GRU's linear_before_reset
+    std::function<void(onnx::NodeProto&)> attrs;
+    int fallback;
+  };
+  const std::vector<RnnCase> cases = {
+      {"lstm", "LSTM", "forward", true, true, 0, nullptr, 0},
+      {"lstm_reverse_bare", "LSTM", "reverse", false, false, 0, nullptr, 0},
+      {"gru_lbr", "GRU", "forward", true, true, 1, nullptr, 0},
+      {"gru_reverse", "GRU", "reverse", true, false, 0, nullptr, 0},
+      {"lstm_bidirectional", "LSTM", "bidirectional", true, true, 0, nullptr, 1},
+      {"lstm_clip", "LSTM", "forward", true, false, 0,
+       [](onnx::NodeProto& n) { SetFloat(n, "clip", 0.5f); }, 1},
+  };
+  const int64_t t = 5, batch = 2, in = 6, h = 8;
+  for (const RnnCase& c : cases) {
+    const int64_t gates = c.op == "LSTM" ? 4 : 3, dirs = c.direction == "bidirectional" ? 2 : 1;
+    ModelBuilder b;
+    b.Input("x", {t, batch, in}).Output("y", {t, dirs, batch, h}).Output("yh", {dirs, batch, h});
+    b.RandomWeight("w", {dirs, gates * h, in}, 1).RandomWeight("r", {dirs, gates * h, h}, 2);
+    std::vector<std::string> inputs = {"x", "w", "r", ""};
+    if (c.bias) {
+      b.RandomWeight("bias", {dirs, 2 * gates * h}, 3);
+      inputs[3] = "bias";
+    }
+    if (c.initial) {
+      b.Input("h0", {dirs, batch, h});
+      inputs.insert(inputs.end(), {"", "h0"});
+      if (c.op == "LSTM") {
+        b.Input("c0", {dirs, batch, h});
+        inputs.push_back("c0");
+      }
+    }
+    std::vector<std::string> outputs = {"y", "yh"};
+    if (c.op == "LSTM") {
+      b.Output("yc", {dirs, batch, h});
+      outputs.push_back("yc");
+    }
+    auto& n = b.Node(c.op, inputs, outputs);
+    SetInt(n, "hidden_size", h);
+    SetString(n, "direction", c.direction);
+    if (c.op == "GRU") SetInt(n, "linear_before_reset", c.lbr);
+    if (c.attrs) c.attrs(n);
+    EXPECT_EQ(Check(b, c.name).fallback_nodes, c.fallback) << c.name;
+  }
+}
+
 // ConvTranspose on oneDNN's deconvolution (DCGAN's stride-2 4x4, groups with a bias, dilation,
 // output_padding, 1-D and 3-D), against the reference kernel; an output_shape that needs a
 // negative pad runs on the reference kernel.
