@@ -254,6 +254,15 @@ int KernelBuilder::Converted(int id, const Desc& want) {
   return cid;
 }
 
+int KernelBuilder::Temporary(const std::string& name, const Desc& desc) {
+  Slot s;
+  s.name = name;
+  s.dims = DimsOf(desc);
+  s.desc = desc;
+  d_->slots.push_back(std::move(s));
+  return static_cast<int>(d_->slots.size()) - 1;
+}
+
 void* KernelBuilder::ConstantBuffer(size_t bytes) {
   d_->constant_buffers.push_back(NewLargeBuffer(bytes));
   return d_->constant_buffers.back().get();

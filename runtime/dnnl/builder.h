@@ -213,6 +213,9 @@ class KernelBuilder {
   void* ConstantBuffer(size_t bytes);
   // A slot converted to `want` (cached per slot and layout); returns the slot to read.
   int Converted(int id, const Desc& want);
+  // A new slot of `desc` that is no graph value (a kernel's intermediate between two of its
+  // steps); the buffer plan gives it a buffer from its first write to its last read.
+  int Temporary(const std::string& name, const Desc& desc);
   // The slot holding `id` converted to `want` when some kernel made it already, else -1.
   int FindConverted(int id, const Desc& want) const;
 

@@ -897,7 +897,8 @@ TEST(DnnlOpsTest, RecurrentLayersRunOnOneDnnWhereTheyComputeTheSame) {
       {"lstm_reverse_bare", "LSTM", "reverse", false, false, 0, nullptr, 0},
       {"gru_lbr", "GRU", "forward", true, true, 1, nullptr, 0},
       {"gru_reverse", "GRU", "reverse", true, false, 0, nullptr, 0},
-      {"lstm_bidirectional", "LSTM", "bidirectional", true, true, 0, nullptr, 1},
+      {"lstm_bidirectional", "LSTM", "bidirectional", true, true, 0, nullptr, 0},
+      {"gru_bidirectional_bare", "GRU", "bidirectional", false, false, 1, nullptr, 0},
       {"lstm_clip", "LSTM", "forward", true, false, 0,
        [](onnx::NodeProto& n) { SetFloat(n, "clip", 0.5f); }, 1},
   };
