@@ -71,7 +71,16 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
   // carries their attributes.
   const bool onnx_pool = node.opaque() && node.domain.empty() && node.onnx &&
                          (node.op_type == "MaxPool" || node.op_type == "AveragePool");
-  if (onnx_pool && index >= 0 && !outputs.empty() && inputs.size() == 1 &&
+  // Likewise the ONNX convolutions the spec has no operator for (dilated ones: DeepLab's atrous
+  // convolutions), which oneDNN runs in any image layout (a gemm over every tap when plain): in
+  // their input's layout, weights and bias the backend's business.
+  const bool onnx_conv = node.opaque() && node.domain.empty() && node.onnx &&
+                         node.op_type == "Conv" && inputs.size() >= 2 && [&] {
+                           for (size_t k = 1; k < inputs.size(); ++k)
+                             if (inputs[k] != specs::Layout::kPlain) return false;
+                           return true;
+                         }();
+  if ((onnx_pool ? inputs.size() == 1 : onnx_conv) && index >= 0 && !outputs.empty() &&
       inputs[0] == outputs[0] && g.value(node.outputs[0]).dims.size() == 4) {
     for (const auto& a : node.onnx->attribute()) key += " " + a.ShortDebugString();
     auto t = model_->NodeInLayoutUs(g, plan, index, outputs[0], key);
@@ -152,8 +161,11 @@ std::optional<double> MeasuredLayoutCosts::FormatKernelCostUs(
   if (!precision) return std::nullopt;
   const std::vector<specs::Layout> in = LayoutsOf(inputs), out = LayoutsOf(outputs);
   if (*precision == Precision::kF32) return KernelCostUs(g, node, in, out);
-  if (*precision != Precision::kBf16 || !runtime::dnnl_backend::HasBf16Kernels() || !node.op ||
-      outputs.empty())
+  // The ONNX convolutions laid out above compute in bfloat16 as conv2d does (the same kernel).
+  const bool onnx_conv = node.opaque() && node.domain.empty() && node.onnx &&
+                         node.op_type == "Conv" && g.value(node.outputs[0]).dims.size() == 4;
+  if (*precision != Precision::kBf16 || !runtime::dnnl_backend::HasBf16Kernels() ||
+      (!node.op && !onnx_conv) || outputs.empty())
     return std::nullopt;
   // Admissible in these layouts at all (and free when fused into another node's kernel).
   auto f32 = KernelCostUs(g, node, in, out);
@@ -163,9 +175,11 @@ std::optional<double> MeasuredLayoutCosts::FormatKernelCostUs(
   if (found == index_.end()) return std::nullopt;
   const int gi = plan.group_of[found->second];
   if (gi >= 0 && plan.groups[gi].kernel_node != found->second) return 0.0;
-  if (!RunsInBf16(*node.op)) return std::nullopt;
-  auto t = model_->NodeInLayoutUs(g, plan, found->second, out[0], NodeQuery(g, node).Key(),
-                                  /*bf16=*/true);
+  if (node.op ? !RunsInBf16(*node.op) : !onnx_conv) return std::nullopt;
+  std::string key = NodeQuery(g, node).Key();
+  if (onnx_conv)
+    for (const auto& a : node.onnx->attribute()) key += " " + a.ShortDebugString();
+  auto t = model_->NodeInLayoutUs(g, plan, found->second, out[0], key, /*bf16=*/true);
   if (!t.ok()) return std::nullopt;
   return *t;
 }
