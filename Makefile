@@ -218,6 +218,24 @@ bench-zoo: configure zoo-models ort
 	  --runs $(ZOO_RUNS) --rounds $(ZOO_ROUNDS) $(if $(ZOO_RESUME),--resume) \
 	  $(foreach m,$(BENCH_ZOO_MODEL),--only $(m))
 
+# Models of other kinds than classification (bench/models/export_other.py into $(OTHER): semantic
+# segmentation, video, speech-style sequence models with LSTM/GRU), timed as the zoo is, with
+# the same floors; tables into docs/bench-other.md. About 10 min on 2 cores.
+OTHER ?= $(BUILD)/other
+.PHONY: other-models bench-other
+other-models:
+	@/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy' 2>/dev/null || { \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "other-models: installing $(DEV_MODEL_PACKAGES)"; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEV_MODEL_PACKAGES); }
+	/usr/bin/python3 bench/models/export_other.py --out $(OTHER)
+bench-other: configure other-models ort
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt verisub-onnx verisub-run
+	node bench/zoo_bench.js --build $(BUILD) --zoo $(OTHER) --tier quick \
+	  --out $(BUILD)/bench-other --ort-dir $(BUILD)/ort --threads $(ZOO_THREADS) \
+	  --runs $(ZOO_RUNS) --rounds $(ZOO_ROUNDS) --doc docs/bench-other.md
+
 # The shipped cost tables (data/costs/, docs/cost-models.md): every development model optimized
 # with costs measured on this CPU at COST_THREADS kernel threads; each run adds what it measured to
 # data/costs/<engine>-<version>-<isa>-t<threads>-<cpu>.costs.txt (COST_TABLES_FRESH=1 starts from
