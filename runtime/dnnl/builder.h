@@ -148,6 +148,7 @@ class KernelBuilder {
   // `modify` is false (a copy of every weight into fresh pages costs about 3 ms per MB on a
   // paravirtualized guest), else copied into `*copy`, which is then the data returned and the one
   // to change. nullptr when `id` is not a float constant.
+  // `copy` must not be null: a weight still in its model file is always read into it.
   const std::vector<float>* ConstantFloatsInPlaceOrCopy(
       int id, bool modify, std::optional<std::vector<float>>* copy) const;
   bool Dnnl(int id) const { return id != kNoValue && !slot(id).host; }

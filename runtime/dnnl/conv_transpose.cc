@@ -3,6 +3,7 @@
 // folded in; oneDNN picks the layouts. Negative effective pads (output_padding past the end
 // pad) and run-time weights run on the reference kernel.
 #include <algorithm>
+#include <optional>
 
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
@@ -27,7 +28,8 @@ Status ConvTransposeKernel(KernelBuilder& b) {
   if (out != b.dims(y) || xd.size() > 5) return Unimplemented("conv_transpose: output shape");
   for (size_t d = 0; d < g.out.size(); ++d)
     if (g.pad_begin[d] < 0 || g.pad_end[d] < 0) return Unimplemented("conv_transpose: pads");
-  const std::vector<float>* weights = b.ConstantFloatsInPlaceOrCopy(w, false, nullptr);
+  std::optional<std::vector<float>> copy;  // a weight still in its model file is read into it
+  const std::vector<float>* weights = b.ConstantFloatsInPlaceOrCopy(w, false, &copy);
   if (!weights) return Unimplemented("conv_transpose: run-time weights");
   const int64_t m = g.out_channels, groups = g.group;
   std::vector<float> bias(m, 0.f);
