@@ -245,7 +245,7 @@ StatusOr<PreparedAlternative> PrepareFloat32(const runtime::Backend& backend, ru
 
 // Part of every decision's key: bump it when a change to a backend's kernels or to the timing
 // can turn a choice the other way, so that no earlier version's choice is read.
-constexpr int kDecisionRevision = 1;
+constexpr int kDecisionRevision = 2;  // 2: the RNN, resize, global pooling and cut-tap kernels
 
 // Timed choices remembered across loads (SessionOptions::decisions): one small file per choice
 // and prepared graph, named by a hash of `what` (the graph as prepared: nodes, order, shapes,

@@ -984,6 +984,36 @@ TEST(DnnlOpsTest, KernelsReadWeightsLeftInTheModelFile) {
   std::filesystem::remove_all(dir);
 }
 
+// A max or mean over the points of a 1-D image (PointNet) or the voxels of a 3-D one, after a
+// convolution that wrote it channels-last or in channel blocks (oneDNN's choice: the DP names
+// layouts of 2-D images only), pools it as stored: no conversion to plain first (the 1-D case
+// converted 4 MB per run, 0.44 ms of a 1.6 ms model). The same values as the reference.
+TEST(DnnlOpsTest, GlobalPoolingOfOneAndThreeDImagesReadsThemAsStored) {
+  for (const bool three_d : {false, true})
+    for (const std::string op : {"ReduceMax", "ReduceMean"}) {
+      ModelBuilder b;
+      const std::vector<int64_t> x =
+          three_d ? std::vector<int64_t>{1, 16, 4, 6, 6} : std::vector<int64_t>{1, 16, 256};
+      std::vector<int64_t> w = {64, 16, 1}, c = x, axes = {2};
+      c[1] = 64;
+      if (three_d) {
+        w.insert(w.end(), {1, 1});
+        axes = {2, 3, 4};
+      }
+      b.Input("x", x).Output("y", {1, 64});
+      b.RandomWeight("w", w, 1);
+      b.Node("Conv", {"x", "w"}, {"c"});
+      auto& n = b.Node(op, {"c"}, {"y"});
+      SetInts(n, "axes", axes);
+      SetInt(n, "keepdims", 0);
+      const std::string name = op + (three_d ? " 3-D" : " 1-D");
+      const PrepareStats st = Check(b, name);
+      EXPECT_EQ(st.fallback_nodes, 0) << name;
+      EXPECT_EQ(st.kernel_variants.count("global pool"), 1u) << name;
+      EXPECT_LE(st.reorders, 1) << name;  // the graph input into the convolution's format only
+    }
+}
+
 // ConvTranspose on oneDNN's deconvolution (DCGAN's stride-2 4x4, groups with a bias, dilation,
 // output_padding, 1-D and 3-D), against the reference kernel; an output_shape that needs a
 // negative pad runs on the reference kernel.
