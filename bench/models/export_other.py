@@ -4,9 +4,11 @@
 Our evaluation runs real models that are not in the repository; these are the kinds a user's
 first model is most likely to be besides a classifier, from Debian's torchvision and from plain
 PyTorch modules: semantic segmentation (FCN, DeepLabV3 with dilated convolutions and bilinear
-Resize, LR-ASPP), video classification (3-D and (2+1)-D convolutions), and speech-style sequence
-models (a Conformer-like block with a depthwise 1-D convolution, GLU and an LSTM; a two-layer
-bidirectional LSTM with a GRU). Random seeded weights, batch 1, opset 17, eval mode, written as
+Resize, LR-ASPP, a UNet with transposed convolutions), video classification (3-D and (2+1)-D
+convolutions), sequence models (a Conformer-like block with a depthwise 1-D convolution, GLU and
+an LSTM; a two-layer bidirectional LSTM with a GRU; a dilated temporal convolutional network), a
+GAN generator (transposed convolutions), a point-cloud classifier (PointNet: 1-D convolutions and a
+max over points) and an MLP-Mixer. Random seeded weights, batch 1, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
 
@@ -84,6 +86,100 @@ class BiLstmGru(nn.Module):
         return self.out(z)
 
 
+def conv_block(i, o):
+    return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(),
+                         nn.Conv2d(o, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+
+
+class UNetLike(nn.Module):
+    """Two poolings down, two transposed convolutions up, skip concatenations, a sigmoid mask."""
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.d1, self.d2, self.d3 = conv_block(3, c), conv_block(c, 2 * c), conv_block(2 * c, 4 * c)
+        self.pool = nn.MaxPool2d(2)
+        self.u2, self.c2 = nn.ConvTranspose2d(4 * c, 2 * c, 2, 2), conv_block(4 * c, 2 * c)
+        self.u1, self.c1 = nn.ConvTranspose2d(2 * c, c, 2, 2), conv_block(2 * c, c)
+        self.out = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        a = self.d1(x)
+        b = self.d2(self.pool(a))
+        c = self.d3(self.pool(b))
+        b = self.c2(torch.cat([self.u2(c), b], 1))
+        a = self.c1(torch.cat([self.u1(b), a], 1))
+        return torch.sigmoid(self.out(a))
+
+
+class DcganGenerator(nn.Module):
+    """DCGAN's generator: transposed convolutions with batch norm and ReLU, tanh out."""
+
+    def __init__(self):
+        super().__init__()
+        ch, layers = [100, 512, 256, 128, 64], []
+        for i in range(4):
+            layers += [nn.ConvTranspose2d(ch[i], ch[i + 1], 4, 1 if i == 0 else 2,
+                                          0 if i == 0 else 1, bias=False),
+                       nn.BatchNorm2d(ch[i + 1]), nn.ReLU(True)]
+        self.net = nn.Sequential(*layers, nn.ConvTranspose2d(64, 3, 4, 2, 1, bias=False), nn.Tanh())
+
+    def forward(self, z):
+        return self.net(z)
+
+
+class Tcn(nn.Module):
+    """A temporal convolutional network: residual 1-D convolutions dilated 1 to 32."""
+
+    def __init__(self, c=64):
+        super().__init__()
+        self.inp = nn.Conv1d(16, c, 1)
+        self.layers = nn.ModuleList(
+            [nn.Conv1d(c, c, 3, padding=2 ** k, dilation=2 ** k) for k in range(6)])
+        self.out = nn.Linear(c, 5)
+
+    def forward(self, x):
+        h = self.inp(x)
+        for layer in self.layers:
+            h = h + torch.relu(layer(h))
+        return self.out(h.mean(-1))
+
+
+class PointNet(nn.Module):
+    """PointNet's classifier: shared 1x1 1-D convolutions over the points, a max, an MLP."""
+
+    def __init__(self):
+        super().__init__()
+        self.feat = nn.Sequential(nn.Conv1d(3, 64, 1), nn.BatchNorm1d(64), nn.ReLU(),
+                                  nn.Conv1d(64, 128, 1), nn.BatchNorm1d(128), nn.ReLU(),
+                                  nn.Conv1d(128, 1024, 1))
+        self.head = nn.Sequential(nn.Linear(1024, 256), nn.ReLU(), nn.Linear(256, 40))
+
+    def forward(self, x):
+        return self.head(torch.max(self.feat(x), 2)[0])
+
+
+class Mixer(nn.Module):
+    """An MLP-Mixer: token mixing through transposes, channel mixing, GELU, layer norms."""
+
+    def __init__(self, d=256, patches=196, depth=4):
+        super().__init__()
+        self.stem = nn.Conv2d(3, d, 16, 16)
+        self.ln1 = nn.ModuleList([nn.LayerNorm(d) for _ in range(depth)])
+        self.tok = nn.ModuleList([nn.Sequential(nn.Linear(patches, 128), nn.GELU(),
+                                                nn.Linear(128, patches)) for _ in range(depth)])
+        self.ln2 = nn.ModuleList([nn.LayerNorm(d) for _ in range(depth)])
+        self.ch = nn.ModuleList([nn.Sequential(nn.Linear(d, 1024), nn.GELU(), nn.Linear(1024, d))
+                                 for _ in range(depth)])
+        self.out = nn.Linear(d, 1000)
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)
+        for ln1, tok, ln2, ch in zip(self.ln1, self.tok, self.ln2, self.ch):
+            x = x + tok(ln1(x).transpose(1, 2)).transpose(1, 2)
+            x = x + ch(ln2(x))
+        return self.out(x.mean(1))
+
+
 SEG = (1, 3, 224, 224)
 CLIP = (1, 3, 8, 112, 112)
 # name: (family, factory, input shape)
@@ -102,6 +198,11 @@ MODELS = {
     "r2plus1d_18": ("Video", lambda: tv.video.r2plus1d_18(weights=None), CLIP),
     "conformer_like": ("Sequence", ConformerLike, (1, 160, 80)),
     "bilstm_gru": ("Sequence", BiLstmGru, (1, 100, 40)),
+    "tcn": ("Sequence", Tcn, (1, 16, 400)),
+    "unet_like": ("Segmentation", UNetLike, (1, 3, 128, 128)),
+    "dcgan_generator": ("Generative", DcganGenerator, (1, 100, 1, 1)),
+    "pointnet": ("Point cloud", PointNet, (1, 3, 1024)),
+    "mixer": ("MLP", Mixer, SEG),
 }
 
 
