@@ -203,12 +203,16 @@ ZOO_RUNS ?= 5
 ZOO_ROUNDS ?= 1
 ZOO_RESUME ?=
 .PHONY: zoo-models bench-zoo
-zoo-models:
+# Installs Debian's PyTorch stack for the exporters when it is missing ($(1): the target's name).
+define install_model_packages
 	@/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy' 2>/dev/null || { \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  echo "zoo-models: installing $(DEV_MODEL_PACKAGES)"; \
+	  echo "$(1): installing $(DEV_MODEL_PACKAGES)"; \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEV_MODEL_PACKAGES); }
+endef
+zoo-models:
+	$(call install_model_packages,zoo-models)
 	/usr/bin/python3 bench/models/export_zoo.py --out $(ZOO) --tier $(BENCH_ZOO) \
 	  $(foreach m,$(BENCH_ZOO_MODEL),--only $(m))
 bench-zoo: configure zoo-models ort
@@ -224,11 +228,7 @@ bench-zoo: configure zoo-models ort
 OTHER ?= $(BUILD)/other
 .PHONY: other-models bench-other
 other-models:
-	@/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy' 2>/dev/null || { \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  echo "other-models: installing $(DEV_MODEL_PACKAGES)"; \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEV_MODEL_PACKAGES); }
+	$(call install_model_packages,other-models)
 	/usr/bin/python3 bench/models/export_other.py --out $(OTHER)
 bench-other: configure other-models ort
 	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt verisub-onnx verisub-run

@@ -45,6 +45,19 @@ std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank);
 // a warm-up run: 3 runs, up to 9 while they total under 20 ms.
 double PrimitiveUs(const dnnl::primitive& p, const std::vector<std::pair<int, Desc>>& args,
                    const dnnl::engine& engine);
+// For FirstFasterOnce: a function timing the primitive of `pd` (a convolution's or a
+// deconvolution's: source, weights, bias, destination) with PrimitiveUs.
+template <class Primitive, class Pd>
+std::function<double()> WindowPrimitiveTimer(const Pd& pd, const dnnl::engine& engine) {
+  return [pd, engine] {
+    return PrimitiveUs(Primitive(pd),
+                       {{DNNL_ARG_SRC, pd.src_desc()},
+                        {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                        {DNNL_ARG_BIAS, pd.bias_desc()},
+                        {DNNL_ARG_DST, pd.dst_desc()}},
+                       engine);
+  };
+}
 // Whether the first of two kernels for one job is faster, both timed (`time_first`,
 // `time_second`, microseconds) the first time `key` is asked at the current thread count in
 // this process, the answer remembered after: kernel choices oneDNN does not make well itself

@@ -39,14 +39,7 @@ std::optional<ConvPd> WinogradIfFaster(KernelBuilder& b, const ConvPd& direct,
   }
   if (policy == "on") return wino;
   auto time = [&b](const ConvPd& pd) {
-    return [&b, pd] {
-      return PrimitiveUs(dnnl::convolution_forward(pd),
-                         {{DNNL_ARG_SRC, pd.src_desc()},
-                          {DNNL_ARG_WEIGHTS, pd.weights_desc()},
-                          {DNNL_ARG_BIAS, pd.bias_desc()},
-                          {DNNL_ARG_DST, pd.dst_desc()}},
-                         b.engine());
-    };
+    return WindowPrimitiveTimer<dnnl::convolution_forward>(pd, b.engine());
   };
   if (!FirstFasterOnce("conv " + key, time(*wino), time(direct))) return std::nullopt;
   return wino;

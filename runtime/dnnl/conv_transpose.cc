@@ -73,14 +73,7 @@ Status ConvTransposeKernel(KernelBuilder& b) {
   // three are timed once per shape, and the fastest kept.
   if (!b.AssignedLayout(y) && (xd.size() == 4 || xd.size() == 5)) {
     auto time = [&b](const Pd& p) {
-      return [&b, p] {
-        return PrimitiveUs(dnnl::deconvolution_forward(p),
-                           {{DNNL_ARG_SRC, p.src_desc()},
-                            {DNNL_ARG_WEIGHTS, p.weights_desc()},
-                            {DNNL_ARG_BIAS, p.bias_desc()},
-                            {DNNL_ARG_DST, p.dst_desc()}},
-                           b.engine());
-      };
+      return WindowPrimitiveTimer<dnnl::deconvolution_forward>(p, b.engine());
     };
     const std::string key = "deconv x" + DimsToString(xd) + " w" + DimsToString(wdims) + " s" +
                             DimsToString(g.strides) + " p" + DimsToString(g.pad_begin) +
