@@ -1080,13 +1080,52 @@ TEST(DnnlOpsTest, ConvTransposeRunsOnDeconvolution) {
          SetInts(n, "output_shape", {7, 7});
        },
        1},
+      {"stride 3, kernel 5, uneven pads",
+       {1, 5, 4, 3},
+       {5, 6, 5, 5},
+       {1, 6, 11, 7},
+       [](onnx::NodeProto& n) {
+         SetInts(n, "strides", {3, 3});
+         SetInts(n, "pads", {1, 2, 2, 2});
+       },
+       0},
+      {"stride 2, kernel 2 (UNet)",
+       {1, 8, 5, 5},
+       {8, 4, 2, 2},
+       {1, 4, 10, 10},
+       [](onnx::NodeProto& n) {
+         SetInts(n, "strides", {2, 2});
+       },
+       0},
   };
-  for (const DeconvCase& c : cases) {
-    ModelBuilder b;
-    b.Input("x", c.x).Output("y", c.y).RandomWeight("w", c.w, 1).RandomWeight("b", {c.y[1]}, 2);
-    c.attrs(b.Node("ConvTranspose", {"x", "w", "b"}, {"y"}));
-    EXPECT_EQ(Check(b, c.name).fallback_nodes, c.fallback) << c.name;
-  }
+  // Each case as oneDNN's deconvolution and, where it applies (2-D, one group, no dilation,
+  // stride 2 or more), as the sub-pixel form (one convolution per output phase, interleaved by
+  // strided reorders; normally timed against the deconvolution), into a plain output and into
+  // one in oneDNN's own layout: the same values.
+  const char* saved = std::getenv("VERISUB_SUBPIXEL");
+  const std::string before = saved ? saved : "";
+  for (const DeconvCase& c : cases)
+    for (const char* policy : {"off", "on"}) {
+      setenv("VERISUB_SUBPIXEL", policy, 1);
+      ModelBuilder b;
+      b.Input("x", c.x).Output("y", c.y).RandomWeight("w", c.w, 1).RandomWeight("b", {c.y[1]}, 2);
+      c.attrs(b.Node("ConvTranspose", {"x", "w", "b"}, {"y"}));
+      const std::string name = c.name + " sub-pixel " + policy;
+      const PrepareStats st = Check(b, name);
+      EXPECT_EQ(st.fallback_nodes, c.fallback) << name;
+      const bool applies =
+          c.x.size() == 4 && c.name != "groups" && c.name != "dilated" && c.name != "negative pad";
+      EXPECT_EQ(st.kernel_variants.count("sub-pixel deconvolution"),
+                std::string(policy) == "on" && applies ? 1u : 0u)
+          << name;
+      auto g = ImportOnnxBytes(b.Bytes(), name);
+      ASSERT_TRUE(g.ok());
+      EXPECT_TRUE(CheckInLayout(*g, specs::Layout::kPlain, 5, name + " plain")) << name;
+    }
+  if (saved)
+    setenv("VERISUB_SUBPIXEL", before.c_str(), 1);
+  else
+    unsetenv("VERISUB_SUBPIXEL");
 }
 
 // LRN on oneDNN where its window is ONNX's (odd sizes, in any layout the input is stored in),
