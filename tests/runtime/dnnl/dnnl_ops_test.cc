@@ -1014,6 +1014,42 @@ TEST(DnnlOpsTest, GlobalPoolingOfOneAndThreeDImagesReadsThemAsStored) {
     }
 }
 
+// A mean or max over a block of middle axes (a token mean of [N, tokens, channels]) runs as a 1-D
+// pooling of the tensor read channels-last (oneDNN 2.6's reduction takes its reference loop
+// there); fewer than 16 inner elements, a sum, or axes with a gap between them keep the
+// reduction. The same values either way.
+TEST(DnnlOpsTest, MiddleAxisMeansAndMaxesRunAsPooling) {
+  struct MiddleCase {
+    std::string op;
+    std::vector<int64_t> x, axes;
+    bool pooled;
+  };
+  const std::vector<MiddleCase> cases = {
+      {"ReduceMean", {2, 7, 32}, {1}, true},       {"ReduceMax", {2, 7, 32}, {1}, true},
+      {"ReduceMean", {2, 3, 5, 32}, {1, 2}, true}, {"ReduceMean", {2, 7, 8}, {1}, false},
+      {"ReduceSum", {2, 7, 32}, {1}, false},       {"ReduceMean", {3, 4, 5, 32}, {0, 2}, false},
+  };
+  for (const MiddleCase& c : cases) {
+    ModelBuilder b;
+    std::vector<int64_t> out = c.x;
+    for (int64_t a : c.axes) out[a] = 1;
+    b.Input("x", c.x).Output("y", out);
+    std::vector<std::string> in = {"x"};
+    if (c.op == "ReduceSum") {  // opset 13: axes as an input
+      b.Int64Weight("axes", c.axes);
+      in.push_back("axes");
+    }
+    auto& n = b.Node(c.op, in, {"y"});
+    if (c.op != "ReduceSum") SetInts(n, "axes", c.axes);
+    SetInt(n, "keepdims", 1);
+    std::string name = c.op;
+    for (int64_t d : c.x) name += " " + std::to_string(d);
+    const PrepareStats st = Check(b, name);
+    EXPECT_EQ(st.fallback_nodes, 0) << name;
+    EXPECT_EQ(st.kernel_variants.count("pooled middle axes"), c.pooled ? 1u : 0u) << name;
+  }
+}
+
 // ConvTranspose on oneDNN's deconvolution (DCGAN's stride-2 4x4, groups with a bias, dilation,
 // output_padding, 1-D and 3-D), against the reference kernel; an output_shape that needs a
 // negative pad runs on the reference kernel.
