@@ -212,20 +212,6 @@ Pipeline Build(const SubGraph& g) {
   return p;
 }
 
-// Whether a reindex only broadcasts: every input axis reads the output axis of its position (the
-// same rank) or, having extent 1, index 0.
-bool IsBroadcast(const SubGraph& g, const SubNode& n) {
-  const std::vector<int64_t>& in = g.dims(n.args[0]);
-  if (in.size() != n.dims.size()) return false;
-  for (size_t k = 0; k < n.map.size(); ++k) {
-    const AxisMap& m = n.map[k];
-    if (m.offset != 0 || m.divisor != 1 || m.modulus != 0) return false;
-    for (size_t j = 0; j < m.coef.size(); ++j)
-      if (m.coef[j] != (j == k && in[k] != 1 ? 1 : 0)) return false;
-  }
-  return true;
-}
-
 // Our schedule: the output's axes split at the outermost reduced axis (or, without reductions,
 // where the inner axes hold kInnerMin elements); the inner ones fused and vectorized, the outer
 // ones fused and parallel; each reduction computed at the outer loop, where it is needed. Where

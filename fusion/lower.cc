@@ -206,17 +206,14 @@ class NodeLowering {
     return sg_.Reindex(x, out_, std::move(map));
   }
 
+  // -1 where `perm` is no permutation or does not give the node's output dims.
   int Transpose(int x, const std::vector<int>& perm) {
     const Dims& from = sg_.dims(x);
     if (perm.size() != from.size() || perm.size() != out_.size()) return -1;
-    std::vector<AxisMap> map(from.size());
-    for (AxisMap& m : map) m.coef.assign(out_.size(), 0);
-    for (size_t j = 0; j < perm.size(); ++j) {
+    for (size_t j = 0; j < perm.size(); ++j)
       if (perm[j] < 0 || perm[j] >= static_cast<int>(from.size()) || from[perm[j]] != out_[j])
         return -1;
-      map[perm[j]].coef[j] = 1;
-    }
-    return sg_.Reindex(x, out_, std::move(map));
+    return sg_.Transpose(x, perm);
   }
 
   int Rank() const { return static_cast<int>(out_.size()); }

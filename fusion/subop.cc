@@ -130,6 +130,34 @@ int SubGraph::Reduce(ReduceFn f, int a, std::vector<int> axes) {
   return Push(this, std::move(n));
 }
 
+int SubGraph::Transpose(int a, const std::vector<int>& perm) {
+  const std::vector<int64_t> from = nodes[a].dims;
+  if (perm.size() != from.size()) return -1;
+  std::vector<int64_t> to(from.size());
+  std::vector<AxisMap> map(from.size());
+  std::vector<bool> seen(from.size(), false);
+  for (AxisMap& m : map) m.coef.assign(from.size(), 0);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int>(from.size()) || seen[perm[i]]) return -1;
+    seen[perm[i]] = true;
+    to[i] = from[perm[i]];
+    map[perm[i]].coef[i] = 1;
+  }
+  return Reindex(a, std::move(to), std::move(map));
+}
+
+bool IsBroadcast(const SubGraph& g, const SubNode& n) {
+  const std::vector<int64_t>& in = g.dims(n.args[0]);
+  if (in.size() != n.dims.size()) return false;
+  for (size_t k = 0; k < n.map.size(); ++k) {
+    const AxisMap& m = n.map[k];
+    if (m.offset != 0 || m.divisor != 1 || m.modulus != 0) return false;
+    for (size_t j = 0; j < m.coef.size(); ++j)
+      if (m.coef[j] != (j == k && in[k] != 1 ? 1 : 0)) return false;
+  }
+  return true;
+}
+
 int SubGraph::BroadcastTo(int a, const std::vector<int64_t>& d) {
   const std::vector<int64_t>& from = nodes[a].dims;
   if (from == d) return a;

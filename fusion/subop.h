@@ -60,9 +60,16 @@ struct SubGraph {
   int Reduce(ReduceFn f, int a, std::vector<int> axes);
   // `a` (of dims broadcastable to `dims`, numpy rules) read at `dims`: itself when equal.
   int BroadcastTo(int a, const std::vector<int64_t>& dims);
+  // `a` with its axes permuted: output axis i is input axis perm[i]. -1 (and no node) when `perm`
+  // is no permutation of `a`'s axes.
+  int Transpose(int a, const std::vector<int>& perm);
   const std::vector<int64_t>& dims(int n) const { return nodes[n].dims; }
   int num_reductions() const;
 };
+
+// Whether reindex node `n` only broadcasts: every input axis reads the output axis of its
+// position (the same rank) or, having extent 1, index 0.
+bool IsBroadcast(const SubGraph& g, const SubNode& n);
 
 // Checks operand ids, dims and maps; the error names the node.
 Status CheckSubGraph(const SubGraph& g);

@@ -20,50 +20,30 @@ struct AsSpec {
   specs::Params params;
 };
 
-std::optional<OpKind> UnaryOp(UnaryFn f) {
-  switch (f) {
-    case UnaryFn::kNeg:
-      return OpKind::kNeg;
-    case UnaryFn::kRecip:
-      return OpKind::kRecip;
-    case UnaryFn::kExp:
-      return OpKind::kExp;
-    case UnaryFn::kLog:
-      return OpKind::kLog;
-    case UnaryFn::kSqrt:
-      return OpKind::kSqrt;
-    case UnaryFn::kErf:
-      return OpKind::kErf;
-    case UnaryFn::kTanh:
-      return OpKind::kTanh;
-    case UnaryFn::kAbs:
-      return OpKind::kAbs;
-  }
+// The element-wise sub-operators and the spec operators of the same meaning, one table each way
+// (less and pow have none).
+constexpr std::pair<UnaryFn, OpKind> kUnaryOps[] = {
+    {UnaryFn::kNeg, OpKind::kNeg},   {UnaryFn::kRecip, OpKind::kRecip},
+    {UnaryFn::kExp, OpKind::kExp},   {UnaryFn::kLog, OpKind::kLog},
+    {UnaryFn::kSqrt, OpKind::kSqrt}, {UnaryFn::kErf, OpKind::kErf},
+    {UnaryFn::kTanh, OpKind::kTanh}, {UnaryFn::kAbs, OpKind::kAbs}};
+constexpr std::pair<BinaryFn, OpKind> kBinaryOps[] = {{BinaryFn::kAdd, OpKind::kEwAdd},
+                                                      {BinaryFn::kMul, OpKind::kEwMul},
+                                                      {BinaryFn::kMax, OpKind::kEwMax},
+                                                      {BinaryFn::kMin, OpKind::kEwMin}};
+
+template <class Fn, size_t N>
+std::optional<OpKind> SpecOfFn(const std::pair<Fn, OpKind> (&table)[N], Fn f) {
+  for (const auto& [fn, op] : table)
+    if (fn == f) return op;
   return std::nullopt;
 }
 
-std::optional<OpKind> BinaryOp(BinaryFn f) {
-  switch (f) {
-    case BinaryFn::kAdd:
-      return OpKind::kEwAdd;
-    case BinaryFn::kMul:
-      return OpKind::kEwMul;
-    case BinaryFn::kMax:
-      return OpKind::kEwMax;
-    case BinaryFn::kMin:
-      return OpKind::kEwMin;
-    case BinaryFn::kLess:
-    case BinaryFn::kPow:
-      return std::nullopt;
-  }
+template <class Fn, size_t N>
+std::optional<Fn> FnOfSpec(const std::pair<Fn, OpKind> (&table)[N], OpKind op) {
+  for (const auto& [fn, o] : table)
+    if (o == op) return fn;
   return std::nullopt;
-}
-
-bool IsPlainAxis(const AxisMap& m, size_t out_axis) {
-  if (m.offset != 0 || m.divisor != 1 || m.modulus != 0) return false;
-  for (size_t j = 0; j < m.coef.size(); ++j)
-    if (m.coef[j] != (j == out_axis ? 1 : 0)) return false;
-  return true;
 }
 
 // A reindex that repeats one axis of extent 1 (broadcast) or permutes the axes (transpose).
@@ -73,19 +53,14 @@ std::optional<AsSpec> ReindexOp(const SubGraph& g, const SubNode& n) {
   if (in.size() != out.size() || n.map.size() != in.size() || in.empty()) return std::nullopt;
   const size_t r = in.size();
   // Broadcast: every axis maps to itself except one, of extent 1, read at index 0.
-  int repeated = -1;
-  bool broadcast = true;
-  for (size_t k = 0; k < r && broadcast; ++k) {
-    const AxisMap& m = n.map[k];
-    if (in[k] == 1 && out[k] != 1 && m.offset == 0 && m.modulus == 0 &&
-        std::all_of(m.coef.begin(), m.coef.end(), [](int64_t c) { return c == 0; })) {
-      if (repeated >= 0) broadcast = false;
+  if (IsBroadcast(g, n)) {
+    int repeated = -1;
+    for (size_t k = 0; k < r; ++k) {
+      if (in[k] == out[k]) continue;
+      if (in[k] != 1 || repeated >= 0) return std::nullopt;
       repeated = static_cast<int>(k);
-    } else {
-      broadcast = IsPlainAxis(m, k) && in[k] == out[k];
     }
-  }
-  if (broadcast && repeated >= 0) {
+    if (repeated < 0) return std::nullopt;
     AsSpec s{OpKind::kBroadcast, {}};
     s.params[specs::ops::kBroadcastAxis] = repeated;
     s.params[specs::ops::kBroadcastExtent] = out[repeated];
@@ -117,10 +92,10 @@ std::optional<AsSpec> SpecOf(const SubGraph& g, int id) {
   const SubNode& n = g.nodes[id];
   switch (n.kind) {
     case SubOpKind::kUnary:
-      if (auto op = UnaryOp(n.unary)) return AsSpec{*op, {}};
+      if (auto op = SpecOfFn(kUnaryOps, n.unary)) return AsSpec{*op, {}};
       return std::nullopt;
     case SubOpKind::kBinary:
-      if (auto op = BinaryOp(n.binary)) return AsSpec{*op, {}};
+      if (auto op = SpecOfFn(kBinaryOps, n.binary)) return AsSpec{*op, {}};
       return std::nullopt;
     case SubOpKind::kReduce: {
       if (n.reduce_axes.size() != 1) return std::nullopt;
@@ -136,27 +111,8 @@ std::optional<AsSpec> SpecOf(const SubGraph& g, int id) {
 }
 
 bool Supported(OpKind op) {
-  switch (op) {
-    case OpKind::kNeg:
-    case OpKind::kRecip:
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kSqrt:
-    case OpKind::kErf:
-    case OpKind::kTanh:
-    case OpKind::kAbs:
-    case OpKind::kEwAdd:
-    case OpKind::kEwMul:
-    case OpKind::kEwMax:
-    case OpKind::kEwMin:
-    case OpKind::kReduceSum:
-    case OpKind::kReduceMax:
-    case OpKind::kBroadcast:
-    case OpKind::kTranspose:
-      return true;
-    default:
-      return false;
-  }
+  return FnOfSpec(kUnaryOps, op) || FnOfSpec(kBinaryOps, op) || op == OpKind::kReduceSum ||
+         op == OpKind::kReduceMax || op == OpKind::kBroadcast || op == OpKind::kTranspose;
 }
 
 // Builds pattern node `p` of a rule's target over `g` (its inputs bound to graph nodes), checking
@@ -164,70 +120,33 @@ bool Supported(OpKind op) {
 // does not type-check at these dims.
 std::optional<int> BuildNode(SubGraph* g, const ruledb::PatternNode& p,
                              const std::vector<int>& in) {
-  auto dims = [&](int k) -> const std::vector<int64_t>& { return g->dims(in[k]); };
+  if (auto f = FnOfSpec(kUnaryOps, p.op)) return g->Unary(*f, in[0]);
+  if (auto f = FnOfSpec(kBinaryOps, p.op)) {
+    if (g->dims(in[0]) != g->dims(in[1])) return std::nullopt;
+    return g->Binary(*f, in[0], in[1]);
+  }
+  const std::vector<int64_t> from = g->dims(in[0]);
   switch (p.op) {
-    case OpKind::kNeg:
-      return g->Unary(UnaryFn::kNeg, in[0]);
-    case OpKind::kRecip:
-      return g->Unary(UnaryFn::kRecip, in[0]);
-    case OpKind::kExp:
-      return g->Unary(UnaryFn::kExp, in[0]);
-    case OpKind::kLog:
-      return g->Unary(UnaryFn::kLog, in[0]);
-    case OpKind::kSqrt:
-      return g->Unary(UnaryFn::kSqrt, in[0]);
-    case OpKind::kErf:
-      return g->Unary(UnaryFn::kErf, in[0]);
-    case OpKind::kTanh:
-      return g->Unary(UnaryFn::kTanh, in[0]);
-    case OpKind::kAbs:
-      return g->Unary(UnaryFn::kAbs, in[0]);
-    case OpKind::kEwAdd:
-    case OpKind::kEwMul:
-    case OpKind::kEwMax:
-    case OpKind::kEwMin: {
-      if (dims(0) != dims(1)) return std::nullopt;
-      const BinaryFn f = p.op == OpKind::kEwAdd   ? BinaryFn::kAdd
-                         : p.op == OpKind::kEwMul ? BinaryFn::kMul
-                         : p.op == OpKind::kEwMax ? BinaryFn::kMax
-                                                  : BinaryFn::kMin;
-      return g->Binary(f, in[0], in[1]);
-    }
     case OpKind::kReduceSum:
     case OpKind::kReduceMax: {
       const int64_t axis = p.params[specs::ops::kReduceAxis];
-      if (axis < 0 || axis >= static_cast<int64_t>(dims(0).size())) return std::nullopt;
+      if (axis < 0 || axis >= static_cast<int64_t>(from.size())) return std::nullopt;
       return g->Reduce(p.op == OpKind::kReduceSum ? ReduceFn::kSum : ReduceFn::kMax, in[0],
                        {static_cast<int>(axis)});
     }
     case OpKind::kBroadcast: {
-      const std::vector<int64_t> from = dims(0);
       const int64_t axis = p.params[specs::ops::kBroadcastAxis];
       const int64_t extent = p.params[specs::ops::kBroadcastExtent];
       if (axis < 0 || axis >= static_cast<int64_t>(from.size()) || from[axis] != 1 || extent < 1)
         return std::nullopt;
       std::vector<int64_t> to = from;
       to[axis] = extent;
-      std::vector<AxisMap> map(from.size());
-      for (size_t k = 0; k < from.size(); ++k) {
-        map[k].coef.assign(from.size(), 0);
-        if (static_cast<int64_t>(k) != axis) map[k].coef[k] = 1;
-      }
-      return g->Reindex(in[0], std::move(to), std::move(map));
+      return g->BroadcastTo(in[0], to);
     }
     case OpKind::kTranspose: {
-      const std::vector<int64_t> from = dims(0);
-      const std::vector<int> perm = specs::DecodePerm(p.params[specs::ops::kTransposePerm]);
-      if (perm.size() != from.size()) return std::nullopt;
-      std::vector<int64_t> to(from.size());
-      std::vector<AxisMap> map(from.size());
-      for (auto& m : map) m.coef.assign(from.size(), 0);
-      for (size_t i = 0; i < perm.size(); ++i) {
-        if (perm[i] < 0 || perm[i] >= static_cast<int>(from.size())) return std::nullopt;
-        to[i] = from[perm[i]];
-        map[perm[i]].coef[i] = 1;
-      }
-      return g->Reindex(in[0], std::move(to), std::move(map));
+      const int t = g->Transpose(in[0], specs::DecodePerm(p.params[specs::ops::kTransposePerm]));
+      if (t < 0) return std::nullopt;
+      return t;
     }
     default:
       return std::nullopt;

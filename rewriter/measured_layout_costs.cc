@@ -1,6 +1,11 @@
 // MeasuredLayoutCosts: see measured_layout_costs.h.
 #include "rewriter/measured_layout_costs.h"
 
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
 #ifdef VERISUB_HAVE_DNNL
 
 #include "onnx/onnx_pb.h"
@@ -27,6 +32,20 @@ bool ConcatRunsInPlace(const runtime::Graph& g, const runtime::dnnl_backend::Gro
   for (int v : group.concat_inputs)
     if (g.value(v).dims[1] % block != 0) return false;
   return true;
+}
+
+// An ONNX node of the default domain of one of `types`, kept opaque (no spec operator says it).
+bool IsOnnx(const runtime::Node& n, std::initializer_list<std::string_view> types) {
+  return n.opaque() && n.domain.empty() && n.onnx &&
+         std::find(types.begin(), types.end(), n.op_type) != types.end();
+}
+
+// The cost table's key of an opaque ONNX node timed per layout: its query with its attributes,
+// which the query does not carry.
+std::string KeyWithAttributes(const runtime::Graph& g, const runtime::Node& n) {
+  std::string key = NodeQuery(g, n).Key();
+  for (const auto& a : n.onnx->attribute()) key += " " + a.ShortDebugString();
+  return key;
 }
 
 }  // namespace
@@ -65,25 +84,22 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
         ConcatRunsInPlace(g, plan.groups[gi], inputs, outputs))
       return 0.0;
   }
-  std::string key = NodeQuery(g, node).Key();
+  const std::string key = NodeQuery(g, node).Key();
   // ONNX pools the spec has no operator for (ceil mode, count_include_pad): oneDNN runs them in
   // any image layout like the spec pools, so they get the same choices, measured; the key
   // carries their attributes.
-  const bool onnx_pool = node.opaque() && node.domain.empty() && node.onnx &&
-                         (node.op_type == "MaxPool" || node.op_type == "AveragePool");
+  const bool onnx_pool = IsOnnx(node, {"MaxPool", "AveragePool"});
   // Likewise the ONNX convolutions the spec has no operator for (dilated ones: DeepLab's atrous
   // convolutions), which oneDNN runs in any image layout (a gemm over every tap when plain): in
   // their input's layout, weights and bias the backend's business.
-  const bool onnx_conv = node.opaque() && node.domain.empty() && node.onnx &&
-                         node.op_type == "Conv" && inputs.size() >= 2 && [&] {
-                           for (size_t k = 1; k < inputs.size(); ++k)
-                             if (inputs[k] != specs::Layout::kPlain) return false;
-                           return true;
-                         }();
+  const bool onnx_conv = IsOnnx(node, {"Conv"}) && inputs.size() >= 2 && [&] {
+    for (size_t k = 1; k < inputs.size(); ++k)
+      if (inputs[k] != specs::Layout::kPlain) return false;
+    return true;
+  }();
   if ((onnx_pool ? inputs.size() == 1 : onnx_conv) && index >= 0 && !outputs.empty() &&
       inputs[0] == outputs[0] && g.value(node.outputs[0]).dims.size() == 4) {
-    for (const auto& a : node.onnx->attribute()) key += " " + a.ShortDebugString();
-    auto t = model_->NodeInLayoutUs(g, plan, index, outputs[0], key);
+    auto t = model_->NodeInLayoutUs(g, plan, index, outputs[0], KeyWithAttributes(g, node));
     if (t.ok()) return *t;
   }
   auto scaled = analytic_.KernelCostUs(g, node, inputs, outputs);
@@ -162,8 +178,7 @@ std::optional<double> MeasuredLayoutCosts::FormatKernelCostUs(
   const std::vector<specs::Layout> in = LayoutsOf(inputs), out = LayoutsOf(outputs);
   if (*precision == Precision::kF32) return KernelCostUs(g, node, in, out);
   // The ONNX convolutions laid out above compute in bfloat16 as conv2d does (the same kernel).
-  const bool onnx_conv = node.opaque() && node.domain.empty() && node.onnx &&
-                         node.op_type == "Conv" && g.value(node.outputs[0]).dims.size() == 4;
+  const bool onnx_conv = IsOnnx(node, {"Conv"}) && g.value(node.outputs[0]).dims.size() == 4;
   if (*precision != Precision::kBf16 || !runtime::dnnl_backend::HasBf16Kernels() ||
       (!node.op && !onnx_conv) || outputs.empty())
     return std::nullopt;
@@ -176,10 +191,9 @@ std::optional<double> MeasuredLayoutCosts::FormatKernelCostUs(
   const int gi = plan.group_of[found->second];
   if (gi >= 0 && plan.groups[gi].kernel_node != found->second) return 0.0;
   if (node.op ? !RunsInBf16(*node.op) : !onnx_conv) return std::nullopt;
-  std::string key = NodeQuery(g, node).Key();
-  if (onnx_conv)
-    for (const auto& a : node.onnx->attribute()) key += " " + a.ShortDebugString();
-  auto t = model_->NodeInLayoutUs(g, plan, found->second, out[0], key, /*bf16=*/true);
+  auto t = model_->NodeInLayoutUs(g, plan, found->second, out[0],
+                                  onnx_conv ? KeyWithAttributes(g, node) : NodeQuery(g, node).Key(),
+                                  /*bf16=*/true);
   if (!t.ok()) return std::nullopt;
   return *t;
 }

@@ -274,12 +274,18 @@ std::string DecisionPath(const SessionOptions& options, const std::string& kind,
   return (std::filesystem::path(dir) / (name + kind)).string();
 }
 
+// Whether some value is stored in a reduced type (PrepareOptions::storage_types: empty or all zero
+// is float32 everywhere).
+bool ReducedStorage(const std::vector<int32_t>& storage) {
+  return std::any_of(storage.begin(), storage.end(), [](int32_t t) { return t != 0; });
+}
+
 // The graph as prepared, for DecisionPath: its canonical text (layouts included) and the
 // storage type of every value.
 std::string PreparedText(const runtime::Graph& g, const std::vector<int32_t>& storage) {
   std::string what = runtime::PrintGraphText(g) + "storage";
   // Every value in its own type is written one way, whether the list is empty or all zero.
-  if (std::any_of(storage.begin(), storage.end(), [](int32_t t) { return t != 0; }))
+  if (ReducedStorage(storage))
     for (int32_t t : storage) what += " " + std::to_string(t);
   return what;
 }
@@ -530,17 +536,13 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   // prices, and a model of operators it keeps plain (a dilated or 3-D convolution is opaque to
   // it) ran 3-4x slower in its layouts, bf16 or not, than in oneDNN's own (DeepLabV3, R(2+1)D).
   if (requested.layout == "auto" && options.layout == "dp") {
-    auto reduced_storage = [this] {
-      return std::any_of(storage_types_.begin(), storage_types_.end(),
-                         [](int32_t t) { return t != 0; });
-    };
-    const bool reduced = reduced_storage();
+    const bool reduced = ReducedStorage(storage_types_);
     Status st = KeepFasterLayouts(&options, cost_model, prepare.num_threads);
     if (!st.ok()) {
       save_costs();
       return st;
     }
-    if (reduced && !reduced_storage() && precision_report_)
+    if (reduced && !ReducedStorage(storage_types_) && precision_report_)
       precision_report_->kept_float32_by_timing = true;
   }
   const bool float32 = options.precision == "f32" ||
