@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "base/file_io.h"
 #include "runtime/dnnl/builder.h"
@@ -25,6 +27,28 @@ using testing::SetFloat;
 using testing::SetInt;
 using testing::SetInts;
 using testing::SetString;
+
+// Sets an environment variable for a scope (a kernel choice forced for a test) and restores it
+// when the scope ends, also when an assertion returns early.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const char* name) : name_(name) {
+    if (const char* v = std::getenv(name)) saved_ = v;
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv() {
+    if (saved_)
+      setenv(name_, saved_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  void Set(const char* value) { setenv(name_, value, 1); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
 
 constexpr double kTolerance = 1e-4;
 
@@ -161,19 +185,14 @@ TEST(DnnlOpsTest, WinogradConvolutionsWhereOneDnnHasThem) {
   ASSERT_TRUE(ref.ok());
   auto expected = (*ref)->Run(inputs);
   ASSERT_TRUE(expected.ok());
-  const char* saved = std::getenv("VERISUB_WINOGRAD");
-  const std::string before = saved ? saved : "";
+  ScopedEnv winograd("VERISUB_WINOGRAD");
   int taken[2] = {0, 0};
   for (int on = 0; on < 2; ++on) {
-    setenv("VERISUB_WINOGRAD", on ? "on" : "off", 1);
+    winograd.Set(on ? "on" : "off");
     const PrepareStats stats =
         ExpectSameOutputs(*g, opts, inputs, *expected, on ? "winograd" : "direct");
     taken[on] = stats.kernel_variants.count("winograd") ? stats.kernel_variants.at("winograd") : 0;
   }
-  if (saved)
-    setenv("VERISUB_WINOGRAD", before.c_str(), 1);
-  else
-    unsetenv("VERISUB_WINOGRAD");
   EXPECT_EQ(taken[0], 0);
   if (taken[1] == 0) GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU";
   EXPECT_EQ(taken[1], 2);
@@ -935,16 +954,11 @@ TEST(DnnlOpsTest, RecurrentLayersRunOnOneDnnWhereTheyComputeTheSame) {
     if (c.attrs) c.attrs(n);
     // Both of oneDNN's kernels (its brgemm one with weights in its own format, its gemm-based
     // one with plain weights; normally the faster is timed and kept) compute the same.
-    const char* saved = std::getenv("VERISUB_RNN_KERNEL");
-    const std::string before = saved ? saved : "";
+    ScopedEnv kernel("VERISUB_RNN_KERNEL");
     for (const char* policy : {"default", "gemm"}) {
-      setenv("VERISUB_RNN_KERNEL", policy, 1);
+      kernel.Set(policy);
       EXPECT_EQ(Check(b, c.name + " " + policy).fallback_nodes, c.fallback) << c.name << policy;
     }
-    if (saved)
-      setenv("VERISUB_RNN_KERNEL", before.c_str(), 1);
-    else
-      unsetenv("VERISUB_RNN_KERNEL");
   }
 }
 
@@ -1138,11 +1152,10 @@ TEST(DnnlOpsTest, ConvTransposeRunsOnDeconvolution) {
   // stride 2 or more), as the sub-pixel form (one convolution per output phase, interleaved by
   // strided reorders; normally timed against the deconvolution), into a plain output and into
   // one in oneDNN's own layout: the same values.
-  const char* saved = std::getenv("VERISUB_SUBPIXEL");
-  const std::string before = saved ? saved : "";
+  ScopedEnv subpixel("VERISUB_SUBPIXEL");
   for (const DeconvCase& c : cases)
     for (const char* policy : {"off", "on"}) {
-      setenv("VERISUB_SUBPIXEL", policy, 1);
+      subpixel.Set(policy);
       ModelBuilder b;
       b.Input("x", c.x).Output("y", c.y).RandomWeight("w", c.w, 1).RandomWeight("b", {c.y[1]}, 2);
       c.attrs(b.Node("ConvTranspose", {"x", "w", "b"}, {"y"}));
@@ -1158,10 +1171,6 @@ TEST(DnnlOpsTest, ConvTransposeRunsOnDeconvolution) {
       ASSERT_TRUE(g.ok());
       EXPECT_TRUE(CheckInLayout(*g, specs::Layout::kPlain, 5, name + " plain")) << name;
     }
-  if (saved)
-    setenv("VERISUB_SUBPIXEL", before.c_str(), 1);
-  else
-    unsetenv("VERISUB_SUBPIXEL");
 }
 
 // LRN on oneDNN where its window is ONNX's (odd sizes, in any layout the input is stored in),
