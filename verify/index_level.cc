@@ -10,6 +10,7 @@
 #include "verify/index_level.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -24,9 +25,11 @@
 #include "specs/ops/constants.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/elementwise.h"
+#include "specs/ops/enlarge.h"
 #include "specs/ops/pooling.h"
 #include "specs/ops/reduce_mean.h"
 #include "specs/ops/slice.h"
+#include "specs/ops/softmax.h"
 #include "specs/ops/split.h"
 #include "specs/ops/transpose.h"
 #include "specs/rank_probe.h"
@@ -221,11 +224,9 @@ class Normalizer {
             dims_.Union(DimName(w, 1, side), Literal(1));
           if (n.op == OpKind::kConv2dBias)
             dims_.Union(DimName(n.inputs[2], 0, side), DimName(out, 1, side));
-          if (n.params[specs::ops::kConvStrideH] == 1 && n.params[specs::ops::kConvStrideW] == 1 &&
-              n.params[specs::ops::kConvPadding] == static_cast<int64_t>(specs::Padding::kSame)) {
-            dims_.Union(DimName(out, 2, side), DimName(x, 2, side));
-            dims_.Union(DimName(out, 3, side), DimName(x, 3, side));
-          }
+          WindowDims(out, x, DimName(w, 2, side), DimName(w, 3, side),
+                     n.params[specs::ops::kConvStrideH], n.params[specs::ops::kConvStrideW],
+                     n.params[specs::ops::kConvPadding], side);
           break;
         }
         case OpKind::kPoolAvg:
@@ -233,6 +234,17 @@ class Normalizer {
           if (r != 4) break;
           dims_.Union(DimName(out, 0, side), DimName(n.inputs[0], 0, side));
           dims_.Union(DimName(out, 1, side), DimName(n.inputs[0], 1, side));
+          WindowDims(out, n.inputs[0], Literal(n.params[specs::ops::kPoolKernelH]),
+                     Literal(n.params[specs::ops::kPoolKernelW]),
+                     n.params[specs::ops::kPoolStrideH], n.params[specs::ops::kPoolStrideW],
+                     n.params[specs::ops::kPoolPadding], side);
+          break;
+        case OpKind::kEnlarge:
+          if (r != 4) break;
+          dims_.Union(DimName(out, 0, side), DimName(n.inputs[0], 0, side));
+          dims_.Union(DimName(out, 1, side), DimName(n.inputs[0], 1, side));
+          dims_.Union(DimName(out, 2, side), Literal(n.params[specs::ops::kEnlargeKernelH]));
+          dims_.Union(DimName(out, 3, side), Literal(n.params[specs::ops::kEnlargeKernelW]));
           break;
         case OpKind::kConstPool:
         case OpKind::kConstIConv:
@@ -284,8 +296,9 @@ class Normalizer {
         }
         case OpKind::kSoftmax:
         case OpKind::kSlice:
-          // Opaque, but their dimensions name the parts of concatenations of their outputs.
-          if (!pieces_) break;
+          // Softmax keeps its input's shape. A slice is opaque, but its dimensions name the parts
+          // of concatenations of its outputs.
+          if (!pieces_ && n.op == OpKind::kSlice) break;
           for (int d = 0; d < r; ++d)
             if (n.op == OpKind::kSoftmax || d != n.params[specs::ops::kSliceAxis])
               dims_.Union(DimName(out, d, side), DimName(n.inputs[0], d, side));
@@ -394,11 +407,43 @@ class Normalizer {
     for (int d = 0; d < rank; ++d) dims_.Union(DimName(x, d, xs), DimName(y, d, ys));
   }
 
+  // The spatial output dimensions of a window (a convolution or a pool) over input `x` with
+  // windows `kh`, `kw` (dimension names): the input's at stride 1 with padding same; else a
+  // function of the input, window, stride and padding, so two windows alike over equal inputs
+  // have equal outputs (CloseBatchDims).
+  void WindowDims(ruledb::ValueRef out, ruledb::ValueRef x, const std::string& kh,
+                  const std::string& kw, int64_t sh, int64_t sw, int64_t padding, char side) {
+    const bool same = padding == static_cast<int64_t>(specs::Padding::kSame);
+    const std::string k[2] = {kh, kw};
+    const int64_t s[2] = {sh, sw};
+    for (int j = 0; j < 2; ++j) {
+      if (same && s[j] == 1) dims_.Union(DimName(out, 2 + j, side), DimName(x, 2 + j, side));
+      windows_.push_back({DimName(out, 2 + j, side), DimName(x, 2 + j, side), k[j], s[j],
+                          same || k[j] == Literal(1)});
+      if (!same && dims_.Find(k[j]) == dims_.Find(DimName(x, 2 + j, side)))
+        dims_.Union(DimName(out, 2 + j, side), Literal(1));
+    }
+  }
+
   // After both sides: a batch dimension of a product equals its operands' where those are equal
-  // (broadcasting leaves it alone), to a fixed point.
+  // (broadcasting leaves it alone), and windows alike over equal inputs have equal outputs, to a
+  // fixed point.
   void CloseBatchDims() {
     for (bool changed = true; changed;) {
       changed = false;
+      for (size_t i = 0; i < windows_.size(); ++i)
+        for (size_t j = i + 1; j < windows_.size(); ++j) {
+          const WindowDim& p = windows_[i];
+          const WindowDim& q = windows_[j];
+          if (p.stride == q.stride && p.padded == q.padded &&
+              dims_.Find(p.in) == dims_.Find(q.in) &&
+              (p.padded || dims_.Find(p.window) == dims_.Find(q.window)))
+            changed |= dims_.Union(p.out, q.out);
+        }
+      // A valid window as large as its input has one position.
+      for (const WindowDim& w : windows_)
+        if (!w.padded && dims_.Find(w.window) == dims_.Find(w.in))
+          changed |= dims_.Union(w.out, Literal(1));
       for (const Product& m : matmuls_)
         for (int j = 0; j < m.r - 2; ++j) {
           int da = j - (m.r - m.ra), db = j - (m.r - m.rb);  // operand axes, negative: absent
@@ -526,6 +571,25 @@ class Normalizer {
       case OpKind::kConstIMatmul:
         *out = Delta(idx[0], idx[1]);
         break;
+      case OpKind::kEnlarge: {
+        // A kernel zero-padded to kernel_h x kernel_w, centred: an axis already that size reads
+        // its own coordinate, an axis of 1 reads 0 where the coordinate is the centre; another
+        // size (a shifted coordinate) stays opaque.
+        std::vector<std::string> at = idx;
+        Poly centre{{Mono{}, Rational::Make(1, 1)}};
+        for (int j = 0; j < 2; ++j) {
+          const int64_t k =
+              n.params[j == 0 ? specs::ops::kEnlargeKernelH : specs::ops::kEnlargeKernelW];
+          const std::string in = dims_.Find(DimName(n.inputs[0], 2 + j, side));
+          if (in == Literal(k)) continue;
+          if (in != Literal(1) || k % 2 == 0) return Opaque(g, ranks, side, v, idx, out);
+          at[2 + j] = Literal(0);
+          centre = Mul(centre, Delta(idx[2 + j], Literal((k - 1) / 2)));
+        }
+        if (!elem(0, at, &a)) return false;
+        *out = Mul(centre, a);
+        break;
+      }
       case OpKind::kConstOnes:
         *out = Poly{{Mono{}, Rational::Make(1, 1)}};
         break;
@@ -545,6 +609,69 @@ class Normalizer {
       case OpKind::kConv2dBias:
       case OpKind::kPoolAvg: {
         if (!Window(g, ranks, side, v, idx, out)) return Opaque(g, ranks, side, v, idx, out);
+        break;
+      }
+      case OpKind::kPoolMax: {
+        // The maximum over the window's positions inside the input (padding is ignored, and the
+        // centre is always inside, so the window is never empty). Decided where it is one
+        // element: a window of 1, or with padding same an input axis of 1 (only the centre is
+        // inside), or a value the same at every position of the window; else opaque.
+        if (idx.size() != 4) return Fail("pool_max of the wrong rank");
+        const bool same =
+            n.params[specs::ops::kPoolPadding] == static_cast<int64_t>(specs::Padding::kSame);
+        std::vector<std::string> at = {idx[0], idx[1], "", ""}, taps;
+        for (int j = 0; j < 2; ++j) {
+          const int64_t k = n.params[j == 0 ? specs::ops::kPoolKernelH : specs::ops::kPoolKernelW];
+          const int64_t stride =
+              n.params[j == 0 ? specs::ops::kPoolStrideH : specs::ops::kPoolStrideW];
+          const std::string in = dims_.Find(DimName(n.inputs[0], 2 + j, side));
+          std::string tap = Literal(0);
+          if (k > 1 && same && in == Literal(1)) {
+            tap = Literal((k - 1) / 2);
+          } else if (k > 1) {
+            tap = Var(next_var_++);
+            SetRange(tap, Literal(k));
+            taps.push_back(tap);
+          }
+          at[2 + j] = CanonCoords("Y(" + idx[2 + j] + "," + tap + ",s" + std::to_string(stride) +
+                                  (same ? ",same," : ",valid,") + Literal(k) + ")");
+        }
+        if (!elem(0, at, out)) return false;
+        const std::string text = Render(*out);
+        for (const std::string& tap : taps)
+          if (text.find(tap) != std::string::npos) return Opaque(g, ranks, side, v, idx, out);
+        if (!Activate(static_cast<specs::Activation>(n.params[specs::ops::kPoolActivation]), out))
+          return false;
+        break;
+      }
+      case OpKind::kSoftmax: {
+        // exp(x[i]) / (the sum over k of exp(x[i with k on the axis])): one slice along the axis
+        // (per piece of the axis where it has parts); an axis of 1 gives 1.
+        const int axis = static_cast<int>(n.params[specs::ops::kSoftmaxAxis]);
+        if (axis < 0 || axis >= static_cast<int>(idx.size())) return Fail("an axis out of range");
+        const std::string dim = dims_.Find(DimName(v, axis, side));
+        if (dim == Literal(1)) {
+          *out = Poly{{Mono{}, Rational::Make(1, 1)}};
+          break;
+        }
+        std::vector<std::string> k_pieces = {dim};
+        if (pieces_ && (k_pieces.clear(), !Pieces(dim, &k_pieces))) return false;
+        Poly total;
+        for (size_t m = 0; m < k_pieces.size(); ++m) {
+          const std::string var = Var(next_var_++);
+          SetRange(var, k_pieces[m]);
+          std::vector<std::string> at = idx;
+          at[axis] = CoordText({k_pieces.begin(), k_pieces.begin() + m}, var);
+          Poly part;
+          if (!elem(0, at, &a) || !Activate(specs::Activation::kExp, &a) ||
+              !SumOver({{var, k_pieces[m]}}, a, &part))
+            return false;
+          for (const auto& [mono, c] : part) AddTerm(&total, mono, c);
+        }
+        if (!elem(0, idx, out) || !Activate(specs::Activation::kExp, out) ||
+            !Activate(specs::Activation::kRecip, &total))
+          return false;
+        *out = Mul(*out, total);
         break;
       }
       case OpKind::kReduceMean: {
@@ -662,8 +789,43 @@ class Normalizer {
     if (act == specs::Activation::kNone) return true;
     const std::string name = ActivationFunction(act);
     if (name.empty()) return Fail("an unknown activation");
-    *p = Atom("F" + name + "(" + Render(*p) + ")");
+    // f(g x) = g f(x) for an indicator g where f(0) = 0: the indicators every term has move out.
+    Mono common;
+    if (ZeroAtZero(act) && !p->empty()) {
+      common = p->begin()->first;
+      for (auto it = common.begin(); it != common.end();)
+        it = it->first.rfind("G(", 0) == 0 ? std::next(it) : common.erase(it);
+      for (const auto& [m, c] : *p)
+        for (auto it = common.begin(); it != common.end();)
+          it = m.count(it->first) ? std::next(it) : common.erase(it);
+    }
+    Poly rest;
+    for (const auto& [m, c] : *p) {
+      Mono r = m;
+      for (const auto& [f, e] : common) r.erase(f);
+      AddTerm(&rest, r, c);
+    }
+    *p = Poly{{common, Rational::Make(1, 1)}};
+    *p = Mul(*p, Atom("F" + name + "(" + Render(rest) + ")"));
     return true;
+  }
+
+  static bool ZeroAtZero(specs::Activation act) {
+    using A = specs::Activation;
+    switch (act) {
+      case A::kRelu:
+      case A::kTanh:
+      case A::kRelu6:
+      case A::kHardSwish:
+      case A::kSilu:
+      case A::kGelu:
+      case A::kGeluTanh:
+      case A::kErf:
+      case A::kSqrt:
+        return true;
+      default:
+        return false;
+    }
   }
 
   // An operator outside the fragment: one tensor per operator, parameters and argument normal
@@ -708,6 +870,9 @@ class Normalizer {
   Mono MulMono(const Mono& x, const Mono& y) {
     Mono m = x;
     for (const auto& [f, e] : y) m[f] += e;
+    // Indicators and Kronecker deltas are 0 or 1: their powers are themselves.
+    for (auto& [f, e] : m)
+      if (f.rfind("G(", 0) == 0 || f.rfind("D(", 0) == 0) e = 1;
     return MergeSums(Cancel(std::move(m)));
   }
 
@@ -771,6 +936,9 @@ class Normalizer {
     std::string best;
     Mono best_body;
     std::vector<std::string> best_ranges;
+    bool ambiguous = false;  // two orders with one text and different ranges
+    const bool known = std::all_of(bound.begin(), bound.end(),
+                                   [&](const std::string& b) { return range_.count(b) > 0; });
     do {
       Mono renamed;
       for (const auto& [f, e] : body) {
@@ -780,25 +948,31 @@ class Normalizer {
                          "$" + std::to_string(level) + "." + std::to_string(j) + ";");
         renamed[g] += e;
       }
+      // The ranges are kept (for the coordinates Open makes) wherever they are known; with
+      // pieces they are part of the text too.
       std::vector<std::string> ranges;
       std::string text;
-      if (pieces_) {
-        for (size_t j = 0; j < bound.size(); ++j) {
-          ranges.push_back(dims_.Find(range_.at(bound[order[j]])));
-          text += (j ? "," : "<") + ranges.back();
-        }
-        text += ">";
+      for (size_t j = 0; j < bound.size() && known; ++j) {
+        ranges.push_back(dims_.Find(range_.at(bound[order[j]])));
+        if (pieces_) text += (j ? "," : "<") + ranges.back();
       }
+      if (pieces_) text += ">";
       text += "{" + RenderMono(renamed) + "}";
+      if (text == best && ranges != best_ranges) ambiguous = true;
       if (best.empty() || text < best) {
         best = std::move(text);
         best_body = std::move(renamed);
         best_ranges = std::move(ranges);
+        ambiguous = false;
       }
     } while (std::next_permutation(order.begin(), order.end()));
     *out = "S" + std::to_string(level) + ":" + std::to_string(bound.size()) + best;
-    sums_.emplace(*out, SumInfo{level, static_cast<int>(bound.size()), std::move(best_body),
-                                std::move(best_ranges)});
+    if (ambiguous) best_ranges.clear();
+    auto [it, fresh] = sums_.emplace(
+        *out, SumInfo{level, static_cast<int>(bound.size()), std::move(best_body), best_ranges});
+    // One text, two sums whose coordinates range differently (the text does not say): their
+    // ranges are not known.
+    if (!fresh && it->second.ranges != best_ranges) it->second.ranges.clear();
     return true;
   }
 
@@ -888,13 +1062,17 @@ class Normalizer {
           live.push_back(v);
           continue;
         }
+        // Its dimension: as given, or the range an opened sum's coordinate was made with.
         auto given =
             std::find_if(bound.begin(), bound.end(), [&](const auto& b) { return b.first == v; });
-        if (given == bound.end()) return Fail("a sum lost a coordinate of unknown range");
-        if (int64_t k = LiteralValue(given->second); k > 0)
+        auto opened = range_.find(v);
+        if (given == bound.end() && opened == range_.end())
+          return Fail("a sum lost a coordinate of unknown range");
+        const std::string dim = given != bound.end() ? given->second : dims_.Find(opened->second);
+        if (int64_t k = LiteralValue(dim); k > 0)
           coef = coef * Rational::Make(k, 1);
         else
-          outside["N(" + given->second + ")"] += 1;
+          outside["N(" + dim + ")"] += 1;
       }
       Mono term = outside;
       if (!live.empty()) {
@@ -952,27 +1130,31 @@ class Normalizer {
     if (pieces_ && (HasParts(kh) || HasParts(kw))) return Fail("a window with parts");
     if (a != Literal(0)) SetRange(a, kh);
     if (b != Literal(0)) SetRange(b, kw);
-    // The input coordinate o*stride - pad + k (pad (window-1)/2 for same, else 0), plainly where
-    // that is o or k: a window of 1 pads nothing.
+    // The input coordinate o*stride - pad + k (pad (window-1)/2 for same, else 0), in the
+    // canonical form CanonCoords gives it (o itself, k itself or `V(o,stride)` where that is what
+    // it is).
     auto coord = [&](const std::string& o, const std::string& k, int64_t stride,
                      const std::string& window) {
-      const bool unpadded = !same || window == Literal(1);
-      if (unpadded && k == Literal(0) && stride == 1) return o;
-      if (unpadded && o == Literal(0)) return k;
-      return "Y(" + o + "," + k + ",s" + std::to_string(stride) + (same ? ",same," : ",valid,") +
-             window + ")";
+      return CanonCoords("Y(" + o + "," + k + ",s" + std::to_string(stride) +
+                         (same ? ",same," : ",valid,") + window + ")");
     };
     const std::string y = coord(idx[2], a, sh, kh), xx = coord(idx[3], b, sw, kw);
-    // Stride 1, padding same and an odd window: the window's centre reads the output coordinate
-    // itself (o - (K-1)/2 + (K-1)/2), which a Kronecker delta at the centre (the identity
-    // kernel) substitutes in (SimplifyFactor).
-    auto centre = [&](const std::string& o, const std::string& window, int64_t stride) {
-      const int64_t k = LiteralValue(window);
-      if (!same || stride != 1 || k < 3 || k % 2 == 0) return;
-      centres_[coord(o, Literal((k - 1) / 2), stride, window)] = o;  // the text it substitutes
+    // The window's centre is inside the input at every output coordinate: with padding same (or
+    // a window of 1) the output has (H-1)/s + 1 positions and the centre of output o reads s*o
+    // <= H-1. So the indicator of `V(o,s)` in the input is 1 where o ranges over this output's
+    // axis (a coordinate read outside that range is zeroed by the guard of whoever reads it).
+    auto centre = [&](int axis, const std::string& window, int64_t stride) {
+      const std::string& o = idx[axis];
+      if (!same && window != Literal(1)) return;
+      auto range = range_.find(o);
+      if (!IsVariable(o) || range == range_.end() ||
+          dims_.Find(range->second) != dims_.Find(DimName(v, axis, side)))
+        return;
+      in_range_.insert("G(" + CanonCoords("V(" + o + "," + std::to_string(stride) + ")") + "|" +
+                       dims_.Find(DimName(x, axis, side)) + ")");
     };
-    centre(idx[2], kh, sh);
-    centre(idx[3], kw, sw);
+    centre(2, kh, sh);
+    centre(3, kw, sw);
     // Where the coordinate may leave the input (padding), G(coordinate | input dimension) says
     // whether it lies inside; not for an output coordinate of an output as tall as the input, or 0.
     Mono guard;
@@ -980,7 +1162,8 @@ class Normalizer {
       const std::string in_dim = dims_.Find(DimName(x, axis, side));
       if (c == Literal(0)) return;
       if (c == idx[axis] && dims_.Find(DimName(v, axis, side)) == in_dim) return;
-      guard["G(" + c + "|" + in_dim + ")"] = 1;
+      const std::string g = SimplifyFactor("G(" + c + "|" + in_dim + ")");
+      if (!g.empty()) guard[g] = 1;
     };
     if (same) {
       guard_axis(y, 2);
@@ -1084,6 +1267,7 @@ class Normalizer {
   // variables; a coordinate whose pieces all lie before the other's is never equal to it.
   Poly Delta(const std::string& x, const std::string& y) {
     if (x == y) return Poly{{Mono{}, Rational::Make(1, 1)}};
+    if (x.rfind("#K", 0) == 0 && y.rfind("#K", 0) == 0) return Poly{};  // two other integers
     Coord cx, cy;
     if (pieces_ && ParseCoord(x, &cx) && ParseCoord(y, &cy) &&
         (!cx.before.empty() || !cy.before.empty())) {
@@ -1102,21 +1286,166 @@ class Normalizer {
     return end.size() <= b.before.size() && std::equal(end.begin(), end.end(), b.before.begin());
   }
 
-  // A factor after a substitution: a window's centre read at stride 1 with padding same is the
-  // output coordinate itself (`centres_`), and the indicator that a coordinate variable lies in a
-  // dimension its range is tied to is 1 (returned as ""): both exact, not assumptions about
-  // shapes. Any other factor is returned as it is.
+  // A factor after a substitution: its window coordinates in canonical form (CanonCoords), the
+  // indicator that a window's centre lies in its input 1 (`in_range_`), and the indicator that a
+  // coordinate variable lies in a dimension its range is tied to 1 (returned as ""): all exact,
+  // not assumptions about shapes. Any other factor is returned as it is.
   std::string SimplifyFactor(std::string f) {
-    for (const auto& [from, to] : centres_)
-      if (f.find(from) != std::string::npos) f = ReplaceAll(f, from, to);
+    f = CanonCoords(f);
     if (f.rfind("G(", 0) != 0 || f.back() != ')') return f;
+    if (in_range_.count(f)) return "";
     const std::string inner = f.substr(2, f.size() - 3);
     const size_t bar = inner.rfind('|');
     if (bar == std::string::npos) return f;
     const std::string var = inner.substr(0, bar);
+    if (InsideUnpaddedWindow(var, inner.substr(bar + 1))) return "";
+    // An integer in a dimension of known size: 1 inside (0 outside is left as it is).
+    if (var.rfind("#K", 0) == 0 && LiteralValue(inner.substr(bar + 1)) > LiteralValue(var))
+      return "";
     auto range = range_.find(var);
     if (!IsVariable(var) || range == range_.end()) return f;
     return dims_.Find(range->second) == dims_.Find(inner.substr(bar + 1)) ? "" : f;
+  }
+
+  // Whether coordinate `c` is an unpadded window's read `Y(o,k,s<S>,valid,_)` (S*o + k) that lies
+  // inside dimension `dim` by the type rules: o ranges over the output of a valid window of
+  // stride S over `dim` (or is 0) and k over at most that window, so S*o + k <= S*((dim-K)/S) +
+  // K-1 <= dim-1.
+  bool InsideUnpaddedWindow(const std::string& c, const std::string& dim) {
+    std::vector<std::string> args;
+    // A window's centre (padding same, or a window of 1) read at output o: S*o <= H-1 where o
+    // ranges over the (H-1)/S + 1 positions of the output.
+    if (SplitCall(c, 'V', &args) && args.size() == 2) {
+      auto range = range_.find(args[0]);
+      if (!IsVariable(args[0]) || range == range_.end()) return false;
+      const std::string o_range = dims_.Find(range->second);
+      const int64_t stride = std::atoll(args[1].c_str());
+      return std::any_of(windows_.begin(), windows_.end(), [&](const WindowDim& w) {
+        return w.padded && w.stride == stride && dims_.Find(w.in) == dims_.Find(dim) &&
+               dims_.Find(w.out) == o_range;
+      });
+    }
+    if (!SplitCall(c, 'Y', &args) || args.size() != 5 || args[3] != "valid") return false;
+    const std::string &o = args[0], &k = args[1];
+    const int64_t stride = std::atoll(args[2].c_str() + 1);
+    auto range_of = [&](const std::string& var) -> std::string {
+      auto it = range_.find(var);
+      return IsVariable(var) && it != range_.end() ? dims_.Find(it->second) : "";
+    };
+    const std::string o_range = range_of(o), k_range = range_of(k);
+    if (o != Literal(0) && o_range.empty()) return false;
+    for (const WindowDim& w : windows_) {
+      if (w.padded || w.stride != stride || dims_.Find(w.in) != dims_.Find(dim)) continue;
+      if (o != Literal(0) && dims_.Find(w.out) != o_range) continue;
+      const std::string window = dims_.Find(w.window);
+      const int64_t size = LiteralValue(window);
+      const bool fits = k.rfind("#K", 0) == 0 ? size > 0 && LiteralValue(k) < size
+                        : k_range.empty()
+                            ? false
+                            : k_range == window || (size > 0 && LiteralValue(k_range) > 0 &&
+                                                    LiteralValue(k_range) <= size);
+      if (fits) return true;
+    }
+    return false;
+  }
+
+  // Window coordinates in canonical form, innermost first. `Y(o,k,s<S>,<pad>,K)` is the input
+  // coordinate S*o - P + k of a window K (P = (K-1)/2 with padding same, else 0), `V(o,S)` is S*o.
+  // Identities: the centre of an odd window with padding same, and the first offset of an
+  // unpadded one (valid, or a window of 1), read S*o; a window read at the output coordinate 0
+  // reads the same input coordinates at any stride; a window read at S*o with stride T is read
+  // at o with stride S*T; V(o,1) = o, V(0,S) = 0, V(V(o,S),T) = V(o,S*T); an unpadded window at
+  // output 0 reads its offset k.
+  static std::string CanonCoords(std::string f) {
+    for (size_t at = f.size(); at-- > 0;) {
+      if ((f[at] != 'Y' && f[at] != 'V') || at + 1 >= f.size() || f[at + 1] != '(') continue;
+      if (at > 0 && std::isalpha(static_cast<unsigned char>(f[at - 1]))) continue;
+      std::vector<std::string> args;
+      size_t end = at + 2, start = end;
+      for (int depth = 0; end < f.size(); ++end) {
+        const char c = f[end];
+        if (c == '(') ++depth;
+        if (c == ')' && depth-- == 0) break;
+        if (c == ',' && depth == 0) {
+          args.push_back(f.substr(start, end - start));
+          start = end + 1;
+        }
+      }
+      if (end >= f.size()) break;  // unbalanced: not ours
+      args.push_back(f.substr(start, end - start));
+      const std::string text = f[at] == 'Y' ? CanonWindow(args) : CanonScaled(args);
+      if (!text.empty()) f.replace(at, end + 1 - at, text);
+    }
+    return f;
+  }
+
+  // S*o for `V(o,S)`'s arguments; empty when they are not two.
+  static std::string CanonScaled(const std::vector<std::string>& args) {
+    if (args.size() != 2) return "";
+    int64_t s = std::atoll(args[1].c_str());
+    std::string o = args[0];
+    std::vector<std::string> inner;
+    if (SplitCall(o, 'V', &inner) && inner.size() == 2) {
+      s *= std::atoll(inner[1].c_str());
+      o = inner[0];
+    }
+    if (s == 1 || o == Literal(0)) return o;
+    return "V(" + o + "," + std::to_string(s) + ")";
+  }
+
+  static std::string CanonWindow(const std::vector<std::string>& args) {
+    if (args.size() != 5 || args[2].empty() || args[2][0] != 's') return "";
+    std::string o = args[0];
+    const std::string& k = args[1];
+    int64_t s = std::atoll(args[2].c_str() + 1);
+    const bool same = args[3] == "same";
+    const std::string& window = args[4];
+    std::vector<std::string> inner;
+    if (SplitCall(o, 'V', &inner) && inner.size() == 2) {
+      s *= std::atoll(inner[1].c_str());
+      o = inner[0];
+    }
+    if (o == Literal(0)) s = 1;
+    const int64_t kv = LiteralValue(window);
+    const bool unpadded = !same || window == Literal(1);
+    const bool centre = same && kv % 2 == 1 && k == Literal((kv - 1) / 2);
+    if (centre || (unpadded && k == Literal(0))) return CanonScaled({o, std::to_string(s)});
+    if (unpadded && o == Literal(0)) return k;
+    // A padded window read at an unpadded one's coordinate s'*o' + k' with s*k' its padding
+    // (K-1)/2: s*s'*o' + k, the unpadded read at o' with stride s*s'.
+    if (same && kv % 2 == 1 && SplitCall(o, 'Y', &inner) && inner.size() == 5 &&
+        inner[3] == "valid" && inner[1].rfind("#K", 0) == 0 &&
+        s * LiteralValue(inner[1]) == (kv - 1) / 2)
+      return CanonWindow({inner[0], k, "s" + std::to_string(s * std::atoll(inner[2].c_str() + 1)),
+                          "valid", window});
+    // An unpadded window read at an unpadded one's coordinate, at stride 1: s'*o' + k' + k, the
+    // same with the two offsets swapped; the least first (the windows go with their offsets).
+    if (!same && s == 1 && SplitCall(o, 'Y', &inner) && inner.size() == 5 && inner[3] == "valid" &&
+        k < inner[1])
+      return CanonWindow({CanonWindow({inner[0], k, inner[2], "valid", window}), inner[1], "s1",
+                          "valid", inner[4]});
+    return "Y(" + o + "," + k + ",s" + std::to_string(s) + "," + (unpadded ? "valid" : "same") +
+           "," + window + ")";
+  }
+
+  // Whether `text` is exactly `<name>(...)`; its top-level arguments.
+  static bool SplitCall(const std::string& text, char name, std::vector<std::string>* args) {
+    args->clear();
+    if (text.size() < 3 || text[0] != name || text[1] != '(' || text.back() != ')') return false;
+    int depth = 0;
+    size_t start = 2;
+    for (size_t i = 2; i + 1 < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '(') ++depth;
+      if (c == ')' && --depth < 0) return false;
+      if (c == ',' && depth == 0) {
+        args->push_back(text.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    if (depth != 0) return false;
+    args->push_back(text.substr(start, text.size() - 1 - start));
+    return true;
   }
 
   // Whether the sum over bound coordinate `gone` of f(gone) delta(gone, kept) is f(kept): kept
@@ -1128,6 +1457,14 @@ class Normalizer {
     return k != range_.end() && IsVariable(kept) && dims_.Find(k->second) == dims_.Find(g->second);
   }
 
+  // A spatial axis of a window's output: its input axis, window, stride, and whether its size
+  // is (H-1)/stride + 1 whatever the window (padding same, or a window of 1).
+  struct WindowDim {
+    std::string out, in, window;
+    int64_t stride;
+    bool padded;
+  };
+
   struct Product {
     char side;
     ruledb::ValueRef out, a, b;
@@ -1137,13 +1474,14 @@ class Normalizer {
   const bool pieces_;
   Dims dims_;
   std::vector<Product> matmuls_;
+  std::vector<WindowDim> windows_;
   // With pieces: dimensions that are sums (whole, left part, right part; dimension names), the
   // split trees of the values, and the range of each coordinate variable.
   std::set<std::tuple<std::string, std::string, std::string>> parts_;
   SplitTrees split_trees_{&dims_};
   std::map<std::string, std::string> range_;
-  // A window's centre at stride 1 with padding same (`Y(o,centre,s1,same,K)`) -> o.
-  std::map<std::string, std::string> centres_;
+  // Indicators that hold everywhere: a window's centre inside its input (Window).
+  std::set<std::string> in_range_;
   int next_var_ = 1000;  // fresh coordinates; #0;.. index the outputs
   std::map<std::string, SumInfo> sums_;
   std::set<std::string> used_;

@@ -187,12 +187,31 @@ bool HoldsAtEvery(const ruledb::Rule& rule, const std::vector<std::vector<int>>&
 
 RuleVerdict Prover::ProveRule(const ruledb::Rule& rule, const std::string& dump_name) {
   RuleVerdict verdict = ProveFromAxioms(rule, dump_name);
-  if (!options_.index_level) return verdict;
   const ProofStatus s = verdict.proof.status;
-  if (s == ProofStatus::kUnknown || s == ProofStatus::kTimeout) ProveByNormalForms(rule, &verdict);
-  if (s == ProofStatus::kProved && !verdict.input_ranks.empty() && rule.input_ranks.empty())
-    GeneralizeRanks(rule, &verdict);
+  if (options_.index_level) {
+    if (s == ProofStatus::kUnknown || s == ProofStatus::kTimeout)
+      ProveByNormalForms(rule, &verdict);
+    if (s == ProofStatus::kProved && !verdict.input_ranks.empty() && rule.input_ranks.empty())
+      GeneralizeRanks(rule, &verdict);
+  }
+  const ProofStatus now = verdict.proof.status;
+  if (now == ProofStatus::kUnknown || now == ProofStatus::kTimeout) RefuteUndecided(rule, &verdict);
   return verdict;
+}
+
+void Prover::RefuteUndecided(const ruledb::Rule& rule, RuleVerdict* verdict) {
+  // Neither the axioms nor the normal forms decide it: evaluate it at more shapes, every other
+  // case with wider values, before calling it unknown. Only ever refutes.
+  auto start = std::chrono::steady_clock::now();
+  const RefuteOptions& ro = options_.refute;
+  ruledb::Rule claim = rule;
+  if (!verdict->input_ranks.empty()) claim.input_ranks = verdict->input_ranks;
+  Refutation late = RefuteByEvaluation(claim, ro, ro.max_cases, ro.undecided_cases);
+  if (late.refuted) {
+    verdict->proof.status = ProofStatus::kNotProved;
+    verdict->proof.reason = late.reason + "; before it: " + verdict->proof.reason;
+  }
+  verdict->proof.seconds += Since(start);
 }
 
 void Prover::GeneralizeRanks(const ruledb::Rule& rule, RuleVerdict* verdict) {

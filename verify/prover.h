@@ -122,6 +122,9 @@ class Prover {
   // A proof from the axioms at input ranks only: at every rank when the normal forms agree
   // at every rank tuple (its record then names the element definitions used).
   void GeneralizeRanks(const ruledb::Rule& rule, RuleVerdict* verdict);
+  // What is still unknown or timed out: more evaluation cases (RefuteOptions::undecided_cases),
+  // wider values among them; a counterexample makes it not proved.
+  void RefuteUndecided(const ruledb::Rule& rule, RuleVerdict* verdict);
   const z3::expr& Formula(int instance);
   void ResetContext();  // drops the context and everything built in it
   const z3::expr& Track(int instance);

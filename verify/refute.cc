@@ -207,14 +207,14 @@ std::string AssignmentString(const Assignment& a) {
 enum class CaseOutcome { kAgree, kDiffer, kInconclusive };
 
 CaseOutcome EvaluateCase(const ruledb::Rule& rule, const Assignment& shapes, uint64_t seed,
-                         double tolerance, std::string* detail) {
+                         double range, double tolerance, std::string* detail) {
   using T = specs::Tensor<double>;
   SplitMix rng{seed};
   std::vector<T> inputs(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) {
     inputs[i].type = TensorType(shapes[i]);
     inputs[i].data.resize(shapes[i].NumElements());
-    for (double& x : inputs[i].data) x = rng.Symmetric();
+    for (double& x : inputs[i].data) x = range * rng.Symmetric();
   }
   specs::DoubleSemantics sem;
   auto src = ruledb::EvalPattern(sem, rule.src, inputs);
@@ -348,9 +348,9 @@ struct Refuter::State {
   std::set<std::vector<int64_t>> seen;
   int untie_budget = 2048;
   int phase = 0;
-  size_t position = 0;  // in the current phase
+  size_t position = 0;                                 // in the current phase
   std::vector<std::pair<Assignment, uint64_t>> cases;  // the sequence so far, with input seeds
-  size_t next = 0;                                      // first case not evaluated
+  size_t next = 0;                                     // first case not evaluated
   Refutation result;
 };
 
@@ -366,15 +366,20 @@ const Refutation& Refuter::Run(int end_case, bool evaluate) {
   if (st.bases.empty()) return st.result;
   while (!st.result.refuted && static_cast<int>(st.next) < end_case) {
     if (st.next == st.cases.size() && !st.Generate()) break;
+    const int index = static_cast<int>(st.next);
     const auto& [a, seed] = st.cases[st.next++];
     if (!evaluate) continue;
     std::string detail;
-    CaseOutcome out = EvaluateCase(st.rule, a, seed, st.options.tolerance, &detail);
+    const double range =
+        index >= st.options.max_cases && index % 2 == 1 ? st.options.wide_range : 1.0;
+    CaseOutcome out = EvaluateCase(st.rule, a, seed, range, st.options.tolerance, &detail);
     ++st.result.cases;
     if (out != CaseOutcome::kDiffer) continue;
     st.result.refuted = true;
-    st.result.reason =
-        std::string(kRefutationReasonPrefix) + ": inputs " + AssignmentString(a) + ": " + detail;
+    char values[48] = "";
+    if (range != 1.0) std::snprintf(values, sizeof values, " (values in [-%g, %g])", range, range);
+    st.result.reason = std::string(kRefutationReasonPrefix) + ": inputs " + AssignmentString(a) +
+                       values + ": " + detail;
   }
   return st.result;
 }

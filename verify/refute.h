@@ -32,6 +32,14 @@ struct RefuteOptions {
   // axiom where only one side type-checks), and a proof is what gets shipped. On taso.cfg the
   // last such rule is refuted at case 54 (no other up to case 512).
   int proof_cases = 64;
+  // What neither Z3 nor the normal forms decide is evaluated further, up to this many cases,
+  // before it is called unknown: such a candidate is usually an identity of small values (relu6
+  // of squares in [-1, 1] never clips) or of the shapes tried so far.
+  int undecided_cases = 192;
+  // From case max_cases on, every other case draws its inputs from [-wide_range, wide_range]
+  // instead of [-1, 1] (clipping activations, saturating ones and other coincidences of small
+  // values show there).
+  double wide_range = 8;
   int max_dim = 5;                 // largest dimension chosen when shapes are changed
   int64_t max_elements = 1 << 14;  // a case with a larger input tensor is skipped
   // Outputs differ when |a - b| > tolerance * max(1, |a|, |b|) for some element. The kernels are

@@ -184,6 +184,122 @@ TEST(IndexLevelTest, TheIdentityKernelReadsTheCentre) {
              {4, 4, 4}));
 }
 
+// Window coordinates are affine (stride * o - padding + offset): a strided window's centre is
+// stride * o, which a window read there at stride 1 reads as one of stride 2; the centre of a
+// window with padding same (or of one of 1) is inside its input at every output position, and an
+// unpadded window's reads always are.
+TEST(IndexLevelTest, StridedAndUnpaddedWindowsCompose) {
+  const std::string iconv = "(const_iconv[kernel_h=3,kernel_w=3] ?b)";
+  const std::string s1 = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
+  const std::string s2 = "conv2d[stride_h=2,stride_w=2,padding=same,activation=none,group=1]";
+  const std::string v1 = "conv2d[stride_h=1,stride_w=1,padding=valid,activation=none,group=1]";
+  // Every other output of a stride-1 convolution is the stride-2 one.
+  EXPECT_TRUE(
+      Proves("(" + s2 + " (" + s1 + " ?a ?c) " + iconv + ") => (" + s2 + " ?a ?c)", {4, 4, 4}));
+  // A bias through the strided identity: its centre never reads padding.
+  EXPECT_TRUE(Proves("(bias_add[axis=1] (" + s2 + " ?a " + iconv + ") ?c) => (" + s2 +
+                         " (bias_add[axis=1] ?a ?c) " + iconv + ")",
+                     {4, 4, 1}));
+  // On a plane of one position (a global mean) the stride does not matter.
+  EXPECT_TRUE(Proves("(" + s1 + " (reduce_mean[axes=12,keepdims=1] ?a) ?b) => (" + s2 +
+                         " (reduce_mean[axes=12,keepdims=1] ?a) ?b)",
+                     {4, 4}));
+  // Two unpadded windows read at o + k1 + k2 in either order.
+  EXPECT_TRUE(Proves("(" + v1 + " (" + v1 + " ?a " + iconv + ") (ewadd ?c ?c)) => (" + v1 +
+                         " (ewadd (" + v1 + " ?a ?c) (" + v1 + " ?a ?c)) " + iconv + ")",
+                     {4, 4, 4}));
+  // A padded window read at the identity's unpadded centre o + 1 reads o + k, inside the input:
+  // the average of the interior of ones is one.
+  EXPECT_TRUE(Proves(
+      "(" + v1 +
+          " (ewmul (const_ones ?a) (const_ones ?a)) (const_iconv[kernel_h=3,kernel_w=3] "
+          "?a)) => (" +
+          v1 +
+          " (pool_avg[kernel_h=3,kernel_w=3,stride_h=1,stride_w=1,padding=same,activation=none] "
+          "(ewmul (const_ones ?a) (const_ones ?a))) (const_iconv[kernel_h=3,kernel_w=3] ?a))",
+      {4}));
+  // Not at the border: the same pool read through a padded identity averages padding in.
+  EXPECT_FALSE(Proves(
+      "(" + s1 +
+          " (ewmul (const_ones ?a) (const_ones ?a)) (const_iconv[kernel_h=3,kernel_w=3] "
+          "?a)) => (" +
+          s1 +
+          " (pool_avg[kernel_h=3,kernel_w=3,stride_h=1,stride_w=1,padding=same,activation=none] "
+          "(ewmul (const_ones ?a) (const_ones ?a))) (const_iconv[kernel_h=3,kernel_w=3] ?a))",
+      {4}));
+  // Stride 2 then stride 1 is not stride 2 (the outer window reads the inner's neighbours).
+  EXPECT_FALSE(
+      Proves("(" + s1 + " (" + s2 + " ?a ?c) ?c) => (" + s2 + " (" + s1 + " ?a ?c) ?c)", {4, 4}));
+}
+
+// enlarge, pool_max and softmax have element definitions: a kernel already of the window's size
+// is itself, a 1-wide one sits at the centre; a maximum over one element (or over equal ones) is
+// that element; softmax is exp over the sum of exps along its axis, so it commutes with a
+// transpose that moves the axis and is 1/N of a value constant along it.
+TEST(IndexLevelTest, EnlargeMaxPoolAndSoftmax) {
+  EXPECT_TRUE(
+      Proves("(ewmul (enlarge[kernel_h=3,kernel_w=3] ?a) (smul ?a ?b)) => "
+             "(smul (ewmul ?a ?a) ?b)",
+             {4, 0}));
+  // A 1x1 kernel enlarged to 3x3 convolves like itself.
+  EXPECT_TRUE(
+      Proves("(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a "
+             "(enlarge[kernel_h=3,kernel_w=3] (reduce_mean[axes=12,keepdims=1] ?b))) => "
+             "(conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1] ?a "
+             "(reduce_mean[axes=12,keepdims=1] ?b))",
+             {4, 4}));
+  EXPECT_FALSE(
+      Proves("(conv2d[stride_h=1,stride_w=1,padding=valid,activation=none,group=1] ?a "
+             "(enlarge[kernel_h=3,kernel_w=3] (reduce_mean[axes=12,keepdims=1] ?b))) => "
+             "(conv2d[stride_h=1,stride_w=1,padding=valid,activation=none,group=1] ?a "
+             "(reduce_mean[axes=12,keepdims=1] ?b))",
+             {4, 4}));
+  const std::string pool =
+      "pool_max[kernel_h=3,kernel_w=3,stride_h=1,stride_w=1,padding=same,activation=none]";
+  EXPECT_TRUE(Proves(
+      "(" + pool + " (reduce_mean[axes=12,keepdims=1] ?a)) => (reduce_mean[axes=12,keepdims=1] ?a)",
+      {4}));
+  EXPECT_TRUE(
+      Proves("(" + pool + " (ewmul (const_ones ?a) (const_ones ?a))) => (const_ones ?a)", {4}));
+  EXPECT_FALSE(Proves("(" + pool + " ?a) => ?a", {4}));
+  EXPECT_FALSE(Proves("(" + pool + " (relu ?a)) => (relu ?a)", {4}));
+  EXPECT_TRUE(
+      Proves("(softmax[axis=1] (transpose[perm=[1,0]] ?a)) => "
+             "(transpose[perm=[1,0]] (softmax[axis=0] ?a))",
+             {2}));
+  EXPECT_TRUE(
+      Proves("(softmax[axis=1] (gelu (transpose[perm=[1,0]] ?a))) => "
+             "(transpose[perm=[1,0]] (softmax[axis=0] (gelu ?a)))",
+             {2}));
+  EXPECT_FALSE(
+      Proves("(softmax[axis=1] (transpose[perm=[1,0]] ?a)) => "
+             "(transpose[perm=[1,0]] (softmax[axis=1] ?a))",
+             {2}));
+  EXPECT_FALSE(Proves("(softmax[axis=1] ?a) => (softmax[axis=0] ?a)", {2}));
+  // Along the other axis a concatenation's parts are separate rows.
+  EXPECT_TRUE(
+      Proves("(concat[axis=0] (softmax[axis=1] ?a) (softmax[axis=1] ?b)) => "
+             "(softmax[axis=1] (concat[axis=0] ?a ?b))",
+             {2, 2}));
+  EXPECT_FALSE(
+      Proves("(concat[axis=1] (softmax[axis=1] ?a) (softmax[axis=1] ?b)) => "
+             "(softmax[axis=1] (concat[axis=1] ?a ?b))",
+             {2, 2}));
+}
+
+// An indicator (a guard) in every term of an activation's argument moves out where the
+// activation maps 0 to 0, and not elsewhere (sigmoid(0) = 1/2).
+TEST(IndexLevelTest, GuardsMoveOutOfActivationsThatKeepZero) {
+  const std::string s1 = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
+  const std::string s2 = "conv2d[stride_h=2,stride_w=2,padding=same,activation=none,group=1]";
+  const std::string iconv = "(const_iconv[kernel_h=3,kernel_w=3] ?b)";
+  EXPECT_TRUE(Proves("(" + s2 + " (" + s2 + " (relu6 ?a) " + iconv + ") " + iconv +
+                         ") => (relu6 (" + s2 + " (" + s2 + " ?a " + iconv + ") " + iconv + "))",
+                     {4, 4}));
+  EXPECT_TRUE(Proves("(" + s1 + " (tanh ?a) " + iconv + ") => (tanh (" + s1 + " ?a " + iconv + "))",
+                     {4, 4}));
+}
+
 TEST(IndexLevelTest, CongruenceThroughOpaqueOperators) {
   const std::string conv = "conv2d[stride_h=1,stride_w=1,padding=same,activation=none,group=1]";
   const std::string conv_relu =
@@ -441,6 +557,33 @@ TEST(IndexLevelTest, TheProverUsesItWhereTheAxiomsGiveUp) {
   EXPECT_FALSE(ProveAtIndexLevel(rules[0], {2, 3, 1}).proved);
   EXPECT_TRUE(ProveAtIndexLevel(rules[0], {3, 3, 1}).proved);
   EXPECT_NE(rules[1].proof.status, ruledb::ProofStatus::kProved);
+}
+
+// What neither Z3 nor the normal forms decide is evaluated further, with wider values among the
+// cases: relu and relu6 agree on squares of values in [-1, 1], not on larger ones. A true rule
+// left unknown stays unknown.
+TEST(IndexLevelTest, UndecidedCandidatesAreEvaluatedFurther) {
+  std::vector<ruledb::Rule> rules = {
+      Rule("(relu (ewmul ?a ?a)) => (relu6 (ewmul ?a ?a))"),
+      Rule("(relu6 (ewmul ?a ?a)) => (relu6 (relu6 (ewmul ?a ?a)))"),
+  };
+  VerifyOptions opt;
+  opt.threads = 1;
+  opt.progress = false;
+  auto report = VerifyRules(rules, opt);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(rules[0].proof.status, ruledb::ProofStatus::kNotProved);
+  EXPECT_NE(rules[0].proof.reason.find("counterexample by evaluation"), std::string::npos)
+      << rules[0].proof.reason;
+  EXPECT_NE(rules[0].proof.reason.find("values in [-8, 8]"), std::string::npos)
+      << rules[0].proof.reason;
+  EXPECT_NE(rules[1].proof.status, ruledb::ProofStatus::kNotProved) << rules[1].proof.reason;
+  // Without the wider values the first is not refuted.
+  opt.prover.refute.wide_range = 1;
+  std::vector<ruledb::Rule> again = {Rule("(relu (ewmul ?a ?a)) => (relu6 (ewmul ?a ?a))")};
+  ASSERT_TRUE(VerifyRules(again, opt).ok());
+  EXPECT_EQ(again[0].proof.reason.find("counterexample"), std::string::npos)
+      << again[0].proof.reason;
 }
 
 }  // namespace
