@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "onnx/onnx_pb.h"
@@ -307,6 +308,150 @@ int RewriteEinsumAsMatMul(Graph* g) {
   return rewritten;
 }
 
+// Builds new opaque ONNX nodes in front of the node they replace (RewritePowers,
+// RewriteDepthToSpace): each writes one value, new or the replaced node's own output.
+class OnnxNodeBuilder {
+ public:
+  OnnxNodeBuilder(Graph* g, std::vector<std::shared_ptr<const Node>>* nodes, const Node& replaced)
+      : g_(g), nodes_(nodes), replaced_(replaced) {}
+
+  // An int64 constant named after the replaced node.
+  int Int64s(const std::string& suffix, const std::vector<int64_t>& v) {
+    Value c;
+    c.name = g_->UniqueName(replaced_.name + "_" + suffix);
+    c.elem_type = kInt64;
+    c.dims = {static_cast<int64_t>(v.size())};
+    c.rank_known = true;
+    c.constant = std::make_shared<const HostTensor>(HostTensor::FromInts(kInt64, c.dims, v));
+    return g_->AddValue(std::move(c));
+  }
+
+  // `op_type` of `inputs` with the replaced node's element type and `dims`, into `output` (a new
+  // value when -1); `attrs` sets the attributes.
+  int Add(const std::string& op_type, const std::vector<int>& inputs,
+          const std::vector<int64_t>& dims, int output = -1,
+          const std::function<void(onnx::NodeProto*)>& attrs = {}) {
+    if (output < 0) {
+      Value v;
+      v.name = g_->UniqueName(replaced_.name + "_" + op_type);
+      v.elem_type = g_->value(replaced_.inputs[0]).elem_type;
+      v.dims = dims;
+      v.rank_known = true;
+      output = g_->AddValue(std::move(v));
+    }
+    Node n;
+    n.name = replaced_.name +
+             (output == replaced_.outputs[0] ? "" : "/" + op_type + "_" + std::to_string(count_++));
+    n.op_type = op_type;
+    n.inputs = inputs;
+    n.outputs = {output};
+    auto proto = std::make_shared<onnx::NodeProto>();
+    proto->set_op_type(op_type);
+    proto->set_name(n.name);
+    for (int in : inputs) proto->add_input(g_->value(in).name);  // schema inference counts them
+    proto->add_output(g_->value(output).name);
+    if (attrs) attrs(proto.get());
+    n.onnx = std::move(proto);
+    nodes_->push_back(std::make_shared<const Node>(std::move(n)));
+    return output;
+  }
+
+ private:
+  Graph* g_;
+  std::vector<std::shared_ptr<const Node>>* nodes_;
+  const Node& replaced_;
+  int count_ = 0;
+};
+
+// Pow by a constant exponent 1, 2, 3 or 0.5 becomes the input itself, Mul(x, x), Mul(x, Mul(x,
+// x)) or Sqrt(x): products the spec operators and the rules know (T5's and LLaMA's RMS norm
+// squares with Pow), where Pow had only a reference kernel. Returns the number rewritten.
+int RewritePowers(Graph* g) {
+  std::vector<std::shared_ptr<const Node>> nodes;
+  int rewritten = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    std::optional<double> e;
+    if (n.opaque() && n.domain.empty() && n.op_type == "Pow" && n.inputs.size() == 2 &&
+        n.outputs.size() == 1 && n.inputs[0] != kNoValue && n.inputs[1] != kNoValue &&
+        IsFloat(g->value(n.inputs[0]).elem_type) && g->value(n.outputs[0]).rank_known &&
+        g->value(n.outputs[0]).dims == g->value(n.inputs[0]).dims)
+      e = ScalarConstant(*g, n.inputs[1]);
+    if (!e || (*e != 1.0 && *e != 2.0 && *e != 3.0 && *e != 0.5)) {
+      nodes.push_back(g->node_ptr(i));
+      continue;
+    }
+    OnnxNodeBuilder b(g, &nodes, n);
+    const int x = n.inputs[0], y = n.outputs[0];
+    const std::vector<int64_t>& dims = g->value(x).dims;
+    if (*e == 1.0) {
+      b.Add("Identity", {x}, dims, y);
+    } else if (*e == 0.5) {
+      b.Add("Sqrt", {x}, dims, y);
+    } else if (*e == 2.0) {
+      b.Add("Mul", {x, x}, dims, y);
+    } else {
+      b.Add("Mul", {x, b.Add("Mul", {x, x}, dims)}, dims, y);
+    }
+    ++rewritten;
+  }
+  if (rewritten) g->SetNodes(std::move(nodes));
+  return rewritten;
+}
+
+// DepthToSpace and SpaceToDepth of a 4-D tensor of static shape become Reshape, Transpose and
+// Reshape, as the operator's definition states them: a data movement the backend runs as one
+// strided reorder and the rules see, where they had only a reference kernel (ESPCN's and other
+// super-resolution models' pixel shuffle). Returns the number rewritten.
+int RewriteDepthToSpace(Graph* g) {
+  std::vector<std::shared_ptr<const Node>> nodes;
+  int rewritten = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    const bool d2s = n.op_type == "DepthToSpace";
+    std::vector<int64_t> in;
+    int64_t b = 0;
+    std::string mode = "DCR";
+    if (n.opaque() && n.domain.empty() && (d2s || n.op_type == "SpaceToDepth") &&
+        n.inputs.size() == 1 && n.outputs.size() == 1 && n.inputs[0] != kNoValue &&
+        g->value(n.inputs[0]).StaticShape() && g->value(n.inputs[0]).dims.size() == 4 &&
+        g->value(n.outputs[0]).StaticShape()) {
+      KernelContext attrs(*n.onnx, g->DefaultOpset(), {});
+      in = g->value(n.inputs[0]).dims;
+      b = attrs.AttrInt("blocksize", 0);
+      if (d2s) mode = attrs.AttrString("mode", "DCR");
+    }
+    const bool ok = b >= 1 && (mode == "DCR" || mode == "CRD") &&
+                    (d2s ? in[1] % (b * b) == 0 : in[2] % b == 0 && in[3] % b == 0);
+    if (!ok) {
+      nodes.push_back(g->node_ptr(i));
+      continue;
+    }
+    OnnxNodeBuilder nb(g, &nodes, n);
+    const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
+    std::vector<int64_t> mid, perm, shuffled;
+    if (d2s && mode == "DCR") {  // [N, b, b, C/b^2, H, W] -> [N, C/b^2, H, b, W, b]
+      mid = {N, b, b, C / (b * b), H, W};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (d2s) {  // CRD: [N, C/b^2, b, b, H, W] -> [N, C/b^2, H, b, W, b]
+      mid = {N, C / (b * b), b, b, H, W};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {  // [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b]
+      mid = {N, C, H / b, b, W / b, b};
+      perm = {0, 3, 5, 1, 2, 4};
+    }
+    for (int64_t p : perm) shuffled.push_back(mid[p]);
+    const int x = nb.Add("Reshape", {n.inputs[0], nb.Int64s("shape", mid)}, mid);
+    const int t = nb.Add("Transpose", {x}, shuffled, -1,
+                         [&](onnx::NodeProto* p) { ExportContext::AttrInts(p, "perm", perm); });
+    nb.Add("Reshape", {t, nb.Int64s("out_shape", g->value(n.outputs[0]).dims)},
+           g->value(n.outputs[0]).dims, n.outputs[0]);
+    ++rewritten;
+  }
+  if (rewritten) g->SetNodes(std::move(nodes));
+  return rewritten;
+}
+
 // Whether an opaque node passes its first input through unchanged: Identity, Dropout that
 // drops nothing (inference mode, or a ratio of 0), a Pad by constant zeros, a Concat of one
 // input (DenseNet's first layer of each block: torch.cat([x])).
@@ -367,7 +512,8 @@ int DropPassThroughs(Graph* g) {
 }  // namespace
 
 int CanonicalizeOnnxForms(Graph* g) {
-  int rewritten = DropPassThroughs(g) + RewriteEinsumAsMatMul(g);
+  int rewritten =
+      DropPassThroughs(g) + RewriteEinsumAsMatMul(g) + RewritePowers(g) + RewriteDepthToSpace(g);
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
     if (!n.opaque() || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1 ||

@@ -20,7 +20,8 @@ namespace verisub::runtime {
 // operator maps onto a spec operator. A two-operand Einsum that is a batched matrix product
 // becomes MatMul (with a Transpose of the last two axes before an operand that needs it).
 // Identity, a Dropout that drops nothing and a Pad by zeros are removed (their output is not a
-// graph output, no one reads a Dropout's mask).
+// graph output, no one reads a Dropout's mask). Pow by 1, 2, 3 or 0.5 becomes the input, products
+// or Sqrt; DepthToSpace and SpaceToDepth (static 4-D shapes) Reshape, Transpose, Reshape.
 // Returns the number of nodes rewritten.
 int CanonicalizeOnnxForms(Graph* g);
 

@@ -190,6 +190,25 @@ void AddInitializer(const std::shared_ptr<const HostTensor>& t, const std::strin
   (*deferred)[gp->initializer_size() - 1] = t;
 }
 
+// ONNX Runtime refuses a model with two nodes of one (non-empty) name. Names come from the
+// nodes a pass made out of one (a Split imported as slices "/Split_1", "/Split_2" beside the
+// model's own "/Split_1"): a repeated name gets the first free "_<k>" suffix.
+void UniqueNodeNames(onnx::GraphProto* gp) {
+  std::unordered_set<std::string> used;
+  for (const auto& n : gp->node())
+    if (!n.name().empty()) used.insert(n.name());
+  std::unordered_set<std::string> seen;
+  for (auto& n : *gp->mutable_node()) {
+    if (n.name().empty() || seen.insert(n.name()).second) continue;
+    std::string name;
+    for (int k = 2; name.empty() || used.count(name); ++k)
+      name = n.name() + "_" + std::to_string(k);
+    used.insert(name);
+    seen.insert(name);
+    n.set_name(name);
+  }
+}
+
 Status ExportGraph(const Graph& original, onnx::GraphProto* gp, int64_t opset,
                    DeferredData* deferred) {
   const Graph g = RestoreOnnxForms(original, opset);
@@ -206,6 +225,7 @@ Status ExportGraph(const Graph& original, onnx::GraphProto* gp, int64_t opset,
       AddInitializer(g.value(v).constant, g.value(v).name, gp, deferred);
   for (const auto& np : g.nodes()) VERISUB_RETURN_IF_ERROR(ExportNode(ctx, gp, *np));
   for (int v : g.outputs()) SetValueInfo(g.value(v), gp->add_output());
+  UniqueNodeNames(gp);
   return Status::Ok();
 }
 

@@ -64,6 +64,8 @@ Status Pad(const KernelContext& ctx, std::vector<HostTensor>* out) {
   if (static_cast<int64_t>(pads.size()) != 2 * r)
     return InvalidArgument("Pad: pads must have 2 * rank entries");
   std::string mode = ctx.AttrString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return InvalidArgument("Pad: unknown mode '" + mode + "'");
   std::vector<int64_t> dims(r);
   for (int64_t d = 0; d < r; ++d)
     if (__builtin_add_overflow(x.dims[d], pads[d], &dims[d]) ||

@@ -180,6 +180,250 @@ class Mixer(nn.Module):
         return self.out(x.mean(1))
 
 
+class Wav2Vec2Like(nn.Module):
+    """A speech encoder as wav2vec 2.0 builds it: seven 1-D convolutions over the waveform (the
+    first with a group norm of one channel per group), GELU, a projection, a grouped positional
+    convolution whose last frame is cut, and post-norm transformer layers with GELU."""
+
+    def __init__(self, d=256, layers=2):
+        super().__init__()
+        convs = [nn.Conv1d(1, 256, 10, 5, bias=False), nn.GroupNorm(256, 256), nn.GELU()]
+        for k, st in [(3, 2)] * 4 + [(2, 2)] * 2:
+            convs += [nn.Conv1d(256, 256, k, st, bias=False), nn.GELU()]
+        self.feat = nn.Sequential(*convs)
+        self.ln = nn.LayerNorm(256)
+        self.proj = nn.Linear(256, d)
+        self.pos = nn.Conv1d(d, d, 32, padding=16, groups=8)
+        self.enc = nn.ModuleList([nn.TransformerEncoderLayer(d, 4, 4 * d, 0.0, "gelu",
+                                                             batch_first=True)
+                                  for _ in range(layers)])
+
+    def forward(self, x):
+        h = self.proj(self.ln(self.feat(x.unsqueeze(1)).transpose(1, 2)))
+        p = self.pos(h.transpose(1, 2))[:, :, :-1]
+        h = h + nn.functional.gelu(p).transpose(1, 2)
+        for layer in self.enc:
+            h = layer(h)
+        return h
+
+
+class WhisperEncoderLike(nn.Module):
+    """Whisper's audio encoder: two 1-D convolutions over log-mel frames (the second strided),
+    GELU, fixed sinusoidal positions, pre-norm transformer layers, a final layer norm."""
+
+    def __init__(self, d=256, frames=400, layers=2):
+        super().__init__()
+        self.c1 = nn.Conv1d(80, d, 3, padding=1)
+        self.c2 = nn.Conv1d(d, d, 3, 2, padding=1)
+        t = torch.arange(frames // 2).float()[:, None]
+        inv = torch.exp(-torch.arange(d // 2).float() * (9.21 / (d // 2 - 1)))[None]
+        self.register_buffer("pos", torch.cat([torch.sin(t * inv), torch.cos(t * inv)], 1))
+        self.enc = nn.ModuleList([nn.TransformerEncoderLayer(d, 4, 4 * d, 0.0, "gelu",
+                                                             batch_first=True, norm_first=True)
+                                  for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        h = nn.functional.gelu(self.c2(nn.functional.gelu(self.c1(x)))).transpose(1, 2)
+        h = h + self.pos
+        for layer in self.enc:
+            h = layer(h)
+        return self.ln(h)
+
+
+class T5BlockLike(nn.Module):
+    """T5's encoder layers: RMS norm written out (pow, mean, rsqrt, mul), attention with a
+    relative position bias bucketed from the shape at run time (arange, abs, log, min, where),
+    no scaling, and a gated-GELU feed-forward."""
+
+    def __init__(self, d=256, heads=4, layers=2, buckets=32, max_dist=128):
+        super().__init__()
+        self.h, self.dk, self.buckets, self.max_dist = heads, d // heads, buckets, max_dist
+        self.rel = nn.Embedding(buckets, heads)
+        self.n1 = nn.ParameterList([nn.Parameter(torch.rand(d) + 0.5) for _ in range(layers)])
+        self.n2 = nn.ParameterList([nn.Parameter(torch.rand(d) + 0.5) for _ in range(layers)])
+        self.qkvo = nn.ModuleList([nn.ModuleList([nn.Linear(d, d, bias=False) for _ in range(4)])
+                                   for _ in range(layers)])
+        self.ff = nn.ModuleList([nn.ModuleList([nn.Linear(d, 2 * d, bias=False),
+                                                nn.Linear(d, 2 * d, bias=False),
+                                                nn.Linear(2 * d, d, bias=False)])
+                                 for _ in range(layers)])
+
+    @staticmethod
+    def rms(x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    def bias(self, n):
+        pos = torch.arange(n)
+        rel = pos[None, :] - pos[:, None]
+        half = self.buckets // 2
+        out = (rel > 0).long() * half
+        rel = rel.abs()
+        exact = half // 2
+        large = exact + (torch.log(rel.float().clamp(min=1) / exact) /
+                         torch.log(torch.tensor(self.max_dist / exact)) * (half - exact)).long()
+        large = torch.min(large, torch.full_like(large, half - 1))
+        out = out + torch.where(rel < exact, rel, large)
+        return self.rel(out).permute(2, 0, 1).unsqueeze(0)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        bias = self.bias(n)
+        for n1, n2, (q, k, v, o), (wi0, wi1, wo) in zip(self.n1, self.n2, self.qkvo, self.ff):
+            h = self.rms(x, n1)
+            split = lambda t: t.view(b, n, self.h, self.dk).transpose(1, 2)  # noqa: E731
+            att = torch.softmax(split(q(h)) @ split(k(h)).transpose(-1, -2) + bias, -1)
+            x = x + o((att @ split(v(h))).transpose(1, 2).reshape(b, n, d))
+            h = self.rms(x, n2)
+            x = x + wo(nn.functional.gelu(wi0(h), approximate="tanh") * wi1(h))
+        return x
+
+
+class DiffusionUNetLike(nn.Module):
+    """A diffusion model's UNet at one resolution step: group norms of 32 groups with SiLU, a
+    time embedding (sinusoids of a fixed step through an MLP, added per channel), residual blocks,
+    a self-attention block over the pixels, nearest upsampling and a skip concatenation."""
+
+    def __init__(self, c=64):
+        super().__init__()
+        half = 32
+        freqs = torch.exp(-9.21 * torch.arange(half).float() / half)
+        self.register_buffer("t", torch.cat([torch.sin(500 * freqs), torch.cos(500 * freqs)]))
+        self.temb = nn.Sequential(nn.Linear(64, 4 * c), nn.SiLU(), nn.Linear(4 * c, 4 * c))
+        self.inp = nn.Conv2d(4, c, 3, padding=1)
+        self.res1 = self.block(c, c)
+        self.tproj1 = nn.Linear(4 * c, c)
+        self.down = nn.Conv2d(c, 2 * c, 3, 2, padding=1)
+        self.res2 = self.block(2 * c, 2 * c)
+        self.tproj2 = nn.Linear(4 * c, 2 * c)
+        self.anorm = nn.GroupNorm(32, 2 * c)
+        self.attn = nn.MultiheadAttention(2 * c, 4, batch_first=True)
+        self.up = nn.Conv2d(2 * c, c, 3, padding=1)
+        self.res3 = self.block(2 * c, c)
+        self.out = nn.Sequential(nn.GroupNorm(32, c), nn.SiLU(), nn.Conv2d(c, 4, 3, padding=1))
+
+    @staticmethod
+    def block(i, o):
+        return nn.Sequential(nn.GroupNorm(32, i), nn.SiLU(), nn.Conv2d(i, o, 3, padding=1),
+                             nn.GroupNorm(32, o), nn.SiLU(), nn.Conv2d(o, o, 3, padding=1))
+
+    def forward(self, x):
+        e = self.temb(self.t)
+        h1 = self.inp(x)
+        h1 = h1 + self.res1(h1) + self.tproj1(e)[None, :, None, None]
+        h2 = self.down(h1)
+        h2 = h2 + self.res2(h2) + self.tproj2(e)[None, :, None, None]
+        b, c, hh, ww = h2.shape
+        a = self.anorm(h2).flatten(2).transpose(1, 2)
+        h2 = h2 + self.attn(a, a, a, need_weights=False)[0].transpose(1, 2).reshape(b, c, hh, ww)
+        u = self.up(nn.functional.interpolate(h2, scale_factor=2.0, mode="nearest"))
+        return self.out(self.res3(torch.cat([u, h1], 1)))
+
+
+class FastStyle(nn.Module):
+    """Johnson et al.'s style transfer network: reflection padding, instance norms with affine
+    parameters, residual blocks, nearest upsampling before the last convolutions."""
+
+    def __init__(self):
+        super().__init__()
+
+        def conv(i, o, k, s=1):
+            return nn.Sequential(nn.ReflectionPad2d(k // 2), nn.Conv2d(i, o, k, s),
+                                 nn.InstanceNorm2d(o, affine=True), nn.ReLU())
+
+        self.down = nn.Sequential(conv(3, 32, 9), conv(32, 64, 3, 2), conv(64, 128, 3, 2))
+        self.res = nn.ModuleList([nn.Sequential(conv(128, 128, 3), nn.ReflectionPad2d(1),
+                                                nn.Conv2d(128, 128, 3),
+                                                nn.InstanceNorm2d(128, affine=True))
+                                  for _ in range(3)])
+        self.up1, self.up2 = conv(128, 64, 3), conv(64, 32, 3)
+        self.last = nn.Sequential(nn.ReflectionPad2d(4), nn.Conv2d(32, 3, 9))
+
+    def forward(self, x):
+        h = self.down(x)
+        for r in self.res:
+            h = h + r(h)
+        h = self.up1(nn.functional.interpolate(h, scale_factor=2.0, mode="nearest"))
+        h = self.up2(nn.functional.interpolate(h, scale_factor=2.0, mode="nearest"))
+        return self.last(h)
+
+
+class Espcn(nn.Module):
+    """ESPCN super-resolution (x3): tanh convolutions and a pixel shuffle (DepthToSpace)."""
+
+    def __init__(self, r=3):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(1, 64, 5, padding=2), nn.Tanh(),
+                                  nn.Conv2d(64, 32, 3, padding=1), nn.Tanh(),
+                                  nn.Conv2d(32, r * r, 3, padding=1), nn.PixelShuffle(r))
+
+    def forward(self, x):
+        return torch.sigmoid(self.body(x))
+
+
+class ConvBnSilu(nn.Sequential):
+    def __init__(self, i, o, k=1, s=1):
+        super().__init__(nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o), nn.SiLU())
+
+
+class C2f(nn.Module):
+    """YOLOv8's C2f: a 1x1 convolution, split in two, bottlenecks chained on the second half,
+    every intermediate concatenated, a 1x1 convolution."""
+
+    def __init__(self, i, o, n=1):
+        super().__init__()
+        self.c = o // 2
+        self.cv1, self.cv2 = ConvBnSilu(i, 2 * self.c), ConvBnSilu((2 + n) * self.c, o)
+        self.m = nn.ModuleList([nn.Sequential(ConvBnSilu(self.c, self.c, 3),
+                                              ConvBnSilu(self.c, self.c, 3)) for _ in range(n)])
+
+    def forward(self, x):
+        y = list(self.cv1(x).split((self.c, self.c), 1))
+        for m in self.m:
+            y.append(y[-1] + m(y[-1]))
+        return self.cv2(torch.cat(y, 1))
+
+
+class YoloLike(nn.Module):
+    """A YOLOv8-style detector without its NMS: strided Conv-BN-SiLU stages with C2f blocks, an
+    SPPF (three chained 5x5 max pools), a top-down path (nearest upsampling, concatenations), and
+    per-level heads whose box distributions are decoded by a softmax expectation (DFL)."""
+
+    def __init__(self, w=32, classes=80, reg=16):
+        super().__init__()
+        self.reg, self.classes = reg, classes
+        self.s1 = nn.Sequential(ConvBnSilu(3, w, 3, 2), ConvBnSilu(w, 2 * w, 3, 2), C2f(2 * w, 2 * w))
+        self.s2 = nn.Sequential(ConvBnSilu(2 * w, 4 * w, 3, 2), C2f(4 * w, 4 * w, 2))
+        self.s3 = nn.Sequential(ConvBnSilu(4 * w, 8 * w, 3, 2), C2f(8 * w, 8 * w, 2))
+        self.s4 = nn.Sequential(ConvBnSilu(8 * w, 8 * w, 3, 2), C2f(8 * w, 8 * w))
+        self.sppf1, self.sppf2 = ConvBnSilu(8 * w, 4 * w), ConvBnSilu(16 * w, 8 * w)
+        self.pool = nn.MaxPool2d(5, 1, 2)
+        self.td1, self.td2 = C2f(16 * w, 8 * w), C2f(12 * w, 4 * w)
+        self.heads = nn.ModuleList([nn.Sequential(ConvBnSilu(c, c, 3), nn.Conv2d(c, 4 * reg + classes, 1))
+                                    for c in (4 * w, 8 * w, 8 * w)])
+        self.register_buffer("proj", torch.arange(reg).float())
+
+    def forward(self, x):
+        p3 = self.s2(self.s1(x))
+        p4 = self.s3(p3)
+        y = [self.sppf1(self.s4(p4))]
+        for _ in range(3):
+            y.append(self.pool(y[-1]))
+        p5 = self.sppf2(torch.cat(y, 1))
+        up = nn.functional.interpolate(p5, scale_factor=2.0, mode="nearest")
+        n4 = self.td1(torch.cat([up, p4], 1))
+        up = nn.functional.interpolate(n4, scale_factor=2.0, mode="nearest")
+        n3 = self.td2(torch.cat([up, p3], 1))
+        outs = []
+        for head, f in zip(self.heads, (n3, n4, p5)):
+            o = head(f).flatten(2)
+            box, cls = o.split((4 * self.reg, self.classes), 1)
+            box = box.view(1, 4, self.reg, -1).softmax(2)
+            box = (box * self.proj.view(1, 1, -1, 1)).sum(2)
+            outs.append(torch.cat([box, cls.sigmoid()], 1))
+        return torch.cat(outs, 2)
+
+
 SEG = (1, 3, 224, 224)
 CLIP = (1, 3, 8, 112, 112)
 # name: (family, factory, input shape)
@@ -203,6 +447,13 @@ MODELS = {
     "dcgan_generator": ("Generative", DcganGenerator, (1, 100, 1, 1)),
     "pointnet": ("Point cloud", PointNet, (1, 3, 1024)),
     "mixer": ("MLP", Mixer, SEG),
+    "wav2vec2_like": ("Speech", Wav2Vec2Like, (1, 16000)),
+    "whisper_encoder_like": ("Speech", WhisperEncoderLike, (1, 80, 400)),
+    "t5_encoder_like": ("Text", T5BlockLike, (1, 64, 256)),
+    "diffusion_unet_like": ("Generative", DiffusionUNetLike, (1, 4, 32, 32)),
+    "fast_style": ("Image to image", FastStyle, (1, 3, 224, 224)),
+    "espcn": ("Image to image", Espcn, (1, 1, 128, 128)),
+    "yolo_like": ("Detection", YoloLike, (1, 3, 320, 320)),
 }
 
 

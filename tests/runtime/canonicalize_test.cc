@@ -327,6 +327,45 @@ TEST(CanonicalizeTest, BatchedMatrixEinsumsBecomeMatMul) {
   EXPECT_EQ(CountKind(g, "transpose") + CountKind(g, "onnx:Transpose"), 1);  // of k only
 }
 
+// Pow by 2 (T5's and LLaMA's RMS norm), 3, 0.5 and 1 becomes products, Sqrt or the input itself,
+// which the rules and the backend know; Pow by another constant or by a tensor stays. Outputs equal
+// Pow's kernel's.
+TEST(CanonicalizeTest, SmallConstantPowersBecomeProducts) {
+  ModelBuilder b;
+  b.Input("x", {2, 3, 4}).Input("e", {2, 3, 4});
+  for (const char* o : {"sq", "cube", "root", "same", "other", "tensor"}) b.Output(o, {2, 3, 4});
+  b.Weight("two", Scalar(2)).Weight("three", Scalar(3)).Weight("half", Scalar(0.5));
+  b.Weight("one", Scalar(1)).Weight("seven", Scalar(7));
+  b.Node("Abs", {"x"}, {"a"});  // Sqrt of a non-negative input
+  b.Node("Pow", {"x", "two"}, {"sq"});
+  b.Node("Pow", {"x", "three"}, {"cube"});
+  b.Node("Pow", {"a", "half"}, {"root"});
+  b.Node("Pow", {"x", "one"}, {"p1"});
+  b.Node("Relu", {"p1"}, {"same"});
+  b.Node("Pow", {"a", "seven"}, {"other"});
+  b.Node("Pow", {"a", "e"}, {"tensor"});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "onnx:Pow"), 2);
+  EXPECT_EQ(CountKind(g, "ewmul"), 3);
+  EXPECT_EQ(CountKind(g, "onnx:Sqrt"), 1);
+}
+
+// DepthToSpace in both modes and SpaceToDepth become Reshape, Transpose, Reshape (ESPCN's pixel
+// shuffle); outputs equal the operators' kernels'.
+TEST(CanonicalizeTest, DepthToSpaceBecomesATransposeOfReshapes) {
+  ModelBuilder b;
+  b.Input("x", {1, 18, 3, 4}).Input("z", {1, 2, 4, 6});
+  b.Output("dcr", {1, 2, 9, 12}).Output("crd", {1, 2, 9, 12}).Output("s2d", {1, 8, 2, 3});
+  testing::SetInt(b.Node("DepthToSpace", {"x"}, {"dcr"}), "blocksize", 3);
+  onnx::NodeProto& crd = b.Node("DepthToSpace", {"x"}, {"crd"});
+  testing::SetInt(crd, "blocksize", 3);
+  testing::SetString(crd, "mode", "CRD");
+  testing::SetInt(b.Node("SpaceToDepth", {"z"}, {"s2d"}), "blocksize", 2);
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "onnx:DepthToSpace") + CountKind(g, "onnx:SpaceToDepth"), 0);
+  EXPECT_EQ(CountKind(g, "transpose") + CountKind(g, "onnx:Transpose"), 3);
+}
+
 // A Dropout that drops nothing (no training input; a training flag with ratio 0, as Swin's
 // export writes it), an Identity, a Pad by zeros and a Concat of one input are removed; a Dropout
 // whose mask is read, one in training mode with a ratio, and a Pad of a graph output stay.

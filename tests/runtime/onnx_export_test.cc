@@ -70,6 +70,27 @@ TEST(OnnxExportTest, SubRoundTripsAsEwSub) {
 
 TEST(OnnxExportTest, SmallCnnRoundTrips) { ExpectRoundTrip(testing::SmallCnnBytes()); }
 
+// Node names stay unique: a three-way Split (no concat history) imports as slices named "/Split",
+// "/Split_1", "/Split_2", beside the model's own "/Split_1" (YOLOv8's heads), which ONNX Runtime
+// refused ("two nodes with same node name").
+TEST(OnnxExportTest, NodeNamesStayUnique) {
+  ModelBuilder b(13);
+  b.Input("x", {1, 6, 4}).Output("y", {1, 6, 4}).Output("z", {1, 2, 4});
+  b.Int64Weight("parts", {2, 2, 2});
+  testing::SetInt(b.Node("Split", {"x", "parts"}, {"a", "c", "d"}, "/Split"), "axis", 1);
+  b.Node("Relu", {"c"}, {"z"}, "/Split_1");
+  testing::SetInt(b.Node("Concat", {"d", "a", "c"}, {"y"}, "/Concat"), "axis", 1);
+  auto g = ImportOnnxBytes(b.Bytes(), "model");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  onnx::ModelProto m;
+  ASSERT_TRUE(ExportOnnxModel(*g, &m).ok());
+  std::map<std::string, int> names;
+  for (const auto& n : m.graph().node())
+    if (!n.name().empty()) ++names[n.name()];
+  for (const auto& [name, count] : names) EXPECT_EQ(count, 1) << name;
+  EXPECT_EQ(names.size(), 4u);  // three slices and the Relu; the concat's name is empty
+}
+
 // Layouts belong to a prepared session, not to the model: export writes the same model with or
 // without them.
 TEST(OnnxExportTest, LayoutsAreNotExported) {

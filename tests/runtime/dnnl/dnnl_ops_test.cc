@@ -1189,17 +1189,53 @@ TEST(DnnlOpsTest, LrnRunsOnOneDnnForOddWindows) {
   }
 }
 
-// InstanceNormalization at batch 1 on oneDNN's batch normalization (statistics computed at run
-// time), on the reference kernel at batch 2.
-TEST(DnnlOpsTest, InstanceNormAtBatchOneRunsAsBatchNorm) {
+// InstanceNormalization as oneDNN's layer normalization over the rows of the [N*C, spatial] view
+// and a per-channel affine: any batch, 3-D and 4-D (PyTorch's GroupNorm export: a reshape to
+// [N, groups, rest] and an instance norm of unit scale).
+TEST(DnnlOpsTest, InstanceNormRunsAsRowNormalization) {
   for (int64_t batch : {1, 2}) {
     ModelBuilder b;
     b.Input("x", {batch, 6, 7, 5}).Output("y", {batch, 6, 7, 5});
     b.RandomWeight("s", {6}, 1).RandomWeight("t", {6}, 2);
     SetFloat(b.Node("InstanceNormalization", {"x", "s", "t"}, {"y"}), "epsilon", 1e-3f);
     const std::string name = "instance norm batch " + std::to_string(batch);
-    EXPECT_EQ(Check(b, name).fallback_nodes, batch == 1 ? 0 : 1) << name;
+    EXPECT_EQ(Check(b, name).fallback_nodes, 0) << name;
   }
+  ModelBuilder g;
+  g.Input("x", {1, 8, 300}).Output("y", {1, 8, 300}).RandomWeight("w", {8, 8, 3}, 3);
+  g.RandomWeight("s", {8}, 1).RandomWeight("t", {8}, 2);
+  SetInts(g.Node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1});  // blocked
+  g.Node("InstanceNormalization", {"c", "s", "t"}, {"y"});
+  EXPECT_EQ(Check(g, "instance norm 3-D").fallback_nodes, 0);
+}
+
+// Pad in every mode on a host loop: constant with a value, reflect, edge, a crop (a negative
+// pad), a 3-D tensor; each against the reference kernel.
+TEST(DnnlOpsTest, PadInEveryMode) {
+  struct Case {
+    std::string mode;
+    std::vector<int64_t> pads, out;
+    float value;
+  };
+  const std::vector<Case> cases = {
+      {"constant", {0, 0, 2, 1, 0, 0, 1, 3}, {1, 3, 8, 10}, 0.5f},
+      {"reflect", {0, 0, 2, 3, 0, 0, 1, 3}, {1, 3, 8, 12}, 0.f},
+      {"edge", {0, 1, 2, 1, 0, 0, 1, 2}, {1, 4, 8, 9}, 0.f},
+      {"constant", {0, 0, -1, 2, 0, 0, 1, -2}, {1, 3, 5, 6}, -2.f},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder b;
+    b.Input("x", {1, 3, 5, 6}).Output("y", c.out).Int64Weight("pads", c.pads);
+    b.Weight("v", HostTensor::FromDoubles(kFloat, {}, {c.value}));
+    b.Node("Relu", {"x"}, {"r"});
+    SetString(b.Node("Pad", {"r", "pads", "v"}, {"y"}), "mode", c.mode);
+    const std::string name = "pad " + c.mode + " " + std::to_string(c.out[2]);
+    EXPECT_EQ(Check(b, name, /*map=*/false).fallback_nodes, 0) << name;
+  }
+  ModelBuilder a;
+  a.Input("x", {2, 3, 5}).Output("y", {2, 3, 9}).Int64Weight("pads", {0, 0, 1, 0, 0, 3});
+  SetString(a.Node("Pad", {"x", "pads"}, {"y"}), "mode", "reflect");
+  EXPECT_EQ(Check(a, "pad 3-D", /*map=*/false).fallback_nodes, 0);
 }
 
 TEST(DnnlOpsTest, DataMovement) {
