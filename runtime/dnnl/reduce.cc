@@ -101,8 +101,9 @@ bool GlobalPool(KernelBuilder& b, dnnl::algorithm alg, const std::vector<int64_t
   return true;
 }
 
-// A mean or max over a block of middle axes of a row-major tensor (a token mean over [1, 196, 256]:
-// MLP-Mixer's and ViT-style heads) is a 1-D pooling of the tensor read as [outer, inner, reduced]
+// A mean, max or sum over a block of middle axes of a row-major tensor (a token mean over [1, 196,
+// 256]: MLP-Mixer's and ViT-style heads; YOLOv8's expectation over [1, 4, 16, 1600]) is a 1-D
+// pooling (times the count for a sum) of the tensor read as [outer, inner, reduced]
 // stored channels-last: oneDNN 2.6's reduction runs it in its reference loop (0.43 ms for that
 // shape, against 0.05 for ONNX Runtime), its pooling in a jit kernel. Emits the step and returns
 // true, or returns false for the reduction to run it.
@@ -112,8 +113,8 @@ bool MiddleAxesPool(KernelBuilder& b, dnnl::algorithm alg, const std::vector<int
   const int x = n.inputs[0], y = n.outputs[0];
   const auto& xd = b.dims(x);
   const int64_t rank = static_cast<int64_t>(xd.size());
-  if ((alg != A::reduction_mean && alg != A::reduction_max) || axes.empty() ||
-      axes.back() >= rank - 1 ||
+  if ((alg != A::reduction_mean && alg != A::reduction_max && alg != A::reduction_sum) ||
+      axes.empty() || axes.back() >= rank - 1 ||
       axes.back() - axes.front() + 1 != static_cast<int64_t>(axes.size()))
     return false;  // not one block of axes with others after it
   if (!(WithType(b.StoredDesc(x), memory::data_type::f32) == PlainDesc(xd))) return false;
@@ -124,13 +125,20 @@ bool MiddleAxesPool(KernelBuilder& b, dnnl::algorithm alg, const std::vector<int
   const auto f32 = memory::data_type::f32;
   const Desc src({outer, inner, reduced}, f32, memory::dims{reduced * inner, 1, inner});
   const Desc dst({outer, inner, 1}, f32, memory::dims{inner, 1, inner});
+  // A sum is the average times the count (an output scale as a post-op).
+  dnnl::primitive_attr attr;
+  if (alg == A::reduction_sum) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, A::eltwise_linear, static_cast<float>(reduced), 0.f);
+    attr.set_post_ops(po);
+  }
   std::optional<dnnl::pooling_forward::primitive_desc> pool;
   try {
     pool.emplace(dnnl::pooling_forward::desc(
                      dnnl::prop_kind::forward_inference,
                      alg == A::reduction_max ? A::pooling_max : A::pooling_avg_exclude_padding, src,
                      dst, {1}, {reduced}, {0}, {0}),
-                 b.engine());
+                 attr, b.engine());
   } catch (const dnnl::error&) {
     return false;
   }

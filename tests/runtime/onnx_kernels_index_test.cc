@@ -54,10 +54,9 @@ TEST(IndexKernelsTest, ScatterNDWritesSlicesAndReduces) {
                     {2, 3}, [](onnx::NodeProto& n) { testing::SetString(n, "reduction", "add"); });
   ASSERT_TRUE(add.ok()) << add.status().message();
   EXPECT_EQ((*add)[0].ToDoubles(), (std::vector<double>{1, 2, 103, 204, 5, 6}));
-  auto out_of_range =
-      RunOne("ScatterND",
-             {{"d", data}, {"i", HostTensor::FromInts(kInt64, {1, 1}, {2})}, {"u", update}},
-             {2, 3}, [](onnx::NodeProto&) {});
+  auto out_of_range = RunOne(
+      "ScatterND", {{"d", data}, {"i", HostTensor::FromInts(kInt64, {1, 1}, {2})}, {"u", update}},
+      {2, 3}, [](onnx::NodeProto&) {});
   ASSERT_FALSE(out_of_range.ok());
   EXPECT_NE(out_of_range.status().message().find("index out of range"), std::string::npos)
       << out_of_range.status().message();

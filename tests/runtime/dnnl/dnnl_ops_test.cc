@@ -1032,7 +1032,22 @@ TEST(DnnlOpsTest, GlobalPoolingOfOneAndThreeDImagesReadsThemAsStored) {
 // pooling of the tensor read channels-last (oneDNN 2.6's reduction takes its reference loop
 // there); fewer than 16 inner elements, a sum, or axes with a gap between them keep the
 // reduction. The same values either way.
-TEST(DnnlOpsTest, MiddleAxisMeansAndMaxesRunAsPooling) {
+// A softmax along an axis that is not the last one (YOLOv8's box distributions): read with the
+// axis innermost, oneDNN's jit softmax and a reorder back, not its reference loop; along the last
+// axis the plain kernel as before.
+TEST(DnnlOpsTest, SoftmaxAlongAMiddleAxisRunsWithThatAxisInnermost) {
+  for (int64_t axis : {1, 2, 3}) {
+    ModelBuilder b;
+    b.Input("x", {1, 4, 16, 40}).Output("y", {1, 4, 16, 40});
+    SetInt(b.Node("Softmax", {"x"}, {"y"}), "axis", axis);
+    const std::string name = "softmax axis " + std::to_string(axis);
+    const PrepareStats st = Check(b, name, /*map=*/false);
+    EXPECT_EQ(st.fallback_nodes, 0) << name;
+    EXPECT_EQ(st.kernel_variants.count("softmax along an inner axis"), axis < 3 ? 1u : 0u) << name;
+  }
+}
+
+TEST(DnnlOpsTest, MiddleAxisMeansMaxesAndSumsRunAsPooling) {
   struct MiddleCase {
     std::string op;
     std::vector<int64_t> x, axes;
@@ -1041,7 +1056,8 @@ TEST(DnnlOpsTest, MiddleAxisMeansAndMaxesRunAsPooling) {
   const std::vector<MiddleCase> cases = {
       {"ReduceMean", {2, 7, 32}, {1}, true},       {"ReduceMax", {2, 7, 32}, {1}, true},
       {"ReduceMean", {2, 3, 5, 32}, {1, 2}, true}, {"ReduceMean", {2, 7, 8}, {1}, false},
-      {"ReduceSum", {2, 7, 32}, {1}, false},       {"ReduceMean", {3, 4, 5, 32}, {0, 2}, false},
+      {"ReduceSum", {2, 7, 32}, {1}, true},        {"ReduceMean", {3, 4, 5, 32}, {0, 2}, false},
+      {"ReduceSum", {1, 4, 16, 40}, {2}, true},
   };
   for (const MiddleCase& c : cases) {
     ModelBuilder b;
