@@ -223,8 +223,9 @@ bench-zoo: configure zoo-models ort
 	  $(foreach m,$(BENCH_ZOO_MODEL),--only $(m))
 
 # Models of other kinds than classification (bench/models/export_other.py into $(OTHER): semantic
-# segmentation, video, speech-style sequence models with LSTM/GRU), timed as the zoo is, with
-# the same floors; tables into docs/bench-other.md. About 10 min on 2 cores.
+# segmentation, video, sequence models with LSTM/GRU, speech and text encoders, diffusion, style
+# transfer, super-resolution, detection), timed as the zoo is, with the same floors; tables into
+# docs/bench-other.md. About 15 min on 2 cores.
 OTHER ?= $(BUILD)/other
 .PHONY: other-models bench-other
 other-models:

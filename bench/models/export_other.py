@@ -8,7 +8,9 @@ Resize, LR-ASPP, a UNet with transposed convolutions), video classification (3-D
 convolutions), sequence models (a Conformer-like block with a depthwise 1-D convolution, GLU and
 an LSTM; a two-layer bidirectional LSTM with a GRU; a dilated temporal convolutional network), a
 GAN generator (transposed convolutions), a point-cloud classifier (PointNet: 1-D convolutions and a
-max over points) and an MLP-Mixer. Random seeded weights, batch 1, opset 17, eval mode, written as
+max over points), an MLP-Mixer, speech encoders (wav2vec 2.0- and Whisper-like), a T5-like text
+encoder and a LLaMA-like decoder, a diffusion UNet step, a style-transfer network, ESPCN
+super-resolution, a YOLOv8-like detector without its NMS and MobileViT-like blocks. Random seeded weights, batch 1, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
 
@@ -424,6 +426,91 @@ class YoloLike(nn.Module):
         return torch.cat(outs, 2)
 
 
+class LlamaLike(nn.Module):
+    """A LLaMA-style decoder over embedded tokens: RMS norms, rotary position embeddings (the
+    halves rotated with a negation and a concatenation), grouped-query causal attention with the
+    mask a constant, a SwiGLU feed-forward."""
+
+    def __init__(self, d=256, heads=8, kv_heads=2, layers=2, seq=64, hidden=688):
+        super().__init__()
+        self.h, self.kv, self.dk = heads, kv_heads, d // heads
+        self.n1 = nn.ParameterList([nn.Parameter(torch.rand(d) + 0.5) for _ in range(layers)])
+        self.n2 = nn.ParameterList([nn.Parameter(torch.rand(d) + 0.5) for _ in range(layers)])
+        self.wq = nn.ModuleList([nn.Linear(d, d, bias=False) for _ in range(layers)])
+        self.wkv = nn.ModuleList([nn.Linear(d, 2 * kv_heads * self.dk, bias=False)
+                                  for _ in range(layers)])
+        self.wo = nn.ModuleList([nn.Linear(d, d, bias=False) for _ in range(layers)])
+        self.w13 = nn.ModuleList([nn.Linear(d, 2 * hidden, bias=False) for _ in range(layers)])
+        self.w2 = nn.ModuleList([nn.Linear(hidden, d, bias=False) for _ in range(layers)])
+        self.norm = nn.Parameter(torch.rand(d) + 0.5)
+        inv = 1.0 / (10000 ** (torch.arange(0, self.dk, 2).float() / self.dk))
+        ang = torch.arange(seq).float()[:, None] * inv[None]
+        self.register_buffer("cos", torch.cat([ang.cos(), ang.cos()], -1))
+        self.register_buffer("sin", torch.cat([ang.sin(), ang.sin()], -1))
+        self.register_buffer("mask", torch.full((seq, seq), float("-inf")).triu(1))
+
+    @staticmethod
+    def rms(x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w
+
+    def rope(self, t):
+        half = t.shape[-1] // 2
+        rotated = torch.cat([-t[..., half:], t[..., :half]], -1)
+        return t * self.cos + rotated * self.sin
+
+    def forward(self, x):
+        b, n, d = x.shape
+        for n1, n2, wq, wkv, wo, w13, w2 in zip(self.n1, self.n2, self.wq, self.wkv, self.wo,
+                                                self.w13, self.w2):
+            h = self.rms(x, n1)
+            q = wq(h).view(b, n, self.h, self.dk).transpose(1, 2)
+            k, v = wkv(h).view(b, n, 2 * self.kv, self.dk).transpose(1, 2).chunk(2, 1)
+            q, k = self.rope(q), self.rope(k)
+            rep = self.h // self.kv
+            k = k.repeat_interleave(rep, 1)
+            v = v.repeat_interleave(rep, 1)
+            att = torch.softmax(q @ k.transpose(-1, -2) / self.dk ** 0.5 + self.mask, -1)
+            x = x + wo((att @ v).transpose(1, 2).reshape(b, n, d))
+            gate, up = w13(self.rms(x, n2)).chunk(2, -1)
+            x = x + w2(nn.functional.silu(gate) * up)
+        return self.rms(x, self.norm)
+
+
+class MobileVitLike(nn.Module):
+    """MobileViT's blocks: inverted residuals, then local 3x3 and 1x1 convolutions, the feature
+    map unfolded into 2x2 patches by reshapes and transposes, a transformer over the patches,
+    folded back and fused with the input by a concatenation and a convolution."""
+
+    def __init__(self, c=64, d=96, layers=2):
+        super().__init__()
+
+        def cbs(i, o, k=3, s=1, g=1):
+            return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2, groups=g, bias=False),
+                                 nn.BatchNorm2d(o), nn.SiLU())
+
+        self.stem = nn.Sequential(cbs(3, 16, 3, 2), cbs(16, 32, 1), cbs(32, 32, 3, 2, 32),
+                                  nn.Conv2d(32, c, 1), nn.BatchNorm2d(c))
+        self.local = nn.Sequential(cbs(c, c), nn.Conv2d(c, d, 1, bias=False))
+        self.enc = nn.ModuleList([nn.TransformerEncoderLayer(d, 4, 2 * d, 0.0, "gelu",
+                                                             batch_first=True, norm_first=True)
+                                  for _ in range(layers)])
+        self.proj = cbs(d, c, 1)
+        self.fuse = cbs(2 * c, c)
+        self.head = nn.Linear(c, 1000)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.local(x)
+        b, d, hh, ww = y.shape
+        p = y.reshape(b, d, hh // 2, 2, ww // 2, 2).permute(0, 3, 5, 2, 4, 1)
+        p = p.reshape(b * 4, (hh // 2) * (ww // 2), d)
+        for layer in self.enc:
+            p = layer(p)
+        y = p.reshape(b, 2, 2, hh // 2, ww // 2, d).permute(0, 5, 3, 1, 4, 2).reshape(b, d, hh, ww)
+        x = self.fuse(torch.cat([x, self.proj(y)], 1))
+        return self.head(x.mean((2, 3)))
+
+
 SEG = (1, 3, 224, 224)
 CLIP = (1, 3, 8, 112, 112)
 # name: (family, factory, input shape)
@@ -454,6 +541,8 @@ MODELS = {
     "fast_style": ("Image to image", FastStyle, (1, 3, 224, 224)),
     "espcn": ("Image to image", Espcn, (1, 1, 128, 128)),
     "yolo_like": ("Detection", YoloLike, (1, 3, 320, 320)),
+    "llama_like": ("Text", LlamaLike, (1, 64, 256)),
+    "mobilevit_like": ("Classification", MobileVitLike, (1, 3, 128, 128)),
 }
 
 
