@@ -270,7 +270,41 @@ Status WhereKernel(KernelBuilder& b) {
 
 }  // namespace
 
+// ONNX Expand (a broadcast to a static shape: repeat_interleave of grouped-query attention's keys
+// and values, a mask expanded to every head) as a copy loop over the broadcast plan: each
+// innermost run copied or filled with one element.
+Status ExpandKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (n.inputs.empty() || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) || !b.Dnnl(n.outputs[0]) ||
+      b.OutputType(n.outputs[0]) != memory::data_type::f32)
+    return Unimplemented("expand: inputs");
+  const int x = n.inputs[0], y = n.outputs[0];
+  const std::vector<int64_t>& yd = b.dims(y);
+  if (b.dims(x).size() > yd.size()) return Unimplemented("expand: rank");
+  const std::vector<int64_t> xd = PadRank(b.dims(x), yd.size());
+  for (size_t d = 0; d < yd.size(); ++d)
+    if (xd[d] != yd[d] && xd[d] != 1) return Unimplemented("expand: shape");
+  const BroadcastLoop loop = PlanBroadcast(yd, xd, std::vector<int64_t>(yd.size(), 1));
+  const int src = b.PlainFloat(x);
+  b.Define(y, PlainDesc(yd));
+  b.EmitHost(
+      [loop, src, y](RunState& st) -> Status {
+        const float* px = static_cast<const float*>(st.mem[src].get_data_handle());
+        float* py = static_cast<float*>(st.mem[y].get_data_handle());
+        ForEachRun(loop, [&](int64_t oa, int64_t, int64_t oy, int64_t len, int64_t ia, int64_t) {
+          if (ia == 1)
+            std::copy(px + oa, px + oa + len, py + oy);
+          else
+            std::fill(py + oy, py + oy + len, px[oa]);
+        });
+        return Status::Ok();
+      },
+      {src}, {y});
+  return Status::Ok();
+}
+
 void AddBinaryKernels(KernelRegistry* r) {
+  r->Add("onnx:Expand", ExpandKernel);
   for (const char* k : {"ewadd", "ewmul", "bias_add", "channel_scale", "smul", "onnx:Add",
                         "onnx:Mul", "onnx:Sub", "onnx:Div", "onnx:Max", "onnx:Min"})
     r->Add(k, BinaryKernel);

@@ -1225,6 +1225,26 @@ TEST(DnnlOpsTest, InstanceNormRunsAsRowNormalization) {
   EXPECT_EQ(Check(g, "instance norm 3-D").fallback_nodes, 0);
 }
 
+// Expand on a copy loop of the backend's own (grouped-query attention's repeat_interleave: an
+// unsqueezed axis expanded; a row broadcast to a matrix; a scalar to a tensor of higher rank).
+TEST(DnnlOpsTest, ExpandRunsAsACopyLoop) {
+  struct Case {
+    std::vector<int64_t> x, shape;
+  };
+  for (const Case& c : std::vector<Case>{{{1, 2, 1, 6, 4}, {1, 2, 3, 6, 4}},
+                                         {{1, 5}, {4, 5}},
+                                         {{3, 1}, {2, 3, 4}},
+                                         {{1}, {2, 3}}}) {
+    ModelBuilder b;
+    b.Input("x", c.x).Output("y", c.shape).Int64Weight("shape", c.shape);
+    b.Node("Relu", {"x"}, {"r"});
+    b.Node("Expand", {"r", "shape"}, {"y"});
+    std::string name = "expand to";
+    for (int64_t d : c.shape) name += " " + std::to_string(d);
+    EXPECT_EQ(Check(b, name, /*map=*/false).fallback_nodes, 0) << name;
+  }
+}
+
 // Pad in every mode on a host loop: constant with a value, reflect, edge, a crop (a negative
 // pad), a 3-D tensor; each against the reference kernel.
 TEST(DnnlOpsTest, PadInEveryMode) {
