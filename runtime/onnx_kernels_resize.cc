@@ -261,12 +261,118 @@ Status Resize(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// GridSample (opset 16) of a 4-D input: each output pixel reads the input at the grid's (x, y),
+// normalized to [-1, 1] over the width and height (the corner pixels' centres with
+// align_corners, else their outer edges), interpolated bilinearly or from the nearest pixel
+// (halves to even, as PyTorch rounds), or bicubically (A = -0.75); positions outside come from
+// zeros, the border, or the input reflected at its edges. Spatial transformer networks,
+// optical-flow warps, deformable sampling.
+Status GridSample(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor& x = *ctx.input(0);
+  const HostTensor& grid = *ctx.input(1);
+  if (x.dims.size() != 4 || grid.dims.size() != 4 || grid.dims[3] != 2 || grid.dims[0] != x.dims[0])
+    return InvalidArgument("GridSample: X must be [N,C,H,W] and grid [N,H_out,W_out,2]");
+  const std::string mode = ctx.AttrString("mode", "bilinear");
+  const std::string padding = ctx.AttrString("padding_mode", "zeros");
+  const bool align = ctx.AttrInt("align_corners", 0) != 0;
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return InvalidArgument("GridSample: unknown mode '" + mode + "'");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return InvalidArgument("GridSample: unknown padding_mode '" + padding + "'");
+  const int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], w = x.dims[3];
+  const int64_t ho = grid.dims[1], wo = grid.dims[2];
+  const std::vector<int64_t> dims = {n, c, ho, wo};
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "GridSample"));
+  const std::vector<double> xv = x.ToDoubles(), gv = grid.ToDoubles();
+  // A normalized coordinate in pixels.
+  auto unnormalize = [&](double g, int64_t size) {
+    return align ? (g + 1) / 2 * static_cast<double>(size - 1)
+                 : ((g + 1) * static_cast<double>(size) - 1) / 2;
+  };
+  // Reflects a coordinate into [lo, hi] (a mirror at each end, repeated).
+  auto reflect = [](double v, double lo, double hi) {
+    if (hi <= lo) return lo;
+    const double span = hi - lo;
+    double d = std::fabs(v - lo);
+    const double flips = std::floor(d / span);
+    d -= flips * span;
+    return static_cast<int64_t>(flips) % 2 == 0 ? lo + d : hi - d;
+  };
+  // A coordinate after the padding mode (zeros keeps it: reads outside give 0).
+  auto pad = [&](double v, int64_t size) {
+    if (padding == "border") return std::clamp(v, 0.0, static_cast<double>(size - 1));
+    if (padding == "reflection") {
+      v = align ? reflect(v, 0, static_cast<double>(size - 1))
+                : reflect(v, -0.5, static_cast<double>(size) - 0.5);
+      return std::clamp(v, 0.0, static_cast<double>(size - 1));
+    }
+    return v;
+  };
+  std::vector<double> y(static_cast<size_t>(n * c * ho * wo), 0.0);
+  for (int64_t b = 0; b < n; ++b) {
+    const double* plane0 = xv.data() + b * c * h * w;
+    // Reads pixel (iy, ix) of every channel, scaled by `weight`, into `acc`.
+    auto read = [&](int64_t iy, int64_t ix, double weight, double* acc) {
+      if (padding != "zeros") {  // bicubic taps beyond the edge follow the padding too
+        iy = std::clamp<int64_t>(iy, 0, h - 1);
+        ix = std::clamp<int64_t>(ix, 0, w - 1);
+      } else if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+        return;
+      }
+      for (int64_t ch = 0; ch < c; ++ch) acc[ch] += weight * plane0[(ch * h + iy) * w + ix];
+    };
+    std::vector<double> acc(c);
+    for (int64_t oy = 0; oy < ho; ++oy)
+      for (int64_t ox = 0; ox < wo; ++ox) {
+        const double* g = gv.data() + ((b * ho + oy) * wo + ox) * 2;
+        // Bicubic pads each tap (as PyTorch does), the others the sample position.
+        const double ux = unnormalize(g[0], w), uy = unnormalize(g[1], h);
+        const double fx = mode == "bicubic" ? ux : pad(ux, w);
+        const double fy = mode == "bicubic" ? uy : pad(uy, h);
+        std::fill(acc.begin(), acc.end(), 0.0);
+        if (!std::isfinite(fx) || !std::isfinite(fy)) {
+        } else if (mode == "nearest") {
+          read(static_cast<int64_t>(std::nearbyint(fy)), static_cast<int64_t>(std::nearbyint(fx)),
+               1.0, acc.data());
+        } else if (mode == "bilinear") {
+          const double x0 = std::floor(fx), y0 = std::floor(fy), tx = fx - x0, ty = fy - y0;
+          const auto ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0);
+          read(iy, ix, (1 - ty) * (1 - tx), acc.data());
+          read(iy, ix + 1, (1 - ty) * tx, acc.data());
+          read(iy + 1, ix, ty * (1 - tx), acc.data());
+          read(iy + 1, ix + 1, ty * tx, acc.data());
+        } else {  // bicubic, A = -0.75
+          auto cubic = [](double t) {
+            constexpr double A = -0.75;
+            t = std::fabs(t);
+            if (t <= 1) return ((A + 2) * t - (A + 3)) * t * t + 1;
+            if (t < 2) return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+            return 0.0;
+          };
+          const double x0 = std::floor(fx), y0 = std::floor(fy);
+          auto tap = [&](double v, int64_t size) {
+            return static_cast<int64_t>(padding == "zeros" ? v : std::nearbyint(pad(v, size)));
+          };
+          for (int64_t j = -1; j <= 2; ++j)
+            for (int64_t i = -1; i <= 2; ++i)
+              read(tap(y0 + j, h), tap(x0 + i, w), cubic(fy - (y0 + j)) * cubic(fx - (x0 + i)),
+                   acc.data());
+        }
+        for (int64_t ch = 0; ch < c; ++ch) y[((b * c + ch) * ho + oy) * wo + ox] = acc[ch];
+      }
+  }
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, dims, y);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddResizeKernels(KernelTable* t) {
   auto& k = *t;
   k["Resize"] = Resize;
   k["Upsample"] = Resize;
+  k["GridSample"] = GridSample;
 }
 
 }  // namespace verisub::runtime

@@ -76,6 +76,27 @@ class TinyTransformerMlp(nn.Module):
         return x + self.fc2(nn.functional.gelu(self.fc1(self.norm2(x))))
 
 
+class FlowWarp(nn.Module):
+    """An optical-flow style warp: a convolution predicts a small displacement, added to a fixed
+    sampling grid, and the input is resampled three ways (bilinear with zeros outside, nearest
+    with the border repeated and corners aligned, bicubic reflected at the edges)."""
+
+    def __init__(self, h=12, w=10):
+        super().__init__()
+        self.flow = nn.Conv2d(3, 2, 3, padding=1)
+        ys, xs = torch.meshgrid(torch.linspace(-1.1, 1.1, h), torch.linspace(-1.1, 1.1, w),
+                                indexing="ij")
+        self.register_buffer("base", torch.stack([xs, ys], -1)[None])
+
+    def forward(self, x):
+        grid = self.base + 0.2 * torch.tanh(self.flow(x)).permute(0, 2, 3, 1)
+        sample = nn.functional.grid_sample
+        a = sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        b = sample(x, grid, mode="nearest", padding_mode="border", align_corners=True)
+        c = sample(x, grid, mode="bicubic", padding_mode="reflection", align_corners=False)
+        return torch.cat([a, b, c], 1)
+
+
 def randomize_batchnorm(model):
     # Fresh BatchNorm statistics are 0/1, which would hide a wrong mean or variance input.
     gen = torch.Generator().manual_seed(1)
@@ -97,6 +118,7 @@ def models():
                               (1, 3, 96, 96)),
         "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(weights=None, num_classes=10),
                           (1, 3, 64, 64)),
+        "flow_warp": (FlowWarp, (1, 3, 12, 10)),
     }
 
 

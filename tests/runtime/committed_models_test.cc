@@ -49,7 +49,8 @@ INSTANTIATE_TEST_SUITE_P(DataModels, CommittedModelTest,
                          ::testing::Values(CommittedModel{"small_resnet", 0},
                                            CommittedModel{"tiny_transformer", 7},
                                            CommittedModel{"mobilenet_v2_w025", 35},
-                                           CommittedModel{"squeezenet1_1", 3}),
+                                           CommittedModel{"squeezenet1_1", 3},
+                                           CommittedModel{"flow_warp", 3}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -139,5 +139,61 @@ TEST(ResizeKernelTest, RefusesWhatItCannotComputeNamingIt) {
   EXPECT_TRUE(PlanResize(KernelContext(node, 18, {nullptr, nullptr, &scales}), {1, 1, 4, 4}).ok());
 }
 
+// GridSample of a 1x1x2x3 input (values 1..6) at a grid of the given (x, y) pairs (one output
+// row), by the reference executor; PyTorch's numbers (data/models/flow_warp checks three modes at
+// once): here single reads whose value is known by hand.
+StatusOr<std::vector<double>> GridSample1(std::vector<double> xy, const std::string& mode,
+                                          const std::string& padding, int64_t align) {
+  const int64_t k = static_cast<int64_t>(xy.size()) / 2;
+  ModelBuilder b(16);
+  b.Input("x", {1, 1, 2, 3}).Output("y", {1, 1, 1, k});
+  b.Weight("grid", HostTensor::FromDoubles(kFloat, {1, 1, k, 2}, xy));
+  auto& n = b.Node("GridSample", {"x", "grid"}, {"y"});
+  testing::SetString(n, "mode", mode);
+  testing::SetString(n, "padding_mode", padding);
+  testing::SetInt(n, "align_corners", align);
+  ImportOptions options;
+  options.map_to_spec_ops = false;
+  options.fold_constants = false;
+  auto g = ImportOnnxBytes(b.Bytes(), "grid_sample", options);
+  if (!g.ok()) return g.status();
+  auto y = Execute(*g, {HostTensor::FromDoubles(kFloat, {1, 1, 2, 3}, {1, 2, 3, 4, 5, 6})});
+  if (!y.ok()) return y.status();
+  return (*y)[0].ToDoubles();
+}
+
+TEST(GridSampleTest, CornersCentresPaddingAndBadModes) {
+  // Aligned corners: (-1,-1) is pixel (0,0), (1,1) pixel (1,2); the centre (0,0) is between
+  // rows 0 and 1 at column 1: (2 + 5) / 2.
+  auto a = GridSample1({-1, -1, 1, 1, 0, 0}, "bilinear", "zeros", 1);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(*a, (std::vector<double>{1, 6, 3.5}));
+  // Unaligned: (-1,-1) is the outer corner, half a pixel outside: a quarter of pixel (0,0) with
+  // zeros outside, all of it with the border repeated.
+  auto z = GridSample1({-1, -1}, "bilinear", "zeros", 0);
+  auto e = GridSample1({-1, -1}, "bilinear", "border", 0);
+  ASSERT_TRUE(z.ok() && e.ok());
+  EXPECT_DOUBLE_EQ((*z)[0], 0.25);
+  EXPECT_DOUBLE_EQ((*e)[0], 1.0);
+  // Far outside: 0 with zeros; the nearest border pixel; reflection folds x = 3 (aligned: 2 past
+  // the last column's centre at 2, so back at column 0) onto row 1's first pixel.
+  auto far = GridSample1({5, 5}, "nearest", "zeros", 1);
+  auto border = GridSample1({5, 5}, "nearest", "border", 1);
+  auto mirror = GridSample1({3, 1}, "nearest", "reflection", 1);
+  ASSERT_TRUE(far.ok() && border.ok() && mirror.ok());
+  EXPECT_EQ((*far)[0], 0.0);
+  EXPECT_EQ((*border)[0], 6.0);
+  EXPECT_EQ((*mirror)[0], 4.0);
+  // Bicubic reproduces a pixel centre exactly.
+  auto cubic = GridSample1({0, 1}, "bicubic", "border", 1);
+  ASSERT_TRUE(cubic.ok());
+  EXPECT_NEAR((*cubic)[0], 5.0, 1e-12);
+  // A mode the operator does not have is an error naming it, not a guess.
+  auto bad = GridSample1({0, 0}, "cubic", "zeros", 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown mode 'cubic'"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace verisub::runtime
