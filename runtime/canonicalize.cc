@@ -452,6 +452,68 @@ int RewriteDepthToSpace(Graph* g) {
   return rewritten;
 }
 
+// Where(mask, x, c) or Where(mask, c, x) with a constant mask and c a constant infinity (a
+// causal or padding mask applied as masked_fill(-inf)) becomes Add(x, B), B the constant that is
+// c where the mask picks c and 0 elsewhere: x + 0 = x and x + (-inf) = -inf for every finite x,
+// so the sum equals the selection wherever the scores are finite (they are, or the softmax after
+// them is NaN anyway). An Add of a constant is a bias the spec operators and the rules know, where
+// Where left the attention opaque (a GPT decoder: 12 of 349 nodes). Returns the number rewritten.
+int RewriteInfiniteMasks(Graph* g) {
+  int rewritten = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    if (!n.opaque() || !n.domain.empty() || n.op_type != "Where" || n.inputs.size() != 3 ||
+        n.outputs.size() != 1 || n.inputs[0] == kNoValue || n.inputs[1] == kNoValue ||
+        n.inputs[2] == kNoValue || !g->value(n.inputs[0]).constant)
+      continue;
+    const HostTensor& mask = *g->value(n.inputs[0]).constant;
+    if (mask.elem_type != kBool) continue;
+    int side = -1;  // the input holding the infinity
+    double c = 0;
+    for (int k = 1; k <= 2; ++k) {
+      const Value& v = g->value(n.inputs[k]);
+      const Value& other = g->value(n.inputs[3 - k]);
+      if (!v.constant || v.constant->NumElements() != 1 || other.constant ||
+          !IsFloat(other.elem_type) || v.elem_type != other.elem_type)
+        continue;
+      const double e = v.constant->DoubleAt(0);
+      if (std::isinf(e)) side = k, c = e;
+    }
+    if (side < 0) continue;
+    const Value& x = g->value(n.inputs[3 - side]);
+    const Value& y = g->value(n.outputs[0]);
+    // The sum's shape is the selection's: x and the mask broadcast to the output.
+    if (!x.rank_known || !y.StaticShape() || x.dims.size() > y.dims.size() ||
+        mask.dims.size() > y.dims.size())
+      continue;
+    const int64_t count = mask.NumElements();
+    std::vector<double> bias(count);
+    for (int64_t e = 0; e < count; ++e) {
+      const bool picks_first = mask.IntAt(e) != 0;
+      bias[e] = picks_first == (side == 1) ? c : 0.0;
+    }
+    Value b;
+    b.name = g->UniqueName(n.name + "_mask_bias");
+    b.elem_type = x.elem_type;
+    b.dims = mask.dims;
+    b.rank_known = true;
+    b.constant =
+        std::make_shared<const HostTensor>(HostTensor::FromDoubles(x.elem_type, mask.dims, bias));
+    const int bid = g->AddValue(std::move(b));
+    const int xid = n.inputs[3 - side];
+    Node& m = g->mutable_node(i);
+    auto proto = std::make_shared<onnx::NodeProto>();
+    proto->set_op_type("Add");
+    proto->set_name(m.name);
+    m.onnx = std::move(proto);
+    m.op_type = "Add";
+    m.inputs = {xid, bid};
+    ++rewritten;
+  }
+  if (rewritten) g->RemoveDeadCode();
+  return rewritten;
+}
+
 // Whether an opaque node passes its first input through unchanged: Identity, Dropout that
 // drops nothing (inference mode, or a ratio of 0), a Pad by constant zeros, a Concat of one
 // input (DenseNet's first layer of each block: torch.cat([x])).
@@ -512,8 +574,8 @@ int DropPassThroughs(Graph* g) {
 }  // namespace
 
 int CanonicalizeOnnxForms(Graph* g) {
-  int rewritten =
-      DropPassThroughs(g) + RewriteEinsumAsMatMul(g) + RewritePowers(g) + RewriteDepthToSpace(g);
+  int rewritten = DropPassThroughs(g) + RewriteEinsumAsMatMul(g) + RewritePowers(g) +
+                  RewriteDepthToSpace(g) + RewriteInfiniteMasks(g);
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
     if (!n.opaque() || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1 ||

@@ -350,6 +350,27 @@ TEST(CanonicalizeTest, SmallConstantPowersBecomeProducts) {
   EXPECT_EQ(CountKind(g, "onnx:Sqrt"), 1);
 }
 
+// A constant mask applied with an infinity (masked_fill(-inf) of a causal mask, either operand
+// order, broadcast to the heads) becomes Add of a constant bias; a finite fill value and a mask
+// computed at run time stay Where. Outputs equal Where's kernel's (ImportChecked).
+TEST(CanonicalizeTest, InfiniteMasksBecomeAddedBiases) {
+  ModelBuilder b;
+  b.Input("s", {2, 3, 4, 4}).Input("live", {1, 1, 4, 4});
+  for (const char* o : {"a", "c", "f", "r"}) b.Output(o, {2, 3, 4, 4});
+  HostTensor mask =
+      HostTensor::FromInts(kBool, {1, 1, 4, 4}, {0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0});
+  b.Weight("mask", mask);
+  b.Weight("ninf", Scalar(-INFINITY)).Weight("pinf", Scalar(INFINITY)).Weight("big", Scalar(-1e4));
+  b.Node("Where", {"mask", "ninf", "s"}, {"a"});  // masked_fill(mask, -inf)
+  b.Node("Where", {"mask", "s", "pinf"}, {"c"});  // the fill in the other operand
+  b.Node("Where", {"mask", "big", "s"}, {"f"});   // finite: x + c is not c
+  b.Node("Greater", {"live", "big"}, {"m2"});
+  b.Node("Where", {"m2", "ninf", "s"}, {"r"});  // a mask computed at run time
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "onnx:Where"), 2);
+  EXPECT_EQ(CountKind(g, "onnx:Add") + CountKind(g, "bias_add") + CountKind(g, "ewadd"), 2);
+}
+
 // DepthToSpace in both modes and SpaceToDepth become Reshape, Transpose, Reshape (ESPCN's pixel
 // shuffle); outputs equal the operators' kernels'.
 TEST(CanonicalizeTest, DepthToSpaceBecomesATransposeOfReshapes) {
