@@ -52,6 +52,7 @@ const KernelTable& OnnxKernels() {
     AddResizeKernels(t);
     AddConvTransposeKernels(t);
     AddSelectKernels(t);
+    AddQuantKernels(t);
     AddRecurrentKernels(t);
     return t;
   }();

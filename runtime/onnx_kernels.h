@@ -25,6 +25,7 @@ class KernelContext {
       : node_(node), opset_(opset), inputs_(std::move(inputs)) {}
 
   int64_t opset() const { return opset_; }
+  const onnx::NodeProto& node() const { return node_; }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
   // Input i, or nullptr when omitted or beyond the inputs given.
   const HostTensor* input(int i) const { return i < num_inputs() ? inputs_[i] : nullptr; }
@@ -61,6 +62,7 @@ void AddGenerateKernels(KernelTable* table);
 void AddIndexKernels(KernelTable* table);   // ScatterND, Einsum
 void AddResizeKernels(KernelTable* table);  // Resize, Upsample
 void AddConvTransposeKernels(KernelTable* table);
+void AddQuantKernels(KernelTable* table);      // the integer operators of quantized models
 void AddSelectKernels(KernelTable* table);     // TopK, GatherND, QuantizeLinear, DequantizeLinear
 void AddRecurrentKernels(KernelTable* table);  // RNN, GRU, LSTM
 
