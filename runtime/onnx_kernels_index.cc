@@ -72,6 +72,87 @@ Status ScatterND(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// ScatterElements (and its opset-9 name Scatter): data with updates[i] written at data's index i
+// with axis `axis` replaced by indices[i] (negative counted from the end), combined by the
+// reduction (opset 16: add, mul; opset 18 also max, min). GNN message passing and index_put.
+Status ScatterElements(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
+  const HostTensor &data = *ctx.input(0), &ind = *ctx.input(1), &upd = *ctx.input(2);
+  const std::string op = ctx.op_type();
+  const std::string reduction = ctx.AttrString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min")
+    return InvalidArgument(op + ": unknown reduction '" + reduction + "'");
+  if (upd.elem_type != data.elem_type)
+    return InvalidArgument(op + ": updates of another type than the data");
+  const int64_t r = static_cast<int64_t>(data.dims.size());
+  if (ind.dims != upd.dims || static_cast<int64_t>(ind.dims.size()) != r)
+    return InvalidArgument(op + ": indices " + DimsToString(ind.dims) + " and updates " +
+                           DimsToString(upd.dims) + " must have one shape of the data's rank");
+  VERISUB_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.AttrInt("axis", 0), r, op));
+  for (int64_t d = 0; d < r; ++d)
+    if (d != axis && ind.dims[d] > data.dims[d])
+      return InvalidArgument(op + ": indices reach past the data on axis " + std::to_string(d));
+  const std::vector<int64_t> strides = RowMajorStrides(data.dims);
+  const std::vector<int64_t> idx = ind.ToInts();
+  std::vector<int64_t> pos(r, 0);
+  HostTensor y = data;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    int64_t p = idx[i];
+    if (p < 0) p += data.dims[axis];
+    if (p < 0 || p >= data.dims[axis])
+      return InvalidArgument(op + ": index " + std::to_string(idx[i]) + " out of range for a " +
+                             "dimension of " + std::to_string(data.dims[axis]));
+    int64_t at = 0;
+    for (int64_t d = 0; d < r; ++d) at += (d == axis ? p : pos[d]) * strides[d];
+    if (reduction == "none") {
+      CopyElement(upd, static_cast<int64_t>(i), &y, at);
+    } else {
+      const double a = y.DoubleAt(at), b = upd.DoubleAt(static_cast<int64_t>(i));
+      const double v = reduction == "add"   ? a + b
+                       : reduction == "mul" ? a * b
+                       : reduction == "max" ? std::max(a, b)
+                                            : std::min(a, b);
+      CopyElement(HostTensor::FromDoubles(y.elem_type, {1}, {v}), 0, &y, at);
+    }
+    for (int64_t d = r - 1; d >= 0; --d) {  // the next index of `indices`
+      if (++pos[d] < ind.dims[d]) break;
+      pos[d] = 0;
+    }
+  }
+  (*out)[0] = std::move(y);
+  return Status::Ok();
+}
+
+// OneHot(indices, depth, values [off, on]): a new axis of `depth` at `axis`, `on` where the
+// index (negative counted from depth) is, `off` elsewhere; an index outside gives all `off`.
+Status OneHot(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
+  const HostTensor &ind = *ctx.input(0), &depth_t = *ctx.input(1), &values = *ctx.input(2);
+  if (depth_t.NumElements() != 1 || values.NumElements() != 2)
+    return InvalidArgument("OneHot: depth must be one number and values two");
+  const int64_t depth = static_cast<int64_t>(depth_t.DoubleAt(0));
+  if (depth < 1) return InvalidArgument("OneHot: depth must be at least 1");
+  const int64_t r = static_cast<int64_t>(ind.dims.size());
+  VERISUB_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.AttrInt("axis", -1), r + 1, "OneHot"));
+  std::vector<int64_t> dims = ind.dims;
+  dims.insert(dims.begin() + axis, depth);
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "OneHot"));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= ind.dims[d];
+  for (int64_t d = axis; d < r; ++d) inner *= ind.dims[d];
+  const std::vector<double> iv = ind.ToDoubles();
+  std::vector<int64_t> pick(CountElements(dims), 0);  // 0: off, 1: on
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t k = static_cast<int64_t>(iv[o * inner + i]);
+      if (k < 0) k += depth;
+      if (k >= 0 && k < depth) pick[(o * depth + k) * inner + i] = 1;
+    }
+  (*out)[0] = values.Gather(dims, pick);
+  return Status::Ok();
+}
+
 // An Einsum equation with its ellipses expanded into letters of their own: one subscript string
 // per operand and the output's.
 struct EinsumTerms {
@@ -208,6 +289,9 @@ Status Einsum(const KernelContext& ctx, std::vector<HostTensor>* out) {
 void AddIndexKernels(KernelTable* t) {
   KernelTable& k = *t;
   k["ScatterND"] = ScatterND;
+  k["ScatterElements"] = ScatterElements;
+  k["Scatter"] = ScatterElements;
+  k["OneHot"] = OneHot;
   k["Einsum"] = Einsum;
 }
 

@@ -505,6 +505,75 @@ Status Reduce(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// LpNormalization: x divided by its L1 or L2 norm along `axis` (a zero norm leaves zeros).
+Status LpNormalization(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  VERISUB_ASSIGN_OR_RETURN(int64_t axis,
+                           NormalizeAxis(ctx.AttrInt("axis", -1), r, "LpNormalization"));
+  const int64_t p = ctx.AttrInt("p", 2);
+  if (p != 1 && p != 2) return InvalidArgument("LpNormalization: p must be 1 or 2");
+  int64_t outer = 1, len = x.dims[axis], inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
+  for (int64_t d = axis + 1; d < r; ++d) inner *= x.dims[d];
+  std::vector<double> v = x.ToDoubles();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double norm = 0;
+      for (int64_t j = 0; j < len; ++j) {
+        const double e = v[(o * len + j) * inner + i];
+        norm += p == 1 ? std::fabs(e) : e * e;
+      }
+      if (p == 2) norm = std::sqrt(norm);
+      if (norm == 0) continue;
+      for (int64_t j = 0; j < len; ++j) v[(o * len + j) * inner + i] /= norm;
+    }
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, x.dims, v);
+  return Status::Ok();
+}
+
+// MeanVarianceNormalization: (x - mean) / sqrt(variance + 1e-9) over `axes` (default 0, 2, 3).
+Status MeanVarianceNormalization(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> axes =
+      ctx.FindAttr("axes") ? ctx.AttrInts("axes") : std::vector<int64_t>{0, 2, 3};
+  std::vector<char> reduced(r, 0);
+  for (int64_t a : axes) {
+    VERISUB_ASSIGN_OR_RETURN(int64_t d, NormalizeAxis(a, r, "MeanVarianceNormalization"));
+    reduced[d] = 1;
+  }
+  // The group of each element: its index with the reduced axes dropped.
+  const std::vector<double> v = x.ToDoubles();
+  std::vector<int64_t> group(v.size());
+  std::vector<int64_t> pos(r, 0);
+  int64_t groups = 1;
+  for (int64_t d = 0; d < r; ++d)
+    if (!reduced[d]) groups *= x.dims[d];
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t g = 0;
+    for (int64_t d = 0; d < r; ++d)
+      if (!reduced[d]) g = g * x.dims[d] + pos[d];
+    group[i] = g;
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (++pos[d] < x.dims[d]) break;
+      pos[d] = 0;
+    }
+  }
+  std::vector<double> mean(groups, 0), var(groups, 0);
+  const double count = groups ? static_cast<double>(v.size()) / static_cast<double>(groups) : 1;
+  for (size_t i = 0; i < v.size(); ++i) mean[group[i]] += v[i] / count;
+  for (size_t i = 0; i < v.size(); ++i)
+    var[group[i]] += (v[i] - mean[group[i]]) * (v[i] - mean[group[i]]) / count;
+  std::vector<double> y(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    y[i] = (v[i] - mean[group[i]]) / std::sqrt(var[group[i]] + 1e-9);
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, x.dims, y);
+  return Status::Ok();
+}
+
 template <bool kMax>
 Status ArgExtreme(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
@@ -565,6 +634,8 @@ void AddNnKernels(KernelTable* t) {
   k["ReduceL2"] = Reduce<Red::kL2>;
   k["ReduceLogSum"] = Reduce<Red::kLogSum>;
   k["ReduceLogSumExp"] = Reduce<Red::kLogSumExp>;
+  k["LpNormalization"] = LpNormalization;
+  k["MeanVarianceNormalization"] = MeanVarianceNormalization;
   k["ArgMax"] = ArgExtreme<true>;
   k["ArgMin"] = ArgExtreme<false>;
 }
