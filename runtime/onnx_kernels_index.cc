@@ -3,6 +3,7 @@
 // double; MaxViT's attention is written as two).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -131,8 +132,9 @@ Status OneHot(const KernelContext& ctx, std::vector<HostTensor>* out) {
   const HostTensor &ind = *ctx.input(0), &depth_t = *ctx.input(1), &values = *ctx.input(2);
   if (depth_t.NumElements() != 1 || values.NumElements() != 2)
     return InvalidArgument("OneHot: depth must be one number and values two");
-  const int64_t depth = static_cast<int64_t>(depth_t.DoubleAt(0));
-  if (depth < 1) return InvalidArgument("OneHot: depth must be at least 1");
+  const double dd = depth_t.DoubleAt(0);
+  if (!(dd >= 1 && dd <= 1e9)) return InvalidArgument("OneHot: depth must be in 1..1e9");
+  const int64_t depth = static_cast<int64_t>(dd);
   const int64_t r = static_cast<int64_t>(ind.dims.size());
   VERISUB_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.AttrInt("axis", -1), r + 1, "OneHot"));
   std::vector<int64_t> dims = ind.dims;
@@ -145,7 +147,9 @@ Status OneHot(const KernelContext& ctx, std::vector<HostTensor>* out) {
   std::vector<int64_t> pick(CountElements(dims), 0);  // 0: off, 1: on
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      int64_t k = static_cast<int64_t>(iv[o * inner + i]);
+      const double e = iv[o * inner + i];
+      if (!(std::fabs(e) < 1e18)) continue;  // NaN or far outside: all off
+      int64_t k = static_cast<int64_t>(e);
       if (k < 0) k += depth;
       if (k >= 0 && k < depth) pick[(o * depth + k) * inner + i] = 1;
     }

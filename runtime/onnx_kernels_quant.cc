@@ -65,9 +65,11 @@ StatusOr<HostTensor> Requantize(const std::string& op, const std::vector<int64_t
   const int64_t zero = y_zero && y_zero->NumElements() > 0 ? y_zero->IntAt(0) : 0;
   const double lo = type == kUint8 ? 0 : -128, hi = type == kUint8 ? 255 : 127;
   std::vector<int64_t> q(v.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    q[i] = static_cast<int64_t>(
-        std::clamp(std::nearbyint(v[i] / scale) + static_cast<double>(zero), lo, hi));
+  for (size_t i = 0; i < v.size(); ++i) {
+    double r = std::nearbyint(v[i] / scale) + static_cast<double>(zero);
+    if (std::isnan(r)) r = static_cast<double>(zero);
+    q[i] = static_cast<int64_t>(std::clamp(r, lo, hi));
+  }
   return HostTensor::FromInts(type, dims, q);
 }
 
@@ -85,12 +87,13 @@ Status DynamicQuantizeLinear(const KernelContext& ctx, std::vector<HostTensor>* 
       scale == 0 ? 0 : std::clamp(std::nearbyint(0 - lo / static_cast<double>(scale)), 0.0, 255.0);
   std::vector<int64_t> q(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
-    const double r =
+    double r =
         scale == 0 ? 0 : std::nearbyint(static_cast<double>(static_cast<float>(v[i]) / scale));
+    if (std::isnan(r)) r = 0;  // a NaN input quantizes to the zero point
     q[i] = static_cast<int64_t>(std::clamp(r + zero, 0.0, 255.0));
   }
   (*out)[0] = HostTensor::FromInts(kUint8, x.dims, q);
-  (*out)[1] = HostTensor::FromDoubles(kFloat, {}, {scale});
+  if (out->size() > 1) (*out)[1] = HostTensor::FromDoubles(kFloat, {}, {scale});
   if (out->size() > 2) (*out)[2] = HostTensor::FromInts(kUint8, {}, {static_cast<int64_t>(zero)});
   return Status::Ok();
 }
@@ -118,6 +121,18 @@ Status ConvInteger(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_ASSIGN_OR_RETURN(HostTensor y, RunFloat(ctx, "Conv", {&dx, &dw}));
   (*out)[0] = HostTensor::FromInts(kInt32, y.dims, y.ToInts());
   return Status::Ok();
+}
+
+// Whether `scale` is one number or one per index of axis `axis` of `y`.
+Status CheckScales(const std::string& op, const HostTensor& scale, const HostTensor& y,
+                   int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(y.dims.size());
+  if (axis < 0) axis += rank;
+  const int64_t n = scale.NumElements();
+  if (n == 1 || (axis >= 0 && axis < rank && n == y.dims[axis])) return Status::Ok();
+  return InvalidArgument(op + ": " + std::to_string(n) + " weight scales for " +
+                         (axis >= 0 && axis < rank ? std::to_string(y.dims[axis]) : "no") +
+                         " output channels");
 }
 
 // The real value of each product: the integer product times a_scale * b_scale, per tensor or
@@ -150,6 +165,7 @@ Status QLinearMatMul(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_ASSIGN_OR_RETURN(HostTensor da, Shifted("QLinearMatMul", a, ctx.input(2), ra - 2));
   VERISUB_ASSIGN_OR_RETURN(HostTensor db, Shifted("QLinearMatMul", b, ctx.input(5), rb - 1));
   VERISUB_ASSIGN_OR_RETURN(HostTensor y, RunFloat(ctx, "MatMul", {&da, &db}));
+  VERISUB_RETURN_IF_ERROR(CheckScales("QLinearMatMul", *ctx.input(4), y, -1));
   const std::vector<double> v = Rescaled(y, *ctx.input(1), *ctx.input(4), -1);
   VERISUB_ASSIGN_OR_RETURN((*out)[0],
                            Requantize("QLinearMatMul", y.dims, v, *ctx.input(6), ctx.input(7)));
@@ -174,6 +190,7 @@ Status QLinearConv(const KernelContext& ctx, std::vector<HostTensor>* out) {
     in.push_back(&bias);
   }
   VERISUB_ASSIGN_OR_RETURN(HostTensor y, RunFloat(ctx, "Conv", in));
+  VERISUB_RETURN_IF_ERROR(CheckScales("QLinearConv", *ctx.input(4), y, 1));
   const std::vector<double> v = Rescaled(y, *ctx.input(1), *ctx.input(4), 1);
   VERISUB_ASSIGN_OR_RETURN((*out)[0],
                            Requantize("QLinearConv", y.dims, v, *ctx.input(6), ctx.input(7)));

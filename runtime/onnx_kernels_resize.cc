@@ -331,7 +331,9 @@ Status GridSample(const KernelContext& ctx, std::vector<HostTensor>* out) {
         const double fx = mode == "bicubic" ? ux : pad(ux, w);
         const double fy = mode == "bicubic" ? uy : pad(uy, h);
         std::fill(acc.begin(), acc.end(), 0.0);
-        if (!std::isfinite(fx) || !std::isfinite(fy)) {
+        // Not a number, or so far outside that every tap is (zeros padding; the others have
+        // clamped it): nothing is read.
+        if (!(std::fabs(fx) < 1e15 && std::fabs(fy) < 1e15)) {
         } else if (mode == "nearest") {
           read(static_cast<int64_t>(std::nearbyint(fy)), static_cast<int64_t>(std::nearbyint(fx)),
                1.0, acc.data());
