@@ -98,27 +98,48 @@ Status DynamicQuantizeLinear(const KernelContext& ctx, std::vector<HostTensor>* 
   return Status::Ok();
 }
 
+// Where an integer product's operands and zero points are among a node's inputs, and the axes
+// a zero point may run along (negative: from the end).
+struct IntegerOperands {
+  int a, a_zero, b, b_zero;
+  int64_t a_axis, b_axis;
+};
+
+// The integer product of a node's two 8-bit operands less their zero points, as `float_op`
+// (MatMul or Conv, with the node's attributes) computes it in double, plus `bias` when given.
+StatusOr<HostTensor> IntegerProduct(const KernelContext& ctx, const std::string& float_op,
+                                    const IntegerOperands& o, const HostTensor* bias = nullptr) {
+  const std::string op = ctx.op_type();
+  const HostTensor &a = *ctx.input(o.a), &b = *ctx.input(o.b);
+  if (!IsEightBit(a.elem_type) || !IsEightBit(b.elem_type))
+    return InvalidArgument(op + ": both operands must be uint8 or int8");
+  VERISUB_ASSIGN_OR_RETURN(HostTensor da, Shifted(op, a, ctx.input(o.a_zero), o.a_axis));
+  VERISUB_ASSIGN_OR_RETURN(HostTensor db, Shifted(op, b, ctx.input(o.b_zero), o.b_axis));
+  std::vector<const HostTensor*> in = {&da, &db};
+  HostTensor shifted_bias;
+  if (bias) {
+    shifted_bias = HostTensor::FromDoubles(kDouble, bias->dims, bias->ToDoubles());
+    in.push_back(&shifted_bias);
+  }
+  return RunFloat(ctx, float_op, in);
+}
+
+// The operand ranks a matmul's zero points follow: per row of A, per column of B.
+IntegerOperands MatMulOperands(const KernelContext& ctx, int a, int a_zero, int b, int b_zero) {
+  return {a, a_zero, b, b_zero, static_cast<int64_t>(ctx.input(a)->dims.size()) - 2, -1};
+}
+
 Status MatMulInteger(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
-  const HostTensor &a = *ctx.input(0), &b = *ctx.input(1);
-  if (!IsEightBit(a.elem_type) || !IsEightBit(b.elem_type))
-    return InvalidArgument("MatMulInteger: A and B must be uint8 or int8");
-  const int64_t ra = static_cast<int64_t>(a.dims.size()), rb = static_cast<int64_t>(b.dims.size());
-  VERISUB_ASSIGN_OR_RETURN(HostTensor da, Shifted("MatMulInteger", a, ctx.input(2), ra - 2));
-  VERISUB_ASSIGN_OR_RETURN(HostTensor db, Shifted("MatMulInteger", b, ctx.input(3), rb - 1));
-  VERISUB_ASSIGN_OR_RETURN(HostTensor y, RunFloat(ctx, "MatMul", {&da, &db}));
+  VERISUB_ASSIGN_OR_RETURN(HostTensor y,
+                           IntegerProduct(ctx, "MatMul", MatMulOperands(ctx, 0, 2, 1, 3)));
   (*out)[0] = HostTensor::FromInts(kInt32, y.dims, y.ToInts());
   return Status::Ok();
 }
 
 Status ConvInteger(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
-  const HostTensor &x = *ctx.input(0), &w = *ctx.input(1);
-  if (!IsEightBit(x.elem_type) || !IsEightBit(w.elem_type))
-    return InvalidArgument("ConvInteger: x and w must be uint8 or int8");
-  VERISUB_ASSIGN_OR_RETURN(HostTensor dx, Shifted("ConvInteger", x, ctx.input(2), -1));
-  VERISUB_ASSIGN_OR_RETURN(HostTensor dw, Shifted("ConvInteger", w, ctx.input(3), 0));
-  VERISUB_ASSIGN_OR_RETURN(HostTensor y, RunFloat(ctx, "Conv", {&dx, &dw}));
+  VERISUB_ASSIGN_OR_RETURN(HostTensor y, IntegerProduct(ctx, "Conv", {0, 2, 1, 3, -1, 0}));
   (*out)[0] = HostTensor::FromInts(kInt32, y.dims, y.ToInts());
   return Status::Ok();
 }
@@ -153,48 +174,32 @@ std::vector<double> Rescaled(const HostTensor& y, const HostTensor& a_scale,
   return v;
 }
 
+// The QLinear form: the integer product rescaled by a_scale (input 1, one number) and b_scale
+// (input 4, one or one per output channel along `channel_axis`), requantized by y_scale and
+// y_zero_point (inputs 6 and 7).
+Status QLinear(const KernelContext& ctx, const std::string& float_op, const IntegerOperands& o,
+               int64_t channel_axis, const HostTensor* bias, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 8));
+  if (ctx.input(1)->NumElements() != 1)
+    return InvalidArgument(ctx.op_type() + ": the first operand's scale must be one number");
+  VERISUB_ASSIGN_OR_RETURN(HostTensor y, IntegerProduct(ctx, float_op, o, bias));
+  VERISUB_RETURN_IF_ERROR(CheckScales(ctx.op_type(), *ctx.input(4), y, channel_axis));
+  const std::vector<double> v = Rescaled(y, *ctx.input(1), *ctx.input(4), channel_axis);
+  VERISUB_ASSIGN_OR_RETURN((*out)[0],
+                           Requantize(ctx.op_type(), y.dims, v, *ctx.input(6), ctx.input(7)));
+  return Status::Ok();
+}
+
 // QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point).
 Status QLinearMatMul(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 8));
-  const HostTensor &a = *ctx.input(0), &b = *ctx.input(3);
-  if (!IsEightBit(a.elem_type) || !IsEightBit(b.elem_type))
-    return InvalidArgument("QLinearMatMul: a and b must be uint8 or int8");
-  if (ctx.input(1)->NumElements() != 1)
-    return InvalidArgument("QLinearMatMul: a_scale must be one number");
-  const int64_t ra = static_cast<int64_t>(a.dims.size()), rb = static_cast<int64_t>(b.dims.size());
-  VERISUB_ASSIGN_OR_RETURN(HostTensor da, Shifted("QLinearMatMul", a, ctx.input(2), ra - 2));
-  VERISUB_ASSIGN_OR_RETURN(HostTensor db, Shifted("QLinearMatMul", b, ctx.input(5), rb - 1));
-  VERISUB_ASSIGN_OR_RETURN(HostTensor y, RunFloat(ctx, "MatMul", {&da, &db}));
-  VERISUB_RETURN_IF_ERROR(CheckScales("QLinearMatMul", *ctx.input(4), y, -1));
-  const std::vector<double> v = Rescaled(y, *ctx.input(1), *ctx.input(4), -1);
-  VERISUB_ASSIGN_OR_RETURN((*out)[0],
-                           Requantize("QLinearMatMul", y.dims, v, *ctx.input(6), ctx.input(7)));
-  return Status::Ok();
+  return QLinear(ctx, "MatMul", MatMulOperands(ctx, 0, 2, 3, 5), -1, nullptr, out);
 }
 
 // QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B):
 // B int32 in units of x_scale * w_scale.
 Status QLinearConv(const KernelContext& ctx, std::vector<HostTensor>* out) {
-  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 8));
-  const HostTensor &x = *ctx.input(0), &w = *ctx.input(3);
-  if (!IsEightBit(x.elem_type) || !IsEightBit(w.elem_type))
-    return InvalidArgument("QLinearConv: x and w must be uint8 or int8");
-  if (ctx.input(1)->NumElements() != 1)
-    return InvalidArgument("QLinearConv: x_scale must be one number");
-  VERISUB_ASSIGN_OR_RETURN(HostTensor dx, Shifted("QLinearConv", x, ctx.input(2), -1));
-  VERISUB_ASSIGN_OR_RETURN(HostTensor dw, Shifted("QLinearConv", w, ctx.input(5), 0));
-  std::vector<const HostTensor*> in = {&dx, &dw};
-  HostTensor bias;
-  if (const HostTensor* b = ctx.input(8)) {
-    bias = HostTensor::FromDoubles(kDouble, b->dims, b->ToDoubles());
-    in.push_back(&bias);
-  }
-  VERISUB_ASSIGN_OR_RETURN(HostTensor y, RunFloat(ctx, "Conv", in));
-  VERISUB_RETURN_IF_ERROR(CheckScales("QLinearConv", *ctx.input(4), y, 1));
-  const std::vector<double> v = Rescaled(y, *ctx.input(1), *ctx.input(4), 1);
-  VERISUB_ASSIGN_OR_RETURN((*out)[0],
-                           Requantize("QLinearConv", y.dims, v, *ctx.input(6), ctx.input(7)));
-  return Status::Ok();
+  return QLinear(ctx, "Conv", {0, 2, 3, 5, -1, 0}, 1, ctx.input(8), out);
 }
 
 }  // namespace
