@@ -1,10 +1,11 @@
 // ONNX's own backend node tests (Debian's libonnx-testdata) through the oneDNN backend: every
-// test that imports with static shapes and float inputs, and that the reference executor runs,
-// is prepared on oneDNN (its kernels, its fallbacks to the reference kernels, its layouts) and
-// must agree with the reference executor, which passes those tests itself (BackendNodeTest).
-// Each small model exercises one operator with the attribute corner cases ONNX chose, which the
-// backend's kernels must honour or refuse. It found HardSigmoid(alpha 0.5, beta 0.6) on a 1-D
-// input wrong by up to 1 (oneDNN's reference eltwise with a post-op).
+// test that imports with static shapes and tensors of float, integer or boolean type, and that
+// the reference executor runs, is prepared on oneDNN (its kernels, its fallbacks to the reference
+// kernels, its layouts) and must agree with the reference executor, which passes those tests
+// itself (BackendNodeTest). Each small model exercises one operator with the attribute corner
+// cases ONNX chose, which the backend's kernels must honour or refuse. It found
+// HardSigmoid(alpha 0.5, beta 0.6) on a 1-D input wrong by up to 1 (oneDNN's reference eltwise
+// with a post-op).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -41,6 +42,10 @@ std::vector<HostTensor> ReadInputs(const fs::path& set, int count, bool* ok) {
   return out;
 }
 
+bool IsSupported(int32_t t) {
+  return t == kFloat || t == kDouble || t == kBool || IsIntegerType(t);
+}
+
 TEST(DnnlNodeTests, AgreeWithTheReferenceExecutor) {
   if (!fs::exists(kNodeTests)) GTEST_SKIP() << kNodeTests << " not installed";
   std::vector<fs::path> dirs;
@@ -51,10 +56,10 @@ TEST(DnnlNodeTests, AgreeWithTheReferenceExecutor) {
   for (const fs::path& dir : dirs) {
     auto g = ImportOnnxFile((dir / "model.onnx").string());
     if (!g.ok()) continue;  // shapes fed at run time, types or operators without a kernel
-    bool floats = true;
-    for (int v : g->inputs()) floats = floats && g->value(v).elem_type == kFloat;
-    for (int v : g->outputs()) floats = floats && g->value(v).elem_type == kFloat;
-    if (!floats) continue;
+    bool typed = true;      // float, integer and boolean tensors (no strings, no float16)
+    for (int v : g->inputs()) typed = typed && IsSupported(g->value(v).elem_type);
+    for (int v : g->outputs()) typed = typed && IsSupported(g->value(v).elem_type);
+    if (!typed) continue;
     bool ok = true;
     std::vector<HostTensor> inputs =
         ReadInputs(dir / "test_data_set_0", static_cast<int>(g->inputs().size()), &ok);
