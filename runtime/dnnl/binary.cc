@@ -201,8 +201,7 @@ Status BinaryKernel(KernelBuilder& b) {
   Desc dst(memory::dims(yd.begin(), yd.end()), type, memory::format_tag::any);
   dnnl::binary::desc desc(*alg, src0, src1, dst);
   dnnl::binary::primitive_desc pd(desc, b.engine());
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0 && b.dims(a) == yd &&
-      type == memory::data_type::f32)
+  if (IsReferenceImpl(pd) && b.dims(a) == yd && type == memory::data_type::f32)
     return HostBroadcast(b, *alg, a, c, y, ad, cd);
   b.Read(DNNL_ARG_SRC_0, a, src0);
   b.Read(DNNL_ARG_SRC_1, c, src1);

@@ -83,6 +83,10 @@ std::vector<int64_t> DimsOf(const Desc& d) {
 
 bool IsPlain(const Desc& d) { return d == PlainDesc(DimsOf(d)); }
 
+bool IsReferenceImpl(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
 std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank) {
   d.insert(d.begin(), rank - d.size(), 1);
   return d;

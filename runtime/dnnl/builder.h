@@ -39,6 +39,9 @@ bool IsPlain(const Desc& d);
 // `d` with leading ones up to `rank` (d.size() <= rank): an operand's dims as broadcasting aligns
 // them with the output's.
 std::vector<int64_t> PadRank(std::vector<int64_t> d, size_t rank);
+// Whether oneDNN chose its reference implementation ("ref:any", a plain loop) for `pd`: the cue
+// for a kernel to take another form where one exists.
+bool IsReferenceImpl(const dnnl::primitive_desc_base& pd);
 
 // The median time in microseconds of primitive `p` run with scratch buffers of `args`' descriptors
 // (small finite values: uninitialized memory may hold denormals, which time differently), after

@@ -41,7 +41,7 @@ Status EltwiseKernel(KernelBuilder& b) {
   // oneDNN 2.6's reference eltwise (shapes its jit kernels do not take, such as 1-D) applies
   // eltwise post-ops wrongly: ONNX's HardSigmoid example (alpha 0.5, beta 0.6 on [3]) came out
   // off by up to 1. There each function runs as a primitive of its own.
-  if (ops->size() > 1 && std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
+  if (ops->size() > 1 && IsReferenceImpl(pd)) {
     int cur = x;
     for (size_t k = 0; k < ops->size(); ++k) {
       const Eltwise& op = (*ops)[k];

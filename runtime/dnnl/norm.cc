@@ -118,7 +118,7 @@ bool MiddleAxisSoftmax(KernelBuilder& b, int axis) {
   const Desc inner(xd, memory::data_type::f32, strides);
   dnnl::softmax_forward::primitive_desc pd(
       dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, inner, axis), b.engine());
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return false;
+  if (IsReferenceImpl(pd)) return false;
   const int t = b.Temporary(b.slot(y).name + "_axis_inner", inner);
   b.Read(DNNL_ARG_SRC, x, inner);
   b.Write(DNNL_ARG_DST, t, inner);
@@ -149,8 +149,7 @@ Status SoftmaxKernel(KernelBuilder& b) {
   dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, src,
                                    static_cast<int>(*axis));
   dnnl::softmax_forward::primitive_desc pd(desc, b.engine());
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0 && *axis < rank - 1 &&
-      MiddleAxisSoftmax(b, static_cast<int>(*axis)))
+  if (IsReferenceImpl(pd) && *axis < rank - 1 && MiddleAxisSoftmax(b, static_cast<int>(*axis)))
     return Status::Ok();
   b.Read(DNNL_ARG_SRC, x, pd.src_desc());
   b.Write(DNNL_ARG_DST, y, pd.dst_desc());

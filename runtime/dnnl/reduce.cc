@@ -142,7 +142,7 @@ bool MiddleAxesPool(KernelBuilder& b, dnnl::algorithm alg, const std::vector<int
   } catch (const dnnl::error&) {
     return false;
   }
-  if (std::string(pool->impl_info_str()).rfind("ref", 0) == 0) return false;
+  if (IsReferenceImpl(*pool)) return false;
   b.Read(DNNL_ARG_SRC, x, PlainDesc(xd));
   b.View(DNNL_ARG_SRC, src);
   b.Write(DNNL_ARG_DST, y, PlainDesc(b.dims(y)));

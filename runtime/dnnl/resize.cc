@@ -92,7 +92,7 @@ Status ResizeKernel(KernelBuilder& b) {
   b.Write(DNNL_ARG_DST, y, pd.dst_desc());
   b.Emit(dnnl::resampling_forward(pd));
   // Named in the statistics: a reference resampling is the slow path the formats above avoid.
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) b.CountVariant("reference resampling");
+  if (IsReferenceImpl(pd)) b.CountVariant("reference resampling");
   return Status::Ok();
 }
 
