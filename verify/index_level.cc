@@ -1139,22 +1139,6 @@ class Normalizer {
                          (same ? ",same," : ",valid,") + window + ")");
     };
     const std::string y = coord(idx[2], a, sh, kh), xx = coord(idx[3], b, sw, kw);
-    // The window's centre is inside the input at every output coordinate: with padding same (or
-    // a window of 1) the output has (H-1)/s + 1 positions and the centre of output o reads s*o
-    // <= H-1. So the indicator of `V(o,s)` in the input is 1 where o ranges over this output's
-    // axis (a coordinate read outside that range is zeroed by the guard of whoever reads it).
-    auto centre = [&](int axis, const std::string& window, int64_t stride) {
-      const std::string& o = idx[axis];
-      if (!same && window != Literal(1)) return;
-      auto range = range_.find(o);
-      if (!IsVariable(o) || range == range_.end() ||
-          dims_.Find(range->second) != dims_.Find(DimName(v, axis, side)))
-        return;
-      in_range_.insert("G(" + CanonCoords("V(" + o + "," + std::to_string(stride) + ")") + "|" +
-                       dims_.Find(DimName(x, axis, side)) + ")");
-    };
-    centre(2, kh, sh);
-    centre(3, kw, sw);
     // Where the coordinate may leave the input (padding), G(coordinate | input dimension) says
     // whether it lies inside; not for an output coordinate of an output as tall as the input, or 0.
     Mono guard;
@@ -1286,19 +1270,19 @@ class Normalizer {
     return end.size() <= b.before.size() && std::equal(end.begin(), end.end(), b.before.begin());
   }
 
-  // A factor after a substitution: its window coordinates in canonical form (CanonCoords), the
-  // indicator that a window's centre lies in its input 1 (`in_range_`), and the indicator that a
-  // coordinate variable lies in a dimension its range is tied to 1 (returned as ""): all exact,
+  // A factor after a substitution: its window coordinates in canonical form (CanonCoords), and
+  // an indicator 1 (returned as "") where the type rules put its coordinate inside
+  // (InsideWindow: a window's centre, an unpadded window's read), where it is an integer below a
+  // literal dimension, or a coordinate variable in a dimension its range is tied to: all exact,
   // not assumptions about shapes. Any other factor is returned as it is.
   std::string SimplifyFactor(std::string f) {
     f = CanonCoords(f);
     if (f.rfind("G(", 0) != 0 || f.back() != ')') return f;
-    if (in_range_.count(f)) return "";
     const std::string inner = f.substr(2, f.size() - 3);
     const size_t bar = inner.rfind('|');
     if (bar == std::string::npos) return f;
     const std::string var = inner.substr(0, bar);
-    if (InsideUnpaddedWindow(var, inner.substr(bar + 1))) return "";
+    if (InsideWindow(var, inner.substr(bar + 1))) return "";
     // An integer in a dimension of known size: 1 inside (0 outside is left as it is).
     if (var.rfind("#K", 0) == 0 && LiteralValue(inner.substr(bar + 1)) > LiteralValue(var))
       return "";
@@ -1307,14 +1291,13 @@ class Normalizer {
     return dims_.Find(range->second) == dims_.Find(inner.substr(bar + 1)) ? "" : f;
   }
 
-  // Whether coordinate `c` is an unpadded window's read `Y(o,k,s<S>,valid,_)` (S*o + k) that lies
-  // inside dimension `dim` by the type rules: o ranges over the output of a valid window of
-  // stride S over `dim` (or is 0) and k over at most that window, so S*o + k <= S*((dim-K)/S) +
-  // K-1 <= dim-1.
-  bool InsideUnpaddedWindow(const std::string& c, const std::string& dim) {
+  // Whether coordinate `c` lies inside dimension `dim` by the type rules (the windows' records,
+  // `windows_`): a window's centre `V(o,S)` (padding same, or a window of 1) with o ranging over
+  // that window's (dim-1)/S + 1 output positions, so S*o <= dim-1; or an unpadded window's read
+  // `Y(o,k,s<S>,valid,K)` (S*o + k) with o over the output of a valid window of stride S over
+  // `dim` (or 0) and k over at most that window, so S*o + k <= S*((dim-K)/S) + K-1 <= dim-1.
+  bool InsideWindow(const std::string& c, const std::string& dim) {
     std::vector<std::string> args;
-    // A window's centre (padding same, or a window of 1) read at output o: S*o <= H-1 where o
-    // ranges over the (H-1)/S + 1 positions of the output.
     if (SplitCall(c, 'V', &args) && args.size() == 2) {
       auto range = range_.find(args[0]);
       if (!IsVariable(args[0]) || range == range_.end()) return false;
@@ -1360,19 +1343,14 @@ class Normalizer {
     for (size_t at = f.size(); at-- > 0;) {
       if ((f[at] != 'Y' && f[at] != 'V') || at + 1 >= f.size() || f[at + 1] != '(') continue;
       if (at > 0 && std::isalpha(static_cast<unsigned char>(f[at - 1]))) continue;
-      std::vector<std::string> args;
-      size_t end = at + 2, start = end;
+      size_t end = at + 1;  // the parenthesis matching f[at + 1]
       for (int depth = 0; end < f.size(); ++end) {
-        const char c = f[end];
-        if (c == '(') ++depth;
-        if (c == ')' && depth-- == 0) break;
-        if (c == ',' && depth == 0) {
-          args.push_back(f.substr(start, end - start));
-          start = end + 1;
-        }
+        if (f[end] == '(') ++depth;
+        if (f[end] == ')' && --depth == 0) break;
       }
-      if (end >= f.size()) break;  // unbalanced: not ours
-      args.push_back(f.substr(start, end - start));
+      std::vector<std::string> args;
+      if (end >= f.size() || !SplitCall(f.substr(at, end + 1 - at), f[at], &args))
+        break;  // unbalanced: not ours
       const std::string text = f[at] == 'Y' ? CanonWindow(args) : CanonScaled(args);
       if (!text.empty()) f.replace(at, end + 1 - at, text);
     }
@@ -1480,8 +1458,6 @@ class Normalizer {
   std::set<std::tuple<std::string, std::string, std::string>> parts_;
   SplitTrees split_trees_{&dims_};
   std::map<std::string, std::string> range_;
-  // Indicators that hold everywhere: a window's centre inside its input (Window).
-  std::set<std::string> in_range_;
   int next_var_ = 1000;  // fresh coordinates; #0;.. index the outputs
   std::map<std::string, SumInfo> sums_;
   std::set<std::string> used_;
