@@ -43,14 +43,8 @@ void RewriteWithConstant(Graph* g, int i, const char* new_type, F f) {
   const HostTensor& c = *g->value(n.inputs[1]).constant;
   std::vector<double> values = c.ToDoubles();
   for (double& v : values) v = f(v);
-  Value w;
-  w.name = g->UniqueName(g->value(n.inputs[1]).name + "_canonical");
-  w.elem_type = c.elem_type;
-  w.dims = c.dims;
-  w.rank_known = true;
-  w.constant =
-      std::make_shared<const HostTensor>(HostTensor::FromDoubles(c.elem_type, c.dims, values));
-  int wid = g->AddValue(std::move(w));
+  const int wid = g->AddConstant(g->value(n.inputs[1]).name + "_canonical",
+                                 HostTensor::FromDoubles(c.elem_type, c.dims, values));
   Node& m = g->mutable_node(i);
   auto proto = std::make_shared<onnx::NodeProto>(*m.onnx);
   proto->set_op_type(new_type);
@@ -317,13 +311,8 @@ class OnnxNodeBuilder {
 
   // An int64 constant named after the replaced node.
   int Int64s(const std::string& suffix, const std::vector<int64_t>& v) {
-    Value c;
-    c.name = g_->UniqueName(replaced_.name + "_" + suffix);
-    c.elem_type = kInt64;
-    c.dims = {static_cast<int64_t>(v.size())};
-    c.rank_known = true;
-    c.constant = std::make_shared<const HostTensor>(HostTensor::FromInts(kInt64, c.dims, v));
-    return g_->AddValue(std::move(c));
+    return g_->AddConstant(replaced_.name + "_" + suffix,
+                           HostTensor::FromInts(kInt64, {static_cast<int64_t>(v.size())}, v));
   }
 
   // `op_type` of `inputs` with the replaced node's element type and `dims`, into `output` (a new
@@ -492,14 +481,8 @@ int RewriteInfiniteMasks(Graph* g) {
       const bool picks_first = mask.IntAt(e) != 0;
       bias[e] = picks_first == (side == 1) ? c : 0.0;
     }
-    Value b;
-    b.name = g->UniqueName(n.name + "_mask_bias");
-    b.elem_type = x.elem_type;
-    b.dims = mask.dims;
-    b.rank_known = true;
-    b.constant =
-        std::make_shared<const HostTensor>(HostTensor::FromDoubles(x.elem_type, mask.dims, bias));
-    const int bid = g->AddValue(std::move(b));
+    const int bid = g->AddConstant(n.name + "_mask_bias",
+                                   HostTensor::FromDoubles(x.elem_type, mask.dims, bias));
     const int xid = n.inputs[3 - side];
     Node& m = g->mutable_node(i);
     auto proto = std::make_shared<onnx::NodeProto>();

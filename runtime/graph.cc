@@ -36,6 +36,16 @@ int Graph::AddValue(Value v) {
   return static_cast<int>(values_.size()) - 1;
 }
 
+int Graph::AddConstant(const std::string& base, HostTensor t) {
+  Value v;
+  v.name = UniqueName(base);
+  v.elem_type = t.elem_type;
+  v.dims = t.dims;
+  v.rank_known = true;
+  v.constant = std::make_shared<const HostTensor>(std::move(t));
+  return AddValue(std::move(v));
+}
+
 int Graph::AddNode(Node n) {
   nodes_.push_back(std::make_shared<const Node>(std::move(n)));
   return static_cast<int>(nodes_.size()) - 1;

@@ -72,6 +72,8 @@ struct Node {
 class Graph {
  public:
   int AddValue(Value v);
+  // A constant value holding `t`, named UniqueName(base), its type and shape `t`'s.
+  int AddConstant(const std::string& base, HostTensor t);
   int AddNode(Node n);
 
   int num_values() const { return static_cast<int>(values_.size()); }

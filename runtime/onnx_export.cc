@@ -195,13 +195,8 @@ Graph RestoreOnnxForms(const Graph& g, int64_t opset) {
     // RMS-norm fusion matches (T5's norm in ONNX Runtime: 3% slower written as Mul).
     if (spec(i, specs::OpKind::kEwMul) && n.inputs[0] == n.inputs[1] &&
         IsFloatType(g.value(n.inputs[0]).elem_type)) {
-      Value two;
-      two.name = out.UniqueName(n.name + "_two");
-      two.elem_type = g.value(n.inputs[0]).elem_type;
-      two.rank_known = true;
-      two.constant =
-          std::make_shared<const HostTensor>(HostTensor::FromDoubles(two.elem_type, {}, {2.0}));
-      const int e = out.AddValue(std::move(two));
+      const int e = out.AddConstant(
+          n.name + "_two", HostTensor::FromDoubles(g.value(n.inputs[0]).elem_type, {}, {2.0}));
       nodes.push_back(std::make_shared<const Node>(
           OnnxNode("Pow", n.name, {n.inputs[0], e}, n.outputs, onnx::NodeProto())));
       continue;
@@ -242,14 +237,8 @@ Graph RestoreOnnxForms(const Graph& g, int64_t opset) {
                                                                       {"shift", bias.ToDoubles()},
                                                                       {"mean", zeros},
                                                                       {"variance", ones}}) {
-          Value v;
-          v.name = out.UniqueName(n.name + "_" + base);
-          v.elem_type = scale.elem_type;
-          v.dims = {channels};
-          v.rank_known = true;
-          v.constant = std::make_shared<const HostTensor>(
-              HostTensor::FromDoubles(scale.elem_type, {channels}, values));
-          inputs.push_back(out.AddValue(std::move(v)));
+          inputs.push_back(out.AddConstant(
+              n.name + "_" + base, HostTensor::FromDoubles(scale.elem_type, {channels}, values)));
         }
         onnx::NodeProto proto;
         ExportContext::AttrFloat(&proto, "epsilon", 0.f);
