@@ -410,36 +410,48 @@ int RewriteDepthToSpace(Graph* g) {
       b = attrs.AttrInt("blocksize", 0);
       if (d2s) mode = attrs.AttrString("mode", "DCR");
     }
-    const bool ok = b >= 1 && (mode == "DCR" || mode == "CRD") &&
-                    (d2s ? in[1] % (b * b) == 0 : in[2] % b == 0 && in[3] % b == 0);
-    if (!ok) {
+    const std::string kind = !d2s ? "S2D" : mode == "DCR" || mode == "CRD" ? mode : "";
+    const std::optional<PixelShuffleForm> form =
+        kind.empty() ? std::nullopt : PixelShuffle(kind, in, b);
+    if (!form || form->out != g->value(n.outputs[0]).dims) {
       nodes.push_back(g->node_ptr(i));
       continue;
     }
     OnnxNodeBuilder nb(g, &nodes, n);
-    const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
-    std::vector<int64_t> mid, perm, shuffled;
-    if (d2s && mode == "DCR") {  // [N, b, b, C/b^2, H, W] -> [N, C/b^2, H, b, W, b]
-      mid = {N, b, b, C / (b * b), H, W};
-      perm = {0, 3, 4, 1, 5, 2};
-    } else if (d2s) {  // CRD: [N, C/b^2, b, b, H, W] -> [N, C/b^2, H, b, W, b]
-      mid = {N, C / (b * b), b, b, H, W};
-      perm = {0, 1, 4, 2, 5, 3};
-    } else {  // [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b]
-      mid = {N, C, H / b, b, W / b, b};
-      perm = {0, 3, 5, 1, 2, 4};
-    }
-    for (int64_t p : perm) shuffled.push_back(mid[p]);
-    const int x = nb.Add("Reshape", {n.inputs[0], nb.Int64s("shape", mid)}, mid);
-    const int t = nb.Add("Transpose", {x}, shuffled, -1,
-                         [&](onnx::NodeProto* p) { ExportContext::AttrInts(p, "perm", perm); });
-    nb.Add("Reshape", {t, nb.Int64s("out_shape", g->value(n.outputs[0]).dims)},
-           g->value(n.outputs[0]).dims, n.outputs[0]);
+    std::vector<int64_t> shuffled;
+    for (int64_t p : form->perm) shuffled.push_back(form->mid[p]);
+    const int x = nb.Add("Reshape", {n.inputs[0], nb.Int64s("shape", form->mid)}, form->mid);
+    const int t = nb.Add("Transpose", {x}, shuffled, -1, [&](onnx::NodeProto* p) {
+      ExportContext::AttrInts(p, "perm", form->perm);
+    });
+    nb.Add("Reshape", {t, nb.Int64s("out_shape", form->out)}, form->out, n.outputs[0]);
     ++rewritten;
   }
   if (rewritten) g->SetNodes(std::move(nodes));
   return rewritten;
 }
+
+}  // namespace
+
+std::optional<PixelShuffleForm> PixelShuffle(const std::string& mode,
+                                             const std::vector<int64_t>& in, int64_t b) {
+  if (in.size() != 4 || b < 1) return std::nullopt;
+  const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
+  if (mode == "S2D") {  // [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b]
+    if (H % b != 0 || W % b != 0) return std::nullopt;
+    return PixelShuffleForm{
+        {N, C, H / b, b, W / b, b}, {0, 3, 5, 1, 2, 4}, {N, C * b * b, H / b, W / b}};
+  }
+  if (C % (b * b) != 0) return std::nullopt;
+  const std::vector<int64_t> out = {N, C / (b * b), H * b, W * b};
+  if (mode == "DCR")  // [N, b, b, C/b^2, H, W] -> [N, C/b^2, H, b, W, b]
+    return PixelShuffleForm{{N, b, b, C / (b * b), H, W}, {0, 3, 4, 1, 5, 2}, out};
+  if (mode == "CRD")  // [N, C/b^2, b, b, H, W] -> [N, C/b^2, H, b, W, b]
+    return PixelShuffleForm{{N, C / (b * b), b, b, H, W}, {0, 1, 4, 2, 5, 3}, out};
+  return std::nullopt;
+}
+
+namespace {
 
 // Where(mask, x, c) or Where(mask, c, x) with a constant mask and c a constant infinity (a
 // causal or padding mask applied as masked_fill(-inf)) becomes Add(x, B), B the constant that is

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -24,6 +25,15 @@ namespace verisub::runtime {
 // or Sqrt; DepthToSpace and SpaceToDepth (static 4-D shapes) Reshape, Transpose, Reshape.
 // Returns the number of nodes rewritten.
 int CanonicalizeOnnxForms(Graph* g);
+
+// DepthToSpace (mode "DCR" or "CRD") or SpaceToDepth ("S2D") of an [N, C, H, W] tensor with
+// block size `b`, as ONNX defines them: a reshape to the 6-D `mid`, a transpose by `perm`, a
+// reshape to `out`. nullopt when the shape does not divide by the block.
+struct PixelShuffleForm {
+  std::vector<int64_t> mid, perm, out;
+};
+std::optional<PixelShuffleForm> PixelShuffle(const std::string& mode,
+                                             const std::vector<int64_t>& in, int64_t b);
 
 // An ONNX Pad (opset 11 or later) with zeros on the spatial dims of a 4-D tensor only (constant
 // mode, value 0, no axes input): its pads as a window takes them (h begin, w begin, h end,

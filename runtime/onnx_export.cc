@@ -19,6 +19,7 @@
 #include "base/file_io.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
+#include "runtime/canonicalize.h"
 #include "runtime/memory_budget.h"
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/op_table.h"
@@ -130,26 +131,19 @@ Graph RestoreOnnxForms(const Graph& g, int64_t opset) {
     const std::vector<int64_t> in = shape_of(g.node(r).inputs[0]),
                                mid = shape_of(g.node(r).outputs[0]),
                                y = shape_of(g.node(i).outputs[0]);
-    const std::vector<int> perm = specs::DecodePerm(g.node(t).params[specs::ops::kTransposePerm]);
-    if (in.size() != 4 || mid.size() != 6 || y.size() != 4) continue;
-    const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
+    const std::vector<int> p = specs::DecodePerm(g.node(t).params[specs::ops::kTransposePerm]);
+    const std::vector<int64_t> perm(p.begin(), p.end());
+    if (mid.size() != 6) continue;
+    // The operator whose definition these three nodes are, its block size one of mid's.
     std::string op;
     int64_t b = 0;
-    if (perm == std::vector<int>{0, 3, 4, 1, 5, 2} && mid[1] == mid[2]) {
-      b = mid[1];
-      if (mid == std::vector<int64_t>{N, b, b, C / (b * b), H, W}) op = "DCR";
-    } else if (perm == std::vector<int>{0, 1, 4, 2, 5, 3} && mid[2] == mid[3]) {
-      b = mid[2];
-      if (mid == std::vector<int64_t>{N, C / (b * b), b, b, H, W}) op = "CRD";
-    } else if (perm == std::vector<int>{0, 3, 5, 1, 2, 4} && mid[3] == mid[5]) {
-      b = mid[3];
-      if (mid == std::vector<int64_t>{N, C, H / b, b, W / b, b}) op = "S2D";
-    }
-    const bool d2s = op == "DCR" || op == "CRD";
-    if (op.empty() || b < 1 ||
-        y != (d2s ? std::vector<int64_t>{N, C / (b * b), H * b, W * b}
-                  : std::vector<int64_t>{N, C * b * b, H / b, W / b}))
-      continue;
+    for (const char* kind : {"DCR", "CRD", "S2D"})
+      for (int64_t block : {mid[1], mid[2], mid[3]}) {
+        const std::optional<PixelShuffleForm> form = PixelShuffle(kind, in, block);
+        if (op.empty() && form && form->mid == mid && form->perm == perm && form->out == y)
+          op = kind, b = block;
+      }
+    if (op.empty()) continue;
     pixel_shuffle[i] = op;
     block_of[i] = b;
     absorbed[t] = absorbed[r] = 1;
