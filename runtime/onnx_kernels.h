@@ -53,6 +53,19 @@ using KernelTable = std::map<std::string, OnnxKernel, std::less<>>;
 const KernelTable& OnnxKernels();
 const OnnxKernel* FindOnnxKernel(std::string_view domain, std::string_view op_type);
 
+// ONNX Pad's parameters: pads (every axis' begin, then every axis' end), the constant value and
+// the mode (constant, reflect or edge), from the attributes before opset 11 ("paddings" at opset
+// 1) or from the inputs. Shared by the reference kernel and the backends' own.
+struct PadParams {
+  std::vector<int64_t> pads;
+  double value = 0;
+  std::string mode;
+};
+StatusOr<PadParams> ParsePad(const KernelContext& ctx, int64_t rank);
+// The input index that output index `o` of an axis of `len` padded by `begin` reads under
+// `mode` (reflect without repeating the edge element), or -1 where it reads the constant.
+int64_t PadSource(const std::string& mode, int64_t o, int64_t begin, int64_t len);
+
 // Registration of each kernel family (one file each).
 void AddElementwiseKernels(KernelTable* table);
 void AddShapeKernels(KernelTable* table);

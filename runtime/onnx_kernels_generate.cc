@@ -51,21 +51,8 @@ Status Pad(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const HostTensor& x = *ctx.input(0);
   int64_t r = static_cast<int64_t>(x.dims.size());
-  std::vector<int64_t> pads;
-  double value = 0;
-  if (ctx.opset() < 11) {
-    pads = ctx.AttrInts("pads");
-    value = ctx.AttrFloat("value", 0.0f);
-  } else {
-    VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
-    pads = ctx.input(1)->ToInts();
-    if (ctx.input(2) && ctx.input(2)->NumElements() > 0) value = ctx.input(2)->DoubleAt(0);
-  }
-  if (static_cast<int64_t>(pads.size()) != 2 * r)
-    return InvalidArgument("Pad: pads must have 2 * rank entries");
-  std::string mode = ctx.AttrString("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    return InvalidArgument("Pad: unknown mode '" + mode + "'");
+  VERISUB_ASSIGN_OR_RETURN(PadParams p, ParsePad(ctx, r));
+  const std::vector<int64_t>& pads = p.pads;
   std::vector<int64_t> dims(r);
   for (int64_t d = 0; d < r; ++d)
     if (__builtin_add_overflow(x.dims[d], pads[d], &dims[d]) ||
@@ -80,23 +67,9 @@ Status Pad(const KernelContext& ctx, std::vector<HostTensor>* out) {
     int64_t off = 0;
     bool pad = false;
     for (int64_t d = 0; d < r; ++d) {
-      int64_t p = pos[d] - pads[d], len = x.dims[d];
-      if (p < 0 || p >= len) {
-        if (mode == "constant" || len == 0) {
-          pad = true;
-        } else if (mode == "edge") {
-          p = std::clamp<int64_t>(p, 0, len - 1);
-        } else {  // reflect
-          if (len == 1) {
-            p = 0;
-          } else {
-            int64_t period = 2 * (len - 1);
-            p = ((p % period) + period) % period;
-            if (p >= len) p = period - p;
-          }
-        }
-      }
-      off += p * xs[d];
+      const int64_t source = PadSource(p.mode, pos[d], pads[d], x.dims[d]);
+      pad = pad || source < 0;
+      off += source * xs[d];
     }
     index[f] = pad ? nx : off;
     for (int64_t d = r - 1; d >= 0; --d) {
@@ -105,7 +78,7 @@ Status Pad(const KernelContext& ctx, std::vector<HostTensor>* out) {
     }
   }
   HostTensor ext = x;
-  HostTensor v = HostTensor::FromDoubles(x.elem_type, {1}, {value});
+  HostTensor v = HostTensor::FromDoubles(x.elem_type, {1}, {p.value});
   ext.f32.insert(ext.f32.end(), v.f32.begin(), v.f32.end());
   ext.f64.insert(ext.f64.end(), v.f64.begin(), v.f64.end());
   ext.ints.insert(ext.ints.end(), v.ints.begin(), v.ints.end());
@@ -171,6 +144,35 @@ Status Range(const KernelContext& ctx, std::vector<HostTensor>* out) {
 }
 
 }  // namespace
+
+StatusOr<PadParams> ParsePad(const KernelContext& ctx, int64_t rank) {
+  PadParams p;
+  if (ctx.opset() < 11) {
+    p.pads = ctx.AttrInts(ctx.opset() < 2 ? "paddings" : "pads");
+    p.value = ctx.AttrFloat("value", 0.0f);
+  } else {
+    VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+    p.pads = ctx.input(1)->ToInts();
+    if (ctx.input(2) && ctx.input(2)->NumElements() > 0) p.value = ctx.input(2)->DoubleAt(0);
+  }
+  if (static_cast<int64_t>(p.pads.size()) != 2 * rank)
+    return InvalidArgument("Pad: pads must have 2 * rank entries");
+  p.mode = ctx.AttrString("mode", "constant");
+  if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge")
+    return InvalidArgument("Pad: unknown mode '" + p.mode + "'");
+  return p;
+}
+
+int64_t PadSource(const std::string& mode, int64_t o, int64_t begin, int64_t len) {
+  const int64_t i = o - begin;
+  if (i >= 0 && i < len) return i;
+  if (mode == "constant" || len == 0) return -1;
+  if (mode == "edge") return std::clamp<int64_t>(i, 0, len - 1);
+  if (len == 1) return 0;
+  const int64_t period = 2 * (len - 1);  // reflect: the edge element is not repeated
+  const int64_t m = ((i % period) + period) % period;
+  return m >= len ? period - m : m;
+}
 
 void AddGenerateKernels(KernelTable* t) {
   auto& k = *t;

@@ -373,52 +373,28 @@ Status PadKernel(KernelBuilder& b) {
   const std::vector<int64_t> xd = b.dims(x), yd = b.dims(y);
   const int64_t rank = static_cast<int64_t>(xd.size());
   if (rank < 1 || static_cast<int64_t>(yd.size()) != rank) return Unimplemented("pad: rank");
-  KernelContext ctx(*n.onnx, b.Opset(), {});
-  const std::string mode = ctx.AttrString("mode", "constant");
-  std::vector<int64_t> pads;
-  float value = 0.f;
-  if (b.Opset() < 11) {
-    pads = ctx.AttrInts(b.Opset() < 2 ? "paddings" : "pads");
-    value = ctx.AttrFloat("value", 0.f);
-  } else {
-    const HostTensor* p = b.constant(n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
-    if (!p || !IsIntegerType(p->elem_type)) return Unimplemented("pad: pads are not constant");
-    pads = p->ToInts();
-    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
-      const HostTensor* v = b.constant(n.inputs[2]);
-      if (!v || v->NumElements() != 1) return Unimplemented("pad: value is not constant");
-      value = static_cast<float>(v->DoubleAt(0));
-    }
-  }
-  if (static_cast<int64_t>(pads.size()) != 2 * rank) return Unimplemented("pad: pads");
-  std::vector<int64_t> begin(pads.begin(), pads.begin() + rank),
-      end(pads.begin() + rank, pads.end());
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    return Unimplemented("pad: mode " + mode);
+  // The pads and the value as the reference kernel reads them, where they are constants.
+  auto constant = [&](size_t k) {
+    return k < n.inputs.size() && n.inputs[k] != kNoValue ? b.constant(n.inputs[k]) : nullptr;
+  };
+  if (b.Opset() >= 11 && (!constant(1) || !IsIntegerType(constant(1)->elem_type) ||
+                          (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !constant(2))))
+    return Unimplemented("pad: pads or value are not constant");
+  const HostTensor unread;  // the data: ParsePad reads the pads and the value only
+  KernelContext ctx(*n.onnx, b.Opset(), {&unread, constant(1), constant(2)});
+  StatusOr<PadParams> params = ParsePad(ctx, rank);
+  if (!params.ok()) return Unimplemented(params.status().message());
+  const std::string& mode = params->mode;
+  const float value = static_cast<float>(params->value);
+  const std::vector<int64_t> begin(params->pads.begin(), params->pads.begin() + rank),
+      end(params->pads.begin() + rank, params->pads.end());
   // Per axis, the input index each output index reads (-1: the constant).
   std::vector<std::vector<int64_t>> map(rank);
   for (int64_t d = 0; d < rank; ++d) {
     if (yd[d] != xd[d] + begin[d] + end[d] || xd[d] < 1) return Unimplemented("pad: extents");
-    const int64_t len = xd[d];
-    if (mode == "reflect" && (begin[d] >= len || end[d] >= len) && len > 1)
+    if (mode == "reflect" && (begin[d] >= xd[d] || end[d] >= xd[d]) && xd[d] > 1)
       return Unimplemented("pad: a reflection wider than its axis");
-    for (int64_t o = 0; o < yd[d]; ++o) {
-      int64_t i = o - begin[d];
-      if (i < 0 || i >= len) {
-        if (mode == "constant") {
-          i = -1;
-        } else if (mode == "edge") {
-          i = std::clamp<int64_t>(i, 0, len - 1);
-        } else if (len == 1) {
-          i = 0;
-        } else {  // reflect: the edge element is not repeated
-          const int64_t period = 2 * (len - 1);
-          i = ((i % period) + period) % period;
-          if (i >= len) i = period - i;
-        }
-      }
-      map[d].push_back(i);
-    }
+    for (int64_t o = 0; o < yd[d]; ++o) map[d].push_back(PadSource(mode, o, begin[d], xd[d]));
   }
   // The last axis: the run of output indices reading the input's row in order.
   const std::vector<int64_t>& last = map[rank - 1];
