@@ -22,6 +22,19 @@ void CopyElement(const HostTensor& in, int64_t j, HostTensor* out, int64_t i) {
     out->ints[i] = in.ints[j];
 }
 
+// Element j of `upd` into element i of `y`: written (reduction "none") or combined with it by
+// add, mul, max or min (ScatterND's and ScatterElements' reductions).
+void Scatter(const std::string& reduction, const HostTensor& upd, int64_t j, HostTensor* y,
+             int64_t i) {
+  if (reduction == "none") return CopyElement(upd, j, y, i);
+  const double a = y->DoubleAt(i), b = upd.DoubleAt(j);
+  const double v = reduction == "add"   ? a + b
+                   : reduction == "mul" ? a * b
+                   : reduction == "max" ? std::max(a, b)
+                                        : std::min(a, b);
+  CopyElement(HostTensor::FromDoubles(y->elem_type, {1}, {v}), 0, y, i);
+}
+
 Status ScatterND(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
   const HostTensor &data = *ctx.input(0), &ind = *ctx.input(1), &upd = *ctx.input(2);
@@ -55,19 +68,7 @@ Status ScatterND(const KernelContext& ctx, std::vector<HostTensor>* out) {
       if (p < 0 || p >= data.dims[d]) return InvalidArgument("ScatterND: index out of range");
       base += p * strides[d];
     }
-    for (int64_t e = 0; e < slice; ++e) {
-      if (reduction == "none") {
-        CopyElement(upd, t * slice + e, &y, base + e);
-        continue;
-      }
-      const double a = y.DoubleAt(base + e), b = upd.DoubleAt(t * slice + e);
-      const double v = reduction == "add"   ? a + b
-                       : reduction == "mul" ? a * b
-                       : reduction == "max" ? std::max(a, b)
-                                            : std::min(a, b);
-      HostTensor one = HostTensor::FromDoubles(y.elem_type, {1}, {v});
-      CopyElement(one, 0, &y, base + e);
-    }
+    for (int64_t e = 0; e < slice; ++e) Scatter(reduction, upd, t * slice + e, &y, base + e);
   }
   (*out)[0] = std::move(y);
   return Status::Ok();
@@ -106,16 +107,7 @@ Status ScatterElements(const KernelContext& ctx, std::vector<HostTensor>* out) {
                              "dimension of " + std::to_string(data.dims[axis]));
     int64_t at = 0;
     for (int64_t d = 0; d < r; ++d) at += (d == axis ? p : pos[d]) * strides[d];
-    if (reduction == "none") {
-      CopyElement(upd, static_cast<int64_t>(i), &y, at);
-    } else {
-      const double a = y.DoubleAt(at), b = upd.DoubleAt(static_cast<int64_t>(i));
-      const double v = reduction == "add"   ? a + b
-                       : reduction == "mul" ? a * b
-                       : reduction == "max" ? std::max(a, b)
-                                            : std::min(a, b);
-      CopyElement(HostTensor::FromDoubles(y.elem_type, {1}, {v}), 0, &y, at);
-    }
+    Scatter(reduction, upd, static_cast<int64_t>(i), &y, at);
     for (int64_t d = r - 1; d >= 0; --d) {  // the next index of `indices`
       if (++pos[d] < ind.dims[d]) break;
       pos[d] = 0;

@@ -545,23 +545,13 @@ Status MeanVarianceNormalization(const KernelContext& ctx, std::vector<HostTenso
     VERISUB_ASSIGN_OR_RETURN(int64_t d, NormalizeAxis(a, r, "MeanVarianceNormalization"));
     reduced[d] = 1;
   }
-  // The group of each element: its index with the reduced axes dropped.
+  // The group of each element: its index in the shape with the reduced axes kept as 1.
   const std::vector<double> v = x.ToDoubles();
-  std::vector<int64_t> group(v.size());
-  std::vector<int64_t> pos(r, 0);
-  int64_t groups = 1;
+  std::vector<int64_t> kept_dims = x.dims;
   for (int64_t d = 0; d < r; ++d)
-    if (!reduced[d]) groups *= x.dims[d];
-  for (size_t i = 0; i < v.size(); ++i) {
-    int64_t g = 0;
-    for (int64_t d = 0; d < r; ++d)
-      if (!reduced[d]) g = g * x.dims[d] + pos[d];
-    group[i] = g;
-    for (int64_t d = r - 1; d >= 0; --d) {
-      if (++pos[d] < x.dims[d]) break;
-      pos[d] = 0;
-    }
-  }
+    if (reduced[d]) kept_dims[d] = 1;
+  const std::vector<int64_t> group = BroadcastIndex(x.dims, kept_dims);
+  const int64_t groups = CountElements(kept_dims);
   std::vector<double> mean(groups, 0), var(groups, 0);
   const double count = groups ? static_cast<double>(v.size()) / static_cast<double>(groups) : 1;
   for (size_t i = 0; i < v.size(); ++i) mean[group[i]] += v[i] / count;
