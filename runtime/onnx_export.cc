@@ -20,6 +20,7 @@
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/canonicalize.h"
+#include "runtime/control_flow.h"
 #include "runtime/memory_budget.h"
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/op_table.h"
@@ -53,7 +54,22 @@ Status ExportNode(ExportContext& ctx, onnx::GraphProto* gp, const Node& n) {
   *p = *n.onnx;
   p->clear_input();
   p->clear_output();
-  for (int v : n.inputs) p->add_input(ctx.Name(v));
+  // A control-flow node's inputs after its declared ones are the values its subgraphs read by
+  // name (control_flow.h): written as those names, not as inputs.
+  const size_t declared = HasSubgraph(*n.onnx) ? n.onnx->input_size() : n.inputs.size();
+  for (size_t i = 0; i < declared && i < n.inputs.size(); ++i) p->add_input(ctx.Name(n.inputs[i]));
+  if (declared < n.inputs.size()) {
+    const std::vector<std::string> captured = CapturedNames(*n.onnx);
+    if (captured.size() != n.inputs.size() - declared)
+      return InternalError("node '" + n.name + "': " + std::to_string(n.inputs.size()) +
+                           " inputs for " + std::to_string(declared) + " declared and " +
+                           std::to_string(captured.size()) + " captured");
+    std::map<std::string, std::string> renames;
+    for (size_t k = 0; k < captured.size(); ++k)
+      if (ctx.Name(n.inputs[declared + k]) != captured[k])
+        renames[captured[k]] = ctx.Name(n.inputs[declared + k]);
+    RenameCaptured(p, renames);
+  }
   for (int v : n.outputs) p->add_output(ctx.Name(v));
   return Status::Ok();
 }

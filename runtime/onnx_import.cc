@@ -21,6 +21,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 #include "runtime/constant_folding.h"
+#include "runtime/control_flow.h"
 #include "runtime/onnx_node_inference.h"
 #include "runtime/op_mapping.h"
 #include "runtime/shape_folding.h"
@@ -266,6 +267,15 @@ StatusOr<Graph> BuildGraph(const onnx::ModelProto& model, const WeightMap& weigh
                         "(missing initializer?)");
       n.inputs.push_back(it->second);
     }
+    // What the node's subgraphs read from this graph: inputs after the declared ones.
+    if (HasSubgraph(np))
+      for (const auto& name : CapturedNames(np)) {
+        auto it = ids.find(name);
+        if (it == ids.end())
+          return NotFound("node '" + n.name + "' (" + np.op_type() + ") reads '" + name +
+                          "' in a subgraph, which is not defined before the node");
+        n.inputs.push_back(it->second);
+      }
     for (const auto& name : np.output()) {
       if (name.empty()) {
         n.outputs.push_back(kNoValue);

@@ -54,6 +54,8 @@ const KernelTable& OnnxKernels() {
     AddSelectKernels(t);
     AddQuantKernels(t);
     AddRecurrentKernels(t);
+    AddDetectionKernels(t);
+    AddControlFlowKernels(t);
     return t;
   }();
   return *table;

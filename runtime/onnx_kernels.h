@@ -78,6 +78,8 @@ void AddConvTransposeKernels(KernelTable* table);
 void AddQuantKernels(KernelTable* table);      // the integer operators of quantized models
 void AddSelectKernels(KernelTable* table);     // TopK, GatherND, QuantizeLinear, DequantizeLinear
 void AddRecurrentKernels(KernelTable* table);  // RNN, GRU, LSTM
+void AddDetectionKernels(KernelTable* table);  // NonZero, NonMaxSuppression, RoiAlign
+void AddControlFlowKernels(KernelTable* table);  // If, Loop, Scan (control_flow.cc)
 
 // A ConvTranspose node's geometry from its attributes and operand dims (input [N, C, ...],
 // weight [C, M/group, k...]): output y[o] gathers x[i] * w[k] wherever o = i * stride +

@@ -99,17 +99,27 @@ Status ScatterElements(const KernelContext& ctx, std::vector<HostTensor>* out) {
   const std::vector<int64_t> idx = ind.ToInts();
   std::vector<int64_t> pos(r, 0);
   HostTensor y = data;
+  // Float elements written in place (Faster R-CNN scatters millions of pooled features).
+  float* fy = reduction == "none" && y.elem_type == kFloat ? y.f32.data() : nullptr;
+  int64_t base = 0;  // the offset of `pos` with the axis' coordinate left out
   for (size_t i = 0; i < idx.size(); ++i) {
     int64_t p = idx[i];
     if (p < 0) p += data.dims[axis];
     if (p < 0 || p >= data.dims[axis])
       return InvalidArgument(op + ": index " + std::to_string(idx[i]) + " out of range for a " +
                              "dimension of " + std::to_string(data.dims[axis]));
-    int64_t at = 0;
-    for (int64_t d = 0; d < r; ++d) at += (d == axis ? p : pos[d]) * strides[d];
-    Scatter(reduction, upd, static_cast<int64_t>(i), &y, at);
+    const int64_t at = base + p * strides[axis];
+    if (fy)
+      fy[at] = upd.f32[i];
+    else
+      Scatter(reduction, upd, static_cast<int64_t>(i), &y, at);
     for (int64_t d = r - 1; d >= 0; --d) {  // the next index of `indices`
-      if (++pos[d] < ind.dims[d]) break;
+      const int64_t step = d == axis ? 0 : strides[d];
+      if (++pos[d] < ind.dims[d]) {
+        base += step;
+        break;
+      }
+      base -= step * (pos[d] - 1);
       pos[d] = 0;
     }
   }

@@ -3,6 +3,7 @@
 
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
+#include "runtime/control_flow.h"
 #include "runtime/onnx_node_inference.h"
 #include "runtime/tensor_proto.h"
 
@@ -10,12 +11,6 @@ namespace verisub::runtime {
 namespace {
 
 bool FullyKnown(const Value& v) { return v.StaticShape() && v.elem_type != kUndefined; }
-
-bool HasSubgraph(const onnx::NodeProto& np) {
-  for (const auto& a : np.attribute())
-    if (a.has_g() || a.graphs_size() > 0) return true;
-  return false;
-}
 
 onnx::TypeProto TypeOf(const Value& v) {
   onnx::TypeProto t;

@@ -66,7 +66,7 @@ TEST(ExecutorTest, HasKernelDistinguishesUnknownOperators) {
   custom.domain = "com.example";
   EXPECT_FALSE(HasKernel(custom));
   Node unknown;
-  unknown.op_type = "NonMaxSuppression";
+  unknown.op_type = "StringNormalizer";
   EXPECT_FALSE(HasKernel(unknown));
 }
 

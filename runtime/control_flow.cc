@@ -1,0 +1,347 @@
+// ONNX control flow: captured names, a subgraph interpreter on the reference kernels, and the
+// If, Loop and Scan kernels.
+#include "runtime/control_flow.h"
+
+#include <deque>
+#include <set>
+
+#include "onnx/onnx_pb.h"
+#include "runtime/onnx_kernels.h"
+#include "runtime/tensor_proto.h"
+
+namespace verisub::runtime {
+namespace {
+
+// Appends to `out` (once each, `seen`) the names `g` reads that neither it nor its nested
+// subgraphs define.
+void FreeNames(const onnx::GraphProto& g, std::set<std::string>* seen,
+               std::vector<std::string>* out) {
+  std::set<std::string> local;
+  for (const auto& i : g.input()) local.insert(i.name());
+  for (const auto& t : g.initializer()) local.insert(t.name());
+  for (const auto& t : g.sparse_initializer()) local.insert(t.values().name());
+  auto read = [&](const std::string& name) {
+    if (!name.empty() && !local.count(name) && seen->insert(name).second) out->push_back(name);
+  };
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) read(in);
+    for (const auto& a : n.attribute()) {
+      std::vector<std::string> inner;
+      std::set<std::string> inner_seen;
+      if (a.has_g()) FreeNames(a.g(), &inner_seen, &inner);
+      for (const auto& sg : a.graphs()) FreeNames(sg, &inner_seen, &inner);
+      for (const auto& name : inner) read(name);
+    }
+    for (const auto& o : n.output())
+      if (!o.empty()) local.insert(o);
+  }
+  for (const auto& o : g.output()) read(o.name());
+}
+
+void RenameFree(onnx::GraphProto* g, const std::map<std::string, std::string>& renames) {
+  std::set<std::string> local;
+  for (const auto& i : g->input()) local.insert(i.name());
+  for (const auto& t : g->initializer()) local.insert(t.name());
+  auto rename = [&](std::string* name) {
+    if (local.count(*name)) return;
+    if (auto it = renames.find(*name); it != renames.end()) *name = it->second;
+  };
+  for (auto& n : *g->mutable_node()) {
+    for (auto& in : *n.mutable_input()) rename(&in);
+    // A name this graph defines hides the outer one inside the nested subgraphs too.
+    std::map<std::string, std::string> inner = renames;
+    for (const auto& name : local) inner.erase(name);
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) RenameFree(a.mutable_g(), inner);
+      for (auto& sg : *a.mutable_graphs()) RenameFree(&sg, inner);
+    }
+    for (const auto& o : n.output())
+      if (!o.empty()) local.insert(o);
+  }
+  for (auto& o : *g->mutable_output()) rename(o.mutable_name());
+}
+
+const onnx::GraphProto* GraphAttr(const KernelContext& ctx, const char* name) {
+  const onnx::AttributeProto* a = ctx.FindAttr(name);
+  return a && a->has_g() ? &a->g() : nullptr;
+}
+
+bool Truth(const HostTensor& t) {
+  return IsFloatType(t.elem_type) ? t.DoubleAt(0) != 0 : t.IntAt(0) != 0;
+}
+
+// If: the branch the condition picks, run on the captured values.
+Status If(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  if (ctx.input(0)->NumElements() != 1)
+    return InvalidArgument("If: the condition has " + std::to_string(ctx.input(0)->NumElements()) +
+                           " elements, not one");
+  const char* branch = Truth(*ctx.input(0)) ? "then_branch" : "else_branch";
+  const onnx::GraphProto* g = GraphAttr(ctx, branch);
+  if (!g) return InvalidArgument(std::string("If: no ") + branch);
+  VERISUB_ASSIGN_OR_RETURN(auto captured, CapturedInputs(ctx));
+  VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r, RunSubgraph(*g, ctx.opset(), {}, captured));
+  if (r.size() != out->size())
+    return InvalidArgument("If: " + std::string(branch) + " has " + std::to_string(r.size()) +
+                           " outputs, the node " + std::to_string(out->size()));
+  *out = std::move(r);
+  return Status::Ok();
+}
+
+// Tensors of one shape stacked along a new axis `axis` (0 <= axis <= rank).
+StatusOr<HostTensor> Stack(const std::vector<HostTensor>& parts, int64_t axis,
+                           const std::string& what) {
+  if (parts.empty()) return HostTensor::FromInts(kInt64, {0}, {});
+  const std::vector<int64_t>& d = parts[0].dims;
+  for (const auto& p : parts)
+    if (p.dims != d || p.elem_type != parts[0].elem_type)
+      return InvalidArgument(what + ": iterations produced " + DimsToString(d) + " and " +
+                             DimsToString(p.dims));
+  const int64_t rank = static_cast<int64_t>(d.size());
+  if (axis < 0) axis += rank + 1;
+  if (axis < 0 || axis > rank) return InvalidArgument(what + ": axis outside the output's rank");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= d[i];
+  for (int64_t i = axis; i < rank; ++i) inner *= d[i];
+  const int64_t k = static_cast<int64_t>(parts.size());
+  std::vector<int64_t> dims = d;
+  dims.insert(dims.begin() + axis, k);
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, what));
+  HostTensor all = parts[0];  // the element type's storage, then concatenated
+  for (size_t i = 1; i < parts.size(); ++i) {
+    all.f32.insert(all.f32.end(), parts[i].f32.begin(), parts[i].f32.end());
+    all.f64.insert(all.f64.end(), parts[i].f64.begin(), parts[i].f64.end());
+    all.ints.insert(all.ints.end(), parts[i].ints.begin(), parts[i].ints.end());
+  }
+  // all holds [k, outer, inner]; the result reads [outer, k, inner].
+  std::vector<int64_t> index(static_cast<size_t>(outer * k * inner));
+  size_t at = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = 0; i < inner; ++i) index[at++] = (j * outer + o) * inner + i;
+  all.dims = {k * outer * inner};
+  return all.Gather(dims, index);
+}
+
+// Loop: the body run while the trip count and the condition allow, carrying its values; scan
+// outputs stacked along a new first axis.
+Status Loop(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  const onnx::GraphProto* body = GraphAttr(ctx, "body");
+  if (!body) return InvalidArgument("Loop: no body");
+  const int declared = ctx.node().input_size();
+  const int carried = declared - 2;
+  if (carried < 0) return InvalidArgument("Loop: needs the trip count and condition inputs");
+  if (body->input_size() != carried + 2 || body->output_size() < carried + 1)
+    return InvalidArgument("Loop: the body's inputs and outputs do not match the node's");
+  const int scans = body->output_size() - 1 - carried;
+  if (static_cast<int>(out->size()) != carried + scans)
+    return InvalidArgument("Loop: the node has " + std::to_string(out->size()) +
+                           " outputs, the body " + std::to_string(carried + scans));
+  const HostTensor* m = ctx.input(0);
+  const HostTensor* c = ctx.input(1);
+  if ((m && m->NumElements() != 1) || (c && c->NumElements() != 1))
+    return InvalidArgument("Loop: the trip count and condition must be scalars");
+  const int64_t trips = m ? m->IntAt(0) : std::numeric_limits<int64_t>::max();
+  bool cond = c ? Truth(*c) : true;
+  VERISUB_ASSIGN_OR_RETURN(auto captured, CapturedInputs(ctx));
+  std::vector<HostTensor> state;
+  for (int i = 0; i < carried; ++i) {
+    if (!ctx.input(2 + i)) return InvalidArgument("Loop: carried value " + std::to_string(i));
+    state.push_back(*ctx.input(2 + i));
+  }
+  std::vector<std::vector<HostTensor>> scanned(scans);
+  for (int64_t it = 0; it < trips && cond; ++it) {
+    HostTensor iter = HostTensor::FromInts(kInt64, {}, {it});
+    HostTensor cond_in = HostTensor::FromInts(kBool, {}, {cond ? 1 : 0});
+    std::vector<const HostTensor*> in = {&iter, &cond_in};
+    for (const auto& s : state) in.push_back(&s);
+    VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r,
+                             RunSubgraph(*body, ctx.opset(), in, captured));
+    if (r[0].NumElements() != 1) return InvalidArgument("Loop: the body's condition is not one");
+    cond = Truth(r[0]);
+    for (int i = 0; i < carried; ++i) state[i] = std::move(r[1 + i]);
+    for (int k = 0; k < scans; ++k) scanned[k].push_back(std::move(r[1 + carried + k]));
+  }
+  for (int i = 0; i < carried; ++i) (*out)[i] = std::move(state[i]);
+  for (int k = 0; k < scans; ++k) {
+    VERISUB_ASSIGN_OR_RETURN((*out)[carried + k], Stack(scanned[k], 0, "Loop scan output"));
+  }
+  return Status::Ok();
+}
+
+// Scan (opset 9 on): the body run once per slice of the scan inputs along their axes (reversed
+// where the direction says), carrying state; each scan output stacked along its axis.
+Status Scan(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  if (ctx.opset() < 9) return Unimplemented("Scan before opset 9 (sequence_lens input)");
+  const onnx::GraphProto* body = GraphAttr(ctx, "body");
+  if (!body) return InvalidArgument("Scan: no body");
+  const int declared = ctx.node().input_size();
+  const int m = static_cast<int>(ctx.AttrInt("num_scan_inputs", 0));
+  const int n = declared - m;
+  if (m < 1 || n < 0 || body->input_size() != declared)
+    return InvalidArgument("Scan: num_scan_inputs does not match the inputs and the body");
+  const int k = body->output_size() - n;
+  if (k < 0 || static_cast<int>(out->size()) != n + k)
+    return InvalidArgument("Scan: the node's outputs do not match the body's");
+  auto per = [&](const char* name, int count) -> StatusOr<std::vector<int64_t>> {
+    std::vector<int64_t> v = ctx.AttrInts(name);
+    if (v.empty()) v.assign(count, 0);
+    if (static_cast<int>(v.size()) != count)
+      return InvalidArgument(std::string("Scan: ") + name + " has the wrong length");
+    return v;
+  };
+  VERISUB_ASSIGN_OR_RETURN(auto in_axes, per("scan_input_axes", m));
+  VERISUB_ASSIGN_OR_RETURN(auto in_dirs, per("scan_input_directions", m));
+  VERISUB_ASSIGN_OR_RETURN(auto out_axes, per("scan_output_axes", k));
+  VERISUB_ASSIGN_OR_RETURN(auto out_dirs, per("scan_output_directions", k));
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, declared));
+  int64_t steps = -1;
+  for (int j = 0; j < m; ++j) {
+    const HostTensor& x = *ctx.input(n + j);
+    VERISUB_ASSIGN_OR_RETURN(in_axes[j], NormalizeAxis(in_axes[j], x.dims.size(), "Scan"));
+    const int64_t len = x.dims[in_axes[j]];
+    if (steps >= 0 && len != steps)
+      return InvalidArgument("Scan: scan inputs of lengths " + std::to_string(steps) + " and " +
+                             std::to_string(len));
+    steps = len;
+  }
+  VERISUB_ASSIGN_OR_RETURN(auto captured, CapturedInputs(ctx));
+  std::vector<HostTensor> state;
+  for (int i = 0; i < n; ++i) state.push_back(*ctx.input(i));
+  std::vector<std::vector<HostTensor>> scanned(k);
+  for (int64_t t = 0; t < steps; ++t) {
+    std::vector<HostTensor> slices;
+    for (int j = 0; j < m; ++j) {
+      const HostTensor& x = *ctx.input(n + j);
+      const int64_t axis = in_axes[j], at = in_dirs[j] ? steps - 1 - t : t;
+      std::vector<int64_t> dims = x.dims;
+      dims.erase(dims.begin() + axis);
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
+      for (size_t d = axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
+      std::vector<int64_t> index;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) index.push_back((o * steps + at) * inner + i);
+      slices.push_back(x.Gather(dims, index));
+    }
+    std::vector<const HostTensor*> in;
+    for (const auto& s : state) in.push_back(&s);
+    for (const auto& s : slices) in.push_back(&s);
+    VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r,
+                             RunSubgraph(*body, ctx.opset(), in, captured));
+    for (int i = 0; i < n; ++i) state[i] = std::move(r[i]);
+    for (int j = 0; j < k; ++j) scanned[j].push_back(std::move(r[n + j]));
+  }
+  for (int i = 0; i < n; ++i) (*out)[i] = std::move(state[i]);
+  for (int j = 0; j < k; ++j) {
+    if (out_dirs[j]) std::reverse(scanned[j].begin(), scanned[j].end());
+    VERISUB_ASSIGN_OR_RETURN((*out)[n + j], Stack(scanned[j], out_axes[j], "Scan output"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool HasSubgraph(const onnx::NodeProto& np) {
+  for (const auto& a : np.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return true;
+  return false;
+}
+
+std::vector<std::string> CapturedNames(const onnx::NodeProto& np) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& a : np.attribute()) {
+    if (a.has_g()) FreeNames(a.g(), &seen, &out);
+    for (const auto& g : a.graphs()) FreeNames(g, &seen, &out);
+  }
+  return out;
+}
+
+void RenameCaptured(onnx::NodeProto* np, const std::map<std::string, std::string>& renames) {
+  if (renames.empty()) return;
+  for (auto& a : *np->mutable_attribute()) {
+    if (a.has_g()) RenameFree(a.mutable_g(), renames);
+    for (auto& g : *a.mutable_graphs()) RenameFree(&g, renames);
+  }
+}
+
+StatusOr<std::map<std::string, const HostTensor*>> CapturedInputs(const KernelContext& ctx) {
+  const std::vector<std::string> names = CapturedNames(ctx.node());
+  const int declared = ctx.node().input_size();
+  std::map<std::string, const HostTensor*> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const HostTensor* t = ctx.input(declared + static_cast<int>(i));
+    if (!t)
+      return InvalidArgument(ctx.op_type() + ": the value '" + names[i] +
+                             "' its subgraph reads was not given");
+    out[names[i]] = t;
+  }
+  return out;
+}
+
+StatusOr<std::vector<HostTensor>> RunSubgraph(
+    const onnx::GraphProto& g, int64_t opset, const std::vector<const HostTensor*>& inputs,
+    const std::map<std::string, const HostTensor*>& captured) {
+  if (static_cast<int>(inputs.size()) != g.input_size())
+    return InvalidArgument("subgraph '" + g.name() + "' takes " + std::to_string(g.input_size()) +
+                           " inputs, given " + std::to_string(inputs.size()));
+  std::map<std::string, const HostTensor*> scope = captured;
+  std::deque<HostTensor> owned;  // stable addresses
+  for (int i = 0; i < g.input_size(); ++i) {
+    if (!inputs[i]) return InvalidArgument("subgraph input '" + g.input(i).name() + "' missing");
+    scope[g.input(i).name()] = inputs[i];
+  }
+  for (const auto& t : g.initializer()) {
+    VERISUB_ASSIGN_OR_RETURN(HostTensor h, FromTensorProto(t));
+    owned.push_back(std::move(h));
+    scope[t.name()] = &owned.back();
+  }
+  for (const auto& np : g.node()) {
+    const std::string where = "subgraph node '" + np.name() + "' (" + np.op_type() + ")";
+    const OnnxKernel* kernel = FindOnnxKernel(np.domain(), np.op_type());
+    if (!kernel) return Unimplemented("no reference kernel for " + where);
+    std::vector<const HostTensor*> in;
+    auto lookup = [&](const std::string& name) -> StatusOr<const HostTensor*> {
+      if (name.empty()) return static_cast<const HostTensor*>(nullptr);
+      auto it = scope.find(name);
+      if (it == scope.end()) return NotFound(where + " reads '" + name + "', defined nowhere");
+      return it->second;
+    };
+    for (const auto& name : np.input()) {
+      VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
+      in.push_back(t);
+    }
+    if (HasSubgraph(np))
+      for (const auto& name : CapturedNames(np)) {
+        VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
+        in.push_back(t);
+      }
+    KernelContext ctx(np, opset, in);
+    std::vector<HostTensor> outs(np.output_size());
+    Status st = (*kernel)(ctx, &outs);
+    if (!st.ok()) return st.WithContext(where);
+    for (int i = 0; i < np.output_size(); ++i) {
+      if (np.output(i).empty()) continue;
+      owned.push_back(std::move(outs[i]));
+      scope[np.output(i)] = &owned.back();
+    }
+  }
+  std::vector<HostTensor> result;
+  for (const auto& o : g.output()) {
+    auto it = scope.find(o.name());
+    if (it == scope.end())
+      return NotFound("subgraph '" + g.name() + "' output '" + o.name() + "' is never computed");
+    result.push_back(*it->second);
+  }
+  return result;
+}
+
+void AddControlFlowKernels(KernelTable* t) {
+  KernelTable& k = *t;
+  k["If"] = If;
+  k["Loop"] = Loop;
+  k["Scan"] = Scan;
+}
+
+}  // namespace verisub::runtime

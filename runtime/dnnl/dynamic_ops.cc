@@ -1,0 +1,333 @@
+// oneDNN kernels for host values of run-time shapes (dynamic_ops.h).
+#include "runtime/dnnl/dynamic_ops.h"
+
+#include <map>
+#include <mutex>
+
+#include "onnx/onnx_pb.h"
+#include "runtime/onnx_kernels.h"
+
+namespace verisub::runtime::dnnl_backend {
+namespace {
+
+// A MatMul or Gemm whose left operand's rows are known only at run time (a detector's box head
+// over the proposals NMS kept) and whose right operand is a constant matrix: one oneDNN matmul
+// primitive for any row count (a runtime dimension), the weights reordered once. On the
+// reference kernel, Faster R-CNN's [proposals, 12544] x [12544, 1024] took a second.
+class RowsMatmul : public DynamicKernel {
+ public:
+  // The matmul for node `n`, or nullptr where it does not apply (the reference kernel runs).
+  static std::shared_ptr<RowsMatmul> For(const Node& n, const std::vector<const HostTensor*>& c,
+                                         const dnnl::engine& engine) {
+    if (!n.opaque() || !n.domain.empty() || n.inputs.size() < 2 || !c[1] ||
+        c[1]->elem_type != kFloat || c[1]->dims.size() != 2 || c[0])
+      return nullptr;
+    const bool gemm = n.op_type == "Gemm";
+    if (!gemm && n.op_type != "MatMul") return nullptr;
+    KernelContext ctx(*n.onnx, 0, {});
+    bool trans_b = false;
+    const HostTensor* bias = nullptr;
+    if (gemm) {
+      if (ctx.AttrInt("transA", 0) != 0 || ctx.AttrFloat("alpha", 1.f) != 1.f) return nullptr;
+      trans_b = ctx.AttrInt("transB", 0) != 0;
+      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+        bias = c[2];
+        if (!bias || bias->elem_type != kFloat || ctx.AttrFloat("beta", 1.f) != 1.f) return nullptr;
+      }
+    } else if (n.inputs.size() != 2) {
+      return nullptr;
+    }
+    const HostTensor& w = *c[1];
+    const int64_t k = trans_b ? w.dims[1] : w.dims[0], cols = trans_b ? w.dims[0] : w.dims[1];
+    if (bias && bias->NumElements() != cols && bias->NumElements() != 1) return nullptr;
+    auto m = std::make_shared<RowsMatmul>();
+    m->gemm_ = gemm;
+    m->k_ = k;
+    m->cols_ = cols;
+    using tag = memory::format_tag;
+    const auto f32 = memory::data_type::f32;
+    const memory::dim rt = DNNL_RUNTIME_DIM_VAL;
+    memory::desc a_md({rt, k}, f32, {k, 1}), y_md({rt, cols}, f32, {cols, 1});
+    memory::desc w_plain({k, cols}, f32, trans_b ? memory::dims{1, k} : memory::dims{cols, 1});
+    memory::desc b_md({1, cols}, f32, tag::ab);
+    std::optional<dnnl::matmul::primitive_desc> pd;
+    for (bool any : {true, false}) {
+      memory::desc w_md = any ? memory::desc({k, cols}, f32, tag::any) : w_plain;
+      try {
+        auto desc = bias ? dnnl::matmul::desc(a_md, w_md, b_md, y_md)
+                         : dnnl::matmul::desc(a_md, w_md, y_md);
+        pd.emplace(desc, engine);
+        break;
+      } catch (const dnnl::error&) {
+      }
+    }
+    if (!pd) return nullptr;
+    m->prim_ = dnnl::matmul(*pd);
+    dnnl::stream stream(engine);
+    memory src(w_plain, engine, const_cast<float*>(w.f32.data()));
+    m->weights_ = memory(pd->weights_desc(), engine);
+    dnnl::reorder(src, m->weights_).execute(stream, src, m->weights_);
+    if (bias) {
+      m->bias_ = memory(b_md, engine);
+      float* dst = static_cast<float*>(m->bias_.get_data_handle());
+      for (int64_t j = 0; j < cols; ++j) dst[j] = bias->f32[bias->NumElements() == 1 ? 0 : j];
+    }
+    stream.wait();
+    return m;
+  }
+
+  // The product for left operand `a`; nullopt where its shape does not fit (then the reference).
+  std::optional<HostTensor> Run(RunState& st, const HostTensor& a) override {
+    if (a.elem_type != kFloat || a.dims.size() < 2 || a.dims.back() != k_ ||
+        (gemm_ && a.dims.size() != 2))
+      return std::nullopt;
+    const int64_t rows = a.NumElements() / k_;
+    HostTensor y;
+    y.dims = a.dims;
+    y.dims.back() = cols_;
+    y.f32.resize(static_cast<size_t>(rows * cols_));
+    if (rows == 0) return y;
+    const auto f32 = memory::data_type::f32;
+    memory src(memory::desc({rows, k_}, f32, {k_, 1}), *st.engine,
+               const_cast<float*>(a.f32.data()));
+    memory dst(memory::desc({rows, cols_}, f32, {cols_, 1}), *st.engine, y.f32.data());
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
+    if (bias_) args[DNNL_ARG_BIAS] = bias_;
+    prim_.execute(*st.stream, args);
+    st.stream->wait();
+    return y;
+  }
+
+ private:
+  bool gemm_ = false;
+  int64_t k_ = 0, cols_ = 0;
+  dnnl::matmul prim_;
+  memory weights_, bias_;
+};
+
+// A window operator (Conv, ConvTranspose) over 4-D float tensors whose batch (or any input
+// dimension) is known only at run time: per input shape one primitive (oneDNN's preferred
+// layouts), the constant weights reordered once per weights layout, the input and output
+// reordered from and to plain row-major.
+class DynamicWindow : public DynamicKernel {
+ public:
+  std::optional<HostTensor> Run(RunState& st, const HostTensor& x) override {
+    if (x.elem_type != kFloat || x.dims.size() != 4) return std::nullopt;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = by_shape_.find(x.dims);
+    if (it == by_shape_.end()) {
+      std::optional<Entry> e;
+      try {
+        e = Make(x.dims, *st.engine);
+      } catch (const dnnl::error&) {
+        e.reset();
+      }
+      it = by_shape_.emplace(x.dims, std::move(e)).first;
+    }
+    if (!it->second) return std::nullopt;
+    const Entry& e = *it->second;
+    HostTensor y;
+    y.dims = e.out;
+    y.f32.resize(static_cast<size_t>(CountElements(e.out)));
+    if (y.f32.empty()) return y;
+    const auto f32 = memory::data_type::f32;
+    using T = memory::format_tag;
+    dnnl::stream& s = *st.stream;
+    memory src(Desc(x.dims, f32, T::abcd), *st.engine, const_cast<float*>(x.f32.data()));
+    memory dst(Desc(e.out, f32, T::abcd), *st.engine, y.f32.data());
+    memory src_in = src, dst_out = dst;
+    if (e.pd_src != src.get_desc()) {
+      src_in = memory(e.pd_src, *st.engine);
+      dnnl::reorder(src, src_in).execute(s, src, src_in);
+    }
+    if (e.pd_dst != dst.get_desc()) dst_out = memory(e.pd_dst, *st.engine);
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, e.weights}, {DNNL_ARG_DST, dst_out}};
+    if (bias_) args[DNNL_ARG_BIAS] = *bias_;
+    e.prim.execute(s, args);
+    if (dst_out != dst) dnnl::reorder(dst_out, dst).execute(s, dst_out, dst);
+    s.wait();
+    return y;
+  }
+
+ protected:
+  struct Entry {
+    dnnl::primitive prim;
+    Desc pd_src, pd_dst;
+    memory weights;
+    std::vector<int64_t> out;
+  };
+  // The primitive for input dims `xd`; nullopt where the operator's attributes do not fit them.
+  virtual std::optional<Entry> Make(const std::vector<int64_t>& xd, const dnnl::engine& eng) = 0;
+
+  // The constant weights in `layout`, reordered from `plain` once per layout.
+  memory WeightsIn(const Desc& layout, const Desc& plain, const dnnl::engine& eng) {
+    for (const auto& [desc, mem] : weights_)
+      if (desc == layout) return mem;
+    dnnl::stream s(eng);
+    memory src(plain, eng, const_cast<float*>(w_->f32.data()));
+    memory dst(layout, eng);
+    dnnl::reorder(src, dst).execute(s, src, dst);
+    s.wait();
+    weights_.emplace_back(layout, dst);
+    return dst;
+  }
+
+  void SetBias(const HostTensor* b, const dnnl::engine& eng) {
+    if (!b) return;
+    bias_ = memory(Desc({b->NumElements()}, memory::data_type::f32, memory::format_tag::a), eng);
+    std::copy(b->f32.begin(), b->f32.end(), static_cast<float*>(bias_->get_data_handle()));
+  }
+
+  std::shared_ptr<const onnx::NodeProto> node_;
+  int64_t opset_ = 0;
+  const HostTensor* w_ = nullptr;  // the graph's constant, alive as long as the model
+  std::optional<memory> bias_;
+
+ private:
+  std::mutex mu_;
+  std::map<std::vector<int64_t>, std::optional<Entry>> by_shape_;
+  std::vector<std::pair<Desc, memory>> weights_;
+};
+
+// Conv (2-D, explicit pads or VALID).
+class DynamicConv : public DynamicWindow {
+ public:
+  static std::shared_ptr<DynamicKernel> For(const Node& n, const std::vector<const HostTensor*>& c,
+                                            const dnnl::engine& eng, int64_t opset) {
+    const HostTensor* w = c.size() > 1 ? c[1] : nullptr;
+    if (!w || w->elem_type != kFloat || w->dims.size() != 4 || c[0]) return nullptr;
+    const HostTensor* b = c.size() > 2 ? c[2] : nullptr;
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && (!b || b->elem_type != kFloat))
+      return nullptr;
+    KernelContext ctx(*n.onnx, opset, {});
+    const std::string pad = ctx.AttrString("auto_pad", "NOTSET");
+    if (pad != "NOTSET" && pad != "VALID") return nullptr;
+    auto k = std::make_shared<DynamicConv>();
+    k->node_ = n.onnx;
+    k->opset_ = opset;
+    k->w_ = w;
+    k->SetBias(b, eng);
+    return k;
+  }
+
+ protected:
+  std::optional<Entry> Make(const std::vector<int64_t>& xd, const dnnl::engine& eng) override {
+    KernelContext ctx(*node_, opset_, {});
+    const int64_t groups = ctx.AttrInt("group", 1);
+    const std::vector<int64_t>& wd = w_->dims;
+    if (groups < 1 || xd[1] != wd[1] * groups || wd[0] % groups != 0) return std::nullopt;
+    std::vector<int64_t> strides = ctx.AttrInts("strides"), dil = ctx.AttrInts("dilations"),
+                         pads = ctx.AttrInts("pads");
+    if (strides.empty()) strides = {1, 1};
+    if (dil.empty()) dil = {1, 1};
+    if (pads.empty() || ctx.AttrString("auto_pad", "NOTSET") == "VALID") pads = {0, 0, 0, 0};
+    if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4) return std::nullopt;
+    std::vector<int64_t> out = {xd[0], wd[0], 0, 0};
+    memory::dims dnnl_dil(2);
+    for (int d = 0; d < 2; ++d) {
+      if (strides[d] < 1 || dil[d] < 1 || pads[d] < 0 || pads[d + 2] < 0) return std::nullopt;
+      const int64_t span = (wd[2 + d] - 1) * dil[d] + 1;
+      const int64_t padded = xd[2 + d] + pads[d] + pads[d + 2];
+      if (padded < span) return std::nullopt;
+      out[2 + d] = (padded - span) / strides[d] + 1;
+      dnnl_dil[d] = dil[d] - 1;
+    }
+    const auto f32 = memory::data_type::f32;
+    using T = memory::format_tag;
+    std::vector<int64_t> wdims = wd;
+    Desc w_plain(wd, f32, T::abcd);
+    if (groups > 1) {
+      wdims = {groups, wd[0] / groups, wd[1], wd[2], wd[3]};
+      w_plain = Desc(wdims, f32, T::abcde);
+    }
+    Desc src_any(xd, f32, T::any), dst_any(out, f32, T::any), w_any(wdims, f32, T::any);
+    const memory::dims pb = {pads[0], pads[1]}, pe = {pads[2], pads[3]};
+    auto desc = bias_ ? dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            src_any, w_any, bias_->get_desc(), dst_any, strides, dnnl_dil, pb, pe)
+                      : dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            src_any, w_any, dst_any, strides, dnnl_dil, pb, pe);
+    dnnl::convolution_forward::primitive_desc pd(desc, eng);
+    return Entry{dnnl::convolution_forward(pd), pd.src_desc(), pd.dst_desc(),
+                 WeightsIn(pd.weights_desc(), w_plain, eng), out};
+  }
+};
+
+// ConvTranspose (2-D): the geometry as the reference kernel plans it.
+class DynamicConvTranspose : public DynamicWindow {
+ public:
+  static std::shared_ptr<DynamicKernel> For(const Node& n, const std::vector<const HostTensor*>& c,
+                                            const dnnl::engine& eng, int64_t opset) {
+    const HostTensor* w = c.size() > 1 ? c[1] : nullptr;
+    if (!w || w->elem_type != kFloat || w->dims.size() != 4 || c[0]) return nullptr;
+    const HostTensor* b = c.size() > 2 ? c[2] : nullptr;
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && (!b || b->elem_type != kFloat))
+      return nullptr;
+    auto k = std::make_shared<DynamicConvTranspose>();
+    k->node_ = n.onnx;
+    k->opset_ = opset;
+    k->w_ = w;
+    k->SetBias(b, eng);
+    return k;
+  }
+
+ protected:
+  std::optional<Entry> Make(const std::vector<int64_t>& xd, const dnnl::engine& eng) override {
+    KernelContext ctx(*node_, opset_, {});
+    auto geometry = PlanConvTranspose(ctx, xd, w_->dims);
+    if (!geometry.ok()) return std::nullopt;
+    const ConvTransposeGeometry& g = *geometry;
+    for (size_t d = 0; d < g.out.size(); ++d)
+      if (g.pad_begin[d] < 0 || g.pad_end[d] < 0) return std::nullopt;
+    const int64_t m = g.out_channels, groups = g.group;
+    if (bias_ && bias_->get_desc().dims()[0] != m) return std::nullopt;
+    std::vector<int64_t> out = {xd[0], m, g.out[0], g.out[1]};
+    // ONNX's weights [G x I/G, O/G, kh, kw] are oneDNN's [G,] O/G, I/G, kh, kw with the two
+    // channel strides swapped.
+    const int64_t og = m / groups, ig = xd[1] / groups, kk = g.kernel[0] * g.kernel[1];
+    std::vector<int64_t> wdims = {og, ig, g.kernel[0], g.kernel[1]};
+    std::vector<int64_t> wstrides = {kk, og * kk, g.kernel[1], 1};
+    if (groups > 1) {
+      wdims.insert(wdims.begin(), groups);
+      wstrides.insert(wstrides.begin(), ig * og * kk);
+    }
+    const auto f32 = memory::data_type::f32;
+    using T = memory::format_tag;
+    Desc w_plain(wdims, f32, wstrides);
+    Desc src_any(xd, f32, T::any), dst_any(out, f32, T::any), w_any(wdims, f32, T::any);
+    memory::dims dil;
+    for (int64_t d : g.dilations) dil.push_back(d - 1);
+    auto desc = bias_
+                    ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                        dnnl::algorithm::deconvolution_direct,
+                                                        src_any, w_any, bias_->get_desc(), dst_any,
+                                                        g.strides, dil, g.pad_begin, g.pad_end)
+                    : dnnl::deconvolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                          src_any, w_any, dst_any, g.strides, dil, g.pad_begin, g.pad_end);
+    dnnl::deconvolution_forward::primitive_desc pd(desc, eng);
+    return Entry{dnnl::deconvolution_forward(pd), pd.src_desc(), pd.dst_desc(),
+                 WeightsIn(pd.weights_desc(), w_plain, eng), out};
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<DynamicKernel> MakeDynamicKernel(const Node& n,
+                                                 const std::vector<const HostTensor*>& constants,
+                                                 const dnnl::engine& engine, int64_t opset) {
+  if (!n.opaque() || !n.domain.empty() || constants.empty()) return nullptr;
+  try {
+    if (n.op_type == "MatMul" || n.op_type == "Gemm") return RowsMatmul::For(n, constants, engine);
+    if (n.op_type == "Conv") return DynamicConv::For(n, constants, engine, opset);
+    if (n.op_type == "ConvTranspose") return DynamicConvTranspose::For(n, constants, engine, opset);
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace verisub::runtime::dnnl_backend

@@ -1,0 +1,31 @@
+// oneDNN kernels for the compute-heavy operators of values whose shapes are known only at run
+// time (host values: a detector's box and mask heads over the proposals its NMS kept), which
+// otherwise run on the reference kernels: MatMul and Gemm over run-time rows, Conv and
+// ConvTranspose over a run-time batch. The weights are constant and reordered once; primitives
+// are made per input shape and kept.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "runtime/dnnl/builder.h"
+
+namespace verisub::runtime::dnnl_backend {
+
+class DynamicKernel {
+ public:
+  virtual ~DynamicKernel() = default;
+  // The node's output for its first input `x` (the others are the constants it was made with),
+  // or nullopt where `x` does not fit (its type or rank): then the reference kernel runs and
+  // reports what is wrong.
+  virtual std::optional<HostTensor> Run(RunState& st, const HostTensor& x) = 0;
+};
+
+// The kernel for node `n` (`constants`: its constant inputs, nullptr for the others), or nullptr
+// where none applies.
+std::shared_ptr<DynamicKernel> MakeDynamicKernel(const Node& n,
+                                                 const std::vector<const HostTensor*>& constants,
+                                                 const dnnl::engine& engine, int64_t opset);
+
+}  // namespace verisub::runtime::dnnl_backend
