@@ -3,6 +3,7 @@
 #include "runtime/control_flow.h"
 
 #include <deque>
+#include <optional>
 #include <set>
 
 #include "onnx/onnx_pb.h"
@@ -151,12 +152,11 @@ Status Loop(const KernelContext& ctx, std::vector<HostTensor>* out) {
   }
   std::vector<std::vector<HostTensor>> scanned(scans);
   for (int64_t it = 0; it < trips && cond; ++it) {
-    HostTensor iter = HostTensor::FromInts(kInt64, {}, {it});
-    HostTensor cond_in = HostTensor::FromInts(kBool, {}, {cond ? 1 : 0});
-    std::vector<const HostTensor*> in = {&iter, &cond_in};
-    for (const auto& s : state) in.push_back(&s);
+    std::vector<HostTensor> in = {HostTensor::FromInts(kInt64, {}, {it}),
+                                  HostTensor::FromInts(kBool, {}, {cond ? 1 : 0})};
+    for (auto& s : state) in.push_back(std::move(s));
     VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r,
-                             RunSubgraph(*body, ctx.opset(), in, captured));
+                             RunSubgraph(*body, ctx.opset(), std::move(in), captured));
     if (r[0].NumElements() != 1) return InvalidArgument("Loop: the body's condition is not one");
     cond = Truth(r[0]);
     for (int i = 0; i < carried; ++i) state[i] = std::move(r[1 + i]);
@@ -224,11 +224,11 @@ Status Scan(const KernelContext& ctx, std::vector<HostTensor>* out) {
         for (int64_t i = 0; i < inner; ++i) index.push_back((o * steps + at) * inner + i);
       slices.push_back(x.Gather(dims, index));
     }
-    std::vector<const HostTensor*> in;
-    for (const auto& s : state) in.push_back(&s);
-    for (const auto& s : slices) in.push_back(&s);
+    std::vector<HostTensor> in;
+    for (auto& s : state) in.push_back(std::move(s));
+    for (auto& s : slices) in.push_back(std::move(s));
     VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r,
-                             RunSubgraph(*body, ctx.opset(), in, captured));
+                             RunSubgraph(*body, ctx.opset(), std::move(in), captured));
     for (int i = 0; i < n; ++i) state[i] = std::move(r[i]);
     for (int j = 0; j < k; ++j) scanned[j].push_back(std::move(r[n + j]));
   }
@@ -238,6 +238,41 @@ Status Scan(const KernelContext& ctx, std::vector<HostTensor>* out) {
     VERISUB_ASSIGN_OR_RETURN((*out)[n + j], Stack(scanned[j], out_axes[j], "Scan output"));
   }
   return Status::Ok();
+}
+
+// Concat of `first` (consumed) with the node's other inputs along an axis with nothing before
+// it: `first`'s storage grows by the others' elements (amortized: vector growth), or nullopt
+// where the operands do not allow it (then the kernel runs and reports what is wrong).
+std::optional<HostTensor> AppendConcat(const KernelContext& ctx, HostTensor* first) {
+  const int64_t r = static_cast<int64_t>(first->dims.size());
+  if (r == 0) return std::nullopt;
+  int64_t axis = ctx.AttrInt("axis", ctx.opset() < 4 ? 1 : 0);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return std::nullopt;
+  for (int64_t d = 0; d < axis; ++d)
+    if (first->dims[d] != 1) return std::nullopt;
+  std::vector<int64_t> dims = first->dims;
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    const HostTensor* t = ctx.input(i);
+    if (!t || t == first || t->elem_type != first->elem_type || t->dims.size() != dims.size())
+      return std::nullopt;
+    for (int64_t d = 0; d < r; ++d)
+      if (d != axis && t->dims[d] != dims[d]) return std::nullopt;
+    dims[axis] += t->dims[axis];
+  }
+  if (CountElements(dims) < 0 || CountElements(dims) > kMaxKernelElements) return std::nullopt;
+  HostTensor y = std::move(*first);
+  y.dims = dims;
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    const HostTensor& t = *ctx.input(i);
+    if (y.elem_type == kFloat)
+      y.f32.insert(y.f32.end(), t.f32.begin(), t.f32.end());
+    else if (IsFloatType(y.elem_type))
+      y.f64.insert(y.f64.end(), t.f64.begin(), t.f64.end());
+    else
+      y.ints.insert(y.ints.end(), t.ints.begin(), t.ints.end());
+  }
+  return y;
 }
 
 }  // namespace
@@ -281,23 +316,35 @@ StatusOr<std::map<std::string, const HostTensor*>> CapturedInputs(const KernelCo
 }
 
 StatusOr<std::vector<HostTensor>> RunSubgraph(
-    const onnx::GraphProto& g, int64_t opset, const std::vector<const HostTensor*>& inputs,
+    const onnx::GraphProto& g, int64_t opset, std::vector<HostTensor> inputs,
     const std::map<std::string, const HostTensor*>& captured) {
   if (static_cast<int>(inputs.size()) != g.input_size())
     return InvalidArgument("subgraph '" + g.name() + "' takes " + std::to_string(g.input_size()) +
                            " inputs, given " + std::to_string(inputs.size()));
   std::map<std::string, const HostTensor*> scope = captured;
-  std::deque<HostTensor> owned;  // stable addresses
-  for (int i = 0; i < g.input_size(); ++i) {
-    if (!inputs[i]) return InvalidArgument("subgraph input '" + g.input(i).name() + "' missing");
-    scope[g.input(i).name()] = inputs[i];
-  }
+  std::deque<HostTensor> owned;                 // stable addresses
+  std::map<std::string, HostTensor*> computed;  // owned values, by name
+  auto own = [&](const std::string& name, HostTensor t) {
+    owned.push_back(std::move(t));
+    scope[name] = computed[name] = &owned.back();
+  };
+  for (int i = 0; i < g.input_size(); ++i) own(g.input(i).name(), std::move(inputs[i]));
   for (const auto& t : g.initializer()) {
     VERISUB_ASSIGN_OR_RETURN(HostTensor h, FromTensorProto(t));
-    owned.push_back(std::move(h));
-    scope[t.name()] = &owned.back();
+    own(t.name(), std::move(h));
   }
-  for (const auto& np : g.node()) {
+  // Reads left of every name (node inputs, then the subgraph's outputs), for consuming a value
+  // at its last read.
+  std::map<std::string, int> reads;
+  std::vector<std::vector<std::string>> nested(g.node_size());  // captured by nodes' subgraphs
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const auto& name : g.node(i).input()) ++reads[name];
+    if (HasSubgraph(g.node(i))) nested[i] = CapturedNames(g.node(i));
+    for (const auto& name : nested[i]) ++reads[name];
+  }
+  for (const auto& o : g.output()) ++reads[o.name()];
+  for (int node = 0; node < g.node_size(); ++node) {
+    const onnx::NodeProto& np = g.node(node);
     const std::string where = "subgraph node '" + np.name() + "' (" + np.op_type() + ")";
     const OnnxKernel* kernel = FindOnnxKernel(np.domain(), np.op_type());
     if (!kernel) return Unimplemented("no reference kernel for " + where);
@@ -312,27 +359,40 @@ StatusOr<std::vector<HostTensor>> RunSubgraph(
       VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
       in.push_back(t);
     }
-    if (HasSubgraph(np))
-      for (const auto& name : CapturedNames(np)) {
-        VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
-        in.push_back(t);
-      }
+    for (const auto& name : nested[node]) {
+      VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
+      in.push_back(t);
+    }
     KernelContext ctx(np, opset, in);
     std::vector<HostTensor> outs(np.output_size());
-    Status st = (*kernel)(ctx, &outs);
-    if (!st.ok()) return st.WithContext(where);
-    for (int i = 0; i < np.output_size(); ++i) {
-      if (np.output(i).empty()) continue;
-      owned.push_back(std::move(outs[i]));
-      scope[np.output(i)] = &owned.back();
+    std::optional<HostTensor> appended;
+    if (np.op_type() == "Concat" && np.domain().empty() && np.input_size() > 1 &&
+        np.output_size() == 1 && computed.count(np.input(0)) && reads[np.input(0)] == 1 &&
+        computed[np.input(0)] == in[0])
+      appended = AppendConcat(ctx, computed[np.input(0)]);
+    if (appended) {
+      outs[0] = std::move(*appended);
+    } else {
+      Status st = (*kernel)(ctx, &outs);
+      if (!st.ok()) return st.WithContext(where);
     }
+    for (const auto& name : np.input()) --reads[name];
+    for (const auto& name : nested[node]) --reads[name];
+    for (int i = 0; i < np.output_size(); ++i)
+      if (!np.output(i).empty()) own(np.output(i), std::move(outs[i]));
   }
   std::vector<HostTensor> result;
   for (const auto& o : g.output()) {
     auto it = scope.find(o.name());
     if (it == scope.end())
       return NotFound("subgraph '" + g.name() + "' output '" + o.name() + "' is never computed");
-    result.push_back(*it->second);
+    // A value the subgraph owns and returns once is moved out, not copied (a Loop's carried
+    // value grows with every iteration).
+    auto mine = computed.find(o.name());
+    if (mine != computed.end() && --reads[o.name()] == 0 && mine->second == it->second)
+      result.push_back(std::move(*mine->second));
+    else
+      result.push_back(*it->second);
   }
   return result;
 }

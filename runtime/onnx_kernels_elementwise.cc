@@ -17,6 +17,16 @@ template <UnaryFn F>
 Status Unary(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const HostTensor& x = *ctx.input(0);
+  if (x.elem_type == kFloat) {  // computed in double, stored as float: FromDoubles' rounding
+    HostTensor& y = (*out)[0];
+    y.elem_type = kFloat;
+    y.dims = x.dims;
+    y.f32.resize(x.f32.size());
+    const float* src = x.f32.data();
+    float* dst = y.f32.data();
+    for (size_t i = 0; i < x.f32.size(); ++i) dst[i] = static_cast<float>(F(src[i], ctx));
+    return Status::Ok();
+  }
   std::vector<double> v = x.ToDoubles();
   for (double& e : v) e = F(e, ctx);
   (*out)[0] = HostTensor::FromDoubles(x.elem_type, x.dims, v);
@@ -262,6 +272,16 @@ StatusOr<HostTensor> Broadcast2(Bin op, const KernelContext& ctx, const HostTens
     for (size_t i = 0; i < ia.size(); ++i)
       r[i] = IntOp(op, a.ints[ia[i]], b.ints[ib[i]], fmod, u64, left);
     return HostTensor::FromInts(out_type, dims, r);
+  }
+  if (a.elem_type == kFloat && b.elem_type == kFloat && out_type == kFloat) {
+    HostTensor y;
+    y.dims = dims;
+    y.f32.resize(ia.size());
+    const float *pa = a.f32.data(), *pb = b.f32.data();
+    float* py = y.f32.data();
+    for (size_t i = 0; i < ia.size(); ++i)
+      py[i] = static_cast<float>(FloatOp(op, pa[ia[i]], pb[ib[i]], fmod));
+    return y;
   }
   std::vector<double> av = a.ToDoubles(), bv = b.ToDoubles();
   std::vector<double> r(ia.size());

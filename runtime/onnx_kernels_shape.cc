@@ -183,13 +183,8 @@ Status Concat(const KernelContext& ctx, std::vector<HostTensor>* out) {
   // Concat-1 defaulted the axis to 1; later versions require it.
   VERISUB_ASSIGN_OR_RETURN(
       int64_t axis, NormalizeAxis(ctx.AttrInt("axis", ctx.opset() < 4 ? 1 : 0), r, "Concat"));
-  // Gather from the flat concatenation of all inputs.
-  HostTensor all = first;
-  all.dims = {first.NumElements()};
   std::vector<int64_t> dims = first.dims;
   dims[axis] = 0;
-  std::vector<int64_t> base;
-  int64_t offset = 0;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, i + 1));
     const HostTensor& t = *ctx.input(i);
@@ -198,13 +193,6 @@ Status Concat(const KernelContext& ctx, std::vector<HostTensor>* out) {
     for (int64_t d = 0; d < r; ++d)
       if (d != axis && t.dims[d] != first.dims[d])
         return InvalidArgument("Concat: inputs differ outside the axis");
-    if (i > 0) {
-      all.f32.insert(all.f32.end(), t.f32.begin(), t.f32.end());
-      all.f64.insert(all.f64.end(), t.f64.begin(), t.f64.end());
-      all.ints.insert(all.ints.end(), t.ints.begin(), t.ints.end());
-    }
-    base.push_back(offset);
-    offset += t.NumElements();
     if (__builtin_add_overflow(dims[axis], t.dims[axis], &dims[axis]))
       return InvalidArgument("Concat: the output's axis dimension overflows");
   }
@@ -215,14 +203,30 @@ Status Concat(const KernelContext& ctx, std::vector<HostTensor>* out) {
   for (int64_t d = axis + 1; d < r; ++d)
     if (__builtin_mul_overflow(inner, dims[d], &inner))
       return InvalidArgument("Concat: the output's size overflows");
-  std::vector<int64_t> index;
-  index.reserve(CountElements(dims));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int i = 0; i < ctx.num_inputs(); ++i) {
-      int64_t block = ctx.input(i)->dims[axis] * inner;
-      for (int64_t e = 0; e < block; ++e) index.push_back(base[i] + o * block + e);
-    }
-  (*out)[0] = all.Gather(dims, index);
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "Concat"));
+  // Each input's block of every outer index copied whole, in the element type's storage (a
+  // mask-pasting Loop concatenates its growing result once per detection).
+  HostTensor& y = (*out)[0];
+  y.elem_type = first.elem_type;
+  y.dims = dims;
+  const size_t n = static_cast<size_t>(CountElements(dims));
+  auto fill = [&](auto member, auto& dst) {
+    dst.resize(n);
+    size_t at = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int i = 0; i < ctx.num_inputs(); ++i) {
+        const auto& src = ctx.input(i)->*member;
+        const int64_t block = ctx.input(i)->dims[axis] * inner;
+        std::copy(src.begin() + o * block, src.begin() + (o + 1) * block, dst.begin() + at);
+        at += static_cast<size_t>(block);
+      }
+  };
+  if (first.elem_type == kFloat)
+    fill(&HostTensor::f32, y.f32);
+  else if (IsFloatType(first.elem_type))
+    fill(&HostTensor::f64, y.f64);
+  else
+    fill(&HostTensor::ints, y.ints);
   return Status::Ok();
 }
 

@@ -183,6 +183,7 @@ def export(out_dir, name, factory, shape):
             os.replace(first, tmp_path)
     onnx.checker.check_model(tmp_path)  # by path: models over 2 GB need it, and it is cheap
     save_tensor(x.numpy(), input_path)
+    y = y[0] if isinstance(y, (tuple, list)) else y  # the first output (a detector's boxes)
     save_tensor(y.numpy(), output_path)
     os.replace(tmp_path, onnx_path)  # the .onnx last: its presence means the model is complete
     ops = sorted({n.op_type for n in exported.graph.node})

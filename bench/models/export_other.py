@@ -10,7 +10,10 @@ an LSTM; a two-layer bidirectional LSTM with a GRU; a dilated temporal convoluti
 GAN generator (transposed convolutions), a point-cloud classifier (PointNet: 1-D convolutions and a
 max over points), an MLP-Mixer, speech encoders (wav2vec 2.0- and Whisper-like), a T5-like text
 encoder and a LLaMA-like decoder, a diffusion UNet step, a style-transfer network, ESPCN
-super-resolution, a YOLOv8-like detector without its NMS and MobileViT-like blocks. Random seeded weights, batch 1, opset 17, eval mode, written as
+super-resolution, a YOLOv8-like detector without its NMS and MobileViT-like blocks, and
+torchvision's detectors whole, post-processing included (SSD, SSDlite, RetinaNet, FCOS, Faster
+and Mask R-CNN: NonMaxSuppression, RoiAlign, If and Loop, shapes known only at run time).
+Random seeded weights, batch 1, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
 
@@ -41,6 +44,25 @@ class OutOnly(nn.Module):
 
     def forward(self, x):
         return self.m(x)["out"]
+
+
+class Detector(nn.Module):
+    """A torchvision detector on a batch of one image, its detections as a tuple (boxes,
+    scores, labels[, masks]). Score thresholds low enough that random weights still detect
+    (so that the heads after the NMS run on boxes), and images resized to 320 inside."""
+
+    def __init__(self, name, **kwargs):
+        super().__init__()
+        self.m = getattr(tv.detection, name)(weights=None, weights_backbone=None, **kwargs)
+
+    def forward(self, x):
+        out = self.m(list(x))[0]
+        keys = ["boxes", "scores", "labels"] + (["masks"] if "masks" in out else [])
+        return tuple(out[k] for k in keys)
+
+
+def detector(name, **kwargs):
+    return lambda: Detector(name, **kwargs)
 
 
 class ConformerLike(nn.Module):
@@ -543,6 +565,18 @@ MODELS = {
     "yolo_like": ("Detection", YoloLike, (1, 3, 320, 320)),
     "llama_like": ("Text", LlamaLike, (1, 64, 256)),
     "mobilevit_like": ("Classification", MobileVitLike, (1, 3, 128, 128)),
+    "ssdlite320_mobilenet_v3_large": ("Detection", detector(
+        "ssdlite320_mobilenet_v3_large"), (1, 3, 320, 320)),
+    "ssd300_vgg16": ("Detection", detector("ssd300_vgg16", score_thresh=0.001), (1, 3, 300, 300)),
+    "fasterrcnn_mobilenet_v3_large_320_fpn": ("Detection", detector(
+        "fasterrcnn_mobilenet_v3_large_320_fpn", box_score_thresh=0.0), (1, 3, 320, 320)),
+    "retinanet_resnet50_fpn": ("Detection", detector(
+        "retinanet_resnet50_fpn", min_size=320, max_size=320), (1, 3, 320, 320)),
+    "fcos_resnet50_fpn": ("Detection", detector(
+        "fcos_resnet50_fpn", min_size=320, max_size=320), (1, 3, 320, 320)),
+    "maskrcnn_resnet50_fpn": ("Detection", detector(
+        "maskrcnn_resnet50_fpn", min_size=320, max_size=320, box_score_thresh=0.0),
+        (1, 3, 320, 320)),
 }
 
 

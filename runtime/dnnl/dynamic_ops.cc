@@ -242,7 +242,14 @@ class DynamicConv : public DynamicWindow {
       wdims = {groups, wd[0] / groups, wd[1], wd[2], wd[3]};
       w_plain = Desc(wdims, f32, T::abcde);
     }
-    Desc src_any(xd, f32, T::any), dst_any(out, f32, T::any), w_any(wdims, f32, T::any);
+    // A pointwise convolution is a matrix product per image on plain tensors, without the
+    // reorders into and out of channel blocks (Mask R-CNN's 256 -> 91 logits over 100 masks of
+    // 28x28: 17 ms plain, 66 ms blocked); wider windows run faster blocked (its 3x3 head
+    // convolutions: 93 against 123 ms).
+    const bool pointwise = wd[2] == 1 && wd[3] == 1 && strides == std::vector<int64_t>{1, 1} &&
+                           pads == std::vector<int64_t>{0, 0, 0, 0};
+    const T act = pointwise ? T::abcd : T::any;
+    Desc src_any(xd, f32, act), dst_any(out, f32, act), w_any(wdims, f32, T::any);
     const memory::dims pb = {pads[0], pads[1]}, pe = {pads[2], pads[3]};
     auto desc = bias_ ? dnnl::convolution_forward::desc(
                             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -297,7 +304,9 @@ class DynamicConvTranspose : public DynamicWindow {
     const auto f32 = memory::data_type::f32;
     using T = memory::format_tag;
     Desc w_plain(wdims, f32, wstrides);
-    Desc src_any(xd, f32, T::any), dst_any(out, f32, T::any), w_any(wdims, f32, T::any);
+    // Plain activations: Mask R-CNN's 2x2 stride-2 upsampling of 100 masks ran in 122 ms plain
+    // against 173 ms in channel blocks with the reorders.
+    Desc src_any(xd, f32, T::abcd), dst_any(out, f32, T::abcd), w_any(wdims, f32, T::any);
     memory::dims dil;
     for (int64_t d : g.dilations) dil.push_back(d - 1);
     auto desc = bias_
@@ -314,6 +323,53 @@ class DynamicConvTranspose : public DynamicWindow {
   }
 };
 
+// An element-wise activation over a float host value: oneDNN's jit eltwise on its elements
+// (Mask R-CNN's ReLU and sigmoid over 100 masks of 256x28x28: 75 and 64 ms element by element
+// in double). Small tensors stay on the reference kernel, cheaper than making a primitive.
+class DynamicEltwise : public DynamicKernel {
+ public:
+  static std::shared_ptr<DynamicKernel> For(const Node& n) {
+    static const std::map<std::string, dnnl::algorithm> kinds = {
+        {"Relu", dnnl::algorithm::eltwise_relu},
+        {"LeakyRelu", dnnl::algorithm::eltwise_relu},
+        {"Sigmoid", dnnl::algorithm::eltwise_logistic},
+        {"Tanh", dnnl::algorithm::eltwise_tanh},
+        {"Exp", dnnl::algorithm::eltwise_exp},
+        {"Abs", dnnl::algorithm::eltwise_abs},
+        {"Sqrt", dnnl::algorithm::eltwise_sqrt}};
+    auto it = kinds.find(n.op_type);
+    if (it == kinds.end() || n.inputs.size() != 1) return nullptr;
+    auto k = std::make_shared<DynamicEltwise>();
+    k->algorithm_ = it->second;
+    if (n.op_type == "LeakyRelu")
+      k->alpha_ = KernelContext(*n.onnx, 0, {}).AttrFloat("alpha", 0.01f);
+    return k;
+  }
+
+  std::optional<HostTensor> Run(RunState& st, const HostTensor& x) override {
+    constexpr int64_t kMinElements = 4096;
+    const int64_t n = x.NumElements();
+    if (x.elem_type != kFloat || n < kMinElements) return std::nullopt;
+    HostTensor y;
+    y.dims = x.dims;
+    y.f32.resize(static_cast<size_t>(n));
+    const Desc md({n}, memory::data_type::f32, memory::format_tag::a);
+    dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm_, md, alpha_,
+                                    0.f),
+        *st.engine);
+    memory src(md, *st.engine, const_cast<float*>(x.f32.data()));
+    memory dst(md, *st.engine, y.f32.data());
+    dnnl::eltwise_forward(pd).execute(*st.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    st.stream->wait();
+    return y;
+  }
+
+ private:
+  dnnl::algorithm algorithm_ = dnnl::algorithm::eltwise_relu;
+  float alpha_ = 0;
+};
+
 }  // namespace
 
 std::shared_ptr<DynamicKernel> MakeDynamicKernel(const Node& n,
@@ -324,6 +380,7 @@ std::shared_ptr<DynamicKernel> MakeDynamicKernel(const Node& n,
     if (n.op_type == "MatMul" || n.op_type == "Gemm") return RowsMatmul::For(n, constants, engine);
     if (n.op_type == "Conv") return DynamicConv::For(n, constants, engine, opset);
     if (n.op_type == "ConvTranspose") return DynamicConvTranspose::For(n, constants, engine, opset);
+    if (!constants[0]) return DynamicEltwise::For(n);
   } catch (const dnnl::error&) {
     return nullptr;
   }

@@ -26,6 +26,8 @@ class DnnlPrepared : public PreparedModel {
   DnnlPrepared() = default;
   Status PlanBuffers();
   Status RunStep(size_t i);
+  // Checks `inputs` against the graph's and copies them into their slots.
+  Status BindInputs(const std::vector<HostTensor>& inputs);
 
   std::unique_ptr<Graph> graph_;  // the folded graph the host steps read
   dnnl::engine engine_;
@@ -37,6 +39,11 @@ class DnnlPrepared : public PreparedModel {
   std::vector<std::shared_ptr<void>> constant_buffers_;  // the weights' memories (ModelDraft)
   std::vector<std::optional<dnnl::reorder>> output_reorders_;
   RunState state_;
+  // The last run's inputs, kept where a host step reads values the data decides (a detector's
+  // NMS): a profile runs the steps again on them, where the buffers of the last run no longer
+  // hold them (an input buffer reused), and such steps would see other data than timed.
+  std::vector<HostTensor> last_inputs_;
+  bool keep_inputs_ = false;
   int num_threads_ = 0;
   PrepareStats stats_;
 };

@@ -14,6 +14,7 @@
 #include "runtime/graph_hash.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
+#include "runtime/tensor_proto.h"
 #include "tests/runtime/test_models.h"
 
 namespace verisub::runtime {
@@ -314,6 +315,63 @@ TEST(ControlFlowTest, LoopCarriesValuesAndStacksScanOutputs) {
   EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{3, 6}));
   EXPECT_EQ((*out)[1].dims, (std::vector<int64_t>{3, 2}));
   EXPECT_EQ((*out)[1].ToDoubles(), (std::vector<double>{1, 2, 2, 4, 3, 6}));
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op,
+                         std::vector<std::string> inputs, const std::string& output) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  for (const auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+  return n;
+}
+
+TEST(ControlFlowTest, LoopAccumulatingByConcatAppendsAndKeepsValuesReadLater) {
+  // acc grows by one row [s] per iteration (a Concat of the carried value: appended in place);
+  // the scan output reads acc's shape after the Concat, so there that Concat must copy.
+  for (bool read_after : {false, true}) {
+    ModelBuilder b(16);
+    b.Input("x", {2});
+    b.Int64Weight("trips", {4});
+    b.Weight("s0", HostTensor::FromDoubles(kFloat, {2}, {0, 0}));
+    b.Weight("acc0", HostTensor::FromDoubles(kFloat, {0, 2}, {}));
+    b.Output("s", {2}).Output("acc", {4, 2});
+    if (read_after) b.Output("shapes", {4, 2}, kInt64);
+    std::vector<std::string> outs = {"s", "acc"};
+    if (read_after) outs.push_back("shapes");
+    onnx::NodeProto& n = b.Node("Loop", {"trips", "", "s0", "acc0"}, outs, "loop");
+    auto* attr = n.add_attribute();
+    attr->set_name("body");
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* body = attr->mutable_g();
+    body->set_name("body");
+    for (const char* in : {"i", "c", "s_in", "acc_in"}) body->add_input()->set_name(in);
+    HostTensor row_shape = HostTensor::FromInts(kInt64, {2}, {1, 2});
+    ToTensorProto(row_shape, "row_shape", body->add_initializer());
+    AddNode(body, "Add", {"s_in", "x"}, "s_out");
+    AddNode(body, "Reshape", {"s_out", "row_shape"}, "row");
+    AddNode(body, "Concat", {"acc_in", "row"}, "acc_out")->add_attribute()->set_name("axis");
+    body->mutable_node(2)->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
+    body->mutable_node(2)->mutable_attribute(0)->set_i(0);
+    std::vector<std::string> body_outs = {"c", "s_out", "acc_out"};
+    if (read_after) {
+      AddNode(body, "Shape", {"acc_in"}, "shape");
+      body_outs.push_back("shape");
+    }
+    for (const auto& o : body_outs) body->add_output()->set_name(o);
+    ImportOptions options;
+    options.map_to_spec_ops = false;
+    auto g = ImportOnnxBytes(b.Bytes(), "loop_concat", options);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    auto out = Execute(*g, {HostTensor::FromDoubles(kFloat, {2}, {1, 2})});
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{4, 8}));
+    EXPECT_EQ((*out)[1].dims, (std::vector<int64_t>{4, 2}));
+    EXPECT_EQ((*out)[1].ToDoubles(), (std::vector<double>{1, 2, 2, 4, 3, 6, 4, 8}));
+    if (read_after) {
+      EXPECT_EQ((*out)[2].ints, (std::vector<int64_t>{0, 2, 1, 2, 2, 2, 3, 2}));
+    }
+  }
 }
 
 }  // namespace
