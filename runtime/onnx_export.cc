@@ -277,7 +277,7 @@ using DeferredData = std::map<int, std::shared_ptr<const HostTensor>>;
 void AddInitializer(const std::shared_ptr<const HostTensor>& t, const std::string& name,
                     onnx::GraphProto* gp, DeferredData* deferred) {
   onnx::TensorProto* proto = gp->add_initializer();
-  if (!deferred) {
+  if (!deferred || t->NumElements() == 0) {
     ToTensorProto(*t, name, proto);
     return;
   }

@@ -215,6 +215,7 @@ void ToTensorProto(const HostTensor& t, const std::string& name, onnx::TensorPro
   for (int64_t d : t.dims) proto->add_dims(d);
   std::string scratch;
   const std::string_view raw = RawTensorBytes(t, &scratch);
+  if (raw.empty()) return;  // no elements: no data field (the checker refuses one)
   if (raw.data() == scratch.data())
     proto->set_raw_data(std::move(scratch));
   else

@@ -251,6 +251,36 @@ TEST(OnnxExportTest, FileExportWritesAValidModel) {
   fs::remove_all(dir);
 }
 
+// A weight without elements (a Loop's empty accumulator, Mask R-CNN's [0, H, W]) is written
+// without a data field, in memory and to a file: the ONNX checker refuses a 0-element tensor
+// that holds data (the file export's placeholder byte did).
+TEST(OnnxExportTest, EmptyWeightsPassTheChecker) {
+  ModelBuilder b(16);
+  b.Input("x", {2, 3}).Output("y", {2, 3});
+  b.Weight("empty", HostTensor::FromDoubles(kFloat, {0, 3}, {}));
+  testing::SetInt(b.Node("Concat", {"empty", "x"}, {"y"}, "concat"), "axis", 0);
+  ImportOptions options;
+  options.map_to_spec_ops = false;
+  options.fold_constants = false;
+  auto g = ImportOnnxBytes(b.Bytes(), "empty", options);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  onnx::ModelProto model;
+  ASSERT_TRUE(ExportOnnxModel(*g, &model).ok());
+  EXPECT_NO_THROW(onnx::checker::check_model(model));
+  fs::path dir = fs::temp_directory_path() / "verisub_export_empty_test";
+  fs::create_directories(dir);
+  const std::string out = (dir / "empty.onnx").string();
+  ASSERT_TRUE(ExportOnnxFile(*g, out).ok());
+  EXPECT_NO_THROW(onnx::checker::check_model(out));
+  auto back = ImportOnnxFile(out, options);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const std::vector<HostTensor> in = {testing::RandomTensor({2, 3}, 1)};
+  auto a = Execute(*g, in), c = Execute(*back, in);
+  ASSERT_TRUE(a.ok() && c.ok());
+  EXPECT_EQ(testing::MaxAbsDiff(*a, *c), 0.0);
+  fs::remove_all(dir);
+}
+
 // The file export writes weights straight from the tensors and the file import decodes large ones
 // straight from the mapped file: both must give exactly what the in-memory forms give, for
 // float32 and float16 weights over the size left in the file, and small ones too.
