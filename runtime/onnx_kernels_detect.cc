@@ -30,11 +30,17 @@ Status NonZero(const KernelContext& ctx, std::vector<HostTensor>* out) {
       if (x.ints[i] != 0) hits.push_back(i);
   }
   const int64_t count = static_cast<int64_t>(hits.size());
-  std::vector<int64_t> idx(static_cast<size_t>(rank * count));
+  HostTensor& y = (*out)[0];
+  y.elem_type = kInt64;
+  y.dims = {rank, count};
+  if (rank == 1) {  // a detector's flattened scores: the flat indices are the answer
+    y.ints = std::move(hits);
+    return Status::Ok();
+  }
+  y.ints.resize(static_cast<size_t>(rank * count));
   const std::vector<int64_t> strides = RowMajorStrides(dims);
   for (int64_t j = 0; j < count; ++j)
-    for (int64_t d = 0; d < rank; ++d) idx[d * count + j] = hits[j] / strides[d] % dims[d];
-  (*out)[0] = HostTensor::FromInts(kInt64, {rank, count}, idx);
+    for (int64_t d = 0; d < rank; ++d) y.ints[d * count + j] = hits[j] / strides[d] % dims[d];
   return Status::Ok();
 }
 

@@ -258,34 +258,57 @@ int64_t IntOp(Bin op, int64_t a, int64_t b, bool fmod, bool unsigned64, bool lef
   return 0;
 }
 
+// Where operand `t` reads its elements for output dims `dims`: all of them in order (an index
+// vector of none), its only element, or a broadcast index.
+struct OperandIndex {
+  enum { kSame, kScalar, kIndexed } mode;
+  std::vector<int64_t> index;
+  OperandIndex(const std::vector<int64_t>& dims, const HostTensor& t)
+      : mode(t.dims == dims         ? kSame
+             : t.NumElements() == 1 ? kScalar
+                                    : kIndexed) {
+    if (mode == kIndexed) index = BroadcastIndex(dims, t.dims);
+  }
+  int64_t operator()(size_t i) const {
+    return mode == kSame ? static_cast<int64_t>(i) : mode == kScalar ? 0 : index[i];
+  }
+};
+
 StatusOr<HostTensor> Broadcast2(Bin op, const KernelContext& ctx, const HostTensor& a,
                                 const HostTensor& b) {
   VERISUB_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastDims(a.dims, b.dims));
-  std::vector<int64_t> ia = BroadcastIndex(dims, a.dims), ib = BroadcastIndex(dims, b.dims);
+  const size_t n = static_cast<size_t>(CountElements(dims));
+  const OperandIndex ia(dims, a), ib(dims, b);
   bool fmod = ctx.AttrInt("fmod", 0) != 0;
   int32_t out_type = IsComparison(op) ? kBool : a.elem_type;
   // Integer arithmetic only when both operands are integers (Pow may mix types).
   if (IsIntegerType(a.elem_type) && IsIntegerType(b.elem_type)) {
     bool u64 = a.elem_type == kUint64;
     bool left = ctx.AttrString("direction", "LEFT") == "LEFT";
-    std::vector<int64_t> r(ia.size());
-    for (size_t i = 0; i < ia.size(); ++i)
-      r[i] = IntOp(op, a.ints[ia[i]], b.ints[ib[i]], fmod, u64, left);
+    std::vector<int64_t> r(n);
+    for (size_t i = 0; i < n; ++i) r[i] = IntOp(op, a.ints[ia(i)], b.ints[ib(i)], fmod, u64, left);
     return HostTensor::FromInts(out_type, dims, r);
   }
-  if (a.elem_type == kFloat && b.elem_type == kFloat && out_type == kFloat) {
-    HostTensor y;
-    y.dims = dims;
-    y.f32.resize(ia.size());
+  // Float operands read in place (computed in double, stored as the output type stores it).
+  if (a.elem_type == kFloat && b.elem_type == kFloat) {
     const float *pa = a.f32.data(), *pb = b.f32.data();
-    float* py = y.f32.data();
-    for (size_t i = 0; i < ia.size(); ++i)
-      py[i] = static_cast<float>(FloatOp(op, pa[ia[i]], pb[ib[i]], fmod));
+    HostTensor y;
+    y.elem_type = out_type;
+    y.dims = dims;
+    if (out_type == kFloat) {
+      y.f32.resize(n);
+      float* py = y.f32.data();
+      for (size_t i = 0; i < n; ++i)
+        py[i] = static_cast<float>(FloatOp(op, pa[ia(i)], pb[ib(i)], fmod));
+    } else {
+      y.ints.resize(n);
+      for (size_t i = 0; i < n; ++i) y.ints[i] = FloatOp(op, pa[ia(i)], pb[ib(i)], fmod) != 0;
+    }
     return y;
   }
   std::vector<double> av = a.ToDoubles(), bv = b.ToDoubles();
-  std::vector<double> r(ia.size());
-  for (size_t i = 0; i < ia.size(); ++i) r[i] = FloatOp(op, av[ia[i]], bv[ib[i]], fmod);
+  std::vector<double> r(n);
+  for (size_t i = 0; i < n; ++i) r[i] = FloatOp(op, av[ia(i)], bv[ib(i)], fmod);
   return HostTensor::FromDoubles(out_type, dims, r);
 }
 
@@ -295,8 +318,12 @@ Status Binary(const KernelContext& ctx, std::vector<HostTensor>* out) {
   // Before opset 7, `broadcast` with an explicit `axis` placed B at that axis of A (and a
   // per-channel PRelu slope at axis 1): trailing ones make numpy broadcasting do the same.
   const HostTensor& a = *ctx.input(0);
-  HostTensor b = *ctx.input(1);
+  const HostTensor* bp = ctx.input(1);
+  HostTensor b_legacy;  // B with trailing ones (opsets before 7)
   if (ctx.opset() < 7) {
+    b_legacy = *bp;
+    bp = &b_legacy;
+    HostTensor& b = b_legacy;
     int64_t axis = -1;
     if (ctx.AttrInt("broadcast", 0) != 0 && ctx.FindAttr("axis")) axis = ctx.AttrInt("axis", 0);
     if (B == Bin::kPRelu && b.dims.size() == 1 && a.dims.size() > 1 && b.dims[0] == a.dims[1])
@@ -307,7 +334,7 @@ Status Binary(const KernelContext& ctx, std::vector<HostTensor>* out) {
   }
   if (B != Bin::kPow && !IsComparison(B) && ctx.input(0)->elem_type != ctx.input(1)->elem_type)
     return InvalidArgument(ctx.op_type() + ": inputs have different element types");
-  VERISUB_ASSIGN_OR_RETURN((*out)[0], Broadcast2(B, ctx, a, b));
+  VERISUB_ASSIGN_OR_RETURN((*out)[0], Broadcast2(B, ctx, a, *bp));
   return Status::Ok();
 }
 
