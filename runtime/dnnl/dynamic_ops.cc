@@ -174,6 +174,24 @@ class DynamicWindow : public DynamicKernel {
     return dst;
   }
 
+  // A K for node `n` with constant float 4-D weights (input 1) and bias (input 2, optional) over a
+  // run-time input 0, or nullptr.
+  template <class K>
+  static std::shared_ptr<K> Init(const Node& n, const std::vector<const HostTensor*>& c,
+                                 const dnnl::engine& eng, int64_t opset) {
+    const HostTensor* w = c.size() > 1 ? c[1] : nullptr;
+    if (!w || w->elem_type != kFloat || w->dims.size() != 4 || c[0]) return nullptr;
+    const HostTensor* b = c.size() > 2 ? c[2] : nullptr;
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && (!b || b->elem_type != kFloat))
+      return nullptr;
+    auto k = std::make_shared<K>();
+    k->node_ = n.onnx;
+    k->opset_ = opset;
+    k->w_ = w;
+    k->SetBias(b, eng);
+    return k;
+  }
+
   void SetBias(const HostTensor* b, const dnnl::engine& eng) {
     if (!b) return;
     bias_ = memory(Desc({b->NumElements()}, memory::data_type::f32, memory::format_tag::a), eng);
@@ -196,20 +214,9 @@ class DynamicConv : public DynamicWindow {
  public:
   static std::shared_ptr<DynamicKernel> For(const Node& n, const std::vector<const HostTensor*>& c,
                                             const dnnl::engine& eng, int64_t opset) {
-    const HostTensor* w = c.size() > 1 ? c[1] : nullptr;
-    if (!w || w->elem_type != kFloat || w->dims.size() != 4 || c[0]) return nullptr;
-    const HostTensor* b = c.size() > 2 ? c[2] : nullptr;
-    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && (!b || b->elem_type != kFloat))
-      return nullptr;
-    KernelContext ctx(*n.onnx, opset, {});
-    const std::string pad = ctx.AttrString("auto_pad", "NOTSET");
+    const std::string pad = KernelContext(*n.onnx, opset, {}).AttrString("auto_pad", "NOTSET");
     if (pad != "NOTSET" && pad != "VALID") return nullptr;
-    auto k = std::make_shared<DynamicConv>();
-    k->node_ = n.onnx;
-    k->opset_ = opset;
-    k->w_ = w;
-    k->SetBias(b, eng);
-    return k;
+    return Init<DynamicConv>(n, c, eng, opset);
   }
 
  protected:
@@ -268,17 +275,7 @@ class DynamicConvTranspose : public DynamicWindow {
  public:
   static std::shared_ptr<DynamicKernel> For(const Node& n, const std::vector<const HostTensor*>& c,
                                             const dnnl::engine& eng, int64_t opset) {
-    const HostTensor* w = c.size() > 1 ? c[1] : nullptr;
-    if (!w || w->elem_type != kFloat || w->dims.size() != 4 || c[0]) return nullptr;
-    const HostTensor* b = c.size() > 2 ? c[2] : nullptr;
-    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && (!b || b->elem_type != kFloat))
-      return nullptr;
-    auto k = std::make_shared<DynamicConvTranspose>();
-    k->node_ = n.onnx;
-    k->opset_ = opset;
-    k->w_ = w;
-    k->SetBias(b, eng);
-    return k;
+    return Init<DynamicConvTranspose>(n, c, eng, opset);
   }
 
  protected:

@@ -18,26 +18,11 @@ HostTensor Floats(std::vector<int64_t> dims, std::vector<double> v) {
   return HostTensor::FromDoubles(kFloat, std::move(dims), v);
 }
 
-// One node over graph inputs, run by the reference executor (no mapping onto spec operators).
 StatusOr<std::vector<HostTensor>> RunOne(const std::string& op,
                                          const std::vector<std::pair<std::string, HostTensor>>& in,
                                          std::vector<int64_t> out_dims,
                                          const std::function<void(onnx::NodeProto&)>& attrs) {
-  ModelBuilder b(16);
-  std::vector<std::string> names;
-  std::vector<HostTensor> values;
-  for (const auto& [name, t] : in) {
-    b.Input(name, t.dims, t.elem_type);
-    names.push_back(name);
-    values.push_back(t);
-  }
-  b.Output("y", out_dims);
-  attrs(b.Node(op, names, {"y"}, "node"));
-  ImportOptions options;
-  options.map_to_spec_ops = false;
-  auto g = ImportOnnxBytes(b.Bytes(), op, options);
-  if (!g.ok()) return g.status();
-  return Execute(*g, values);
+  return testing::RunOneNode(op, in, std::move(out_dims), attrs);
 }
 
 TEST(IndexKernelsTest, ScatterNDWritesSlicesAndReduces) {

@@ -5,6 +5,8 @@
 #include <limits>
 #include <random>
 
+#include "runtime/executor.h"
+#include "runtime/onnx_import.h"
 #include "runtime/tensor_proto.h"
 
 namespace verisub::runtime::testing {
@@ -111,6 +113,28 @@ HostTensor RandomTensor(std::vector<int64_t> dims, uint64_t seed, int32_t type) 
   std::vector<double> v(CountElements(dims));
   for (double& x : v) x = dist(rng);
   return HostTensor::FromDoubles(type, std::move(dims), v);
+}
+
+StatusOr<std::vector<HostTensor>> RunOneNode(
+    const std::string& op, const std::vector<std::pair<std::string, HostTensor>>& in,
+    std::vector<int64_t> out_dims, const std::function<void(onnx::NodeProto&)>& attrs,
+    int32_t out_type) {
+  ModelBuilder b(16);
+  std::vector<std::string> names;
+  std::vector<HostTensor> values;
+  for (const auto& [name, t] : in) {
+    b.Input(name, t.dims, t.elem_type);
+    names.push_back(name);
+    values.push_back(t);
+  }
+  b.Output("y", std::move(out_dims), out_type);
+  attrs(b.Node(op, names, {"y"}, "node"));
+  ImportOptions options;
+  options.map_to_spec_ops = false;
+  options.require_static_shapes = false;
+  auto g = ImportOnnxBytes(b.Bytes(), op, options);
+  if (!g.ok()) return g.status();
+  return Execute(*g, values);
 }
 
 std::vector<HostTensor> RandomInputs(const Graph& g, uint64_t seed) {

@@ -528,6 +528,43 @@ TEST(DnnlOpsTest, ConcatInPlace) {
   }
 }
 
+// Adds "rows": the rows of graph input "x" whose graph input "v" is positive (NonZero, so
+// their count is known only at run time, as the detections a detector keeps).
+void KeepPositiveRows(ModelBuilder& b) {
+  b.Weight("zero", HostTensor::FromDoubles(kFloat, {1}, {0}));
+  b.Int64Weight("flat", {-1});
+  b.Node("Greater", {"v", "zero"}, {"keep"});
+  b.Node("NonZero", {"keep"}, {"where"});
+  b.Node("Reshape", {"where", "flat"}, {"index"});
+  SetInt(b.Node("Gather", {"x", "index"}, {"rows"}), "axis", 0);
+}
+
+// Runs the model on oneDNN and on the reference backend for each `v` (with `x`) and expects the
+// same outputs, the first with as many rows as `v` has positive elements.
+void ExpectAgreementForEveryCount(ModelBuilder& b, const std::string& name, const HostTensor& x,
+                                  const std::vector<std::vector<double>>& vs) {
+  ImportOptions options;
+  options.require_static_shapes = false;
+  auto g = ImportOnnxBytes(b.Bytes(), name, options);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto m = MakeDnnlBackend()->Prepare(*g, {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  for (const std::vector<double>& v : vs) {
+    const std::vector<HostTensor> in = {
+        HostTensor::FromDoubles(kFloat, {static_cast<int64_t>(v.size())}, v), x};
+    auto out = (*m)->Run(in);
+    auto expected = (*ref)->Run(in);
+    ASSERT_TRUE(out.ok() && expected.ok()) << name;
+    const auto cmp = testing::Compare(*out, *expected);
+    EXPECT_EQ(cmp.error, "") << name;
+    EXPECT_LT(cmp.max_rel, kTolerance) << name;
+    EXPECT_EQ((*out)[0].dims[0], std::count_if(v.begin(), v.end(), [](double e) { return e > 0; }))
+        << name;
+  }
+}
+
 // A detector's box head: the rows its Gemm and MatMul read are the proposals NMS kept, known
 // only at run time (host values, no static shape); they run on one oneDNN matmul for any row
 // count and must agree with the reference kernels, also when no row is kept.
@@ -535,34 +572,12 @@ TEST(DnnlOpsTest, GemmAndMatMulOverRowsKnownOnlyAtRunTime) {
   ModelBuilder b(16);
   b.Input("v", {7}).Input("x", {7, 8}).Output("y", {-1, 5}).Output("z", {-1, 3});
   b.RandomWeight("w", {5, 8}, 1).RandomWeight("c", {5}, 2).RandomWeight("w2", {8, 3}, 3);
-  b.Weight("zero", HostTensor::FromDoubles(kFloat, {1}, {0}));
-  b.Int64Weight("flat", {-1});
-  b.Node("Greater", {"v", "zero"}, {"keep"});
-  b.Node("NonZero", {"keep"}, {"where"});
-  b.Node("Reshape", {"where", "flat"}, {"index"});
-  SetInt(b.Node("Gather", {"x", "index"}, {"rows"}), "axis", 0);
+  KeepPositiveRows(b);
   SetInt(b.Node("Gemm", {"rows", "w", "c"}, {"y"}), "transB", 1);
   b.Node("MatMul", {"rows", "w2"}, {"z"});
-  ImportOptions options;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), "rows_at_run_time", options);
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  auto m = MakeDnnlBackend()->Prepare(*g, {});
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  auto ref = MakeReferenceBackend()->Prepare(*g, {});
-  ASSERT_TRUE(ref.ok()) << ref.status().message();
-  const HostTensor x = testing::RandomTensor({7, 8}, 4);
-  for (const std::vector<double>& v : std::vector<std::vector<double>>{
-           {1, -1, 2, 3, -4, 5, 6}, {-1, -1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1, 1}}) {
-    const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {7}, v), x};
-    auto out = (*m)->Run(in);
-    auto expected = (*ref)->Run(in);
-    ASSERT_TRUE(out.ok() && expected.ok());
-    const auto cmp = testing::Compare(*out, *expected);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_LT(cmp.max_rel, kTolerance);
-    EXPECT_EQ((*out)[0].dims[0], std::count_if(v.begin(), v.end(), [](double e) { return e > 0; }));
-  }
+  ExpectAgreementForEveryCount(
+      b, "rows_at_run_time", testing::RandomTensor({7, 8}, 4),
+      {{1, -1, 2, 3, -4, 5, 6}, {-1, -1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1, 1}});
 }
 
 // A mask head: convolutions and a transposed convolution over the detections kept, a batch
@@ -575,12 +590,7 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   b.RandomWeight("w", {8, 4, 3, 3}, 1).RandomWeight("c", {8}, 2);
   b.RandomWeight("wt", {8, 3, 2, 2}, 3).RandomWeight("ct", {3}, 4);
   b.RandomWeight("wg", {8, 2, 3, 3}, 5);
-  b.Weight("zero", HostTensor::FromDoubles(kFloat, {1}, {0}));
-  b.Int64Weight("flat", {-1});
-  b.Node("Greater", {"v", "zero"}, {"keep"});
-  b.Node("NonZero", {"keep"}, {"where"});
-  b.Node("Reshape", {"where", "flat"}, {"index"});
-  SetInt(b.Node("Gather", {"x", "index"}, {"rows"}), "axis", 0);
+  KeepPositiveRows(b);
   SetInts(b.Node("Conv", {"rows", "w", "c"}, {"h"}), "pads", {1, 1, 1, 1});
   b.Node("Relu", {"h"}, {"r"});
   SetInts(b.Node("ConvTranspose", {"r", "wt", "ct"}, {"y"}), "strides", {2, 2});
@@ -589,27 +599,9 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   SetInt(g2, "group", 2);
   SetInts(g2, "dilations", {2, 2});
   SetInts(g2, "strides", {1, 1});
-  ImportOptions options;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), "batch_at_run_time", options);
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  auto m = MakeDnnlBackend()->Prepare(*g, {});
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  auto ref = MakeReferenceBackend()->Prepare(*g, {});
-  ASSERT_TRUE(ref.ok()) << ref.status().message();
-  const HostTensor x = testing::RandomTensor({5, 4, 6, 6}, 6);
-  for (const std::vector<double>& v : std::vector<std::vector<double>>{
-           {1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}, {-1, 2, -3, -4, -5}}) {
-    const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {5}, v), x};
-    auto out = (*m)->Run(in);
-    auto expected = (*ref)->Run(in);
-    ASSERT_TRUE(out.ok() && expected.ok());
-    const auto cmp = testing::Compare(*out, *expected);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_LT(cmp.max_rel, kTolerance);
-    const int64_t kept = std::count_if(v.begin(), v.end(), [](double e) { return e > 0; });
-    EXPECT_EQ((*out)[0].dims, (std::vector<int64_t>{kept, 3, 12, 12}));
-  }
+  ExpectAgreementForEveryCount(
+      b, "batch_at_run_time", testing::RandomTensor({5, 4, 6, 6}, 6),
+      {{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}, {-1, 2, -3, -4, -5}});
 }
 
 TEST(DnnlOpsTest, MatmulAndGemm) {
