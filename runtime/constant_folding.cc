@@ -47,8 +47,10 @@ StatusOr<FoldReport> FoldConstants(Graph* g, const FoldOptions& options) {
       }
     }
     if (foldable && n.opaque()) {
-      // Control flow and random operators are never folded (no kernel either way).
-      if (!HasKernel(n)) {
+      // Random operators are never folded (no kernel), nor loops: a Loop without a trip count
+      // runs while its body says so, which need not end. An If of a constant condition folds
+      // to its branch's values (a scripted export's `if x.dim() == 4`).
+      if (!HasKernel(n) || n.op_type == "Loop" || n.op_type == "Scan") {
         ++report.skipped_no_kernel;
         foldable = false;
       }

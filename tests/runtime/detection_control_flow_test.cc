@@ -358,5 +358,42 @@ TEST(ControlFlowTest, LoopAccumulatingByConcatAppendsAndKeepsValuesReadLater) {
   }
 }
 
+TEST(ControlFlowTest, AnIfOfAConstantConditionFoldsALoopDoesNot) {
+  // t = If(true) { w + w } (all constant: folds to its branch's value); s = a Loop over constants
+  // (kept: a loop need not end); both read by the graph's outputs through x.
+  ModelBuilder b(16);
+  b.Input("x", {2});
+  b.Weight("w", HostTensor::FromDoubles(kFloat, {2}, {1, 2}));
+  b.Weight("yes", HostTensor::FromInts(kBool, {}, {1}));
+  b.Int64Weight("trips", {2});
+  b.Output("y", {2}).Output("z", {2});
+  onnx::NodeProto& n = b.Node("If", {"yes"}, {"t"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* attr = n.add_attribute();
+    attr->set_name(branch);
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    *attr->mutable_g() = Branch(branch, "Add", {"w", "w"}, std::string(branch) + "_out");
+  }
+  onnx::NodeProto& loop = b.Node("Loop", {"trips", "", "w"}, {"s"}, "loop");
+  auto* attr = loop.add_attribute();
+  attr->set_name("body");
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = attr->mutable_g();
+  body->set_name("body");
+  for (const char* in : {"i", "c", "s_in"}) body->add_input()->set_name(in);
+  AddNode(body, "Add", {"s_in", "w"}, "s_out");
+  for (const char* out : {"c", "s_out"}) body->add_output()->set_name(out);
+  b.Node("Add", {"t", "x"}, {"y"});
+  b.Node("Add", {"s", "x"}, {"z"});
+  auto g = ImportOnnxBytes(b.Bytes(), "fold");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "onnx:If"), 0);
+  EXPECT_EQ(testing::CountKind(*g, "onnx:Loop"), 1);
+  auto out = Execute(*g, {HostTensor::FromDoubles(kFloat, {2}, {10, 20})});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{12, 24}));
+  EXPECT_EQ((*out)[1].ToDoubles(), (std::vector<double>{13, 26}));
+}
+
 }  // namespace
 }  // namespace verisub::runtime
