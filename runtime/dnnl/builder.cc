@@ -359,6 +359,14 @@ bool KernelBuilder::Shared(int id) const {
   return false;
 }
 
+bool KernelBuilder::ConsumableHost(int id) const {
+  if (id < 0 || id >= static_cast<int>(d_->readers.size())) return false;
+  const Slot& v = d_->slots[id];
+  if (!v.host || v.graph_input || v.graph_output || v.constant || d_->readers[id] != 1)
+    return false;
+  return std::count(node().inputs.begin(), node().inputs.end(), id) == 1;
+}
+
 bool KernelBuilder::Overwritable(int source, const Desc& desc) const {
   const int root = Root(d_->slots, source);
   const int graph_values = static_cast<int>(d_->readers.size());

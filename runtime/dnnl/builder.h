@@ -203,6 +203,9 @@ class KernelBuilder {
   // an activation stored in `desc` that this step reads last, and every other value sharing its
   // buffer (an earlier in-place result, a reshape) is dead.
   bool Overwritable(int source, const Desc& desc) const;
+  // Whether `id` is a host value (not a graph input or output, nor a constant) that the step
+  // being built reads last, once: its tensor may become the step's output.
+  bool ConsumableHost(int id) const;
   // Write, but into `source`'s buffer where Overwritable (an elementwise kernel run in place:
   // one stream of memory traffic less, and no fresh buffer for the planner to find).
   void WriteOver(int arg, int id, const Desc& desc, int source);

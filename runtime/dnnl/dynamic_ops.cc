@@ -441,25 +441,37 @@ class DynamicEltwise : public DynamicKernel {
   }
 
   std::optional<HostTensor> Run(RunState& st, const HostTensor& x) override {
-    constexpr int64_t kMinElements = 4096;
     const int64_t n = x.NumElements();
     if (x.elem_type != kFloat || n < kMinElements) return std::nullopt;
     HostTensor y;
     y.dims = x.dims;
     y.f32.resize(static_cast<size_t>(n));
+    Apply(st, x.f32.data(), y.f32.data(), n);
+    return y;
+  }
+
+  bool RunInPlace(RunState& st, HostTensor* x) override {
+    const int64_t n = x->NumElements();
+    if (x->elem_type != kFloat || n < kMinElements) return false;
+    Apply(st, x->f32.data(), x->f32.data(), n);
+    return true;
+  }
+
+ private:
+  static constexpr int64_t kMinElements = 4096;
+
+  void Apply(RunState& st, const float* in, float* out, int64_t n) const {
     const Desc md({n}, memory::data_type::f32, memory::format_tag::a);
     dnnl::eltwise_forward::primitive_desc pd(
         dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm_, md, alpha_,
                                     0.f),
         *st.engine);
-    memory src(md, *st.engine, const_cast<float*>(x.f32.data()));
-    memory dst(md, *st.engine, y.f32.data());
+    memory src(md, *st.engine, const_cast<float*>(in));
+    memory dst(md, *st.engine, out);
     dnnl::eltwise_forward(pd).execute(*st.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     st.stream->wait();
-    return y;
   }
 
- private:
   dnnl::algorithm algorithm_ = dnnl::algorithm::eltwise_relu;
   float alpha_ = 0;
 };

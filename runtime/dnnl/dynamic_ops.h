@@ -20,6 +20,9 @@ class DynamicKernel {
   // or nullopt where `x` does not fit (its type or rank): then the reference kernel runs and
   // reports what is wrong.
   virtual std::optional<HostTensor> Run(RunState& st, const HostTensor& x) = 0;
+  // Computes the output over `x` itself where the kernel can (an activation) and returns
+  // whether it did; `x` is a tensor nothing else reads.
+  virtual bool RunInPlace(RunState&, HostTensor*) { return false; }
 };
 
 // The kernel for node `n` (`constants`: its constant inputs, nullptr for the others), or nullptr

@@ -604,6 +604,34 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
       {{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}, {-1, 2, -3, -4, -5}});
 }
 
+// Activations over large tensors of run-time shape run on oneDNN's eltwise, over their input
+// in place where nothing else reads it: ReLU's input is read again by Tanh (kept), Sigmoid's
+// only by it (consumed).
+TEST(DnnlOpsTest, ActivationsOfRunTimeShapeRunInPlaceOnlyOnDeadInputs) {
+  ModelBuilder b(16);
+  b.Input("v", {5}).Input("x", {5, 4, 32, 32});
+  b.Output("y", {-1, 4, 32, 32}).Output("z", {-1, 4, 32, 32});
+  KeepPositiveRows(b);
+  b.Node("Relu", {"rows"}, {"r"});
+  b.Node("Sigmoid", {"r"}, {"y"});
+  b.Node("Tanh", {"rows"}, {"z"});
+  ExpectAgreementForEveryCount(b, "activations_at_run_time",
+                               testing::RandomTensor({5, 4, 32, 32}, 8),
+                               {{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}});
+  // A profile reruns the steps, each also alone: a consumed input is still there to read.
+  ImportOptions options;
+  options.require_static_shapes = false;
+  auto g = ImportOnnxBytes(b.Bytes(), "activations_profile", options);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto m = MakeDnnlBackend()->Prepare(*g, {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_TRUE((*m)->Run({HostTensor::FromDoubles(kFloat, {5}, {1, 1, -1, 1, 1}),
+                         testing::RandomTensor({5, 4, 32, 32}, 8)})
+                  .ok());
+  auto profile = (*m)->Profile(2, true);
+  EXPECT_TRUE(profile.ok()) << profile.status().message();
+}
+
 TEST(DnnlOpsTest, MatmulAndGemm) {
   {
     ModelBuilder b;
