@@ -118,6 +118,10 @@ class DynamicWindow : public DynamicKernel {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = by_shape_.find(x.dims);
     if (it == by_shape_.end()) {
+      // A detector's batch differs from image to image: the primitives of the shapes seen last
+      // are kept, not those of every image a long-running service has seen.
+      constexpr size_t kMaxShapes = 64;
+      if (by_shape_.size() >= kMaxShapes) by_shape_.clear();
       std::optional<Entry> e;
       try {
         e = Make(x.dims, *st.engine);
