@@ -18,13 +18,12 @@ namespace {
 class RowsMatmul : public DynamicKernel {
  public:
   // The matmul for node `n`, or nullptr where it does not apply (the reference kernel runs).
-  static std::shared_ptr<RowsMatmul> For(const Node& n, const std::vector<const HostTensor*>& c,
-                                         const dnnl::engine& engine) {
-    if (!n.opaque() || !n.domain.empty() || n.inputs.size() < 2 || !c[1] ||
-        c[1]->elem_type != kFloat || c[1]->dims.size() != 2 || c[0])
+  static std::shared_ptr<RowsMatmul> For(KernelBuilder& b,
+                                         const std::vector<const HostTensor*>& c) {
+    const Node& n = b.node();
+    if (n.inputs.size() < 2 || !c[1] || c[1]->elem_type != kFloat || c[1]->dims.size() != 2 || c[0])
       return nullptr;
     const bool gemm = n.op_type == "Gemm";
-    if (!gemm && n.op_type != "MatMul") return nullptr;
     KernelContext ctx(*n.onnx, 0, {});
     bool trans_b = false;
     const HostTensor* bias = nullptr;
@@ -57,23 +56,19 @@ class RowsMatmul : public DynamicKernel {
       try {
         auto desc = bias ? dnnl::matmul::desc(a_md, w_md, b_md, y_md)
                          : dnnl::matmul::desc(a_md, w_md, y_md);
-        pd.emplace(desc, engine);
+        pd.emplace(desc, b.engine());
         break;
       } catch (const dnnl::error&) {
       }
     }
     if (!pd) return nullptr;
     m->prim_ = dnnl::matmul(*pd);
-    dnnl::stream stream(engine);
-    memory src(w_plain, engine, const_cast<float*>(w.f32.data()));
-    m->weights_ = memory(pd->weights_desc(), engine);
-    dnnl::reorder(src, m->weights_).execute(stream, src, m->weights_);
+    m->weights_ = b.ConstantMemory(w.f32, w_plain, pd->weights_desc());
     if (bias) {
-      m->bias_ = memory(b_md, engine);
-      float* dst = static_cast<float*>(m->bias_.get_data_handle());
-      for (int64_t j = 0; j < cols; ++j) dst[j] = bias->f32[bias->NumElements() == 1 ? 0 : j];
+      const std::vector<float> values =
+          bias->NumElements() == 1 ? std::vector<float>(cols, bias->f32[0]) : bias->f32.Floats();
+      m->bias_ = b.ConstantMemory(values, b_md, b_md);
     }
-    stream.wait();
     return m;
   }
 
@@ -182,25 +177,22 @@ class DynamicWindow : public DynamicKernel {
   // A K for node `n` with constant float 4-D weights (input 1) and bias (input 2, optional) over a
   // run-time input 0, or nullptr.
   template <class K>
-  static std::shared_ptr<K> Init(const Node& n, const std::vector<const HostTensor*>& c,
-                                 const dnnl::engine& eng, int64_t opset) {
+  static std::shared_ptr<K> Init(KernelBuilder& b, const std::vector<const HostTensor*>& c) {
+    const Node& n = b.node();
     const HostTensor* w = c.size() > 1 ? c[1] : nullptr;
     if (!w || w->elem_type != kFloat || w->dims.size() != 4 || c[0]) return nullptr;
-    const HostTensor* b = c.size() > 2 ? c[2] : nullptr;
-    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && (!b || b->elem_type != kFloat))
+    const HostTensor* bias = c.size() > 2 ? c[2] : nullptr;
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && (!bias || bias->elem_type != kFloat))
       return nullptr;
     auto k = std::make_shared<K>();
     k->node_ = n.onnx;
-    k->opset_ = opset;
+    k->opset_ = b.Opset();
     k->w_ = w;
-    k->SetBias(b, eng);
+    if (bias) {
+      const Desc md({bias->NumElements()}, memory::data_type::f32, memory::format_tag::a);
+      k->bias_ = b.ConstantMemory(bias->f32, md, md);
+    }
     return k;
-  }
-
-  void SetBias(const HostTensor* b, const dnnl::engine& eng) {
-    if (!b) return;
-    bias_ = memory(Desc({b->NumElements()}, memory::data_type::f32, memory::format_tag::a), eng);
-    std::copy(b->f32.begin(), b->f32.end(), static_cast<float*>(bias_->get_data_handle()));
   }
 
   std::shared_ptr<const onnx::NodeProto> node_;
@@ -217,11 +209,12 @@ class DynamicWindow : public DynamicKernel {
 // Conv (2-D, explicit pads or VALID).
 class DynamicConv : public DynamicWindow {
  public:
-  static std::shared_ptr<DynamicKernel> For(const Node& n, const std::vector<const HostTensor*>& c,
-                                            const dnnl::engine& eng, int64_t opset) {
-    const std::string pad = KernelContext(*n.onnx, opset, {}).AttrString("auto_pad", "NOTSET");
+  static std::shared_ptr<DynamicKernel> For(KernelBuilder& b,
+                                            const std::vector<const HostTensor*>& c) {
+    const std::string pad =
+        KernelContext(*b.node().onnx, b.Opset(), {}).AttrString("auto_pad", "NOTSET");
     if (pad != "NOTSET" && pad != "VALID") return nullptr;
-    return Init<DynamicConv>(n, c, eng, opset);
+    return Init<DynamicConv>(b, c);
   }
 
  protected:
@@ -278,9 +271,9 @@ class DynamicConv : public DynamicWindow {
 // ConvTranspose (2-D): the geometry as the reference kernel plans it.
 class DynamicConvTranspose : public DynamicWindow {
  public:
-  static std::shared_ptr<DynamicKernel> For(const Node& n, const std::vector<const HostTensor*>& c,
-                                            const dnnl::engine& eng, int64_t opset) {
-    return Init<DynamicConvTranspose>(n, c, eng, opset);
+  static std::shared_ptr<DynamicKernel> For(KernelBuilder& b,
+                                            const std::vector<const HostTensor*>& c) {
+    return Init<DynamicConvTranspose>(b, c);
   }
 
  protected:
@@ -333,12 +326,12 @@ class DynamicConvTranspose : public DynamicWindow {
 // deconvolution. Where oneDNN refuses the product, the deconvolution runs.
 class DynamicPatchDeconv : public DynamicKernel {
  public:
-  static std::shared_ptr<DynamicKernel> For(const Node& n, const std::vector<const HostTensor*>& c,
-                                            const dnnl::engine& eng, int64_t opset) {
-    std::shared_ptr<DynamicKernel> general = DynamicConvTranspose::For(n, c, eng, opset);
+  static std::shared_ptr<DynamicKernel> For(KernelBuilder& b,
+                                            const std::vector<const HostTensor*>& c) {
+    std::shared_ptr<DynamicKernel> general = DynamicConvTranspose::For(b, c);
     if (!general) return nullptr;
     const HostTensor& w = *c[1];
-    KernelContext ctx(*n.onnx, opset, {});
+    KernelContext ctx(*b.node().onnx, b.Opset(), {});
     auto ones = [](const std::vector<int64_t>& v) {
       return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
     };
@@ -482,14 +475,14 @@ class DynamicEltwise : public DynamicKernel {
 
 }  // namespace
 
-std::shared_ptr<DynamicKernel> MakeDynamicKernel(const Node& n,
-                                                 const std::vector<const HostTensor*>& constants,
-                                                 const dnnl::engine& engine, int64_t opset) {
+std::shared_ptr<DynamicKernel> MakeDynamicKernel(KernelBuilder& b,
+                                                 const std::vector<const HostTensor*>& constants) {
+  const Node& n = b.node();
   if (!n.opaque() || !n.domain.empty() || constants.empty()) return nullptr;
   try {
-    if (n.op_type == "MatMul" || n.op_type == "Gemm") return RowsMatmul::For(n, constants, engine);
-    if (n.op_type == "Conv") return DynamicConv::For(n, constants, engine, opset);
-    if (n.op_type == "ConvTranspose") return DynamicPatchDeconv::For(n, constants, engine, opset);
+    if (n.op_type == "MatMul" || n.op_type == "Gemm") return RowsMatmul::For(b, constants);
+    if (n.op_type == "Conv") return DynamicConv::For(b, constants);
+    if (n.op_type == "ConvTranspose") return DynamicPatchDeconv::For(b, constants);
     if (!constants[0]) return DynamicEltwise::For(n);
   } catch (const dnnl::error&) {
     return nullptr;

@@ -25,10 +25,9 @@ class DynamicKernel {
   virtual bool RunInPlace(RunState&, HostTensor*) { return false; }
 };
 
-// The kernel for node `n` (`constants`: its constant inputs, nullptr for the others), or nullptr
-// where none applies.
-std::shared_ptr<DynamicKernel> MakeDynamicKernel(const Node& n,
-                                                 const std::vector<const HostTensor*>& constants,
-                                                 const dnnl::engine& engine, int64_t opset);
+// The kernel for the builder's node (`constants`: its constant inputs, nullptr for the others),
+// or nullptr where none applies. Constant weights are reordered into the model's memory now.
+std::shared_ptr<DynamicKernel> MakeDynamicKernel(KernelBuilder& b,
+                                                 const std::vector<const HostTensor*>& constants);
 
 }  // namespace verisub::runtime::dnnl_backend
