@@ -71,6 +71,42 @@ bool Truth(const HostTensor& t) {
   return IsFloatType(t.elem_type) ? t.DoubleAt(0) != 0 : t.IntAt(0) != 0;
 }
 
+// A subgraph ready to run on the reference kernels: each node's kernel, the values its own
+// subgraphs capture and the reads of every name, found once (a Loop runs its body per
+// iteration). `Run` binds the declared inputs in order (owned: a value the subgraph reads last
+// may be consumed) and the names read from enclosing scopes; errors name the node at fault. A
+// Concat that reads a value for the last time first, along an axis with nothing before it,
+// appends to that value's storage (a Loop that accumulates its results so copies each element
+// about twice, not once per iteration).
+class Subgraph {
+ public:
+  // `opset`: the model's, which the nodes' kernels see.
+  Subgraph(const onnx::GraphProto& g, int64_t opset)
+      : g_(g), opset_(opset), nested_(g.node_size()) {
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto& np = g.node(i);
+      kernels_.push_back(FindOnnxKernel(np.domain(), np.op_type()));
+      where_.push_back("subgraph node '" + np.name() + "' (" + np.op_type() + ")");
+      for (const auto& name : np.input()) ++reads_[name];
+      if (HasSubgraph(np)) nested_[i] = CapturedNames(np);
+      for (const auto& name : nested_[i]) ++reads_[name];
+    }
+    for (const auto& o : g.output()) ++reads_[o.name()];
+  }
+
+  StatusOr<std::vector<HostTensor>> Run(
+      std::vector<HostTensor> inputs,
+      const std::map<std::string, const HostTensor*>& captured) const;
+
+ private:
+  const onnx::GraphProto& g_;
+  int64_t opset_;
+  std::vector<const OnnxKernel*> kernels_;
+  std::vector<std::string> where_;
+  std::vector<std::vector<std::string>> nested_;  // captured by each node's subgraphs
+  std::map<std::string, int> reads_;              // node inputs, captures, then outputs
+};
+
 // If: the branch the condition picks, run on the captured values.
 Status If(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
@@ -81,7 +117,7 @@ Status If(const KernelContext& ctx, std::vector<HostTensor>* out) {
   const onnx::GraphProto* g = GraphAttr(ctx, branch);
   if (!g) return InvalidArgument(std::string("If: no ") + branch);
   VERISUB_ASSIGN_OR_RETURN(auto captured, CapturedInputs(ctx));
-  VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r, RunSubgraph(*g, ctx.opset(), {}, captured));
+  VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r, Subgraph(*g, ctx.opset()).Run({}, captured));
   if (r.size() != out->size())
     return InvalidArgument("If: " + std::string(branch) + " has " + std::to_string(r.size()) +
                            " outputs, the node " + std::to_string(out->size()));
@@ -89,11 +125,11 @@ Status If(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
-// Tensors of one shape stacked along a new axis `axis` (0 <= axis <= rank).
-StatusOr<HostTensor> Stack(const std::vector<HostTensor>& parts, int64_t axis,
-                           const std::string& what) {
+// Tensors of one shape stacked along a new axis `axis` (0 <= axis <= rank): each viewed with a
+// dimension of 1 there, then concatenated along it.
+StatusOr<HostTensor> Stack(std::vector<HostTensor> parts, int64_t axis, const std::string& what) {
   if (parts.empty()) return HostTensor::FromInts(kInt64, {0}, {});
-  const std::vector<int64_t>& d = parts[0].dims;
+  const std::vector<int64_t> d = parts[0].dims;
   for (const auto& p : parts)
     if (p.dims != d || p.elem_type != parts[0].elem_type)
       return InvalidArgument(what + ": iterations produced " + DimsToString(d) + " and " +
@@ -101,27 +137,12 @@ StatusOr<HostTensor> Stack(const std::vector<HostTensor>& parts, int64_t axis,
   const int64_t rank = static_cast<int64_t>(d.size());
   if (axis < 0) axis += rank + 1;
   if (axis < 0 || axis > rank) return InvalidArgument(what + ": axis outside the output's rank");
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= d[i];
-  for (int64_t i = axis; i < rank; ++i) inner *= d[i];
-  const int64_t k = static_cast<int64_t>(parts.size());
-  std::vector<int64_t> dims = d;
-  dims.insert(dims.begin() + axis, k);
-  VERISUB_RETURN_IF_ERROR(CheckSize(dims, what));
-  HostTensor all = parts[0];  // the element type's storage, then concatenated
-  for (size_t i = 1; i < parts.size(); ++i) {
-    all.f32.insert(all.f32.end(), parts[i].f32.begin(), parts[i].f32.end());
-    all.f64.insert(all.f64.end(), parts[i].f64.begin(), parts[i].f64.end());
-    all.ints.insert(all.ints.end(), parts[i].ints.begin(), parts[i].ints.end());
+  std::vector<const HostTensor*> views;
+  for (auto& p : parts) {
+    p.dims.insert(p.dims.begin() + axis, 1);
+    views.push_back(&p);
   }
-  // all holds [k, outer, inner]; the result reads [outer, k, inner].
-  std::vector<int64_t> index(static_cast<size_t>(outer * k * inner));
-  size_t at = 0;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t j = 0; j < k; ++j)
-      for (int64_t i = 0; i < inner; ++i) index[at++] = (j * outer + o) * inner + i;
-  all.dims = {k * outer * inner};
-  return all.Gather(dims, index);
+  return ConcatTensors(views, axis);
 }
 
 // Loop: the body run while the trip count and the condition allow, carrying its values; scan
@@ -145,6 +166,7 @@ Status Loop(const KernelContext& ctx, std::vector<HostTensor>* out) {
   const int64_t trips = m ? m->IntAt(0) : std::numeric_limits<int64_t>::max();
   bool cond = c ? Truth(*c) : true;
   VERISUB_ASSIGN_OR_RETURN(auto captured, CapturedInputs(ctx));
+  const Subgraph step(*body, ctx.opset());
   std::vector<HostTensor> state;
   for (int i = 0; i < carried; ++i) {
     if (!ctx.input(2 + i)) return InvalidArgument("Loop: carried value " + std::to_string(i));
@@ -155,8 +177,7 @@ Status Loop(const KernelContext& ctx, std::vector<HostTensor>* out) {
     std::vector<HostTensor> in = {HostTensor::FromInts(kInt64, {}, {it}),
                                   HostTensor::FromInts(kBool, {}, {cond ? 1 : 0})};
     for (auto& s : state) in.push_back(std::move(s));
-    VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r,
-                             RunSubgraph(*body, ctx.opset(), std::move(in), captured));
+    VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r, step.Run(std::move(in), captured));
     if (r[0].NumElements() != 1) return InvalidArgument("Loop: the body's condition is not one");
     cond = Truth(r[0]);
     for (int i = 0; i < carried; ++i) state[i] = std::move(r[1 + i]);
@@ -164,7 +185,8 @@ Status Loop(const KernelContext& ctx, std::vector<HostTensor>* out) {
   }
   for (int i = 0; i < carried; ++i) (*out)[i] = std::move(state[i]);
   for (int k = 0; k < scans; ++k) {
-    VERISUB_ASSIGN_OR_RETURN((*out)[carried + k], Stack(scanned[k], 0, "Loop scan output"));
+    VERISUB_ASSIGN_OR_RETURN((*out)[carried + k],
+                             Stack(std::move(scanned[k]), 0, "Loop scan output"));
   }
   return Status::Ok();
 }
@@ -206,36 +228,30 @@ Status Scan(const KernelContext& ctx, std::vector<HostTensor>* out) {
     steps = len;
   }
   VERISUB_ASSIGN_OR_RETURN(auto captured, CapturedInputs(ctx));
+  const Subgraph step(*body, ctx.opset());
   std::vector<HostTensor> state;
   for (int i = 0; i < n; ++i) state.push_back(*ctx.input(i));
   std::vector<std::vector<HostTensor>> scanned(k);
   for (int64_t t = 0; t < steps; ++t) {
     std::vector<HostTensor> slices;
     for (int j = 0; j < m; ++j) {
-      const HostTensor& x = *ctx.input(n + j);
-      const int64_t axis = in_axes[j], at = in_dirs[j] ? steps - 1 - t : t;
-      std::vector<int64_t> dims = x.dims;
-      dims.erase(dims.begin() + axis);
-      int64_t outer = 1, inner = 1;
-      for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
-      for (size_t d = axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
-      std::vector<int64_t> index;
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) index.push_back((o * steps + at) * inner + i);
-      slices.push_back(x.Gather(dims, index));
+      const int64_t axis = in_axes[j];
+      HostTensor slice = SliceAxis(*ctx.input(n + j), axis, in_dirs[j] ? steps - 1 - t : t, 1);
+      slice.dims.erase(slice.dims.begin() + axis);
+      slices.push_back(std::move(slice));
     }
     std::vector<HostTensor> in;
     for (auto& s : state) in.push_back(std::move(s));
     for (auto& s : slices) in.push_back(std::move(s));
-    VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r,
-                             RunSubgraph(*body, ctx.opset(), std::move(in), captured));
+    VERISUB_ASSIGN_OR_RETURN(std::vector<HostTensor> r, step.Run(std::move(in), captured));
     for (int i = 0; i < n; ++i) state[i] = std::move(r[i]);
     for (int j = 0; j < k; ++j) scanned[j].push_back(std::move(r[n + j]));
   }
   for (int i = 0; i < n; ++i) (*out)[i] = std::move(state[i]);
   for (int j = 0; j < k; ++j) {
     if (out_dirs[j]) std::reverse(scanned[j].begin(), scanned[j].end());
-    VERISUB_ASSIGN_OR_RETURN((*out)[n + j], Stack(scanned[j], out_axes[j], "Scan output"));
+    VERISUB_ASSIGN_OR_RETURN((*out)[n + j],
+                             Stack(std::move(scanned[j]), out_axes[j], "Scan output"));
   }
   return Status::Ok();
 }
@@ -273,6 +289,80 @@ std::optional<HostTensor> AppendConcat(const KernelContext& ctx, HostTensor* fir
       y.ints.insert(y.ints.end(), t.ints.begin(), t.ints.end());
   }
   return y;
+}
+
+StatusOr<std::vector<HostTensor>> Subgraph::Run(
+    std::vector<HostTensor> inputs,
+    const std::map<std::string, const HostTensor*>& captured) const {
+  const onnx::GraphProto& g = g_;
+  if (static_cast<int>(inputs.size()) != g.input_size())
+    return InvalidArgument("subgraph '" + g.name() + "' takes " + std::to_string(g.input_size()) +
+                           " inputs, given " + std::to_string(inputs.size()));
+  std::map<std::string, const HostTensor*> scope = captured;
+  std::deque<HostTensor> owned;                 // stable addresses
+  std::map<std::string, HostTensor*> computed;  // owned values, by name
+  auto own = [&](const std::string& name, HostTensor t) {
+    owned.push_back(std::move(t));
+    scope[name] = computed[name] = &owned.back();
+  };
+  for (int i = 0; i < g.input_size(); ++i) own(g.input(i).name(), std::move(inputs[i]));
+  for (const auto& t : g.initializer()) {
+    VERISUB_ASSIGN_OR_RETURN(HostTensor h, FromTensorProto(t));
+    own(t.name(), std::move(h));
+  }
+  std::map<std::string, int> reads = reads_;  // left in this run, for consuming at the last
+  for (int node = 0; node < g.node_size(); ++node) {
+    const onnx::NodeProto& np = g.node(node);
+    const std::string& where = where_[node];
+    const OnnxKernel* kernel = kernels_[node];
+    if (!kernel) return Unimplemented("no reference kernel for " + where);
+    std::vector<const HostTensor*> in;
+    auto lookup = [&](const std::string& name) -> StatusOr<const HostTensor*> {
+      if (name.empty()) return static_cast<const HostTensor*>(nullptr);
+      auto it = scope.find(name);
+      if (it == scope.end()) return NotFound(where + " reads '" + name + "', defined nowhere");
+      return it->second;
+    };
+    for (const auto& name : np.input()) {
+      VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
+      in.push_back(t);
+    }
+    for (const auto& name : nested_[node]) {
+      VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
+      in.push_back(t);
+    }
+    KernelContext ctx(np, opset_, in);
+    std::vector<HostTensor> outs(np.output_size());
+    std::optional<HostTensor> appended;
+    if (np.op_type() == "Concat" && np.domain().empty() && np.input_size() > 1 &&
+        np.output_size() == 1 && computed.count(np.input(0)) && reads[np.input(0)] == 1 &&
+        computed[np.input(0)] == in[0])
+      appended = AppendConcat(ctx, computed[np.input(0)]);
+    if (appended) {
+      outs[0] = std::move(*appended);
+    } else {
+      Status st = (*kernel)(ctx, &outs);
+      if (!st.ok()) return st.WithContext(where);
+    }
+    for (const auto& name : np.input()) --reads[name];
+    for (const auto& name : nested_[node]) --reads[name];
+    for (int i = 0; i < np.output_size(); ++i)
+      if (!np.output(i).empty()) own(np.output(i), std::move(outs[i]));
+  }
+  std::vector<HostTensor> result;
+  for (const auto& o : g.output()) {
+    auto it = scope.find(o.name());
+    if (it == scope.end())
+      return NotFound("subgraph '" + g.name() + "' output '" + o.name() + "' is never computed");
+    // A value the subgraph owns and returns once is moved out, not copied (a Loop's carried
+    // value grows with every iteration).
+    auto mine = computed.find(o.name());
+    if (mine != computed.end() && --reads[o.name()] == 0 && mine->second == it->second)
+      result.push_back(std::move(*mine->second));
+    else
+      result.push_back(*it->second);
+  }
+  return result;
 }
 
 }  // namespace
@@ -313,88 +403,6 @@ StatusOr<std::map<std::string, const HostTensor*>> CapturedInputs(const KernelCo
     out[names[i]] = t;
   }
   return out;
-}
-
-StatusOr<std::vector<HostTensor>> RunSubgraph(
-    const onnx::GraphProto& g, int64_t opset, std::vector<HostTensor> inputs,
-    const std::map<std::string, const HostTensor*>& captured) {
-  if (static_cast<int>(inputs.size()) != g.input_size())
-    return InvalidArgument("subgraph '" + g.name() + "' takes " + std::to_string(g.input_size()) +
-                           " inputs, given " + std::to_string(inputs.size()));
-  std::map<std::string, const HostTensor*> scope = captured;
-  std::deque<HostTensor> owned;                 // stable addresses
-  std::map<std::string, HostTensor*> computed;  // owned values, by name
-  auto own = [&](const std::string& name, HostTensor t) {
-    owned.push_back(std::move(t));
-    scope[name] = computed[name] = &owned.back();
-  };
-  for (int i = 0; i < g.input_size(); ++i) own(g.input(i).name(), std::move(inputs[i]));
-  for (const auto& t : g.initializer()) {
-    VERISUB_ASSIGN_OR_RETURN(HostTensor h, FromTensorProto(t));
-    own(t.name(), std::move(h));
-  }
-  // Reads left of every name (node inputs, then the subgraph's outputs), for consuming a value
-  // at its last read.
-  std::map<std::string, int> reads;
-  std::vector<std::vector<std::string>> nested(g.node_size());  // captured by nodes' subgraphs
-  for (int i = 0; i < g.node_size(); ++i) {
-    for (const auto& name : g.node(i).input()) ++reads[name];
-    if (HasSubgraph(g.node(i))) nested[i] = CapturedNames(g.node(i));
-    for (const auto& name : nested[i]) ++reads[name];
-  }
-  for (const auto& o : g.output()) ++reads[o.name()];
-  for (int node = 0; node < g.node_size(); ++node) {
-    const onnx::NodeProto& np = g.node(node);
-    const std::string where = "subgraph node '" + np.name() + "' (" + np.op_type() + ")";
-    const OnnxKernel* kernel = FindOnnxKernel(np.domain(), np.op_type());
-    if (!kernel) return Unimplemented("no reference kernel for " + where);
-    std::vector<const HostTensor*> in;
-    auto lookup = [&](const std::string& name) -> StatusOr<const HostTensor*> {
-      if (name.empty()) return static_cast<const HostTensor*>(nullptr);
-      auto it = scope.find(name);
-      if (it == scope.end()) return NotFound(where + " reads '" + name + "', defined nowhere");
-      return it->second;
-    };
-    for (const auto& name : np.input()) {
-      VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
-      in.push_back(t);
-    }
-    for (const auto& name : nested[node]) {
-      VERISUB_ASSIGN_OR_RETURN(const HostTensor* t, lookup(name));
-      in.push_back(t);
-    }
-    KernelContext ctx(np, opset, in);
-    std::vector<HostTensor> outs(np.output_size());
-    std::optional<HostTensor> appended;
-    if (np.op_type() == "Concat" && np.domain().empty() && np.input_size() > 1 &&
-        np.output_size() == 1 && computed.count(np.input(0)) && reads[np.input(0)] == 1 &&
-        computed[np.input(0)] == in[0])
-      appended = AppendConcat(ctx, computed[np.input(0)]);
-    if (appended) {
-      outs[0] = std::move(*appended);
-    } else {
-      Status st = (*kernel)(ctx, &outs);
-      if (!st.ok()) return st.WithContext(where);
-    }
-    for (const auto& name : np.input()) --reads[name];
-    for (const auto& name : nested[node]) --reads[name];
-    for (int i = 0; i < np.output_size(); ++i)
-      if (!np.output(i).empty()) own(np.output(i), std::move(outs[i]));
-  }
-  std::vector<HostTensor> result;
-  for (const auto& o : g.output()) {
-    auto it = scope.find(o.name());
-    if (it == scope.end())
-      return NotFound("subgraph '" + g.name() + "' output '" + o.name() + "' is never computed");
-    // A value the subgraph owns and returns once is moved out, not copied (a Loop's carried
-    // value grows with every iteration).
-    auto mine = computed.find(o.name());
-    if (mine != computed.end() && --reads[o.name()] == 0 && mine->second == it->second)
-      result.push_back(std::move(*mine->second));
-    else
-      result.push_back(*it->second);
-  }
-  return result;
 }
 
 void AddControlFlowKernels(KernelTable* t) {

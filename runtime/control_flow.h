@@ -33,15 +33,6 @@ std::vector<std::string> CapturedNames(const onnx::NodeProto& np);
 // Renames the captured reads of the node's subgraphs (`renames`: old name -> new name).
 void RenameCaptured(onnx::NodeProto* np, const std::map<std::string, std::string>& renames);
 
-// Runs a subgraph with the reference kernels: `inputs` bind its declared inputs in order (owned:
-// a value the subgraph reads last may be consumed), `captured` the names it reads from enclosing
-// scopes. Errors name the subgraph's node at fault. A Concat that reads a value for the last
-// time first, along an axis with nothing before it, appends to that value's storage (a Loop
-// that accumulates its results so copies each element about twice, not once per iteration).
-StatusOr<std::vector<HostTensor>> RunSubgraph(
-    const onnx::GraphProto& g, int64_t opset, std::vector<HostTensor> inputs,
-    const std::map<std::string, const HostTensor*>& captured);
-
 // The captured values a control-flow kernel was given: CapturedNames(ctx.node()) bound to the
 // inputs after the node's declared ones.
 StatusOr<std::map<std::string, const HostTensor*>> CapturedInputs(const KernelContext& ctx);

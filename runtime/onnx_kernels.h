@@ -75,10 +75,10 @@ void AddGenerateKernels(KernelTable* table);
 void AddIndexKernels(KernelTable* table);   // ScatterND, Einsum
 void AddResizeKernels(KernelTable* table);  // Resize, Upsample
 void AddConvTransposeKernels(KernelTable* table);
-void AddQuantKernels(KernelTable* table);      // the integer operators of quantized models
-void AddSelectKernels(KernelTable* table);     // TopK, GatherND, QuantizeLinear, DequantizeLinear
-void AddRecurrentKernels(KernelTable* table);  // RNN, GRU, LSTM
-void AddDetectionKernels(KernelTable* table);  // NonZero, NonMaxSuppression, RoiAlign
+void AddQuantKernels(KernelTable* table);        // the integer operators of quantized models
+void AddSelectKernels(KernelTable* table);       // TopK, GatherND, QuantizeLinear, DequantizeLinear
+void AddRecurrentKernels(KernelTable* table);    // RNN, GRU, LSTM
+void AddDetectionKernels(KernelTable* table);    // NonZero, NonMaxSuppression, RoiAlign
 void AddControlFlowKernels(KernelTable* table);  // If, Loop, Scan (control_flow.cc)
 
 // A ConvTranspose node's geometry from its attributes and operand dims (input [N, C, ...],
@@ -129,6 +129,10 @@ StatusOr<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
 std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out,
                                     const std::vector<int64_t>& in);
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+// The parts (one rank and type, equal outside `axis`, a normalized axis) joined along `axis`.
+StatusOr<HostTensor> ConcatTensors(const std::vector<const HostTensor*>& parts, int64_t axis);
+// Elements of x with index range [begin, begin+len) along `axis`.
+HostTensor SliceAxis(const HostTensor& x, int64_t axis, int64_t begin, int64_t len);
 // x with its axes permuted (output axis i is input axis perm[i]), elements in their own type.
 HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm);
 

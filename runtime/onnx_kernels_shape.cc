@@ -11,6 +11,69 @@
 #include "runtime/onnx_kernels.h"
 
 namespace verisub::runtime {
+// Copies a block [outer, len_i, inner] of each part into the output along `axis`, in the
+// element type's storage (a mask-pasting Loop concatenates its growing result once per
+// detection).
+StatusOr<HostTensor> ConcatTensors(const std::vector<const HostTensor*>& parts, int64_t axis) {
+  const HostTensor& first = *parts[0];
+  const int64_t r = static_cast<int64_t>(first.dims.size());
+  std::vector<int64_t> dims = first.dims;
+  dims[axis] = 0;
+  for (const HostTensor* t : parts) {
+    if (static_cast<int64_t>(t->dims.size()) != r || t->elem_type != first.elem_type)
+      return InvalidArgument("Concat: inputs differ in rank or type");
+    for (int64_t d = 0; d < r; ++d)
+      if (d != axis && t->dims[d] != first.dims[d])
+        return InvalidArgument("Concat: inputs differ outside the axis");
+    if (__builtin_add_overflow(dims[axis], t->dims[axis], &dims[axis]))
+      return InvalidArgument("Concat: the output's axis dimension overflows");
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    if (__builtin_mul_overflow(outer, dims[d], &outer))
+      return InvalidArgument("Concat: the output's size overflows");
+  for (int64_t d = axis + 1; d < r; ++d)
+    if (__builtin_mul_overflow(inner, dims[d], &inner))
+      return InvalidArgument("Concat: the output's size overflows");
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "Concat"));
+  HostTensor y;
+  y.elem_type = first.elem_type;
+  y.dims = dims;
+  const size_t n = static_cast<size_t>(CountElements(dims));
+  auto fill = [&](auto member, auto& dst) {
+    dst.resize(n);
+    size_t at = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (const HostTensor* t : parts) {
+        const auto& src = t->*member;
+        const int64_t block = t->dims[axis] * inner;
+        std::copy(src.begin() + o * block, src.begin() + (o + 1) * block, dst.begin() + at);
+        at += static_cast<size_t>(block);
+      }
+  };
+  if (first.elem_type == kFloat)
+    fill(&HostTensor::f32, y.f32);
+  else if (IsFloatType(first.elem_type))
+    fill(&HostTensor::f64, y.f64);
+  else
+    fill(&HostTensor::ints, y.ints);
+  return y;
+}
+
+// Elements of x with index range [begin, begin+len) along `axis`.
+HostTensor SliceAxis(const HostTensor& x, int64_t axis, int64_t begin, int64_t len) {
+  std::vector<int64_t> dims = x.dims;
+  dims[axis] = len;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
+  for (size_t d = axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
+  std::vector<int64_t> index;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t e = 0; e < len * inner; ++e)
+      index.push_back((o * x.dims[axis] + begin) * inner + e);
+  return x.Gather(dims, index);
+}
+
 namespace {
 
 std::vector<int64_t> Iota(int64_t n) {
@@ -175,73 +238,20 @@ Status Unsqueeze(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
-// Copies a block [outer, len_i, inner] of each input into the output along one axis.
+// Concat: ConcatTensors along the (normalized) axis.
 Status Concat(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
-  const HostTensor& first = *ctx.input(0);
-  int64_t r = static_cast<int64_t>(first.dims.size());
-  // Concat-1 defaulted the axis to 1; later versions require it.
-  VERISUB_ASSIGN_OR_RETURN(
-      int64_t axis, NormalizeAxis(ctx.AttrInt("axis", ctx.opset() < 4 ? 1 : 0), r, "Concat"));
-  std::vector<int64_t> dims = first.dims;
-  dims[axis] = 0;
+  std::vector<const HostTensor*> parts;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, i + 1));
-    const HostTensor& t = *ctx.input(i);
-    if (static_cast<int64_t>(t.dims.size()) != r || t.elem_type != first.elem_type)
-      return InvalidArgument("Concat: inputs differ in rank or type");
-    for (int64_t d = 0; d < r; ++d)
-      if (d != axis && t.dims[d] != first.dims[d])
-        return InvalidArgument("Concat: inputs differ outside the axis");
-    if (__builtin_add_overflow(dims[axis], t.dims[axis], &dims[axis]))
-      return InvalidArgument("Concat: the output's axis dimension overflows");
+    parts.push_back(ctx.input(i));
   }
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    if (__builtin_mul_overflow(outer, dims[d], &outer))
-      return InvalidArgument("Concat: the output's size overflows");
-  for (int64_t d = axis + 1; d < r; ++d)
-    if (__builtin_mul_overflow(inner, dims[d], &inner))
-      return InvalidArgument("Concat: the output's size overflows");
-  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "Concat"));
-  // Each input's block of every outer index copied whole, in the element type's storage (a
-  // mask-pasting Loop concatenates its growing result once per detection).
-  HostTensor& y = (*out)[0];
-  y.elem_type = first.elem_type;
-  y.dims = dims;
-  const size_t n = static_cast<size_t>(CountElements(dims));
-  auto fill = [&](auto member, auto& dst) {
-    dst.resize(n);
-    size_t at = 0;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int i = 0; i < ctx.num_inputs(); ++i) {
-        const auto& src = ctx.input(i)->*member;
-        const int64_t block = ctx.input(i)->dims[axis] * inner;
-        std::copy(src.begin() + o * block, src.begin() + (o + 1) * block, dst.begin() + at);
-        at += static_cast<size_t>(block);
-      }
-  };
-  if (first.elem_type == kFloat)
-    fill(&HostTensor::f32, y.f32);
-  else if (IsFloatType(first.elem_type))
-    fill(&HostTensor::f64, y.f64);
-  else
-    fill(&HostTensor::ints, y.ints);
+  // Concat-1 defaulted the axis to 1; later versions require it.
+  VERISUB_ASSIGN_OR_RETURN(int64_t axis,
+                           NormalizeAxis(ctx.AttrInt("axis", ctx.opset() < 4 ? 1 : 0),
+                                         static_cast<int64_t>(parts[0]->dims.size()), "Concat"));
+  VERISUB_ASSIGN_OR_RETURN((*out)[0], ConcatTensors(parts, axis));
   return Status::Ok();
-}
-
-// Elements of x with index range [begin, begin+len) along `axis`.
-HostTensor SliceAxis(const HostTensor& x, int64_t axis, int64_t begin, int64_t len) {
-  std::vector<int64_t> dims = x.dims;
-  dims[axis] = len;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
-  for (size_t d = axis + 1; d < x.dims.size(); ++d) inner *= x.dims[d];
-  std::vector<int64_t> index;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t e = 0; e < len * inner; ++e)
-      index.push_back((o * x.dims[axis] + begin) * inner + e);
-  return x.Gather(dims, index);
 }
 
 Status Split(const KernelContext& ctx, std::vector<HostTensor>* out) {
