@@ -172,15 +172,31 @@ TEST(DetectionKernelsTest, ScatterElementsWritesFloatsInPlaceAlongAnyAxis) {
   EXPECT_EQ((*last)[0].ToDoubles(), expected);
 }
 
+// A node `op` of `inputs` appended to `g`, its output `output`.
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op,
+                         std::vector<std::string> inputs, const std::string& output) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op);
+  for (const auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+  return n;
+}
+
+// The graph of a new graph attribute `name` of `n`, named after it.
+onnx::GraphProto* AddGraph(onnx::NodeProto& n, const std::string& name) {
+  onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return a->mutable_g();
+}
+
+// A graph of one node `op` of `inputs`, whose output is the graph's.
 onnx::GraphProto Branch(const std::string& name, const std::string& op,
                         std::vector<std::string> inputs, const std::string& output) {
   onnx::GraphProto g;
   g.set_name(name);
-  onnx::NodeProto* n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(name + "_node");
-  for (const auto& i : inputs) n->add_input(i);
-  n->add_output(output);
+  AddNode(&g, op, std::move(inputs), output)->set_name(name + "_node");
   g.add_output()->set_name(output);
   return g;
 }
@@ -192,14 +208,8 @@ std::string IfModel() {
   b.Weight("w", HostTensor::FromDoubles(kFloat, {2, 2}, {10, 20, 30, 40}));
   b.Output("y", {2, 2});
   onnx::NodeProto& n = b.Node("If", {"cond"}, {"y"}, "if");
-  auto* then_attr = n.add_attribute();
-  then_attr->set_name("then_branch");
-  then_attr->set_type(onnx::AttributeProto::GRAPH);
-  *then_attr->mutable_g() = Branch("then", "Add", {"x", "w"}, "t");
-  auto* else_attr = n.add_attribute();
-  else_attr->set_name("else_branch");
-  else_attr->set_type(onnx::AttributeProto::GRAPH);
-  *else_attr->mutable_g() = Branch("else", "Mul", {"x", "x"}, "e");
+  *AddGraph(n, "then_branch") = Branch("then", "Add", {"x", "w"}, "t");
+  *AddGraph(n, "else_branch") = Branch("else", "Mul", {"x", "x"}, "e");
   return b.Bytes();
 }
 
@@ -240,24 +250,11 @@ TEST(ControlFlowTest, CapturedNamesSkipWhatASubgraphDefinesAndRenameOnlyThose) {
   // holds an If that reads "t" (the body's) and "z" (from outside the Loop).
   onnx::NodeProto loop;
   loop.set_op_type("Loop");
-  auto* attr = loop.add_attribute();
-  attr->set_name("body");
-  attr->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto* body = attr->mutable_g();
+  onnx::GraphProto* body = AddGraph(loop, "body");
   for (const char* in : {"i", "c", "s"}) body->add_input()->set_name(in);
-  onnx::NodeProto* add = body->add_node();
-  add->set_op_type("Add");
-  add->add_input("s");
-  add->add_input("x");
-  add->add_output("t");
-  onnx::NodeProto* inner = body->add_node();
-  inner->set_op_type("If");
-  inner->add_input("c");
-  inner->add_output("u");
-  auto* branch = inner->add_attribute();
-  branch->set_name("then_branch");
-  branch->set_type(onnx::AttributeProto::GRAPH);
-  *branch->mutable_g() = Branch("then", "Mul", {"t", "z"}, "v");
+  AddNode(body, "Add", {"s", "x"}, "t");
+  *AddGraph(*AddNode(body, "If", {"c"}, "u"), "then_branch") =
+      Branch("then", "Mul", {"t", "z"}, "v");
   for (const char* out : {"c", "u"}) body->add_output()->set_name(out);
   EXPECT_EQ(CapturedNames(loop), (std::vector<std::string>{"x", "z"}));
   RenameCaptured(&loop, {{"x", "x2"}, {"z", "z2"}, {"t", "never"}});
@@ -274,21 +271,10 @@ TEST(ControlFlowTest, LoopCarriesValuesAndStacksScanOutputs) {
   b.Weight("s0", HostTensor::FromDoubles(kFloat, {2}, {0, 0}));
   b.Output("s", {2}).Output("history", {3, 2});
   onnx::NodeProto& n = b.Node("Loop", {"trips", "", "s0"}, {"s", "history"}, "loop");
-  auto* attr = n.add_attribute();
-  attr->set_name("body");
-  attr->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto* body = attr->mutable_g();
-  body->set_name("body");
+  onnx::GraphProto* body = AddGraph(n, "body");
   for (const char* in : {"i", "c", "s_in"}) body->add_input()->set_name(in);
-  onnx::NodeProto* add = body->add_node();
-  add->set_op_type("Add");
-  add->add_input("s_in");
-  add->add_input("x");
-  add->add_output("s_out");
-  onnx::NodeProto* copy = body->add_node();
-  copy->set_op_type("Identity");
-  copy->add_input("s_out");
-  copy->add_output("scan");
+  AddNode(body, "Add", {"s_in", "x"}, "s_out");
+  AddNode(body, "Identity", {"s_out"}, "scan");
   for (const char* out : {"c", "s_out", "scan"}) body->add_output()->set_name(out);
   ImportOptions options;
   options.map_to_spec_ops = false;
@@ -299,15 +285,6 @@ TEST(ControlFlowTest, LoopCarriesValuesAndStacksScanOutputs) {
   EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{3, 6}));
   EXPECT_EQ((*out)[1].dims, (std::vector<int64_t>{3, 2}));
   EXPECT_EQ((*out)[1].ToDoubles(), (std::vector<double>{1, 2, 2, 4, 3, 6}));
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op,
-                         std::vector<std::string> inputs, const std::string& output) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  for (const auto& i : inputs) n->add_input(i);
-  n->add_output(output);
-  return n;
 }
 
 TEST(ControlFlowTest, LoopAccumulatingByConcatAppendsAndKeepsValuesReadLater) {
@@ -324,19 +301,13 @@ TEST(ControlFlowTest, LoopAccumulatingByConcatAppendsAndKeepsValuesReadLater) {
     std::vector<std::string> outs = {"s", "acc"};
     if (read_after) outs.push_back("shapes");
     onnx::NodeProto& n = b.Node("Loop", {"trips", "", "s0", "acc0"}, outs, "loop");
-    auto* attr = n.add_attribute();
-    attr->set_name("body");
-    attr->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* body = attr->mutable_g();
-    body->set_name("body");
+    onnx::GraphProto* body = AddGraph(n, "body");
     for (const char* in : {"i", "c", "s_in", "acc_in"}) body->add_input()->set_name(in);
     HostTensor row_shape = HostTensor::FromInts(kInt64, {2}, {1, 2});
     ToTensorProto(row_shape, "row_shape", body->add_initializer());
     AddNode(body, "Add", {"s_in", "x"}, "s_out");
     AddNode(body, "Reshape", {"s_out", "row_shape"}, "row");
-    AddNode(body, "Concat", {"acc_in", "row"}, "acc_out")->add_attribute()->set_name("axis");
-    body->mutable_node(2)->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
-    body->mutable_node(2)->mutable_attribute(0)->set_i(0);
+    testing::SetInt(*AddNode(body, "Concat", {"acc_in", "row"}, "acc_out"), "axis", 0);
     std::vector<std::string> body_outs = {"c", "s_out", "acc_out"};
     if (read_after) {
       AddNode(body, "Shape", {"acc_in"}, "shape");
@@ -368,18 +339,10 @@ TEST(ControlFlowTest, AnIfOfAConstantConditionFoldsALoopDoesNot) {
   b.Int64Weight("trips", {2});
   b.Output("y", {2}).Output("z", {2});
   onnx::NodeProto& n = b.Node("If", {"yes"}, {"t"}, "if");
-  for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* attr = n.add_attribute();
-    attr->set_name(branch);
-    attr->set_type(onnx::AttributeProto::GRAPH);
-    *attr->mutable_g() = Branch(branch, "Add", {"w", "w"}, std::string(branch) + "_out");
-  }
+  for (const char* branch : {"then_branch", "else_branch"})
+    *AddGraph(n, branch) = Branch(branch, "Add", {"w", "w"}, std::string(branch) + "_out");
   onnx::NodeProto& loop = b.Node("Loop", {"trips", "", "w"}, {"s"}, "loop");
-  auto* attr = loop.add_attribute();
-  attr->set_name("body");
-  attr->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto* body = attr->mutable_g();
-  body->set_name("body");
+  onnx::GraphProto* body = AddGraph(loop, "body");
   for (const char* in : {"i", "c", "s_in"}) body->add_input()->set_name(in);
   AddNode(body, "Add", {"s_in", "w"}, "s_out");
   for (const char* out : {"c", "s_out"}) body->add_output()->set_name(out);
