@@ -212,6 +212,33 @@ Pipeline Build(const SubGraph& g) {
   return p;
 }
 
+// How many trailing axes of the output every reindex of `g` reads as they are: output axis
+// rank-1-i from input axis rank_in-1-i, of the same extent, with no division, modulo, offset or
+// other input axis involved (a channel shuffle's reshapes and transpose leave the spatial axes so).
+// Fusing those axes keeps every read dense: an input's index is the fused one plus a base. 0 where
+// the graph reduces (its loops are split elsewhere).
+int DenseTrailingAxes(const SubGraph& g) {
+  int dense = static_cast<int>(g.dims(g.output).size());
+  for (const SubNode& n : g.nodes) {
+    if (n.kind == SubOpKind::kReduce) return 0;
+    if (n.kind != SubOpKind::kReindex) continue;
+    const std::vector<int64_t>& in = g.dims(n.args[0]);
+    const int rank_out = static_cast<int>(n.dims.size()), rank_in = static_cast<int>(in.size());
+    int same = 0;
+    for (; same < std::min(rank_out, rank_in); ++same) {
+      const int jo = rank_out - 1 - same, ki = rank_in - 1 - same;
+      const AxisMap& m = n.map[ki];
+      bool identity = in[ki] == n.dims[jo] && m.offset == 0 && m.divisor == 1 &&
+                      (m.modulus == 0 || m.modulus >= in[ki]);
+      for (int j = 0; j < rank_out && identity; ++j) identity = m.coef[j] == (j == jo ? 1 : 0);
+      for (int k = 0; k < rank_in && identity; ++k) identity = k == ki || n.map[k].coef[jo] == 0;
+      if (!identity) break;
+    }
+    dense = std::min(dense, same);
+  }
+  return dense;
+}
+
 // Our schedule: the output's axes split at the outermost reduced axis (or, without reductions,
 // where the inner axes hold kInnerMin elements); the inner ones fused and vectorized, the outer
 // ones fused and parallel; each reduction computed at the outer loop, where it is needed. Where
@@ -233,10 +260,14 @@ void Schedule(const SubGraph& g, Pipeline& p) {
     // Where an operand is reindexed (a per-channel vector broadcast), fused axes make its index
     // a division of the fused one per lane (a gather): only whole vectors of the inner axes are
     // fused (nChw16c's 16 lanes with the width), never a row of 120 channels-last channels.
+    // Axes that every reindex reads as they are fuse freely (a shuffle's 7x7 planes: one loop
+    // of 49, not seven of 7).
     bool reindexed = false;
     for (const SubNode& n : g.nodes) reindexed |= n.kind == SubOpKind::kReindex;
+    const int dense = reindexed ? DenseTrailingAxes(g) : rank;
     int64_t inner = 1;
-    while (split > 0 && inner < kInnerMin && (inner == 1 || !reindexed || inner % kVector == 0))
+    while (split > 0 && inner < kInnerMin &&
+           (inner == 1 || !reindexed || inner % kVector == 0 || rank - split < dense))
       inner *= dims[--split];
   }
   // Halide's var of row-major axis k is p.vars[k].

@@ -174,26 +174,64 @@ class NodeLowering {
     return Mul(sum, sg_.Const(1.0 / static_cast<double>(count), sg_.dims(sum)));
   }
 
-  // x (any dims with out_'s element count) read as out_: a reshape.
+  // x (any dims with out_'s element count) read as out_: a reshape. The axes split into groups
+  // whose extents multiply to the same count on both sides (ShuffleNet's [C] <-> [2, C/2], the
+  // [H] <-> [H] and [W] <-> [W] around it); each input axis reads the linear index of its group's
+  // output axes, so an axis a reshape leaves alone maps directly (the innermost one stays dense
+  // and vectorizes) and divisions and moduli appear only where axes are split or merged.
   int Reshape(int x) {
     const Dims& from = sg_.dims(x);
     if (from == out_) return x;
     if (NumElements(from) != NumElements(out_)) return -1;
-    std::vector<int64_t> out_stride(out_.size(), 1);
-    for (size_t j = out_.size(); j-- > 1;) out_stride[j - 1] = out_stride[j] * out_[j];
-    // Input axis k reads (linear output index / its stride) mod its extent; the division and
-    // the modulo drop where they cannot change the index (an axis that only adds or removes
-    // extents of 1 maps directly: no division per element in the generated code).
-    const int64_t last = NumElements(out_) - 1;
-    std::vector<AxisMap> map(from.size());
-    int64_t in_stride = 1;
-    for (size_t k = from.size(); k-- > 0;) {
+    const size_t nf = from.size(), no = out_.size();
+    // group_of_in[k] / group_of_out[j]: the group of each axis; one group for everything when
+    // the tensor is empty (no count to match).
+    std::vector<int> group_of_in(nf, 0), group_of_out(no, 0);
+    if (NumElements(from) > 0) {
+      size_t i = 0, j = 0;
+      int group = 0;
+      while (i < nf || j < no) {
+        int64_t pi = 1, pj = 1;
+        if (i < nf) group_of_in[i] = group, pi *= from[i++];
+        if (j < no) group_of_out[j] = group, pj *= out_[j++];
+        while (pi != pj) {
+          if (pi < pj && i < nf) {
+            group_of_in[i] = group, pi *= from[i++];
+          } else if (pj < pi && j < no) {
+            group_of_out[j] = group, pj *= out_[j++];
+          } else {
+            return -1;  // counts that never meet (cannot happen with equal element counts)
+          }
+        }
+        ++group;
+      }
+    }
+    // Per group, the strides of its output axes within it and its largest linear index.
+    std::vector<int64_t> out_stride(no, 1);
+    std::map<int, int64_t> group_count;
+    for (size_t j = no; j-- > 0;) {
+      int64_t& count = group_count.try_emplace(group_of_out[j], 1).first->second;
+      out_stride[j] = count;
+      count *= out_[j];
+    }
+    // Input axis k reads (its group's linear output index / its stride within the group) mod its
+    // extent; the division and the modulo drop where they cannot change the index (an axis that
+    // only adds or removes extents of 1 maps directly).
+    std::vector<AxisMap> map(nf);
+    std::map<int, int64_t> in_strides;  // per group, the stride of the axis being mapped
+    for (size_t k = nf; k-- > 0;) {
+      const int group = group_of_in[k];
+      int64_t& in_stride = in_strides.try_emplace(group, 1).first->second;
+      const auto count = group_count.find(group);
+      const int64_t last = count == group_count.end() ? 0 : count->second - 1;
       AxisMap& m = map[k];
-      m.coef = out_stride;
+      m.coef.assign(no, 0);
+      for (size_t j = 0; j < no; ++j)
+        if (group_of_out[j] == group) m.coef[j] = out_stride[j];
       m.divisor = in_stride;
       m.modulus = from[k];
       if (last / in_stride == 0) {  // always index 0
-        m.coef.assign(out_.size(), 0);
+        m.coef.assign(no, 0);
         m.divisor = 1;
       } else if (std::all_of(m.coef.begin(), m.coef.end(),
                              [&](int64_t c) { return c % in_stride == 0; })) {

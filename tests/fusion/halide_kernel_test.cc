@@ -178,5 +178,32 @@ TEST(HalideKernelTest, CudaPtxWithoutAGpu) {
   EXPECT_FALSE(cache.CudaPtx(SoftmaxRows(), "x86-64-linux").ok());
 }
 
+// A channel shuffle (ShuffleNet's reshape, transpose, reshape) over 7x7 planes: each input axis of
+// the reshapes reads only its own group of output axes, so the planes are read as they lie (one
+// dense loop of 49, vectorized), not through a division and a modulo of the flat index per element.
+TEST(HalideKernelTest, AChannelShuffleReadsItsPlanesDensely) {
+  auto g = runtime::ParseGraphText(
+      "input x [1,58,7,7]\n"
+      "output (reshape[shape=[1,58,7,7]] (transpose[perm=[0,2,1,3,4]] "
+      "(reshape[shape=[1,2,29,7,7]] x)))\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto lowered = testing::LowerWhole(*g);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  const std::string text = SubGraphText(lowered->graph);
+  EXPECT_EQ(text.find("%7"), std::string::npos) << text;  // no modulo by a plane's width
+  KernelCache cache(In(""));
+  auto s = cache.Statement(lowered->graph);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NE(s->find("x16"), std::string::npos) << *s;
+  TempDir dir;
+  KernelCache compiled(In(dir.path()));
+  auto kernel = compiled.Get(lowered->graph, "test");
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  const auto inputs = testing::ClusterInputs(*g, *lowered, runtime::testing::RandomInputs(*g, 3));
+  auto want = EvaluateSubGraph(lowered->graph, inputs);
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(RunKernel(**kernel, lowered->graph, inputs), *want);
+}
+
 }  // namespace
 }  // namespace verisub::fusion
