@@ -341,9 +341,37 @@ class NodeLowering {
         map[axis].offset = p[specs::ops::kSliceStart];
         return sg_.Reindex(x, out_, std::move(map));
       }
+      case OpKind::kConcat:
+        return Concat(static_cast<int>(p[specs::ops::kConcatAxis]));
       default:
         return Fail("no lowering");
     }
+  }
+
+  // The inputs side by side along `axis`: each read at its offset there, zero outside its range,
+  // and the reads added (one of them is the value, the others 0; a -0 reads as +0).
+  StatusOr<int> Concat(int axis) {
+    if (axis < 0 || axis >= Rank()) return Fail("axis");
+    int64_t start = 0;
+    int sum = -1;
+    for (size_t k = 0; k < n_.inputs.size(); ++k) {
+      const int x = In(static_cast<int>(k));
+      const Dims& d = sg_.dims(x);
+      if (d.size() != out_.size()) return Fail("rank");
+      for (int j = 0; j < Rank(); ++j)
+        if (j != axis && d[j] != out_[j]) return Fail("shape");
+      std::vector<AxisMap> map(out_.size());
+      for (size_t j = 0; j < map.size(); ++j) {
+        map[j].coef.assign(out_.size(), 0);
+        map[j].coef[j] = 1;
+      }
+      map[axis].offset = -start;
+      start += d[axis];
+      const int part = d == out_ && start == d[axis] ? x : sg_.Reindex(x, out_, std::move(map), 0);
+      sum = sum < 0 ? part : Add(sum, part);
+    }
+    if (sum < 0 || start != out_[axis]) return Fail("shape");
+    return sum;
   }
 
   int LayerNorm(int x, int axis, double eps, int scale, int bias) {

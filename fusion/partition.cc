@@ -16,16 +16,38 @@ using runtime::kNoValue;
 
 namespace {
 
-// A node that only moves data (a view, a transpose, a slice): the library runs these as views
-// or strided copies, which a generated gather does not beat.
-bool MovesDataOnly(const runtime::Node& n) {
-  if (n.op)
-    return n.op == specs::OpKind::kReshape || n.op == specs::OpKind::kTranspose ||
-           n.op == specs::OpKind::kSlice;
-  static const char* kMoves[] = {"Reshape",  "Flatten", "Squeeze",  "Unsqueeze",
-                                 "Identity", "Dropout", "Transpose"};
-  return n.domain.empty() && std::any_of(std::begin(kMoves), std::end(kMoves),
-                                         [&](const char* t) { return n.op_type == t; });
+// A node that only moves data: a view (a reshape) or a copy (a transpose, a slice, a
+// concatenation), as the library runs them.
+enum class Movement { kNone, kView, kCopy };
+Movement MovesData(const runtime::Node& n) {
+  using specs::OpKind;
+  if (n.op) {
+    if (n.op == OpKind::kReshape) return Movement::kView;
+    return n.op == OpKind::kTranspose || n.op == OpKind::kSlice || n.op == OpKind::kConcat
+               ? Movement::kCopy
+               : Movement::kNone;
+  }
+  if (!n.domain.empty()) return Movement::kNone;
+  static const char* kViews[] = {"Reshape",   "Flatten",  "Squeeze",
+                                 "Unsqueeze", "Identity", "Dropout"};
+  if (std::any_of(std::begin(kViews), std::end(kViews),
+                  [&](const char* t) { return n.op_type == t; }))
+    return Movement::kView;
+  return n.op_type == "Transpose" || n.op_type == "Concat" ? Movement::kCopy : Movement::kNone;
+}
+
+// Whether a generated kernel for `members` can beat the library: it computes something, or it
+// moves data in one pass where the library copies twice or more (a concatenation and the channel
+// shuffle after it). One copy alone the library runs as a view or a strided copy, which a
+// generated gather does not beat.
+bool WorthGenerating(const Graph& g, const std::vector<int>& members) {
+  int copies = 0;
+  for (int i : members) {
+    const Movement m = MovesData(g.node(i));
+    if (m == Movement::kNone) return true;
+    copies += m == Movement::kCopy;
+  }
+  return copies >= 2;
 }
 
 constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max();
@@ -314,7 +336,7 @@ std::vector<runtime::KernelCluster> PlanClusters(const Graph& g, const std::vect
   for (int k = 0; k < n; ++k) members[part.kernel_of[k]].push_back(nodes[k]);
   std::vector<runtime::KernelCluster> out;
   for (const std::vector<int>& m : members) {
-    if (std::all_of(m.begin(), m.end(), [&](int i) { return MovesDataOnly(g.node(i)); })) continue;
+    if (!WorthGenerating(g, m)) continue;
     runtime::KernelCluster c;
     c.nodes = m;
     c.output = g.node(m.back()).outputs[0];

@@ -53,9 +53,9 @@ std::optional<int64_t> PartitionCost(const FusionProblem& p, const std::vector<i
 FusionPartition SolvePartition(const FusionProblem& p, int64_t max_states = 1 << 18);
 
 // Clusters over the nodes not `taken` (per node, 1 when another kernel computes it), including
-// clusters of one node; a cluster that only moves data (reshapes, transposes, slices) is left
-// out: the library runs those as views or strided copies, faster than a generated gather (a
-// channel shuffle's reshape-transpose-reshape ran 5-10x slower generated). Deterministic.
+// clusters of one node; a cluster that only moves data is kept only where it copies twice or more
+// in the library (a concatenation and the channel shuffle after it: one pass instead of two); one
+// reshape, transpose or slice the library runs as a view or a strided copy. Deterministic.
 std::vector<runtime::KernelCluster> PlanClusters(const runtime::Graph& g,
                                                  const std::vector<char>& taken);
 

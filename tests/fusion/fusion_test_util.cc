@@ -89,6 +89,26 @@ std::vector<std::string> SpecOperatorCases(uint64_t seed) {
   c.push_back(x + "output (slice[axis=" + a + ",start=" + std::to_string(start) +
               ",end=" + std::to_string(d[axis]) + "] x)\n");
   c.push_back(x + "output (reshape[shape=[-1]] (transpose[perm=" + p + "] (relu x)))\n");
+  {
+    // Axes merged and an extent of 1 inserted, then split back differently: groups of axes.
+    std::string merged = "[" + std::to_string(d[0] * d[1]) + ",1";
+    for (int k = 2; k < rank; ++k) merged += "," + std::to_string(d[k]);
+    int64_t rest = 1;
+    for (int k = 1; k < rank; ++k) rest *= d[k];
+    c.push_back(x + "output (reshape[shape=" + Dims({d[0], rest}) +
+                "] (relu (reshape[shape=" + merged + "]] x)))\n");
+    // A concatenation along the axis with an operand of another extent there.
+    std::vector<int64_t> e = d;
+    e[axis] = std::uniform_int_distribution<int64_t>(1, max_dim)(rng);
+    c.push_back(x + "input y " + Dims(e) + "\noutput (concat[axis=" + a + "] x (relu y))\n");
+    // ShuffleNet's channel shuffle of two concatenated halves.
+    const std::string half = Dims({1, d[1], d[0], d[rank - 1]});
+    const std::string two = Dims({1, 2, d[1], d[0], d[rank - 1]});
+    c.push_back("input x " + half + "\ninput y " + half +
+                "\noutput (reshape[shape=" + Dims({1, 2 * d[1], d[0], d[rank - 1]}) +
+                "] (transpose[perm=[0,2,1,3,4]] (reshape[shape=" + two +
+                "] (concat[axis=1] x y))))\n");
+  }
   const std::string ch = "[" + std::to_string(d[1]) + "]";
   c.push_back(x + "weight s " + ch + "\nweight b " + ch + "\nweight m " + ch + "\nweight v " + ch +
               "\noutput (batchnorm[epsilon=1e-3] x s b m (exp v))\n");

@@ -86,6 +86,19 @@ TEST(PartitionTest, TakenNodesAndViewsStayOut) {
             (K{{"relu", "reshape"}}));
 }
 
+// Data movement alone is a kernel where the library would copy twice: a concatenation and the
+// channel shuffle after it (ShuffleNet's) become one pass; a transpose between views stays out.
+TEST(PartitionTest, MovementThatCopiesTwiceIsOneKernel) {
+  EXPECT_EQ(Kinds(Parse("input x [1,3,4,4]\ninput y [1,3,4,4]\n"
+                        "output (reshape[shape=[1,6,4,4]] (transpose[perm=[0,2,1,3,4]] "
+                        "(reshape[shape=[1,2,3,4,4]] (concat[axis=1] x y))))\n")),
+            (K{{"concat", "reshape", "transpose", "reshape"}}));
+  EXPECT_TRUE(Kinds(Parse("input x [1,6,4,4]\n"
+                          "output (reshape[shape=[1,6,4,4]] (transpose[perm=[0,2,1,3,4]] "
+                          "(reshape[shape=[1,2,3,4,4]] x)))\n"))
+                  .empty());
+}
+
 TEST(PartitionTest, OperatorsThatDoNotLowerSplitKernels) {
   const Graph g = Parse(
       "input x [1,4,8,8]\nweight w [4,4,3,3]\n"
