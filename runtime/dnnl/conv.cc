@@ -122,7 +122,10 @@ Status ConvKernel(KernelBuilder& b) {
   if (n.op &&
       !SpecActivation(static_cast<specs::Activation>(n.params[specs::ops::kConvActivation])))
     return Unimplemented("conv: an activation oneDNN has no eltwise for");
-  int x = grp.pad_input != kNoValue ? grp.pad_input : n.inputs[0], w = n.inputs[1];
+  int x = grp.pad_input != kNoValue      ? grp.pad_input
+          : grp.scaled_input != kNoValue ? grp.scaled_input
+                                         : n.inputs[0];
+  const int w = n.inputs[1];
   const auto& xd = b.dims(n.inputs[0]);  // the window geometry sees the padded input
   if (!b.Dnnl(x)) return Unimplemented("conv: padded input");
   const auto& wd = b.dims(w);
@@ -228,8 +231,11 @@ Status ConvKernel(KernelBuilder& b) {
   bool winograd = false;
   const bool all_ones =
       std::all_of(win->strides.begin(), win->strides.end(), [](int64_t s) { return s == 1; });
-  if (weights && groups == 1 && type == f32 && kernel_dims.size() == 4 && kernel_dims[2] == 3 &&
-      kernel_dims[3] == 3 && all_ones &&
+  const bool scaled = grp.input_scale != kNoValue;
+  if (scaled && (!weights || groups != 1 || !b.Dnnl(grp.input_scale)))
+    return Unimplemented("conv: an input scale on run-time or grouped weights");
+  if (weights && !scaled && groups == 1 && type == f32 && kernel_dims.size() == 4 &&
+      kernel_dims[2] == 3 && kernel_dims[3] == 3 && all_ones &&
       std::all_of(dil.begin(), dil.end(), [](int64_t d) { return d == 0; })) {
     // The shape, the output's layout and the post-ops decide which kernel is faster.
     std::string key = "x" + DimsToString(xd) + " w" + DimsToString(kernel_dims) + " pad" +
@@ -246,11 +252,54 @@ Status ConvKernel(KernelBuilder& b) {
       winograd = true;
     }
   }
+  int scaled_weights = kNoValue;
+  if (scaled) {
+    // w'[o, c, taps] = w[o, c, taps] * scale[c] on every run, into a plain buffer the builder
+    // then converts to the kernel's weight layout: weights and scale are read once each, where
+    // scaling the input would read and write all of it. A step of its own, emitted before the
+    // convolution's arguments are bound.
+    const int s = b.PlainFloat(grp.input_scale);
+    const int64_t cin = kernel_dims[1];
+    int64_t taps = 1;
+    for (size_t i = 2; i < kernel_dims.size(); ++i) taps *= kernel_dims[i];
+    if (b.dims(grp.input_scale) != std::vector<int64_t>{cin} ||
+        static_cast<int64_t>(weights->size()) != o * cin * taps)
+      return Unimplemented("conv: input scale size");
+    scaled_weights = b.Temporary(n.name + " weights x input scale", PlainDesc(wdims));
+    auto base = std::make_shared<const std::vector<float>>(*weights);
+    b.EmitHost(
+        [base, s, scaled_weights, o, cin, taps](RunState& st) -> Status {
+          const float* scale = static_cast<const float*>(st.mem[s].get_data_handle());
+          float* out = static_cast<float*>(st.mem[scaled_weights].get_data_handle());
+          const float* in = base->data();
+          if (taps == 1) {  // a 1x1 kernel: rows of input channels, one vector loop each
+            for (int64_t oc = 0; oc < o; ++oc) {
+              const float* row = in + oc * cin;
+              float* dst = out + oc * cin;
+              for (int64_t c = 0; c < cin; ++c) dst[c] = row[c] * scale[c];
+            }
+            return Status::Ok();
+          }
+          for (int64_t oc = 0; oc < o; ++oc)
+            for (int64_t c = 0; c < cin; ++c) {
+              const float k = scale[c];
+              const int64_t at = (oc * cin + c) * taps;
+              for (int64_t t = 0; t < taps; ++t) out[at + t] = in[at + t] * k;
+            }
+          return Status::Ok();
+        },
+        {s}, {scaled_weights});
+    b.SetStepKind("conv_input_scale");
+  }
   b.Read(DNNL_ARG_SRC, x, pd.src_desc());
-  if (weights)
+  if (scaled) {
+    b.Read(DNNL_ARG_WEIGHTS, scaled_weights, pd.weights_desc());
+    b.CountVariant("input scale folded into the weights");
+  } else if (weights) {
     b.Fixed(DNNL_ARG_WEIGHTS, b.ConstantMemory(*weights, PlainDesc(wdims), pd.weights_desc()));
-  else
+  } else {
     b.Read(DNNL_ARG_WEIGHTS, w, pd.weights_desc());
+  }
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(bias, PlainDesc({o}), pd.bias_desc()));
   int addend = SumAddend(grp);
   if (addend != kNoValue)

@@ -56,6 +56,11 @@ struct Group {
   // reads `pad_input` with these extra pads (begin h, w, ..., end h, w, ...).
   int pad_input = kNoValue;
   std::vector<int64_t> extra_pads;
+  // A run-time per-channel scale of a convolution's input (a channel_scale along axis 1 that
+  // only the convolution reads) folded into its weights on every run: the kernel reads
+  // `scaled_input` and multiplies its constant weights by `input_scale` ([C]) first.
+  int scaled_input = kNoValue;
+  int input_scale = kNoValue;
   // Non-empty when the group is a recognized subgraph run by the kernel registered under this
   // name ("pattern:gelu": x * 0.5 * (1 + erf(x / sqrt 2)) as oneDNN's gelu_erf;
   // "pattern:channel_affine": a channel_scale and/or bias_add along one axis and the clamps after

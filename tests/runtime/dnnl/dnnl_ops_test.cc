@@ -806,6 +806,46 @@ TEST(DnnlOpsTest, ConstantKernelScaledByAComputedGate) {
   EXPECT_EQ(Check(b, "scaled_kernel").fallback_nodes, 0);
 }
 
+// A gate whose only reader is a convolution with constant weights is folded into those weights
+// on every run where they are the smaller tensor (squeeze-excite at high resolution: the input is
+// then read once, by the convolution); where the weights are larger, or the convolution is
+// grouped, the gate scales the input. Either way the values are the reference's, in every layout.
+TEST(DnnlOpsTest, GateBeforeAConvolutionFoldsIntoItsWeightsWhereSmaller) {
+  struct Case {
+    int64_t c, o, hw, kernel, group;
+    int folded;
+  };
+  for (const Case& k : {Case{16, 8, 24, 3, 1, 1}, Case{24, 8, 12, 1, 1, 1},
+                        Case{16, 8, 12, 3, 1, 0}, Case{16, 16, 24, 3, 16, 0}}) {
+    const std::string name = "gate_conv_" + std::to_string(k.c) + "_" + std::to_string(k.o) + "_" +
+                             std::to_string(k.hw) + "_k" + std::to_string(k.kernel) + "_g" +
+                             std::to_string(k.group);
+    SCOPED_TRACE(name);
+    ModelBuilder b;
+    b.Input("x", {1, k.c, k.hw, k.hw})
+        .Output("y", {1, k.o, k.hw, k.hw})
+        .RandomWeight("w1", {k.c, k.c, 1, 1}, 1)
+        .RandomWeight("w2", {k.o, k.c / k.group, k.kernel, k.kernel}, 2)
+        .RandomWeight("b2", {k.o}, 3);
+    b.Node("GlobalAveragePool", {"x"}, {"gap"});
+    b.Node("Conv", {"gap", "w1"}, {"squeeze"});
+    b.Node("Sigmoid", {"squeeze"}, {"gate"});
+    b.Node("Mul", {"x", "gate"}, {"scaled"});
+    onnx::NodeProto& conv = b.Node("Conv", {"scaled", "w2", "b2"}, {"y"});
+    const int64_t pad = k.kernel / 2;
+    SetInts(conv, "pads", {pad, pad, pad, pad});
+    SetInt(conv, "group", k.group);
+    const PrepareStats s = Check(b, name);
+    EXPECT_EQ(s.fallback_nodes, 0);
+    const auto it = s.kernel_variants.find("input scale folded into the weights");
+    EXPECT_EQ(it == s.kernel_variants.end() ? 0 : it->second, k.folded);
+    auto g = ImportOnnxBytes(b.Bytes(), name);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    for (specs::Layout layout : {specs::Layout::kNCHW16c, specs::Layout::kNHWC})
+      CheckInLayout(*g, layout, 5, name + " " + std::string(specs::LayoutName(layout)));
+  }
+}
+
 TEST(DnnlOpsTest, NormalizationsAndSoftmax) {
   {
     ModelBuilder b(17);
