@@ -212,33 +212,6 @@ Pipeline Build(const SubGraph& g) {
   return p;
 }
 
-// How many trailing axes of the output every reindex of `g` reads as they are: output axis
-// rank-1-i from input axis rank_in-1-i, of the same extent, with no division, modulo, offset or
-// other input axis involved (a channel shuffle's reshapes and transpose leave the spatial axes so).
-// Fusing those axes keeps every read dense: an input's index is the fused one plus a base. 0 where
-// the graph reduces (its loops are split elsewhere).
-int DenseTrailingAxes(const SubGraph& g) {
-  int dense = static_cast<int>(g.dims(g.output).size());
-  for (const SubNode& n : g.nodes) {
-    if (n.kind == SubOpKind::kReduce) return 0;
-    if (n.kind != SubOpKind::kReindex) continue;
-    const std::vector<int64_t>& in = g.dims(n.args[0]);
-    const int rank_out = static_cast<int>(n.dims.size()), rank_in = static_cast<int>(in.size());
-    int same = 0;
-    for (; same < std::min(rank_out, rank_in); ++same) {
-      const int jo = rank_out - 1 - same, ki = rank_in - 1 - same;
-      const AxisMap& m = n.map[ki];
-      bool identity = in[ki] == n.dims[jo] && m.offset == 0 && m.divisor == 1 &&
-                      (m.modulus == 0 || m.modulus >= in[ki]);
-      for (int j = 0; j < rank_out && identity; ++j) identity = m.coef[j] == (j == jo ? 1 : 0);
-      for (int k = 0; k < rank_in && identity; ++k) identity = k == ki || n.map[k].coef[jo] == 0;
-      if (!identity) break;
-    }
-    dense = std::min(dense, same);
-  }
-  return dense;
-}
-
 // Our schedule: the output's axes split at the outermost reduced axis (or, without reductions,
 // where the inner axes hold kInnerMin elements); the inner ones fused and vectorized, the outer
 // ones fused and parallel; each reduction computed at the outer loop, where it is needed. Where

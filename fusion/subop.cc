@@ -351,4 +351,26 @@ StatusOr<std::vector<double>> EvaluateSubGraph(const SubGraph& g,
   return EvaluateSubGraphIn(DoubleSubops(), g, inputs);
 }
 
+int DenseTrailingAxes(const SubGraph& g) {
+  int dense = static_cast<int>(g.dims(g.output).size());
+  for (const SubNode& n : g.nodes) {
+    if (n.kind == SubOpKind::kReduce) return 0;
+    if (n.kind != SubOpKind::kReindex) continue;
+    const std::vector<int64_t>& in = g.dims(n.args[0]);
+    const int rank_out = static_cast<int>(n.dims.size()), rank_in = static_cast<int>(in.size());
+    int same = 0;
+    for (; same < std::min(rank_out, rank_in); ++same) {
+      const int jo = rank_out - 1 - same, ki = rank_in - 1 - same;
+      const AxisMap& m = n.map[ki];
+      bool identity = in[ki] == n.dims[jo] && m.offset == 0 && m.divisor == 1 &&
+                      (m.modulus == 0 || m.modulus >= in[ki]);
+      for (int j = 0; j < rank_out && identity; ++j) identity = m.coef[j] == (j == jo ? 1 : 0);
+      for (int k = 0; k < rank_in && identity; ++k) identity = k == ki || n.map[k].coef[jo] == 0;
+      if (!identity) break;
+    }
+    dense = std::min(dense, same);
+  }
+  return dense;
+}
+
 }  // namespace verisub::fusion

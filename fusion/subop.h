@@ -71,6 +71,14 @@ struct SubGraph {
 // position (the same rank) or, having extent 1, index 0.
 bool IsBroadcast(const SubGraph& g, const SubNode& n);
 
+// How many trailing axes of the output every reindex of `g` reads as they are: output axis
+// rank-1-i from input axis rank_in-1-i, of the same extent, with no division, modulo, offset or
+// other input axis involved (a channel shuffle's reshapes and transpose leave the spatial axes
+// so). Fusing those axes keeps every read dense: an input's index is the fused one plus a base.
+// 0 where the graph reduces, or where some reindex moves the innermost axis (a transpose that
+// makes tokens the innermost axis reads them at a stride: a gather per element).
+int DenseTrailingAxes(const SubGraph& g);
+
 // Checks operand ids, dims and maps; the error names the node.
 Status CheckSubGraph(const SubGraph& g);
 // A canonical text form, one node per line ("%3 = exp %2 : [1,197,768]"): the kernel cache's key

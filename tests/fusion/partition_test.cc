@@ -97,6 +97,19 @@ TEST(PartitionTest, MovementThatCopiesTwiceIsOneKernel) {
                           "output (reshape[shape=[1,6,4,4]] (transpose[perm=[0,2,1,3,4]] "
                           "(reshape[shape=[1,2,3,4,4]] x)))\n"))
                   .empty());
+  // Attention's heads out of a fused projection: values as [heads, tokens, 4] (rows copied
+  // whole), keys as [heads, 4, tokens] (tokens innermost, read at a stride: left to the
+  // library's reorder).
+  const std::string heads =
+      "input x [5,1,24]\noutput (transpose[perm=PERM] (reshape[shape=[5,2,4]] "
+      "(slice[axis=2,start=8,end=16] x)))\n";
+  auto with = [&](const std::string& perm) {
+    std::string t = heads;
+    t.replace(t.find("PERM"), 4, perm);
+    return Parse(t);
+  };
+  EXPECT_EQ(Kinds(with("[1,0,2]")), (K{{"slice", "reshape", "transpose"}}));
+  EXPECT_TRUE(Kinds(with("[1,2,0]")).empty());
 }
 
 TEST(PartitionTest, OperatorsThatDoNotLowerSplitKernels) {
