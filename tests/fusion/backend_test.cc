@@ -108,6 +108,19 @@ TEST_F(BackendTest, ADecomposedLayerNormIsOneGeneratedKernel) {
   EXPECT_EQ(again.stats.kernel_cache_hits, 1);
 }
 
+// One node the library has a kernel for is generated too (a softmax: nothing to fuse, but the
+// generated kernel may be the faster; --fusion auto decides by timing), with the same values.
+TEST_F(BackendTest, ASoftmaxAloneIsAGeneratedKernel) {
+  ModelBuilder b(17);
+  b.Input("x", {2, 12, 30}).Output("y", {2, 12, 30});
+  b.Node("Softmax", {"x"}, {"y"});
+  Result r = RunWithGenerator(b.Bytes(), Generator());
+  EXPECT_EQ(r.cmp.error, "");
+  EXPECT_LT(r.cmp.max_rel, 1e-4);
+  EXPECT_EQ(r.stats.generated_kernels, 1);
+  EXPECT_EQ(r.stats.generated_nodes, 1);
+}
+
 // A channels-last block's tail (ConvNeXt): a per-channel scale, the permute back to channels
 // first, the residual add and an activation, after a convolution: whatever form the import gives
 // them, the nodes after the convolution are one generated kernel, the convolution the library's.
