@@ -51,6 +51,23 @@ std::string TempName(const std::string& final_path) {
 }
 
 // Links `object` into the shared object `so` (written under a temporary name, then renamed).
+// Halide's halide_do_par_for on OpenMP: tasks [min, min + size) over the caller's threads (as
+// many as ThreadScope set), the first error returned.
+int OpenMpParFor(void* user_context, int (*task)(void*, int, uint8_t*), int min, int size,
+                 uint8_t* closure) {
+  int result = 0;
+  if (size == 1) return task(user_context, min, closure);
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < size; ++i) {
+    const int rc = task(user_context, min + i, closure);
+    if (rc != 0) {
+#pragma omp critical(verisub_halide_par_for)
+      if (result == 0) result = rc;
+    }
+  }
+  return result;
+}
+
 Status LinkShared(const std::string& compiler, const std::string& object, const std::string& so) {
   const std::string tmp = TempName(so);
   Status st = Spawn({compiler, "-shared", "-o", tmp, object});
@@ -64,9 +81,8 @@ Status LinkShared(const std::string& compiler, const std::string& object, const 
 
 class HalideKernel : public runtime::GeneratedKernel {
  public:
-  HalideKernel(void* handle, int (*fn)(void**), int (*set_threads)(int), SubGraph g,
-               std::string name)
-      : handle_(handle), fn_(fn), set_threads_(set_threads), name_(std::move(name)) {
+  HalideKernel(void* handle, int (*fn)(void**), SubGraph g, std::string name)
+      : handle_(handle), fn_(fn), name_(std::move(name)) {
     for (const std::vector<int64_t>& d : g.input_dims) shapes_.push_back(Shape(d));
     shapes_.push_back(Shape(g.dims(g.output)));
   }
@@ -87,9 +103,6 @@ class HalideKernel : public runtime::GeneratedKernel {
       b.dim = const_cast<halide_dimension_t*>(shapes_[k].data());
       args[k] = &b;
     }
-    // Halide's pool (one per process) runs as many threads as the caller's OpenMP would
-    // (ThreadScope), set on every run: sessions of other thread counts may share the process.
-    set_threads_(omp_get_max_threads());
     if (int rc = fn_(args.data()); rc != 0)
       return InternalError(name_ + ": the generated kernel failed (Halide error " +
                            std::to_string(rc) + ")");
@@ -111,7 +124,6 @@ class HalideKernel : public runtime::GeneratedKernel {
 
   void* handle_;
   int (*fn_)(void**);
-  int (*set_threads_)(int);
   std::string name_;
   std::vector<std::vector<halide_dimension_t>> shapes_;
 };
@@ -174,8 +186,15 @@ Status KernelCache::LoadRuntime() {
   }
   runtime_ = dlopen(so.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!runtime_) return FailedPrecondition(std::string("generated kernels: ") + dlerror());
-  set_threads_ = reinterpret_cast<int (*)(int)>(dlsym(runtime_, "halide_set_num_threads"));
-  if (!set_threads_) return FailedPrecondition("generated kernels: " + so + ": no thread pool");
+  // Parallel loops run on the caller's OpenMP threads, the ones oneDNN's kernels run on: two
+  // pools on one machine's cores each spin after their loops while the other works (at two
+  // threads, BERT's generated kernels had made the whole model 0.89x the library's).
+  using ParFor = int (*)(void*, int (*)(void*, int, uint8_t*), int, int, uint8_t*);
+  auto set_par_for =
+      reinterpret_cast<ParFor (*)(ParFor)>(dlsym(runtime_, "halide_set_custom_do_par_for"));
+  if (!set_par_for)
+    return FailedPrecondition("generated kernels: " + so + ": no halide_set_custom_do_par_for");
+  set_par_for(&OpenMpParFor);
   return Status::Ok();
 }
 
@@ -265,7 +284,7 @@ StatusOr<std::shared_ptr<const runtime::GeneratedKernel>> KernelCache::Get(
     dlclose(handle);
     return FailedPrecondition("generated kernels: " + so + " has no " + fn_name);
   }
-  auto kernel = std::make_shared<HalideKernel>(handle, fn, set_threads_, g, name);
+  auto kernel = std::make_shared<HalideKernel>(handle, fn, g, name);
   loaded_[key] = kernel;
   return std::shared_ptr<const runtime::GeneratedKernel>(kernel);
 }

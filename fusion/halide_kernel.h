@@ -74,7 +74,6 @@ class KernelCache {
   std::string machine_;  // the CPU's code-relevant features, part of every cache key
   std::unique_ptr<Codegen> codegen_;
   void* runtime_ = nullptr;
-  int (*set_threads_)(int) = nullptr;
   std::map<std::string, std::weak_ptr<const runtime::GeneratedKernel>> loaded_;
   std::mutex mu_;
   int compiled_ = 0, hits_ = 0;
