@@ -332,6 +332,8 @@ void MarkConcatsInPlace(const Graph& g, const std::vector<int>& producer,
 
 }  // namespace
 
+namespace {
+
 // The channel_scale node (axis 1, a run-time scale of one image) whose output only convolution
 // `i` reads, when folding the scale into the convolution's constant weights on every run moves
 // fewer bytes than scaling the input; else -1. Folding reads and writes the weights twice (the
@@ -363,6 +365,8 @@ int InputScaleToFold(const Graph& g, int i, const std::vector<int>& producer,
   for (int64_t d : w.dims) w_elements *= d;
   return 4 * w_elements <= x_elements ? p : -1;
 }
+
+}  // namespace
 
 FusionPlan PlanFusion(const Graph& g) {
   FusionPlan plan;
