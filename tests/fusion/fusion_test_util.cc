@@ -120,6 +120,7 @@ double MaxRelDiff(const std::vector<double>& a, const std::vector<double>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (std::isnan(a[i]) || std::isnan(b[i])) return INFINITY;  // one side only: never equal
     if (std::isinf(a[i]) && a[i] == b[i]) continue;
     m = std::max(m, std::fabs(a[i] - b[i]) / std::max(std::fabs(b[i]), 1.0));
   }

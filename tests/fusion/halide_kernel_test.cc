@@ -166,6 +166,25 @@ TEST(HalideKernelTest, TheStatementShowsTheSchedule) {
   EXPECT_EQ(small->find("halide_do_par_for"), std::string::npos) << *small;
 }
 
+// A kernel large enough to split into parallel tasks (a softmax of 256 rows of 512: eight tasks)
+// runs them on the caller's OpenMP threads and computes what its graph evaluates to, at one and
+// two threads.
+TEST(HalideKernelTest, ParallelTasksRunOnTheCallersThreads) {
+  TempDir dir;
+  KernelCache cache(In(dir.path()));
+  const SubGraph g = SoftmaxRows(256, 512);
+  auto kernel = cache.Get(g, "test");
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  std::vector<double> x(256 * 512);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i));
+  auto want = EvaluateSubGraph(g, {x});
+  ASSERT_TRUE(want.ok());
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    EXPECT_LT(testing::MaxRelDiff(RunKernel(**kernel, g, {x}), *want), 2e-5) << threads;
+  }
+}
+
 // The CUDA target compiles without a GPU: the PTX of a softmax for sm_80 (the GPU backend's).
 TEST(HalideKernelTest, CudaPtxWithoutAGpu) {
   KernelCache cache(In(""));
