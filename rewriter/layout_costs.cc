@@ -9,6 +9,7 @@
 #include "specs/ops/concat.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/reduce_mean.h"
+#include "specs/ops/slice.h"
 #include "specs/ops/split.h"
 #include "specs/ops/transpose.h"
 #include "specs/registry.h"
@@ -207,6 +208,23 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
     case OpKind::kBatchnorm:
       if (!uniform()) return std::nullopt;
       return scaled(PaddingWaste(g.value(n.outputs[0]), out));
+    case OpKind::kSlice: {
+      // A copy of the sub-tensor in its input's layout (the backend's CopySubTensor): any image
+      // layout; a blocked one only where the channel offset and count are whole blocks.
+      if (inputs.size() != 1 || outputs.size() != 1 || inputs[0] != out || !IsImageLayout(out))
+        return std::nullopt;
+      if (out != Layout::kPlain && Channels(g.value(n.inputs[0])) <= 0) return std::nullopt;
+      const int64_t block = specs::LayoutChannelBlock(out);
+      if (block > 1) {
+        const int64_t axis = n.params[specs::ops::kSliceAxis];
+        const int64_t in_c = Channels(g.value(n.inputs[0])),
+                      out_c = Channels(g.value(n.outputs[0]));
+        if (in_c <= 0 || in_c % block != 0 || out_c % block != 0 ||
+            (axis == 1 && n.params[specs::ops::kSliceStart] % block != 0))
+          return std::nullopt;
+      }
+      return scaled(1);
+    }
     case OpKind::kConcat:
     case OpKind::kSplit: {
       for (Layout l : outputs)

@@ -193,12 +193,34 @@ Status TransposeKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
-// y = the sub-tensor of x at `offsets` with y's dims: a reorder from a view of x's row-major
-// buffer into y (row-major).
+// The layout (ours) whose float32 descriptor `id` is stored in, if any.
+std::optional<specs::Layout> StoredLayoutOf(KernelBuilder& b, int id) {
+  const Desc& stored = b.slot(id).desc;
+  for (int l = 0; l < specs::kNumLayouts; ++l) {
+    const auto layout = static_cast<specs::Layout>(l);
+    if (auto d = LayoutDesc(b.dims(id), layout); d && *d == stored) return layout;
+  }
+  return std::nullopt;
+}
+
+// y = the sub-tensor of x at `offsets` with y's dims: a reorder from a view of x's buffer into y.
+// x is read in the layout it is stored in where the view fits it (channels-last anywhere; a
+// blocked layout where the channel offset and count are whole blocks: YOLO's C2f halves), else
+// as row-major; y is written in the layout assigned to it, else in x's. So a split between
+// channels-last or blocked convolutions converts nothing.
 void CopySubTensor(KernelBuilder& b, int x, int y, const memory::dims& offsets) {
-  const Desc whole = PlainDesc(b.dims(x));
-  const Desc part = whole.submemory_desc(b.dims(y), offsets);
-  const Desc dst = PlainDesc(b.dims(y));
+  const std::vector<int64_t>& xd = b.dims(x);
+  const std::vector<int64_t>& yd = b.dims(y);
+  specs::Layout read = specs::Layout::kPlain;
+  if (!b.constant(x))
+    if (std::optional<specs::Layout> l = StoredLayoutOf(b, x)) {
+      const int64_t block = specs::LayoutChannelBlock(*l);
+      if (block == 1 || (xd.size() > 1 && offsets[1] % block == 0 && yd[1] % block == 0)) read = *l;
+    }
+  const Desc whole = LayoutDesc(xd, read).value_or(PlainDesc(xd));
+  const Desc part = whole.submemory_desc(yd, offsets);
+  const specs::Layout write = b.AssignedLayout(y).value_or(read);
+  const Desc dst = LayoutDesc(yd, write).value_or(PlainDesc(yd));
   dnnl::reorder::primitive_desc pd(b.engine(), part, b.engine(), dst);
   b.Read(DNNL_ARG_SRC, x, whole);
   b.View(DNNL_ARG_SRC, part);

@@ -34,6 +34,7 @@ OpSpec SliceSpec() {
   start.min_value = 0;
   op.params = {AxisParam(kSliceAxis), start, IntParam("end", kSliceEnd, {1})};
   op.shape_rule = SliceShape;
+  op.layouts.layouts = {Layout::kPlain, Layout::kNHWC, Layout::kNCHW8c, Layout::kNCHW16c};
   // Unlike split, a slice's bounds are parameters, so it needs no concat history: ShuffleNet's
   // channel split reads the channel shuffle's reshape, which has none. A slice commutes with
   // elementwise operators and with a concat along another axis. (A slice that picks exactly one

@@ -123,6 +123,27 @@ TEST_F(LayoutCostsTest, ChannelConcatIsBlockedOnlyOnWholeBlocks) {
   EXPECT_FALSE(Cost(g, 1, {B8, B8}, {B8}));  // not along channels
 }
 
+// A slice copies its sub-tensor in its input's layout: channels-last anywhere, blocked only where
+// the channel offset and count are whole blocks (YOLO's C2f halves of 32 of 64 channels).
+TEST_F(LayoutCostsTest, ChannelSliceIsBlockedOnlyOnWholeBlocks) {
+  GraphBuilder b;
+  int x = b.Input("x", {1, 64, 8, 8});
+  b.Output(b.Op("slice[axis=1,start=32,end=64]", {x}));
+  b.Output(b.Op("slice[axis=1,start=8,end=40]", {x}));
+  b.Output(b.Op("slice[axis=2,start=2,end=6]", {x}));
+  runtime::Graph g = b.Finish();
+  const Layout P = Layout::kPlain, N = Layout::kNHWC, B8 = Layout::kNCHW8c, B16 = Layout::kNCHW16c;
+  for (int i : {0, 1, 2}) {
+    EXPECT_TRUE(Cost(g, i, {P}, {P})) << i;
+    EXPECT_TRUE(Cost(g, i, {N}, {N})) << i;
+    EXPECT_FALSE(Cost(g, i, {N}, {P})) << i;  // a conversion, priced as such
+  }
+  EXPECT_TRUE(Cost(g, 0, {B16}, {B16}));
+  EXPECT_FALSE(Cost(g, 1, {B16}, {B16}));  // offset 8: half a block
+  EXPECT_TRUE(Cost(g, 1, {B8}, {B8}));
+  EXPECT_TRUE(Cost(g, 2, {B16}, {B16}));  // along rows: every channel block whole
+}
+
 // A mean over the spatial axes runs as a global pooling in its input's layout (channel blocks
 // that divide C), writing a plain output; a mean over other axes reads plain only.
 TEST_F(LayoutCostsTest, SpatialMeanReadsAnyImageLayoutAndWritesPlain) {

@@ -1485,6 +1485,34 @@ TEST(DnnlOpsTest, Slices) {
   EXPECT_EQ(s.fallback_nodes, 0);
 }
 
+// Channel slices of a channels-last or blocked tensor are copied in that layout where the view
+// fits it (whole blocks), with no conversion of the sliced tensor; elsewhere through row-major.
+// The values are the reference's either way.
+TEST(DnnlOpsTest, ChannelSlicesStayInTheirInputsLayout) {
+  ModelBuilder b;
+  b.Input("x", {1, 64, 6, 6}).RandomWeight("w", {64, 64, 1, 1}, 1);
+  b.Output("a", {1, 32, 6, 6}).Output("b", {1, 32, 6, 6}).Output("c", {1, 24, 6, 6});
+  b.Int64Weight("zero", {0}).Int64Weight("one", {1}).Int64Weight("thirty_two", {32});
+  b.Int64Weight("sixty_four", {64}).Int64Weight("eight", {8});
+  b.Node("Conv", {"x", "w"}, {"y"});
+  b.Node("Slice", {"y", "zero", "thirty_two", "one"}, {"a"});
+  b.Node("Slice", {"y", "thirty_two", "sixty_four", "one"}, {"b"});
+  b.Node("Slice", {"y", "eight", "thirty_two", "one"}, {"c"});  // offset 8: not a whole block
+  auto g = ImportOnnxBytes(b.Bytes(), "channel_slices");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "slice"), 3);
+  for (specs::Layout layout :
+       {specs::Layout::kNHWC, specs::Layout::kNCHW8c, specs::Layout::kNCHW16c}) {
+    auto m =
+        CheckInLayout(*g, layout, 4, "channel_slices " + std::string(specs::LayoutName(layout)));
+    ASSERT_TRUE(m);
+    // The conversions: x into the layout, and y to row-major only for the slice at channel 8
+    // of 16-channel blocks (before, y was converted for every slice).
+    EXPECT_EQ(m->stats().reorders, layout == specs::Layout::kNCHW16c ? 2 : 1)
+        << specs::LayoutName(layout);
+  }
+}
+
 TEST(DnnlOpsTest, ReferenceFallbackBetweenBlockedKernels) {
   ModelBuilder b;
   b.Input("x", {1, 8, 5, 5}).Output("y", {1, 8, 5, 5});
