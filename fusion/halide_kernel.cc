@@ -50,7 +50,6 @@ std::string TempName(const std::string& final_path) {
   return final_path + ".tmp" + std::to_string(getpid()) + "." + std::to_string(counter++);
 }
 
-// Links `object` into the shared object `so` (written under a temporary name, then renamed).
 // Halide's halide_do_par_for on OpenMP: tasks [min, min + size) over the caller's threads (as
 // many as ThreadScope set), the first error returned.
 int OpenMpParFor(void* user_context, int (*task)(void*, int, uint8_t*), int min, int size,
@@ -68,6 +67,7 @@ int OpenMpParFor(void* user_context, int (*task)(void*, int, uint8_t*), int min,
   return result;
 }
 
+// Links `object` into the shared object `so` (written under a temporary name, then renamed).
 Status LinkShared(const std::string& compiler, const std::string& object, const std::string& so) {
   const std::string tmp = TempName(so);
   Status st = Spawn({compiler, "-shared", "-o", tmp, object});

@@ -333,19 +333,25 @@ class NodeLowering {
         const int axis = static_cast<int>(p[specs::ops::kSliceAxis]);
         const int x = In(0);
         if (axis < 0 || axis >= Rank() || sg_.dims(x).size() != out_.size()) return Fail("axis");
-        std::vector<AxisMap> map(out_.size());
-        for (size_t k = 0; k < map.size(); ++k) {
-          map[k].coef.assign(out_.size(), 0);
-          map[k].coef[k] = 1;
-        }
-        map[axis].offset = p[specs::ops::kSliceStart];
-        return sg_.Reindex(x, out_, std::move(map));
+        return ShiftedAlong(x, axis, p[specs::ops::kSliceStart]);
       }
       case OpKind::kConcat:
         return Concat(static_cast<int>(p[specs::ops::kConcatAxis]));
       default:
         return Fail("no lowering");
     }
+  }
+
+  // x (of out_'s rank) read at out_'s dims with index i + offset along `axis` and the others as
+  // they are; zero where that falls outside x (a slice's start, a concatenated part's place).
+  int ShiftedAlong(int x, int axis, int64_t offset) {
+    std::vector<AxisMap> map(out_.size());
+    for (size_t j = 0; j < map.size(); ++j) {
+      map[j].coef.assign(out_.size(), 0);
+      map[j].coef[j] = 1;
+    }
+    map[axis].offset = offset;
+    return sg_.Reindex(x, out_, std::move(map), 0);
   }
 
   // The inputs side by side along `axis`: each read at its offset there, zero outside its range,
@@ -360,14 +366,9 @@ class NodeLowering {
       if (d.size() != out_.size()) return Fail("rank");
       for (int j = 0; j < Rank(); ++j)
         if (j != axis && d[j] != out_[j]) return Fail("shape");
-      std::vector<AxisMap> map(out_.size());
-      for (size_t j = 0; j < map.size(); ++j) {
-        map[j].coef.assign(out_.size(), 0);
-        map[j].coef[j] = 1;
-      }
-      map[axis].offset = -start;
-      start += d[axis];
-      const int part = d == out_ && start == d[axis] ? x : sg_.Reindex(x, out_, std::move(map), 0);
+      const int64_t extent = d[axis];  // `d` lives in the graph the next node may move
+      const int part = d == out_ && start == 0 ? x : ShiftedAlong(x, axis, -start);
+      start += extent;
       sum = sum < 0 ? part : Add(sum, part);
     }
     if (sum < 0 || start != out_[axis]) return Fail("shape");

@@ -213,16 +213,13 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
       // layout; a blocked one only where the channel offset and count are whole blocks.
       if (inputs.size() != 1 || outputs.size() != 1 || inputs[0] != out || !IsImageLayout(out))
         return std::nullopt;
-      if (out != Layout::kPlain && Channels(g.value(n.inputs[0])) <= 0) return std::nullopt;
+      const int64_t in_c = Channels(g.value(n.inputs[0]));
+      if (out != Layout::kPlain && in_c <= 0) return std::nullopt;
       const int64_t block = specs::LayoutChannelBlock(out);
-      if (block > 1) {
-        const int64_t axis = n.params[specs::ops::kSliceAxis];
-        const int64_t in_c = Channels(g.value(n.inputs[0])),
-                      out_c = Channels(g.value(n.outputs[0]));
-        if (in_c <= 0 || in_c % block != 0 || out_c % block != 0 ||
-            (axis == 1 && n.params[specs::ops::kSliceStart] % block != 0))
-          return std::nullopt;
-      }
+      if (block > 1 && (in_c % block != 0 || Channels(g.value(n.outputs[0])) % block != 0 ||
+                        (n.params[specs::ops::kSliceAxis] == 1 &&
+                         n.params[specs::ops::kSliceStart] % block != 0)))
+        return std::nullopt;
       return scaled(1);
     }
     case OpKind::kConcat:

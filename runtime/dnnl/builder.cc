@@ -171,6 +171,14 @@ std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l
   }
 }
 
+std::optional<specs::Layout> LayoutOf(const Desc& desc, const std::vector<int64_t>& dims) {
+  for (int l = 0; l < specs::kNumLayouts; ++l) {
+    const auto layout = static_cast<specs::Layout>(l);
+    if (auto d = LayoutDesc(dims, layout); d && *d == desc) return layout;
+  }
+  return std::nullopt;
+}
+
 Desc KernelBuilder::OutputDesc(int id) const {
   const auto& l = d_->layouts;
   const memory::data_type type = OutputType(id);

@@ -29,6 +29,8 @@ using Desc = dnnl::memory::desc;
 // fit.
 std::optional<Desc> LayoutDesc(const std::vector<int64_t>& dims, specs::Layout l,
                                memory::data_type type = memory::data_type::f32);
+// The layout (ours) in which `desc` stores a float32 tensor of `dims`, if any.
+std::optional<specs::Layout> LayoutOf(const Desc& desc, const std::vector<int64_t>& dims);
 // Row-major descriptor of `dims` (rank 0 is stored as [1]), float32 unless said.
 Desc PlainDesc(const std::vector<int64_t>& dims, memory::data_type type = memory::data_type::f32);
 // The same layout with another element type.

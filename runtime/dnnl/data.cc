@@ -193,16 +193,6 @@ Status TransposeKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
-// The layout (ours) whose float32 descriptor `id` is stored in, if any.
-std::optional<specs::Layout> StoredLayoutOf(KernelBuilder& b, int id) {
-  const Desc& stored = b.slot(id).desc;
-  for (int l = 0; l < specs::kNumLayouts; ++l) {
-    const auto layout = static_cast<specs::Layout>(l);
-    if (auto d = LayoutDesc(b.dims(id), layout); d && *d == stored) return layout;
-  }
-  return std::nullopt;
-}
-
 // y = the sub-tensor of x at `offsets` with y's dims: a reorder from a view of x's buffer into y.
 // x is read in the layout it is stored in where the view fits it (channels-last anywhere; a
 // blocked layout where the channel offset and count are whole blocks: YOLO's C2f halves), else
@@ -213,7 +203,7 @@ void CopySubTensor(KernelBuilder& b, int x, int y, const memory::dims& offsets) 
   const std::vector<int64_t>& yd = b.dims(y);
   specs::Layout read = specs::Layout::kPlain;
   if (!b.constant(x))
-    if (std::optional<specs::Layout> l = StoredLayoutOf(b, x)) {
+    if (std::optional<specs::Layout> l = LayoutOf(b.slot(x).desc, xd)) {
       const int64_t block = specs::LayoutChannelBlock(*l);
       if (block == 1 || (xd.size() > 1 && offsets[1] % block == 0 && yd[1] % block == 0)) read = *l;
     }

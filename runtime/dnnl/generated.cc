@@ -9,15 +9,6 @@
 namespace verisub::runtime::dnnl_backend {
 namespace {
 
-// The layout `desc` stores a tensor of `dims` in, when it is one of ours.
-std::optional<specs::Layout> LayoutOf(const Desc& desc, const std::vector<int64_t>& dims) {
-  for (int l = 0; l < specs::kNumLayouts; ++l) {
-    const auto layout = static_cast<specs::Layout>(l);
-    if (auto d = LayoutDesc(dims, layout); d && *d == desc) return layout;
-  }
-  return std::nullopt;
-}
-
 Status GeneratedKernelFn(KernelBuilder& b) {
   ModelDraft& d = b.draft();
   const Group& grp = b.group();
