@@ -539,6 +539,32 @@ void KeepPositiveRows(ModelBuilder& b) {
   SetInt(b.Node("Gather", {"x", "index"}, {"rows"}), "axis", 0);
 }
 
+// The model imported with shapes known only at run time allowed, prepared on oneDNN; null (and a
+// failure) when either step fails.
+std::unique_ptr<PreparedModel> PrepareWithRunTimeShapes(ModelBuilder& b, const std::string& name) {
+  ImportOptions options;
+  options.require_static_shapes = false;
+  auto g = ImportOnnxBytes(b.Bytes(), name, options);
+  if (!g.ok()) {
+    ADD_FAILURE() << name << ": " << g.status().message();
+    return nullptr;
+  }
+  auto m = MakeDnnlBackend()->Prepare(*g, {});
+  if (!m.ok()) {
+    ADD_FAILURE() << name << ": " << m.status().message();
+    return nullptr;
+  }
+  return std::move(m).value();
+}
+
+// One run of `m` on `inputs`, then a profile that reruns every step, each also alone: both run.
+void ExpectProfileAfterOneRun(PreparedModel& m, const std::vector<HostTensor>& inputs) {
+  auto ran = m.Run(inputs);
+  ASSERT_TRUE(ran.ok()) << ran.status().message();
+  auto profile = m.Profile(2, true);
+  EXPECT_TRUE(profile.ok()) << profile.status().message();
+}
+
 // Runs the model on oneDNN and on the reference backend for each `v` (with `x`) and expects the
 // same outputs, the first with as many rows as `v` has positive elements.
 void ExpectAgreementForEveryCount(ModelBuilder& b, const std::string& name, const HostTensor& x,
@@ -619,17 +645,10 @@ TEST(DnnlOpsTest, ActivationsOfRunTimeShapeRunInPlaceOnlyOnDeadInputs) {
                                testing::RandomTensor({5, 4, 32, 32}, 8),
                                {{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}});
   // A profile reruns the steps, each also alone: a consumed input is still there to read.
-  ImportOptions options;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), "activations_profile", options);
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  auto m = MakeDnnlBackend()->Prepare(*g, {});
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  ASSERT_TRUE((*m)->Run({HostTensor::FromDoubles(kFloat, {5}, {1, 1, -1, 1, 1}),
-                         testing::RandomTensor({5, 4, 32, 32}, 8)})
-                  .ok());
-  auto profile = (*m)->Profile(2, true);
-  EXPECT_TRUE(profile.ok()) << profile.status().message();
+  auto m = PrepareWithRunTimeShapes(b, "activations_profile");
+  ASSERT_TRUE(m);
+  ExpectProfileAfterOneRun(*m, {HostTensor::FromDoubles(kFloat, {5}, {1, 1, -1, 1, 1}),
+                                testing::RandomTensor({5, 4, 32, 32}, 8)});
 }
 
 // An Unsqueeze or Reshape of a host value it reads last gives that value's tensor new dims
@@ -648,21 +667,14 @@ TEST(DnnlOpsTest, HostValuesReadLastAreRenamedInPlace) {
   b.Node("Sigmoid", {"rows"}, {"w"});
   ExpectAgreementForEveryCount(b, "renamed_host_values", testing::RandomTensor({5, 4, 8, 8}, 9),
                                {{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}});
-  ImportOptions options;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), "renamed_host_values", options);
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  auto m = MakeDnnlBackend()->Prepare(*g, {});
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  const auto& variants = (*m)->stats().kernel_variants;
+  auto m = PrepareWithRunTimeShapes(b, "renamed_host_values");
+  ASSERT_TRUE(m);
+  const auto& variants = m->stats().kernel_variants;
   const auto it = variants.find("host value renamed in place");
   // The Unsqueeze, and KeepPositiveRows's Reshape of NonZero's indices; not the Reshape of rows.
   EXPECT_EQ(it == variants.end() ? 0 : it->second, 2);
-  ASSERT_TRUE((*m)->Run({HostTensor::FromDoubles(kFloat, {5}, {1, 1, -1, 1, 1}),
-                         testing::RandomTensor({5, 4, 8, 8}, 9)})
-                  .ok());
-  auto profile = (*m)->Profile(2, true);
-  EXPECT_TRUE(profile.ok()) << profile.status().message();
+  ExpectProfileAfterOneRun(*m, {HostTensor::FromDoubles(kFloat, {5}, {1, 1, -1, 1, 1}),
+                                testing::RandomTensor({5, 4, 8, 8}, 9)});
 }
 
 TEST(DnnlOpsTest, MatmulAndGemm) {
