@@ -215,17 +215,15 @@ Pipeline Build(const SubGraph& g) {
 // Our schedule: the output's axes split at the outermost reduced axis (or, without reductions,
 // where the inner axes hold kInnerMin elements); the inner ones fused and vectorized, the outer
 // ones fused and parallel; each reduction computed at the outer loop, where it is needed. Where
-// a reindex other than a broadcast moves axes (a transpose, a reshape), the reduced axes are not
-// the output's: the reductions are computed first, whole (compute_root), and the output loops
-// split by size alone.
+// the reduced axes are not the output's (a reshape or transpose between a reduction and the
+// output: ReductionsKeepOutputAxes), the reductions are computed first, whole (compute_root,
+// on one thread), and the output loops split by size alone.
 void Schedule(const SubGraph& g, Pipeline& p) {
   const std::vector<int64_t>& dims = g.dims(g.output);
   const int rank = static_cast<int>(dims.size());
-  bool moves_axes = false;
-  for (const SubNode& n : g.nodes)
-    moves_axes |= n.kind == SubOpKind::kReindex && !IsBroadcast(g, n);
+  const bool axes_kept = ReductionsKeepOutputAxes(g);
   int split = rank;  // axes [split, rank) are inner
-  if (!moves_axes)
+  if (axes_kept)
     for (const SubNode& n : g.nodes)
       if (n.kind == SubOpKind::kReduce) split = std::min(split, n.reduce_axes.front());
   const bool at_outer = split < rank;

@@ -351,6 +351,29 @@ StatusOr<std::vector<double>> EvaluateSubGraph(const SubGraph& g,
   return EvaluateSubGraphIn(DoubleSubops(), g, inputs);
 }
 
+bool ReductionsKeepOutputAxes(const SubGraph& g) {
+  const std::vector<int64_t>& out = g.dims(g.output);
+  std::vector<bool> after(g.nodes.size(), false);  // a reduction's result reaches it
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const SubNode& n = g.nodes[i];
+    bool reads_reduced = false;
+    for (int a : n.args) reads_reduced = reads_reduced || after[a];
+    if (n.kind == SubOpKind::kReduce) {
+      const std::vector<int64_t>& in = g.dims(n.args[0]);
+      if (in.size() != out.size()) return false;
+      for (size_t k = 0; k < in.size(); ++k)
+        if (in[k] != out[k] && std::find(n.reduce_axes.begin(), n.reduce_axes.end(),
+                                         static_cast<int>(k)) == n.reduce_axes.end())
+          return false;
+      after[i] = true;
+      continue;
+    }
+    if (reads_reduced && n.kind == SubOpKind::kReindex && !IsBroadcast(g, n)) return false;
+    after[i] = reads_reduced;
+  }
+  return true;
+}
+
 int DenseTrailingAxes(const SubGraph& g) {
   int dense = static_cast<int>(g.dims(g.output).size());
   for (const SubNode& n : g.nodes) {

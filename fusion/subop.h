@@ -79,6 +79,13 @@ bool IsBroadcast(const SubGraph& g, const SubNode& n);
 // makes tokens the innermost axis reads them at a stride: a gather per element).
 int DenseTrailingAxes(const SubGraph& g);
 
+// Whether every reduction of `g` runs along the output's own axes, so that a reduction can be
+// computed per row of the output: each reduction's operand has the output's dims on every axis
+// it keeps, and between a reduction and the output there are only element-wise operators and
+// broadcasts. Reindexes before the reductions (a reshape feeding a softmax) do not matter; a
+// reshape or transpose after one (a group norm's reshape back) does. True without reductions.
+bool ReductionsKeepOutputAxes(const SubGraph& g);
+
 // Checks operand ids, dims and maps; the error names the node.
 Status CheckSubGraph(const SubGraph& g);
 // A canonical text form, one node per line ("%3 = exp %2 : [1,197,768]"): the kernel cache's key

@@ -224,5 +224,50 @@ TEST(HalideKernelTest, AChannelShuffleReadsItsPlanesDensely) {
   EXPECT_EQ(RunKernel(**kernel, lowered->graph, inputs), *want);
 }
 
+// A masked softmax as GPT-style exports write it: the scores reshaped to [heads, tokens^2], the
+// mask added, reshaped back. The reshapes come before the reductions, so each row's max and sum
+// are still computed beside the row, in the parallel loop, not whole on one thread first; a
+// reshape after a reduction (a group norm's way back) keeps them whole.
+TEST(HalideKernelTest, AReshapeBeforeASoftmaxKeepsItsRowsParallel) {
+  auto g = runtime::ParseGraphText(
+      "input x [1,8,64,128]\n"
+      "input m [8192]\n"
+      "output (softmax[axis=3] (reshape[shape=[1,8,64,128]] "
+      "(bias_add[axis=1] (reshape[shape=[8,8192]] x) m)))\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto lowered = testing::LowerWhole(*g);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  EXPECT_TRUE(ReductionsKeepOutputAxes(lowered->graph)) << SubGraphText(lowered->graph);
+  KernelCache cache(In(""));
+  auto s = cache.Statement(lowered->graph);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  // The parallel task (printed first, before the pipeline's own function) computes the rows'
+  // reductions.
+  const std::string task = s->substr(0, s->find("external_plus_metadata"));
+  EXPECT_NE(s->find("halide_do_par_for"), std::string::npos) << *s;
+  EXPECT_NE(task.find("vector_reduce(Max"), std::string::npos) << *s;
+  EXPECT_NE(task.find("vector_reduce(Add"), std::string::npos) << *s;
+  TempDir dir;
+  KernelCache compiled(In(dir.path()));
+  auto kernel = compiled.Get(lowered->graph, "test");
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  const auto inputs = testing::ClusterInputs(*g, *lowered, runtime::testing::RandomInputs(*g, 5));
+  auto want = EvaluateSubGraph(lowered->graph, inputs);
+  ASSERT_TRUE(want.ok());
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    EXPECT_LT(testing::MaxRelDiff(RunKernel(**kernel, lowered->graph, inputs), *want), 2e-5)
+        << threads;
+  }
+
+  auto group_norm = runtime::ParseGraphText(
+      "input x [1,8,4,4]\n"
+      "output (reshape[shape=[1,8,4,4]] (softmax[axis=2] (reshape[shape=[1,2,64]] x)))\n");
+  ASSERT_TRUE(group_norm.ok()) << group_norm.status().message();
+  auto lowered_gn = testing::LowerWhole(*group_norm);
+  ASSERT_TRUE(lowered_gn.ok()) << lowered_gn.status().message();
+  EXPECT_FALSE(ReductionsKeepOutputAxes(lowered_gn->graph)) << SubGraphText(lowered_gn->graph);
+}
+
 }  // namespace
 }  // namespace verisub::fusion
