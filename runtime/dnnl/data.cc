@@ -62,6 +62,12 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
       skip = earlier->size();
     }
   }
+  // An input whose buffer cannot move into the output's (a graph input or output, a value that
+  // shares its buffer: a piece of a split, a reshape's) is copied into its piece.
+  auto copied = [&](int v) {
+    const Slot& s = b.slot(v);
+    return s.graph_input || s.graph_output || b.Shared(v);
+  };
   size_t total = prefix >= 0 ? b.slot(prefix).desc.get_size() : 0;
   for (size_t k = skip; k < inputs.size(); ++k) {
     const int v = inputs[k], p = piece(k);
@@ -69,7 +75,6 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
     if (s.constant || s.host ||
         std::find(inputs.begin(), inputs.begin() + k, v) != inputs.begin() + k)
       return false;
-    if (p == v && (s.graph_input || s.graph_output || b.Shared(v))) return false;
     if (p >= 0 && p != v && b.Shared(p)) return false;
     total += want[k].get_size();
   }
@@ -82,7 +87,8 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
   }
   for (size_t k = skip; k < inputs.size(); ++k) {
     const int v = inputs[k];
-    const int p = b.slot(v).desc == want[k] ? v : b.Converted(v, want[k]);
+    // (Converted copies even where the descriptors agree.)
+    const int p = b.slot(v).desc == want[k] && !copied(v) ? v : b.Converted(v, want[k]);
     b.Place(p, y, offset);
     offset += b.slot(p).desc.get_size();
   }
@@ -193,12 +199,50 @@ Status TransposeKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
+// A sub-tensor that is one contiguous piece of x's buffer (a channel split of one image stored
+// plain, or blocked with the piece on whole blocks: an Inception-style merged convolution's
+// outputs, ShuffleNet's halves): y is that piece of x's buffer, no copy. Not where y is a graph
+// output or is wanted in another layout, nor for constants. The pieces share x's buffer, so a
+// later kernel writes over one only when x and every other piece are dead (Overwritable).
+bool SubTensorInPlace(KernelBuilder& b, int x, int y, const memory::dims& offsets) {
+  const Slot& xs = b.slot(x);
+  if (b.constant(x) || xs.host || b.slot(y).graph_output) return false;
+  const std::vector<int64_t>& xd = b.dims(x);
+  const std::vector<int64_t>& yd = b.dims(y);
+  const std::optional<specs::Layout> l = LayoutOf(xs.desc, xd);
+  if (!l || !CutsAlongChannels(*l) || xs.desc.data_type() != b.OutputType(y)) return false;
+  if (auto want = b.AssignedLayout(y); want && *want != *l) return false;
+  // Contiguous: the axes before the first cut one have extent 1, those after it are whole.
+  size_t cut = 0;
+  while (cut < xd.size() && yd[cut] == xd[cut]) ++cut;
+  if (cut == xd.size()) return false;  // y is x: not a split
+  for (size_t k = 0; k < cut; ++k)
+    if (xd[k] != 1) return false;
+  for (size_t k = cut + 1; k < xd.size(); ++k)
+    if (yd[k] != xd[k] || offsets[k] != 0) return false;
+  const int64_t block = specs::LayoutChannelBlock(*l);
+  if (block > 1 && (cut != 1 || offsets[1] % block != 0 || yd[1] % block != 0)) return false;
+  const std::optional<Desc> piece = LayoutDesc(yd, *l, xs.desc.data_type());
+  if (!piece) return false;
+  // The piece's first element, in bytes into x's buffer: the elements of the whole extents
+  // after the cut, times the offset along it (a blocked layout's blocks of the cut channels lie
+  // so too, one image being all of them).
+  int64_t inner = 1;
+  for (size_t k = cut + 1; k < xd.size(); ++k) inner *= xd[k];
+  const size_t bytes =
+      static_cast<size_t>(offsets[cut] * inner) * memory::data_type_size(xs.desc.data_type());
+  b.Alias(y, x, *piece);
+  b.Place(y, x, bytes);
+  return true;
+}
+
 // y = the sub-tensor of x at `offsets` with y's dims: a reorder from a view of x's buffer into y.
 // x is read in the layout it is stored in where the view fits it (channels-last anywhere; a
 // blocked layout where the channel offset and count are whole blocks: YOLO's C2f halves), else
 // as row-major; y is written in the layout assigned to it, else in x's. So a split between
 // channels-last or blocked convolutions converts nothing.
 void CopySubTensor(KernelBuilder& b, int x, int y, const memory::dims& offsets) {
+  if (SubTensorInPlace(b, x, y, offsets)) return;
   const std::vector<int64_t>& xd = b.dims(x);
   const std::vector<int64_t>& yd = b.dims(y);
   specs::Layout read = specs::Layout::kPlain;
