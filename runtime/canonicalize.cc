@@ -14,6 +14,7 @@
 #include "specs/ops/bias_add.h"
 #include "specs/ops/conv2d.h"
 #include "specs/ops/elementwise.h"
+#include "specs/ops/pad.h"
 #include "specs/registry.h"
 
 namespace verisub::runtime {
@@ -622,6 +623,9 @@ int CanonicalizeOnnxForms(Graph* g) {
 }
 
 std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& p) {
+  if (p.op == OpKind::kPad &&
+      p.params[specs::ops::kPadMode] == static_cast<int64_t>(specs::ops::PadMode::kZero))
+    return SpecPads(p);
   if (!p.opaque() || !p.domain.empty() || p.op_type != "Pad" || p.inputs.size() < 2 ||
       p.inputs[1] == kNoValue || g.DefaultOpset() < 11)
     return std::nullopt;
@@ -639,6 +643,12 @@ std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& 
   for (int64_t x : v)
     if (x < 0) return std::nullopt;
   return std::vector<int64_t>{v[2], v[3], v[6], v[7]};
+}
+
+std::vector<int64_t> SpecPads(const Node& pad) {
+  namespace ops = specs::ops;
+  return {pad.params[ops::kPadTop], pad.params[ops::kPadLeft], pad.params[ops::kPadBottom],
+          pad.params[ops::kPadRight]};
 }
 
 int FusePatterns(Graph* g) { return PatternFuser(g).Run(); }

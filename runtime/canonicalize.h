@@ -38,7 +38,10 @@ std::optional<PixelShuffleForm> PixelShuffle(const std::string& mode,
 // An ONNX Pad (opset 11 or later) with zeros on the spatial dims of a 4-D tensor only (constant
 // mode, value 0, no axes input): its pads as a window takes them (h begin, w begin, h end,
 // w end); nullopt for any other node.
+// A spec pad of zeros (mode zero) counts too.
 std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& pad);
+// A spec pad's pads in the same order (top, left, bottom, right).
+std::vector<int64_t> SpecPads(const Node& pad);
 
 // After mapping: x * sigmoid(x) becomes silu(x); PyTorch's exact GELU decomposition
 // (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x), and the tanh

@@ -8,6 +8,7 @@
 #include "runtime/dnnl/fusion.h"
 #include "runtime/onnx_kernels.h"
 #include "specs/layout.h"
+#include "specs/ops/pad.h"
 #include "specs/ops/slice.h"
 #include "specs/ops/split.h"
 #include "specs/ops/transpose.h"
@@ -415,6 +416,9 @@ Status SpecSliceKernel(KernelBuilder& b) {
 
 }  // namespace
 
+Status EmitPadLoop(KernelBuilder& b, int x, int y, const std::string& mode, float value,
+                   const std::vector<int64_t>& begin, const std::vector<int64_t>& end);
+
 // ONNX Pad in every mode of the opsets we import (constant with any value, reflect, edge) and
 // any rank, negative pads (crops) included: a host loop over the output's rows, each a copy of its
 // source row's interior with the border elements mapped per axis. Style-transfer networks
@@ -440,10 +444,32 @@ Status PadKernel(KernelBuilder& b) {
   KernelContext ctx(*n.onnx, b.Opset(), {&unread, constant(1), constant(2)});
   StatusOr<PadParams> params = ParsePad(ctx, rank);
   if (!params.ok()) return Unimplemented(params.status().message());
-  const std::string& mode = params->mode;
-  const float value = static_cast<float>(params->value);
   const std::vector<int64_t> begin(params->pads.begin(), params->pads.begin() + rank),
       end(params->pads.begin() + rank, params->pads.end());
+  return EmitPadLoop(b, x, y, params->mode, static_cast<float>(params->value), begin, end);
+}
+
+// The spec's pad (zeros or edge copies around an image) on the same loop; a pad a window reads
+// is folded into that window instead (fusion.cc).
+Status SpecPadKernel(KernelBuilder& b) {
+  namespace ops = specs::ops;
+  const Node& n = b.node();
+  if (n.inputs.size() != 1 || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) ||
+      !b.Dnnl(n.outputs[0]) || b.OutputType(n.outputs[0]) != memory::data_type::f32 ||
+      b.dims(n.inputs[0]).size() != 4)
+    return Unimplemented("pad: inputs");
+  const specs::Params& p = n.params;
+  const bool edge = p[ops::kPadMode] == static_cast<int64_t>(ops::PadMode::kEdge);
+  return EmitPadLoop(b, n.inputs[0], n.outputs[0], edge ? "edge" : "constant", 0.f,
+                     {0, 0, p[ops::kPadTop], p[ops::kPadLeft]},
+                     {0, 0, p[ops::kPadBottom], p[ops::kPadRight]});
+}
+
+// y = x padded by `begin` and `end` per axis in `mode` (constant `value`, reflect or edge).
+Status EmitPadLoop(KernelBuilder& b, int x, int y, const std::string& mode, float value,
+                   const std::vector<int64_t>& begin, const std::vector<int64_t>& end) {
+  const std::vector<int64_t> xd = b.dims(x), yd = b.dims(y);
+  const int64_t rank = static_cast<int64_t>(xd.size());
   // Per axis, the input index each output index reads (-1: the constant).
   std::vector<std::vector<int64_t>> map(rank);
   for (int64_t d = 0; d < rank; ++d) {
@@ -504,6 +530,7 @@ Status PadKernel(KernelBuilder& b) {
 
 void AddDataKernels(KernelRegistry* r) {
   r->Add("onnx:Pad", PadKernel);
+  r->Add("pad", SpecPadKernel);
   r->Add("onnx:Slice", SliceKernel);
   r->Add("slice", SpecSliceKernel);
   r->Add("concat", ConcatKernel);

@@ -16,6 +16,7 @@
 #include "specs/ops/conv2d.h"
 #include "specs/ops/elementwise.h"
 #include "specs/ops/matmul.h"
+#include "specs/ops/pad.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {
@@ -442,17 +443,29 @@ FusionPlan PlanFusion(const Graph& g) {
       plan.groups.push_back(std::move(*affine));
       continue;
     }
-    // A zero Pad before a convolution or an average pool becomes the window's padding.
+    // A zero Pad before a convolution or an average pool becomes the window's padding; so does
+    // a spec pad of edge copies before a max pool (oneDNN's max skips padding: the same maximum).
     int pad_node = -1;
     std::optional<std::vector<int64_t>> extra;
     bool avg = n.op == OpKind::kPoolAvg || Onnx(n, "AveragePool");
-    if (plan.group_of[i] < 0 && (conv || avg) && !n.inputs.empty() && n.inputs[0] != kNoValue) {
+    bool max_pool = n.op == OpKind::kPoolMax;
+    if (plan.group_of[i] < 0 && (conv || avg || max_pool) && !n.inputs.empty() &&
+        n.inputs[0] != kNoValue) {
       int p = producer[n.inputs[0]];
       if (p >= 0 && plan.group_of[p] < 0 && sole_reader(n.inputs[0]) == i &&
-          g.value(n.inputs[0]).dims.size() == 4)
-        if ((extra = ZeroSpatialPads(g, g.node(p)))) pad_node = p;
+          g.value(n.inputs[0]).dims.size() == 4) {
+        const Node& pn = g.node(p);
+        if (max_pool) {
+          if (pn.op == OpKind::kPad &&
+              pn.params[specs::ops::kPadMode] == static_cast<int64_t>(specs::ops::PadMode::kEdge))
+            extra = SpecPads(pn);
+        } else {
+          extra = ZeroSpatialPads(g, pn);
+        }
+        if (extra) pad_node = p;
+      }
     }
-    if (avg && pad_node >= 0) {
+    if ((avg || max_pool) && pad_node >= 0) {
       Group grp;
       grp.kernel_node = grp.last_node = i;
       grp.output = n.outputs[0];

@@ -5,6 +5,7 @@
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/import_context.h"
 #include "runtime/onnx_ops/op_table.h"
+#include "specs/ops/pad.h"
 
 namespace verisub::runtime {
 namespace {
@@ -26,7 +27,16 @@ void ImportConv(ImportContext& c) {
   if (strides.empty()) strides = {1, 1};
   if (strides.size() != 2) return c.Fail();
   auto pad = WindowPadding(attrs, {x.dims[2], x.dims[3]}, k, strides);
-  if (!pad) return c.Fail();
+  // Other pads (AlexNet's 2 around an 11x11 window, TensorFlow's SAME_UPPER on even inputs) are
+  // a zero pad before a valid convolution, which the backends fold back into the window.
+  int input = c.InId(0);
+  if (!pad) {
+    auto pads = WindowPads(attrs, {x.dims[2], x.dims[3]}, k, strides);
+    if (!pads) return c.Fail();
+    input = c.AddPad(input, {(*pads)[0], (*pads)[1], (*pads)[2], (*pads)[3]}, /*edge=*/false);
+    if (input == kNoValue) return c.Fail();
+    pad = specs::Padding::kValid;
+  }
   int64_t group = attrs.AttrInt("group", 1);
   specs::Params p = Defaults(OpKind::kConv2d);
   p[ops::kConvStrideH] = strides[0];
@@ -38,7 +48,7 @@ void ImportConv(ImportContext& c) {
   bool bias = c.Present(2);
   if (bias && (!FloatStatic(c.In(2)) || c.In(2).dims.size() != 1)) return c.Fail();
   int conv_out = bias ? c.NewValue(x.elem_type) : c.Out(0);
-  c.Add(OpKind::kConv2d, p, {c.InId(0), c.InId(1)}, {conv_out});
+  c.Add(OpKind::kConv2d, p, {input, c.InId(1)}, {conv_out});
   if (bias) c.AddBias(conv_out, c.InId(2), 1, c.Out(0));
 }
 
@@ -51,10 +61,16 @@ Status ExportConvNode(ExportContext& c, const Node& n) {
   int64_t kh = w.dims[2], kw = w.dims[3];
   bool same = p[ops::kConvPadding] == static_cast<int64_t>(specs::Padding::kSame);
   int64_t ph = same ? (kh - 1) / 2 : 0, pw = same ? (kw - 1) / 2 : 0;
-  auto* conv = c.EmitWithActivation("Conv", n, c.InputNames(n), p[ops::kConvActivation]);
+  std::vector<int64_t> pads = {ph, pw, ph, pw};
+  std::vector<std::string> inputs = c.InputNames(n);
+  if (auto folded = PadFoldedInto(c.graph(), n, static_cast<int64_t>(ops::PadMode::kZero))) {
+    inputs[0] = c.Name(folded->input);
+    pads = folded->pads;
+  }
+  auto* conv = c.EmitWithActivation("Conv", n, inputs, p[ops::kConvActivation]);
   c.AttrInts(conv, "kernel_shape", {kh, kw});
   c.AttrInts(conv, "strides", {p[ops::kConvStrideH], p[ops::kConvStrideW]});
-  c.AttrInts(conv, "pads", {ph, pw, ph, pw});
+  c.AttrInts(conv, "pads", pads);
   c.AttrInt(conv, "group",
             p[ops::kConvGroup] == specs::kDepthwiseGroup ? x.dims[1] : p[ops::kConvGroup]);
   return Status::Ok();

@@ -5,10 +5,67 @@
 #include "runtime/onnx_ops/op_table.h"
 #include "runtime/tensor_proto.h"
 #include "specs/evaluate.h"
+#include "specs/ops/conv2d.h"
+#include "specs/ops/pad.h"
+#include "specs/ops/pooling.h"
 #include "specs/ops/reduce_axis.h"
 #include "specs/semantics.h"
 
 namespace verisub::runtime {
+
+namespace {
+
+// The padding parameter of a window operator, or -1 for another node.
+int64_t WindowPaddingParam(const Node& n) {
+  namespace ops = specs::ops;
+  if (n.op == specs::OpKind::kConv2d || n.op == specs::OpKind::kConv2dBias)
+    return n.params[ops::kConvPadding];
+  if (n.op == specs::OpKind::kPoolMax || n.op == specs::OpKind::kPoolAvg)
+    return n.params[ops::kPoolPadding];
+  return -1;
+}
+
+// The pad mode a window takes as its own padding: zeros for a convolution and an average (the
+// spec's average counts them), edge copies for a max.
+int64_t FoldableMode(const Node& window) {
+  return static_cast<int64_t>(window.op == specs::OpKind::kPoolMax ? specs::ops::PadMode::kEdge
+                                                                   : specs::ops::PadMode::kZero);
+}
+
+}  // namespace
+
+std::optional<FoldedPad> PadFoldedInto(const Graph& g, const Node& window, int64_t mode) {
+  if (WindowPaddingParam(window) != static_cast<int64_t>(specs::Padding::kValid) ||
+      window.inputs.empty() || window.inputs[0] == kNoValue || FoldableMode(window) != mode)
+    return std::nullopt;
+  const int v = window.inputs[0];
+  for (int o : g.outputs())
+    if (o == v) return std::nullopt;
+  int producer = -1, readers = 0;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    for (int u : g.node(i).inputs) readers += u == v;
+    for (int u : g.node(i).outputs)
+      if (u == v) producer = i;
+  }
+  if (producer < 0 || readers != 1) return std::nullopt;
+  const Node& pad = g.node(producer);
+  if (pad.op != specs::OpKind::kPad || pad.params[specs::ops::kPadMode] != mode)
+    return std::nullopt;
+  namespace ops = specs::ops;
+  return FoldedPad{pad.inputs[0],
+                   {pad.params[ops::kPadTop], pad.params[ops::kPadLeft],
+                    pad.params[ops::kPadBottom], pad.params[ops::kPadRight]}};
+}
+
+bool PadFoldsIntoItsWindow(const Graph& g, const Node& pad) {
+  if (pad.op != specs::OpKind::kPad || pad.outputs.size() != 1) return false;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    if (!n.inputs.empty() && n.inputs[0] == pad.outputs[0] && !n.opaque())
+      return PadFoldedInto(g, n, pad.params[specs::ops::kPadMode]).has_value();
+  }
+  return false;
+}
 
 ExportContext::ExportContext(const Graph& g, onnx::GraphProto* gp, int64_t opset)
     : g_(g), gp_(gp), opset_(opset) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -17,6 +18,18 @@ class NodeProto;
 }  // namespace onnx
 
 namespace verisub::runtime {
+
+// A spec pad a window writes as its own pads (ONNX's Conv, MaxPool and AveragePool take
+// asymmetric ones; ONNX Runtime would run a Pad node of its own before a max pool): the pad's
+// input and pads (top, left, bottom, right), where `window` (a conv2d or pool of valid padding)
+// reads the output of a pad of `mode` that nothing else reads and that is no graph output.
+struct FoldedPad {
+  int input;
+  std::vector<int64_t> pads;
+};
+std::optional<FoldedPad> PadFoldedInto(const Graph& g, const Node& window, int64_t mode);
+// Whether pad node `pad` is so folded into its reader (and is written by it, not on its own).
+bool PadFoldsIntoItsWindow(const Graph& g, const Node& pad);
 
 class ExportContext {
  public:

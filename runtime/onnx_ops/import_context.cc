@@ -6,6 +6,7 @@
 #include "specs/evaluate.h"
 #include "specs/ops/bias_add.h"
 #include "specs/ops/channel_scale.h"
+#include "specs/ops/pad.h"
 #include "specs/ops/reshape.h"
 #include "specs/ops/slice.h"
 #include "specs/registry.h"
@@ -35,6 +36,23 @@ std::optional<specs::Padding> WindowPadding(const KernelContext& attrs,
                                             const std::vector<int64_t>& in_hw,
                                             const std::vector<int64_t>& k,
                                             const std::vector<int64_t>& strides) {
+  const std::optional<std::vector<int64_t>> pads = WindowPads(attrs, in_hw, k, strides);
+  if (!pads) return std::nullopt;
+  const size_t r = k.size();
+  bool valid = true, same = true;
+  for (size_t d = 0; d < r; ++d) {
+    valid &= (*pads)[d] == 0 && (*pads)[d + r] == 0;
+    same &= k[d] % 2 == 1 && (*pads)[d] == (k[d] - 1) / 2 && (*pads)[d + r] == (k[d] - 1) / 2;
+  }
+  if (valid) return specs::Padding::kValid;
+  if (same) return specs::Padding::kSame;
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> WindowPads(const KernelContext& attrs,
+                                               const std::vector<int64_t>& in_hw,
+                                               const std::vector<int64_t>& k,
+                                               const std::vector<int64_t>& strides) {
   size_t r = k.size();
   constexpr int64_t kMaxWindow = int64_t{1} << 24;  // corrupt attributes must not overflow
   for (size_t d = 0; d < r; ++d)
@@ -59,14 +77,9 @@ std::optional<specs::Padding> WindowPadding(const KernelContext& attrs,
   }
   if (pads.empty()) pads.assign(2 * r, 0);
   if (pads.size() != 2 * r) return std::nullopt;
-  bool valid = true, same = true;
-  for (size_t d = 0; d < r; ++d) {
-    valid &= pads[d] == 0 && pads[d + r] == 0;
-    same &= k[d] % 2 == 1 && pads[d] == (k[d] - 1) / 2 && pads[d + r] == (k[d] - 1) / 2;
-  }
-  if (valid) return specs::Padding::kValid;
-  if (same) return specs::Padding::kSame;
-  return std::nullopt;
+  for (int64_t v : pads)
+    if (v < -kMaxWindow || v > kMaxWindow) return std::nullopt;
+  return pads;
 }
 
 specs::Params Defaults(specs::OpKind kind) { return specs::GetOp(kind).DefaultParams(); }
@@ -163,6 +176,22 @@ void ImportContext::AddSlice(int x, int64_t axis, int64_t start, int64_t end, in
   p[specs::ops::kSliceStart] = start;
   p[specs::ops::kSliceEnd] = end;
   Add(specs::OpKind::kSlice, p, {x}, {out});
+}
+
+int ImportContext::AddPad(int x, const std::vector<int64_t>& pads, bool edge, int out) {
+  if (pads.size() != 4) return kNoValue;
+  for (int64_t v : pads)
+    if (v < 0) return kNoValue;
+  specs::Params p = Defaults(specs::OpKind::kPad);
+  p[specs::ops::kPadTop] = pads[0];
+  p[specs::ops::kPadLeft] = pads[1];
+  p[specs::ops::kPadBottom] = pads[2];
+  p[specs::ops::kPadRight] = pads[3];
+  p[specs::ops::kPadMode] =
+      static_cast<int64_t>(edge ? specs::ops::PadMode::kEdge : specs::ops::PadMode::kZero);
+  const int y = out == kNoValue ? NewValue(g_->value(x).elem_type) : out;
+  Add(specs::OpKind::kPad, p, {x}, {y});
+  return y;
 }
 
 void ImportContext::AddReshape(int x, const std::vector<int64_t>& dims, int out) {

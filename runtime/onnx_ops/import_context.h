@@ -28,6 +28,12 @@ std::optional<specs::Padding> WindowPadding(const KernelContext& attrs,
                                             const std::vector<int64_t>& in_hw,
                                             const std::vector<int64_t>& k,
                                             const std::vector<int64_t>& strides);
+// The pads themselves (every axis' begin, then every axis' end) from `pads` or `auto_pad`;
+// nullopt for corrupt attributes.
+std::optional<std::vector<int64_t>> WindowPads(const KernelContext& attrs,
+                                               const std::vector<int64_t>& in_hw,
+                                               const std::vector<int64_t>& k,
+                                               const std::vector<int64_t>& strides);
 specs::Params Defaults(specs::OpKind kind);
 
 class ImportContext {
@@ -64,6 +70,10 @@ class ImportContext {
   void AddChannelScale(int x, int s, int axis, int out);
   // x's elements [start, end) along `axis` (slice) into `out`.
   void AddSlice(int x, int64_t axis, int64_t start, int64_t end, int out);
+  // x (an image) padded by `pads` (top, left, bottom, right) with zeros or its edge (pad) into
+  // `out` (kNoValue: a new value): the value written, or kNoValue where a pad is negative (a
+  // crop).
+  int AddPad(int x, const std::vector<int64_t>& pads, bool edge, int out = kNoValue);
   // x with `dims` (reshape) into `out`.
   void AddReshape(int x, const std::vector<int64_t>& dims, int out);
   // A view of value v with `dims`: the weight itself reshaped (a new small weight), or a reshape

@@ -2,6 +2,7 @@
 #include "runtime/onnx_ops/pooling_onnx.h"
 
 #include "onnx/onnx_pb.h"
+#include "specs/ops/pad.h"
 #include "specs/ops/pooling.h"
 
 namespace verisub::runtime {
@@ -20,20 +21,42 @@ void ImportWindowPool(ImportContext& c, bool max) {
   std::vector<int64_t> strides = attrs.AttrInts("strides");
   if (strides.empty()) strides = {1, 1};
   if (strides.size() != 2) return c.Fail();
-  auto pad = WindowPadding(attrs, {x.dims[2], x.dims[3]}, k, strides);
-  if (!pad) return c.Fail();
-  // ceil_mode rounds the output size up; where the windows tile the padded input exactly
-  // (SqueezeNet's 3x3/2 pools of 111, 55 and 27), up and down agree and it changes nothing.
-  if (attrs.AttrInt("ceil_mode", 0) != 0)
-    for (int d = 0; d < 2; ++d) {
-      const int64_t padded =
-          x.dims[2 + d] + (*pad == specs::Padding::kSame ? 2 * ((k[d] - 1) / 2) : 0);
-      if (padded < k[d] || (padded - k[d]) % strides[d] != 0) return c.Fail();
+  auto pads = WindowPads(attrs, {x.dims[2], x.dims[3]}, k, strides);
+  const Value& y = c.OutValue(0);
+  if (!pads || !y.StaticShape() || y.dims.size() != 4) return c.Fail();
+  // ceil_mode rounds the output size up: the last window may reach past the end pad, by `over`
+  // (where the windows tile the padded input exactly, SqueezeNet's 3x3/2 pools of 111, 55 and
+  // 27, it does not).
+  const bool ceil = attrs.AttrInt("ceil_mode", 0) != 0;
+  std::vector<int64_t> full = *pads;  // top, left, bottom, right with the overhang
+  bool over = false;
+  for (int d = 0; d < 2; ++d) {
+    const int64_t begin = full[d], end = full[d + 2], out = y.dims[2 + d];
+    const int64_t need = (out - 1) * strides[d] + k[d] - (x.dims[2 + d] + begin + end);
+    if (need > 0) {
+      if (!ceil) return c.Fail();
+      full[d + 2] += need;
+      over = true;
     }
+    // Every window holds an element of the image (ONNX drops a window wholly in the end pad).
+    if (begin >= k[d] || (out - 1) * strides[d] - begin >= x.dims[2 + d]) return c.Fail();
+  }
+  std::optional<specs::Padding> pad =
+      over ? std::nullopt : WindowPadding(attrs, {x.dims[2], x.dims[3]}, k, strides);
   // The spec's average divides by the full window, as count_include_pad=1 does.
-  if (!max && *pad == specs::Padding::kSame && (k[0] > 1 || k[1] > 1) &&
-      attrs.AttrInt("count_include_pad", 0) == 0)
+  const bool include_pad = attrs.AttrInt("count_include_pad", 0) != 0;
+  if (!max && pad == specs::Padding::kSame && (k[0] > 1 || k[1] > 1) && !include_pad)
     return c.Fail();
+  // Other pads before a valid window: a max pool's as copies of the edge (the maximum of a window
+  // over the image's edge is that of its part inside), an average pool's as zeros where they
+  // count (not past the end: ceil mode divides those windows by what they cover).
+  int input = c.InId(0);
+  if (!pad) {
+    if (!max && (over || !include_pad)) return c.Fail();
+    input = c.AddPad(input, full, /*edge=*/max);
+    if (input == kNoValue) return c.Fail();
+    pad = specs::Padding::kValid;
+  }
   OpKind kind = max ? OpKind::kPoolMax : OpKind::kPoolAvg;
   specs::Params p = Defaults(kind);
   p[ops::kPoolKernelH] = k[0];
@@ -42,7 +65,7 @@ void ImportWindowPool(ImportContext& c, bool max) {
   p[ops::kPoolStrideW] = strides[1];
   p[ops::kPoolPadding] = static_cast<int64_t>(*pad);
   p[ops::kPoolActivation] = static_cast<int64_t>(specs::Activation::kNone);
-  c.Add(kind, p, {c.InId(0)}, {c.Out(0)});
+  c.Add(kind, p, {input}, {c.Out(0)});
 }
 
 void ImportGlobalPool(ImportContext& c, bool max) {
@@ -70,11 +93,18 @@ Status ExportPool(ExportContext& c, const Node& n, bool max) {
                          p[ops::kPoolActivation]);
     return Status::Ok();
   }
-  auto* q = c.EmitWithActivation(max ? "MaxPool" : "AveragePool", n, c.InputNames(n),
-                                 p[ops::kPoolActivation]);
+  std::vector<int64_t> pads = {ph, pw, ph, pw};
+  std::vector<std::string> inputs = c.InputNames(n);
+  const auto mode = max ? ops::PadMode::kEdge : ops::PadMode::kZero;
+  if (auto folded = PadFoldedInto(c.graph(), n, static_cast<int64_t>(mode))) {
+    inputs[0] = c.Name(folded->input);
+    pads = folded->pads;
+  }
+  auto* q =
+      c.EmitWithActivation(max ? "MaxPool" : "AveragePool", n, inputs, p[ops::kPoolActivation]);
   c.AttrInts(q, "kernel_shape", {kh, kw});
   c.AttrInts(q, "strides", {p[ops::kPoolStrideH], p[ops::kPoolStrideW]});
-  c.AttrInts(q, "pads", {ph, pw, ph, pw});
+  c.AttrInts(q, "pads", pads);
   if (!max) c.AttrInt(q, "count_include_pad", 1);
   return Status::Ok();
 }

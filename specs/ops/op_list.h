@@ -56,4 +56,5 @@
   X(Select, select)              \
   X(ReduceSum, reduce_sum)       \
   X(ReduceMax, reduce_max)       \
-  X(Broadcast, broadcast)
+  X(Broadcast, broadcast)        \
+  X(Pad, pad)

@@ -302,7 +302,8 @@ TEST(CanonicalizeTest, ZeroPadsMoveIntoTheAveragePoolOrConvAfterThem) {
   b.Node("Identity", {"p3"}, {"t"});
   testing::SetInts(b.Node("MaxPool", {"p3"}, {"m"}), "kernel_shape", {3, 3});
   Graph g = ImportChecked(b.Bytes());
-  EXPECT_EQ(CountKind(g, "onnx:Pad"), 1);
+  EXPECT_EQ(CountKind(g, "onnx:Pad"), 0);
+  EXPECT_EQ(CountKind(g, "pad"), 1);  // the one that stays, as the spec's pad
   EXPECT_EQ(CountKind(g, "pool_avg"), 1);
   EXPECT_EQ(CountKind(g, "conv2d"), 1);
   EXPECT_EQ(CountKind(g, "pool_max"), 1);  // of the padded tensor, valid
@@ -421,19 +422,25 @@ TEST(CanonicalizeTest, NodesThatPassTheirInputThroughAreRemoved) {
 
 // SqueezeNet's ceil-mode max pools: where the windows tile the input exactly, rounding up
 // changes nothing and the pool maps; where it would add a window, it stays opaque.
-TEST(CanonicalizeTest, CeilModePoolsMapWhereTheWindowsTileTheInput) {
+// Ceil-mode max pools: where the windows tile the input (SqueezeNet's 3x3/2 of 111) the output
+// size is the floor's, a valid pool; where the last window overhangs (GoogLeNet's 3x3/2 of 112,
+// here 8) the overhang is a pad of edge copies before it. Both computed as ONNX's (ImportChecked).
+// A ceil-mode average pool that overhangs divides its last windows by what they cover: opaque.
+TEST(CanonicalizeTest, CeilModePoolsMapAnOverhangAsAnEdgePad) {
   ModelBuilder b;
   b.Input("x", {1, 4, 111, 111}).Input("y", {1, 4, 8, 8});
-  b.Output("a", {1, 4, 55, 55}).Output("b", {1, 4, 4, 4});
-  for (auto [in, out] : {std::pair<std::string, std::string>{"x", "a"}, {"y", "b"}}) {
-    auto& n = b.Node("MaxPool", {in}, {out});
+  b.Output("a", {1, 4, 55, 55}).Output("b", {1, 4, 4, 4}).Output("c", {1, 4, 4, 4});
+  for (auto [in, out] : {std::pair<std::string, std::string>{"x", "a"}, {"y", "b"}, {"y", "c"}}) {
+    auto& n = b.Node(out == "c" ? "AveragePool" : "MaxPool", {in}, {out});
     testing::SetInts(n, "kernel_shape", {3, 3});
     testing::SetInts(n, "strides", {2, 2});
     testing::SetInt(n, "ceil_mode", 1);
   }
   Graph g = ImportChecked(b.Bytes());
-  EXPECT_EQ(CountKind(g, "pool_max"), 1);
-  EXPECT_EQ(CountKind(g, "onnx:MaxPool"), 1);
+  EXPECT_EQ(CountKind(g, "pool_max"), 2);
+  EXPECT_EQ(CountKind(g, "onnx:MaxPool"), 0);
+  EXPECT_EQ(CountKind(g, "pad"), 1);
+  EXPECT_EQ(CountKind(g, "onnx:AveragePool"), 1);
 }
 
 // ShuffleNet-v2's channel split: two Slices of one tensor (the channel shuffle's reshape, which

@@ -70,16 +70,24 @@ TEST(OpMappingTest, ConvWithoutPadsIsValidAndDepthwiseIsDw) {
   EXPECT_EQ(g.node(0).params[specs::ops::kConvGroup], specs::kDepthwiseGroup);
 }
 
-TEST(OpMappingTest, ConvsTheSpecCannotExpressStayOpaque) {
-  // Asymmetric pads, an even kernel with padding, dilation: all opaque, still computed right.
-  for (const std::string& bytes :
-       {ConvModel({6, 4, 3, 3}, {1, 1, 0, 0}, {1, 1}, 1, true),
-        ConvModel({6, 4, 2, 2}, {1, 1, 1, 1}, {1, 1}, 1, false),
-        ConvModel({6, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1, false, {2, 2})}) {
+// Pads other than "same" and "valid" (asymmetric ones, an even kernel's) are a zero pad before a
+// valid convolution; dilation has no spec form and stays opaque. All computed right.
+TEST(OpMappingTest, ExplicitConvPadsBecomeAZeroPad) {
+  for (const std::string& bytes : {ConvModel({6, 4, 3, 3}, {1, 1, 0, 0}, {1, 1}, 1, true),
+                                   ConvModel({6, 4, 2, 2}, {1, 1, 1, 1}, {1, 1}, 1, false)}) {
     Graph g = ImportChecked(bytes);
-    EXPECT_EQ(CountKind(g, "onnx:Conv"), 1);
-    EXPECT_EQ(CountKind(g, "conv2d"), 0);
+    EXPECT_EQ(CountKind(g, "onnx:Conv"), 0);
+    ASSERT_EQ(CountKind(g, "conv2d"), 1);
+    ASSERT_EQ(CountKind(g, "pad"), 1);
+    for (int i = 0; i < g.num_nodes(); ++i)
+      if (g.node(i).op == specs::OpKind::kConv2d) {
+        EXPECT_EQ(g.node(i).params[specs::ops::kConvPadding],
+                  static_cast<int64_t>(specs::Padding::kValid));
+      }
   }
+  Graph dilated = ImportChecked(ConvModel({6, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1, false, {2, 2}));
+  EXPECT_EQ(CountKind(dilated, "onnx:Conv"), 1);
+  EXPECT_EQ(CountKind(dilated, "pad"), 0);
 }
 
 std::string BinaryModel(const std::string& op, std::vector<int64_t> bdims, bool b_is_weight) {
@@ -181,7 +189,14 @@ TEST(OpMappingTest, PoolsMapOnlyWithSpecPaddingSemantics) {
   // count_include_pad=0 divides border windows by fewer elements: opaque.
   EXPECT_EQ(CountKind(ImportChecked(PoolModel("AveragePool", {1, 1, 1, 1}, 0)), "onnx:AveragePool"),
             1);
-  EXPECT_EQ(CountKind(ImportChecked(PoolModel("MaxPool", {1, 1, 0, 0}, -1)), "onnx:MaxPool"), 1);
+  // Asymmetric pads: a max pool's as copies of the edge (the same maximum), an average pool's
+  // counted zeros as zeros, each before a valid window.
+  Graph max = ImportChecked(PoolModel("MaxPool", {1, 1, 0, 0}, -1));
+  EXPECT_EQ(CountKind(max, "pool_max"), 1);
+  EXPECT_EQ(CountKind(max, "pad"), 1);
+  Graph avg = ImportChecked(PoolModel("AveragePool", {1, 0, 0, 1}, 1));
+  EXPECT_EQ(CountKind(avg, "pool_avg"), 1);
+  EXPECT_EQ(CountKind(avg, "pad"), 1);
 }
 
 TEST(OpMappingTest, GemmWithTransposedWeightFoldsTheTranspose) {

@@ -1885,5 +1885,35 @@ TEST(DnnlOpsTest, ChannelSplitsOfOneImageAreViews) {
   }
 }
 
+// Explicit paddings import as the spec's pad before a valid window (AlexNet's 11x11/4 convolution
+// padded by 2, GoogLeNet's ceil-mode 3x3/2 max pool whose last window overhangs); the backend
+// folds each into its window's padding, and runs a pad no window reads (edge copies before a relu)
+// as a copy loop. Every layout computes what the reference does.
+TEST(DnnlOpsTest, SpecPadsFoldIntoTheWindowsThatReadThem) {
+  ModelBuilder b;
+  b.Input("x", {1, 3, 35, 35}).Output("y", {1, 8, 4, 4}).Output("e", {1, 3, 37, 38});
+  b.RandomWeight("w", {8, 3, 11, 11}, 1).Int64Weight("pads", {0, 0, 1, 2, 0, 0, 1, 1});
+  auto& conv = b.Node("Conv", {"x", "w"}, {"c"});
+  SetInts(conv, "pads", {2, 2, 2, 2});
+  SetInts(conv, "strides", {4, 4});
+  auto& pool = b.Node("MaxPool", {"c"}, {"y"});  // 8x8 -> 4x4: ceil((8 - 3) / 2) + 1
+  SetInts(pool, "kernel_shape", {3, 3});
+  SetInts(pool, "strides", {2, 2});
+  SetInt(pool, "ceil_mode", 1);
+  SetString(b.Node("Pad", {"x", "pads"}, {"p"}), "mode", "edge");
+  b.Node("Relu", {"p"}, {"e"});
+  auto g = ImportOnnxBytes(b.Bytes(), "explicit_pads");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "pad"), 3);
+  EXPECT_EQ(testing::CountKind(*g, "onnx:Conv") + testing::CountKind(*g, "onnx:MaxPool"), 0);
+  for (specs::Layout layout :
+       {specs::Layout::kPlain, specs::Layout::kNHWC, specs::Layout::kNCHW8c}) {
+    const std::string what = "explicit_pads " + std::string(specs::LayoutName(layout));
+    std::unique_ptr<PreparedModel> m = CheckInLayout(*g, layout, 9, what);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(StepsOf(*m, {"pad"}), 1) << what;  // the edge pad the relu reads
+  }
+}
+
 }  // namespace
 }  // namespace verisub::runtime
