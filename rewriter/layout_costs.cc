@@ -114,6 +114,20 @@ std::optional<double> ChannelPartsFactor(const Graph& g, const Node& n, Layout l
 
 }  // namespace
 
+bool SliceIsAView(const Graph& g, const Node& n, Layout l) {
+  if (n.op != OpKind::kSlice || n.inputs.size() != 1 || n.outputs.size() != 1) return false;
+  for (int o : g.outputs())
+    if (o == n.outputs[0]) return false;
+  const Value& x = g.value(n.inputs[0]);
+  const Value& y = g.value(n.outputs[0]);
+  if (!x.StaticShape() || !y.StaticShape()) return false;
+  std::vector<int64_t> offsets(x.dims.size(), 0);
+  const int64_t axis = n.params[specs::ops::kSliceAxis];
+  if (axis < 0 || axis >= static_cast<int64_t>(offsets.size())) return false;
+  offsets[axis] = n.params[specs::ops::kSliceStart];
+  return specs::ContiguousPieceOffset(x.dims, y.dims, offsets, l).has_value();
+}
+
 bool IsSpatialMean(const Graph& g, const Node& n) {
   if (!n.op || *n.op != OpKind::kReduceMean || n.inputs.size() != 1) return false;
   const auto* d = StaticDims(g.value(n.inputs[0]));
@@ -147,6 +161,11 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
       return std::nullopt;
     return scaled(1);
   }
+  // A slice that is a contiguous piece of its input (a channel split of one image, plain or on
+  // whole blocks) is a view.
+  if (inputs.size() == 1 && outputs.size() == 1 && inputs[0] == outputs[0] &&
+      SliceIsAView(g, n, outputs[0]))
+    return 0.0;
   if (plain) return scaled(1);
   if (!n.op) return std::nullopt;  // opaque: plain only
   const OpKind op = *n.op;

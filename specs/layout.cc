@@ -61,6 +61,30 @@ std::optional<std::vector<int64_t>> LayoutStrides(const std::vector<int64_t>& di
   return strides;
 }
 
+std::optional<int64_t> ContiguousPieceOffset(const std::vector<int64_t>& x_dims,
+                                             const std::vector<int64_t>& y_dims,
+                                             const std::vector<int64_t>& offsets, Layout l) {
+  const size_t rank = x_dims.size();
+  if (y_dims.size() != rank || offsets.size() != rank) return std::nullopt;
+  const int64_t block = LayoutChannelBlock(l);
+  if (l != Layout::kPlain && (block == 1 || rank != 4)) return std::nullopt;
+  // The first axis cut: every axis before it of extent 1, every axis after it whole.
+  size_t cut = 0;
+  while (cut < rank && y_dims[cut] == x_dims[cut]) ++cut;
+  if (cut == rank) return std::nullopt;
+  for (size_t k = 0; k < cut; ++k)
+    if (x_dims[k] != 1) return std::nullopt;
+  for (size_t k = cut + 1; k < rank; ++k)
+    if (y_dims[k] != x_dims[k] || offsets[k] != 0) return std::nullopt;
+  if (offsets[cut] < 0 || offsets[cut] + y_dims[cut] > x_dims[cut]) return std::nullopt;
+  if (block > 1 && (cut != 1 || offsets[1] % block != 0 || y_dims[1] % block != 0))
+    return std::nullopt;
+  // One image: a blocked layout's blocks of the cut channels lie as the plain layout's rows.
+  int64_t inner = 1;
+  for (size_t k = cut + 1; k < rank; ++k) inner *= x_dims[k];
+  return offsets[cut] * inner;
+}
+
 bool TransposeIsRelabeling(const std::vector<int64_t>& x_dims, Layout x_layout,
                            const std::vector<int>& perm, Layout y_layout) {
   if (perm.size() != x_dims.size()) return false;

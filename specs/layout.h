@@ -41,6 +41,14 @@ std::optional<std::vector<int64_t>> LayoutStrides(const std::vector<int64_t>& di
 bool TransposeIsRelabeling(const std::vector<int64_t>& x_dims, Layout x_layout,
                            const std::vector<int>& perm, Layout y_layout);
 
+// The offset in elements of y, the sub-tensor of x (`x_dims`) at `offsets` with `y_dims`, when y
+// stored in `l` is one contiguous piece of x stored in `l` (a split of one image along its
+// channels stored plain, or blocked with the piece on whole blocks: a backend runs it as a view
+// of x's buffer); nullopt otherwise, and where y is x.
+std::optional<int64_t> ContiguousPieceOffset(const std::vector<int64_t>& x_dims,
+                                             const std::vector<int64_t>& y_dims,
+                                             const std::vector<int64_t>& offsets, Layout l);
+
 // The layouts an operator's kernels accept for its inputs and produce for its outputs. The
 // reference kernels take plain only; a backend may accept more (it says so when asked).
 struct LayoutSupport {

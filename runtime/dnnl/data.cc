@@ -213,25 +213,11 @@ bool SubTensorInPlace(KernelBuilder& b, int x, int y, const memory::dims& offset
   const std::optional<specs::Layout> l = LayoutOf(xs.desc, xd);
   if (!l || !CutsAlongChannels(*l) || xs.desc.data_type() != b.OutputType(y)) return false;
   if (auto want = b.AssignedLayout(y); want && *want != *l) return false;
-  // Contiguous: the axes before the first cut one have extent 1, those after it are whole.
-  size_t cut = 0;
-  while (cut < xd.size() && yd[cut] == xd[cut]) ++cut;
-  if (cut == xd.size()) return false;  // y is x: not a split
-  for (size_t k = 0; k < cut; ++k)
-    if (xd[k] != 1) return false;
-  for (size_t k = cut + 1; k < xd.size(); ++k)
-    if (yd[k] != xd[k] || offsets[k] != 0) return false;
-  const int64_t block = specs::LayoutChannelBlock(*l);
-  if (block > 1 && (cut != 1 || offsets[1] % block != 0 || yd[1] % block != 0)) return false;
+  const std::optional<int64_t> at = specs::ContiguousPieceOffset(
+      xd, yd, std::vector<int64_t>(offsets.begin(), offsets.end()), *l);
   const std::optional<Desc> piece = LayoutDesc(yd, *l, xs.desc.data_type());
-  if (!piece) return false;
-  // The piece's first element, in bytes into x's buffer: the elements of the whole extents
-  // after the cut, times the offset along it (a blocked layout's blocks of the cut channels lie
-  // so too, one image being all of them).
-  int64_t inner = 1;
-  for (size_t k = cut + 1; k < xd.size(); ++k) inner *= xd[k];
-  const size_t bytes =
-      static_cast<size_t>(offsets[cut] * inner) * memory::data_type_size(xs.desc.data_type());
+  if (!at || !piece) return false;
+  const size_t bytes = static_cast<size_t>(*at) * memory::data_type_size(xs.desc.data_type());
   b.Alias(y, x, *piece);
   b.Place(y, x, bytes);
   return true;

@@ -142,6 +142,20 @@ TEST_F(LayoutCostsTest, ChannelSliceIsBlockedOnlyOnWholeBlocks) {
   EXPECT_FALSE(Cost(g, 1, {B16}, {B16}));  // offset 8: half a block
   EXPECT_TRUE(Cost(g, 1, {B8}, {B8}));
   EXPECT_TRUE(Cost(g, 2, {B16}, {B16}));  // along rows: every channel block whole
+
+  // Read by a relu rather than written out, the channel pieces of the one image are views of
+  // its buffer (free) where plain or on whole blocks; a copy elsewhere.
+  GraphBuilder v;
+  int y = v.Input("x", {1, 64, 8, 8});
+  v.Output(v.Op("relu", {v.Op("slice[axis=1,start=32,end=64]", {y})}));
+  v.Output(v.Op("relu", {v.Op("slice[axis=1,start=8,end=40]", {y})}));
+  runtime::Graph gv = v.Finish();
+  EXPECT_EQ(Cost(gv, 0, {P}, {P}), 0.0);
+  EXPECT_EQ(Cost(gv, 0, {B16}, {B16}), 0.0);
+  EXPECT_GT(Cost(gv, 0, {N}, {N}).value_or(0), 0.0);
+  EXPECT_EQ(Cost(gv, 2, {B8}, {B8}), 0.0);  // offset 8 of 8-channel blocks: whole blocks
+  EXPECT_EQ(Cost(gv, 2, {P}, {P}), 0.0);
+  EXPECT_GT(Cost(g, 0, {P}, {P}).value_or(0), 0.0);  // a graph output: copied
 }
 
 // A mean over the spatial axes runs as a global pooling in its input's layout (channel blocks

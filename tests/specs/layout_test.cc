@@ -37,4 +37,25 @@ TEST(LayoutTest, TransposesThatOnlyRenameDimensions) {
 }
 
 }  // namespace
+// A piece of one image along its channels is contiguous plain, and blocked on whole blocks; at
+// its offset in elements (the blocks of the cut channels lie as the plain layout's rows). Batches
+// of more than one image, channels-last, a cut inside a block, or a cut along a later axis of
+// more than one plane are not; nor is the whole tensor.
+TEST(LayoutTest, ContiguousPiecesOfOneImage) {
+  const std::vector<int64_t> x = {1, 64, 5, 7};
+  EXPECT_EQ(ContiguousPieceOffset(x, {1, 16, 5, 7}, {0, 32, 0, 0}, Layout::kPlain), 32 * 35);
+  EXPECT_EQ(ContiguousPieceOffset(x, {1, 16, 5, 7}, {0, 32, 0, 0}, Layout::kNCHW16c), 32 * 35);
+  EXPECT_EQ(ContiguousPieceOffset(x, {1, 8, 5, 7}, {0, 8, 0, 0}, Layout::kNCHW8c), 8 * 35);
+  EXPECT_FALSE(ContiguousPieceOffset(x, {1, 8, 5, 7}, {0, 8, 0, 0}, Layout::kNCHW16c));
+  EXPECT_FALSE(ContiguousPieceOffset(x, {1, 16, 5, 7}, {0, 32, 0, 0}, Layout::kNHWC));
+  EXPECT_FALSE(ContiguousPieceOffset({2, 64, 5, 7}, {2, 16, 5, 7}, {0, 32, 0, 0}, Layout::kPlain));
+  // Rows of a single plane are contiguous; the same rows of 64 planes are not.
+  EXPECT_EQ(ContiguousPieceOffset({1, 1, 5, 7}, {1, 1, 2, 7}, {0, 0, 3, 0}, Layout::kPlain), 21);
+  EXPECT_FALSE(ContiguousPieceOffset(x, {1, 64, 2, 7}, {0, 0, 3, 0}, Layout::kPlain));
+  EXPECT_FALSE(ContiguousPieceOffset(x, {1, 16, 2, 7}, {0, 0, 3, 0}, Layout::kPlain));
+  EXPECT_FALSE(ContiguousPieceOffset(x, x, {0, 0, 0, 0}, Layout::kPlain));
+  // A transformer's [1, tokens, 3 * d] split along its last axis: strided.
+  EXPECT_FALSE(ContiguousPieceOffset({1, 128, 96}, {1, 128, 32}, {0, 0, 32}, Layout::kPlain));
+}
+
 }  // namespace verisub::specs
