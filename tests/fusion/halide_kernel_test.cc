@@ -57,6 +57,29 @@ std::vector<double> RunKernel(const runtime::GeneratedKernel& kernel, const SubG
   return {out.begin(), out.end()};
 }
 
+// Compiles `lowered` (all of `g`) into a fresh cache and runs it on `g`'s random inputs (`seed`)
+// at each thread count: within `tolerance` (relative; 0: exactly) of what the sub-operator graph
+// evaluates to.
+void ExpectKernelComputesItsGraph(const runtime::Graph& g, const LoweredCluster& lowered,
+                                  uint64_t seed, double tolerance,
+                                  std::initializer_list<int> thread_counts) {
+  TempDir dir;
+  KernelCache compiled(In(dir.path()));
+  auto kernel = compiled.Get(lowered.graph, "test");
+  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+  const auto inputs = testing::ClusterInputs(g, lowered, runtime::testing::RandomInputs(g, seed));
+  auto want = EvaluateSubGraph(lowered.graph, inputs);
+  ASSERT_TRUE(want.ok());
+  for (int threads : thread_counts) {
+    omp_set_num_threads(threads);
+    const std::vector<double> got = RunKernel(**kernel, lowered.graph, inputs);
+    if (tolerance == 0.0)
+      EXPECT_EQ(got, *want) << threads;
+    else
+      EXPECT_LT(testing::MaxRelDiff(got, *want), tolerance) << threads;
+  }
+}
+
 TEST(HalideKernelTest, GeneratedKernelsEqualTheirSubOperatorGraphs) {
   TempDir dir;
   KernelCache cache(In(dir.path()));
@@ -214,14 +237,7 @@ TEST(HalideKernelTest, AChannelShuffleReadsItsPlanesDensely) {
   auto s = cache.Statement(lowered->graph);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_NE(s->find("x16"), std::string::npos) << *s;
-  TempDir dir;
-  KernelCache compiled(In(dir.path()));
-  auto kernel = compiled.Get(lowered->graph, "test");
-  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
-  const auto inputs = testing::ClusterInputs(*g, *lowered, runtime::testing::RandomInputs(*g, 3));
-  auto want = EvaluateSubGraph(lowered->graph, inputs);
-  ASSERT_TRUE(want.ok());
-  EXPECT_EQ(RunKernel(**kernel, lowered->graph, inputs), *want);
+  ExpectKernelComputesItsGraph(*g, *lowered, 3, 0.0, {1});
 }
 
 // A masked softmax as GPT-style exports write it: the scores reshaped to [heads, tokens^2], the
@@ -247,18 +263,7 @@ TEST(HalideKernelTest, AReshapeBeforeASoftmaxKeepsItsRowsParallel) {
   EXPECT_NE(s->find("halide_do_par_for"), std::string::npos) << *s;
   EXPECT_NE(task.find("vector_reduce(Max"), std::string::npos) << *s;
   EXPECT_NE(task.find("vector_reduce(Add"), std::string::npos) << *s;
-  TempDir dir;
-  KernelCache compiled(In(dir.path()));
-  auto kernel = compiled.Get(lowered->graph, "test");
-  ASSERT_TRUE(kernel.ok()) << kernel.status().message();
-  const auto inputs = testing::ClusterInputs(*g, *lowered, runtime::testing::RandomInputs(*g, 5));
-  auto want = EvaluateSubGraph(lowered->graph, inputs);
-  ASSERT_TRUE(want.ok());
-  for (int threads : {1, 2}) {
-    omp_set_num_threads(threads);
-    EXPECT_LT(testing::MaxRelDiff(RunKernel(**kernel, lowered->graph, inputs), *want), 2e-5)
-        << threads;
-  }
+  ExpectKernelComputesItsGraph(*g, *lowered, 5, 2e-5, {1, 2});
 
   auto group_norm = runtime::ParseGraphText(
       "input x [1,8,4,4]\n"
