@@ -19,7 +19,7 @@ const bench = require('./run_bench');
 
 const USAGE = `usage: fusion_bench.js --build DIR --ort-dir DIR [--threads 1,2] [--runs N]
                        [--rounds R] [--fusions library,subop,auto] [--doc FILE] [--json FILE]
-                       [--cpus LIST|last|none] MODEL.onnx...
+                       [--settle-ms N] [--profiles P] [--cpus LIST|last|none] MODEL.onnx...
   --build    the build folder (its session/verisub-run)
   --ort-dir  onnxruntime-node's folder (make ort)
   --threads  thread counts, comma-separated (default 1,2)
@@ -28,6 +28,10 @@ const USAGE = `usage: fusion_bench.js --build DIR --ort-dir DIR [--threads 1,2] 
   --fusions  the verisub-run columns, the first the baseline (default library,subop,auto)
   --doc      a Markdown file whose <!-- fusion-bench --> section gets the table
   --json     write the measurements here
+  --profiles profiles of each column, alternating; the memory-bound time is their median
+             (default 3)
+  --settle-ms  idle milliseconds before each timed run, so that the threads of the process that
+             ran last stop spinning (default 20 at more than one thread, 0 at one)
 ${bench.CPUS_USAGE}`;
 
 const {fail, count, walk} = require('./cli').cli('fusion_bench', USAGE);
@@ -36,7 +40,7 @@ const kLibraryKinds = /^(conv2d|conv2d_bias|matmul|onnx:(Conv|MatMul|Gemm|ConvTr
 
 function parseArgs(argv) {
   const o = {threads: [1, 2], runs: 10, rounds: 2, fusions: ['library', 'subop', 'auto'], models: [],
-             cpus: 'last'};
+             cpus: 'last', profiles: 3};
   walk(argv, (a, next) => {
     if (a === '--build') o.build = next();
     else if (a === '--ort-dir') o.ortDir = next();
@@ -47,6 +51,8 @@ function parseArgs(argv) {
     else if (a === '--doc') o.doc = next();
     else if (a === '--json') o.json = next();
     else if (a === '--cpus') o.cpus = bench.cpusArg(next(), fail);
+    else if (a === '--settle-ms') o.settleMs = count(a, next(), 0);
+    else if (a === '--profiles') o.profiles = count(a, next(), 1);
     else if (a.startsWith('--')) return false;
     else o.models.push(a);
     return true;
@@ -84,6 +90,11 @@ function profile(verisubRun, model, threads, fusion, check) {
   return p;
 }
 
+// Milliseconds of idle time before each timed run: --settle-ms, else 20 at more than one thread.
+function settleMs(o, threads) {
+  return o.settleMs !== undefined ? o.settleMs : threads > 1 ? 20 : 0;
+}
+
 async function timeModel(verisubRun, o, model, threads) {
   const served = ['--threads', String(threads), '--runs', '1', '--warmup', '3', '--serve'];
   const turns = ['ort', ...o.fusions];
@@ -107,6 +118,9 @@ async function timeModel(verisubRun, o, model, threads) {
     for (let k = 0; k < o.runs && Object.values(up).every((u) => u); ++k) {
       const shift = (k + round) % turns.length;
       for (const who of [...turns.slice(shift), ...turns.slice(0, shift)]) {
+        // Let the last process's threads stop spinning first (OpenMP's and ONNX Runtime's spin
+        // after a parallel region: on two cores they took half the machine from the next run).
+        if (settleMs(o, threads) > 0) await new Promise((r) => setTimeout(r, settleMs(o, threads)));
         try {
           got[who].push((await servers[who].run(1))[0]);
         } catch (e) {
@@ -160,9 +174,11 @@ function table(rows, o) {
              `(${o.fusions.length + 1} serving processes alternating run by run); above 1 the second engine ` +
              `named is faster; every verisub column with --layout dp. Columns with arrows: ` +
              `${o.fusions.join(' → ')}. Memory-bound ms: every profiled step but convolutions and ` +
-             `matmuls, timed in the run (one profile of 5 runs per column, so noisier than the ` +
-             `paired ratios). Check: every column against the reference backend, at the first ` +
-             `thread count.`);
+             `matmuls, timed in the run (the median of ${o.profiles} profiles of 5 runs per column, ` +
+             `the columns alternating; noisier than the paired ratios). Timed runs start after ` +
+             `${settleMs(o, 2)} ms idle at more than one thread (${settleMs(o, 1)} at one), so that ` +
+             `the last process's threads stop spinning. Check: every column against the reference ` +
+             `backend, at the first thread count.`);
   return lines.join('\n');
 }
 
@@ -178,8 +194,18 @@ async function main() {
       process.stderr.write(`[${rows.length + 1}/${o.models.length * o.threads.length}] ${name} ` +
                            `at ${threads} thread(s) (${((Date.now() - start) / 60000).toFixed(1)} min)\n`);
       const check = threads === o.threads[0];
+      // Each column profiled o.profiles times, the columns alternating; its memory-bound time is
+      // the median of those (one process's profile drifts with the machine as much as the
+      // kernels differ).
       const profiles = {};
-      for (const c of o.fusions) profiles[c] = profile(verisubRun, model, threads, c, check);
+      const memory = Object.fromEntries(o.fusions.map((c) => [c, []]));
+      for (let k = 0; k < o.profiles; ++k)
+        for (const c of o.fusions) {
+          const p = profile(verisubRun, model, threads, c, check && k === 0);
+          if (k === 0) profiles[c] = p;
+          memory[c].push(p.memoryMs);
+        }
+      for (const c of o.fusions) profiles[c].memoryMs = bench.median(memory[c]);
       const time = await timeModel(verisubRun, o, model, threads);
       rows.push({model: name, threads, profiles, time});
       const said = o.fusions.slice(1).map(
