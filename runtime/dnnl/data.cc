@@ -400,57 +400,6 @@ Status SpecSliceKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status EmitPadLoop(KernelBuilder& b, int x, int y, const std::string& mode, float value,
-                   const std::vector<int64_t>& begin, const std::vector<int64_t>& end);
-
-// ONNX Pad in every mode of the opsets we import (constant with any value, reflect, edge) and
-// any rank, negative pads (crops) included: a host loop over the output's rows, each a copy of its
-// source row's interior with the border elements mapped per axis. Style-transfer networks
-// reflect-pad before every convolution (twelve in Johnson et al.'s, 114 of 177 ms on the reference
-// kernel).
-Status PadKernel(KernelBuilder& b) {
-  const Node& n = b.node();
-  if (!n.onnx || n.inputs.empty() || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) ||
-      !b.Dnnl(n.outputs[0]) || b.OutputType(n.outputs[0]) != memory::data_type::f32)
-    return Unimplemented("pad: inputs");
-  const int x = n.inputs[0], y = n.outputs[0];
-  const std::vector<int64_t> xd = b.dims(x), yd = b.dims(y);
-  const int64_t rank = static_cast<int64_t>(xd.size());
-  if (rank < 1 || static_cast<int64_t>(yd.size()) != rank) return Unimplemented("pad: rank");
-  // The pads and the value as the reference kernel reads them, where they are constants.
-  auto constant = [&](size_t k) {
-    return k < n.inputs.size() && n.inputs[k] != kNoValue ? b.constant(n.inputs[k]) : nullptr;
-  };
-  if (b.Opset() >= 11 && (!constant(1) || !IsIntegerType(constant(1)->elem_type) ||
-                          (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !constant(2))))
-    return Unimplemented("pad: pads or value are not constant");
-  const HostTensor unread;  // the data: ParsePad reads the pads and the value only
-  KernelContext ctx(*n.onnx, b.Opset(), {&unread, constant(1), constant(2)});
-  StatusOr<PadParams> params = ParsePad(ctx, rank);
-  if (!params.ok()) return Unimplemented(params.status().message());
-  const std::vector<int64_t> begin(params->pads.begin(), params->pads.begin() + rank),
-      end(params->pads.begin() + rank, params->pads.end());
-  return EmitPadLoop(b, x, y, params->mode, static_cast<float>(params->value), begin, end);
-}
-
-// The spec's pad (zeros or edge copies around an image) on the same loop; a pad a window reads
-// is folded into that window instead (fusion.cc).
-Status SpecPadKernel(KernelBuilder& b) {
-  namespace ops = specs::ops;
-  const Node& n = b.node();
-  if (n.inputs.size() != 1 || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) ||
-      !b.Dnnl(n.outputs[0]) || b.OutputType(n.outputs[0]) != memory::data_type::f32 ||
-      b.dims(n.inputs[0]).size() != 4)
-    return Unimplemented("pad: inputs");
-  const specs::Params& p = n.params;
-  const bool edge = p[ops::kPadMode] == static_cast<int64_t>(ops::PadMode::kEdge);
-  return EmitPadLoop(b, n.inputs[0], n.outputs[0], edge ? "edge" : "constant", 0.f,
-                     {0, 0, p[ops::kPadTop], p[ops::kPadLeft]},
-                     {0, 0, p[ops::kPadBottom], p[ops::kPadRight]});
-}
-
 // y = x padded by `begin` and `end` per axis in `mode` (constant `value`, reflect or edge).
 Status EmitPadLoop(KernelBuilder& b, int x, int y, const std::string& mode, float value,
                    const std::vector<int64_t>& begin, const std::vector<int64_t>& end) {
@@ -513,6 +462,54 @@ Status EmitPadLoop(KernelBuilder& b, int x, int y, const std::string& mode, floa
       {src}, {y});
   return Status::Ok();
 }
+
+// ONNX Pad in every mode of the opsets we import (constant with any value, reflect, edge) and
+// any rank, negative pads (crops) included: a host loop over the output's rows, each a copy of its
+// source row's interior with the border elements mapped per axis. Style-transfer networks
+// reflect-pad before every convolution (twelve in Johnson et al.'s, 114 of 177 ms on the reference
+// kernel).
+Status PadKernel(KernelBuilder& b) {
+  const Node& n = b.node();
+  if (!n.onnx || n.inputs.empty() || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) ||
+      !b.Dnnl(n.outputs[0]) || b.OutputType(n.outputs[0]) != memory::data_type::f32)
+    return Unimplemented("pad: inputs");
+  const int x = n.inputs[0], y = n.outputs[0];
+  const std::vector<int64_t> xd = b.dims(x), yd = b.dims(y);
+  const int64_t rank = static_cast<int64_t>(xd.size());
+  if (rank < 1 || static_cast<int64_t>(yd.size()) != rank) return Unimplemented("pad: rank");
+  // The pads and the value as the reference kernel reads them, where they are constants.
+  auto constant = [&](size_t k) {
+    return k < n.inputs.size() && n.inputs[k] != kNoValue ? b.constant(n.inputs[k]) : nullptr;
+  };
+  if (b.Opset() >= 11 && (!constant(1) || !IsIntegerType(constant(1)->elem_type) ||
+                          (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !constant(2))))
+    return Unimplemented("pad: pads or value are not constant");
+  const HostTensor unread;  // the data: ParsePad reads the pads and the value only
+  KernelContext ctx(*n.onnx, b.Opset(), {&unread, constant(1), constant(2)});
+  StatusOr<PadParams> params = ParsePad(ctx, rank);
+  if (!params.ok()) return Unimplemented(params.status().message());
+  const std::vector<int64_t> begin(params->pads.begin(), params->pads.begin() + rank),
+      end(params->pads.begin() + rank, params->pads.end());
+  return EmitPadLoop(b, x, y, params->mode, static_cast<float>(params->value), begin, end);
+}
+
+// The spec's pad (zeros or edge copies around an image) on the same loop; a pad a window reads
+// is folded into that window instead (fusion.cc).
+Status SpecPadKernel(KernelBuilder& b) {
+  namespace ops = specs::ops;
+  const Node& n = b.node();
+  if (n.inputs.size() != 1 || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) ||
+      !b.Dnnl(n.outputs[0]) || b.OutputType(n.outputs[0]) != memory::data_type::f32 ||
+      b.dims(n.inputs[0]).size() != 4)
+    return Unimplemented("pad: inputs");
+  const specs::Params& p = n.params;
+  const bool edge = p[ops::kPadMode] == static_cast<int64_t>(ops::PadMode::kEdge);
+  return EmitPadLoop(b, n.inputs[0], n.outputs[0], edge ? "edge" : "constant", 0.f,
+                     {0, 0, p[ops::kPadTop], p[ops::kPadLeft]},
+                     {0, 0, p[ops::kPadBottom], p[ops::kPadRight]});
+}
+
+}  // namespace
 
 void AddDataKernels(KernelRegistry* r) {
   r->Add("onnx:Pad", PadKernel);
