@@ -114,8 +114,12 @@ std::optional<double> ChannelPartsFactor(const Graph& g, const Node& n, Layout l
 
 }  // namespace
 
-bool SliceIsAView(const Graph& g, const Node& n, Layout l) {
-  if (n.op != OpKind::kSlice || n.inputs.size() != 1 || n.outputs.size() != 1) return false;
+bool SliceIsAView(const Graph& g, const Node& n, std::span<const Layout> inputs,
+                  std::span<const Layout> outputs) {
+  if (n.op != OpKind::kSlice || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+      inputs.size() != 1 || outputs.size() != 1 || inputs[0] != outputs[0])
+    return false;
+  const Layout l = outputs[0];
   for (int o : g.outputs())
     if (o == n.outputs[0]) return false;
   const Value& x = g.value(n.inputs[0]);
@@ -163,9 +167,7 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
   }
   // A slice that is a contiguous piece of its input (a channel split of one image, plain or on
   // whole blocks) is a view.
-  if (inputs.size() == 1 && outputs.size() == 1 && inputs[0] == outputs[0] &&
-      SliceIsAView(g, n, outputs[0]))
-    return 0.0;
+  if (SliceIsAView(g, n, inputs, outputs)) return 0.0;
   if (plain) return scaled(1);
   if (!n.op) return std::nullopt;  // opaque: plain only
   const OpKind op = *n.op;

@@ -85,9 +85,7 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
       return 0.0;
   }
   // A slice that is a contiguous piece of its input in their common layout: a view.
-  if (inputs.size() == 1 && outputs.size() == 1 && inputs[0] == outputs[0] &&
-      SliceIsAView(g, node, outputs[0]))
-    return 0.0;
+  if (SliceIsAView(g, node, inputs, outputs)) return 0.0;
   const std::string key = NodeQuery(g, node).Key();
   // ONNX pools the spec has no operator for (ceil mode, count_include_pad): oneDNN runs them in
   // any image layout like the spec pools, so they get the same choices, measured; the key

@@ -623,9 +623,7 @@ int CanonicalizeOnnxForms(Graph* g) {
 }
 
 std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& p) {
-  if (p.op == OpKind::kPad &&
-      p.params[specs::ops::kPadMode] == static_cast<int64_t>(specs::ops::PadMode::kZero))
-    return SpecPads(p);
+  if (p.op == OpKind::kPad) return SpecPads(p, specs::ops::PadMode::kZero);
   if (!p.opaque() || !p.domain.empty() || p.op_type != "Pad" || p.inputs.size() < 2 ||
       p.inputs[1] == kNoValue || g.DefaultOpset() < 11)
     return std::nullopt;
@@ -645,10 +643,9 @@ std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& 
   return std::vector<int64_t>{v[2], v[3], v[6], v[7]};
 }
 
-std::vector<int64_t> SpecPads(const Node& pad) {
-  namespace ops = specs::ops;
-  return {pad.params[ops::kPadTop], pad.params[ops::kPadLeft], pad.params[ops::kPadBottom],
-          pad.params[ops::kPadRight]};
+std::optional<std::vector<int64_t>> SpecPads(const Node& n, specs::ops::PadMode mode) {
+  if (n.op != OpKind::kPad || specs::ops::PadModeOf(n.params) != mode) return std::nullopt;
+  return specs::ops::PadAmounts(n.params);
 }
 
 int FusePatterns(Graph* g) { return PatternFuser(g).Run(); }

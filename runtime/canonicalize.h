@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "runtime/graph.h"
+#include "specs/ops/pad.h"
 #include "specs/params.h"
 
 namespace verisub::runtime {
@@ -40,8 +41,8 @@ std::optional<PixelShuffleForm> PixelShuffle(const std::string& mode,
 // w end); nullopt for any other node.
 // A spec pad of zeros (mode zero) counts too.
 std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& pad);
-// A spec pad's pads in the same order (top, left, bottom, right).
-std::vector<int64_t> SpecPads(const Node& pad);
+// The pads (top, left, bottom, right) of a spec pad of `mode`; nullopt for any other node.
+std::optional<std::vector<int64_t>> SpecPads(const Node& n, specs::ops::PadMode mode);
 
 // After mapping: x * sigmoid(x) becomes silu(x); PyTorch's exact GELU decomposition
 // (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x), and the tanh

@@ -502,11 +502,10 @@ Status SpecPadKernel(KernelBuilder& b) {
       !b.Dnnl(n.outputs[0]) || b.OutputType(n.outputs[0]) != memory::data_type::f32 ||
       b.dims(n.inputs[0]).size() != 4)
     return Unimplemented("pad: inputs");
-  const specs::Params& p = n.params;
-  const bool edge = p[ops::kPadMode] == static_cast<int64_t>(ops::PadMode::kEdge);
+  const std::vector<int64_t> a = ops::PadAmounts(n.params);
+  const bool edge = ops::PadModeOf(n.params) == ops::PadMode::kEdge;
   return EmitPadLoop(b, n.inputs[0], n.outputs[0], edge ? "edge" : "constant", 0.f,
-                     {0, 0, p[ops::kPadTop], p[ops::kPadLeft]},
-                     {0, 0, p[ops::kPadBottom], p[ops::kPadRight]});
+                     {0, 0, a[0], a[1]}, {0, 0, a[2], a[3]});
 }
 
 }  // namespace

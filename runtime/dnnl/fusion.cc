@@ -454,14 +454,8 @@ FusionPlan PlanFusion(const Graph& g) {
       int p = producer[n.inputs[0]];
       if (p >= 0 && plan.group_of[p] < 0 && sole_reader(n.inputs[0]) == i &&
           g.value(n.inputs[0]).dims.size() == 4) {
-        const Node& pn = g.node(p);
-        if (max_pool) {
-          if (pn.op == OpKind::kPad &&
-              pn.params[specs::ops::kPadMode] == static_cast<int64_t>(specs::ops::PadMode::kEdge))
-            extra = SpecPads(pn);
-        } else {
-          extra = ZeroSpatialPads(g, pn);
-        }
+        extra = max_pool ? SpecPads(g.node(p), specs::ops::PadMode::kEdge)
+                         : ZeroSpatialPads(g, g.node(p));
         if (extra) pad_node = p;
       }
     }

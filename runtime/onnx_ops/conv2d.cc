@@ -33,7 +33,7 @@ void ImportConv(ImportContext& c) {
   if (!pad) {
     auto pads = WindowPads(attrs, {x.dims[2], x.dims[3]}, k, strides);
     if (!pads) return c.Fail();
-    input = c.AddPad(input, {(*pads)[0], (*pads)[1], (*pads)[2], (*pads)[3]}, /*edge=*/false);
+    input = c.AddPad(input, *pads, /*edge=*/false);
     if (input == kNoValue) return c.Fail();
     pad = specs::Padding::kValid;
   }
@@ -63,7 +63,7 @@ Status ExportConvNode(ExportContext& c, const Node& n) {
   int64_t ph = same ? (kh - 1) / 2 : 0, pw = same ? (kw - 1) / 2 : 0;
   std::vector<int64_t> pads = {ph, pw, ph, pw};
   std::vector<std::string> inputs = c.InputNames(n);
-  if (auto folded = PadFoldedInto(c.graph(), n, static_cast<int64_t>(ops::PadMode::kZero))) {
+  if (auto folded = c.PadFoldedInto(n)) {
     inputs[0] = c.Name(folded->input);
     pads = folded->pads;
   }

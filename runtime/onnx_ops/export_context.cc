@@ -2,6 +2,7 @@
 #include "runtime/onnx_ops/export_context.h"
 
 #include "onnx/onnx_pb.h"
+#include "runtime/canonicalize.h"
 #include "runtime/onnx_ops/op_table.h"
 #include "runtime/tensor_proto.h"
 #include "specs/evaluate.h"
@@ -27,44 +28,39 @@ int64_t WindowPaddingParam(const Node& n) {
 
 // The pad mode a window takes as its own padding: zeros for a convolution and an average (the
 // spec's average counts them), edge copies for a max.
-int64_t FoldableMode(const Node& window) {
-  return static_cast<int64_t>(window.op == specs::OpKind::kPoolMax ? specs::ops::PadMode::kEdge
-                                                                   : specs::ops::PadMode::kZero);
+specs::ops::PadMode FoldableMode(const Node& window) {
+  return window.op == specs::OpKind::kPoolMax ? specs::ops::PadMode::kEdge
+                                              : specs::ops::PadMode::kZero;
 }
 
 }  // namespace
 
-std::optional<FoldedPad> PadFoldedInto(const Graph& g, const Node& window, int64_t mode) {
-  if (WindowPaddingParam(window) != static_cast<int64_t>(specs::Padding::kValid) ||
-      window.inputs.empty() || window.inputs[0] == kNoValue || FoldableMode(window) != mode)
-    return std::nullopt;
-  const int v = window.inputs[0];
-  for (int o : g.outputs())
-    if (o == v) return std::nullopt;
-  int producer = -1, readers = 0;
-  for (int i = 0; i < g.num_nodes(); ++i) {
-    for (int u : g.node(i).inputs) readers += u == v;
-    for (int u : g.node(i).outputs)
-      if (u == v) producer = i;
-  }
-  if (producer < 0 || readers != 1) return std::nullopt;
-  const Node& pad = g.node(producer);
-  if (pad.op != specs::OpKind::kPad || pad.params[specs::ops::kPadMode] != mode)
-    return std::nullopt;
-  namespace ops = specs::ops;
-  return FoldedPad{pad.inputs[0],
-                   {pad.params[ops::kPadTop], pad.params[ops::kPadLeft],
-                    pad.params[ops::kPadBottom], pad.params[ops::kPadRight]}};
+void ExportContext::IndexReaders() const {
+  if (!producer_.empty()) return;
+  producer_ = g_.Producers();
+  sole_reader_ = g_.SoleReaders();
 }
 
-bool PadFoldsIntoItsWindow(const Graph& g, const Node& pad) {
+std::optional<FoldedPad> ExportContext::PadFoldedInto(const Node& window) const {
+  if (WindowPaddingParam(window) != static_cast<int64_t>(specs::Padding::kValid) ||
+      window.inputs.empty() || window.inputs[0] == kNoValue)
+    return std::nullopt;
+  IndexReaders();
+  const int v = window.inputs[0];
+  if (sole_reader_[v] < 0 || producer_[v] < 0) return std::nullopt;
+  const std::optional<std::vector<int64_t>> pads =
+      SpecPads(g_.node(producer_[v]), FoldableMode(window));
+  if (!pads) return std::nullopt;
+  return FoldedPad{g_.node(producer_[v]).inputs[0], *pads};
+}
+
+bool ExportContext::PadFoldsIntoItsWindow(const Node& pad) const {
   if (pad.op != specs::OpKind::kPad || pad.outputs.size() != 1) return false;
-  for (int i = 0; i < g.num_nodes(); ++i) {
-    const Node& n = g.node(i);
-    if (!n.inputs.empty() && n.inputs[0] == pad.outputs[0] && !n.opaque())
-      return PadFoldedInto(g, n, pad.params[specs::ops::kPadMode]).has_value();
-  }
-  return false;
+  IndexReaders();
+  const int r = sole_reader_[pad.outputs[0]];
+  if (r < 0) return false;
+  const Node& window = g_.node(r);
+  return window.inputs[0] == pad.outputs[0] && PadFoldedInto(window).has_value();
 }
 
 ExportContext::ExportContext(const Graph& g, onnx::GraphProto* gp, int64_t opset)

@@ -21,15 +21,11 @@ namespace verisub::runtime {
 
 // A spec pad a window writes as its own pads (ONNX's Conv, MaxPool and AveragePool take
 // asymmetric ones; ONNX Runtime would run a Pad node of its own before a max pool): the pad's
-// input and pads (top, left, bottom, right), where `window` (a conv2d or pool of valid padding)
-// reads the output of a pad of `mode` that nothing else reads and that is no graph output.
+// input and its pads (top, left, bottom, right).
 struct FoldedPad {
   int input;
   std::vector<int64_t> pads;
 };
-std::optional<FoldedPad> PadFoldedInto(const Graph& g, const Node& window, int64_t mode);
-// Whether pad node `pad` is so folded into its reader (and is written by it, not on its own).
-bool PadFoldsIntoItsWindow(const Graph& g, const Node& pad);
 
 class ExportContext {
  public:
@@ -58,6 +54,13 @@ class ExportContext {
   onnx::NodeProto* EmitWithActivation(const std::string& op_type, const Node& n,
                                       std::vector<std::string> inputs, int64_t act);
 
+  // The pad `window` (a conv2d or pool of valid padding) writes as its own: where it reads the
+  // output of a spec pad that nothing else reads and that is no graph output, of the mode the
+  // window takes (zeros for a convolution or an average, edge copies for a max).
+  std::optional<FoldedPad> PadFoldedInto(const Node& window) const;
+  // Whether pad node `pad` is so folded into its reader (and written by it, not on its own).
+  bool PadFoldsIntoItsWindow(const Node& pad) const;
+
   static void AttrInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v);
   static void AttrInt(onnx::NodeProto* n, const std::string& name, int64_t v);
   static void AttrFloat(onnx::NodeProto* n, const std::string& name, float v);
@@ -65,6 +68,9 @@ class ExportContext {
 
  private:
   const Graph& g_;
+  // The graph's producers and sole readers, found once, when a window first asks (PadFoldedInto).
+  void IndexReaders() const;
+  mutable std::vector<int> producer_, sole_reader_;
   onnx::GraphProto* gp_;
   int64_t opset_;
   std::unordered_set<std::string> names_;

@@ -182,13 +182,8 @@ int ImportContext::AddPad(int x, const std::vector<int64_t>& pads, bool edge, in
   if (pads.size() != 4) return kNoValue;
   for (int64_t v : pads)
     if (v < 0) return kNoValue;
-  specs::Params p = Defaults(specs::OpKind::kPad);
-  p[specs::ops::kPadTop] = pads[0];
-  p[specs::ops::kPadLeft] = pads[1];
-  p[specs::ops::kPadBottom] = pads[2];
-  p[specs::ops::kPadRight] = pads[3];
-  p[specs::ops::kPadMode] =
-      static_cast<int64_t>(edge ? specs::ops::PadMode::kEdge : specs::ops::PadMode::kZero);
+  const specs::Params p =
+      specs::ops::PadParams(pads, edge ? specs::ops::PadMode::kEdge : specs::ops::PadMode::kZero);
   const int y = out == kNoValue ? NewValue(g_->value(x).elem_type) : out;
   Add(specs::OpKind::kPad, p, {x}, {y});
   return y;

@@ -46,14 +46,13 @@ void RegisterPad(OnnxOpTable* table) {
   namespace ops = specs::ops;
   table->AddImport("Pad", ImportPad);
   table->SetExport(specs::OpKind::kPad, [](ExportContext& c, const Node& n) {
-    if (PadFoldsIntoItsWindow(c.graph(), n)) return Status::Ok();  // its window writes it
-    const specs::Params& p = n.params;
-    const std::vector<int64_t> pads = {0, 0, p[ops::kPadTop],    p[ops::kPadLeft],
-                                       0, 0, p[ops::kPadBottom], p[ops::kPadRight]};
+    if (c.PadFoldsIntoItsWindow(n)) return Status::Ok();  // its window writes it
+    const std::vector<int64_t> a = ops::PadAmounts(n.params);
+    const std::vector<int64_t> pads = {0, 0, a[0], a[1], 0, 0, a[2], a[3]};
     std::vector<std::string> in = c.InputNames(n);
     if (c.opset() >= 11) in.push_back(c.Int64s(pads, n.name + "_pads"));
     auto* pad = c.Emit("Pad", n.name, in, {c.Name(n.outputs[0])});
-    const bool edge = p[ops::kPadMode] == static_cast<int64_t>(ops::PadMode::kEdge);
+    const bool edge = ops::PadModeOf(n.params) == ops::PadMode::kEdge;
     c.AttrString(pad, "mode", edge ? "edge" : "constant");
     if (c.opset() < 11) c.AttrInts(pad, c.opset() < 2 ? "paddings" : "pads", pads);
     return Status::Ok();

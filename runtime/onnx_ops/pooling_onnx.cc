@@ -41,29 +41,30 @@ void ImportWindowPool(ImportContext& c, bool max) {
     // Every window holds an element of the image (ONNX drops a window wholly in the end pad).
     if (begin >= k[d] || (out - 1) * strides[d] - begin >= x.dims[2 + d]) return c.Fail();
   }
-  std::optional<specs::Padding> pad =
-      over ? std::nullopt : WindowPadding(attrs, {x.dims[2], x.dims[3]}, k, strides);
+  // The window's own padding where same or valid state it (not with an overhang).
+  std::optional<specs::Padding> own;
+  if (!over) own = WindowPadding(attrs, {x.dims[2], x.dims[3]}, k, strides);
   // The spec's average divides by the full window, as count_include_pad=1 does.
   const bool include_pad = attrs.AttrInt("count_include_pad", 0) != 0;
-  if (!max && pad == specs::Padding::kSame && (k[0] > 1 || k[1] > 1) && !include_pad)
+  if (!max && own == specs::Padding::kSame && (k[0] > 1 || k[1] > 1) && !include_pad)
     return c.Fail();
   // Other pads before a valid window: a max pool's as copies of the edge (the maximum of a window
   // over the image's edge is that of its part inside), an average pool's as zeros where they
   // count (not past the end: ceil mode divides those windows by what they cover).
   int input = c.InId(0);
-  if (!pad) {
+  if (!own) {
     if (!max && (over || !include_pad)) return c.Fail();
     input = c.AddPad(input, full, /*edge=*/max);
     if (input == kNoValue) return c.Fail();
-    pad = specs::Padding::kValid;
   }
+  const specs::Padding pad = own.value_or(specs::Padding::kValid);
   OpKind kind = max ? OpKind::kPoolMax : OpKind::kPoolAvg;
   specs::Params p = Defaults(kind);
   p[ops::kPoolKernelH] = k[0];
   p[ops::kPoolKernelW] = k[1];
   p[ops::kPoolStrideH] = strides[0];
   p[ops::kPoolStrideW] = strides[1];
-  p[ops::kPoolPadding] = static_cast<int64_t>(*pad);
+  p[ops::kPoolPadding] = static_cast<int64_t>(pad);
   p[ops::kPoolActivation] = static_cast<int64_t>(specs::Activation::kNone);
   c.Add(kind, p, {input}, {c.Out(0)});
 }
@@ -95,8 +96,7 @@ Status ExportPool(ExportContext& c, const Node& n, bool max) {
   }
   std::vector<int64_t> pads = {ph, pw, ph, pw};
   std::vector<std::string> inputs = c.InputNames(n);
-  const auto mode = max ? ops::PadMode::kEdge : ops::PadMode::kZero;
-  if (auto folded = PadFoldedInto(c.graph(), n, static_cast<int64_t>(mode))) {
+  if (auto folded = c.PadFoldedInto(n)) {
     inputs[0] = c.Name(folded->input);
     pads = folded->pads;
   }

@@ -15,6 +15,21 @@ enum class PadMode : int64_t { kZero = 0, kEdge = 1 };
 
 OpSpec PadSpec();
 
+// A pad's amounts (top, left, bottom, right) and mode from its parameters, and back.
+inline std::vector<int64_t> PadAmounts(const Params& p) {
+  return {p[kPadTop], p[kPadLeft], p[kPadBottom], p[kPadRight]};
+}
+inline PadMode PadModeOf(const Params& p) { return static_cast<PadMode>(p[kPadMode]); }
+inline Params PadParams(const std::vector<int64_t>& amounts, PadMode mode) {
+  Params p;
+  p[kPadTop] = amounts[0];
+  p[kPadLeft] = amounts[1];
+  p[kPadBottom] = amounts[2];
+  p[kPadRight] = amounts[3];
+  p[kPadMode] = static_cast<int64_t>(mode);
+  return p;
+}
+
 template <class S>
 void PadKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* const* in,
                Tensor<typename S::Elem>* out) {
@@ -22,7 +37,7 @@ void PadKernel(const S& s, const Params& p, const Tensor<typename S::Elem>* cons
   const Shape& xs = x.shape();
   const Shape& ys = out[0].shape();
   const int64_t top = p[kPadTop], left = p[kPadLeft];
-  const bool edge = p[kPadMode] == static_cast<int64_t>(PadMode::kEdge);
+  const bool edge = PadModeOf(p) == PadMode::kEdge;
   out[0].data.assign(ys.NumElements(), s.Zero());
   for (int64_t nc = 0; nc < xs[0] * xs[1]; ++nc)
     for (int64_t i = 0; i < ys[2]; ++i)
