@@ -546,6 +546,110 @@ bool PassesThrough(const Graph& g, const Node& n) {
 
 // Drops the nodes PassesThrough recognizes, when no one reads their other outputs (a Dropout's
 // mask) and their output is not a graph output. Returns the number dropped.
+// Whether constant `v` holds one number or one per column of an [.., cols] result: a scalar, or
+// ones before a last dimension of `cols` (b_scale, b_zero_point and bias of a quantized matmul).
+bool PerColumnOrOne(const Graph& g, int v, int64_t cols) {
+  if (v == kNoValue || !g.value(v).constant) return false;
+  const std::vector<int64_t>& d = g.value(v).constant->dims;
+  const int64_t n = CountElements(d);
+  if (n == 1) return true;
+  return !d.empty() && d.back() == cols && n == cols;
+}
+
+// ONNX Runtime's dynamically quantized matmul as quantize_dynamic writes it:
+//   DynamicQuantizeLinear(x) -> q, s, z;  MatMulInteger(q, W, z[, W_zero]) -> p;
+//   Cast(p, to=float) -> f;  Mul(s, W_scale) -> c;  Mul(f, c) -> y  [; Add(y, bias)]
+// with W, W_zero, W_scale and bias constants (W 2-D 8-bit; the others one number or one per
+// column), f and p read only there: one DynamicQuantizeMatMul(x, W, W_scale, W_zero[, bias]) of
+// ONNX Runtime's contrib domain, which the oneDNN backend runs as one int8 matmul and export
+// writes out again. The quantizer's other readers keep it; it goes when the last one is rewritten.
+int RewriteDynamicQuantizeMatMul(Graph* g) {
+  const std::vector<int> producer = g->Producers();
+  const std::vector<int> uses = g->UseCounts();
+  const std::vector<int> sole = g->SoleReaders();
+  std::vector<char> is_output(g->num_values(), 0);
+  for (int v : g->outputs()) is_output[v] = 1;
+  auto onnx_node = [&](int v, const char* type) -> const Node* {
+    if (v == kNoValue || producer[v] < 0) return nullptr;
+    const Node& n = g->node(producer[v]);
+    return n.opaque() && n.domain.empty() && n.op_type == type ? &n : nullptr;
+  };
+  auto internal = [&](int v) { return v != kNoValue && uses[v] == 1 && !is_output[v]; };
+  int rewritten = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    if (!n.opaque() || !n.domain.empty() || n.op_type != "Mul" || n.inputs.size() != 2 ||
+        n.outputs.size() != 1)
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      const int f = n.inputs[side], c = n.inputs[1 - side];
+      const Node* cast = internal(f) ? onnx_node(f, "Cast") : nullptr;
+      if (!cast || cast->inputs.size() != 1 || !internal(cast->inputs[0]) ||
+          KernelContext(*cast->onnx, g->DefaultOpset(), {}).AttrInt("to", 0) != kFloat)
+        continue;
+      const Node* mmi = onnx_node(cast->inputs[0], "MatMulInteger");
+      if (!mmi || mmi->inputs.size() < 3 || mmi->inputs[2] == kNoValue) continue;
+      const Node* dql = onnx_node(mmi->inputs[0], "DynamicQuantizeLinear");
+      if (!dql || dql->outputs.size() != 3 || dql->outputs[0] != mmi->inputs[0] ||
+          dql->outputs[2] != mmi->inputs[2] || dql->inputs.size() != 1)
+        continue;
+      const int x = dql->inputs[0], w = mmi->inputs[1];
+      const int w_zero = mmi->inputs.size() > 3 ? mmi->inputs[3] : kNoValue;
+      const Value& xv = g->value(x);
+      const HostTensor* wt = g->value(w).constant.get();
+      if (xv.elem_type != kFloat || !xv.rank_known || xv.dims.empty() || !wt ||
+          (wt->elem_type != kUint8 && wt->elem_type != kInt8) || wt->dims.size() != 2 ||
+          xv.dims.back() != wt->dims[0])
+        continue;
+      const int64_t cols = wt->dims[1];
+      if (w_zero != kNoValue && (!PerColumnOrOne(*g, w_zero, cols) ||
+                                 g->value(w_zero).constant->elem_type != wt->elem_type))
+        continue;
+      const Node* scale = onnx_node(c, "Mul");
+      if (!scale || scale->inputs.size() != 2) continue;
+      const int s = dql->outputs[1];
+      const int w_scale = scale->inputs[0] == s ? scale->inputs[1] : scale->inputs[0];
+      if ((scale->inputs[0] != s && scale->inputs[1] != s) || w_scale == s ||
+          !PerColumnOrOne(*g, w_scale, cols) || !IsFloat(g->value(w_scale).elem_type))
+        continue;
+      std::vector<int64_t> y_dims = xv.dims;
+      y_dims.back() = cols;
+      const int y = n.outputs[0];
+      if (!g->value(y).rank_known || g->value(y).dims != y_dims) continue;
+      // A bias added next, y read only there.
+      int last = i, bias = kNoValue, out = y;
+      if (internal(y) && sole[y] >= 0) {
+        const Node& add = g->node(sole[y]);
+        const int other = add.inputs.size() == 2 ? add.inputs[add.inputs[0] == y ? 1 : 0] : y;
+        if (add.opaque() && add.domain.empty() && add.op_type == "Add" && other != y &&
+            add.outputs.size() == 1 && PerColumnOrOne(*g, other, cols) &&
+            g->value(other).elem_type == kFloat && g->value(add.outputs[0]).dims == y_dims) {
+          last = sole[y];
+          bias = other;
+          out = add.outputs[0];
+        }
+      }
+      Node m;
+      m.name = g->node(last).name;
+      m.op_type = "DynamicQuantizeMatMul";
+      m.domain = std::string(kMicrosoftDomain);
+      m.inputs = {x, w, w_scale, w_zero};
+      if (bias != kNoValue) m.inputs.push_back(bias);
+      m.outputs = {out};
+      auto proto = std::make_shared<onnx::NodeProto>();
+      proto->set_op_type(m.op_type);
+      proto->set_domain(m.domain);
+      proto->set_name(m.name);
+      m.onnx = std::move(proto);
+      g->SetNode(last, std::move(m));
+      ++rewritten;
+      break;
+    }
+  }
+  if (rewritten) g->RemoveDeadCode();
+  return rewritten;
+}
+
 int DropPassThroughs(Graph* g) {
   std::vector<char> is_output(g->num_values(), 0);
   for (int v : g->outputs()) is_output[v] = 1;
@@ -571,7 +675,8 @@ int DropPassThroughs(Graph* g) {
 
 int CanonicalizeOnnxForms(Graph* g) {
   int rewritten = DropPassThroughs(g) + RewriteEinsumAsMatMul(g) + RewritePowers(g) +
-                  RewriteDepthToSpace(g) + RewriteInfiniteMasks(g);
+                  RewriteDepthToSpace(g) + RewriteInfiniteMasks(g) +
+                  RewriteDynamicQuantizeMatMul(g);
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
     if (!n.opaque() || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1 ||

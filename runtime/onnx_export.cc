@@ -22,6 +22,7 @@
 #include "runtime/canonicalize.h"
 #include "runtime/control_flow.h"
 #include "runtime/memory_budget.h"
+#include "runtime/onnx_kernels.h"
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/onnx_ops/op_table.h"
 #include "runtime/tensor_proto.h"
@@ -85,6 +86,47 @@ Node OnnxNode(const std::string& type, const std::string& name, std::vector<int>
   n.inputs = std::move(inputs);
   n.outputs = std::move(outputs);
   return n;
+}
+
+// ONNX Runtime's contrib DynamicQuantizeMatMul(x, W, W_scale[, W_zero[, bias]]) as standard
+// operators, the pattern quantize_dynamic writes and the import made it of (canonicalize.h):
+// DynamicQuantizeLinear, MatMulInteger, Cast, Mul of the scales, Mul[, Add of the bias]. Every
+// engine runs that; ONNX Runtime fuses it again.
+void WriteOutDynamicQuantizeMatMul(const Node& n, Graph* g,
+                                   std::vector<std::shared_ptr<const Node>>* nodes) {
+  auto value = [&](const std::string& suffix, int32_t type, std::vector<int64_t> dims) {
+    Value v;
+    v.name = g->UniqueName(n.name + suffix);
+    v.elem_type = type;
+    v.dims = std::move(dims);
+    v.rank_known = true;
+    return g->AddValue(std::move(v));
+  };
+  auto add = [&](const std::string& type, const std::string& suffix, std::vector<int> inputs,
+                 std::vector<int> outputs, onnx::NodeProto proto = {}) {
+    nodes->push_back(std::make_shared<const Node>(
+        OnnxNode(type, n.name + suffix, std::move(inputs), std::move(outputs), std::move(proto))));
+  };
+  const int x = n.inputs[0], w = n.inputs[1], w_scale = n.inputs[2];
+  const int w_zero = n.inputs.size() > 3 ? n.inputs[3] : kNoValue;
+  const int bias = n.inputs.size() > 4 ? n.inputs[4] : kNoValue;
+  const std::vector<int64_t>& y_dims = g->value(n.outputs[0]).dims;
+  const int q = value("/quantized", kUint8, g->value(x).dims), s = value("/scale", kFloat, {}),
+            z = value("/zero_point", kUint8, {});
+  add("DynamicQuantizeLinear", "/quantize", {x}, {q, s, z});
+  const int p = value("/product", kInt32, y_dims);
+  std::vector<int> operands = {q, w, z};
+  if (w_zero != kNoValue) operands.push_back(w_zero);
+  add("MatMulInteger", "/matmul", operands, {p});
+  const int f = value("/product_float", kFloat, y_dims);
+  onnx::NodeProto cast;
+  ExportContext::AttrInt(&cast, "to", kFloat);
+  add("Cast", "/cast", {p}, {f}, cast);
+  const int c = value("/scales", kFloat, g->value(w_scale).dims);
+  add("Mul", "/scales", {s, w_scale}, {c});
+  const int y = bias == kNoValue ? n.outputs[0] : value("/scaled", kFloat, y_dims);
+  add("Mul", "/rescale", {f, c}, {y});
+  if (bias != kNoValue) add("Add", "/bias", {y, bias}, {n.outputs[0]});
 }
 
 // The forms engines run best, restored before writing (issue 23: ONNX Runtime on our output must
@@ -195,6 +237,11 @@ Graph RestoreOnnxForms(const Graph& g, int64_t opset) {
   for (int i = 0; i < g.num_nodes(); ++i) {
     const Node& n = g.node(i);
     if (inlined[i] || absorbed[i]) continue;
+    if (opset >= 11 && n.opaque() && n.domain == kMicrosoftDomain &&
+        n.op_type == "DynamicQuantizeMatMul") {
+      WriteOutDynamicQuantizeMatMul(n, &out, &nodes);
+      continue;
+    }
     if (broadcast_of[i] >= 0) {
       nodes.push_back(std::make_shared<const Node>(
           OnnxNode(spec(i, specs::OpKind::kChannelScale) ? "Mul" : "Add", n.name,

@@ -62,8 +62,12 @@ const KernelTable& OnnxKernels() {
 }
 
 const OnnxKernel* FindOnnxKernel(std::string_view domain, std::string_view op_type) {
-  if (!domain.empty() && domain != "ai.onnx") return nullptr;
   const KernelTable& t = OnnxKernels();
+  if (domain == kMicrosoftDomain) {  // ONNX Runtime's contrib operators that verisub runs
+    auto it = t.find(std::string(domain) + "." + std::string(op_type));
+    return it == t.end() ? nullptr : &it->second;
+  }
+  if (!domain.empty() && domain != "ai.onnx") return nullptr;
   auto it = t.find(op_type);
   return it == t.end() ? nullptr : &it->second;
 }

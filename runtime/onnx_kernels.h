@@ -49,6 +49,11 @@ class KernelContext {
 using OnnxKernel = Status (*)(const KernelContext& ctx, std::vector<HostTensor>* outputs);
 using KernelTable = std::map<std::string, OnnxKernel, std::less<>>;
 
+// ONNX Runtime's contrib domain; its operators verisub runs are in the table as
+// "com.microsoft.<op type>" (DynamicQuantizeMatMul, which the import makes of ONNX Runtime's
+// dynamically quantized matmul pattern).
+inline constexpr std::string_view kMicrosoftDomain = "com.microsoft";
+
 // Kernels by op type for the default ONNX domain; built once, immutable.
 const KernelTable& OnnxKernels();
 const OnnxKernel* FindOnnxKernel(std::string_view domain, std::string_view op_type);

@@ -202,6 +202,46 @@ Status QLinearConv(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return QLinear(ctx, "Conv", {0, 2, 3, 5, -1, 0}, 1, ctx.input(8), out);
 }
 
+// ONNX Runtime's contrib DynamicQuantizeMatMul(A, B, b_scale, b_zero_point, bias): A quantized as
+// DynamicQuantizeLinear does, its integer product with B (less the zero points) as
+// MatMulInteger computes it, then float(product) * (a_scale * b_scale) + bias in float32, b_scale,
+// b_zero_point and bias one number or one per column of B. The import makes it of that pattern
+// written out (canonicalize.h), export writes the pattern again.
+Status DynamicQuantizeMatMul(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 3));
+  const HostTensor& a = *ctx.input(0);
+  if (!IsFloatType(a.elem_type)) return InvalidArgument("DynamicQuantizeMatMul: A must be float");
+  std::vector<HostTensor> q(3);
+  VERISUB_RETURN_IF_ERROR(DynamicQuantizeLinear(KernelContext(ctx.node(), ctx.opset(), {&a}), &q));
+  const HostTensor* b_zero = ctx.num_inputs() > 3 ? ctx.input(3) : nullptr;
+  const KernelContext product_ctx(ctx.node(), ctx.opset(), {&q[0], ctx.input(1), &q[2], b_zero});
+  VERISUB_ASSIGN_OR_RETURN(
+      HostTensor y, IntegerProduct(product_ctx, "MatMul", MatMulOperands(product_ctx, 0, 2, 1, 3)));
+  VERISUB_RETURN_IF_ERROR(CheckScales("DynamicQuantizeMatMul", *ctx.input(2), y, -1));
+  const HostTensor* bias = ctx.num_inputs() > 4 ? ctx.input(4) : nullptr;
+  const int64_t cols = y.dims.empty() ? 1 : y.dims.back();
+  if (bias && bias->NumElements() != cols && bias->NumElements() != 1)
+    return InvalidArgument("DynamicQuantizeMatMul: " + std::to_string(bias->NumElements()) +
+                           " biases for " + std::to_string(cols) + " columns");
+  const float a_scale = q[1].f32[0];
+  const HostTensor& b_scale = *ctx.input(2);
+  const std::vector<double> v = y.ToDoubles();
+  HostTensor r;
+  r.elem_type = kFloat;
+  r.dims = y.dims;
+  r.f32.resize(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const int64_t c = cols > 0 ? static_cast<int64_t>(i) % cols : 0;
+    const float scale =
+        a_scale * static_cast<float>(b_scale.DoubleAt(b_scale.NumElements() > 1 ? c : 0));
+    float e = static_cast<float>(v[i]) * scale;
+    if (bias) e += static_cast<float>(bias->DoubleAt(bias->NumElements() > 1 ? c : 0));
+    r.f32[i] = e;
+  }
+  (*out)[0] = std::move(r);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddQuantKernels(KernelTable* t) {
@@ -211,6 +251,7 @@ void AddQuantKernels(KernelTable* t) {
   k["ConvInteger"] = ConvInteger;
   k["QLinearMatMul"] = QLinearMatMul;
   k["QLinearConv"] = QLinearConv;
+  k[std::string(kMicrosoftDomain) + ".DynamicQuantizeMatMul"] = DynamicQuantizeMatMul;
 }
 
 }  // namespace verisub::runtime

@@ -121,6 +121,17 @@ int Fail(const Status& st) {
 // What --check compares with: the outputs recorded in --check-against, else the reference
 // backend's on the model as imported. An optimized session's graph is the rewritten one, so the
 // model is imported again: the check covers the rewrites too, not only the backend.
+// Whether `g` quantizes a value computed at run time (a quantizer of a constant is folded).
+bool QuantizesAtRunTime(const verisub::runtime::Graph& g) {
+  for (const auto& n : g.nodes())
+    if (n->opaque() && !n->inputs.empty() && n->inputs[0] != verisub::runtime::kNoValue &&
+        !g.value(n->inputs[0]).constant &&
+        (n->op_type == "DynamicQuantizeLinear" || n->op_type == "QuantizeLinear" ||
+         n->op_type == "DynamicQuantizeMatMul"))
+      return true;
+  return false;
+}
+
 verisub::StatusOr<std::vector<HostTensor>> ExpectedOutputs(const RunFlags& flags,
                                                            const verisub::Session& s,
                                                            const std::vector<HostTensor>& inputs) {
@@ -521,13 +532,29 @@ int main(int argc, char** argv) {
     const bool reduced = s.precision_report() && s.precision_report()->reduced_values > 0 &&
                          !s.precision_report()->kept_float32_by_timing &&
                          !s.precision_report()->kept_float32_by_check;
+    // A model that quantizes values computed at run time (DynamicQuantizeLinear, QuantizeLinear
+    // of an activation): float rounding one ulp apart before a quantizer moves a value by a whole
+    // step (1/255 of its range), and such flips compound over the layers; no two engines agree
+    // elementwise there (ONNX Runtime, our reference and oneDNN kernels differ from each other by
+    // 2.1% in norm on a 12-layer dynamically quantized encoder, and by the same from float32).
+    // Checked in relative norm instead, against a bound an error of the integer arithmetic
+    // exceeds many times over.
+    constexpr double kQuantizedNormRel = 0.05;
+    const bool quantized = QuantizesAtRunTime(g);
     bool ok = reduced ? agree.shapes_match && !agree.nonfinite_mismatch &&
                             norm_rel <= flags.session.precision_budget
-                      : agree.Within(kRel);
+              : quantized
+                  ? agree.shapes_match && !agree.nonfinite_mismatch && norm_rel <= kQuantizedNormRel
+                  : agree.Within(kRel);
     const std::string against = flags.check_against.empty()
                                     ? std::string("the reference backend")
                                     : "the outputs in " + flags.check_against;
-    if (reduced)
+    if (quantized && !reduced)
+      std::printf(
+          "check:    %s against %s: relative error %.3g (quantized at run time: "
+          "tolerance %.0e in norm), max abs %.3g\n",
+          ok ? "ok" : "FAILED", against.c_str(), norm_rel, kQuantizedNormRel, agree.max_abs);
+    else if (reduced)
       std::printf("check:    %s against %s: relative error %.3g (budget %.0e), max abs %.3g\n",
                   ok ? "ok" : "FAILED", against.c_str(), norm_rel, flags.session.precision_budget,
                   agree.max_abs);

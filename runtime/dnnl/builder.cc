@@ -482,6 +482,7 @@ const KernelRegistry& Kernels() {
     AddResizeKernels(r);
     AddConvTransposeKernels(r);
     AddRnnKernels(r);
+    AddQuantKernels(r);
     return r;
   }();
   return *registry;

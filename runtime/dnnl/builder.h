@@ -292,6 +292,7 @@ void AddChannelAffineKernels(KernelRegistry* r);  // per-channel scale, shift an
 void AddResizeKernels(KernelRegistry* r);         // ONNX Resize and Upsample
 void AddConvTransposeKernels(KernelRegistry* r);  // ONNX ConvTranspose
 void AddRnnKernels(KernelRegistry* r);            // ONNX LSTM and GRU
+void AddQuantKernels(KernelRegistry* r);          // dynamically quantized matmuls (int8)
 void AddGeneratedKernels(KernelRegistry* r);      // clusters run by generated kernels
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).

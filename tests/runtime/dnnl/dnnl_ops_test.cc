@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/file_io.h"
@@ -14,6 +15,7 @@
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/fusion.h"
 #include "runtime/graph_text.h"
+#include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
 #include "runtime/reference_backend.h"
 #include "tests/runtime/dnnl/dnnl_test_util.h"
@@ -1912,6 +1914,100 @@ TEST(DnnlOpsTest, SpecPadsFoldIntoTheWindowsThatReadThem) {
     std::unique_ptr<PreparedModel> m = CheckInLayout(*g, layout, 9, what);
     ASSERT_TRUE(m);
     EXPECT_EQ(StepsOf(*m, {"pad"}), 1) << what;  // the edge pad the relu reads
+  }
+}
+
+// ONNX Runtime's dynamically quantized matmul (quantize_dynamic: DynamicQuantizeLinear,
+// MatMulInteger, Cast, the scales' Mul, Mul, the bias' Add) imports as one com.microsoft
+// DynamicQuantizeMatMul that the oneDNN backend runs as an int8 matmul, computing what the
+// pattern computes on the reference kernels: signed weights without zero point (what
+// quantize_dynamic writes), unsigned weights with a zero point per column (run shifted, the
+// shift corrected by the rows' sums), signed weights with a zero point; scales one or per
+// column; with and without bias. Export writes the pattern again.
+TEST(DnnlOpsTest, DynamicallyQuantizedMatmulsRunAsOneInt8Matmul) {
+  struct QuantCase {
+    std::string name;
+    int32_t type;
+    std::vector<int64_t> zero;  // empty: no zero point input
+    bool per_column_scale, bias;
+  };
+  const int64_t k = 40, cols = 24;
+  const std::vector<QuantCase> cases = {
+      {"int8 symmetric", kInt8, {0}, false, true},
+      {"uint8 per column", kUint8, {}, true, false},
+      {"int8 zero point", kInt8, {-3}, false, true},
+      {"uint8 no zero point", kUint8, {}, false, false},
+  };
+  for (const QuantCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<int64_t> w(k * cols), zero = c.zero;
+    const int64_t lo = c.type == kInt8 ? -127 : 0, span = c.type == kInt8 ? 255 : 256;
+    for (size_t i = 0; i < w.size(); ++i) w[i] = lo + static_cast<int64_t>((i * 7919 + 13) % span);
+    if (c.type == kUint8 && c.per_column_scale)
+      for (int64_t j = 0; j < cols; ++j) zero.push_back(100 + 3 * j);
+    std::vector<double> scales = {0.0125};
+    if (c.per_column_scale)
+      for (int64_t j = 1; j < cols; ++j) scales.push_back(0.01 + 0.001 * static_cast<double>(j));
+    ModelBuilder b;
+    b.Input("x", {2, 3, k}).Output("y", {2, 3, cols});
+    b.Weight("w", HostTensor::FromInts(c.type, {k, cols}, w));
+    b.Weight("ws", HostTensor::FromDoubles(kFloat, {static_cast<int64_t>(scales.size())}, scales));
+    std::vector<std::string> operands = {"q", "w", "z"};
+    if (!zero.empty()) {
+      b.Weight("wz", HostTensor::FromInts(c.type, {static_cast<int64_t>(zero.size())}, zero));
+      operands.push_back("wz");
+    }
+    b.Node("DynamicQuantizeLinear", {"x"}, {"q", "s", "z"});
+    b.Node("MatMulInteger", operands, {"p"});
+    SetInt(b.Node("Cast", {"p"}, {"f"}), "to", kFloat);
+    b.Node("Mul", {"s", "ws"}, {"sc"});
+    if (c.bias) {
+      b.RandomWeight("bias", {cols}, 5);
+      b.Node("Mul", {"f", "sc"}, {"y0"});
+      b.Node("Add", {"y0", "bias"}, {"y"});
+    } else {
+      b.Node("Mul", {"sc", "f"}, {"y"});
+    }
+    ImportOptions pattern_only;
+    pattern_only.map_to_spec_ops = false;
+    auto pattern = ImportOnnxBytes(b.Bytes(), c.name, pattern_only);
+    auto fused = ImportOnnxBytes(b.Bytes(), c.name);
+    ASSERT_TRUE(pattern.ok() && fused.ok());
+    EXPECT_EQ(fused->num_nodes(), 1);
+    EXPECT_EQ(testing::CountKind(*fused, "onnx:com.microsoft.DynamicQuantizeMatMul"), 1);
+    const std::vector<HostTensor> inputs = testing::RandomInputs(*pattern, 11);
+    auto expected = MakeReferenceBackend()->Prepare(*pattern, {});
+    ASSERT_TRUE(expected.ok());
+    auto want = (*expected)->Run(inputs);
+    ASSERT_TRUE(want.ok());
+    auto model = MakeDnnlBackend()->Prepare(*fused, {});
+    ASSERT_TRUE(model.ok()) << model.status().message();
+    EXPECT_EQ((*model)->stats().fallback_nodes, 0);
+    auto got = (*model)->Run(inputs);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    const testing::Comparison cmp = testing::Compare(*got, *want);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_LT(cmp.max_abs, 1e-5 * cmp.max_ref) << "max |ref| " << cmp.max_ref;
+    // The reference kernel of the fused node too, and the pattern written out again.
+    auto reference = MakeReferenceBackend()->Prepare(*fused, {});
+    ASSERT_TRUE(reference.ok());
+    auto fused_ref = (*reference)->Run(inputs);
+    ASSERT_TRUE(fused_ref.ok());
+    EXPECT_LT(testing::Compare(*fused_ref, *want).max_abs, 1e-6 * cmp.max_ref);
+    onnx::ModelProto written;
+    ASSERT_TRUE(ExportOnnxModel(*fused, &written).ok());
+    std::set<std::string> types,
+        want_types = {"Cast", "DynamicQuantizeLinear", "MatMulInteger", "Mul"};
+    for (const onnx::NodeProto& n : written.graph().node()) types.insert(n.op_type());
+    if (c.bias) want_types.insert("Add");
+    EXPECT_EQ(types, want_types);
+    auto again = ImportOnnxBytes(written.SerializeAsString(), c.name, pattern_only);
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    auto rerun = MakeReferenceBackend()->Prepare(*again, {});
+    ASSERT_TRUE(rerun.ok());
+    auto rewritten = (*rerun)->Run(inputs);
+    ASSERT_TRUE(rewritten.ok());
+    EXPECT_EQ(testing::Compare(*rewritten, *want).max_abs, 0.0);
   }
 }
 
