@@ -12,7 +12,8 @@ max over points), an MLP-Mixer, speech encoders (wav2vec 2.0- and Whisper-like),
 encoder and a LLaMA-like decoder, a diffusion UNet step, a style-transfer network, ESPCN
 super-resolution, a YOLOv8-like detector without its NMS and MobileViT-like blocks, and
 torchvision's detectors whole, post-processing included (SSD, SSDlite, RetinaNet, FCOS, Faster
-and Mask R-CNN: NonMaxSuppression, RoiAlign, If and Loop, shapes known only at run time).
+and Mask R-CNN: NonMaxSuppression, RoiAlign, If and Loop, shapes known only at run time), and
+transformers quantized dynamically to int8 as ONNX Runtime's quantize_dynamic writes them.
 Random seeded weights, batch 1, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
@@ -24,11 +25,15 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_dev_models as dev  # noqa: E402 (shares the export of one model)
+import quantize_dynamic  # noqa: E402
+
+onnx = dev.onnx
 
 torch = dev.torch
 nn = torch.nn
@@ -533,6 +538,32 @@ class MobileVitLike(nn.Module):
         return self.head(x.mean((2, 3)))
 
 
+class BertLayerLike(nn.Module):
+    """A BERT layer as Hugging Face's BertLayer is built (separate query, key and value
+    projections, post-norm, erf GELU), which exports every Linear as MatMul + Add."""
+
+    def __init__(self, d=768, heads=12, ff=3072):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff1, self.ff2 = nn.Linear(d, ff), nn.Linear(ff, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        def heads(y):
+            return y.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+        a = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, dim=-1) @ v
+        x = self.ln1(x + self.o(a.transpose(1, 2).reshape(b, t, d)))
+        return self.ln2(x + self.ff2(nn.functional.gelu(self.ff1(x))))
+
+
+def bert_like(layers=12):
+    """BERT-base's encoder over the embedded sequence."""
+    return nn.Sequential(*(BertLayerLike() for _ in range(layers)))
+
+
 SEG = (1, 3, 224, 224)
 CLIP = (1, 3, 8, 112, 112)
 # name: (family, factory, input shape)
@@ -577,7 +608,28 @@ MODELS = {
     "maskrcnn_resnet50_fpn": ("Detection", detector(
         "maskrcnn_resnet50_fpn", min_size=320, max_size=320, box_score_thresh=0.0),
         (1, 3, 320, 320)),
+    # Quantized dynamically as ONNX Runtime's quantize_dynamic does (quantize_dynamic.py): int8
+    # matmuls of activations quantized per run, the form CPU users deploy transformers in.
+    "bert_like_int8": ("Quantized", bert_like, (1, 128, 768)),
+    "gpt_decoder_int8": ("Quantized", lambda: dev.gpt_decoder(12), (1, 128, 768)),
 }
+# Exported in float32, then quantized (PyTorch's float output stays the recorded one).
+QUANTIZED = {"bert_like_int8", "gpt_decoder_int8"}
+
+
+def export_quantized(out_dir, name, factory, shape):
+    """Exports the float model into a scratch folder, then writes it quantized, the .onnx last."""
+    with tempfile.TemporaryDirectory(dir=out_dir) as scratch:
+        dev.export(scratch, name, factory, shape)
+        model = onnx.load(os.path.join(scratch, name + ".onnx"))
+        count = quantize_dynamic.quantize_dynamic(model)
+        onnx.checker.check_model(model)
+        onnx_path, input_path, output_path = dev.files_of(out_dir, name)
+        for path in (input_path, output_path):
+            os.replace(os.path.join(scratch, os.path.basename(path)), path)
+        onnx.save(model, onnx_path + ".tmp")
+        os.replace(onnx_path + ".tmp", onnx_path)
+        print(f"{name}: {count} MatMuls quantized dynamically", flush=True)
 
 
 def main():
@@ -601,7 +653,8 @@ def main():
             if args.force or not all(os.path.exists(p) for p in files):
                 print(f"[{i + 1}/{len(wanted)}] {name} ({time.monotonic() - start:.0f} s)",
                       file=sys.stderr, flush=True)
-                dev.export(args.out, name, factory, shape)
+                (export_quantized if name in QUANTIZED else dev.export)(args.out, name, factory,
+                                                                        shape)
             entry.update(status="ok", mb=round(dev.model_bytes(args.out, name) / 1e6, 1))
         except Exception as e:  # listed with the reason; the others go on
             last = traceback.format_exception_only(type(e), e)[-1].strip()
