@@ -226,7 +226,19 @@ bool KernelBuilder::AllDnnl() const {
     if (v == kNoValue || slot(v).host) return false;
   for (int m : group_.members)
     for (int v : graph().node(m).outputs)
-      if (v == kNoValue || slot(v).host) return false;
+      if (v == kNoValue || (slot(v).host && !InsideGroup(v))) return false;
+  return true;
+}
+
+bool KernelBuilder::InsideGroup(int v) const {
+  const Graph& g = graph();
+  if (std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end()) return false;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const std::vector<int>& in = g.node(i).inputs;
+    if (std::find(in.begin(), in.end(), v) != in.end() &&
+        std::find(group_.members.begin(), group_.members.end(), i) == group_.members.end())
+      return false;
+  }
   return true;
 }
 

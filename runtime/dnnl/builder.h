@@ -170,8 +170,12 @@ class KernelBuilder {
   const std::vector<float>* ConstantFloatsInPlaceOrCopy(
       int id, bool modify, std::optional<std::vector<float>>* copy) const;
   bool Dnnl(int id) const { return id != kNoValue && !slot(id).host; }
-  // True when every input and the group's output are float tensors oneDNN can hold.
+  // True when every input and the group's output are float tensors oneDNN can hold (a value
+  // only the group's own nodes read, never materialized, may be of any type: the 8-bit value
+  // between a QuantizeLinear and its DequantizeLinear).
   bool AllDnnl() const;
+  // Whether value `v` is read only by the group's members (and is no graph output).
+  bool InsideGroup(int v) const;
   // The descriptor a kernel should start from for input slot `id`: its storage, or plain when
   // the kernel is being retried on plain inputs.
   Desc StoredDesc(int id) const;
@@ -292,7 +296,7 @@ void AddChannelAffineKernels(KernelRegistry* r);  // per-channel scale, shift an
 void AddResizeKernels(KernelRegistry* r);         // ONNX Resize and Upsample
 void AddConvTransposeKernels(KernelRegistry* r);  // ONNX ConvTranspose
 void AddRnnKernels(KernelRegistry* r);            // ONNX LSTM and GRU
-void AddQuantKernels(KernelRegistry* r);          // dynamically quantized matmuls (int8)
+void AddQuantKernels(KernelRegistry* r);          // int8 matmuls, QDQ activations (quant.cc)
 void AddGeneratedKernels(KernelRegistry* r);      // clusters run by generated kernels
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).

@@ -35,10 +35,14 @@ class Driver {
     if (KernelFn kernel = Kernels().Find(grp.pattern.empty() ? n.KindName() : grp.pattern)) {
       for (bool plain : {false, true}) {
         KernelBuilder b(d_, grp, plain);
+        // The kernel's own refusal is kept here: a dnnl::error holds only a pointer to its
+        // message, which died with the kernel's Status (DnnlCall read freed memory).
+        Status refused = Status::Ok();
         Status st = DnnlCall(n.name, [&] {
-          Status s = kernel(b);
-          if (!s.ok()) throw dnnl::error(dnnl_unimplemented, s.message().c_str());
+          refused = kernel(b);
+          if (!refused.ok()) throw dnnl::error(dnnl_unimplemented, "kernel refused");
         });
+        if (!refused.ok()) st = refused;
         if (st.ok()) {
           for (Step& s : b.TakeSteps()) d_->steps.push_back(std::move(s));
           stats_->fused_nodes += static_cast<int>(grp.members.size()) - 1;

@@ -190,6 +190,87 @@ std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
+std::optional<FakeQuant> MatchFakeQuant(const Graph& g, int i,
+                                        const std::vector<int>& sole_readers) {
+  const Node& q = g.node(i);
+  if (!Onnx(q, "QuantizeLinear") || q.inputs.size() < 2 || q.outputs.size() != 1 ||
+      q.inputs[0] == kNoValue || g.value(q.inputs[0]).elem_type != kFloat ||
+      g.value(q.inputs[0]).constant)
+    return std::nullopt;
+  const int r = sole_readers[q.outputs[0]];
+  if (r < 0 || !Onnx(g.node(r), "DequantizeLinear")) return std::nullopt;
+  const Node& dq = g.node(r);
+  if (dq.inputs.size() < 2 || dq.inputs[0] != q.outputs[0] || dq.outputs.size() != 1 ||
+      g.value(dq.outputs[0]).elem_type != kFloat)
+    return std::nullopt;
+  // One scale and zero point (constants), the same on both sides.
+  auto scalar = [&](const Node& n, size_t k) -> std::optional<double> {
+    if (k >= n.inputs.size() || n.inputs[k] == kNoValue)
+      return k == 2 ? 0.0 : std::optional<double>();
+    const HostTensor* t = g.value(n.inputs[k]).constant.get();
+    if (!t || t->NumElements() != 1) return std::nullopt;
+    return t->DoubleAt(0);
+  };
+  auto zero_type = [&](const Node& n) {
+    return n.inputs.size() > 2 && n.inputs[2] != kNoValue ? g.value(n.inputs[2]).elem_type : kUint8;
+  };
+  const std::optional<double> s = scalar(q, 1), z = scalar(q, 2), s2 = scalar(dq, 1),
+                              z2 = scalar(dq, 2);
+  const int32_t type = zero_type(q);
+  if (!s || !z || !s2 || !z2 || *s != *s2 || *z != *z2 || type != zero_type(dq) ||
+      (type != kUint8 && type != kInt8) || !(*s > 0) || !std::isfinite(1.0 / *s))
+    return std::nullopt;
+  FakeQuant f;
+  f.dequantize = r;
+  f.scale = static_cast<float>(*s);
+  f.zero = static_cast<float>(*z);
+  f.low = type == kUint8 ? 0.f : -128.f;
+  f.high = type == kUint8 ? 255.f : 127.f;
+  return f;
+}
+
+std::vector<Eltwise> FakeQuant::Eltwises() const {
+  // QuantizeLinear then DequantizeLinear: (saturate(round_half_even(x / scale) + zero) - zero) *
+  // scale, the zero point taken out of the bounds instead (rounding is not shift-invariant by
+  // an odd integer). x times the reciprocal may round a tie differently from x / scale, once in
+  // a great while: one step on that element.
+  return {{algorithm::eltwise_linear, 1.f / scale, 0.f},
+          {algorithm::eltwise_round},
+          {algorithm::eltwise_clip_v2, low - zero, high - zero},
+          {algorithm::eltwise_linear, scale, 0.f}};
+}
+
+bool AppendEltwise(std::vector<PostOp>* ops, int node, Eltwise e) {
+  auto conflicts = [&](const Eltwise& x) {
+    for (const PostOp& op : *ops)
+      if (op.kind == PostOp::kEltwise && op.eltwise.alg == x.alg &&
+          (op.eltwise.alpha != x.alpha || op.eltwise.beta != x.beta))
+        return true;
+    return false;
+  };
+  if (conflicts(e)) {
+    if (e.alg == algorithm::eltwise_linear && e.beta == 0.f)
+      e = {algorithm::eltwise_pow, e.alpha, 1.f};  // alpha * x^1
+    else if (e.alg == algorithm::eltwise_clip_v2)
+      e.alg = algorithm::eltwise_clip;  // the same forward function
+    else if (e.alg == algorithm::eltwise_clip)
+      e.alg = algorithm::eltwise_clip_v2;
+    if (conflicts(e)) return false;
+  }
+  ops->push_back({PostOp::kEltwise, node, {}, 0.f, e});
+  return true;
+}
+
+bool AppendEltwises(std::vector<PostOp>* ops, int node, const std::vector<Eltwise>& es) {
+  const size_t size = ops->size();
+  for (const Eltwise& e : es)
+    if (!AppendEltwise(ops, node, e)) {
+      ops->resize(size);
+      return false;
+    }
+  return true;
+}
+
 namespace {
 
 // oneDNN 2.6 runs a matmul's gelu post-op in a reference loop: gelu stays a kernel of its own
@@ -438,6 +519,19 @@ FusionPlan PlanFusion(const Graph& g) {
         continue;
       }
     }
+    if (plan.group_of[i] < 0) {
+      if (auto fq = MatchFakeQuant(g, i, sole_readers); fq && plan.group_of[fq->dequantize] < 0) {
+        Group grp;
+        grp.kernel_node = i;
+        grp.last_node = fq->dequantize;
+        grp.output = g.node(fq->dequantize).outputs[0];
+        grp.members = {i, fq->dequantize};
+        grp.pattern = "pattern:fake_quant";
+        plan.group_of[i] = plan.group_of[fq->dequantize] = static_cast<int>(plan.groups.size());
+        plan.groups.push_back(std::move(grp));
+        continue;
+      }
+    }
     if (auto affine = MatchChannelAffine(g, i, sole_readers, plan.group_of)) {
       for (int m : affine->members) plan.group_of[m] = static_cast<int>(plan.groups.size());
       plan.groups.push_back(std::move(*affine));
@@ -496,7 +590,7 @@ FusionPlan PlanFusion(const Graph& g) {
     }
     bool has_act = false, has_sum = false;
     if (n.op) {
-      for (const Eltwise& e : *act) grp.post_ops.push_back({PostOp::kEltwise, i, {}, 0.f, e});
+      AppendEltwises(&grp.post_ops, i, *act);  // one function: no repeat
       has_act = !act->empty();
     }
     int tail = n.outputs[0];
@@ -505,9 +599,7 @@ FusionPlan PlanFusion(const Graph& g) {
       // oneDNN 2.6 applies a matmul's gelu_erf post-op in a reference loop (measured on BERT's
       // FFN: 2x the matmul); its jit eltwise kernel is far faster, so only convolutions absorb it.
       auto gelu = conv ? MatchGelu(g, tail, readers, is_output, plan.group_of) : std::nullopt;
-      if (gelu) {
-        grp.post_ops.push_back(
-            {PostOp::kEltwise, gelu->nodes.back(), {}, 0.f, {algorithm::eltwise_gelu_erf}});
+      if (gelu && AppendEltwise(&grp.post_ops, gelu->nodes.back(), {algorithm::eltwise_gelu_erf})) {
         for (int m : gelu->nodes) {
           grp.members.push_back(m);
           plan.group_of[m] = gi;
@@ -555,11 +647,29 @@ FusionPlan PlanFusion(const Graph& g) {
           op.epsilon = ctx.AttrFloat("epsilon", 1e-5f);
         }
       } else if (auto scale = ScaleOf(g, rn, tail)) {
-        op.eltwise = {algorithm::eltwise_linear, *scale, 0.f};
+        if (!AppendEltwise(&grp.post_ops, r, {algorithm::eltwise_linear, *scale, 0.f})) break;
         has_act = true;
+        grp.members.push_back(r);
+        plan.group_of[r] = gi;
+        grp.last_node = r;
+        tail = rn.outputs[0];
+        continue;
+      } else if (auto fq = MatchFakeQuant(g, r, sole_readers);
+                 fq && rn.inputs[0] == tail && plan.group_of[fq->dequantize] < 0) {
+        // A QuantizeLinear and the DequantizeLinear reading it (a QDQ model's activations):
+        // their arithmetic as eltwise post-ops, no 8-bit value in between.
+        if (!AppendEltwises(&grp.post_ops, r, fq->Eltwises())) break;
+        has_act = true;
+        for (int m : {r, fq->dequantize}) {
+          grp.members.push_back(m);
+          plan.group_of[m] = gi;
+        }
+        grp.last_node = fq->dequantize;
+        tail = g.node(fq->dequantize).outputs[0];
+        continue;
       } else if (auto e = EltwiseOf(g, rn);
                  e && rn.inputs[0] == tail && (conv || !IsGeluEltwise(*e))) {
-        for (const Eltwise& el : *e) grp.post_ops.push_back({PostOp::kEltwise, r, {}, 0.f, el});
+        if (!AppendEltwises(&grp.post_ops, r, *e)) break;
         has_act = true;
         grp.members.push_back(r);
         plan.group_of[r] = gi;

@@ -29,6 +29,19 @@ std::optional<std::vector<Eltwise>> SpecActivation(specs::Activation a);
 // The activation(s) an ONNX or spec node computes, when oneDNN has them (HardSigmoid is two).
 std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n);
 
+// A QuantizeLinear whose output only a DequantizeLinear reads, one scale and zero point on
+// both (constants; an activation of a model quantized in ONNX Runtime's QDQ form): a float
+// function of its input, which the backend computes in float (a convolution's or matmul's
+// eltwise post-ops, else "pattern:fake_quant") instead of making the 8-bit value.
+struct FakeQuant {
+  int dequantize = -1;  // the DequantizeLinear node
+  float scale = 1.f, zero = 0.f, low = 0.f, high = 255.f;
+  // round_half_even(x / scale + zero) saturated to [low, high], less zero, times scale.
+  std::vector<Eltwise> Eltwises() const;
+};
+std::optional<FakeQuant> MatchFakeQuant(const Graph& g, int i,
+                                        const std::vector<int>& sole_readers);
+
 struct PostOp {
   enum Kind { kBias, kScale, kBatchnorm, kEltwise, kSum } kind = kEltwise;
   int node = -1;              // the absorbed node
@@ -37,6 +50,16 @@ struct PostOp {
   float epsilon = 0.f;        // kBatchnorm
   Eltwise eltwise{};          // kEltwise
 };
+
+// Appends eltwise function `e` of node `node` to a group's post-ops. oneDNN 2.6's jit post-op
+// injector keeps one set of constants per eltwise algorithm: a chain with one algorithm twice
+// under different constants computes both with the first's (measured: linear(2) then
+// linear(3) multiplied by 4, clip(0, 10) then clip(0, 1.5) clipped at 10, in brgemm
+// convolutions and matmuls). A repeated function takes an equivalent form of another algorithm
+// where one exists (a scale as pow(a, 1), clip_v2 as clip); else false and nothing appended.
+bool AppendEltwise(std::vector<PostOp>* ops, int node, Eltwise e);
+// All of `es`, or none (false).
+bool AppendEltwises(std::vector<PostOp>* ops, int node, const std::vector<Eltwise>& es);
 
 struct Group {
   int kernel_node = -1;      // the node whose kernel runs the group

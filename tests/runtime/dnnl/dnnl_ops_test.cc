@@ -2011,5 +2011,69 @@ TEST(DnnlOpsTest, DynamicallyQuantizedMatmulsRunAsOneInt8Matmul) {
   }
 }
 
+// A model quantized in ONNX Runtime's QDQ form: every activation a QuantizeLinear read only by
+// a DequantizeLinear (one scale and zero point). The oneDNN backend computes the pair in float
+// (no 8-bit value): as eltwise post-ops of the convolution before it (and after a residual add
+// that convolution absorbs), else as one pass ("pattern:fake_quant"): the reference's values,
+// up to a tie rounded the other way now and then (x times the reciprocal of the scale), which
+// moves that element by one step.
+TEST(DnnlOpsTest, QuantizeDequantizePairsRunInFloat) {
+  for (int32_t zero_type : {kUint8, kInt8}) {
+    SCOPED_TRACE(zero_type == kUint8 ? "uint8" : "int8");
+    ModelBuilder b;
+    b.Input("x", {1, 8, 6, 6}).Input("r", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6});
+    b.RandomWeight("w", {8, 8, 3, 3}, 3).RandomWeight("bias", {8}, 4);
+    const double scale = 0.0173;
+    b.Weight("s", HostTensor::FromDoubles(kFloat, {}, {scale}));
+    b.Weight("z", HostTensor::FromInts(zero_type, {}, {zero_type == kUint8 ? 131 : -5}));
+    auto qdq = [&](const std::string& in, const std::string& out) {
+      b.Node("QuantizeLinear", {in, "s", "z"}, {out + "_q"});
+      b.Node("DequantizeLinear", {out + "_q", "s", "z"}, {out});
+    };
+    qdq("x", "xd");  // on its own
+    auto& conv = b.Node("Conv", {"xd", "w", "bias"}, {"c"});
+    SetInts(conv, "pads", {1, 1, 1, 1});
+    qdq("c", "cd");  // a post-op
+    b.Node("Add", {"cd", "r"}, {"a"});
+    qdq("a", "y");  // after the residual add's sum post-op
+    PrepareStats stats;
+    auto g = ImportOnnxBytes(b.Bytes(), "qdq");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 5);
+    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_EQ(stats.fallback_nodes, 0);
+    // The conv's group: the bias, Q, DQ, the residual Add, Q, DQ; the first pair's group: DQ.
+    EXPECT_EQ(stats.fused_nodes, 7);
+    EXPECT_LE(cmp.max_abs, scale * 1.01);
+    EXPECT_LT(cmp.norm_rel, 0.02);
+  }
+}
+
+// oneDNN 2.6's jit post-ops keep one set of constants per eltwise algorithm, so a chain with a
+// function twice under different constants computed both with the first's: two clips, two
+// scales after a convolution and a matmul. Such a function takes another algorithm's form
+// (AppendEltwise) or stays out of the chain.
+TEST(DnnlOpsTest, PostOpChainsRepeatingAFunctionComputeEachOne) {
+  ModelBuilder b;
+  b.Input("x", {1, 8, 6, 6}).Input("m", {4, 16}).Output("y", {1, 8, 6, 6}).Output("z", {4, 16});
+  b.RandomWeight("w", {8, 8, 3, 3}, 3).RandomWeight("v", {16, 16}, 4);
+  b.Weight("lo", HostTensor::FromDoubles(kFloat, {}, {-0.5}))
+      .Weight("hi", HostTensor::FromDoubles(kFloat, {}, {2.0}));
+  b.Weight("lo2", HostTensor::FromDoubles(kFloat, {}, {-0.2}))
+      .Weight("hi2", HostTensor::FromDoubles(kFloat, {}, {0.3}));
+  b.Weight("two", HostTensor::FromDoubles(kFloat, {}, {2.0}));
+  b.Weight("three", HostTensor::FromDoubles(kFloat, {}, {3.0}));
+  SetInts(b.Node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  b.Node("Clip", {"c", "lo", "hi"}, {"c1"});
+  b.Node("Clip", {"c1", "lo2", "hi2"}, {"c2"});
+  b.Node("Mul", {"c2", "two"}, {"c3"});
+  b.Node("Mul", {"c3", "three"}, {"y"});
+  b.Node("MatMul", {"m", "v"}, {"p"});
+  b.Node("Mul", {"p", "two"}, {"p1"});
+  b.Node("Mul", {"p1", "three"}, {"z"});
+  Check(b, "repeated post-op functions");
+}
+
 }  // namespace
 }  // namespace verisub::runtime

@@ -1,3 +1,6 @@
+// Kernels of quantized models. A QuantizeLinear and the DequantizeLinear reading it (a QDQ
+// model's activations, "pattern:fake_quant" where no convolution or matmul took them as post-ops)
+// as one float pass in the value's layout.
 // Dynamically quantized matmuls (ONNX Runtime's contrib DynamicQuantizeMatMul, which the import
 // makes of quantize_dynamic's DynamicQuantizeLinear / MatMulInteger / Cast / Mul pattern) as one
 // int8 oneDNN matmul: the float input quantized per run as DynamicQuantizeLinear does it (the
@@ -70,6 +73,43 @@ QuantizeRange(const float* x, int64_t n, uint8_t* q) {
     q[i] = static_cast<uint8_t>(static_cast<int32_t>(r) + zero);
   }
   return {scale, zero};
+}
+
+// y = (saturate(round_half_even(x / scale) + zero) - zero) * scale over n elements, the
+// saturation bounds given less the zero point; NaN gives 0 (the zero point).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void FakeQuantize(
+    const float* x, int64_t n, float scale, float low, float high, float* y) {
+  const float magic = 12582912.f;  // 1.5 * 2^23: adding and removing it rounds half to even
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] / scale;
+    v = v < low ? low : v;
+    v = v > high ? high : v;
+    v = v == v ? v : 0.f;
+    y[i] = ((v + magic) - magic) * scale;
+  }
+}
+
+// A fake-quant pair on its own: elementwise, so in whatever layout the input is stored (a blocked
+// layout's padding holds zeros, which stay zeros).
+Status FakeQuantKernel(KernelBuilder& b) {
+  const int x = b.node().inputs[0], y = b.group().output;
+  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x)) return Unimplemented("fake quant: inputs");
+  const std::optional<FakeQuant> fq =
+      MatchFakeQuant(b.graph(), b.group().kernel_node, b.graph().SoleReaders());
+  if (!fq) return Unimplemented("fake quant: no longer matches");
+  const Desc desc = b.slot(x).desc;
+  b.Define(y, desc);
+  const float scale = fq->scale, low = fq->low - fq->zero, high = fq->high - fq->zero;
+  const int64_t n = static_cast<int64_t>(desc.get_size() / sizeof(float));
+  b.EmitHost(
+      [x, y, n, scale, low, high](RunState& st) -> Status {
+        FakeQuantize(static_cast<const float*>(st.mem[x].get_data_handle()), n, scale, low, high,
+                     static_cast<float*>(st.mem[y].get_data_handle()));
+        return Status::Ok();
+      },
+      {x}, {y});
+  return Status::Ok();
 }
 
 Status DynamicQuantizeMatMulKernel(KernelBuilder& b) {
@@ -199,6 +239,7 @@ Status DynamicQuantizeMatMulKernel(KernelBuilder& b) {
 void AddQuantKernels(KernelRegistry* r) {
   r->Add(std::string("onnx:") + std::string(kMicrosoftDomain) + ".DynamicQuantizeMatMul",
          DynamicQuantizeMatMulKernel);
+  r->Add("pattern:fake_quant", FakeQuantKernel);
 }
 
 }  // namespace verisub::runtime::dnnl_backend
