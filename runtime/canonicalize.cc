@@ -525,6 +525,8 @@ bool PassesThrough(const Graph& g, const Node& n) {
   auto omitted = [&](size_t k) { return k >= n.inputs.size() || n.inputs[k] == kNoValue; };
   KernelContext attrs(*n.onnx, opset, {});
   if (n.op_type == "Identity" || n.op_type == "Concat") return n.inputs.size() == 1;
+  // A Cast to the type its input has already (left by float16 models computed in float32).
+  if (n.op_type == "Cast") return attrs.AttrInt("to", 0) == g.value(n.inputs[0]).elem_type;
   if (n.op_type == "Dropout") {
     if (opset < 7) return attrs.AttrInt("is_test", 0) != 0;
     if (opset < 12) return true;  // no training mode before opset 12

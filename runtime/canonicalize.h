@@ -21,13 +21,13 @@ namespace verisub::runtime {
 // own moves into that node's pads (count_include_pad=1 for the average), so that the window
 // operator maps onto a spec operator. A two-operand Einsum that is a batched matrix product
 // becomes MatMul (with a Transpose of the last two axes before an operand that needs it).
-// Identity, a Dropout that drops nothing and a Pad by zeros are removed (their output is not a
-// graph output, no one reads a Dropout's mask). Pow by 1, 2, 3 or 0.5 becomes the input, products
-// or Sqrt; DepthToSpace and SpaceToDepth (static 4-D shapes) Reshape, Transpose, Reshape.
-// ONNX Runtime's dynamically quantized matmul written out (DynamicQuantizeLinear, MatMulInteger,
-// Cast, the two Muls of the scales, an Add of a bias) becomes one com.microsoft
-// DynamicQuantizeMatMul, which the oneDNN backend runs as an int8 matmul and export writes out
-// again. Returns the number of nodes rewritten.
+// Identity, a Dropout that drops nothing, a Cast to its input's type and a Pad by zeros are removed
+// (their output is not a graph output, no one reads a Dropout's mask). Pow by 1, 2, 3 or 0.5
+// becomes the input, products or Sqrt; DepthToSpace and SpaceToDepth (static 4-D shapes) Reshape,
+// Transpose, Reshape. ONNX Runtime's dynamically quantized matmul written out
+// (DynamicQuantizeLinear, MatMulInteger, Cast, the two Muls of the scales, an Add of a bias)
+// becomes one com.microsoft DynamicQuantizeMatMul, which the oneDNN backend runs as an int8 matmul
+// and export writes out again. Returns the number of nodes rewritten.
 int CanonicalizeOnnxForms(Graph* g);
 
 // DepthToSpace (mode "DCR" or "CRD") or SpaceToDepth ("S2D") of an [N, C, H, W] tensor with

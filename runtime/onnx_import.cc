@@ -22,6 +22,7 @@
 #include "onnx/shape_inference/implementation.h"
 #include "runtime/constant_folding.h"
 #include "runtime/control_flow.h"
+#include "runtime/float16.h"
 #include "runtime/onnx_node_inference.h"
 #include "runtime/op_mapping.h"
 #include "runtime/shape_folding.h"
@@ -743,6 +744,7 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
     auto report = FoldShapes(&g, so);
     if (!report.ok()) return fail(report.status());
   }
+  if (options.float16_as_float32) ComputeFloat16InFloat32(&g);
   if (options.map_to_spec_ops && opset >= kMinMappedOpset) {
     VERISUB_RETURN_IF_ERROR(fail(MapToSpecOps(&g)));
     if (options.fold_constants) {  // e.g. the transpose of a Gemm's constant B

@@ -27,6 +27,9 @@ struct ImportOptions {
   bool require_static_shapes = true;
   bool fold_constants = true;
   bool map_to_spec_ops = true;
+  // Float16 values computed in float32 (runtime/float16.h): on for running a model (Session),
+  // off where the model is written again (verisub-opt keeps its float16 weights).
+  bool float16_as_float32 = false;
   // Folded results larger than this stay computed at run time.
   int64_t fold_max_elements = int64_t{1} << 24;
   // Rounds of shape folding (constant folding and ONNX shape inference alternated) at most.

@@ -365,6 +365,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const std::string& model_path
   if (OptimizesModel(options)) rules.emplace(RulesPath(options), RuleOptions(options));
   runtime::ImportOptions import;
   import.input_shapes = options.input_shapes;
+  import.float16_as_float32 = true;
   auto graph = runtime::ImportOnnxFile(model_path, import);
   if (!graph.ok()) return graph.status();
   double load = SecondsSince(start);

@@ -140,6 +140,7 @@ verisub::StatusOr<std::vector<HostTensor>> ExpectedOutputs(const RunFlags& flags
   if (s.optimize_report()) {
     verisub::runtime::ImportOptions import;
     import.input_shapes = flags.session.input_shapes;
+    import.float16_as_float32 = true;  // as the session imported it
     auto g = verisub::runtime::ImportOnnxFile(flags.model, import);
     if (!g.ok()) return g.status();
     imported = std::move(g).value();

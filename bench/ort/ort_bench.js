@@ -129,6 +129,19 @@ function rng(seed) {
   };
 }
 
+// IEEE half-precision bits of `v` (|v| <= 1 here: normal or subnormal, rounded to nearest).
+function halfBits(v) {
+  const f = new Float32Array([v]);
+  const u = new Uint32Array(f.buffer)[0];
+  const sign = (u >>> 16) & 0x8000, exp = ((u >>> 23) & 0xff) - 127 + 15, mant = u & 0x7fffff;
+  if (exp <= 0) {  // subnormal or zero
+    if (exp < -10) return sign;
+    const m = (mant | 0x800000) >>> (1 - exp);
+    return sign | ((m + 0x1000) >>> 13);
+  }
+  return sign | ((exp << 10) + ((mant + 0x1000) >>> 13));
+}
+
 function randomTensor(ort, meta, dims, next) {
   const n = dims.reduce((a, b) => a * b, 1);
   switch (meta.type) {
@@ -145,6 +158,9 @@ function randomTensor(ort, meta, dims, next) {
     case 'bool':
       return new ort.Tensor(
           'bool', Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0)), dims);
+    case 'float16':  // half bits of uniform values in [-1, 1)
+      return new ort.Tensor('float16', Uint16Array.from({length: n}, () => halfBits(next() * 2 - 1)),
+                            dims);
     default:
       fail(`input '${meta.name}' has type ${meta.type}, which random inputs do not cover`, 1);
   }
