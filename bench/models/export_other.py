@@ -13,7 +13,8 @@ encoder and a LLaMA-like decoder, a diffusion UNet step, a style-transfer networ
 super-resolution, a YOLOv8-like detector without its NMS and MobileViT-like blocks, and
 torchvision's detectors whole, post-processing included (SSD, SSDlite, RetinaNet, FCOS, Faster
 and Mask R-CNN: NonMaxSuppression, RoiAlign, If and Loop, shapes known only at run time), and
-transformers quantized dynamically to int8 as ONNX Runtime's quantize_dynamic writes them.
+transformers quantized dynamically to int8 as ONNX Runtime's quantize_dynamic writes them, and
+models stored in float16.
 Random seeded weights, batch 1, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
@@ -31,6 +32,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_dev_models as dev  # noqa: E402 (shares the export of one model)
+import float16  # noqa: E402
 import quantize_dynamic  # noqa: E402
 
 onnx = dev.onnx
@@ -612,24 +614,38 @@ MODELS = {
     # matmuls of activations quantized per run, the form CPU users deploy transformers in.
     "bert_like_int8": ("Quantized", bert_like, (1, 128, 768)),
     "gpt_decoder_int8": ("Quantized", lambda: dev.gpt_decoder(12), (1, 128, 768)),
+    # Stored in float16 (float16.py), as GPU-minded exports are.
+    "resnet50_fp16": ("Half precision", lambda: tv.resnet50(weights=None), SEG),
+    "bert_like_fp16": ("Half precision", bert_like, (1, 128, 768)),
 }
-# Exported in float32, then quantized (PyTorch's float output stays the recorded one).
-QUANTIZED = {"bert_like_int8", "gpt_decoder_int8"}
+# Exported in float32, then converted (PyTorch's float32 output stays the recorded one):
+# quantized dynamically, or stored in float16 (its recorded input too).
+CONVERTED = {"bert_like_int8": "int8", "gpt_decoder_int8": "int8", "resnet50_fp16": "float16",
+             "bert_like_fp16": "float16"}
 
 
-def export_quantized(out_dir, name, factory, shape):
-    """Exports the float model into a scratch folder, then writes it quantized, the .onnx last."""
+def export_converted(out_dir, name, factory, shape):
+    """Exports the float model into a scratch folder, then writes it converted, the .onnx last."""
     with tempfile.TemporaryDirectory(dir=out_dir) as scratch:
         dev.export(scratch, name, factory, shape)
         model = onnx.load(os.path.join(scratch, name + ".onnx"))
-        count = quantize_dynamic.quantize_dynamic(model)
-        onnx.checker.check_model(model)
         onnx_path, input_path, output_path = dev.files_of(out_dir, name)
+        if CONVERTED[name] == "int8":
+            what = f"{quantize_dynamic.quantize_dynamic(model)} MatMuls quantized dynamically"
+        else:
+            what = f"{float16.to_float16(model)} weights stored in float16"
+            scratch_input = os.path.join(scratch, os.path.basename(input_path))
+            t = onnx.TensorProto()
+            with open(scratch_input, "rb") as f:
+                t.ParseFromString(f.read())
+            x = onnx.numpy_helper.to_array(t).astype(dev.np.float16)
+            dev.save_tensor(x, scratch_input)
+        onnx.checker.check_model(model)
         for path in (input_path, output_path):
             os.replace(os.path.join(scratch, os.path.basename(path)), path)
         onnx.save(model, onnx_path + ".tmp")
         os.replace(onnx_path + ".tmp", onnx_path)
-        print(f"{name}: {count} MatMuls quantized dynamically", flush=True)
+        print(f"{name}: {what}", flush=True)
 
 
 def main():
@@ -653,7 +669,7 @@ def main():
             if args.force or not all(os.path.exists(p) for p in files):
                 print(f"[{i + 1}/{len(wanted)}] {name} ({time.monotonic() - start:.0f} s)",
                       file=sys.stderr, flush=True)
-                (export_quantized if name in QUANTIZED else dev.export)(args.out, name, factory,
+                (export_converted if name in CONVERTED else dev.export)(args.out, name, factory,
                                                                         shape)
             entry.update(status="ok", mb=round(dev.model_bytes(args.out, name) / 1e6, 1))
         except Exception as e:  # listed with the reason; the others go on

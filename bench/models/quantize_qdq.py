@@ -1,0 +1,111 @@
+"""Static int8 quantization of an ONNX model in the QDQ form onnxruntime.quantization.
+quantize_static writes by default (QuantFormat.QDQ, uint8 activations with a zero point, int8
+weights symmetric per tensor): a QuantizeLinear and a DequantizeLinear on every input of a Conv,
+Gemm or MatMul with constant weights and of an Add of two activations, the weights as
+DequantizeLinear of int8 constants, and a Relu after a Conv or Add dropped where every reader takes
+its output quantized (the output's quantization range starts at 0, as ONNX Runtime's quantizer
+does it).
+
+Not calibrated: ONNX Runtime's Python package is not a Debian package, so every activation gets
+the range [-4, 4] ([0, 4] after a dropped Relu) unless RANGES.json maps value names to [lo, hi].
+The graph, and so the speed of an engine on it, is the quantizer's; the accuracy is not.
+
+  /usr/bin/python3 bench/models/quantize_qdq.py IN.onnx OUT.onnx [RANGES.json]
+"""
+
+import json
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+def quantize_qdq(model, ranges=None):
+    """Rewrites `model` in place; returns the number of operators quantized."""
+    g = model.graph
+    ranges = dict(ranges or {})
+    weights = {t.name: t for t in g.initializer}
+    outputs = {o.name for o in g.output}
+    readers, producer = {}, {}
+    for n in g.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+        for o in n.output:
+            producer[o] = n
+    # Relu dropped after a Conv or Add whose output only it reads, when its readers quantize.
+    dropped = {}
+    for n in g.node:
+        src = n.input[0] if n.op_type == "Relu" else None
+        if (src and src in producer and producer[src].op_type in ("Conv", "Add")
+                and len(readers.get(src, [])) == 1 and n.output[0] not in outputs
+                and all(r.op_type in ("Conv", "Add") for r in readers.get(n.output[0], []))):
+            dropped[n.output[0]] = src
+            ranges.setdefault(src, (0.0, 4.0))
+    nodes, done, count = [], {}, 0
+
+    def qdq(x):
+        if x not in done:
+            lo, hi = ranges.get(x, (-4.0, 4.0))
+            lo, hi = min(lo, 0.0), max(hi, 0.0)
+            scale = max(hi - lo, 1e-6) / 255.0
+            zero = int(np.clip(round(-lo / scale), 0, 255))
+            g.initializer.extend([numpy_helper.from_array(np.array(scale, np.float32), x + "_scale"),
+                                  numpy_helper.from_array(np.array(zero, np.uint8),
+                                                          x + "_zero_point")])
+            nodes.append(helper.make_node("QuantizeLinear", [x, x + "_scale", x + "_zero_point"],
+                                          [x + "_quantized"], name=x + "_QuantizeLinear"))
+            nodes.append(helper.make_node("DequantizeLinear",
+                                          [x + "_quantized", x + "_scale", x + "_zero_point"],
+                                          [x + "_dequantized"], name=x + "_DequantizeLinear"))
+            done[x] = x + "_dequantized"
+        return done[x]
+
+    def weight(name):
+        w = numpy_helper.to_array(weights[name]).astype(np.float32)
+        scale = max(float(np.abs(w).max()), 1e-8) / 127.0
+        g.initializer.extend([
+            numpy_helper.from_array(np.clip(np.round(w / scale), -127, 127).astype(np.int8),
+                                    name + "_quantized"),
+            numpy_helper.from_array(np.array(scale, np.float32), name + "_scale"),
+            numpy_helper.from_array(np.array(0, np.int8), name + "_zero_point")])
+        nodes.append(helper.make_node(
+            "DequantizeLinear", [name + "_quantized", name + "_scale", name + "_zero_point"],
+            [name + "_dequantized"], name=name + "_DequantizeLinear"))
+        return name + "_dequantized"
+
+    for n in g.node:
+        if n.op_type == "Relu" and n.output[0] in dropped:
+            continue
+        inputs = [dropped.get(i, i) for i in n.input]
+        if n.op_type in ("Conv", "Gemm", "MatMul") and len(inputs) > 1 and inputs[1] in weights:
+            inputs = [qdq(inputs[0]), weight(inputs[1])] + inputs[2:]
+            count += 1
+        elif n.op_type == "Add" and all(i not in weights for i in inputs):
+            inputs = [qdq(i) for i in inputs]
+            count += 1
+        m = helper.make_node(n.op_type, inputs, list(n.output), name=n.name, domain=n.domain)
+        m.attribute.extend(n.attribute)
+        nodes.append(m)
+    del g.node[:]
+    g.node.extend(nodes)
+    used = {i for n in g.node for i in n.input}
+    kept = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(kept)
+    return count
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    model = onnx.load(sys.argv[1])
+    ranges = json.load(open(sys.argv[3])) if len(sys.argv) == 4 else None
+    count = quantize_qdq(model, ranges)
+    onnx.checker.check_model(model)
+    onnx.save(model, sys.argv[2])
+    print(f"quantize_qdq: {count} operators quantized", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
