@@ -486,6 +486,7 @@ ApplyResult ApplyMatch(const Graph& g, const GraphIndex& index, const RuleSet& r
 Status FinalizeGraph(Graph* g) {
   runtime::FoldOptions fold;
   fold.max_elements = kFoldMaxElements;
+  fold.keep_dequantized_weights = true;  // int8 weights stay int8 in the model written
   auto folded = runtime::FoldConstants(g, fold);
   if (!folded.ok()) return folded.status().WithContext("folding weight-only nodes");
   g->RemoveDeadCode();

@@ -45,6 +45,7 @@ std::vector<rewriter::GraphPass> MakePasses(const rewriter::RuleSet* rules,
   passes.push_back({"constant-folding", [](runtime::Graph* g) {
                       runtime::FoldOptions fold;
                       fold.max_elements = rewriter::kFoldMaxElements;
+                      fold.keep_dequantized_weights = true;
                       return runtime::FoldConstants(g, fold).status();
                     }});
   passes.push_back({"search", [rules, model, options, report](runtime::Graph* g) {

@@ -54,6 +54,10 @@ StatusOr<FoldReport> FoldConstants(Graph* g, const FoldOptions& options) {
         ++report.skipped_no_kernel;
         foldable = false;
       }
+      // 8-bit weights kept with their DequantizeLinear (FoldOptions::keep_dequantized_weights).
+      if (options.keep_dequantized_weights && n.op_type == "DequantizeLinear" && n.domain.empty() &&
+          !in.empty() && in[0] && (in[0]->elem_type == kInt8 || in[0]->elem_type == kUint8))
+        foldable = false;
     }
     if (!foldable) {
       kept.push_back(np);

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "runtime/graph.h"
 #include "base/status.h"
+#include "runtime/graph.h"
 
 namespace verisub::runtime {
 
@@ -13,6 +13,10 @@ struct FoldOptions {
   // Results with more elements than this, and more than their largest input, are left to run
   // time (a folded Expand or Tile could otherwise blow up the model size).
   int64_t max_elements = int64_t{1} << 24;
+  // A DequantizeLinear of an 8-bit constant (a QDQ model's weights) stays as it is: a model
+  // written out again keeps its int8 weights and the form ONNX Runtime runs on its int8 kernels.
+  // The import keeps them (the oneDNN backend folds them when it prepares the model).
+  bool keep_dequantized_weights = false;
 };
 
 struct FoldReport {

@@ -740,6 +740,7 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
   if (options.fold_constants) {
     ShapeFoldOptions so;
     so.fold.max_elements = options.fold_max_elements;
+    so.fold.keep_dequantized_weights = true;
     so.max_rounds = options.max_shape_fold_rounds;
     auto report = FoldShapes(&g, so);
     if (!report.ok()) return fail(report.status());
@@ -750,6 +751,7 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
     if (options.fold_constants) {  // e.g. the transpose of a Gemm's constant B
       FoldOptions fo;
       fo.max_elements = options.fold_max_elements;
+      fo.keep_dequantized_weights = true;
       auto report = FoldConstants(&g, fo);
       if (!report.ok()) return fail(report.status());
     }

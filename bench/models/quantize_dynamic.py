@@ -55,13 +55,18 @@ def quantize_dynamic(model):
             helper.make_node("Mul", [base + "_product_float", base + "_scale"], [n.output[0]],
                              name=base + "_output_Mul")]
         count += 1
-    del g.node[:]
-    g.node.extend(nodes)
-    used = {i for n in g.node for i in n.input}
-    kept = [t for t in g.initializer if t.name in used]
-    del g.initializer[:]
-    g.initializer.extend(kept)
+    replace_nodes(g, nodes)
     return count
+
+
+def replace_nodes(graph, nodes):
+    """Makes `nodes` the graph's nodes and drops the initializers none of them reads."""
+    del graph.node[:]
+    graph.node.extend(nodes)
+    used = {i for n in graph.node for i in n.input}
+    kept = [t for t in graph.initializer if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
 
 
 def main():

@@ -14,11 +14,15 @@ The graph, and so the speed of an engine on it, is the quantizer's; the accuracy
 """
 
 import json
+import os
 import sys
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import quantize_dynamic  # noqa: E402 (replace_nodes)
 
 
 def quantize_qdq(model, ranges=None):
@@ -87,12 +91,7 @@ def quantize_qdq(model, ranges=None):
         m = helper.make_node(n.op_type, inputs, list(n.output), name=n.name, domain=n.domain)
         m.attribute.extend(n.attribute)
         nodes.append(m)
-    del g.node[:]
-    g.node.extend(nodes)
-    used = {i for n in g.node for i in n.input}
-    kept = [t for t in g.initializer if t.name in used]
-    del g.initializer[:]
-    g.initializer.extend(kept)
+    quantize_dynamic.replace_nodes(g, nodes)
     return count
 
 

@@ -595,6 +595,15 @@ FusionPlan PlanFusion(const Graph& g) {
     }
     int tail = n.outputs[0];
     const size_t rank = g.value(tail).dims.size();
+    // The functions node `m` applies to `x` as eltwise post-ops: a scale by a constant (linear),
+    // or an activation (a matmul's gelu excepted).
+    auto EltwisesAfter = [&](int x, const Node& m) -> std::optional<std::vector<Eltwise>> {
+      if (auto scale = ScaleOf(g, m, x))
+        return std::vector<Eltwise>{{algorithm::eltwise_linear, *scale, 0.f}};
+      auto e = EltwiseOf(g, m);
+      if (e && m.inputs[0] == x && (conv || !IsGeluEltwise(*e))) return e;
+      return std::nullopt;
+    };
     for (;;) {
       // oneDNN 2.6 applies a matmul's gelu_erf post-op in a reference loop (measured on BERT's
       // FFN: 2x the matmul); its jit eltwise kernel is far faster, so only convolutions absorb it.
@@ -646,14 +655,6 @@ FusionPlan PlanFusion(const Graph& g) {
           if (ctx.AttrInt("training_mode", 0) != 0) break;
           op.epsilon = ctx.AttrFloat("epsilon", 1e-5f);
         }
-      } else if (auto scale = ScaleOf(g, rn, tail)) {
-        if (!AppendEltwise(&grp.post_ops, r, {algorithm::eltwise_linear, *scale, 0.f})) break;
-        has_act = true;
-        grp.members.push_back(r);
-        plan.group_of[r] = gi;
-        grp.last_node = r;
-        tail = rn.outputs[0];
-        continue;
       } else if (auto fq = MatchFakeQuant(g, r, sole_readers);
                  fq && rn.inputs[0] == tail && plan.group_of[fq->dequantize] < 0) {
         // A QuantizeLinear and the DequantizeLinear reading it (a QDQ model's activations):
@@ -667,8 +668,7 @@ FusionPlan PlanFusion(const Graph& g) {
         grp.last_node = fq->dequantize;
         tail = g.node(fq->dequantize).outputs[0];
         continue;
-      } else if (auto e = EltwiseOf(g, rn);
-                 e && rn.inputs[0] == tail && (conv || !IsGeluEltwise(*e))) {
+      } else if (auto e = EltwisesAfter(tail, rn)) {
         if (!AppendEltwises(&grp.post_ops, r, *e)) break;
         has_act = true;
         grp.members.push_back(r);

@@ -5,10 +5,10 @@
 // makes of quantize_dynamic's DynamicQuantizeLinear / MatMulInteger / Cast / Mul pattern) as one
 // int8 oneDNN matmul: the float input quantized per run as DynamicQuantizeLinear does it (the
 // same scale, zero point and rounding as the reference kernel), multiplied by the constant 8-bit
-// weights with the input's zero point and the scales applied by the primitive (runtime values),
-// the bias as a post-op. Weights stored as uint8 run shifted by 128 as int8 (oneDNN's CPU int8
-// weights are signed), and weight zero points other than that shift are a per-column correction
-// by the rows' sums. On the reference kernel a quantized BERT-base layer took 150 ms.
+// weights with the input's zero point, the scales (known per run) and the bias as post-ops. Weights
+// stored as uint8 run shifted by 128 as int8 (oneDNN's CPU int8 weights are signed), and weight
+// zero points other than that shift are a per-column correction by the rows' sums. On the reference
+// kernel a quantized BERT-base layer took 150 ms.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -38,6 +38,17 @@ struct QuantMatmul {
   std::vector<int32_t> correction;  // per column: shift - zero point; empty when all zero
 };
 
+constexpr float kRoundingMagic = 12582912.f;  // 1.5 * 2^23: adding, removing it rounds to even
+
+// round_half_even(v) saturated to [low, high] (integers, so clamping first is clamping after);
+// NaN gives 0.
+[[gnu::always_inline]] inline float SaturatedStep(float v, float low, float high) {
+  v = v < low ? low : v;
+  v = v > high ? high : v;
+  v = v == v ? v : 0.f;
+  return (v + kRoundingMagic) - kRoundingMagic;
+}
+
 // The per-tensor quantization of `x` (n elements) into `q`, as ONNX's DynamicQuantizeLinear: the
 // range [min(x, 0), max(x, 0)] over 255 steps, the zero point rounded and saturated, each element
 // round-half-even(x / scale) + zero point, saturated to [0, 255]. Returns scale and zero point.
@@ -59,19 +70,11 @@ QuantizeRange(const float* x, int64_t n, uint8_t* q) {
   }
   const int32_t zero = static_cast<int32_t>(
       std::clamp(std::nearbyint(0.0 - static_cast<double>(lo) / scale), 0.0, 255.0));
-  // Clamped to the representable steps first (the bounds are integers, so clamping before
-  // rounding is clamping after), then rounded half to even by adding and removing 1.5 * 2^23.
   const float low = static_cast<float>(-zero), high = static_cast<float>(255 - zero);
-  const float magic = 12582912.f;
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    float v = x[i] / scale;
-    v = v < low ? low : v;
-    v = v > high ? high : v;
-    v = v == v ? v : 0.f;  // NaN quantizes to the zero point
-    const float r = (v + magic) - magic;
-    q[i] = static_cast<uint8_t>(static_cast<int32_t>(r) + zero);
-  }
+  for (int64_t i = 0; i < n; ++i)
+    q[i] =
+        static_cast<uint8_t>(static_cast<int32_t>(SaturatedStep(x[i] / scale, low, high)) + zero);
   return {scale, zero};
 }
 
@@ -79,15 +82,8 @@ QuantizeRange(const float* x, int64_t n, uint8_t* q) {
 // saturation bounds given less the zero point; NaN gives 0 (the zero point).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void FakeQuantize(
     const float* x, int64_t n, float scale, float low, float high, float* y) {
-  const float magic = 12582912.f;  // 1.5 * 2^23: adding and removing it rounds half to even
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    float v = x[i] / scale;
-    v = v < low ? low : v;
-    v = v > high ? high : v;
-    v = v == v ? v : 0.f;
-    y[i] = ((v + magic) - magic) * scale;
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = SaturatedStep(x[i] / scale, low, high) * scale;
 }
 
 // A fake-quant pair on its own: elementwise, so in whatever layout the input is stored (a blocked
@@ -99,6 +95,8 @@ Status FakeQuantKernel(KernelBuilder& b) {
       MatchFakeQuant(b.graph(), b.group().kernel_node, b.graph().SoleReaders());
   if (!fq) return Unimplemented("fake quant: no longer matches");
   const Desc desc = b.slot(x).desc;
+  if (desc.data_type() != dt::f32 || b.OutputType(y) != dt::f32)
+    return Unimplemented("fake quant: float32 only");
   b.Define(y, desc);
   const float scale = fq->scale, low = fq->low - fq->zero, high = fq->high - fq->zero;
   const int64_t n = static_cast<int64_t>(desc.get_size() / sizeof(float));

@@ -1850,7 +1850,9 @@ TEST(DnnlOpsTest, ConcatsThatCannotBeInPlaceAreNotMarked) {
         CheckInLayout(*g, variant == 2 ? specs::Layout::kPlain : specs::Layout::kNCHW8c, 7, name);
     ASSERT_TRUE(m);
     EXPECT_EQ(CopyingConcats(*m), variant == 2 ? 0 : 1) << name;
-    if (variant == 2) EXPECT_EQ(StepsOf(*m, {"reorder"}, "reorder c"), 1) << name;
+    if (variant == 2) {
+      EXPECT_EQ(StepsOf(*m, {"reorder"}, "reorder c"), 1) << name;
+    }
   }
 }
 
