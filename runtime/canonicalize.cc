@@ -5,7 +5,9 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "onnx/onnx_pb.h"
 #include "runtime/onnx_kernels.h"
@@ -652,6 +654,222 @@ int RewriteDynamicQuantizeMatMul(Graph* g) {
   return rewritten;
 }
 
+// The QOperator form of quantized models (QLinearConv and QLinearMatMul, and ONNX Runtime's
+// contrib QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool, QLinearSigmoid,
+// QLinearLeakyRelu, QLinearConcat, QGemm) in the QDQ form: each such node becomes a
+// DequantizeLinear of each 8-bit operand (one per value and quantization, shared), the float
+// operator with the node's attributes, and a QuantizeLinear of its result into the node's output
+// (the operators' definition). A MaxPool of an 8-bit value a QuantizeLinear made becomes
+// DequantizeLinear, MaxPool, QuantizeLinear (the same maximum). The pairs then run as float
+// arithmetic (runtime/dnnl/fusion.h MatchFakeQuant), the weights stay int8 constants with their
+// DequantizeLinear (bias: int32 in units of the operands' scales), and ONNX Runtime runs the
+// form written out on its int8 kernels as it ran the original.
+class QOperatorRewriter {
+ public:
+  explicit QOperatorRewriter(Graph* g) : g_(g) {}
+
+  int Run() {
+    std::vector<std::shared_ptr<const Node>> nodes;
+    int rewritten = 0;
+    for (int i = 0; i < g_->num_nodes(); ++i) {
+      out_.clear();
+      const Node& n = g_->node(i);
+      if (n.opaque() && n.domain.empty() && n.op_type == "QuantizeLinear" && n.inputs.size() >= 2 &&
+          n.outputs.size() == 1)
+        quantization_[n.outputs[0]] = {n.outputs[0], n.inputs[1],
+                                       n.inputs.size() > 2 ? n.inputs[2] : kNoValue};
+      if (Rewrite(n)) {
+        for (Node& n : out_) nodes.push_back(std::make_shared<const Node>(std::move(n)));
+        ++rewritten;
+      } else {
+        nodes.push_back(g_->node_ptr(i));
+      }
+    }
+    if (rewritten) g_->SetNodes(std::move(nodes));
+    return rewritten;
+  }
+
+ private:
+  struct Operand {
+    int value, scale, zero;  // zero: kNoValue when omitted
+  };
+
+  const HostTensor* Const(int v) const {
+    return v == kNoValue ? nullptr : g_->value(v).constant.get();
+  }
+  bool EightBit(int v) const {
+    const int32_t t = g_->value(v).elem_type;
+    return t == kUint8 || t == kInt8;
+  }
+
+  int NewValue(const std::string& base, int32_t type, const Value& shape_of) {
+    Value v;
+    v.name = g_->UniqueName(base);
+    v.elem_type = type;
+    v.dims = shape_of.dims;
+    v.rank_known = shape_of.rank_known;
+    return g_->AddValue(std::move(v));
+  }
+
+  void Emit(const std::string& type, const std::string& name, std::vector<int> inputs,
+            std::vector<int> outputs, const onnx::NodeProto* attributes_of = nullptr,
+            std::vector<std::pair<std::string, int64_t>> ints = {}) {
+    auto proto = std::make_shared<onnx::NodeProto>();
+    proto->set_op_type(type);
+    proto->set_name(name);
+    if (attributes_of)
+      for (const auto& a : attributes_of->attribute())
+        if (a.name() != "channels_last") *proto->add_attribute() = a;
+    for (const auto& [k, v] : ints) ExportContext::AttrInt(proto.get(), k, v);
+    for (int v : inputs) proto->add_input(v == kNoValue ? "" : g_->value(v).name);
+    for (int v : outputs) proto->add_output(g_->value(v).name);
+    Node n;
+    n.name = name;
+    n.op_type = type;
+    n.onnx = std::move(proto);
+    n.inputs = std::move(inputs);
+    n.outputs = std::move(outputs);
+    out_.push_back(std::move(n));
+  }
+
+  // The float value of an 8-bit operand (a DequantizeLinear, shared); kNoValue where the
+  // quantization is not one this form can state (a scale per axis before opset 13).
+  int Dequantized(const Operand& o, int64_t axis) {
+    const HostTensor* s = Const(o.scale);
+    if (!s || (s->NumElements() != 1 && g_->DefaultOpset() < 13)) return kNoValue;
+    const auto key = std::make_tuple(o.value, o.scale, o.zero);
+    if (auto it = dequantized_.find(key); it != dequantized_.end()) return it->second;
+    const int f = NewValue(g_->value(o.value).name + "_dequantized", kFloat, g_->value(o.value));
+    std::vector<std::pair<std::string, int64_t>> ints;
+    if (s->NumElements() != 1) ints.push_back({"axis", axis});
+    std::vector<int> in = {o.value, o.scale};
+    if (o.zero != kNoValue) in.push_back(o.zero);
+    Emit("DequantizeLinear", g_->value(o.value).name + "/DequantizeLinear", in, {f}, nullptr, ints);
+    dequantized_[key] = f;
+    return f;
+  }
+
+  // A quantized operator's operand (value, scale, zero point) at inputs k, k + 1, k + 2.
+  std::optional<Operand> At(const Node& n, size_t k) const {
+    if (k + 1 >= n.inputs.size() || n.inputs[k] == kNoValue || n.inputs[k + 1] == kNoValue ||
+        !EightBit(n.inputs[k]))
+      return std::nullopt;
+    return Operand{n.inputs[k], n.inputs[k + 1],
+                   k + 2 < n.inputs.size() ? n.inputs[k + 2] : kNoValue};
+  }
+
+  // The int32 bias in units of a_scale * w_scale, as a float value: a DequantizeLinear of it
+  // by the product of the (constant) scales.
+  int DequantizedBias(const Node& n, int bias, const Operand& a, const Operand& w, int64_t axis) {
+    const HostTensor *sa = Const(a.scale), *sw = Const(w.scale), *b = Const(bias);
+    if (!sa || !sw || !b || sa->NumElements() != 1 || g_->value(bias).elem_type != kInt32)
+      return kNoValue;
+    std::vector<double> product(sw->NumElements());
+    for (size_t c = 0; c < product.size(); ++c)
+      product[c] = static_cast<double>(static_cast<float>(sa->DoubleAt(0)) *
+                                       static_cast<float>(sw->DoubleAt(c)));
+    const int scale =
+        g_->AddConstant(n.name + "_bias_scale", HostTensor::FromDoubles(kFloat, sw->dims, product));
+    return Dequantized({bias, scale, kNoValue}, axis);
+  }
+
+  bool Rewrite(const Node& n) {
+    if (!n.opaque() || !n.onnx || n.outputs.size() != 1) return false;
+    const bool ms = n.domain == kMicrosoftDomain;
+    if (!ms && !n.domain.empty()) return false;
+    const std::string& t = n.op_type;
+    KernelContext attrs(*n.onnx, g_->DefaultOpset(), {});
+    if ((t == "QLinearGlobalAveragePool" || t == "QLinearAveragePool") &&
+        attrs.AttrInt("channels_last", 0) != 0)
+      return false;
+    std::string float_type;
+    std::vector<Operand> operands;
+    std::vector<int> plain;  // float inputs after the operands (a bias)
+    int y_scale = kNoValue, y_zero = kNoValue;
+    auto operand = [&](size_t k) {
+      auto o = At(n, k);
+      if (o) operands.push_back(*o);
+      return o.has_value();
+    };
+    auto tail = [&](size_t k) {
+      y_scale = k < n.inputs.size() ? n.inputs[k] : kNoValue;
+      y_zero = k + 1 < n.inputs.size() ? n.inputs[k + 1] : kNoValue;
+      return y_scale != kNoValue;
+    };
+    if (!ms && (t == "QLinearConv" || t == "QLinearMatMul")) {
+      if (!operand(0) || !operand(3) || !tail(6)) return false;
+      float_type = t == "QLinearConv" ? "Conv" : "MatMul";
+    } else if (ms && (t == "QLinearAdd" || t == "QLinearMul")) {
+      if (!operand(0) || !operand(3) || !tail(6)) return false;
+      float_type = t == "QLinearAdd" ? "Add" : "Mul";
+    } else if (ms && (t == "QLinearGlobalAveragePool" || t == "QLinearAveragePool" ||
+                      t == "QLinearSigmoid" || t == "QLinearLeakyRelu")) {
+      if (!operand(0) || !tail(3)) return false;
+      float_type = t.substr(7);
+    } else if (ms && t == "QLinearConcat") {
+      if (!tail(0) || (n.inputs.size() - 2) % 3 != 0) return false;
+      for (size_t k = 2; k < n.inputs.size(); k += 3)
+        if (!operand(k)) return false;
+      float_type = "Concat";
+    } else if (ms && t == "QGemm") {
+      if (!operand(0) || !operand(3)) return false;
+      tail(7);
+      float_type = "Gemm";
+    } else if (!ms && t == "MaxPool" && n.inputs.size() == 1 && EightBit(n.inputs[0])) {
+      auto q = quantization_.find(n.inputs[0]);
+      if (q == quantization_.end()) return false;
+      operands.push_back(q->second);
+      y_scale = operands[0].scale;
+      y_zero = operands[0].zero;
+      float_type = "MaxPool";
+    } else {
+      return false;
+    }
+    // Weights per output channel: a convolution's along axis 0, a matmul's columns along 1 (a
+    // Gemm's B transposed: along 0).
+    std::vector<int> inputs;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      int64_t axis = 1;
+      if (float_type == "Conv" || (float_type == "Gemm" && attrs.AttrInt("transB", 0) != 0))
+        axis = 0;
+      const int f = Dequantized(operands[k], k == 1 ? axis : 1);
+      if (f == kNoValue) return false;
+      inputs.push_back(f);
+    }
+    const int bias_at = float_type == "Conv" ? 8 : float_type == "Gemm" ? 6 : -1;
+    if (bias_at > 0 && static_cast<int>(n.inputs.size()) > bias_at &&
+        n.inputs[bias_at] != kNoValue) {
+      const int b = DequantizedBias(n, n.inputs[bias_at], operands[0], operands[1], 0);
+      if (b == kNoValue) return false;
+      inputs.push_back(b);
+    }
+    const int y = n.outputs[0];
+    const bool float_out = y_scale == kNoValue;  // QGemm without y_scale: a float output
+    if (float_out && float_type != "Gemm") return false;
+    const int f = float_out ? y : NewValue(g_->value(y).name + "_float", kFloat, g_->value(y));
+    Emit(float_type, n.name + "/" + float_type, inputs, {f}, n.onnx.get());
+    if (!float_out) {
+      quantization_[y] = {y, y_scale, y_zero};
+      // A contrib operator's output has no type from ONNX's inference: the zero point's.
+      if (g_->value(y).elem_type == kUndefined)
+        g_->mutable_value(y).elem_type =
+            y_zero != kNoValue ? g_->value(y_zero).elem_type : int32_t{kUint8};
+      std::vector<int> q = {f, y_scale};
+      if (y_zero != kNoValue) q.push_back(y_zero);
+      Emit("QuantizeLinear", n.name + "/QuantizeLinear", q, {y});
+    }
+    return true;
+  }
+
+  Graph* g_;
+  std::vector<Node> out_;
+  // How each 8-bit value was quantized (by a QuantizeLinear, or by a rewritten operator).
+  std::map<int, Operand> quantization_;
+  std::map<std::tuple<int, int, int>, int> dequantized_;
+};
+
+int RewriteQOperatorsAsQdq(Graph* g) { return QOperatorRewriter(g).Run(); }
+
 int DropPassThroughs(Graph* g) {
   std::vector<char> is_output(g->num_values(), 0);
   for (int v : g->outputs()) is_output[v] = 1;
@@ -678,7 +896,7 @@ int DropPassThroughs(Graph* g) {
 int CanonicalizeOnnxForms(Graph* g) {
   int rewritten = DropPassThroughs(g) + RewriteEinsumAsMatMul(g) + RewritePowers(g) +
                   RewriteDepthToSpace(g) + RewriteInfiniteMasks(g) +
-                  RewriteDynamicQuantizeMatMul(g);
+                  RewriteDynamicQuantizeMatMul(g) + RewriteQOperatorsAsQdq(g);
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
     if (!n.opaque() || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1 ||

@@ -2130,5 +2130,85 @@ TEST(DnnlOpsTest, Float16ModelsComputeInFloat32) {
   EXPECT_EQ(eye->num_nodes(), 1);
 }
 
+// A model in the QOperator form (QLinearConv with per-channel int8 weights and an int32 bias, a
+// MaxPool of 8-bit values, ONNX Runtime's contrib QLinearAdd and QLinearGlobalAveragePool)
+// imports in the QDQ form: no quantized operator left, every pair of the 8-bit values in float
+// on oneDNN. The standard operators' reference kernels agree with the rewrite up to one step of
+// the output's quantization (float rounding before a quantizer).
+TEST(DnnlOpsTest, QOperatorModelsRunInTheQdqForm) {
+  for (bool contrib : {false, true}) {
+    SCOPED_TRACE(contrib ? "with contrib operators" : "standard operators");
+    ModelBuilder b(13);
+    if (contrib) {
+      auto* op = b.model().add_opset_import();
+      op->set_domain("com.microsoft");
+      op->set_version(1);
+    }
+    const int64_t c = 8;
+    b.Input("x", {1, 4, 8, 8}).Output("y", {1, c, contrib ? 1 : 4, contrib ? 1 : 4});
+    auto scalar = [&](const std::string& name, double v) {
+      b.Weight(name, HostTensor::FromDoubles(kFloat, {}, {v}));
+    };
+    auto zero = [&](const std::string& name, int64_t v) {
+      b.Weight(name, HostTensor::FromInts(kUint8, {}, {v}));
+    };
+    scalar("sx", 2.0 / 255), zero("zx", 128), scalar("sy", 0.05), zero("zy", 100);
+    scalar("sa", 0.08), zero("za", 90), scalar("sg", 0.04), zero("zg", 60);
+    std::vector<int64_t> w(c * 4 * 9), bias(c), wz(c, 0);
+    std::vector<double> sw(c);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int64_t>((i * 37) % 255) - 127;
+    for (int64_t k = 0; k < c; ++k) {
+      sw[k] = 0.002 + 0.0005 * static_cast<double>(k);
+      bias[k] = (k - 4) * 30000;  // up to 0.5 in float: more than a step of the output
+    }
+    b.Weight("w", HostTensor::FromInts(kInt8, {c, 4, 3, 3}, w));
+    b.Weight("sw", HostTensor::FromDoubles(kFloat, {c}, sw));
+    b.Weight("wz", HostTensor::FromInts(kInt8, {c}, wz));
+    b.Weight("bias", HostTensor::FromInts(kInt32, {c}, bias));
+    b.Node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+    SetInts(b.Node("QLinearConv", {"xq", "sx", "zx", "w", "sw", "wz", "sy", "zy", "bias"}, {"cq"}),
+            "pads", {1, 1, 1, 1});
+    auto& pool = b.Node("MaxPool", {"cq"}, {"pq"});
+    SetInts(pool, "kernel_shape", {2, 2});
+    SetInts(pool, "strides", {2, 2});
+    if (contrib) {
+      b.Node("QLinearAdd", {"pq", "sy", "zy", "pq", "sy", "zy", "sa", "za"}, {"aq"})
+          .set_domain("com.microsoft");
+      b.Node("QLinearGlobalAveragePool", {"aq", "sa", "za", "sg", "zg"}, {"gq"})
+          .set_domain("com.microsoft");
+      b.Node("DequantizeLinear", {"gq", "sg", "zg"}, {"y"});
+    } else {
+      b.Node("DequantizeLinear", {"pq", "sy", "zy"}, {"y"});
+    }
+    auto g = ImportOnnxBytes(b.Bytes(), "qoperator");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    for (const char* kind : {"onnx:QLinearConv", "onnx:com.microsoft.QLinearAdd",
+                             "onnx:com.microsoft.QLinearGlobalAveragePool"})
+      EXPECT_EQ(testing::CountKind(*g, kind), 0) << kind;
+    PrepareStats stats;
+    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 9);
+    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_EQ(stats.fallback_nodes, 0);
+    const double step = contrib ? 0.04 : 0.05;
+    EXPECT_LE(cmp.max_abs, step * 1.01);
+    EXPECT_GT(cmp.max_ref, 4 * step);
+    if (contrib) continue;  // no reference kernels for the contrib operators as such
+    ImportOptions as_is;
+    as_is.map_to_spec_ops = false;
+    auto original = ImportOnnxBytes(b.Bytes(), "qoperator", as_is);
+    ASSERT_TRUE(original.ok());
+    EXPECT_EQ(testing::CountKind(*original, "onnx:QLinearConv"), 1);
+    auto ref = MakeReferenceBackend()->Prepare(*original, {});
+    ASSERT_TRUE(ref.ok());
+    auto want = (*ref)->Run(inputs);
+    auto model = MakeDnnlBackend()->Prepare(*g, {});
+    ASSERT_TRUE(want.ok() && model.ok());
+    auto got = (*model)->Run(inputs);
+    ASSERT_TRUE(got.ok());
+    EXPECT_LE(testing::Compare(*got, *want).max_abs, step * 1.01);
+  }
+}
+
 }  // namespace
 }  // namespace verisub::runtime
