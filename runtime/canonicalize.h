@@ -27,7 +27,11 @@ namespace verisub::runtime {
 // Transpose, Reshape. ONNX Runtime's dynamically quantized matmul written out
 // (DynamicQuantizeLinear, MatMulInteger, Cast, the two Muls of the scales, an Add of a bias)
 // becomes one com.microsoft DynamicQuantizeMatMul, which the oneDNN backend runs as an int8 matmul
-// and export writes out again. Returns the number of nodes rewritten.
+// and export writes out again. A quantized model in the QOperator form (QLinearConv,
+// QLinearMatMul, ONNX Runtime's contrib QLinearAdd/Mul/Concat/Sigmoid/LeakyRelu/
+// GlobalAveragePool/AveragePool and QGemm, a MaxPool of 8-bit values) is written in the QDQ form:
+// DequantizeLinear of each 8-bit operand (shared), the float operator, QuantizeLinear of its
+// result. Returns the number of nodes rewritten.
 int CanonicalizeOnnxForms(Graph* g);
 
 // DepthToSpace (mode "DCR" or "CRD") or SpaceToDepth ("S2D") of an [N, C, H, W] tensor with
