@@ -174,6 +174,7 @@ class PySession {
   PySession(const py::object& model, bool is_path, const SessionOptions& options) {
     runtime::ImportOptions import;
     import.input_shapes = options.input_shapes;
+    import.float16_as_float32 = true;  // as Session::Create imports a model to run
     runtime::Graph g = Import(model, is_path, import);
     py::gil_scoped_release release;
     session_ = Value(Session::Create(std::move(g), options));
