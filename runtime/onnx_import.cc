@@ -544,25 +544,46 @@ StatusOr<base::MappedFile> MapAndParseModel(const std::string& path, onnx::Model
 
 }  // namespace
 
-StatusOr<std::vector<DeclaredInput>> ReadDeclaredInputs(const std::string& path) {
-  onnx::ModelProto model;
-  RawViews raw;  // the weights stay in the file: only the graph's declarations are read
-  VERISUB_ASSIGN_OR_RETURN(base::MappedFile mapped, MapAndParseModel(path, &model, &raw));
+namespace {
+
+DeclaredInput Declared(const onnx::ValueInfoProto& v) {
+  DeclaredInput d;
+  d.name = v.name();
+  d.elem_type = v.type().has_tensor_type() ? v.type().tensor_type().elem_type() : 0;
+  const bool shaped = v.type().has_tensor_type() && v.type().tensor_type().has_shape();
+  d.ranked = shaped;
+  if (shaped)
+    for (const auto& dim : v.type().tensor_type().shape().dim())
+      d.dims.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
+  return d;
+}
+
+DeclaredInterface InterfaceOf(const onnx::ModelProto& model) {
   std::set<std::string> initializers;
   for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
-  std::vector<DeclaredInput> out;
-  for (const auto& in : model.graph().input()) {
-    if (initializers.count(in.name())) continue;
-    DeclaredInput d;
-    d.name = in.name();
-    const bool shaped = in.type().has_tensor_type() && in.type().tensor_type().has_shape();
-    d.ranked = shaped;
-    if (shaped)
-      for (const auto& dim : in.type().tensor_type().shape().dim())
-        d.dims.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
-    out.push_back(std::move(d));
-  }
+  DeclaredInterface out;
+  for (const auto& in : model.graph().input())
+    if (!initializers.count(in.name())) out.inputs.push_back(Declared(in));
+  for (const auto& o : model.graph().output()) out.outputs.push_back(Declared(o));
   return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<DeclaredInput>> ReadDeclaredInputs(const std::string& path) {
+  VERISUB_ASSIGN_OR_RETURN(DeclaredInterface d, ReadDeclaredInterface(path, true));
+  return d.inputs;
+}
+
+StatusOr<DeclaredInterface> ReadDeclaredInterface(const std::string& data, bool is_path) {
+  onnx::ModelProto model;
+  if (!is_path) {
+    if (!model.ParseFromString(data)) return DataLoss("<bytes>: not an ONNX model (no ModelProto)");
+    return InterfaceOf(model);
+  }
+  RawViews raw;  // the weights stay in the file: only the graph's declarations are read
+  VERISUB_ASSIGN_OR_RETURN(base::MappedFile mapped, MapAndParseModel(data, &model, &raw));
+  return InterfaceOf(model);
 }
 
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {

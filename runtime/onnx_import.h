@@ -46,14 +46,22 @@ inline constexpr int64_t kMinMappedOpset = 7;
 // Newest default-domain opset known to the linked ONNX library.
 int64_t MaxSupportedOpset();
 
-// A graph input as the model declares it, read without decoding the weights: its name and dims
-// (-1 where a dimension is symbolic or unknown; empty with `ranked` false when the rank is).
+// A graph input as the model declares it, read without decoding the weights: its name, element
+// type and dims (-1 where a dimension is symbolic or unknown; empty with `ranked` false when the
+// rank is).
 struct DeclaredInput {
   std::string name;
+  int32_t elem_type = 0;
   std::vector<int64_t> dims;
   bool ranked = true;
 };
 StatusOr<std::vector<DeclaredInput>> ReadDeclaredInputs(const std::string& path);
+// The graph's inputs (initializers excepted) and outputs as declared, from the model file at
+// `path` (`is_path`) or the serialized model `data`.
+struct DeclaredInterface {
+  std::vector<DeclaredInput> inputs, outputs;
+};
+StatusOr<DeclaredInterface> ReadDeclaredInterface(const std::string& data, bool is_path);
 
 // Every error message starts with `source` (the file name).
 StatusOr<Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});

@@ -6,8 +6,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,12 +52,6 @@ StatusOr<runtime::Graph> ImportModel(const std::string& data, bool is_path,
                                      const runtime::ImportOptions& opts) {
   return is_path ? runtime::ImportOnnxFile(data, opts)
                  : runtime::ImportOnnxBytes(data, "<bytes>", opts);
-}
-
-runtime::Graph Import(const py::object& model, bool is_path, const runtime::ImportOptions& opts) {
-  const std::string data = ModelData(model, is_path);
-  py::gil_scoped_release release;
-  return Value(ImportModel(data, is_path, opts));
 }
 
 // ONNX Runtime's type strings.
@@ -169,30 +165,45 @@ HostTensor FromNumpy(const py::handle& obj, const runtime::Value& v) {
   return t;
 }
 
+// A Session behind ONNX Runtime's InferenceSession. A model whose inputs have symbolic
+// dimensions (a dynamic-axes export: batch, sequence length) that input_shapes does not fix is
+// prepared per shape of the inputs it is run with, as ONNX Runtime runs such a model at any
+// shape: the first run at a shape imports and prepares it (then cached, the last
+// kShapesKept shapes), later runs at that shape reuse it.
 class PySession {
  public:
-  PySession(const py::object& model, bool is_path, const SessionOptions& options) {
-    runtime::ImportOptions import;
-    import.input_shapes = options.input_shapes;
-    import.float16_as_float32 = true;  // as Session::Create imports a model to run
-    runtime::Graph g = Import(model, is_path, import);
+  static constexpr size_t kShapesKept = 8;
+
+  PySession(const py::object& model, bool is_path, const SessionOptions& options)
+      : data_(ModelData(model, is_path)), is_path_(is_path), options_(options) {
     py::gil_scoped_release release;
-    session_ = Value(Session::Create(std::move(g), options));
+    declared_ = Value(runtime::ReadDeclaredInterface(data_, is_path_));
+    for (const runtime::DeclaredInput& in : declared_.inputs) {
+      const bool fixed = options.input_shapes.count(in.name) > 0;
+      for (int64_t d : in.dims) per_shape_ |= d < 0 && !fixed;
+    }
+    if (!per_shape_) current_ = Prepared(options_.input_shapes);
   }
 
-  std::vector<NodeArg> Inputs() const {
-    std::vector<NodeArg> out;
-    for (int v : session_->graph().inputs()) out.push_back(ArgOf(session_->graph().value(v)));
-    return out;
-  }
-  std::vector<NodeArg> Outputs() const {
-    std::vector<NodeArg> out;
-    for (int v : session_->graph().outputs()) out.push_back(ArgOf(session_->graph().value(v)));
-    return out;
-  }
+  std::vector<NodeArg> Inputs() const { return Interface(true); }
+  std::vector<NodeArg> Outputs() const { return Interface(false); }
 
   py::list Run(const py::object& output_names, const py::dict& feed) {
-    const runtime::Graph& g = session_->graph();
+    std::shared_ptr<Session> session = current_;
+    if (per_shape_) {
+      std::map<std::string, std::vector<int64_t>> shapes = options_.input_shapes;
+      for (const runtime::DeclaredInput& in : declared_.inputs) {
+        if (!feed.contains(in.name)) throw Error("input '" + in.name + "' missing from input_feed");
+        py::array a = py::array::ensure(feed[py::str(in.name)]);
+        if (!a) throw Error("input '" + in.name + "': expected a numpy array");
+        shapes[in.name] = std::vector<int64_t>(a.shape(), a.shape() + a.ndim());
+      }
+      py::gil_scoped_release release;
+      session = Prepared(shapes);
+      std::lock_guard<std::mutex> lock(mutex_);
+      current_ = session;
+    }
+    const runtime::Graph& g = session->graph();
     std::vector<HostTensor> inputs;
     for (int v : g.inputs()) {
       const std::string& name = g.value(v).name;
@@ -208,7 +219,7 @@ class PySession {
     std::vector<HostTensor> out;
     {
       py::gil_scoped_release release;
-      out = Value(session_->Run(inputs));
+      out = Value(session->Run(inputs));
     }
     std::vector<int> order;
     if (output_names.is_none()) {
@@ -230,6 +241,12 @@ class PySession {
 
   // What the session did: backend, stage times, prepare statistics, the optimizer's report.
   py::dict Info() const {
+    std::shared_ptr<Session> session_;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      session_ = current_;
+    }
+    if (!session_) throw Error("no run yet: the model is prepared per input shape at its runs");
     py::dict d;
     d["backend"] = session_->backend_name();
     d["load_s"] = session_->times().load_s;
@@ -244,11 +261,63 @@ class PySession {
     if (const OptimizeReport* r = session_->optimize_report())
       d["optimize_report"] = rewriter::ReportToJson(*r, "", "");
     if (const auto& t = session_->rewrite_timing()) d["kept_rewritten_graph"] = !t->kept_original;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      d["shapes_prepared"] = shapes_prepared_;
+    }
     return d;
   }
 
  private:
-  std::unique_ptr<Session> session_;
+  // The session prepared for `shapes` (the cached one, or a new one; needs no GIL).
+  std::shared_ptr<Session> Prepared(const std::map<std::string, std::vector<int64_t>>& shapes) {
+    std::string key;
+    for (const auto& [name, dims] : shapes) key += name + "=" + runtime::DimsToString(dims) + ";";
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = cache_.begin(); it != cache_.end(); ++it)
+      if (it->first == key) {
+        cache_.splice(cache_.begin(), cache_, it);  // most recently used first
+        return cache_.front().second;
+      }
+    runtime::ImportOptions import;
+    import.input_shapes = shapes;
+    import.float16_as_float32 = true;  // as Session::Create imports a model to run
+    SessionOptions options = options_;
+    options.input_shapes = shapes;
+    std::shared_ptr<Session> s =
+        Value(Session::Create(Value(ImportModel(data_, is_path_, import)), options));
+    cache_.emplace_front(key, s);
+    if (cache_.size() > kShapesKept) cache_.pop_back();
+    ++shapes_prepared_;
+    return s;
+  }
+
+  std::vector<NodeArg> Interface(bool inputs) const {
+    std::vector<NodeArg> out;
+    if (!per_shape_) {
+      const runtime::Graph& g = current_->graph();
+      for (int v : inputs ? g.inputs() : g.outputs()) out.push_back(ArgOf(g.value(v)));
+      return out;
+    }
+    for (const runtime::DeclaredInput& d : inputs ? declared_.inputs : declared_.outputs) {
+      NodeArg a;
+      a.name = d.name;
+      a.type = TypeString(d.elem_type);
+      for (int64_t dim : d.dims) a.shape.append(dim >= 0 ? py::object(py::int_(dim)) : py::none());
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+
+  const std::string data_;
+  const bool is_path_;
+  const SessionOptions options_;
+  runtime::DeclaredInterface declared_;
+  bool per_shape_ = false;
+  mutable std::mutex mutex_;          // guards current_ (per shape) and cache_
+  std::shared_ptr<Session> current_;  // the last one run (per shape), or the only one
+  std::list<std::pair<std::string, std::shared_ptr<Session>>> cache_;
+  int shapes_prepared_ = 0;
 };
 
 // Returns (optimized model bytes, report JSON).

@@ -52,7 +52,8 @@ class InferenceSession:
     "joint", "plain"), precision ("f32"; "bf16" on the CPU; "fp16" or "bf16" on the GPU),
     precision_budget (relative output error allowed to reduced precision), cost ("auto",
     "analytic", "cpu-measured", "gpu-measured"), input_shapes ({name: [dims]} fixing
-    symbolic dimensions), fusion ("library"; "subop": chains of memory-bound operators as
+    symbolic dimensions; a model with symbolic dimensions left is prepared per shape of the
+    inputs it runs with, at the first run at that shape, the last 8 shapes kept), fusion ("library"; "subop": chains of memory-bound operators as
     kernels generated with Halide, cached on disk; "auto": each generated kernel timed
     against the library's steps for its nodes, the faster kept; "none": nothing fused).
     """

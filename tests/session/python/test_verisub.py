@@ -69,6 +69,30 @@ class InferenceSessionTest(unittest.TestCase):
         self.assertLess(relative_error(y.astype(np.float32), expected), 1e-2)
         self.assertLessEqual(sess.info()["fallback_nodes"], 2)
 
+    def test_runs_a_dynamic_axes_model_at_every_shape(self):
+        # A dynamic-axes export (symbolic batch and sequence length) runs at whatever shape it
+        # is given, as in ONNX Runtime: prepared once per shape, at its first run.
+        from onnx import helper, TensorProto
+        w = np.linspace(-1, 1, 16 * 8, dtype=np.float32).reshape(16, 8)
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["m"], ["y"])],
+            "dynamic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 16])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 8])],
+            [numpy_helper.from_array(w, "w")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        sess = verisub.InferenceSession(model.SerializeToString(), threads=1, cost="analytic")
+        self.assertEqual(sess.get_inputs()[0].shape, [None, None, 16])
+        self.assertEqual(sess.get_outputs()[0].shape, [None, None, 8])
+        rng = np.random.default_rng(3)
+        for shape in [(2, 5, 16), (1, 9, 16), (2, 5, 16)]:
+            x = rng.standard_normal(shape).astype(np.float32)
+            y, = sess.run(None, {"x": x})
+            self.assertEqual(y.shape, shape[:2] + (8,))
+            self.assertLess(relative_error(y, np.maximum(x @ w, 0)), 1e-5)
+        self.assertEqual(sess.info()["shapes_prepared"], 2)
+        with self.assertRaisesRegex(verisub.Error, "expected shape|16"):
+            sess.run(None, {"x": np.zeros((2, 5, 15), np.float32)})
+
     def test_errors_carry_our_messages(self):
         path, x, _ = recorded("squeezenet1_1")
         with self.assertRaisesRegex(verisub.Error, "no_such_model.onnx"):
