@@ -678,10 +678,14 @@ class QOperatorRewriter {
           n.outputs.size() == 1)
         quantization_[n.outputs[0]] = {n.outputs[0], n.inputs[1],
                                        n.inputs.size() > 2 ? n.inputs[2] : kNoValue};
+      added_.clear();
       if (Rewrite(n)) {
         for (Node& n : out_) nodes.push_back(std::make_shared<const Node>(std::move(n)));
         ++rewritten;
       } else {
+        // The DequantizeLinear nodes a failed rewrite made are dropped: so are their values
+        // from the cache, or a later operand would read a value nothing computes.
+        for (const auto& key : added_) dequantized_.erase(key);
         nodes.push_back(g_->node_ptr(i));
       }
     }
@@ -746,6 +750,7 @@ class QOperatorRewriter {
     if (o.zero != kNoValue) in.push_back(o.zero);
     Emit("DequantizeLinear", g_->value(o.value).name + "/DequantizeLinear", in, {f}, nullptr, ints);
     dequantized_[key] = f;
+    added_.push_back(key);
     return f;
   }
 
@@ -866,6 +871,7 @@ class QOperatorRewriter {
   // How each 8-bit value was quantized (by a QuantizeLinear, or by a rewritten operator).
   std::map<int, Operand> quantization_;
   std::map<std::tuple<int, int, int>, int> dequantized_;
+  std::vector<std::tuple<int, int, int>> added_;  // by the rewrite under way
 };
 
 int RewriteQOperatorsAsQdq(Graph* g) { return QOperatorRewriter(g).Run(); }

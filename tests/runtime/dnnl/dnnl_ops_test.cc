@@ -2210,5 +2210,40 @@ TEST(DnnlOpsTest, QOperatorModelsRunInTheQdqForm) {
   }
 }
 
+// A QOperator rewrite that fails half way (a per-channel weight scale before opset 13, which the
+// QDQ form cannot state) drops the DequantizeLinear it had made for a shared operand, so a later
+// operator reading that operand makes its own: the first stays a QLinearConv, the second is
+// rewritten, both compute what the reference kernels compute.
+TEST(DnnlOpsTest, AFailedQOperatorRewriteLeavesNoDanglingOperand) {
+  ModelBuilder b(12);
+  b.Input("x", {1, 4, 6, 6}).Output("y1", {1, 3, 6, 6}).Output("y2", {1, 4, 6, 5});
+  b.Weight("sx", HostTensor::FromDoubles(kFloat, {}, {0.01}))
+      .Weight("zx", HostTensor::FromInts(kUint8, {}, {128}));
+  b.Weight("sy", HostTensor::FromDoubles(kFloat, {}, {0.05}))
+      .Weight("zy", HostTensor::FromInts(kUint8, {}, {100}));
+  std::vector<int64_t> w(3 * 4 * 9), v(6 * 5);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int64_t>(i % 11) - 5;
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(i % 7) - 3;
+  b.Weight("w", HostTensor::FromInts(kInt8, {3, 4, 3, 3}, w));
+  b.Weight("sw", HostTensor::FromDoubles(kFloat, {3}, {0.01, 0.02, 0.03}));
+  b.Weight("wz", HostTensor::FromInts(kInt8, {3}, {0, 0, 0}));
+  b.Weight("v", HostTensor::FromInts(kInt8, {6, 5}, v));
+  b.Weight("sv", HostTensor::FromDoubles(kFloat, {}, {0.02}))
+      .Weight("vz", HostTensor::FromInts(kInt8, {}, {0}));
+  b.Node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"});
+  SetInts(b.Node("QLinearConv", {"xq", "sx", "zx", "w", "sw", "wz", "sy", "zy"}, {"cq"}), "pads",
+          {1, 1, 1, 1});
+  b.Node("QLinearMatMul", {"xq", "sx", "zx", "v", "sv", "vz", "sy", "zy"}, {"mq"});
+  b.Node("DequantizeLinear", {"cq", "sy", "zy"}, {"y1"});
+  b.Node("DequantizeLinear", {"mq", "sy", "zy"}, {"y2"});
+  auto g = ImportOnnxBytes(b.Bytes(), "half rewritten");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "onnx:QLinearConv"), 1);
+  EXPECT_EQ(testing::CountKind(*g, "onnx:QLinearMatMul"), 0);
+  const testing::Comparison cmp = testing::CompareWithReference(*g, testing::RandomInputs(*g, 4));
+  EXPECT_EQ(cmp.error, "");
+  EXPECT_LE(cmp.max_abs, 0.05 * 1.01);
+}
+
 }  // namespace
 }  // namespace verisub::runtime
