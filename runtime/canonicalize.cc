@@ -306,7 +306,8 @@ int RewriteEinsumAsMatMul(Graph* g) {
 }
 
 // Builds new opaque ONNX nodes in front of the node they replace (RewritePowers,
-// RewriteDepthToSpace): each writes one value, new or the replaced node's own output.
+// RewriteDepthToSpace, QOperatorRewriter): each writes one value, new or the replaced node's own
+// output.
 class OnnxNodeBuilder {
  public:
   OnnxNodeBuilder(Graph* g, std::vector<std::shared_ptr<const Node>>* nodes, const Node& replaced)
@@ -323,12 +324,22 @@ class OnnxNodeBuilder {
   int Add(const std::string& op_type, const std::vector<int>& inputs,
           const std::vector<int64_t>& dims, int output = -1,
           const std::function<void(onnx::NodeProto*)>& attrs = {}) {
+    Value like;
+    like.elem_type = g_->value(replaced_.inputs[0]).elem_type;
+    like.dims = dims;
+    like.rank_known = true;
+    return AddLike(op_type, inputs, like, output, attrs);
+  }
+
+  // Add, a new output taking the element type and shape of `like` (its rank unknown when so).
+  int AddLike(const std::string& op_type, const std::vector<int>& inputs, const Value& like,
+              int output = -1, const std::function<void(onnx::NodeProto*)>& attrs = {}) {
     if (output < 0) {
       Value v;
       v.name = g_->UniqueName(replaced_.name + "_" + op_type);
-      v.elem_type = g_->value(replaced_.inputs[0]).elem_type;
-      v.dims = dims;
-      v.rank_known = true;
+      v.elem_type = like.elem_type;
+      v.dims = like.dims;
+      v.rank_known = like.rank_known;
       output = g_->AddValue(std::move(v));
     }
     Node n;
@@ -548,8 +559,6 @@ bool PassesThrough(const Graph& g, const Node& n) {
   return false;
 }
 
-// Drops the nodes PassesThrough recognizes, when no one reads their other outputs (a Dropout's
-// mask) and their output is not a graph output. Returns the number dropped.
 // Whether constant `v` holds one number or one per column of an [.., cols] result: a scalar, or
 // ones before a last dimension of `cols` (b_scale, b_zero_point and bias of a quantized matmul).
 bool PerColumnOrOne(const Graph& g, int v, int64_t cols) {
@@ -672,15 +681,16 @@ class QOperatorRewriter {
     std::vector<std::shared_ptr<const Node>> nodes;
     int rewritten = 0;
     for (int i = 0; i < g_->num_nodes(); ++i) {
-      out_.clear();
       const Node& n = g_->node(i);
       if (n.opaque() && n.domain.empty() && n.op_type == "QuantizeLinear" && n.inputs.size() >= 2 &&
           n.outputs.size() == 1)
         quantization_[n.outputs[0]] = {n.outputs[0], n.inputs[1],
                                        n.inputs.size() > 2 ? n.inputs[2] : kNoValue};
       added_.clear();
-      if (Rewrite(n)) {
-        for (Node& n : out_) nodes.push_back(std::make_shared<const Node>(std::move(n)));
+      std::vector<std::shared_ptr<const Node>> pending;
+      OnnxNodeBuilder b(g_, &pending, n);
+      if (Rewrite(n, b)) {
+        nodes.insert(nodes.end(), pending.begin(), pending.end());
         ++rewritten;
       } else {
         // The DequantizeLinear nodes a failed rewrite made are dropped: so are their values
@@ -706,49 +716,27 @@ class QOperatorRewriter {
     return t == kUint8 || t == kInt8;
   }
 
-  int NewValue(const std::string& base, int32_t type, const Value& shape_of) {
-    Value v;
-    v.name = g_->UniqueName(base);
-    v.elem_type = type;
-    v.dims = shape_of.dims;
-    v.rank_known = shape_of.rank_known;
-    return g_->AddValue(std::move(v));
-  }
-
-  void Emit(const std::string& type, const std::string& name, std::vector<int> inputs,
-            std::vector<int> outputs, const onnx::NodeProto* attributes_of = nullptr,
-            std::vector<std::pair<std::string, int64_t>> ints = {}) {
-    auto proto = std::make_shared<onnx::NodeProto>();
-    proto->set_op_type(type);
-    proto->set_name(name);
-    if (attributes_of)
-      for (const auto& a : attributes_of->attribute())
-        if (a.name() != "channels_last") *proto->add_attribute() = a;
-    for (const auto& [k, v] : ints) ExportContext::AttrInt(proto.get(), k, v);
-    for (int v : inputs) proto->add_input(v == kNoValue ? "" : g_->value(v).name);
-    for (int v : outputs) proto->add_output(g_->value(v).name);
-    Node n;
-    n.name = name;
-    n.op_type = type;
-    n.onnx = std::move(proto);
-    n.inputs = std::move(inputs);
-    n.outputs = std::move(outputs);
-    out_.push_back(std::move(n));
-  }
-
   // The float value of an 8-bit operand (a DequantizeLinear, shared); kNoValue where the
   // quantization is not one this form can state (a scale per axis before opset 13).
-  int Dequantized(const Operand& o, int64_t axis) {
+  // A float value of `like`'s shape.
+  Value FloatLike(int v) const {
+    Value f = g_->value(v);
+    f.elem_type = kFloat;
+    return f;
+  }
+
+  int Dequantized(OnnxNodeBuilder& b, const Operand& o, int64_t axis) {
     const HostTensor* s = Const(o.scale);
     if (!s || (s->NumElements() != 1 && g_->DefaultOpset() < 13)) return kNoValue;
     const auto key = std::make_tuple(o.value, o.scale, o.zero);
     if (auto it = dequantized_.find(key); it != dequantized_.end()) return it->second;
-    const int f = NewValue(g_->value(o.value).name + "_dequantized", kFloat, g_->value(o.value));
-    std::vector<std::pair<std::string, int64_t>> ints;
-    if (s->NumElements() != 1) ints.push_back({"axis", axis});
     std::vector<int> in = {o.value, o.scale};
     if (o.zero != kNoValue) in.push_back(o.zero);
-    Emit("DequantizeLinear", g_->value(o.value).name + "/DequantizeLinear", in, {f}, nullptr, ints);
+    const bool per_axis = s->NumElements() != 1;
+    const int f =
+        b.AddLike("DequantizeLinear", in, FloatLike(o.value), -1, [&](onnx::NodeProto* p) {
+          if (per_axis) ExportContext::AttrInt(p, "axis", axis);
+        });
     dequantized_[key] = f;
     added_.push_back(key);
     return f;
@@ -765,9 +753,10 @@ class QOperatorRewriter {
 
   // The int32 bias in units of a_scale * w_scale, as a float value: a DequantizeLinear of it
   // by the product of the (constant) scales.
-  int DequantizedBias(const Node& n, int bias, const Operand& a, const Operand& w, int64_t axis) {
-    const HostTensor *sa = Const(a.scale), *sw = Const(w.scale), *b = Const(bias);
-    if (!sa || !sw || !b || sa->NumElements() != 1 || g_->value(bias).elem_type != kInt32)
+  int DequantizedBias(OnnxNodeBuilder& b, const Node& n, int bias, const Operand& a,
+                      const Operand& w, int64_t axis) {
+    const HostTensor *sa = Const(a.scale), *sw = Const(w.scale), *bt = Const(bias);
+    if (!sa || !sw || !bt || sa->NumElements() != 1 || g_->value(bias).elem_type != kInt32)
       return kNoValue;
     std::vector<double> product(sw->NumElements());
     for (size_t c = 0; c < product.size(); ++c)
@@ -775,10 +764,10 @@ class QOperatorRewriter {
                                        static_cast<float>(sw->DoubleAt(c)));
     const int scale =
         g_->AddConstant(n.name + "_bias_scale", HostTensor::FromDoubles(kFloat, sw->dims, product));
-    return Dequantized({bias, scale, kNoValue}, axis);
+    return Dequantized(b, {bias, scale, kNoValue}, axis);
   }
 
-  bool Rewrite(const Node& n) {
+  bool Rewrite(const Node& n, OnnxNodeBuilder& b) {
     if (!n.opaque() || !n.onnx || n.outputs.size() != 1) return false;
     const bool ms = n.domain == kMicrosoftDomain;
     if (!ms && !n.domain.empty()) return false;
@@ -789,7 +778,6 @@ class QOperatorRewriter {
       return false;
     std::string float_type;
     std::vector<Operand> operands;
-    std::vector<int> plain;  // float inputs after the operands (a bias)
     int y_scale = kNoValue, y_zero = kNoValue;
     auto operand = [&](size_t k) {
       auto o = At(n, k);
@@ -837,22 +825,25 @@ class QOperatorRewriter {
       int64_t axis = 1;
       if (float_type == "Conv" || (float_type == "Gemm" && attrs.AttrInt("transB", 0) != 0))
         axis = 0;
-      const int f = Dequantized(operands[k], k == 1 ? axis : 1);
+      const int f = Dequantized(b, operands[k], k == 1 ? axis : 1);
       if (f == kNoValue) return false;
       inputs.push_back(f);
     }
     const int bias_at = float_type == "Conv" ? 8 : float_type == "Gemm" ? 6 : -1;
     if (bias_at > 0 && static_cast<int>(n.inputs.size()) > bias_at &&
         n.inputs[bias_at] != kNoValue) {
-      const int b = DequantizedBias(n, n.inputs[bias_at], operands[0], operands[1], 0);
-      if (b == kNoValue) return false;
-      inputs.push_back(b);
+      const int bias = DequantizedBias(b, n, n.inputs[bias_at], operands[0], operands[1], 0);
+      if (bias == kNoValue) return false;
+      inputs.push_back(bias);
     }
     const int y = n.outputs[0];
     const bool float_out = y_scale == kNoValue;  // QGemm without y_scale: a float output
     if (float_out && float_type != "Gemm") return false;
-    const int f = float_out ? y : NewValue(g_->value(y).name + "_float", kFloat, g_->value(y));
-    Emit(float_type, n.name + "/" + float_type, inputs, {f}, n.onnx.get());
+    const int f = b.AddLike(float_type, inputs, FloatLike(y), float_out ? y : -1,
+                            [&](onnx::NodeProto* p) {  // the node's own, but channels_last
+                              for (const auto& a : n.onnx->attribute())
+                                if (a.name() != "channels_last") *p->add_attribute() = a;
+                            });
     if (!float_out) {
       quantization_[y] = {y, y_scale, y_zero};
       // A contrib operator's output has no type from ONNX's inference: the zero point's.
@@ -861,13 +852,12 @@ class QOperatorRewriter {
             y_zero != kNoValue ? g_->value(y_zero).elem_type : int32_t{kUint8};
       std::vector<int> q = {f, y_scale};
       if (y_zero != kNoValue) q.push_back(y_zero);
-      Emit("QuantizeLinear", n.name + "/QuantizeLinear", q, {y});
+      b.AddLike("QuantizeLinear", q, g_->value(y), y);
     }
     return true;
   }
 
   Graph* g_;
-  std::vector<Node> out_;
   // How each 8-bit value was quantized (by a QuantizeLinear, or by a rewritten operator).
   std::map<int, Operand> quantization_;
   std::map<std::tuple<int, int, int>, int> dequantized_;
@@ -876,6 +866,8 @@ class QOperatorRewriter {
 
 int RewriteQOperatorsAsQdq(Graph* g) { return QOperatorRewriter(g).Run(); }
 
+// Drops the nodes PassesThrough recognizes, when no one reads their other outputs (a Dropout's
+// mask) and their output is not a graph output. Returns the number dropped.
 int DropPassThroughs(Graph* g) {
   std::vector<char> is_output(g->num_values(), 0);
   for (int v : g->outputs()) is_output[v] = 1;

@@ -100,9 +100,10 @@ bool ComputeFloat16InFloat32(Graph* g) {
     widened.push_back(std::move(n));
   }
   for (int i = 0; i < g->num_nodes(); ++i) g->SetNode(i, std::move(widened[i]));
-  std::vector<char> is_input(g->num_values(), 0), is_output(g->num_values(), 0);
-  for (int v : g->inputs()) is_input[v] = 1;
-  for (int v : g->outputs()) is_output[v] = 1;
+  // The interface keeps its float16 values (the same ids throughout: casts are put beside them).
+  std::vector<char> is_input(g->num_values(), 0), interface(g->num_values(), 0);
+  for (int v : g->inputs()) is_input[v] = interface[v] = 1;
+  for (int v : g->outputs()) interface[v] = 1;
   std::vector<std::shared_ptr<const Node>> head, tail;
   // Inputs: cast on entry, every reader reads the float32 copy.
   for (int v : std::vector<int>(g->inputs())) {
@@ -120,24 +121,17 @@ bool ComputeFloat16InFloat32(Graph* g) {
     if (g->value(v).elem_type != kFloat16 || is_input[v] || producer[v] < 0) continue;
     Value inner = g->value(v);
     inner.name = g->UniqueName(inner.name + "_float32");
+    inner.elem_type = kFloat;
     const int computed = g->AddValue(std::move(inner));
     Node& p = g->mutable_node(producer[v]);
     std::replace(p.outputs.begin(), p.outputs.end(), v, computed);
-    for (int i = 0; i < g->num_nodes(); ++i) {
-      const Node& n = g->node(i);
-      if (std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end()) {
-        Node& m = g->mutable_node(i);
-        std::replace(m.inputs.begin(), m.inputs.end(), v, computed);
-      }
-    }
+    g->ReplaceUses(v, computed);
+    std::replace(g->mutable_outputs().begin(), g->mutable_outputs().end(), computed, v);
     tail.push_back(std::make_shared<const Node>(
         CastNode(g, computed, kFloat16, g->value(v).name + "/to_float16", v)));
   }
-  // Everything else in between: float32.
-  std::vector<char> interface(g->num_values(), 0);
-  for (int v : g->inputs()) interface[v] = 1;
-  for (int v : g->outputs()) interface[v] = 1;
-  for (int v = 0; v < g->num_values(); ++v) {
+  // Everything else in between: float32 (the values added above are).
+  for (int v = 0; v < static_cast<int>(interface.size()); ++v) {
     if (interface[v] || g->value(v).elem_type != kFloat16) continue;
     Value& m = g->mutable_value(v);
     m.elem_type = kFloat;

@@ -193,12 +193,17 @@ std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
 std::optional<FakeQuant> MatchFakeQuant(const Graph& g, int i,
                                         const std::vector<int>& sole_readers) {
   const Node& q = g.node(i);
+  if (!Onnx(q, "QuantizeLinear") || q.outputs.size() != 1) return std::nullopt;
+  const int r = sole_readers[q.outputs[0]];
+  return r < 0 ? std::nullopt : FakeQuantOf(g, i, r);
+}
+
+std::optional<FakeQuant> FakeQuantOf(const Graph& g, int i, int r) {
+  const Node& q = g.node(i);
   if (!Onnx(q, "QuantizeLinear") || q.inputs.size() < 2 || q.outputs.size() != 1 ||
       q.inputs[0] == kNoValue || g.value(q.inputs[0]).elem_type != kFloat ||
-      g.value(q.inputs[0]).constant)
+      g.value(q.inputs[0]).constant || !Onnx(g.node(r), "DequantizeLinear"))
     return std::nullopt;
-  const int r = sole_readers[q.outputs[0]];
-  if (r < 0 || !Onnx(g.node(r), "DequantizeLinear")) return std::nullopt;
   const Node& dq = g.node(r);
   if (dq.inputs.size() < 2 || dq.inputs[0] != q.outputs[0] || dq.outputs.size() != 1 ||
       g.value(dq.outputs[0]).elem_type != kFloat)

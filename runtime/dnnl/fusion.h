@@ -41,6 +41,9 @@ struct FakeQuant {
 };
 std::optional<FakeQuant> MatchFakeQuant(const Graph& g, int i,
                                         const std::vector<int>& sole_readers);
+// The pair of QuantizeLinear node `i` and DequantizeLinear node `r` reading its output, with the
+// conditions above but the sole reader (a kernel checking the pair the plan matched).
+std::optional<FakeQuant> FakeQuantOf(const Graph& g, int i, int r);
 
 struct PostOp {
   enum Kind { kBias, kScale, kBatchnorm, kEltwise, kSum } kind = kEltwise;

@@ -115,7 +115,7 @@ Status FakeQuantKernel(KernelBuilder& b) {
   const int x = b.node().inputs[0], y = b.group().output;
   if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x)) return Unimplemented("fake quant: inputs");
   const std::optional<FakeQuant> fq =
-      MatchFakeQuant(b.graph(), b.group().kernel_node, b.graph().SoleReaders());
+      FakeQuantOf(b.graph(), b.group().kernel_node, b.group().last_node);
   if (!fq) return Unimplemented("fake quant: no longer matches");
   const Desc desc = b.slot(x).desc;
   if (desc.data_type() != dt::f32 || b.OutputType(y) != dt::f32)
