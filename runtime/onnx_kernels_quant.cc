@@ -213,12 +213,12 @@ Status DynamicQuantizeMatMul(const KernelContext& ctx, std::vector<HostTensor>* 
   if (!IsFloatType(a.elem_type)) return InvalidArgument("DynamicQuantizeMatMul: A must be float");
   std::vector<HostTensor> q(3);
   VERISUB_RETURN_IF_ERROR(DynamicQuantizeLinear(KernelContext(ctx.node(), ctx.opset(), {&a}), &q));
-  const HostTensor* b_zero = ctx.num_inputs() > 3 ? ctx.input(3) : nullptr;
-  const KernelContext product_ctx(ctx.node(), ctx.opset(), {&q[0], ctx.input(1), &q[2], b_zero});
+  const KernelContext product_ctx(ctx.node(), ctx.opset(),
+                                  {&q[0], ctx.input(1), &q[2], ctx.input(3)});
   VERISUB_ASSIGN_OR_RETURN(
       HostTensor y, IntegerProduct(product_ctx, "MatMul", MatMulOperands(product_ctx, 0, 2, 1, 3)));
   VERISUB_RETURN_IF_ERROR(CheckScales("DynamicQuantizeMatMul", *ctx.input(2), y, -1));
-  const HostTensor* bias = ctx.num_inputs() > 4 ? ctx.input(4) : nullptr;
+  const HostTensor* bias = ctx.input(4);
   const int64_t cols = y.dims.empty() ? 1 : y.dims.back();
   if (bias && bias->NumElements() != cols && bias->NumElements() != 1)
     return InvalidArgument("DynamicQuantizeMatMul: " + std::to_string(bias->NumElements()) +

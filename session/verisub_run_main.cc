@@ -118,9 +118,6 @@ int Fail(const Status& st) {
   return 1;
 }
 
-// What --check compares with: the outputs recorded in --check-against, else the reference
-// backend's on the model as imported. An optimized session's graph is the rewritten one, so the
-// model is imported again: the check covers the rewrites too, not only the backend.
 // Whether `g` quantizes a value computed at run time (a quantizer of a constant is folded).
 bool QuantizesAtRunTime(const verisub::runtime::Graph& g) {
   for (const auto& n : g.nodes())
@@ -132,6 +129,9 @@ bool QuantizesAtRunTime(const verisub::runtime::Graph& g) {
   return false;
 }
 
+// What --check compares with: the outputs recorded in --check-against, else the reference
+// backend's on the model as imported. An optimized session's graph is the rewritten one, so the
+// model is imported again: the check covers the rewrites too, not only the backend.
 verisub::StatusOr<std::vector<HostTensor>> ExpectedOutputs(const RunFlags& flags,
                                                            const verisub::Session& s,
                                                            const std::vector<HostTensor>& inputs) {
@@ -528,11 +528,11 @@ int main(int argc, char** argv) {
     // of max(|ref|,1) on some logit, by 1e-6 of the output's scale (docs/bench-zoo.md).
     // An output stored in float16 (bfloat16) rounds values a float32 ulp apart to neighbours one
     // of its own ulps apart, 2^-10 (2^-7) of the value: within twice that.
-    double kRel = 1e-4;
+    double rel = 1e-4;
     for (const HostTensor& t : *expected)
-      kRel = std::max(kRel, t.elem_type == verisub::runtime::kFloat16    ? 2e-3
-                            : t.elem_type == verisub::runtime::kBfloat16 ? 1.6e-2
-                                                                : 0.0);
+      rel = std::max(rel, t.elem_type == verisub::runtime::kFloat16    ? 2e-3
+                          : t.elem_type == verisub::runtime::kBfloat16 ? 1.6e-2
+                                                                       : 0.0);
     const rewriter::OutputAgreement agree = rewriter::CompareWithReference(*out, *expected);
     // Values stored in bfloat16: the output error the precision budget allowed (relative norm).
     const double norm_rel = rewriter::RelativeOutputError(*out, *expected);
@@ -552,7 +552,7 @@ int main(int argc, char** argv) {
                             norm_rel <= flags.session.precision_budget
               : quantized
                   ? agree.shapes_match && !agree.nonfinite_mismatch && norm_rel <= kQuantizedNormRel
-                  : agree.Within(kRel);
+                  : agree.Within(rel);
     const std::string against = flags.check_against.empty()
                                     ? std::string("the reference backend")
                                     : "the outputs in " + flags.check_against;
@@ -569,7 +569,7 @@ int main(int argc, char** argv) {
       std::printf(
           "check:    %s against %s: max abs %.3g, %.3g of the output's max |ref| (tolerance "
           "%.0e of it; per element max rel %.3g of max(|ref|,1))\n",
-          ok ? "ok" : "FAILED", against.c_str(), agree.max_abs, agree.max_scaled, kRel,
+          ok ? "ok" : "FAILED", against.c_str(), agree.max_abs, agree.max_scaled, rel,
           agree.max_rel);
     if (!agree.shapes_match) std::printf("check:    output shapes differ\n");
     if (agree.nonfinite_mismatch) std::printf("check:    a NaN or an infinity on one side only\n");

@@ -292,19 +292,19 @@ void* KernelBuilder::ConstantBuffer(size_t bytes) {
   return d_->constant_buffers.back().get();
 }
 
-memory KernelBuilder::ConstantMemory(const std::vector<float>& data, const Desc& plain,
-                                     const Desc& want) {
+memory KernelBuilder::ConstantMemoryOf(const void* data, size_t bytes, const Desc& plain,
+                                       const Desc& want) {
   d_->weight_bytes += static_cast<int64_t>(want.get_size());
   if (want == plain) {
     memory src(plain, engine(), ConstantBuffer(plain.get_size()));
-    std::memcpy(src.get_data_handle(), data.data(), std::min(plain.get_size(), data.size() * 4));
+    std::memcpy(src.get_data_handle(), data, std::min(plain.get_size(), bytes));
     return src;
   }
-  if (plain.get_size() > data.size() * sizeof(float))
+  if (plain.get_size() > bytes)
     throw dnnl::error(dnnl_invalid_arguments, "constant smaller than its descriptor");
-  // Reordered straight from the floats: every copy into fresh pages costs about 3 ms per MB
+  // Reordered straight from the elements: every copy into fresh pages costs about 3 ms per MB
   // on a paravirtualized guest (VGG-16's 528 MB of weights were copied twice before).
-  memory src(plain, engine(), const_cast<float*>(data.data()));  // read only
+  memory src(plain, engine(), const_cast<void*>(data));  // read only
   memory dst(want, engine(), ConstantBuffer(want.get_size()));
   dnnl::reorder(src, dst).execute(d_->stream, src, dst);
   d_->stream.wait();

@@ -232,8 +232,14 @@ class KernelBuilder {
   // post-op): the addend's own buffer when this is its last reader and its layout matches,
   // else a copy made just before the step. Binds `arg` to it.
   void WriteAccumulating(int arg, int id, const Desc& desc, int addend);
-  // Memory owned by the model holding `data` (row-major in `plain`), reordered to `want`.
-  memory ConstantMemory(const std::vector<float>& data, const Desc& plain, const Desc& want);
+  // Memory owned by the model holding `data` (row-major in `plain`), reordered to `want`: float32
+  // weights, or int8 ones.
+  memory ConstantMemory(const std::vector<float>& data, const Desc& plain, const Desc& want) {
+    return ConstantMemoryOf(data.data(), data.size() * sizeof(float), plain, want);
+  }
+  memory ConstantMemory(const std::vector<int8_t>& data, const Desc& plain, const Desc& want) {
+    return ConstantMemoryOf(data.data(), data.size(), plain, want);
+  }
   // A zeroed buffer of `bytes` for a constant's memory, kept for the model's life on huge pages
   // where granted (NewLargeBuffer).
   void* ConstantBuffer(size_t bytes);
@@ -260,6 +266,9 @@ class KernelBuilder {
   std::vector<Step> TakeSteps();
 
  private:
+  // ConstantMemory of `bytes` at `data`.
+  memory ConstantMemoryOf(const void* data, size_t bytes, const Desc& plain, const Desc& want);
+
   ModelDraft* d_;
   const Group& group_;
   bool plain_inputs_;

@@ -198,12 +198,7 @@ Status DynamicQuantizeMatMulKernel(KernelBuilder& b) {
       dnnl::matmul::desc(q->src_md, Desc({q->depth, q->cols}, dt::s8, tag::any), q->dst_md), attr,
       b.engine());
   q->prim = dnnl::matmul(pd);
-  memory plain(w_plain, b.engine(), w8.data());
-  q->weights =
-      memory(pd.weights_desc(), b.engine(), b.ConstantBuffer(pd.weights_desc().get_size()));
-  dnnl::reorder(plain, q->weights).execute(b.draft().stream, plain, q->weights);
-  b.draft().stream.wait();
-  b.draft().weight_bytes += static_cast<int64_t>(pd.weights_desc().get_size());
+  q->weights = b.ConstantMemory(w8, w_plain, pd.weights_desc());
   if (bias) {
     std::vector<float> values(q->cols);
     for (int64_t c = 0; c < q->cols; ++c)
