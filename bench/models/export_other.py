@@ -13,8 +13,9 @@ encoder and a LLaMA-like decoder, a diffusion UNet step, a style-transfer networ
 super-resolution, a YOLOv8-like detector without its NMS and MobileViT-like blocks, and
 torchvision's detectors whole, post-processing included (SSD, SSDlite, RetinaNet, FCOS, Faster
 and Mask R-CNN: NonMaxSuppression, RoiAlign, If and Loop, shapes known only at run time), and
-transformers quantized dynamically to int8 as ONNX Runtime's quantize_dynamic writes them, and
-models stored in float16.
+transformers quantized dynamically to int8 as ONNX Runtime's quantize_dynamic writes them, CNNs
+quantized statically in the QDQ form quantize_static writes (uncalibrated), and models stored in
+float16.
 Random seeded weights, batch 1, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
@@ -34,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_dev_models as dev  # noqa: E402 (shares the export of one model)
 import float16  # noqa: E402
 import quantize_dynamic  # noqa: E402
+import quantize_qdq  # noqa: E402
 
 onnx = dev.onnx
 
@@ -614,14 +616,18 @@ MODELS = {
     # matmuls of activations quantized per run, the form CPU users deploy transformers in.
     "bert_like_int8": ("Quantized", bert_like, (1, 128, 768)),
     "gpt_decoder_int8": ("Quantized", lambda: dev.gpt_decoder(12), (1, 128, 768)),
+    # Quantized statically in the QDQ form (quantize_qdq.py): int8 weights, every activation a
+    # QuantizeLinear / DequantizeLinear pair, the form CPU users deploy CNNs in.
+    "resnet50_int8": ("Quantized", lambda: tv.resnet50(weights=None), SEG),
+    "mobilenet_v2_int8": ("Quantized", lambda: tv.mobilenet_v2(weights=None), SEG),
     # Stored in float16 (float16.py), as GPU-minded exports are.
     "resnet50_fp16": ("Half precision", lambda: tv.resnet50(weights=None), SEG),
     "bert_like_fp16": ("Half precision", bert_like, (1, 128, 768)),
 }
 # Exported in float32, then converted (PyTorch's float32 output stays the recorded one):
-# quantized dynamically, or stored in float16 (its recorded input too).
-CONVERTED = {"bert_like_int8": "int8", "gpt_decoder_int8": "int8", "resnet50_fp16": "float16",
-             "bert_like_fp16": "float16"}
+# quantized dynamically or statically, or stored in float16 (its recorded input too).
+CONVERTED = {"bert_like_int8": "int8", "gpt_decoder_int8": "int8", "resnet50_int8": "qdq",
+             "mobilenet_v2_int8": "qdq", "resnet50_fp16": "float16", "bert_like_fp16": "float16"}
 
 
 def export_converted(out_dir, name, factory, shape):
@@ -632,6 +638,8 @@ def export_converted(out_dir, name, factory, shape):
         onnx_path, input_path, output_path = dev.files_of(out_dir, name)
         if CONVERTED[name] == "int8":
             what = f"{quantize_dynamic.quantize_dynamic(model)} MatMuls quantized dynamically"
+        elif CONVERTED[name] == "qdq":
+            what = f"{quantize_qdq.quantize_qdq(model)} operators quantized in the QDQ form"
         else:
             what = f"{float16.to_float16(model)} weights stored in float16"
             scratch_input = os.path.join(scratch, os.path.basename(input_path))

@@ -76,6 +76,15 @@ bool HasBf16Kernels() {
   return has;
 }
 
+bool HasInt8DotKernels() {
+  static const bool has = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni ||
+           isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return has;
+}
+
 std::vector<int64_t> DimsOf(const Desc& d) {
   memory::dims v = d.dims();
   return std::vector<int64_t>(v.begin(), v.end());
@@ -276,6 +285,34 @@ int KernelBuilder::Converted(int id, const Desc& want) {
   pending_.push_back(std::move(r));
   new_conversions_[key] = cid;
   return cid;
+}
+
+int KernelBuilder::Quantized(int id, const Desc& want, float scale, int32_t zero) {
+  const auto key = std::make_pair(
+      id, "quantized " + std::to_string(scale) + " " + std::to_string(zero) + " " + DescKey(want));
+  if (auto it = d_->conversions.find(key); it != d_->conversions.end()) return it->second;
+  if (auto it = new_conversions_.find(key); it != new_conversions_.end()) return it->second;
+  Slot s;
+  s.name = slot(id).name + ".quantized";
+  s.dims = slot(id).dims;
+  s.desc = want;
+  const int qid = static_cast<int>(d_->slots.size());
+  d_->slots.push_back(std::move(s));
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {1.f / scale});
+  if (zero != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {zero});
+  Step r;
+  r.name = "quantize " + slot(id).name;
+  r.nodes = group_.members;
+  r.primitive =
+      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), slot(id).desc, engine(), want, attr));
+  r.slot_args = {{DNNL_ARG_SRC, id}, {DNNL_ARG_DST, qid}};
+  r.reads = {id};
+  r.writes = {qid};
+  r.kind = "quantize";
+  pending_.push_back(std::move(r));
+  new_conversions_[key] = qid;
+  return qid;
 }
 
 int KernelBuilder::Temporary(const std::string& name, const Desc& desc) {

@@ -109,6 +109,14 @@ struct RunState {
   std::vector<std::shared_ptr<const HostTensor>> host;  // per slot (host values)
 };
 
+// 8-bit weights of a QDQ model (a DequantizeLinear of an int8 constant with zero points 0, one
+// scale or one per slice of axis 0), recorded before the prepare folds them to float32: a
+// convolution over them may run in int8 (conv.cc).
+struct QuantizedWeight {
+  std::shared_ptr<const HostTensor> data;  // int8
+  std::vector<float> scales;               // one, or one per slice of axis 0
+};
+
 // The model under construction; shared by the driver and the kernels.
 struct ModelDraft {
   dnnl::engine engine;
@@ -119,8 +127,11 @@ struct ModelDraft {
   std::deque<Slot> slots;
   std::vector<Step> steps;
   std::map<std::pair<int, std::string>, int> conversions;  // (slot, desc key) -> converted slot
-  std::vector<int> readers;  // per graph value: node reads not yet prepared
-  dnnl::stream stream;       // for prepare-time weight reorders
+  std::vector<int> readers;    // per graph value: node reads not yet prepared
+  std::vector<int> producers;  // per graph value: the node computing it, -1 for none
+  // QuantizedWeight by the name of the value the DequantizeLinear computed (the folded weight).
+  std::map<std::string, QuantizedWeight> quantized_weights;
+  dnnl::stream stream;  // for prepare-time weight reorders
   int reorders = 0;
   int in_place = 0;  // steps writing over a dead input (WriteOver, WriteAccumulating)
   std::map<std::string, int> kernel_variants;  // PrepareStats::kernel_variants
@@ -245,6 +256,10 @@ class KernelBuilder {
   void* ConstantBuffer(size_t bytes);
   // A slot converted to `want` (cached per slot and layout); returns the slot to read.
   int Converted(int id, const Desc& want);
+  // Float32 slot `id`, whose elements are steps of a quantization (a QuantizeLinear /
+  // DequantizeLinear pair computed them), as those 8-bit steps in `want` (u8 or s8):
+  // round(x / scale) + zero, exact for such values (cached per slot and layout).
+  int Quantized(int id, const Desc& want, float scale, int32_t zero);
   // A new slot of `desc` that is no graph value (a kernel's intermediate between two of its
   // steps); the buffer plan gives it a buffer from its first write to its last read.
   int Temporary(const std::string& name, const Desc& desc);

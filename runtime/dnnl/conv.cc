@@ -115,6 +115,81 @@ std::optional<TrimmedTaps> TrimUnreachableTaps(const std::vector<int64_t>& in_sp
   return t;
 }
 
+// A convolution of a QDQ model (ONNX Runtime's static quantization) as an int8 oneDNN
+// convolution: its input computed by a QuantizeLinear / DequantizeLinear pair (FakeQuantOf), its
+// weights a DequantizeLinear of int8 constants with zero points 0 (QuantizedWeight), no weight
+// folding (batch normalization) in the group. The input is requantized into its 8-bit steps (exact:
+// it holds nothing else), the products accumulate in int32 and the output scales (the input's
+// scale times each channel's) make float32 of them, before the group's post-ops as in float. This
+// computes the model's own arithmetic (sums of products of integers times scales) with fewer
+// rounding errors than float32 does. nullopt where this does not apply or oneDNN has no int8
+// kernel for it (the caller runs the float32 convolution). VERISUB_INT8=off never takes it
+// (diagnosis).
+std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const memory::dims& dil,
+                                      const std::vector<int64_t>& wdims,
+                                      const std::vector<float>& bias) {
+  const char* force = std::getenv("VERISUB_INT8");
+  if (force && std::string(force) == "off") return std::nullopt;
+  const Node& n = b.node();
+  const Group& grp = b.group();
+  const Graph& g = b.graph();
+  const int x = n.inputs[0];
+  if (grp.pad_input != kNoValue || grp.scaled_input != kNoValue || !b.Dnnl(x) ||
+      b.OutputType(grp.output) != memory::data_type::f32)
+    return std::nullopt;
+  for (const PostOp& op : grp.post_ops)
+    if (op.kind == PostOp::kScale || op.kind == PostOp::kBatchnorm) return std::nullopt;
+  auto qw = b.draft().quantized_weights.find(b.slot(n.inputs[1]).name);
+  if (qw == b.draft().quantized_weights.end() || qw->second.data->dims != b.dims(n.inputs[1]))
+    return std::nullopt;
+  const int dq = b.draft().producers[x];
+  if (dq < 0 || g.node(dq).inputs.empty() || g.node(dq).inputs[0] == kNoValue) return std::nullopt;
+  const int q = b.draft().producers[g.node(dq).inputs[0]];
+  const std::optional<FakeQuant> fq = q < 0 ? std::nullopt : FakeQuantOf(g, q, dq);
+  if (!fq) return std::nullopt;
+  const int64_t o = b.dims(n.inputs[1])[0];
+  const std::vector<float>& w_scale = qw->second.scales;
+  std::vector<float> scales(w_scale.size()), int_bias(o);
+  for (size_t c = 0; c < scales.size(); ++c) scales[c] = fq->scale * w_scale[c];
+  // oneDNN 2.6 adds an int8 convolution's bias to the int32 sums before the output scales:
+  // the bias in units of the sums.
+  for (int64_t c = 0; c < o; ++c) int_bias[c] = bias[c] / scales[scales.size() > 1 ? c : 0];
+  const auto src_type = fq->low < 0.f ? memory::data_type::s8 : memory::data_type::u8;
+  const int32_t zero = static_cast<int32_t>(fq->zero);
+  const auto any = memory::format_tag::any;
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(scales.size() > 1 ? 1 << 1 : 0, scales);
+  if (zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {zero});
+  attr.set_post_ops(MakePostOps(grp));
+  const Desc bias_md({o}, memory::data_type::f32, memory::format_tag::a);
+  std::optional<ConvPd> pd;
+  try {
+    pd.emplace(dnnl::convolution_forward::desc(
+                   dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                   Desc(b.dims(x), src_type, any), Desc(wdims, memory::data_type::s8, any), bias_md,
+                   b.OutputDesc(grp.output), win.strides, dil, win.pad_l, win.pad_r),
+               attr, b.engine());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+  if (IsReferenceImpl(*pd)) return std::nullopt;
+  const std::vector<int64_t> wv = qw->second.data->ToInts();
+  std::vector<int8_t> w8(wv.size());
+  for (size_t i = 0; i < wv.size(); ++i) w8[i] = static_cast<int8_t>(wv[i]);
+  b.Read(DNNL_ARG_SRC, b.Quantized(x, pd->src_desc(), fq->scale, zero), pd->src_desc());
+  b.Fixed(DNNL_ARG_WEIGHTS,
+          b.ConstantMemory(w8, PlainDesc(wdims, memory::data_type::s8), pd->weights_desc()));
+  b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(int_bias, PlainDesc({o}), pd->bias_desc()));
+  const int addend = SumAddend(grp);
+  if (addend != kNoValue)
+    b.WriteAccumulating(DNNL_ARG_DST, grp.output, pd->dst_desc(), addend);
+  else
+    b.Write(DNNL_ARG_DST, grp.output, pd->dst_desc());
+  b.Emit(dnnl::convolution_forward(*pd));
+  b.CountVariant("int8");
+  return Status::Ok();
+}
+
 Status ConvKernel(KernelBuilder& b) {
   const Node& n = b.node();
   const Group& grp = b.group();
@@ -192,6 +267,16 @@ Status ConvKernel(KernelBuilder& b) {
       }
     }
   }
+  memory::dims dil;
+  for (int64_t d : win->dilations) dil.push_back(d - 1);
+  {
+    std::vector<int64_t> wdims = wd;
+    if (groups > 1) {
+      wdims[0] = o / groups;
+      wdims.insert(wdims.begin(), groups);
+    }
+    if (auto done = Int8Convolution(b, *win, dil, wdims, bias)) return *done;
+  }
   std::vector<int64_t> kernel_dims = wd;  // after any cut of taps that read only padding
   std::optional<TrimmedTaps> trimmed;
   if (weights) {
@@ -211,8 +296,6 @@ Status ConvKernel(KernelBuilder& b) {
     wdims[0] = o / groups;
     wdims.insert(wdims.begin(), groups);
   }
-  memory::dims dil;
-  for (int64_t d : win->dilations) dil.push_back(d - 1);
   const auto any = memory::format_tag::any;
   const auto f32 = memory::data_type::f32;
   // Source, weights and destination in the output's type (bfloat16 where assigned: float32

@@ -13,6 +13,7 @@
 #include "runtime/dnnl/fusion.h"
 #include "runtime/dnnl/prepared_model.h"
 #include "runtime/executor.h"
+#include "runtime/onnx_kernels.h"
 
 namespace verisub::runtime {
 namespace {
@@ -79,6 +80,39 @@ class Driver {
   PrepareStats* stats_;
 };
 
+// The 8-bit weights of `g` (QuantizedWeight), before the prepare folds their DequantizeLinear.
+std::map<std::string, QuantizedWeight> QuantizedWeights(const Graph& g, int64_t opset) {
+  std::map<std::string, QuantizedWeight> out;
+  if (!HasInt8DotKernels()) return out;
+  for (const auto& np : g.nodes()) {
+    const Node& n = *np;
+    if (!n.opaque() || n.op_type != "DequantizeLinear" || !n.domain.empty() || !n.onnx ||
+        n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0] == kNoValue)
+      continue;
+    const auto constant = [&](size_t k) -> const HostTensor* {
+      return k < n.inputs.size() && n.inputs[k] != kNoValue ? g.value(n.inputs[k]).constant.get()
+                                                            : nullptr;
+    };
+    const HostTensor *w = constant(0), *scale = constant(1), *zero = constant(2);
+    if (!w || w->elem_type != kInt8 || w->dims.empty() || !scale ||
+        (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !zero))
+      continue;
+    if (zero) {
+      const std::vector<int64_t> z = zero->ToInts();
+      if (std::any_of(z.begin(), z.end(), [](int64_t v) { return v != 0; })) continue;
+    }
+    int64_t axis = KernelContext(*n.onnx, opset, {}).AttrInt("axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(w->dims.size());
+    const int64_t count = scale->NumElements();
+    if (count != 1 && (axis != 0 || count != w->dims[0])) continue;
+    QuantizedWeight q;
+    q.data = g.value(n.inputs[0]).constant;
+    for (int64_t i = 0; i < count; ++i) q.scales.push_back(static_cast<float>(scale->DoubleAt(i)));
+    out[g.value(n.outputs[0]).name] = std::move(q);
+  }
+  return out;
+}
+
 // Groups for the generator's clusters. Nodes a convolution or matmul absorbed (post-ops), merged
 // concats and folded pads stay the library's; the library's memory-bound patterns (a channel
 // affine, a GELU) are open to the generator, which takes such a group whole or leaves it. Nodes
@@ -136,10 +170,11 @@ class DnnlBackend : public Backend {
     VERISUB_RETURN_IF_ERROR(CheckGraph(g));
     ThreadScope threads(options.num_threads);
     auto graph = std::make_unique<Graph>(g);
+    ModelDraft d;
+    d.quantized_weights = QuantizedWeights(g, g.DefaultOpset());
     // Weights-only subgraphs left by the import mapping (a Gemm's transposed weight) fold here.
     if (!FoldConstants(graph.get()).ok()) *graph = g;
     const Graph& fg = *graph;
-    ModelDraft d;
     try {
       d.engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
       d.stream = dnnl::stream(d.engine);
@@ -201,6 +236,7 @@ class DnnlBackend : public Backend {
     for (int v : fg.inputs()) d.slots[v].graph_input = true;
     for (int v : fg.outputs()) d.slots[v].graph_output = true;
     d.readers = fg.UseCounts();
+    d.producers = fg.Producers();
     PrepareStats stats;
     const int compiled_before = options.generator ? options.generator->compiled() : 0;
     const int hits_before = options.generator ? options.generator->cache_hits() : 0;

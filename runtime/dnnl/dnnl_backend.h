@@ -17,6 +17,10 @@ namespace dnnl_backend {
 // True when oneDNN on this CPU has native bfloat16 kernels (avx512_core_bf16 and above): only
 // then does the backend accept PrepareOptions::storage_types with bfloat16.
 bool HasBf16Kernels();
+// True when this CPU has 8-bit dot-product instructions (AVX512-VNNI or AVX-VNNI): only then do
+// quantized convolutions run in int8 (without them oneDNN's u8 x s8 products saturate 16-bit
+// intermediate sums).
+bool HasInt8DotKernels();
 // oneDNN's effective ISA on this CPU: "avx2", "avx512_core_bf16", ...
 std::string CpuIsaName();
 }  // namespace dnnl_backend

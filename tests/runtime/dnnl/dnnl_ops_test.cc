@@ -2053,6 +2053,67 @@ TEST(DnnlOpsTest, QuantizeDequantizePairsRunInFloat) {
   }
 }
 
+// A QDQ model's convolutions (the input a QuantizeLinear / DequantizeLinear pair, the weights a
+// DequantizeLinear of int8 constants) run as int8 oneDNN convolutions where the CPU has 8-bit
+// dot products: the input requantized into its steps, int32 sums, the input's scale times the
+// weights' as output scales, the bias in units of the sums, then the group's post-ops (a
+// residual add). Uint8 and int8 inputs with and without zero points (padding reads the real 0),
+// per-tensor and per-channel weight scales, a depthwise convolution. The model's arithmetic is
+// sums of integer products times scales, so the int8 kernel agrees with the reference's float
+// evaluation to float rounding (checked on the convolution's float output, not a quantized one).
+TEST(DnnlOpsTest, QdqConvolutionsRunInInt8) {
+  struct QdqCase {
+    std::string name;
+    int32_t type;  // of the input's steps
+    int64_t zero;
+    bool per_channel, depthwise;
+  };
+  const std::vector<QdqCase> cases = {{"uint8", kUint8, 0, false, false},
+                                      {"uint8 zero point", kUint8, 131, true, false},
+                                      {"int8 zero point", kInt8, -5, true, false},
+                                      {"depthwise", kUint8, 7, true, true}};
+  for (const QdqCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const int64_t ch = 16, groups = c.depthwise ? ch : 1;
+    ModelBuilder b;
+    b.Input("x", {1, ch, 7, 7}).Input("r", {1, ch, 7, 7}).Output("y", {1, ch, 7, 7});
+    std::vector<int64_t> w(ch * (ch / groups) * 9);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int64_t>((i * 7919 + 13) % 255) - 127;
+    std::vector<double> w_scale = {0.011};
+    if (c.per_channel)
+      for (int64_t o = 1; o < ch; ++o) w_scale.push_back(0.004 + 0.001 * static_cast<double>(o));
+    const int64_t scales = static_cast<int64_t>(w_scale.size());
+    b.Weight("w8", HostTensor::FromInts(kInt8, {ch, ch / groups, 3, 3}, w))
+        .Weight("ws",
+                HostTensor::FromDoubles(
+                    kFloat, scales > 1 ? std::vector<int64_t>{scales} : std::vector<int64_t>{},
+                    w_scale))
+        .Weight("wz", HostTensor::FromInts(
+                          kInt8, scales > 1 ? std::vector<int64_t>{scales} : std::vector<int64_t>{},
+                          std::vector<int64_t>(w_scale.size(), 0)))
+        .RandomWeight("bias", {ch}, 4);
+    b.Weight("s", HostTensor::FromDoubles(kFloat, {}, {0.0173}));
+    b.Weight("z", HostTensor::FromInts(c.type, {}, {c.zero}));
+    b.Node("QuantizeLinear", {"x", "s", "z"}, {"xq"});
+    b.Node("DequantizeLinear", {"xq", "s", "z"}, {"xd"});
+    SetInt(b.Node("DequantizeLinear", {"w8", "ws", "wz"}, {"wd"}), "axis", 0);
+    auto& conv = b.Node("Conv", {"xd", "wd", "bias"}, {"c"});
+    SetInts(conv, "pads", {1, 1, 1, 1});
+    SetInt(conv, "group", groups);
+    b.Node("Add", {"c", "r"}, {"y"});
+    auto g = ImportOnnxBytes(b.Bytes(), "qdq conv");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 5);
+    PrepareStats stats;
+    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_EQ(stats.fallback_nodes, 0);
+    EXPECT_EQ(stats.kernel_variants["int8"], dnnl_backend::HasInt8DotKernels() ? 1 : 0);
+    EXPECT_GT(cmp.max_ref, 0.5);
+    EXPECT_LT(cmp.max_abs, 1e-5 * cmp.max_ref);
+  }
+}
+
 // oneDNN 2.6's jit post-ops keep one set of constants per eltwise algorithm, so a chain with a
 // function twice under different constants computed both with the first's: two clips, two
 // scales after a convolution and a matmul. Such a function takes another algorithm's form
