@@ -1,21 +1,27 @@
 """Static int8 quantization of an ONNX model in the QDQ form onnxruntime.quantization.
 quantize_static writes by default (QuantFormat.QDQ, uint8 activations with a zero point, int8
 weights symmetric per tensor): a QuantizeLinear and a DequantizeLinear on every input of a Conv,
-Gemm or MatMul with constant weights and of an Add of two activations, the weights as
+Gemm or MatMul with constant weights and of an Add of two float activations, the weights as
 DequantizeLinear of int8 constants, and a Relu after a Conv or Add dropped where every reader takes
 its output quantized (the output's quantization range starts at 0, as ONNX Runtime's quantizer
 does it).
 
-Not calibrated: ONNX Runtime's Python package is not a Debian package, so every activation gets
-the range [-4, 4] ([0, 4] after a dropped Relu) unless RANGES.json maps value names to [lo, hi].
-The graph, and so the speed of an engine on it, is the quantizer's; the accuracy is not.
+Calibration: ONNX Runtime's Python package is not a Debian package. With --calibrate INPUT.pb,
+every activation's range is its min and max on that input (ONNX Runtime's default MinMax
+calibrator on one sample), computed by verisub-run (--verisub-run PATH, default the build's) on
+the model with those values as outputs; with RANGES.json, the ranges it maps value names to; else
+every activation gets [-4, 4] ([0, 4] after a dropped Relu). The graph, and so the speed of an
+engine on it, is the quantizer's either way.
 
   /usr/bin/python3 bench/models/quantize_qdq.py IN.onnx OUT.onnx [RANGES.json]
+  /usr/bin/python3 bench/models/quantize_qdq.py IN.onnx OUT.onnx --calibrate INPUT.pb
 """
 
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import onnx
@@ -29,6 +35,11 @@ def quantize_qdq(model, ranges=None):
     """Rewrites `model` in place; returns the number of operators quantized."""
     g = model.graph
     ranges = dict(ranges or {})
+    # Only float activations are quantized (an Add of shape values stays as it is).
+    inferred = onnx.shape_inference.infer_shapes(model).graph
+    float_values = {v.name for v in list(inferred.value_info) + list(inferred.input) +
+                    list(inferred.output)
+                    if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
     weights = {t.name: t for t in g.initializer}
     outputs = {o.name for o in g.output}
     readers, producer = {}, {}
@@ -85,7 +96,7 @@ def quantize_qdq(model, ranges=None):
         if n.op_type in ("Conv", "Gemm", "MatMul") and len(inputs) > 1 and inputs[1] in weights:
             inputs = [qdq(inputs[0]), weight(inputs[1])] + inputs[2:]
             count += 1
-        elif n.op_type == "Add" and all(i not in weights for i in inputs):
+        elif n.op_type == "Add" and all(i not in weights and i in float_values for i in inputs):
             inputs = [qdq(i) for i in inputs]
             count += 1
         m = helper.make_node(n.op_type, inputs, list(n.output), name=n.name, domain=n.domain)
@@ -95,14 +106,53 @@ def quantize_qdq(model, ranges=None):
     return count
 
 
+VERISUB_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
+                           "session", "verisub-run")
+
+
+def calibrate(model, input_path, verisub_run=VERISUB_RUN):
+    """{value name: (min, max)} of every float value `model` computes, on one input (a
+    TensorProto file), run by verisub-run with those values as the graph's outputs."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    outputs = {o.name for o in probe.graph.output}
+    probe.graph.output.extend(
+        v for v in inferred.graph.value_info
+        if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT and v.name not in outputs
+        and v.type.tensor_type.HasField("shape"))
+    ranges = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "probe.onnx")
+        onnx.save(probe, path)
+        out_dir = os.path.join(scratch, "out")
+        os.mkdir(out_dir)
+        subprocess.run([verisub_run, path, "--input", input_path, "--output", out_dir,
+                        "--runs", "1", "--warmup", "0", "--layout", "plain"], check=True,
+                       stdout=subprocess.DEVNULL)
+        for file in sorted(os.listdir(out_dir)):
+            t = onnx.TensorProto()
+            with open(os.path.join(out_dir, file), "rb") as f:
+                t.ParseFromString(f.read())
+            a = numpy_helper.to_array(t)
+            if t.name and a.size and a.dtype == np.float32:
+                ranges[t.name] = (float(a.min()), float(a.max()))
+    return ranges
+
+
 def main():
-    if len(sys.argv) not in (3, 4):
+    args = sys.argv[1:]
+    if len(args) not in (2, 3, 4) or (len(args) == 4 and args[2] != "--calibrate"):
         sys.exit(__doc__)
-    model = onnx.load(sys.argv[1])
-    ranges = json.load(open(sys.argv[3])) if len(sys.argv) == 4 else None
+    model = onnx.load(args[0])
+    ranges = None
+    if len(args) == 4:
+        ranges = calibrate(model, args[3])
+    elif len(args) == 3:
+        ranges = json.load(open(args[2]))
     count = quantize_qdq(model, ranges)
     onnx.checker.check_model(model)
-    onnx.save(model, sys.argv[2])
+    onnx.save(model, args[1])
     print(f"quantize_qdq: {count} operators quantized", file=sys.stderr)
 
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -249,6 +250,31 @@ bool KernelBuilder::InsideGroup(int v) const {
       return false;
   }
   return true;
+}
+
+std::vector<int8_t> QuantizedWeight::Values() const {
+  const std::vector<int64_t> v = data->ToInts();
+  return std::vector<int8_t>(v.begin(), v.end());
+}
+
+const QuantizedWeight* KernelBuilder::Int8Weight(int w) const {
+  static const bool off = [] {
+    const char* v = std::getenv("VERISUB_INT8");
+    return v && std::string(v) == "off";
+  }();
+  if (off || w == kNoValue) return nullptr;
+  auto it = d_->quantized_weights.find(slot(w).name);
+  if (it == d_->quantized_weights.end() || it->second.data->dims != dims(w)) return nullptr;
+  return &it->second;
+}
+
+std::optional<FakeQuant> KernelBuilder::QuantizedInput(int x) const {
+  if (x == kNoValue || x >= static_cast<int>(d_->producers.size())) return std::nullopt;
+  const int dq = d_->producers[x];
+  if (dq < 0 || graph().node(dq).inputs.empty() || graph().node(dq).inputs[0] == kNoValue)
+    return std::nullopt;
+  const int q = d_->producers[graph().node(dq).inputs[0]];
+  return q < 0 ? std::nullopt : FakeQuantOf(graph(), q, dq);
 }
 
 Desc KernelBuilder::StoredDesc(int id) const {

@@ -110,11 +110,18 @@ struct RunState {
 };
 
 // 8-bit weights of a QDQ model (a DequantizeLinear of an int8 constant with zero points 0, one
-// scale or one per slice of axis 0), recorded before the prepare folds them to float32: a
-// convolution over them may run in int8 (conv.cc).
+// scale or one per slice of an axis), recorded before the prepare folds them to float32: a
+// convolution (scales per output channel, axis 0) or matmul (per column, axis 1) over them may
+// run in int8 (conv.cc, matmul.cc).
 struct QuantizedWeight {
   std::shared_ptr<const HostTensor> data;  // int8
-  std::vector<float> scales;               // one, or one per slice of axis 0
+  std::vector<float> scales;               // one, or one per slice of `axis`
+  int axis = -1;                           // -1: one scale
+  std::vector<int8_t> Values() const;      // data's elements
+  // The scales when they are one, or one per slice of `want_axis`; else null.
+  const std::vector<float>* ScalesAlong(int want_axis) const {
+    return scales.size() == 1 || axis == want_axis ? &scales : nullptr;
+  }
 };
 
 // The model under construction; shared by the driver and the kernels.
@@ -185,6 +192,12 @@ class KernelBuilder {
   // only the group's own nodes read, never materialized, may be of any type: the 8-bit value
   // between a QuantizeLinear and its DequantizeLinear).
   bool AllDnnl() const;
+  // For the int8 kernels of QDQ models (conv.cc, matmul.cc), on CPUs with 8-bit dot products
+  // (HasInt8DotKernels) unless VERISUB_INT8=off: the 8-bit weights float32 constant `w` was
+  // folded from, or null; the quantization whose steps value `x` holds (a DequantizeLinear of a
+  // QuantizeLinear computed it: FakeQuantOf), or nullopt.
+  const QuantizedWeight* Int8Weight(int w) const;
+  std::optional<FakeQuant> QuantizedInput(int x) const;
   // Whether value `v` is read only by the group's members (and is no graph output).
   bool InsideGroup(int v) const;
   // The descriptor a kernel should start from for input slot `id`: its storage, or plain when

@@ -123,32 +123,23 @@ std::optional<TrimmedTaps> TrimUnreachableTaps(const std::vector<int64_t>& in_sp
 // scale times each channel's) make float32 of them, before the group's post-ops as in float. This
 // computes the model's own arithmetic (sums of products of integers times scales) with fewer
 // rounding errors than float32 does. nullopt where this does not apply or oneDNN has no int8
-// kernel for it (the caller runs the float32 convolution). VERISUB_INT8=off never takes it
-// (diagnosis).
+// kernel for it (the caller runs the float32 convolution).
 std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const memory::dims& dil,
                                       const std::vector<int64_t>& wdims,
                                       const std::vector<float>& bias) {
-  const char* force = std::getenv("VERISUB_INT8");
-  if (force && std::string(force) == "off") return std::nullopt;
   const Node& n = b.node();
   const Group& grp = b.group();
-  const Graph& g = b.graph();
   const int x = n.inputs[0];
   if (grp.pad_input != kNoValue || grp.scaled_input != kNoValue || !b.Dnnl(x) ||
       b.OutputType(grp.output) != memory::data_type::f32)
     return std::nullopt;
   for (const PostOp& op : grp.post_ops)
     if (op.kind == PostOp::kScale || op.kind == PostOp::kBatchnorm) return std::nullopt;
-  auto qw = b.draft().quantized_weights.find(b.slot(n.inputs[1]).name);
-  if (qw == b.draft().quantized_weights.end() || qw->second.data->dims != b.dims(n.inputs[1]))
-    return std::nullopt;
-  const int dq = b.draft().producers[x];
-  if (dq < 0 || g.node(dq).inputs.empty() || g.node(dq).inputs[0] == kNoValue) return std::nullopt;
-  const int q = b.draft().producers[g.node(dq).inputs[0]];
-  const std::optional<FakeQuant> fq = q < 0 ? std::nullopt : FakeQuantOf(g, q, dq);
-  if (!fq) return std::nullopt;
+  const QuantizedWeight* qw = b.Int8Weight(n.inputs[1]);
+  const std::optional<FakeQuant> fq = b.QuantizedInput(x);
+  if (!qw || !qw->ScalesAlong(0) || !fq) return std::nullopt;
   const int64_t o = b.dims(n.inputs[1])[0];
-  const std::vector<float>& w_scale = qw->second.scales;
+  const std::vector<float>& w_scale = qw->scales;
   std::vector<float> scales(w_scale.size()), int_bias(o);
   for (size_t c = 0; c < scales.size(); ++c) scales[c] = fq->scale * w_scale[c];
   // oneDNN 2.6 adds an int8 convolution's bias to the int32 sums before the output scales:
@@ -173,9 +164,7 @@ std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const
     return std::nullopt;
   }
   if (IsReferenceImpl(*pd)) return std::nullopt;
-  const std::vector<int64_t> wv = qw->second.data->ToInts();
-  std::vector<int8_t> w8(wv.size());
-  for (size_t i = 0; i < wv.size(); ++i) w8[i] = static_cast<int8_t>(wv[i]);
+  const std::vector<int8_t> w8 = qw->Values();
   b.Read(DNNL_ARG_SRC, b.Quantized(x, pd->src_desc(), fq->scale, zero), pd->src_desc());
   b.Fixed(DNNL_ARG_WEIGHTS,
           b.ConstantMemory(w8, PlainDesc(wdims, memory::data_type::s8), pd->weights_desc()));

@@ -104,8 +104,11 @@ std::map<std::string, QuantizedWeight> QuantizedWeights(const Graph& g, int64_t 
     int64_t axis = KernelContext(*n.onnx, opset, {}).AttrInt("axis", 1);
     if (axis < 0) axis += static_cast<int64_t>(w->dims.size());
     const int64_t count = scale->NumElements();
-    if (count != 1 && (axis != 0 || count != w->dims[0])) continue;
+    if (count != 1 &&
+        (axis < 0 || axis >= static_cast<int64_t>(w->dims.size()) || count != w->dims[axis]))
+      continue;
     QuantizedWeight q;
+    q.axis = count == 1 ? -1 : static_cast<int>(axis);
     q.data = g.value(n.inputs[0]).constant;
     for (int64_t i = 0; i < count; ++i) q.scales.push_back(static_cast<float>(scale->DoubleAt(i)));
     out[g.value(n.outputs[0]).name] = std::move(q);
