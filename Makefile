@@ -228,8 +228,9 @@ bench-zoo: configure zoo-models ort
 # docs/bench-other.md. About 15 min on 2 cores.
 OTHER ?= $(BUILD)/other
 .PHONY: other-models bench-other
-other-models:
+other-models: configure
 	$(call install_model_packages,other-models)
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-run  # calibrates the QDQ models
 	/usr/bin/python3 bench/models/export_other.py --out $(OTHER)
 bench-other: configure other-models ort
 	cmake --build $(BUILD) -j $(JOBS) --target verisub-opt verisub-onnx verisub-run

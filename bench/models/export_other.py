@@ -14,8 +14,8 @@ super-resolution, a YOLOv8-like detector without its NMS and MobileViT-like bloc
 torchvision's detectors whole, post-processing included (SSD, SSDlite, RetinaNet, FCOS, Faster
 and Mask R-CNN: NonMaxSuppression, RoiAlign, If and Loop, shapes known only at run time), and
 transformers quantized dynamically to int8 as ONNX Runtime's quantize_dynamic writes them, CNNs
-quantized statically in the QDQ form quantize_static writes (uncalibrated), and models stored in
-float16.
+and a transformer quantized statically in the QDQ form quantize_static writes (calibrated on the
+recorded input by verisub-run), and models stored in float16.
 Random seeded weights, batch 1, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
@@ -620,6 +620,7 @@ MODELS = {
     # QuantizeLinear / DequantizeLinear pair, the form CPU users deploy CNNs in.
     "resnet50_int8": ("Quantized", lambda: tv.resnet50(weights=None), SEG),
     "mobilenet_v2_int8": ("Quantized", lambda: tv.mobilenet_v2(weights=None), SEG),
+    "bert_like_qdq": ("Quantized", bert_like, (1, 128, 768)),
     # Stored in float16 (float16.py), as GPU-minded exports are.
     "resnet50_fp16": ("Half precision", lambda: tv.resnet50(weights=None), SEG),
     "bert_like_fp16": ("Half precision", bert_like, (1, 128, 768)),
@@ -627,7 +628,8 @@ MODELS = {
 # Exported in float32, then converted (PyTorch's float32 output stays the recorded one):
 # quantized dynamically or statically, or stored in float16 (its recorded input too).
 CONVERTED = {"bert_like_int8": "int8", "gpt_decoder_int8": "int8", "resnet50_int8": "qdq",
-             "mobilenet_v2_int8": "qdq", "resnet50_fp16": "float16", "bert_like_fp16": "float16"}
+             "mobilenet_v2_int8": "qdq", "bert_like_qdq": "qdq", "resnet50_fp16": "float16",
+             "bert_like_fp16": "float16"}
 
 
 def export_converted(out_dir, name, factory, shape):
@@ -639,7 +641,14 @@ def export_converted(out_dir, name, factory, shape):
         if CONVERTED[name] == "int8":
             what = f"{quantize_dynamic.quantize_dynamic(model)} MatMuls quantized dynamically"
         elif CONVERTED[name] == "qdq":
-            what = f"{quantize_qdq.quantize_qdq(model)} operators quantized in the QDQ form"
+            # Calibrated on the recorded input (MinMax, as ONNX Runtime's default calibrator)
+            # where verisub-run is built, else every activation in [-4, 4].
+            ranges, how = None, "uncalibrated"
+            if os.path.exists(quantize_qdq.VERISUB_RUN):
+                scratch_input = os.path.join(scratch, os.path.basename(input_path))
+                ranges, how = quantize_qdq.calibrate(model, scratch_input), "calibrated"
+            what = (f"{quantize_qdq.quantize_qdq(model, ranges)} operators quantized in the QDQ "
+                    f"form ({how})")
         else:
             what = f"{float16.to_float16(model)} weights stored in float16"
             scratch_input = os.path.join(scratch, os.path.basename(input_path))

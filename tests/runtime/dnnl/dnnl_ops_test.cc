@@ -2333,6 +2333,8 @@ TEST(DnnlOpsTest, QOperatorModelsRunInTheQdqForm) {
     const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
     EXPECT_EQ(cmp.error, "");
     EXPECT_EQ(stats.fallback_nodes, 0);
+    // The convolution runs in int8 (QdqConvolutionsRunInInt8) where the CPU has 8-bit dot products.
+    EXPECT_EQ(stats.kernel_variants["int8"], dnnl_backend::HasInt8DotKernels() ? 1 : 0);
     const double step = contrib ? 0.04 : 0.05;
     EXPECT_LE(cmp.max_abs, step * 1.01);
     EXPECT_GT(cmp.max_ref, 4 * step);
