@@ -25,6 +25,7 @@
 #include "runtime/float16.h"
 #include "runtime/onnx_node_inference.h"
 #include "runtime/op_mapping.h"
+#include "runtime/ort_contrib.h"
 #include "runtime/shape_folding.h"
 #include "runtime/tensor_proto.h"
 
@@ -738,6 +739,7 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
   raw.clear();
   if (files) files->clear();
   if (!weights.ok()) return fail(weights.status());
+  RewriteOrtContribOps(&model, opset);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {

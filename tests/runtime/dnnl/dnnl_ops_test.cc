@@ -2196,6 +2196,201 @@ TEST(DnnlOpsTest, ErfRunsVectorizedWithinAFewUlps) {
   EXPECT_LT(worst, 4e-7);  // a few ulps of 1 (1.2e-7 each)
 }
 
+// ONNX Runtime's contrib operators that its graph optimizations save into a model (FusedConv,
+// FusedMatMul with transposes of the matrix and batch axes, Gelu, BiasGelu, FastGelu,
+// QuickGelu, SkipLayerNormalization with its sum as an output) import as standard operators:
+// none is left, each computes what the same formula written by hand in standard operators
+// computes, and the oneDNN backend runs every node.
+TEST(DnnlOpsTest, OrtContribOperatorsImportAsStandardOperators) {
+  auto floats = [](onnx::NodeProto& n, const std::string& name, std::vector<float> v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (float f : v) a->add_floats(f);
+  };
+  auto scalar = [](ModelBuilder& b, const std::string& name, double v) {
+    b.Weight(name, HostTensor::FromDoubles(kFloat, {}, {v}));
+  };
+  struct ContribCase {
+    std::string name;
+    std::function<void(ModelBuilder&)> contrib, standard;
+    int64_t opset = 13;
+  };
+  auto skip_layer_norm = [](ModelBuilder& b) {
+    b.Input("x", {2, 5, 16}).Input("skip", {2, 5, 16});
+    b.Output("y", {2, 5, 16}).Output("sum", {2, 5, 16});
+    b.RandomWeight("gamma", {16}, 5).RandomWeight("beta", {16}, 6).RandomWeight("bias", {16}, 7);
+    auto& n = b.Node("SkipLayerNormalization", {"x", "skip", "gamma", "beta", "bias"},
+                     {"y", "", "", "sum"});
+    n.set_domain("com.microsoft");
+    SetFloat(n, "epsilon", 1e-5f);
+  };
+  auto sum_of = [](ModelBuilder& b) {
+    b.Input("x", {2, 5, 16}).Input("skip", {2, 5, 16});
+    b.Output("y", {2, 5, 16}).Output("sum", {2, 5, 16});
+    b.RandomWeight("gamma", {16}, 5).RandomWeight("beta", {16}, 6).RandomWeight("bias", {16}, 7);
+    b.Node("Add", {"x", "skip"}, {"s0"});
+    b.Node("Add", {"s0", "bias"}, {"sum"});
+  };
+  const std::vector<ContribCase> cases = {
+      {"FusedConv with a sum and LeakyRelu",
+       [&](ModelBuilder& b) {
+         b.Input("x", {1, 4, 6, 6}).Input("z", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6});
+         b.RandomWeight("w", {8, 4, 3, 3}, 1).RandomWeight("bias", {8}, 2);
+         auto& c = b.Node("FusedConv", {"x", "w", "bias", "z"}, {"y"});
+         c.set_domain("com.microsoft");
+         SetInts(c, "pads", {1, 1, 1, 1});
+         SetString(c, "activation", "LeakyRelu");
+         floats(c, "activation_params", {0.1f});
+       },
+       [&](ModelBuilder& b) {
+         b.Input("x", {1, 4, 6, 6}).Input("z", {1, 8, 6, 6}).Output("y", {1, 8, 6, 6});
+         b.RandomWeight("w", {8, 4, 3, 3}, 1).RandomWeight("bias", {8}, 2);
+         SetInts(b.Node("Conv", {"x", "w", "bias"}, {"c"}), "pads", {1, 1, 1, 1});
+         b.Node("Add", {"c", "z"}, {"s"});
+         SetFloat(b.Node("LeakyRelu", {"s"}, {"y"}), "alpha", 0.1f);
+       }},
+      {"FusedConv with Clip",
+       [&](ModelBuilder& b) {
+         b.Input("x", {1, 4, 6, 6}).Output("y", {1, 8, 6, 6}).RandomWeight("w", {8, 4, 1, 1}, 3);
+         auto& c = b.Node("FusedConv", {"x", "w"}, {"y"});
+         c.set_domain("com.microsoft");
+         SetString(c, "activation", "Clip");
+         floats(c, "activation_params", {-0.2f, 0.3f});
+       },
+       [&](ModelBuilder& b) {
+         b.Input("x", {1, 4, 6, 6}).Output("y", {1, 8, 6, 6}).RandomWeight("w", {8, 4, 1, 1}, 3);
+         scalar(b, "lo", -0.2);
+         scalar(b, "hi", 0.3);
+         b.Node("Conv", {"x", "w"}, {"c"});
+         b.Node("Clip", {"c", "lo", "hi"}, {"y"});
+       }},
+      {"FusedMatMul transA, transBatchB, alpha",
+       [&](ModelBuilder& b) {
+         b.Input("a", {2, 5, 3}).Input("b", {5, 2, 4}).Output("y", {2, 3, 4});
+         auto& m = b.Node("FusedMatMul", {"a", "b"}, {"y"});
+         m.set_domain("com.microsoft");
+         SetInt(m, "transA", 1);
+         SetInt(m, "transBatchB", 1);
+         SetFloat(m, "alpha", 0.5f);
+       },
+       [&](ModelBuilder& b) {
+         b.Input("a", {2, 5, 3}).Input("b", {5, 2, 4}).Output("y", {2, 3, 4});
+         scalar(b, "half", 0.5);
+         SetInts(b.Node("Transpose", {"a"}, {"at"}), "perm", {0, 2, 1});
+         SetInts(b.Node("Transpose", {"b"}, {"bt"}), "perm", {1, 0, 2});
+         b.Node("MatMul", {"at", "bt"}, {"p"});
+         b.Node("Mul", {"p", "half"}, {"y"});
+       }},
+      {"FusedMatMul transBatchA and transA, transB",
+       [&](ModelBuilder& b) {
+         b.Input("a", {5, 2, 3}).Input("b", {2, 4, 5}).Output("y", {2, 3, 4});
+         auto& m = b.Node("FusedMatMul", {"a", "b"}, {"y"});
+         m.set_domain("com.microsoft");
+         SetInt(m, "transA", 1);
+         SetInt(m, "transBatchA", 1);
+         SetInt(m, "transB", 1);
+       },
+       [&](ModelBuilder& b) {
+         b.Input("a", {5, 2, 3}).Input("b", {2, 4, 5}).Output("y", {2, 3, 4});
+         SetInts(b.Node("Transpose", {"a"}, {"at"}), "perm", {1, 2, 0});
+         SetInts(b.Node("Transpose", {"b"}, {"bt"}), "perm", {0, 2, 1});
+         b.Node("MatMul", {"at", "bt"}, {"y"});
+       }},
+      {"BiasGelu, FastGelu, QuickGelu",
+       [&](ModelBuilder& b) {
+         b.Input("x", {3, 16}).Output("y", {3, 16}).RandomWeight("bias", {16}, 4);
+         b.Node("BiasGelu", {"x", "bias"}, {"g"}).set_domain("com.microsoft");
+         b.Node("FastGelu", {"g", "bias"}, {"f"}).set_domain("com.microsoft");
+         auto& q = b.Node("QuickGelu", {"f"}, {"q"});
+         q.set_domain("com.microsoft");
+         SetFloat(q, "alpha", 1.5f);
+         b.Node("Gelu", {"q"}, {"y"}).set_domain("com.microsoft");
+       },
+       [&](ModelBuilder& b) {
+         b.Input("x", {3, 16}).Output("y", {3, 16}).RandomWeight("bias", {16}, 4);
+         scalar(b, "half", 0.5);
+         scalar(b, "one", 1.0);
+         scalar(b, "sqrt2", std::sqrt(2.0));
+         scalar(b, "k", std::sqrt(2.0 / M_PI));
+         scalar(b, "c", 0.044715);
+         scalar(b, "a", 1.5);
+         auto erf_gelu = [&](const std::string& x, const std::string& y) {
+           b.Node("Div", {x, "sqrt2"}, {y + "_d"});
+           b.Node("Erf", {y + "_d"}, {y + "_e"});
+           b.Node("Add", {y + "_e", "one"}, {y + "_p"});
+           b.Node("Mul", {x, "half"}, {y + "_h"});
+           b.Node("Mul", {y + "_h", y + "_p"}, {y});
+         };
+         b.Node("Add", {"x", "bias"}, {"s"});
+         erf_gelu("s", "g");
+         b.Node("Add", {"g", "bias"}, {"t"});
+         b.Node("Pow", {"t", "three"}, {"t3"});
+         b.Weight("three", HostTensor::FromDoubles(kFloat, {}, {3.0}));
+         b.Node("Mul", {"t3", "c"}, {"t3c"});
+         b.Node("Add", {"t", "t3c"}, {"in"});
+         b.Node("Mul", {"in", "k"}, {"ink"});
+         b.Node("Tanh", {"ink"}, {"th"});
+         b.Node("Add", {"th", "one"}, {"thp"});
+         b.Node("Mul", {"t", "thp"}, {"tp"});
+         b.Node("Mul", {"tp", "half"}, {"f"});
+         b.Node("Mul", {"f", "a"}, {"fa"});
+         b.Node("Sigmoid", {"fa"}, {"fs"});
+         b.Node("Mul", {"f", "fs"}, {"q"});
+         erf_gelu("q", "y");
+       }},
+      {"SkipLayerNormalization with bias and its sum", skip_layer_norm,
+       [&](ModelBuilder& b) {
+         sum_of(b);
+         auto& ln = b.Node("LayerNormalization", {"sum", "gamma", "beta"}, {"y"});
+         SetInt(ln, "axis", -1);
+         SetFloat(ln, "epsilon", 1e-5f);
+       },
+       17},
+      {"SkipLayerNormalization before opset 17", skip_layer_norm,
+       [&](ModelBuilder& b) {
+         sum_of(b);
+         scalar(b, "eps", 1e-5);
+         SetInts(b.Node("ReduceMean", {"sum"}, {"mean"}), "axes", {2});
+         b.Node("Sub", {"sum", "mean"}, {"d"});
+         b.Node("Mul", {"d", "d"}, {"d2"});
+         SetInts(b.Node("ReduceMean", {"d2"}, {"var"}), "axes", {2});
+         b.Node("Add", {"var", "eps"}, {"ve"});
+         b.Node("Sqrt", {"ve"}, {"sd"});
+         b.Node("Div", {"d", "sd"}, {"n"});
+         b.Node("Mul", {"n", "gamma"}, {"ng"});
+         b.Node("Add", {"ng", "beta"}, {"y"});
+       }},
+  };
+  for (const ContribCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ModelBuilder cb(c.opset), sb(c.opset);
+    c.contrib(cb);
+    c.standard(sb);
+    auto g = ImportOnnxBytes(cb.Bytes(), "contrib");
+    auto want_g = ImportOnnxBytes(sb.Bytes(), "standard");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    ASSERT_TRUE(want_g.ok()) << want_g.status().message();
+    for (int i = 0; i < g->num_nodes(); ++i)
+      EXPECT_NE(g->node(i).domain, "com.microsoft") << g->node(i).op_type;
+    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 8);
+    auto ref = MakeReferenceBackend()->Prepare(*g, {});
+    auto want_ref = MakeReferenceBackend()->Prepare(*want_g, {});
+    ASSERT_TRUE(ref.ok() && want_ref.ok());
+    auto got = (*ref)->Run(inputs);
+    auto want = (*want_ref)->Run(inputs);
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status().message();
+    const testing::Comparison cmp = testing::Compare(*got, *want);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_GT(cmp.max_ref, 0.05);
+    EXPECT_LE(cmp.max_abs, 1e-5 * std::max(cmp.max_ref, 1.0));
+    PrepareStats stats;
+    const testing::Comparison fast = testing::CompareWithReference(*g, inputs, &stats);
+    EXPECT_EQ(fast.error, "");
+    EXPECT_EQ(stats.fallback_nodes, 0);
+  }
+}
+
 // oneDNN 2.6's jit post-ops keep one set of constants per eltwise algorithm, so a chain with a
 // function twice under different constants computed both with the first's: two clips, two
 // scales after a convolution and a matmul. Such a function takes another algorithm's form

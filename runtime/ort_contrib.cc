@@ -1,0 +1,351 @@
+// ONNX Runtime's contrib operators written out in standard operators (ort_contrib.h).
+#include "runtime/ort_contrib.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace verisub::runtime {
+namespace {
+
+class ContribRewriter {
+ public:
+  ContribRewriter(onnx::GraphProto* g, int64_t opset) : g_(g), opset_(opset) {
+    auto take = [this](const std::string& s) {
+      if (!s.empty()) names_.insert(s);
+    };
+    for (const auto& n : g_->node()) {
+      take(n.name());
+      for (const auto& s : n.input()) take(s);
+      for (const auto& s : n.output()) take(s);
+    }
+    for (const auto& t : g_->initializer()) take(t.name());
+    for (const auto& v : g_->input()) take(v.name());
+    for (const auto& v : g_->output()) take(v.name());
+    for (const auto& v : g_->value_info()) take(v.name());
+    for (const auto& n : g_->node())
+      for (const auto& s : n.input()) ++uses_[s];
+    for (const auto& v : g_->output()) ++uses_[v.name()];
+  }
+
+  // Nodes left for want of a rank the declared shapes did not give.
+  int unranked() const { return unranked_; }
+
+  int Run() {
+    int rewritten = 0;
+    std::vector<onnx::NodeProto> out;
+    for (const onnx::NodeProto& n : g_->node()) {
+      const size_t before = out.size();
+      bool done = false;
+      if (n.domain() == "com.microsoft" && n.input_size() > 0 && !n.input(0).empty() &&
+          n.output_size() > 0 && !n.output(0).empty()) {
+        node_ = &n;
+        out_ = &out;
+        if (n.op_type() == "FusedConv")
+          done = FusedConv();
+        else if (n.op_type() == "FusedMatMul")
+          done = FusedMatMul();
+        else if (n.op_type() == "Gelu" || n.op_type() == "BiasGelu")
+          done = Gelu();
+        else if (n.op_type() == "FastGelu")
+          done = FastGelu();
+        else if (n.op_type() == "QuickGelu")
+          done = QuickGelu();
+        else if (n.op_type() == "SkipLayerNormalization")
+          done = SkipLayerNorm();
+      }
+      if (!done) {
+        out.resize(before);  // a half-built rewrite leaves nothing behind
+        out.push_back(n);
+        continue;
+      }
+      ++rewritten;
+    }
+    if (rewritten) {
+      g_->clear_node();
+      for (onnx::NodeProto& n : out) *g_->add_node() = std::move(n);
+    }
+    return rewritten;
+  }
+
+ private:
+  using Attrs = std::function<void(onnx::NodeProto*)>;
+
+  std::string Fresh(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; names_.count(name); ++k) name = base + "_" + std::to_string(k);
+    names_.insert(name);
+    return name;
+  }
+  const std::string& In(int k) const { return node_->input(k); }
+  bool Has(int k) const { return k < node_->input_size() && !node_->input(k).empty(); }
+  const onnx::AttributeProto* Attr(const std::string& name) const {
+    for (const auto& a : node_->attribute())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+  int64_t Int(const std::string& name, int64_t fallback) const {
+    const auto* a = Attr(name);
+    return a ? a->i() : fallback;
+  }
+  float Float(const std::string& name, float fallback) const {
+    const auto* a = Attr(name);
+    return a ? a->f() : fallback;
+  }
+  // An output other than the first that something reads (or the graph returns).
+  bool Read(int k) const {
+    if (k >= node_->output_size() || node_->output(k).empty()) return false;
+    auto it = uses_.find(node_->output(k));
+    return it != uses_.end() && it->second > 0;
+  }
+
+  // A node `op` of `inputs` into `output` (a fresh value named after the replaced node when
+  // empty); returns its output.
+  std::string Emit(const std::string& op, const std::vector<std::string>& inputs,
+                   std::string output = "", const Attrs& attrs = {}) {
+    if (output.empty()) output = Fresh(node_->output(0) + "/" + op);
+    onnx::NodeProto n;
+    n.set_op_type(op);
+    n.set_name(Fresh(node_->name().empty() ? output : node_->name() + "/" + op));
+    for (const std::string& in : inputs) n.add_input(in);
+    n.add_output(output);
+    if (attrs) attrs(&n);
+    out_->push_back(std::move(n));
+    return output;
+  }
+  static void SetFloat(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void SetInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  }
+  // A float scalar as a Constant node.
+  std::string Scalar(const std::string& what, double v) {
+    const std::string name = Fresh(node_->output(0) + "/" + what);
+    Emit("Constant", {}, name, [v](onnx::NodeProto* n) {
+      auto* a = n->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      onnx::TensorProto* t = a->mutable_t();
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      t->add_float_data(static_cast<float>(v));
+    });
+    return name;
+  }
+
+  // 0.5 x (1 + erf(x / sqrt 2)) into `output`, as PyTorch exports it (FusePatterns makes a gelu
+  // of it).
+  void GeluOf(const std::string& x, const std::string& output) {
+    const std::string scaled = Emit("Mul", {x, Scalar("inv_sqrt2", 1.0 / std::sqrt(2.0))});
+    const std::string erf = Emit("Erf", {scaled});
+    const std::string one_plus = Emit("Add", {erf, Scalar("one", 1.0)});
+    const std::string prod = Emit("Mul", {x, one_plus});
+    Emit("Mul", {prod, Scalar("half", 0.5)}, output);
+  }
+
+  bool Gelu() {
+    if (node_->output_size() != 1) return false;
+    std::string x = In(0);
+    if (node_->op_type() == "BiasGelu") {
+      if (!Has(1)) return false;
+      x = Emit("Add", {x, In(1)});
+    }
+    GeluOf(x, node_->output(0));
+    return true;
+  }
+
+  bool FastGelu() {
+    if (node_->output_size() != 1) return false;
+    std::string x = In(0);
+    if (Has(1)) x = Emit("Add", {x, In(1)});
+    const std::string cube = Emit("Mul", {x, Emit("Mul", {x, x})});
+    const std::string inner = Emit("Add", {x, Emit("Mul", {cube, Scalar("c", 0.044715)})});
+    const std::string arg = Emit("Mul", {inner, Scalar("sqrt_2_over_pi", std::sqrt(2.0 / M_PI))});
+    const std::string one_plus = Emit("Add", {Emit("Tanh", {arg}), Scalar("one", 1.0)});
+    Emit("Mul", {Emit("Mul", {x, one_plus}), Scalar("half", 0.5)}, node_->output(0));
+    return true;
+  }
+
+  bool QuickGelu() {
+    if (node_->output_size() != 1) return false;
+    const double alpha = Float("alpha", 1.702f);
+    const std::string x = In(0);
+    const std::string arg = alpha == 1.0 ? x : Emit("Mul", {x, Scalar("alpha", alpha)});
+    Emit("Mul", {x, Emit("Sigmoid", {arg})}, node_->output(0));
+    return true;
+  }
+
+  bool SkipLayerNorm() {
+    if (!Has(1) || !Has(2) || Read(1) || Read(2)) return false;
+    const std::string sum_out = Read(3) ? node_->output(3) : "";
+    std::string sum = Emit("Add", {In(0), In(1)}, Has(4) ? "" : sum_out);
+    if (Has(4)) sum = Emit("Add", {sum, In(4)}, sum_out);
+    const float epsilon = Float("epsilon", 1e-12f);
+    if (opset_ >= 17) {
+      std::vector<std::string> operands = {sum, In(2)};
+      if (Has(3)) operands.push_back(In(3));
+      Emit("LayerNormalization", operands, node_->output(0), [epsilon](onnx::NodeProto* n) {
+        auto* a = n->add_attribute();
+        a->set_name("axis");
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(-1);
+        SetFloat(n, "epsilon", epsilon);
+      });
+      return true;
+    }
+    // Before opset 17 (no LayerNormalization): (x - mean) / sqrt(var + epsilon) * gamma + beta,
+    // the means over the last axis.
+    auto mean = [this](const std::string& v) {
+      return Emit("ReduceMean", {v}, "", [](onnx::NodeProto* n) { SetInts(n, "axes", {-1}); });
+    };
+    const std::string centered = Emit("Sub", {sum, mean(sum)});
+    const std::string var = mean(Emit("Mul", {centered, centered}));
+    const std::string dev = Emit("Sqrt", {Emit("Add", {var, Scalar("epsilon", epsilon)})});
+    const std::string scaled = Emit("Mul", {Emit("Div", {centered, dev}), In(2)});
+    if (Has(3))
+      Emit("Add", {scaled, In(3)}, node_->output(0));
+    else
+      Emit("Identity", {scaled}, node_->output(0));
+    return true;
+  }
+
+  bool FusedMatMul() {
+    if (node_->output_size() != 1 || !Has(1)) return false;
+    // Each operand's permutation (ONNX Runtime's MatMulComputeHelper): transBatch reads an
+    // operand [M, b0, ..., bn, K] as [b0, ..., bn, M, K] (axis 0 moved before the last), then
+    // trans swaps the last two axes. The rank comes from the declared or inferred shapes.
+    std::vector<std::string> operands = {In(0), In(1)};
+    const char* flags[2][2] = {{"transA", "transBatchA"}, {"transB", "transBatchB"}};
+    for (int side = 0; side < 2; ++side) {
+      const bool trans = Int(flags[side][0], 0) != 0, batch = Int(flags[side][1], 0) != 0;
+      if (!trans && !batch) continue;
+      const int rank = RankOf(operands[side]);
+      if (rank < 0) ++unranked_;
+      if (rank < 2 || (batch && rank < 3)) return false;
+      std::vector<int64_t> perm(rank);
+      for (int d = 0; d < rank; ++d) perm[d] = d;
+      if (batch) {
+        for (int d = 0; d + 2 < rank; ++d) perm[d] = d + 1;
+        perm[rank - 2] = 0;
+      }
+      if (trans) std::swap(perm[rank - 2], perm[rank - 1]);
+      operands[side] = Emit("Transpose", {operands[side]}, "",
+                            [perm](onnx::NodeProto* n) { SetInts(n, "perm", perm); });
+    }
+    const double alpha = Float("alpha", 1.f);
+    if (alpha == 1.0) {
+      Emit("MatMul", operands, node_->output(0));
+    } else {
+      Emit("Mul", {Emit("MatMul", operands), Scalar("alpha", alpha)}, node_->output(0));
+    }
+    return true;
+  }
+
+  // The rank a value is declared with (graph input, value_info, initializer), or -1.
+  int RankOf(const std::string& v) const {
+    for (const auto& t : g_->initializer())
+      if (t.name() == v) return t.dims_size();
+    for (const auto* list : {&g_->input(), &g_->value_info(), &g_->output()})
+      for (const auto& vi : *list)
+        if (vi.name() == v && vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
+          return vi.type().tensor_type().shape().dim_size();
+    return -1;
+  }
+
+  bool FusedConv() {
+    if (node_->output_size() != 1 || !Has(1)) return false;
+    const onnx::AttributeProto* act = Attr("activation");
+    const std::string activation = act ? act->s() : "";
+    std::vector<float> params;
+    if (const auto* p = Attr("activation_params"))
+      params.assign(p->floats().begin(), p->floats().end());
+    auto param = [&](size_t k, float fallback) { return k < params.size() ? params[k] : fallback; };
+    static const std::set<std::string> kActivations = {"",          "Relu", "Tanh",       "Sigmoid",
+                                                       "LeakyRelu", "Clip", "HardSigmoid"};
+    if (!kActivations.count(activation)) return false;
+    const onnx::NodeProto& original = *node_;
+    auto conv_attrs = [&original](onnx::NodeProto* n) {
+      for (const auto& a : original.attribute())
+        if (a.name() != "activation" && a.name() != "activation_params") *n->add_attribute() = a;
+    };
+    std::vector<std::string> conv_inputs = {In(0), In(1)};
+    if (Has(2)) conv_inputs.push_back(In(2));
+    const std::string& y_out = node_->output(0);
+    std::string y =
+        Emit("Conv", conv_inputs, activation.empty() && !Has(3) ? y_out : "", conv_attrs);
+    if (Has(3)) y = Emit("Add", {y, In(3)}, activation.empty() ? y_out : "");
+    if (activation.empty()) return true;
+    if (activation == "Clip") {
+      const float lo = param(0, -std::numeric_limits<float>::max()),
+                  hi = param(1, std::numeric_limits<float>::max());
+      if (opset_ < 11)  // the bounds as attributes
+        Emit("Clip", {y}, y_out, [lo, hi](onnx::NodeProto* n) {
+          SetFloat(n, "min", lo);
+          SetFloat(n, "max", hi);
+        });
+      else
+        Emit("Clip", {y, Scalar("min", lo), Scalar("max", hi)}, y_out);
+    } else if (activation == "LeakyRelu") {
+      const float alpha = param(0, 0.01f);
+      Emit("LeakyRelu", {y}, y_out, [alpha](onnx::NodeProto* n) { SetFloat(n, "alpha", alpha); });
+    } else if (activation == "HardSigmoid") {
+      const float alpha = param(0, 0.2f), beta = param(1, 0.5f);
+      Emit("HardSigmoid", {y}, y_out, [alpha, beta](onnx::NodeProto* n) {
+        SetFloat(n, "alpha", alpha);
+        SetFloat(n, "beta", beta);
+      });
+    } else {
+      Emit(activation, {y}, y_out);
+    }
+    return true;
+  }
+
+  onnx::GraphProto* g_;
+  int64_t opset_;
+  std::set<std::string> names_;
+  std::map<std::string, int> uses_;
+  const onnx::NodeProto* node_ = nullptr;
+  std::vector<onnx::NodeProto>* out_ = nullptr;
+  int unranked_ = 0;
+};
+
+}  // namespace
+
+int RewriteOrtContribOps(onnx::ModelProto* model, int64_t opset) {
+  int rewritten = 0;
+  for (;;) {
+    ContribRewriter pass(model->mutable_graph(), opset);
+    const int done = pass.Run();
+    rewritten += done;
+    if (pass.unranked() == 0) return rewritten;
+    // The ranks from ONNX's shape inference, which now sees through the nodes rewritten (a
+    // FusedMatMul after a SkipLayerNormalization or another FusedMatMul); its errors leave the
+    // shapes as declared. Again while a pass makes progress.
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
+                                          /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception&) {
+      return rewritten;
+    }
+    ContribRewriter ranked(model->mutable_graph(), opset);
+    const int more = ranked.Run();
+    rewritten += more;
+    if (more == 0 || ranked.unranked() == 0) return rewritten;
+  }
+}
+
+}  // namespace verisub::runtime

@@ -1,0 +1,33 @@
+// ONNX Runtime's contrib operators that its graph optimizations write into a model it saves
+// (SessionOptions.optimized_model_filepath at the "extended" level: a model an ONNX Runtime user
+// may bring), written out in standard ONNX operators on the ModelProto before shape inference, so
+// that the spec operators, the fusion patterns, the rules and the oneDNN kernels see what they
+// know.
+#pragma once
+
+#include <string>
+
+#include "onnx/onnx_pb.h"
+
+namespace verisub::runtime {
+
+// Rewrites, in the model's graph (not its subgraphs; `opset` its default-domain opset), following
+// ONNX Runtime's contrib operator documentation:
+//   FusedConv(X, W, B?, Z?)      Conv(X, W, B) [+ Z], then its activation (Relu, Tanh, Sigmoid,
+//                                LeakyRelu, Clip, HardSigmoid with activation_params)
+//   FusedMatMul(A, B)            [Transpose] A x [Transpose] B (transA, transB, transBatchA,
+//                                transBatchB) [* alpha]
+//   Gelu(X), BiasGelu(A, B)      0.5 x (1 + erf(x / sqrt 2)) of X or A + B
+//   FastGelu(X, bias?)           0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) of X [+ bias]
+//   QuickGelu(X)                 X * sigmoid(alpha X)
+//   SkipLayerNormalization(input, skip, gamma, beta?, bias?)
+//                                LayerNormalization(input + skip [+ bias]) over the last axis;
+//                                the sum as its fourth output (written out before opset 17)
+// Scalars are Constant nodes (the initializers stay as decoded). A node with attributes or read
+// outputs these forms do not cover (another activation,
+// SkipLayerNormalization's mean and inverse deviation, a FusedMatMul transposing an operand of
+// unknown rank, after ONNX's shape inference) stays as it is. Returns the number of nodes
+// rewritten.
+int RewriteOrtContribOps(onnx::ModelProto* model, int64_t opset);
+
+}  // namespace verisub::runtime
