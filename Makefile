@@ -228,7 +228,7 @@ bench-zoo: configure zoo-models ort
 # docs/bench-other.md. About 15 min on 2 cores.
 OTHER ?= $(BUILD)/other
 .PHONY: other-models bench-other
-other-models: configure
+other-models: configure ort
 	$(call install_model_packages,other-models)
 	cmake --build $(BUILD) -j $(JOBS) --target verisub-run  # calibrates the QDQ models
 	/usr/bin/python3 bench/models/export_other.py --out $(OTHER)

@@ -739,6 +739,8 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
   raw.clear();
   if (files) files->clear();
   if (!weights.ok()) return fail(weights.status());
+  if (std::string why = HardwareSpecificOrtNode(model.graph()); !why.empty())
+    return fail(Unimplemented(why));
   RewriteOrtContribOps(&model, opset);
   try {
     onnx::checker::check_model(model);

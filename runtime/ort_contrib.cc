@@ -348,4 +348,15 @@ int RewriteOrtContribOps(onnx::ModelProto* model, int64_t opset) {
   }
 }
 
+std::string HardwareSpecificOrtNode(const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& n : graph.node())
+    if (n.domain() == "com.microsoft.nchwc")
+      return "node '" + n.name() + "' (com.microsoft.nchwc." + n.op_type() +
+             ") is ONNX Runtime's NCHWc layout, which it writes only into a model optimized at "
+             "level 'all' for the CPU it ran on (weights packed for that CPU; ONNX Runtime warns "
+             "that such a model is hardware specific). Save the model at level 'extended' "
+             "(graph_optimization_level ORT_ENABLE_EXTENDED) or give the original model";
+  return "";
+}
+
 }  // namespace verisub::runtime

@@ -30,4 +30,10 @@ namespace verisub::runtime {
 // rewritten.
 int RewriteOrtContribOps(onnx::ModelProto* model, int64_t opset);
 
+// Why `graph` cannot run anywhere but where ONNX Runtime saved it, or "": a node of its NCHWc
+// layout (domain com.microsoft.nchwc, written when a model optimized at level "all" is saved:
+// weights packed for the saving CPU's vector width, as ONNX Runtime's own warning says). The
+// message names the node and says how to save a portable model.
+std::string HardwareSpecificOrtNode(const onnx::GraphProto& graph);
+
 }  // namespace verisub::runtime

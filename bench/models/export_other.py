@@ -26,6 +26,7 @@ NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -622,14 +623,25 @@ MODELS = {
     "mobilenet_v2_int8": ("Quantized", lambda: tv.mobilenet_v2(weights=None), SEG),
     "bert_like_qdq": ("Quantized", bert_like, (1, 128, 768)),
     # Stored in float16 (float16.py), as GPU-minded exports are.
+    # Saved by ONNX Runtime after its graph optimizations (the "extended" level, its session option
+    # optimizedModelFilePath), as a user of ONNX Runtime who keeps the optimized model has it: its
+    # contrib operators FusedConv, FusedMatMul, Gelu, QuickGelu, SkipLayerNormalization.
+    "resnet50_ortopt": ("ORT-optimized", lambda: tv.resnet50(weights=None), SEG),
+    "efficientnet_b0_ortopt": ("ORT-optimized", lambda: tv.efficientnet_b0(weights=None), SEG),
+    "vit_b_16_ortopt": ("ORT-optimized", lambda: tv.vit_b_16(weights=None), SEG),
+    "bert_like_ortopt": ("ORT-optimized", bert_like, (1, 128, 768)),
     "resnet50_fp16": ("Half precision", lambda: tv.resnet50(weights=None), SEG),
     "bert_like_fp16": ("Half precision", bert_like, (1, 128, 768)),
 }
 # Exported in float32, then converted (PyTorch's float32 output stays the recorded one):
-# quantized dynamically or statically, or stored in float16 (its recorded input too).
+# quantized dynamically or statically, stored in float16 (its recorded input too), or optimized
+# and saved by ONNX Runtime (onnxruntime-node from `make ort`).
 CONVERTED = {"bert_like_int8": "int8", "gpt_decoder_int8": "int8", "resnet50_int8": "qdq",
              "mobilenet_v2_int8": "qdq", "bert_like_qdq": "qdq", "resnet50_fp16": "float16",
-             "bert_like_fp16": "float16"}
+             "bert_like_fp16": "float16", "resnet50_ortopt": "ortopt",
+             "efficientnet_b0_ortopt": "ortopt", "vit_b_16_ortopt": "ortopt",
+             "bert_like_ortopt": "ortopt"}
+ORT_DIR = os.path.join(dev.REPO, "build", "ort")  # make ort
 
 
 def export_converted(out_dir, name, factory, shape):
@@ -649,6 +661,13 @@ def export_converted(out_dir, name, factory, shape):
                 ranges, how = quantize_qdq.calibrate(model, scratch_input), "calibrated"
             what = (f"{quantize_qdq.quantize_qdq(model, ranges)} operators quantized in the QDQ "
                     f"form ({how})")
+        elif CONVERTED[name] == "ortopt":
+            saved = os.path.join(scratch, "ortopt.onnx")
+            subprocess.run(["node", os.path.join(dev.REPO, "bench", "ort", "save_optimized.js"),
+                            ORT_DIR, os.path.join(scratch, name + ".onnx"), saved], check=True)
+            model = onnx.load(saved)
+            contrib = sorted({n.op_type for n in model.graph.node if n.domain == "com.microsoft"})
+            what = f"saved by ONNX Runtime optimized, contrib operators {' '.join(contrib)}"
         else:
             what = f"{float16.to_float16(model)} weights stored in float16"
             scratch_input = os.path.join(scratch, os.path.basename(input_path))

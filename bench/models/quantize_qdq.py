@@ -56,7 +56,9 @@ def quantize_qdq(model, ranges=None):
                 and len(readers.get(src, [])) == 1 and n.output[0] not in outputs
                 and all(r.op_type in ("Conv", "Add") for r in readers.get(n.output[0], []))):
             dropped[n.output[0]] = src
-            ranges.setdefault(src, (0.0, 4.0))
+            # The quantizer keeps the Relu's range (from 0): calibrated, the Relu output's.
+            hi = ranges.get(n.output[0], ranges.get(src, (0.0, 4.0)))[1]
+            ranges[src] = (0.0, max(hi, 0.0))
     nodes, done, count = [], {}, 0
 
     def qdq(x):

@@ -257,12 +257,16 @@ std::vector<int8_t> QuantizedWeight::Values() const {
   return std::vector<int8_t>(v.begin(), v.end());
 }
 
-const QuantizedWeight* KernelBuilder::Int8Weight(int w) const {
-  static const bool off = [] {
+bool Int8KernelsEnabled() {
+  static const bool on = [] {
     const char* v = std::getenv("VERISUB_INT8");
-    return v && std::string(v) == "off";
+    return HasInt8DotKernels() && !(v && std::string(v) == "off");
   }();
-  if (off || w == kNoValue) return nullptr;
+  return on;
+}
+
+const QuantizedWeight* KernelBuilder::Int8Weight(int w) const {
+  if (!Int8KernelsEnabled() || w == kNoValue) return nullptr;
   auto it = d_->quantized_weights.find(slot(w).name);
   if (it == d_->quantized_weights.end() || it->second.data->dims != dims(w)) return nullptr;
   return &it->second;
@@ -275,6 +279,26 @@ std::optional<FakeQuant> KernelBuilder::QuantizedInput(int x) const {
     return std::nullopt;
   const int q = d_->producers[graph().node(dq).inputs[0]];
   return q < 0 ? std::nullopt : FakeQuantOf(graph(), q, dq);
+}
+
+std::optional<KernelBuilder::EightBitOutput> KernelBuilder::EightBitOutputOf() const {
+  auto it = d_->eight_bit.find(group_.output);
+  if (it == d_->eight_bit.end()) return std::nullopt;
+  const FakeQuant& fq = it->second;
+  const Node& dq = graph().node(fq.dequantize);
+  if (dq.inputs.empty() || dq.inputs[0] == kNoValue) return std::nullopt;
+  const int q = d_->producers[dq.inputs[0]];
+  Group g = group_;
+  std::vector<PostOp> kept;
+  for (const PostOp& op : g.post_ops) {
+    if (op.kind == PostOp::kSum) return std::nullopt;  // it would add to the 8-bit destination
+    if (op.node != q) kept.push_back(op);
+  }
+  if (!AppendEltwise(&kept, q, {dnnl::algorithm::eltwise_linear, 1.f / fq.scale, fq.zero}))
+    return std::nullopt;
+  g.post_ops = std::move(kept);
+  return EightBitOutput{fq, MakePostOps(g),
+                        fq.low < 0.f ? memory::data_type::s8 : memory::data_type::u8};
 }
 
 Desc KernelBuilder::StoredDesc(int id) const {
@@ -302,8 +326,15 @@ int KernelBuilder::Converted(int id, const Desc& want) {
   Step r;
   r.name = "reorder " + slot(id).name;
   r.nodes = group_.members;
+  dnnl::primitive_attr attr;
+  if (slot(id).quant_scale > 0.f && want.data_type() == memory::data_type::f32) {
+    // 8-bit steps to the value they stand for: (q - zero) * scale.
+    attr.set_output_scales(0, {slot(id).quant_scale});
+    if (slot(id).quant_zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {slot(id).quant_zero});
+    r.name = "dequantize " + slot(id).name;
+  }
   r.primitive =
-      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), slot(id).desc, engine(), want));
+      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), slot(id).desc, engine(), want, attr));
   r.slot_args = {{DNNL_ARG_SRC, id}, {DNNL_ARG_DST, cid}};
   r.reads = {id};
   r.writes = {cid};

@@ -78,6 +78,11 @@ struct Slot {
   bool host = false;  // kept as a HostTensor (not float32, or a shape oneDNN cannot hold)
   Desc desc;          // storage of a non-host value
   std::shared_ptr<const HostTensor> constant;
+  // When positive: the value (float32 in the graph) is stored as the 8-bit steps of this
+  // quantization (desc u8 or s8): a QuantizeLinear / DequantizeLinear pair's output that only int8
+  // kernels read (ModelDraft::eight_bit). A conversion to float32 dequantizes (Converted).
+  float quant_scale = 0.f;
+  int32_t quant_zero = 0;
   int alias_of = -1;        // shares the buffer of this slot (a reshape of a plain tensor)
   size_t alias_offset = 0;  // bytes into alias_of's buffer (a concat input written in place)
   bool graph_input = false, graph_output = false;
@@ -138,6 +143,9 @@ struct ModelDraft {
   std::vector<int> producers;  // per graph value: the node computing it, -1 for none
   // QuantizedWeight by the name of the value the DequantizeLinear computed (the folded weight).
   std::map<std::string, QuantizedWeight> quantized_weights;
+  // Graph values whose producer writes them as their 8-bit steps where it can (Slot::quant_scale):
+  // a pair's output read only by int8 convolutions and matmuls (EightBitValues).
+  std::map<int, FakeQuant> eight_bit;
   dnnl::stream stream;  // for prepare-time weight reorders
   int reorders = 0;
   int in_place = 0;  // steps writing over a dead input (WriteOver, WriteAccumulating)
@@ -197,6 +205,21 @@ class KernelBuilder {
   // folded from, or null; the quantization whose steps value `x` holds (a DequantizeLinear of a
   // QuantizeLinear computed it: FakeQuantOf), or nullopt.
   const QuantizedWeight* Int8Weight(int w) const;
+  // Writes the int8 kernel's output as its 8-bit steps (ModelDraft::eight_bit) when it is such a
+  // value: the eltwise post-ops of the group without the pair's own, which the conversion of the
+  // destination to 8 bits (round to nearest even, saturate) and a last linear(1 / scale, zero)
+  // replace; nullopt when not.
+  struct EightBitOutput {
+    FakeQuant fq;
+    dnnl::post_ops post_ops;
+    memory::data_type type;
+  };
+  std::optional<EightBitOutput> EightBitOutputOf() const;
+  // Records that output `id` holds the 8-bit steps of `fq` (Slot::quant_scale).
+  void MarkEightBit(int id, const FakeQuant& fq) {
+    d_->slots[id].quant_scale = fq.scale;
+    d_->slots[id].quant_zero = static_cast<int32_t>(fq.zero);
+  }
   std::optional<FakeQuant> QuantizedInput(int x) const;
   // Whether value `v` is read only by the group's members (and is no graph output).
   bool InsideGroup(int v) const;

@@ -148,24 +148,39 @@ std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const
   const auto src_type = fq->low < 0.f ? memory::data_type::s8 : memory::data_type::u8;
   const int32_t zero = static_cast<int32_t>(fq->zero);
   const auto any = memory::format_tag::any;
-  dnnl::primitive_attr attr;
-  attr.set_output_scales(scales.size() > 1 ? 1 << 1 : 0, scales);
-  if (zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {zero});
-  attr.set_post_ops(MakePostOps(grp));
+  // The input already in 8 bits (its producer wrote the steps): read as stored where oneDNN
+  // takes that layout. The output in 8 bits where only int8 kernels read it.
+  const bool eight_bit_input = b.slot(x).quant_scale > 0.f;
+  const std::optional<KernelBuilder::EightBitOutput> eight_bit = b.EightBitOutputOf();
   const Desc bias_md({o}, memory::data_type::f32, memory::format_tag::a);
   std::optional<ConvPd> pd;
-  try {
-    pd.emplace(dnnl::convolution_forward::desc(
-                   dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                   Desc(b.dims(x), src_type, any), Desc(wdims, memory::data_type::s8, any), bias_md,
-                   b.OutputDesc(grp.output), win.strides, dil, win.pad_l, win.pad_r),
-               attr, b.engine());
-  } catch (const dnnl::error&) {
-    return std::nullopt;
+  bool wrote_eight_bit = false;
+  for (int attempt = 0; attempt < 4 && !pd; ++attempt) {
+    const bool as_stored = attempt % 2 == 0, out8 = attempt < 2;
+    if ((as_stored && !eight_bit_input) || (out8 && !eight_bit)) continue;
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(scales.size() > 1 ? 1 << 1 : 0, scales);
+    if (zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {zero});
+    attr.set_post_ops(out8 ? eight_bit->post_ops : MakePostOps(grp));
+    const Desc src = as_stored ? b.slot(x).desc : Desc(b.dims(x), src_type, any);
+    const Desc dst =
+        out8 ? Desc(b.dims(grp.output), eight_bit->type, any) : b.OutputDesc(grp.output);
+    try {
+      pd.emplace(dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::convolution_direct, src,
+                                                 Desc(wdims, memory::data_type::s8, any), bias_md,
+                                                 dst, win.strides, dil, win.pad_l, win.pad_r),
+                 attr, b.engine());
+      if (IsReferenceImpl(*pd)) pd.reset();
+    } catch (const dnnl::error&) {
+      pd.reset();
+    }
+    wrote_eight_bit = pd && out8;
   }
-  if (IsReferenceImpl(*pd)) return std::nullopt;
+  if (!pd) return std::nullopt;
   const std::vector<int8_t> w8 = qw->Values();
-  b.Read(DNNL_ARG_SRC, b.Quantized(x, pd->src_desc(), fq->scale, zero), pd->src_desc());
+  b.Read(DNNL_ARG_SRC, eight_bit_input ? x : b.Quantized(x, pd->src_desc(), fq->scale, zero),
+         pd->src_desc());
   b.Fixed(DNNL_ARG_WEIGHTS,
           b.ConstantMemory(w8, PlainDesc(wdims, memory::data_type::s8), pd->weights_desc()));
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(int_bias, PlainDesc({o}), pd->bias_desc()));
@@ -174,6 +189,10 @@ std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const
     b.WriteAccumulating(DNNL_ARG_DST, grp.output, pd->dst_desc(), addend);
   else
     b.Write(DNNL_ARG_DST, grp.output, pd->dst_desc());
+  if (wrote_eight_bit) {
+    b.MarkEightBit(grp.output, eight_bit->fq);
+    b.CountVariant("8-bit output");
+  }
   b.Emit(dnnl::convolution_forward(*pd));
   b.CountVariant("int8");
   return Status::Ok();

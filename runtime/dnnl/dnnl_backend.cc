@@ -116,6 +116,59 @@ std::map<std::string, QuantizedWeight> QuantizedWeights(const Graph& g, int64_t 
   return out;
 }
 
+// Values written as their 8-bit steps (ModelDraft::eight_bit): the output of a QuantizeLinear /
+// DequantizeLinear pair that ends a convolution's group or is a group of its own
+// ("pattern:fake_quant"), no graph output, read only as the input of convolutions and matmuls
+// that run in int8 (int8 weights with one scale or one per output channel or column, nothing folded
+// into them, no absorbed pad or input scale, a float32 output). The producer writes 8 bits where
+// its kernel can (else float32, as before); a reader that cannot take them after all converts
+// them back (KernelBuilder::Converted dequantizes).
+std::map<int, FakeQuant> EightBitValues(const Graph& g, const FusionPlan& plan,
+                                        const ModelDraft& d) {
+  std::map<int, FakeQuant> out;
+  if (!Int8KernelsEnabled()) return out;
+  std::vector<std::vector<int>> readers(g.num_values());
+  for (int i = 0; i < g.num_nodes(); ++i)
+    for (int v : g.node(i).inputs)
+      if (v != kNoValue) readers[v].push_back(i);
+  std::vector<char> is_output(g.num_values(), 0);
+  for (int v : g.outputs()) is_output[v] = 1;
+  auto int8_reader = [&](int i, int v) {
+    const Node& n = g.node(i);
+    const bool conv = IsConv(n);
+    const int gi = plan.group_of[i];
+    if ((!conv && !IsMatmul(n)) || gi < 0 || n.inputs.size() < 2 || n.inputs[0] != v ||
+        n.inputs[1] == v || n.inputs[1] == kNoValue)
+      return false;
+    const Group& grp = plan.groups[gi];
+    if (grp.kernel_node != i || !grp.pattern.empty() || grp.pad_input != kNoValue ||
+        grp.scaled_input != kNoValue || (!d.bf16.empty() && d.bf16[grp.output]))
+      return false;
+    for (const PostOp& op : grp.post_ops)
+      if (op.kind == PostOp::kScale || op.kind == PostOp::kBatchnorm) return false;
+    const Value& w = g.value(n.inputs[1]);
+    auto q = d.quantized_weights.find(w.name);
+    return q != d.quantized_weights.end() && q->second.data->dims == w.dims &&
+           q->second.ScalesAlong(conv ? 0 : 1) && (conv || w.dims.size() == 2);
+  };
+  for (const Group& grp : plan.groups) {
+    if (grp.pattern != "pattern:fake_quant" &&
+        (!grp.pattern.empty() || !IsConv(g.node(grp.kernel_node))))
+      continue;
+    const int v = grp.output;
+    if (v == kNoValue || is_output[v] || readers[v].empty()) continue;
+    const Node& dq = g.node(grp.last_node);
+    if (dq.inputs.empty() || dq.inputs[0] == kNoValue) continue;
+    const int q = d.producers[dq.inputs[0]];
+    const std::optional<FakeQuant> fq = q < 0 ? std::nullopt : FakeQuantOf(g, q, grp.last_node);
+    if (!fq) continue;
+    bool all = true;
+    for (int r : readers[v]) all = all && int8_reader(r, v);
+    if (all) out[v] = *fq;
+  }
+  return out;
+}
+
 // Groups for the generator's clusters. Nodes a convolution or matmul absorbed (post-ops), merged
 // concats and folded pads stay the library's; the library's memory-bound patterns (a channel
 // affine, a GELU) are open to the generator, which takes such a group whole or leaves it. Nodes
@@ -247,6 +300,7 @@ class DnnlBackend : public Backend {
     FusionPlan plan = PlanFusion(fg);
     if (!options.library_fusion) plan = Unfused(fg, std::move(plan));
     if (options.generator) AddGeneratedGroups(fg, options.generator.get(), &d, &plan);
+    d.eight_bit = EightBitValues(fg, plan, d);
     Driver driver(&d, &stats);
     for (int i = 0; i < fg.num_nodes(); ++i) {
       int gi = plan.group_of[i];

@@ -21,6 +21,9 @@ bool HasBf16Kernels();
 // quantized convolutions run in int8 (without them oneDNN's u8 x s8 products saturate 16-bit
 // intermediate sums).
 bool HasInt8DotKernels();
+// HasInt8DotKernels() unless VERISUB_INT8=off (diagnosis): whether the int8 kernels of QDQ models
+// are used.
+bool Int8KernelsEnabled();
 // oneDNN's effective ISA on this CPU: "avx2", "avx512_core_bf16", ...
 std::string CpuIsaName();
 }  // namespace dnnl_backend

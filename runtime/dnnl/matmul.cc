@@ -61,7 +61,10 @@ std::optional<Status> Int8Matmul(KernelBuilder& b, int a, int w, const std::vect
     return std::nullopt;
   }
   if (IsReferenceImpl(*pd)) return std::nullopt;
-  b.Read(DNNL_ARG_SRC, b.Quantized(a, PlainDesc(b.dims(a), src_type), fq->scale, zero), a_md);
+  const bool eight_bit_input = b.slot(a).quant_scale > 0.f;  // its producer wrote the steps
+  b.Read(DNNL_ARG_SRC,
+         eight_bit_input ? a : b.Quantized(a, PlainDesc(b.dims(a), src_type), fq->scale, zero),
+         a_md);
   b.Fixed(DNNL_ARG_WEIGHTS,
           b.ConstantMemory(qw->Values(), PlainDesc(wd, memory::data_type::s8), pd->weights_desc()));
   if (!bias.empty()) b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(int_bias, b_md, b_md));

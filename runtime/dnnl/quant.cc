@@ -120,6 +120,21 @@ Status FakeQuantKernel(KernelBuilder& b) {
   const Desc desc = b.slot(x).desc;
   if (desc.data_type() != dt::f32 || b.OutputType(y) != dt::f32)
     return Unimplemented("fake quant: float32 only");
+  if (b.draft().eight_bit.count(y)) {
+    // Only int8 kernels read the result: its 8-bit steps, one quantizing reorder in the input's
+    // layout.
+    const Desc want = WithType(desc, fq->low < 0.f ? dt::s8 : dt::u8);
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(0, {1.f / fq->scale});
+    if (fq->zero != 0.f) attr.set_zero_points(DNNL_ARG_DST, 0, {static_cast<int32_t>(fq->zero)});
+    dnnl::reorder::primitive_desc pd(b.engine(), desc, b.engine(), want, attr);
+    b.Read(DNNL_ARG_SRC, x, desc);
+    b.Write(DNNL_ARG_DST, y, want);
+    b.MarkEightBit(y, *fq);
+    b.Emit(dnnl::reorder(pd));
+    b.CountVariant("8-bit output");
+    return Status::Ok();
+  }
   b.Define(y, desc);
   const float scale = fq->scale, low = fq->low - fq->zero, high = fq->high - fq->zero;
   const int64_t n = static_cast<int64_t>(desc.get_size() / sizeof(float));

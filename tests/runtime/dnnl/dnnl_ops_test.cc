@@ -2114,6 +2114,56 @@ TEST(DnnlOpsTest, QdqConvolutionsRunInInt8) {
   }
 }
 
+// Between two int8 kernels the 8-bit value stays 8 bits: the producer (a convolution's group or
+// a pair of its own) writes the steps (round to nearest even, saturate) and the int8 convolution
+// reads them as they are, where only int8 kernels read the value; one float32 reader (an Add)
+// keeps it float32. The outputs are the reference's either way.
+TEST(DnnlOpsTest, EightBitValuesStayEightBitBetweenInt8Kernels) {
+  for (bool float_reader : {false, true}) {
+    SCOPED_TRACE(float_reader ? "also read by an Add" : "read by int8 convolutions only");
+    ModelBuilder b;
+    b.Input("x", {1, 8, 7, 7}).Output("y", {1, 8, 7, 7});
+    if (float_reader) b.Output("z", {1, 8, 7, 7});
+    auto int8_weights = [&](const std::string& name, uint64_t seed) {
+      std::vector<int64_t> w(8 * 8 * 9);
+      for (size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<int64_t>((i * 7919 + 13 * seed) % 255) - 127;
+      b.Weight(name + "8", HostTensor::FromInts(kInt8, {8, 8, 3, 3}, w))
+          .Weight(name + "s", HostTensor::FromDoubles(kFloat, {}, {0.004 * seed}))
+          .Weight(name + "z", HostTensor::FromInts(kInt8, {}, {0}));
+      b.Node("DequantizeLinear", {name + "8", name + "s", name + "z"}, {name});
+    };
+    int8_weights("w1", 1);
+    int8_weights("w2", 2);
+    b.RandomWeight("bias", {8}, 4);
+    b.Weight("s1", HostTensor::FromDoubles(kFloat, {}, {0.0173}))
+        .Weight("z1", HostTensor::FromInts(kUint8, {}, {131}))
+        .Weight("s2", HostTensor::FromDoubles(kFloat, {}, {0.0311}))
+        .Weight("z2", HostTensor::FromInts(kUint8, {}, {0}));
+    b.Node("QuantizeLinear", {"x", "s1", "z1"}, {"xq"});
+    b.Node("DequantizeLinear", {"xq", "s1", "z1"}, {"xd"});
+    SetInts(b.Node("Conv", {"xd", "w1", "bias"}, {"c1"}), "pads", {1, 1, 1, 1});
+    b.Node("Relu", {"c1"}, {"r1"});
+    b.Node("QuantizeLinear", {"r1", "s2", "z2"}, {"rq"});
+    b.Node("DequantizeLinear", {"rq", "s2", "z2"}, {"rd"});
+    SetInts(b.Node("Conv", {"rd", "w2"}, {"y"}), "pads", {1, 1, 1, 1});
+    if (float_reader) b.Node("Add", {"rd", "x"}, {"z"});
+    auto g = ImportOnnxBytes(b.Bytes(), "eight bit");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 3);
+    PrepareStats stats;
+    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_EQ(stats.fallback_nodes, 0);
+    const bool int8 = dnnl_backend::HasInt8DotKernels();
+    EXPECT_EQ(stats.kernel_variants["int8"], int8 ? 2 : 0);
+    // x's pair on its own, and the first convolution unless the Add reads its output.
+    EXPECT_EQ(stats.kernel_variants["8-bit output"], int8 ? (float_reader ? 1 : 2) : 0);
+    EXPECT_GT(cmp.max_ref, 0.5);
+    EXPECT_LT(cmp.max_abs, 1e-4 * cmp.max_ref);
+  }
+}
+
 // The same for a QDQ model's matmuls with constant int8 weights (a transformer's projections):
 // a 3-D input times a 2-D right-hand side, one scale or one per column (axis 1), a bias add.
 TEST(DnnlOpsTest, QdqMatmulsRunInInt8) {
@@ -2389,6 +2439,16 @@ TEST(DnnlOpsTest, OrtContribOperatorsImportAsStandardOperators) {
     EXPECT_EQ(fast.error, "");
     EXPECT_EQ(stats.fallback_nodes, 0);
   }
+  // The NCHWc layout of level "all" (weights packed for the saving CPU) is refused by name.
+  ModelBuilder nchwc;
+  nchwc.Input("x", {1, 16, 4, 4}).Output("y", {1, 16, 4, 4}).RandomWeight("w", {16, 16, 1, 1}, 1);
+  nchwc.Node("Conv", {"x", "w"}, {"y"}, "packed_conv").set_domain("com.microsoft.nchwc");
+  auto refused = ImportOnnxBytes(nchwc.Bytes(), "nchwc");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'packed_conv' (com.microsoft.nchwc.Conv)"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("'extended'"), std::string::npos);
 }
 
 // oneDNN 2.6's jit post-ops keep one set of constants per eltwise algorithm, so a chain with a
