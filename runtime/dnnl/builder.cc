@@ -288,6 +288,8 @@ std::optional<KernelBuilder::EightBitOutput> KernelBuilder::EightBitOutputOf() c
   const Node& dq = graph().node(fq.dequantize);
   if (dq.inputs.empty() || dq.inputs[0] == kNoValue) return std::nullopt;
   const int q = d_->producers[dq.inputs[0]];
+  const memory::data_type type = fq.low < 0.f ? memory::data_type::s8 : memory::data_type::u8;
+  if (group_.trailing_quantize >= 0) return ResidualEightBitOutput(fq, type);
   Group g = group_;
   std::vector<PostOp> kept;
   for (const PostOp& op : g.post_ops) {
@@ -297,8 +299,46 @@ std::optional<KernelBuilder::EightBitOutput> KernelBuilder::EightBitOutputOf() c
   if (!AppendEltwise(&kept, q, {dnnl::algorithm::eltwise_linear, 1.f / fq.scale, fq.zero}))
     return std::nullopt;
   g.post_ops = std::move(kept);
-  return EightBitOutput{fq, MakePostOps(g),
-                        fq.low < 0.f ? memory::data_type::s8 : memory::data_type::u8};
+  return EightBitOutput{fq, MakePostOps(g), type};
+}
+
+std::optional<KernelBuilder::EightBitOutput> KernelBuilder::ResidualEightBitOutput(
+    const FakeQuant& out, memory::data_type type) const {
+  // The group's post-ops must be the pair after the convolution (its four eltwises), the sum,
+  // then relus: the convolution's pair in steps of its own scale s less its zero point (x / s as
+  // pow(1/s, 1), round, clip), the residual's steps added scaled by s_r / s less its zero point
+  // (oneDNN's sum with a zero point reads the 8-bit destination it accumulates into), the relus
+  // (the same at any positive scale), and linear(s / s_out, zero_out) before the 8-bit conversion.
+  // No algorithm repeats (fusion.h AppendEltwise).
+  std::vector<PostOp> ops;  // a bias is the kernel's, not a post-op
+  for (const PostOp& op : group_.post_ops)
+    if (op.kind != PostOp::kBias) ops.push_back(op);
+  if (ops.size() < 5 || ops[4].kind != PostOp::kSum) return std::nullopt;
+  const int q = ops[0].node;
+  int dq = -1;
+  for (int m : group_.members)
+    if (graph().node(m).op_type == "DequantizeLinear" && !graph().node(m).inputs.empty() &&
+        graph().node(m).inputs[0] == graph().node(q).outputs[0])
+      dq = m;
+  const std::optional<FakeQuant> own = dq < 0 ? std::nullopt : FakeQuantOf(graph(), q, dq);
+  const int addend = ops[4].operands[0];
+  const Slot& r = slot(addend);
+  if (!own || r.quant_scale <= 0.f) return std::nullopt;
+  for (int k = 0; k < 4; ++k)
+    if (ops[k].kind != PostOp::kEltwise || ops[k].node != q) return std::nullopt;
+  for (size_t k = 5; k < ops.size(); ++k)
+    if (ops[k].kind != PostOp::kEltwise || ops[k].eltwise.alg != dnnl::algorithm::eltwise_relu ||
+        ops[k].eltwise.alpha != 0.f)
+      return std::nullopt;
+  dnnl::post_ops po;
+  po.append_eltwise(1.f, dnnl::algorithm::eltwise_pow, 1.f / own->scale, 1.f);
+  po.append_eltwise(1.f, dnnl::algorithm::eltwise_round, 0.f, 0.f);
+  po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, own->low - own->zero,
+                    own->high - own->zero);
+  po.append_sum(r.quant_scale / own->scale, r.quant_zero, r.desc.data_type());
+  if (ops.size() > 5) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, own->scale / out.scale, out.zero);
+  return EightBitOutput{out, po, type};
 }
 
 Desc KernelBuilder::StoredDesc(int id) const {
@@ -314,6 +354,22 @@ int KernelBuilder::FindConverted(int id, const Desc& want) const {
   return -1;
 }
 
+namespace {
+// A conversion of `from` into `to` turns 8-bit steps (Slot::quant_scale) into the value they
+// stand for, (q - zero) * scale, when `to` is float32.
+bool Dequantizes(const Slot& from, const Desc& to) {
+  return from.quant_scale > 0.f && to.data_type() == memory::data_type::f32;
+}
+dnnl::primitive_attr ConversionAttr(const Slot& from, const Desc& to) {
+  dnnl::primitive_attr attr;
+  if (Dequantizes(from, to)) {
+    attr.set_output_scales(0, {from.quant_scale});
+    if (from.quant_zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {from.quant_zero});
+  }
+  return attr;
+}
+}  // namespace
+
 int KernelBuilder::Converted(int id, const Desc& want) {
   if (int c = FindConverted(id, want); c >= 0) return c;
   auto key = std::make_pair(id, DescKey(want));
@@ -326,15 +382,9 @@ int KernelBuilder::Converted(int id, const Desc& want) {
   Step r;
   r.name = "reorder " + slot(id).name;
   r.nodes = group_.members;
-  dnnl::primitive_attr attr;
-  if (slot(id).quant_scale > 0.f && want.data_type() == memory::data_type::f32) {
-    // 8-bit steps to the value they stand for: (q - zero) * scale.
-    attr.set_output_scales(0, {slot(id).quant_scale});
-    if (slot(id).quant_zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {slot(id).quant_zero});
-    r.name = "dequantize " + slot(id).name;
-  }
-  r.primitive =
-      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), slot(id).desc, engine(), want, attr));
+  if (Dequantizes(slot(id), want)) r.name = "dequantize " + slot(id).name;
+  r.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), slot(id).desc, engine(), want,
+                                                            ConversionAttr(slot(id), want)));
   r.slot_args = {{DNNL_ARG_SRC, id}, {DNNL_ARG_DST, cid}};
   r.reads = {id};
   r.writes = {cid};
@@ -527,7 +577,8 @@ void KernelBuilder::WriteAccumulating(int arg, int id, const Desc& desc, int add
     copy.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), desc, engine(), desc));
     copy.fixed_args[DNNL_ARG_SRC] = m;
   } else {
-    copy.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), a.desc, engine(), desc));
+    copy.primitive = dnnl::reorder(
+        dnnl::reorder::primitive_desc(engine(), a.desc, engine(), desc, ConversionAttr(a, desc)));
     int src = addend;
     copy.slot_args.push_back({DNNL_ARG_SRC, src});
     copy.reads.push_back(src);

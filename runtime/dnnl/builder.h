@@ -215,6 +215,11 @@ class KernelBuilder {
     memory::data_type type;
   };
   std::optional<EightBitOutput> EightBitOutputOf() const;
+  // The same for a convolution's group with a residual add and its trailing pair
+  // (Group::trailing_quantize) whose residual is stored in 8 bits: the destination holds the
+  // residual's steps before the convolution accumulates into it.
+  std::optional<EightBitOutput> ResidualEightBitOutput(const FakeQuant& out,
+                                                       memory::data_type type) const;
   // Records that output `id` holds the 8-bit steps of `fq` (Slot::quant_scale).
   void MarkEightBit(int id, const FakeQuant& fq) {
     d_->slots[id].quant_scale = fq.scale;
@@ -358,6 +363,10 @@ void AddConvTransposeKernels(KernelRegistry* r);  // ONNX ConvTranspose
 void AddRnnKernels(KernelRegistry* r);            // ONNX LSTM and GRU
 void AddQuantKernels(KernelRegistry* r);          // int8 matmuls, QDQ activations (quant.cc)
 void AddGeneratedKernels(KernelRegistry* r);      // clusters run by generated kernels
+
+// y = the QuantizeLinear / DequantizeLinear pair `fq` of float32 slot x, one pass in x's layout
+// (quant.cc; a pair on its own, or a convolution group's trailing pair).
+void EmitFakeQuantPass(KernelBuilder& b, int x, int y, const FakeQuant& fq);
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).
 dnnl::post_ops MakePostOps(const Group& g);

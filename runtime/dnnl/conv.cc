@@ -115,6 +115,25 @@ std::optional<TrimmedTaps> TrimUnreachableTaps(const std::vector<int64_t>& in_sp
   return t;
 }
 
+// Where the convolution writes: the group's output, or a temporary holding the value before the
+// group's trailing pair (Group::trailing_quantize) when the convolution does not write that pair's
+// 8-bit steps itself.
+int OutputBeforeTrailingPair(KernelBuilder& b, const Desc& desc) {
+  const Group& grp = b.group();
+  if (grp.trailing_quantize < 0) return grp.output;
+  return b.Temporary(b.slot(grp.output).name + " before its quantization", desc);
+}
+
+// The trailing pair over `target` into the group's output, where `target` is not the output.
+Status ApplyTrailingPair(KernelBuilder& b, int target) {
+  const Group& grp = b.group();
+  if (target == grp.output) return Status::Ok();
+  const std::optional<FakeQuant> fq = FakeQuantOf(b.graph(), grp.trailing_quantize, grp.last_node);
+  if (!fq) return Unimplemented("conv: the trailing QuantizeLinear pair no longer matches");
+  EmitFakeQuantPass(b, target, grp.output, *fq);
+  return Status::Ok();
+}
+
 // A convolution of a QDQ model (ONNX Runtime's static quantization) as an int8 oneDNN
 // convolution: its input computed by a QuantizeLinear / DequantizeLinear pair (FakeQuantOf), its
 // weights a DequantizeLinear of int8 constants with zero points 0 (QuantizedWeight), no weight
@@ -184,18 +203,19 @@ std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const
   b.Fixed(DNNL_ARG_WEIGHTS,
           b.ConstantMemory(w8, PlainDesc(wdims, memory::data_type::s8), pd->weights_desc()));
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(int_bias, PlainDesc({o}), pd->bias_desc()));
+  const int target = wrote_eight_bit ? grp.output : OutputBeforeTrailingPair(b, pd->dst_desc());
   const int addend = SumAddend(grp);
   if (addend != kNoValue)
-    b.WriteAccumulating(DNNL_ARG_DST, grp.output, pd->dst_desc(), addend);
+    b.WriteAccumulating(DNNL_ARG_DST, target, pd->dst_desc(), addend);
   else
-    b.Write(DNNL_ARG_DST, grp.output, pd->dst_desc());
+    b.Write(DNNL_ARG_DST, target, pd->dst_desc());
   if (wrote_eight_bit) {
     b.MarkEightBit(grp.output, eight_bit->fq);
     b.CountVariant("8-bit output");
   }
   b.Emit(dnnl::convolution_forward(*pd));
   b.CountVariant("int8");
-  return Status::Ok();
+  return ApplyTrailingPair(b, target);
 }
 
 Status ConvKernel(KernelBuilder& b) {
@@ -392,14 +412,15 @@ Status ConvKernel(KernelBuilder& b) {
     b.Read(DNNL_ARG_WEIGHTS, w, pd.weights_desc());
   }
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(bias, PlainDesc({o}), pd.bias_desc()));
+  const int target = OutputBeforeTrailingPair(b, pd.dst_desc());
   int addend = SumAddend(grp);
   if (addend != kNoValue)
-    b.WriteAccumulating(DNNL_ARG_DST, grp.output, pd.dst_desc(), addend);
+    b.WriteAccumulating(DNNL_ARG_DST, target, pd.dst_desc(), addend);
   else
-    b.Write(DNNL_ARG_DST, grp.output, pd.dst_desc());
+    b.Write(DNNL_ARG_DST, target, pd.dst_desc());
   b.Emit(dnnl::convolution_forward(pd));
   if (winograd) b.CountVariant("winograd");
-  return Status::Ok();
+  return ApplyTrailingPair(b, target);
 }
 
 }  // namespace

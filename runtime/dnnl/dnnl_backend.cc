@@ -133,23 +133,42 @@ std::map<int, FakeQuant> EightBitValues(const Graph& g, const FusionPlan& plan,
       if (v != kNoValue) readers[v].push_back(i);
   std::vector<char> is_output(g.num_values(), 0);
   for (int v : g.outputs()) is_output[v] = 1;
-  auto int8_reader = [&](int i, int v) {
-    const Node& n = g.node(i);
+  // A group whose convolution runs in int8: int8 weights with one scale or one per output
+  // channel, an input made by a pair, nothing folded into the weights, a float32 output.
+  auto int8_group = [&](const Group& grp) {
+    const Node& n = g.node(grp.kernel_node);
     const bool conv = IsConv(n);
-    const int gi = plan.group_of[i];
-    if ((!conv && !IsMatmul(n)) || gi < 0 || n.inputs.size() < 2 || n.inputs[0] != v ||
-        n.inputs[1] == v || n.inputs[1] == kNoValue)
-      return false;
-    const Group& grp = plan.groups[gi];
-    if (grp.kernel_node != i || !grp.pattern.empty() || grp.pad_input != kNoValue ||
+    if ((!conv && !IsMatmul(n)) || n.inputs.size() < 2 || n.inputs[0] == kNoValue ||
+        n.inputs[1] == kNoValue || !grp.pattern.empty() || grp.pad_input != kNoValue ||
         grp.scaled_input != kNoValue || (!d.bf16.empty() && d.bf16[grp.output]))
       return false;
     for (const PostOp& op : grp.post_ops)
       if (op.kind == PostOp::kScale || op.kind == PostOp::kBatchnorm) return false;
     const Value& w = g.value(n.inputs[1]);
     auto q = d.quantized_weights.find(w.name);
-    return q != d.quantized_weights.end() && q->second.data->dims == w.dims &&
-           q->second.ScalesAlong(conv ? 0 : 1) && (conv || w.dims.size() == 2);
+    if (q == d.quantized_weights.end() || q->second.data->dims != w.dims ||
+        !q->second.ScalesAlong(conv ? 0 : 1) || (!conv && w.dims.size() != 2))
+      return false;
+    const int dq = d.producers[n.inputs[0]];
+    if (dq < 0 || g.node(dq).inputs.empty() || g.node(dq).inputs[0] == kNoValue) return false;
+    const int pq = d.producers[g.node(dq).inputs[0]];
+    return pq >= 0 && FakeQuantOf(g, pq, dq).has_value();
+  };
+  // Node i reads v as its group's int8 kernel's input, or as the residual a convolution's
+  // group adds before its trailing pair (Group::trailing_quantize) when that group's output is
+  // 8 bits too (its destination then holds the residual's steps).
+  auto reads_as_8_bits = [&](int i, int v) {
+    const int gi = plan.group_of[i];
+    if (gi < 0) return false;
+    const Group& grp = plan.groups[gi];
+    const Node& n = g.node(i);
+    if (grp.kernel_node == i)
+      return n.inputs[0] == v && std::count(n.inputs.begin(), n.inputs.end(), v) == 1 &&
+             int8_group(grp);
+    if (grp.trailing_quantize < 0 || !out.count(grp.output) || !int8_group(grp)) return false;
+    for (const PostOp& op : grp.post_ops)
+      if (op.kind == PostOp::kSum && op.node == i && op.operands[0] == v) return true;
+    return false;
   };
   for (const Group& grp : plan.groups) {
     if (grp.pattern != "pattern:fake_quant" &&
@@ -161,10 +180,22 @@ std::map<int, FakeQuant> EightBitValues(const Graph& g, const FusionPlan& plan,
     if (dq.inputs.empty() || dq.inputs[0] == kNoValue) continue;
     const int q = d.producers[dq.inputs[0]];
     const std::optional<FakeQuant> fq = q < 0 ? std::nullopt : FakeQuantOf(g, q, grp.last_node);
-    if (!fq) continue;
-    bool all = true;
-    for (int r : readers[v]) all = all && int8_reader(r, v);
-    if (all) out[v] = *fq;
+    if (fq) out[v] = *fq;
+  }
+  // The candidates whose every reader takes 8 bits, to a fixpoint (a residual read as 8 bits
+  // needs the reading group's output in 8 bits).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = out.begin(); it != out.end();) {
+      bool all = true;
+      for (int r : readers[it->first]) all = all && reads_as_8_bits(r, it->first);
+      if (all) {
+        ++it;
+      } else {
+        it = out.erase(it);
+        changed = true;
+      }
+    }
   }
   return out;
 }

@@ -664,7 +664,18 @@ FusionPlan PlanFusion(const Graph& g) {
                  fq && rn.inputs[0] == tail && plan.group_of[fq->dequantize] < 0) {
         // A QuantizeLinear and the DequantizeLinear reading it (a QDQ model's activations):
         // their arithmetic as eltwise post-ops, no 8-bit value in between.
-        if (!AppendEltwises(&grp.post_ops, r, fq->Eltwises())) break;
+        if (!AppendEltwises(&grp.post_ops, r, fq->Eltwises())) {
+          // After a convolution's residual add: the group's last step (trailing_quantize).
+          if (!conv || !has_sum) break;
+          grp.trailing_quantize = r;
+          for (int m : {r, fq->dequantize}) {
+            grp.members.push_back(m);
+            plan.group_of[m] = gi;
+          }
+          grp.last_node = fq->dequantize;
+          tail = g.node(fq->dequantize).outputs[0];
+          break;
+        }
         has_act = true;
         for (int m : {r, fq->dequantize}) {
           grp.members.push_back(m);

@@ -94,6 +94,13 @@ struct Group {
   std::string pattern;
   // "pattern:generated": the index of the group's cluster in ModelDraft::generated.
   int generated = -1;
+  // A convolution's group with a residual add: the QuantizeLinear of a QuantizeLinear /
+  // DequantizeLinear pair after the add that its eltwise post-ops could not state (they would
+  // repeat an algorithm, fusion.h AppendEltwise), taken into the group anyway (a QDQ ResNet
+  // block's output). The kernel writes the pair's output as 8-bit steps (the destination's
+  // conversion does the rounding), else applies the pair in a pass of its own after the
+  // convolution. -1 when none.
+  int trailing_quantize = -1;
 };
 
 // The layouts in which a channel slice of one image is one contiguous piece (for the blocked

@@ -109,6 +109,24 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void FakeQuantize(
   for (int64_t i = 0; i < n; ++i) y[i] = SaturatedStep(x[i] / scale, low, high) * scale;
 }
 
+}  // namespace
+
+void EmitFakeQuantPass(KernelBuilder& b, int x, int y, const FakeQuant& fq) {
+  const Desc desc = b.slot(x).desc;
+  b.Define(y, desc);
+  const float scale = fq.scale, low = fq.low - fq.zero, high = fq.high - fq.zero;
+  const int64_t n = static_cast<int64_t>(desc.get_size() / sizeof(float));
+  b.EmitHost(
+      [x, y, n, scale, low, high](RunState& st) -> Status {
+        FakeQuantize(static_cast<const float*>(st.mem[x].get_data_handle()), n, scale, low, high,
+                     static_cast<float*>(st.mem[y].get_data_handle()));
+        return Status::Ok();
+      },
+      {x}, {y});
+}
+
+namespace {
+
 // A fake-quant pair on its own: elementwise, so in whatever layout the input is stored (a blocked
 // layout's padding holds zeros, which stay zeros).
 Status FakeQuantKernel(KernelBuilder& b) {
@@ -135,16 +153,7 @@ Status FakeQuantKernel(KernelBuilder& b) {
     b.CountVariant("8-bit output");
     return Status::Ok();
   }
-  b.Define(y, desc);
-  const float scale = fq->scale, low = fq->low - fq->zero, high = fq->high - fq->zero;
-  const int64_t n = static_cast<int64_t>(desc.get_size() / sizeof(float));
-  b.EmitHost(
-      [x, y, n, scale, low, high](RunState& st) -> Status {
-        FakeQuantize(static_cast<const float*>(st.mem[x].get_data_handle()), n, scale, low, high,
-                     static_cast<float*>(st.mem[y].get_data_handle()));
-        return Status::Ok();
-      },
-      {x}, {y});
+  EmitFakeQuantPass(b, x, y, *fq);
   return Status::Ok();
 }
 

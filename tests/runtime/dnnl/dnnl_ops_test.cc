@@ -2164,6 +2164,62 @@ TEST(DnnlOpsTest, EightBitValuesStayEightBitBetweenInt8Kernels) {
   }
 }
 
+// A QDQ residual block (ResNet's: a convolution's quantized output plus the block's input, the
+// sum quantized again) keeps its values 8 bits: the convolution's group takes the pair after the
+// add (Group::trailing_quantize) and writes its steps, its destination holding the residual's
+// steps first (a sum post-op with the residual's scale and zero point). Where the residual
+// is float32 (also a graph output) the same group adds it and applies the pair in a pass of its
+// own. The outputs are the reference's either way.
+TEST(DnnlOpsTest, QdqResidualBlocksStayEightBit) {
+  for (bool float_residual : {false, true}) {
+    SCOPED_TRACE(float_residual ? "the residual also a graph output" : "8-bit residual");
+    ModelBuilder b;
+    b.Input("x", {1, 8, 7, 7}).Output("y", {1, 8, 7, 7});
+    if (float_residual) b.Output("r", {1, 8, 7, 7});
+    auto int8_weights = [&](const std::string& name, uint64_t seed) {
+      std::vector<int64_t> w(8 * 8 * 9);
+      for (size_t i = 0; i < w.size(); ++i)
+        w[i] = static_cast<int64_t>((i * 7919 + 13 * seed) % 255) - 127;
+      b.Weight(name + "8", HostTensor::FromInts(kInt8, {8, 8, 3, 3}, w))
+          .Weight(name + "s", HostTensor::FromDoubles(kFloat, {}, {0.003 * seed}))
+          .Weight(name + "z", HostTensor::FromInts(kInt8, {}, {0}));
+      b.Node("DequantizeLinear", {name + "8", name + "s", name + "z"}, {name});
+    };
+    auto pair = [&](const std::string& in, const std::string& out, double scale, int64_t zero) {
+      b.Weight(out + "_s", HostTensor::FromDoubles(kFloat, {}, {scale}))
+          .Weight(out + "_z", HostTensor::FromInts(kUint8, {}, {zero}));
+      b.Node("QuantizeLinear", {in, out + "_s", out + "_z"}, {out + "_q"});
+      b.Node("DequantizeLinear", {out + "_q", out + "_s", out + "_z"}, {out});
+    };
+    int8_weights("w1", 1);
+    int8_weights("w2", 2);
+    int8_weights("w3", 3);
+    b.RandomWeight("b1", {8}, 4).RandomWeight("b2", {8}, 5);
+    pair("x", "xd", 0.0173, 131);
+    SetInts(b.Node("Conv", {"xd", "w1", "b1"}, {"c1"}), "pads", {1, 1, 1, 1});
+    pair("c1", "r", 0.021, 0);  // the block's input, read by conv2 and the add
+    SetInts(b.Node("Conv", {"r", "w2", "b2"}, {"c2"}), "pads", {1, 1, 1, 1});
+    pair("c2", "c2d", 0.019, 120);
+    b.Node("Add", {"c2d", "r"}, {"a"});
+    pair("a", "ad", 0.027, 0);  // the block's output: a dropped Relu's range
+    SetInts(b.Node("Conv", {"ad", "w3"}, {"y"}), "pads", {1, 1, 1, 1});
+    auto g = ImportOnnxBytes(b.Bytes(), "residual");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 6);
+    PrepareStats stats;
+    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_EQ(stats.fallback_nodes, 0);
+    const bool int8 = dnnl_backend::HasInt8DotKernels();
+    // x's pair, conv1 (read by conv2 and the add), conv2's group with the add and its pair;
+    // with a float32 residual x's pair only (conv2's group adds it and runs the pair after).
+    EXPECT_EQ(stats.kernel_variants["int8"], int8 ? 3 : 0);
+    EXPECT_EQ(stats.kernel_variants["8-bit output"], int8 ? (float_residual ? 1 : 3) : 0);
+    EXPECT_GT(cmp.max_ref, 0.5);
+    EXPECT_LT(cmp.max_abs, 1e-4 * cmp.max_ref) << "norm " << cmp.norm_rel;
+  }
+}
+
 // The same for a QDQ model's matmuls with constant int8 weights (a transformer's projections):
 // a 3-D input times a 2-D right-hand side, one scale or one per column (axis 1), a bias add.
 TEST(DnnlOpsTest, QdqMatmulsRunInInt8) {
