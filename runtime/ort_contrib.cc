@@ -60,6 +60,12 @@ class ContribRewriter {
           done = QuickGelu();
         else if (n.op_type() == "SkipLayerNormalization")
           done = SkipLayerNorm();
+      } else if ((n.domain().empty() || n.domain() == "ai.onnx") && opset_ < 10 &&
+                 n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty() &&
+                 !n.output(0).empty()) {
+        node_ = &n;
+        out_ = &out;
+        done = Experimental();
       }
       if (!done) {
         out.resize(before);  // a half-built rewrite leaves nothing behind
@@ -144,6 +150,59 @@ class ContribRewriter {
       t->add_float_data(static_cast<float>(v));
     });
     return name;
+  }
+
+  // A float tensor of `dims` as a Constant node.
+  std::string Tensor(const std::string& what, const std::vector<int64_t>& dims,
+                     const std::vector<float>& values) {
+    const std::string name = Fresh(node_->output(0) + "/" + what);
+    Emit("Constant", {}, name, [dims, values](onnx::NodeProto* n) {
+      auto* a = n->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      onnx::TensorProto* t = a->mutable_t();
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : dims) t->add_dims(d);
+      for (float v : values) t->add_float_data(v);
+    });
+    return name;
+  }
+
+  // ONNX's experimental operators of opsets before 10 (removed from ONNX since; the ONNX model
+  // zoo's Tiny YOLOv2 and Emotion FER+ begin with ImageScaler), in their documented formulas:
+  // ImageScaler (x * scale + bias[c] over NCHW), Scale (x * scale), Affine (alpha x + beta),
+  // ScaledTanh (alpha tanh(beta x)), ParametricSoftplus (alpha log(1 + exp(beta x))).
+  bool Experimental() {
+    const std::string& op = node_->op_type();
+    const std::string& x = In(0);
+    const std::string& y = node_->output(0);
+    if (op == "ImageScaler") {
+      const onnx::AttributeProto* bias = Attr("bias");
+      const std::string scaled = Emit("Mul", {x, Scalar("scale", Float("scale", 1.f))});
+      if (!bias || bias->floats_size() == 0) {
+        Emit("Identity", {scaled}, y);
+        return true;
+      }
+      const std::vector<float> b(bias->floats().begin(), bias->floats().end());
+      Emit("Add", {scaled, Tensor("bias", {1, static_cast<int64_t>(b.size()), 1, 1}, b)}, y);
+      return true;
+    }
+    if (op == "Scale") {
+      Emit("Mul", {x, Scalar("scale", Float("scale", 1.f))}, y);
+      return true;
+    }
+    if (op == "Affine") {
+      const std::string ax = Emit("Mul", {x, Scalar("alpha", Float("alpha", 1.f))});
+      Emit("Add", {ax, Scalar("beta", Float("beta", 0.f))}, y);
+      return true;
+    }
+    if (op == "ScaledTanh" || op == "ParametricSoftplus") {
+      const std::string bx = Emit("Mul", {x, Scalar("beta", Float("beta", 1.f))});
+      const std::string f = Emit(op == "ScaledTanh" ? "Tanh" : "Softplus", {bx});
+      Emit("Mul", {f, Scalar("alpha", Float("alpha", 1.f))}, y);
+      return true;
+    }
+    return false;
   }
 
   // 0.5 x (1 + erf(x / sqrt 2)) into `output`, as PyTorch exports it (FusePatterns makes a gelu

@@ -23,6 +23,8 @@ namespace verisub::runtime {
 //   SkipLayerNormalization(input, skip, gamma, beta?, bias?)
 //                                LayerNormalization(input + skip [+ bias]) over the last axis;
 //                                the sum as its fourth output (written out before opset 17)
+// and, in models of opsets before 10, ONNX's experimental operators of those opsets (removed from
+// ONNX since, run by ONNX Runtime): ImageScaler, Scale, Affine, ScaledTanh, ParametricSoftplus.
 // Scalars are Constant nodes (the initializers stay as decoded). A node with attributes or read
 // outputs these forms do not cover (another activation,
 // SkipLayerNormalization's mean and inverse deviation, a FusedMatMul transposing an operand of

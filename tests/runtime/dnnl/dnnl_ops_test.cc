@@ -2304,7 +2304,9 @@ TEST(DnnlOpsTest, ErfRunsVectorizedWithinAFewUlps) {
 
 // ONNX Runtime's contrib operators that its graph optimizations save into a model (FusedConv,
 // FusedMatMul with transposes of the matrix and batch axes, Gelu, BiasGelu, FastGelu,
-// QuickGelu, SkipLayerNormalization with its sum as an output) import as standard operators:
+// QuickGelu, SkipLayerNormalization with its sum as an output), and ONNX's experimental operators
+// of opsets before 10 (ImageScaler, ScaledTanh, ParametricSoftplus, Affine, Scale) import as
+// standard operators:
 // none is left, each computes what the same formula written by hand in standard operators
 // computes, and the oneDNN backend runs every node.
 TEST(DnnlOpsTest, OrtContribOperatorsImportAsStandardOperators) {
@@ -2453,6 +2455,47 @@ TEST(DnnlOpsTest, OrtContribOperatorsImportAsStandardOperators) {
          SetFloat(ln, "epsilon", 1e-5f);
        },
        17},
+      {"ONNX's experimental operators of opset 8",
+       [&](ModelBuilder& b) {
+         b.Input("x", {1, 3, 4, 4}).Output("y", {1, 3, 4, 4});
+         auto& is = b.Node("ImageScaler", {"x"}, {"a"});
+         SetFloat(is, "scale", 2.f);
+         floats(is, "bias", {1.f, 2.f, 3.f});
+         auto& st = b.Node("ScaledTanh", {"a"}, {"t"});
+         SetFloat(st, "alpha", 1.5f);
+         SetFloat(st, "beta", 0.3f);
+         auto& sp = b.Node("ParametricSoftplus", {"t"}, {"p"});
+         SetFloat(sp, "alpha", 0.7f);
+         SetFloat(sp, "beta", 2.f);
+         auto& af = b.Node("Affine", {"p"}, {"f"});
+         SetFloat(af, "alpha", 3.f);
+         SetFloat(af, "beta", -1.f);
+         SetFloat(b.Node("Scale", {"f"}, {"y"}), "scale", 0.5f);
+       },
+       [&](ModelBuilder& b) {
+         b.Input("x", {1, 3, 4, 4}).Output("y", {1, 3, 4, 4});
+         b.Weight("bias", HostTensor::FromDoubles(kFloat, {1, 3, 1, 1}, {1, 2, 3}));
+         for (auto [name, v] : std::vector<std::pair<std::string, double>>{{"two", 2},
+                                                                           {"a1", 1.5},
+                                                                           {"b1", 0.3},
+                                                                           {"a2", 0.7},
+                                                                           {"a3", 3},
+                                                                           {"m1", -1},
+                                                                           {"half", 0.5}})
+           scalar(b, name, v);
+         b.Node("Mul", {"x", "two"}, {"x2"});
+         b.Node("Add", {"x2", "bias"}, {"a"});
+         b.Node("Mul", {"a", "b1"}, {"ab"});
+         b.Node("Tanh", {"ab"}, {"th"});
+         b.Node("Mul", {"th", "a1"}, {"t"});
+         b.Node("Mul", {"t", "two"}, {"t2"});
+         b.Node("Softplus", {"t2"}, {"sp"});
+         b.Node("Mul", {"sp", "a2"}, {"p"});
+         b.Node("Mul", {"p", "a3"}, {"p3"});
+         b.Node("Add", {"p3", "m1"}, {"f"});
+         b.Node("Mul", {"f", "half"}, {"y"});
+       },
+       8},
       {"SkipLayerNormalization before opset 17", skip_layer_norm,
        [&](ModelBuilder& b) {
          sum_of(b);
