@@ -130,9 +130,11 @@ Status Size(const KernelContext& ctx, std::vector<HostTensor>* out) {
 }
 
 Status Reshape(const KernelContext& ctx, std::vector<HostTensor>* out) {
-  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  // Reshape-1 (opsets 1 to 4) takes the shape as an attribute (old models of the ONNX model zoo).
+  const bool attribute = ctx.opset() < 5;
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, attribute ? 1 : 2));
   const HostTensor& x = *ctx.input(0);
-  std::vector<int64_t> shape = ctx.input(1)->ToInts();
+  std::vector<int64_t> shape = attribute ? ctx.AttrInts("shape") : ctx.input(1)->ToInts();
   bool allowzero = ctx.AttrInt("allowzero", 0) != 0;
   int infer = -1;
   int64_t known = 1;

@@ -94,5 +94,19 @@ TEST(MoreKernelsTest, LpAndMeanVarianceNormalization) {
   EXPECT_NEAR((*y)[2], 0, 1e-6);
 }
 
+// Reshape-1 (opsets 1 to 4, old models of the ONNX model zoo) takes its shape as an attribute.
+TEST(MoreKernelsTest, ReshapeOfOpsetFourTakesItsShapeAttribute) {
+  testing::ModelBuilder b(4);
+  b.Input("x", {2, 3, 4}).Output("y", {6, 4});
+  testing::SetInts(b.Node("Reshape", {"x"}, {"y"}), "shape", {-1, 4});
+  auto g = ImportOnnxBytes(b.Bytes(), "reshape-1");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const HostTensor x = testing::RandomTensor({2, 3, 4}, 1);
+  auto y = Execute(*g, {x});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ((*y)[0].dims, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ((*y)[0].ToDoubles(), x.ToDoubles());
+}
+
 }  // namespace
 }  // namespace verisub::runtime
