@@ -60,6 +60,10 @@ class ContribRewriter {
           done = QuickGelu();
         else if (n.op_type() == "SkipLayerNormalization")
           done = SkipLayerNorm();
+        else if (n.op_type() == "Attention")
+          done = Attention();
+        else if (n.op_type() == "EmbedLayerNormalization")
+          done = EmbedLayerNorm();
       } else if ((n.domain().empty() || n.domain() == "ai.onnx") && opset_ < 10 &&
                  n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty() &&
                  !n.output(0).empty()) {
@@ -252,32 +256,228 @@ class ContribRewriter {
     const std::string sum_out = Read(3) ? node_->output(3) : "";
     std::string sum = Emit("Add", {In(0), In(1)}, Has(4) ? "" : sum_out);
     if (Has(4)) sum = Emit("Add", {sum, In(4)}, sum_out);
-    const float epsilon = Float("epsilon", 1e-12f);
+    LayerNorm(sum, In(2), Has(3) ? In(3) : "", Float("epsilon", 1e-12f), node_->output(0));
+    return true;
+  }
+
+  // LayerNormalization of x over the last axis into `output` (beta may be ""); before opset 17
+  // (no LayerNormalization) written out: (x - mean) / sqrt(var + epsilon) * gamma + beta.
+  void LayerNorm(const std::string& x, const std::string& gamma, const std::string& beta,
+                 float epsilon, const std::string& output) {
     if (opset_ >= 17) {
-      std::vector<std::string> operands = {sum, In(2)};
-      if (Has(3)) operands.push_back(In(3));
-      Emit("LayerNormalization", operands, node_->output(0), [epsilon](onnx::NodeProto* n) {
-        auto* a = n->add_attribute();
-        a->set_name("axis");
-        a->set_type(onnx::AttributeProto::INT);
-        a->set_i(-1);
+      std::vector<std::string> operands = {x, gamma};
+      if (!beta.empty()) operands.push_back(beta);
+      Emit("LayerNormalization", operands, output, [epsilon](onnx::NodeProto* n) {
+        SetInt(n, "axis", -1);
         SetFloat(n, "epsilon", epsilon);
       });
-      return true;
+      return;
     }
-    // Before opset 17 (no LayerNormalization): (x - mean) / sqrt(var + epsilon) * gamma + beta,
-    // the means over the last axis.
     auto mean = [this](const std::string& v) {
       return Emit("ReduceMean", {v}, "", [](onnx::NodeProto* n) { SetInts(n, "axes", {-1}); });
     };
-    const std::string centered = Emit("Sub", {sum, mean(sum)});
+    const std::string centered = Emit("Sub", {x, mean(x)});
     const std::string var = mean(Emit("Mul", {centered, centered}));
     const std::string dev = Emit("Sqrt", {Emit("Add", {var, Scalar("epsilon", epsilon)})});
-    const std::string scaled = Emit("Mul", {Emit("Div", {centered, dev}), In(2)});
-    if (Has(3))
-      Emit("Add", {scaled, In(3)}, node_->output(0));
+    const std::string scaled = Emit("Mul", {Emit("Div", {centered, dev}), gamma});
+    if (!beta.empty())
+      Emit("Add", {scaled, beta}, output);
     else
-      Emit("Identity", {scaled}, node_->output(0));
+      Emit("Identity", {scaled}, output);
+  }
+
+  static void SetInt(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  // An int64 (or int32) tensor as a Constant node.
+  std::string Ints(const std::string& what, const std::vector<int64_t>& dims,
+                   const std::vector<int64_t>& values, bool int32 = false) {
+    const std::string name = Fresh(node_->output(0) + "/" + what);
+    Emit("Constant", {}, name, [dims, values, int32](onnx::NodeProto* n) {
+      auto* a = n->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      onnx::TensorProto* t = a->mutable_t();
+      t->set_data_type(int32 ? onnx::TensorProto::INT32 : onnx::TensorProto::INT64);
+      for (int64_t d : dims) t->add_dims(d);
+      for (int64_t v : values) {
+        if (int32)
+          t->add_int32_data(static_cast<int32_t>(v));
+        else
+          t->add_int64_data(v);
+      }
+    });
+    return name;
+  }
+  // Unsqueeze at `axes` in the form of this opset (an input from 13, else an attribute).
+  std::string Unsqueeze(const std::string& x, const std::vector<int64_t>& axes) {
+    if (opset_ >= 13)
+      return Emit("Unsqueeze", {x, Ints("axes", {static_cast<int64_t>(axes.size())}, axes)});
+    return Emit("Unsqueeze", {x}, "", [axes](onnx::NodeProto* n) { SetInts(n, "axes", axes); });
+  }
+  // The declared or inferred dims of value v (-1 for a dimension not known), empty when the rank
+  // is not known.
+  std::vector<int64_t> DimsOf(const std::string& v) const {
+    for (const auto& t : g_->initializer())
+      if (t.name() == v) return std::vector<int64_t>(t.dims().begin(), t.dims().end());
+    for (const auto* list : {&g_->input(), &g_->value_info(), &g_->output()})
+      for (const auto& vi : *list)
+        if (vi.name() == v && vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
+          std::vector<int64_t> dims;
+          for (const auto& d : vi.type().tensor_type().shape().dim())
+            dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+          return dims;
+        }
+    return {};
+  }
+
+  // Attention (BERT's self-attention as ONNX Runtime's transformer optimizer fuses it): the
+  // packed projection input x W [+ bias] split into Q, K, V of num_heads heads, softmax(Q K^T *
+  // scale + mask) V, heads merged. The mask_index forms: none, [batch] end positions (keys at
+  // or past the end masked), [batch, total] or [batch, seq, total] raw masks (keys with 0
+  // masked); masked scores get mask_filter_value added; unidirectional masks later keys (the
+  // sequence length must be known); an attention bias input is added to the scores. Not
+  // rewritten: past and present (a decoder's cache), unequal qkv_hidden_sizes, rotary
+  // embeddings, 4-D masks.
+  bool Attention() {
+    if (opset_ < 11 || !Has(1) || Has(4) || Has(6) || Has(7) || Read(1) ||
+        Int("do_rotary", 0) != 0 || Int("past_present_share_buffer", 0) != 0)
+      return false;
+    const int64_t heads = Int("num_heads", 0);
+    const std::vector<int64_t> w = DimsOf(In(1)), xd = DimsOf(In(0));
+    if (heads <= 0 || w.size() != 2 || w[1] <= 0 || w[1] % 3 != 0) return false;
+    const int64_t hidden = w[1] / 3;
+    if (const auto* sizes = Attr("qkv_hidden_sizes"))
+      for (int64_t v : sizes->ints())
+        if (v != hidden) return false;
+    if (hidden % heads != 0) return false;
+    const int64_t head = hidden / heads;
+    const float filter = Float("mask_filter_value", -10000.f);
+    const float scale = Float("scale", 0.f) != 0.f ? Float("scale", 0.f)
+                                                   : 1.f / std::sqrt(static_cast<float>(head));
+    std::string qkv = Emit("MatMul", {In(0), In(1)});
+    if (Has(2)) qkv = Emit("Add", {qkv, In(2)});
+    std::vector<std::string> parts;
+    for (int k = 0; k < 3; ++k)
+      parts.push_back(Fresh(node_->output(0) + "/qkv" + std::to_string(k)));
+    {
+      onnx::NodeProto split;
+      split.set_op_type("Split");
+      split.set_name(Fresh(node_->name() + "/Split"));
+      split.add_input(qkv);
+      if (opset_ >= 13) split.add_input(Ints("split", {3}, {hidden, hidden, hidden}));
+      for (const std::string& p : parts) split.add_output(p);
+      auto* axis = split.add_attribute();
+      axis->set_name("axis");
+      axis->set_type(onnx::AttributeProto::INT);
+      axis->set_i(2);
+      if (opset_ < 13) SetInts(&split, "split", {hidden, hidden, hidden});
+      out_->push_back(std::move(split));
+    }
+    const std::string heads_shape = Ints("heads_shape", {4}, {0, 0, heads, head});
+    auto by_head = [&](const std::string& v, std::vector<int64_t> perm) {
+      const std::string r = Emit("Reshape", {v, heads_shape});
+      return Emit("Transpose", {r}, "", [perm](onnx::NodeProto* n) { SetInts(n, "perm", perm); });
+    };
+    const std::string q = by_head(parts[0], {0, 2, 1, 3}), k = by_head(parts[1], {0, 2, 3, 1}),
+                      v = by_head(parts[2], {0, 2, 1, 3});
+    std::string scores = Emit("Mul", {Emit("MatMul", {q, k}), Scalar("scale", scale)});
+    if (Has(3)) {
+      const std::vector<int64_t> md = DimsOf(In(3));
+      std::string valid;  // bool [batch, total] or [batch, seq, total]: keys attended
+      if (md.size() == 1) {
+        if (xd.size() != 3 || xd[0] <= 0 || md[0] != xd[0]) return false;  // [2 batch]: no
+        // Key positions 0..total-1 against each batch's end position.
+        const std::string total = Emit("Gather", {Emit("Shape", {In(0)}), Ints("one", {}, {1})});
+        const std::string positions =
+            Emit("Range", {Ints("zero", {}, {0}), total, Ints("step", {}, {1})});
+        const std::string end = Emit("Cast", {In(3)}, "", [](onnx::NodeProto* n) {
+          SetInt(n, "to", onnx::TensorProto::INT64);
+        });
+        valid = Emit("Less", {Unsqueeze(positions, {0}), Unsqueeze(end, {1})});
+      } else if (md.size() == 2 || md.size() == 3) {
+        valid = Emit("Greater", {In(3), Ints("zero", {}, {0}, /*int32=*/true)});
+      } else {
+        if (md.empty()) ++unranked_;
+        return false;
+      }
+      const std::string bias =
+          Emit("Where", {valid, Scalar("kept", 0.0), Scalar("masked", filter)});
+      scores = Emit("Add", {scores, Unsqueeze(bias, md.size() == 3 ? std::vector<int64_t>{1}
+                                                                   : std::vector<int64_t>{1, 2})});
+    }
+    if (Int("unidirectional", 0) != 0) {
+      if (xd.size() != 3 || xd[1] <= 0) {
+        ++unranked_;
+        return false;
+      }
+      const int64_t seq = xd[1];
+      std::vector<float> causal(static_cast<size_t>(seq * seq), 0.f);
+      for (int64_t i = 0; i < seq; ++i)
+        for (int64_t j = i + 1; j < seq; ++j) causal[static_cast<size_t>(i * seq + j)] = filter;
+      scores = Emit("Add", {scores, Tensor("causal", {seq, seq}, causal)});
+    }
+    if (Has(5)) scores = Emit("Add", {scores, In(5)});
+    // Over the last axis (before opset 13 the axes from 3 on: the same).
+    const std::string probs =
+        Emit("Softmax", {scores}, "", [](onnx::NodeProto* n) { SetInt(n, "axis", 3); });
+    const std::string context =
+        Emit("Transpose", {Emit("MatMul", {probs, v})}, "", [](onnx::NodeProto* n) {
+          SetInts(n, "perm", {0, 2, 1, 3});
+        });
+    Emit("Reshape", {context, Ints("merged_shape", {3}, {0, 0, hidden})}, node_->output(0));
+    return true;
+  }
+
+  // EmbedLayerNormalization (BERT's embeddings as ONNX Runtime fuses them): the word, position
+  // (position_ids, else 0..seq-1) and segment embeddings gathered and summed (the sum is the
+  // optional third output), LayerNormalization over the hidden axis; mask_index (second output)
+  // each batch's count of mask entries equal to 1, zeros without a mask, as ONNX Runtime's CPU
+  // kernel computes them.
+  bool EmbedLayerNorm() {
+    if (opset_ < 11 || !Has(2) || !Has(3) || !Has(5)) return false;  // Range: opset 11
+    const std::string sum_out = Read(2) ? node_->output(2) : "";
+    std::string sum = Emit("Gather", {In(2), In(0)});
+    std::string positions;
+    if (node_->input_size() > 8 && Has(8)) {
+      positions = In(8);
+    } else {
+      const std::string seq = Emit("Gather", {Emit("Shape", {In(0)}), Ints("one", {}, {1})});
+      positions = Emit("Range", {Ints("zero", {}, {0}), seq, Ints("step", {}, {1})});
+    }
+    const bool segments = Has(1) && Has(4);
+    sum = Emit("Add", {sum, Emit("Gather", {In(3), positions})}, segments ? "" : sum_out);
+    if (segments) sum = Emit("Add", {sum, Emit("Gather", {In(4), In(1)})}, sum_out);
+    LayerNorm(sum, In(5), Has(6) ? In(6) : "", Float("epsilon", 1e-12f), node_->output(0));
+    if (Read(1)) {
+      if (node_->input_size() > 7 && Has(7)) {
+        const std::string ones =
+            Emit("Cast", {Emit("Equal", {In(7), Ints("one32", {}, {1}, true)})}, "",
+                 [](onnx::NodeProto* n) { SetInt(n, "to", onnx::TensorProto::INT32); });
+        if (opset_ >= 13)
+          Emit("ReduceSum", {ones, Ints("axes", {1}, {1})}, node_->output(1),
+               [](onnx::NodeProto* n) { SetInt(n, "keepdims", 0); });
+        else
+          Emit("ReduceSum", {ones}, node_->output(1), [](onnx::NodeProto* n) {
+            SetInts(n, "axes", {1});
+            SetInt(n, "keepdims", 0);
+          });
+      } else {
+        const std::string batch =
+            Emit("Slice", {Emit("Shape", {In(0)}), Ints("from", {1}, {0}), Ints("to", {1}, {1})});
+        Emit("ConstantOfShape", {batch}, node_->output(1), [](onnx::NodeProto* n) {
+          auto* a = n->add_attribute();
+          a->set_name("value");
+          a->set_type(onnx::AttributeProto::TENSOR);
+          a->mutable_t()->set_data_type(onnx::TensorProto::INT32);
+          a->mutable_t()->add_dims(1);
+          a->mutable_t()->add_int32_data(0);
+        });
+      }
+    }
     return true;
   }
 

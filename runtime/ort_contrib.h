@@ -23,10 +23,20 @@ namespace verisub::runtime {
 //   SkipLayerNormalization(input, skip, gamma, beta?, bias?)
 //                                LayerNormalization(input + skip [+ bias]) over the last axis;
 //                                the sum as its fourth output (written out before opset 17)
+//   Attention(input, weights, bias?, mask_index?, -, attention_bias?)
+//                                the transformer optimizer's BERT self-attention: x W [+ b] split
+//                                into Q, K, V heads, softmax(Q K^T scale + mask + bias) V, heads
+//                                merged; masks: none, [batch] end positions, [batch, total] or
+//                                [batch, seq, total] raw; unidirectional (static length)
+//   EmbedLayerNormalization(ids, segment_ids?, word, position, segment?, gamma, beta?, mask?,
+//                           position_ids?)
+//                                gathered embeddings summed (third output), LayerNormalization;
+//                                mask_index the count of mask ones (zeros without a mask)
 // and, in models of opsets before 10, ONNX's experimental operators of those opsets (removed from
 // ONNX since, run by ONNX Runtime): ImageScaler, Scale, Affine, ScaledTanh, ParametricSoftplus.
 // Scalars are Constant nodes (the initializers stay as decoded). A node with attributes or read
-// outputs these forms do not cover (another activation,
+// outputs these forms do not cover (another activation, Attention's past and present or rotary
+// embeddings,
 // SkipLayerNormalization's mean and inverse deviation, a FusedMatMul transposing an operand of
 // unknown rank, after ONNX's shape inference) stays as it is. Returns the number of nodes
 // rewritten.

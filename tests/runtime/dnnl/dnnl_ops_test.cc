@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -2300,6 +2301,111 @@ TEST(DnnlOpsTest, ErfRunsVectorizedWithinAFewUlps) {
     worst = std::max(worst, std::abs(have - want));
   }
   EXPECT_LT(worst, 4e-7);  // a few ulps of 1 (1.2e-7 each)
+}
+
+// ONNX Runtime's transformer optimizer's EmbedLayerNormalization and Attention (a BERT layer as
+// its saved model has it) import as standard operators that compute what the operators'
+// documented formulas give, written here as loops: embeddings gathered by word, position and
+// segment, layer-normalized; mask_index the count of mask ones; the packed QKV projection,
+// per-head softmax(Q K^T / sqrt(d) + mask) V with the keys at or past each end position
+// masked by -10000. (Checked against ONNX Runtime itself when written: within 7e-7.)
+TEST(DnnlOpsTest, OrtAttentionAndEmbeddingsImportAsTheirFormulas) {
+  const int64_t batch = 2, seq = 5, hidden = 8, heads = 2, head = 4, vocab = 7;
+  ModelBuilder b;
+  b.Input("ids", {batch, seq}, kInt32).Input("seg", {batch, seq}, kInt32);
+  b.Input("mask", {batch, seq}, kInt32).Output("y", {batch, seq, hidden});
+  std::map<std::string, std::vector<double>> weights;
+  auto weight = [&](const std::string& name, std::vector<int64_t> dims, uint64_t seed) {
+    const HostTensor t = testing::RandomTensor(std::move(dims), seed);
+    b.Weight(name, t);
+    weights[name] = t.ToDoubles();
+  };
+  weight("we", {vocab, hidden}, 1);
+  weight("pe", {seq, hidden}, 2);
+  weight("se", {2, hidden}, 3);
+  weight("ga", {hidden}, 4);
+  weight("be", {hidden}, 5);
+  weight("w", {hidden, 3 * hidden}, 6);
+  weight("bias", {3 * hidden}, 7);
+  auto& e = b.Node("EmbedLayerNormalization", {"ids", "seg", "we", "pe", "se", "ga", "be", "mask"},
+                   {"e", "mi"});
+  e.set_domain("com.microsoft");
+  SetFloat(e, "epsilon", 1e-5f);
+  auto& a = b.Node("Attention", {"e", "w", "bias", "mi"}, {"y"});
+  a.set_domain("com.microsoft");
+  SetInt(a, "num_heads", heads);
+  auto* ms = b.model().add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  auto g = ImportOnnxBytes(b.Bytes(), "bert layer");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (int i = 0; i < g->num_nodes(); ++i)
+    EXPECT_NE(g->node(i).domain, "com.microsoft") << g->node(i).op_type;
+  const std::vector<int64_t> ids = {1, 4, 2, 0, 0, 3, 3, 6, 5, 1},
+                             seg = {0, 0, 1, 1, 1, 0, 1, 1, 1, 1},
+                             mask = {1, 1, 1, 0, 0, 1, 1, 1, 1, 1};
+  const std::vector<HostTensor> inputs = {HostTensor::FromInts(kInt32, {batch, seq}, ids),
+                                          HostTensor::FromInts(kInt32, {batch, seq}, seg),
+                                          HostTensor::FromInts(kInt32, {batch, seq}, mask)};
+  const std::vector<double>&we = weights["we"], &pe = weights["pe"], &se = weights["se"],
+        &ga = weights["ga"], &be = weights["be"], &w = weights["w"], &bias = weights["bias"];
+  std::vector<double> emb(batch * seq * hidden), want(batch * seq * hidden);
+  for (int64_t t = 0; t < batch * seq; ++t) {
+    double* x = &emb[t * hidden];
+    double mean = 0, var = 0;
+    for (int64_t h = 0; h < hidden; ++h) {
+      x[h] = we[ids[t] * hidden + h] + pe[(t % seq) * hidden + h] + se[seg[t] * hidden + h];
+      mean += x[h] / hidden;
+    }
+    for (int64_t h = 0; h < hidden; ++h) var += (x[h] - mean) * (x[h] - mean) / hidden;
+    for (int64_t h = 0; h < hidden; ++h)
+      x[h] = (x[h] - mean) / std::sqrt(var + 1e-5) * ga[h] + be[h];
+  }
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    int64_t end = 0;
+    for (int64_t j = 0; j < seq; ++j) end += mask[bi * seq + j] == 1;
+    std::vector<double> qkv(seq * 3 * hidden);
+    for (int64_t s = 0; s < seq; ++s)
+      for (int64_t c = 0; c < 3 * hidden; ++c) {
+        double acc = bias[c];
+        for (int64_t h = 0; h < hidden; ++h)
+          acc += emb[(bi * seq + s) * hidden + h] * w[h * 3 * hidden + c];
+        qkv[s * 3 * hidden + c] = acc;
+      }
+    for (int64_t n = 0; n < heads; ++n)
+      for (int64_t i = 0; i < seq; ++i) {
+        std::vector<double> p(seq);
+        double top = -1e300, total = 0;
+        for (int64_t j = 0; j < seq; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < head; ++d)
+            dot += qkv[i * 3 * hidden + n * head + d] * qkv[j * 3 * hidden + hidden + n * head + d];
+          p[j] = dot / std::sqrt(static_cast<double>(head)) + (j < end ? 0.0 : -10000.0);
+          top = std::max(top, p[j]);
+        }
+        for (double& v : p) total += (v = std::exp(v - top));
+        for (int64_t d = 0; d < head; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < seq; ++j)
+            acc += p[j] / total * qkv[j * 3 * hidden + 2 * hidden + n * head + d];
+          want[(bi * seq + i) * hidden + n * head + d] = acc;
+        }
+      }
+  }
+  for (bool fast : {false, true}) {
+    SCOPED_TRACE(fast ? "oneDNN" : "reference");
+    auto m = (fast ? MakeDnnlBackend() : MakeReferenceBackend())->Prepare(*g, {});
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto got = (*m)->Run(inputs);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    double worst = 0, top = 0;
+    for (size_t k = 0; k < want.size(); ++k) {
+      worst = std::max(worst, std::abs((*got)[0].DoubleAt(static_cast<int64_t>(k)) - want[k]));
+      top = std::max(top, std::abs(want[k]));
+    }
+    EXPECT_GT(top, 0.3);
+    EXPECT_LT(worst, 1e-5 * top);
+  }
 }
 
 // ONNX Runtime's contrib operators that its graph optimizations save into a model (FusedConv,
