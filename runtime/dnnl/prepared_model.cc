@@ -135,6 +135,23 @@ Status DnnlPrepared::PlanBuffers() {
     state_.mem[v] =
         memory(slots_[v].desc, engine_, static_cast<char*>(buffers_[b].get()) + offset(v));
   }
+  // A float constant that a host step reads (a node whose inputs are all constants but whose
+  // output is a graph output is not folded: an Expand of a class token that a model also
+  // returns) gets a buffer holding its values; primitives bind their constants themselves.
+  for (const Step& st : steps_)
+    for (int v : st.reads) {
+      const Slot& c = slots_[v];
+      if (state_.mem[v] || c.host || !c.constant || c.constant->elem_type != kFloat) continue;
+      const std::vector<float>& values = c.constant->f32.Floats();
+      try {
+        state_.mem[v] = memory(PlainDesc(c.dims), engine_);
+      } catch (const dnnl::error& e) {
+        return InternalError("constant '" + c.name + "': " + e.what());
+      }
+      if (state_.mem[v].get_desc().get_size() != values.size() * sizeof(float))
+        return InternalError("constant '" + c.name + "': size");
+      std::memcpy(state_.mem[v].get_data_handle(), values.data(), values.size() * sizeof(float));
+    }
   for (Step& s : steps_) {
     std::unordered_map<int, memory> args = s.fixed_args;
     for (auto [arg, v] : s.slot_args) {

@@ -2656,6 +2656,26 @@ TEST(DnnlOpsTest, OrtContribOperatorsImportAsStandardOperators) {
   EXPECT_NE(refused.status().message().find("'extended'"), std::string::npos);
 }
 
+// A node whose inputs are all constants but whose output the model also returns is not folded
+// (ViT's class token expanded to the batch, with the model's every intermediate as an output, as
+// a calibration run asks): a host kernel reading its constant input had no buffer for it
+// ("oneDNN: object is not initialized").
+TEST(DnnlOpsTest, AnOutputComputedFromConstantsOnlyRuns) {
+  ModelBuilder b(17);
+  b.Input("x", {1, 4, 8}).Output("y", {1, 5, 8}).Output("e", {1, 1, 8});
+  b.RandomWeight("token", {1, 1, 8}, 1).Int64Weight("shape", {1, 1, 8});
+  b.Node("Expand", {"token", "shape"}, {"e"});
+  SetInt(b.Node("Concat", {"e", "x"}, {"y"}), "axis", 1);
+  auto g = ImportOnnxBytes(b.Bytes(), "constant output");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  PrepareStats stats;
+  const testing::Comparison cmp =
+      testing::CompareWithReference(*g, testing::RandomInputs(*g, 2), &stats);
+  EXPECT_EQ(cmp.error, "");
+  EXPECT_EQ(cmp.max_abs, 0.0);
+  EXPECT_GT(cmp.max_ref, 0.1);
+}
+
 // oneDNN 2.6's jit post-ops keep one set of constants per eltwise algorithm, so a chain with a
 // function twice under different constants computed both with the first's: two clips, two
 // scales after a convolution and a matmul. Such a function takes another algorithm's form
