@@ -2115,6 +2115,27 @@ TEST(DnnlOpsTest, QdqConvolutionsRunInInt8) {
   }
 }
 
+// Int8 weights [8, 8, 3, 3] (deterministic values in [-127, 127], one scale, zero point 0) and
+// the DequantizeLinear making `name` of them: a QDQ model's convolution weights.
+void AddInt8Weights(ModelBuilder& b, const std::string& name, uint64_t seed, double scale) {
+  std::vector<int64_t> w(8 * 8 * 9);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<int64_t>((i * 7919 + 13 * seed) % 255) - 127;
+  b.Weight(name + "8", HostTensor::FromInts(kInt8, {8, 8, 3, 3}, w))
+      .Weight(name + "s", HostTensor::FromDoubles(kFloat, {}, {scale}))
+      .Weight(name + "z", HostTensor::FromInts(kInt8, {}, {0}));
+  b.Node("DequantizeLinear", {name + "8", name + "s", name + "z"}, {name});
+}
+
+// A uint8 QuantizeLinear / DequantizeLinear pair from `in` to `out`.
+void AddQdqPair(ModelBuilder& b, const std::string& in, const std::string& out, double scale,
+                int64_t zero) {
+  b.Weight(out + "_s", HostTensor::FromDoubles(kFloat, {}, {scale}))
+      .Weight(out + "_z", HostTensor::FromInts(kUint8, {}, {zero}));
+  b.Node("QuantizeLinear", {in, out + "_s", out + "_z"}, {out + "_q"});
+  b.Node("DequantizeLinear", {out + "_q", out + "_s", out + "_z"}, {out});
+}
+
 // Between two int8 kernels the 8-bit value stays 8 bits: the producer (a convolution's group or
 // a pair of its own) writes the steps (round to nearest even, saturate) and the int8 convolution
 // reads them as they are, where only int8 kernels read the value; one float32 reader (an Add)
@@ -2125,28 +2146,13 @@ TEST(DnnlOpsTest, EightBitValuesStayEightBitBetweenInt8Kernels) {
     ModelBuilder b;
     b.Input("x", {1, 8, 7, 7}).Output("y", {1, 8, 7, 7});
     if (float_reader) b.Output("z", {1, 8, 7, 7});
-    auto int8_weights = [&](const std::string& name, uint64_t seed) {
-      std::vector<int64_t> w(8 * 8 * 9);
-      for (size_t i = 0; i < w.size(); ++i)
-        w[i] = static_cast<int64_t>((i * 7919 + 13 * seed) % 255) - 127;
-      b.Weight(name + "8", HostTensor::FromInts(kInt8, {8, 8, 3, 3}, w))
-          .Weight(name + "s", HostTensor::FromDoubles(kFloat, {}, {0.004 * seed}))
-          .Weight(name + "z", HostTensor::FromInts(kInt8, {}, {0}));
-      b.Node("DequantizeLinear", {name + "8", name + "s", name + "z"}, {name});
-    };
-    int8_weights("w1", 1);
-    int8_weights("w2", 2);
+    AddInt8Weights(b, "w1", 1, 0.004);
+    AddInt8Weights(b, "w2", 2, 0.008);
     b.RandomWeight("bias", {8}, 4);
-    b.Weight("s1", HostTensor::FromDoubles(kFloat, {}, {0.0173}))
-        .Weight("z1", HostTensor::FromInts(kUint8, {}, {131}))
-        .Weight("s2", HostTensor::FromDoubles(kFloat, {}, {0.0311}))
-        .Weight("z2", HostTensor::FromInts(kUint8, {}, {0}));
-    b.Node("QuantizeLinear", {"x", "s1", "z1"}, {"xq"});
-    b.Node("DequantizeLinear", {"xq", "s1", "z1"}, {"xd"});
+    AddQdqPair(b, "x", "xd", 0.0173, 131);
     SetInts(b.Node("Conv", {"xd", "w1", "bias"}, {"c1"}), "pads", {1, 1, 1, 1});
     b.Node("Relu", {"c1"}, {"r1"});
-    b.Node("QuantizeLinear", {"r1", "s2", "z2"}, {"rq"});
-    b.Node("DequantizeLinear", {"rq", "s2", "z2"}, {"rd"});
+    AddQdqPair(b, "r1", "rd", 0.0311, 0);
     SetInts(b.Node("Conv", {"rd", "w2"}, {"y"}), "pads", {1, 1, 1, 1});
     if (float_reader) b.Node("Add", {"rd", "x"}, {"z"});
     auto g = ImportOnnxBytes(b.Bytes(), "eight bit");
@@ -2177,32 +2183,17 @@ TEST(DnnlOpsTest, QdqResidualBlocksStayEightBit) {
     ModelBuilder b;
     b.Input("x", {1, 8, 7, 7}).Output("y", {1, 8, 7, 7});
     if (float_residual) b.Output("r", {1, 8, 7, 7});
-    auto int8_weights = [&](const std::string& name, uint64_t seed) {
-      std::vector<int64_t> w(8 * 8 * 9);
-      for (size_t i = 0; i < w.size(); ++i)
-        w[i] = static_cast<int64_t>((i * 7919 + 13 * seed) % 255) - 127;
-      b.Weight(name + "8", HostTensor::FromInts(kInt8, {8, 8, 3, 3}, w))
-          .Weight(name + "s", HostTensor::FromDoubles(kFloat, {}, {0.003 * seed}))
-          .Weight(name + "z", HostTensor::FromInts(kInt8, {}, {0}));
-      b.Node("DequantizeLinear", {name + "8", name + "s", name + "z"}, {name});
-    };
-    auto pair = [&](const std::string& in, const std::string& out, double scale, int64_t zero) {
-      b.Weight(out + "_s", HostTensor::FromDoubles(kFloat, {}, {scale}))
-          .Weight(out + "_z", HostTensor::FromInts(kUint8, {}, {zero}));
-      b.Node("QuantizeLinear", {in, out + "_s", out + "_z"}, {out + "_q"});
-      b.Node("DequantizeLinear", {out + "_q", out + "_s", out + "_z"}, {out});
-    };
-    int8_weights("w1", 1);
-    int8_weights("w2", 2);
-    int8_weights("w3", 3);
+    AddInt8Weights(b, "w1", 1, 0.003);
+    AddInt8Weights(b, "w2", 2, 0.006);
+    AddInt8Weights(b, "w3", 3, 0.009);
     b.RandomWeight("b1", {8}, 4).RandomWeight("b2", {8}, 5);
-    pair("x", "xd", 0.0173, 131);
+    AddQdqPair(b, "x", "xd", 0.0173, 131);
     SetInts(b.Node("Conv", {"xd", "w1", "b1"}, {"c1"}), "pads", {1, 1, 1, 1});
-    pair("c1", "r", 0.021, 0);  // the block's input, read by conv2 and the add
+    AddQdqPair(b, "c1", "r", 0.021, 0);  // the block's input, read by conv2 and the add
     SetInts(b.Node("Conv", {"r", "w2", "b2"}, {"c2"}), "pads", {1, 1, 1, 1});
-    pair("c2", "c2d", 0.019, 120);
+    AddQdqPair(b, "c2", "c2d", 0.019, 120);
     b.Node("Add", {"c2d", "r"}, {"a"});
-    pair("a", "ad", 0.027, 0);  // the block's output: a dropped Relu's range
+    AddQdqPair(b, "a", "ad", 0.027, 0);  // the block's output: a dropped Relu's range
     SetInts(b.Node("Conv", {"ad", "w3"}, {"y"}), "pads", {1, 1, 1, 1});
     auto g = ImportOnnxBytes(b.Bytes(), "residual");
     ASSERT_TRUE(g.ok()) << g.status().message();
