@@ -130,6 +130,8 @@ Status ApplyTrailingPair(KernelBuilder& b, int target) {
   if (target == grp.output) return Status::Ok();
   const std::optional<FakeQuant> fq = FakeQuantOf(b.graph(), grp.trailing_quantize, grp.last_node);
   if (!fq) return Unimplemented("conv: the trailing QuantizeLinear pair no longer matches");
+  if (b.slot(target).desc.data_type() != memory::data_type::f32)  // bfloat16 assigned
+    return Unimplemented("conv: a trailing QuantizeLinear pair over a float32 value only");
   EmitFakeQuantPass(b, target, grp.output, *fq);
   return Status::Ok();
 }
