@@ -27,7 +27,8 @@ namespace verisub::runtime {
 // Transpose, Reshape. ONNX Runtime's dynamically quantized matmul written out
 // (DynamicQuantizeLinear, MatMulInteger, Cast, the two Muls of the scales, an Add of a bias)
 // becomes one com.microsoft DynamicQuantizeMatMul, which the oneDNN backend runs as an int8 matmul
-// and export writes out again. A quantized model in the QOperator form (QLinearConv,
+// and export writes out again; the same pattern around a ConvInteger becomes a Conv over
+// DequantizeLinear of the run-time quantization and of the 8-bit weights. A quantized model in the QOperator form (QLinearConv,
 // QLinearMatMul, ONNX Runtime's contrib QLinearAdd/Mul/Concat/Sigmoid/LeakyRelu/
 // GlobalAveragePool/AveragePool and QGemm, a MaxPool of 8-bit values) is written in the QDQ form:
 // DequantizeLinear of each 8-bit operand (shared), the float operator, QuantizeLinear of its

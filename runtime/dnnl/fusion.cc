@@ -524,6 +524,26 @@ FusionPlan PlanFusion(const Graph& g) {
         continue;
       }
     }
+    if (plan.group_of[i] < 0 && Onnx(n, "DynamicQuantizeLinear") && n.inputs.size() == 1 &&
+        n.outputs.size() == 3) {
+      // Its three outputs read only by one DequantizeLinear (a dynamically quantized
+      // convolution's input, canonicalize.cc RewriteConvInteger): one range-and-round pass.
+      const int r = sole_readers[n.outputs[0]];
+      if (r >= 0 && plan.group_of[r] < 0 && Onnx(g.node(r), "DequantizeLinear") &&
+          g.node(r).inputs == n.outputs && sole_readers[n.outputs[1]] == r &&
+          sole_readers[n.outputs[2]] == r && g.node(r).outputs.size() == 1 &&
+          g.value(n.inputs[0]).elem_type == kFloat) {
+        Group grp;
+        grp.kernel_node = i;
+        grp.last_node = r;
+        grp.output = g.node(r).outputs[0];
+        grp.members = {i, r};
+        grp.pattern = "pattern:dynamic_fake_quant";
+        plan.group_of[i] = plan.group_of[r] = static_cast<int>(plan.groups.size());
+        plan.groups.push_back(std::move(grp));
+        continue;
+      }
+    }
     if (plan.group_of[i] < 0) {
       if (auto fq = MatchFakeQuant(g, i, sole_readers); fq && plan.group_of[fq->dequantize] < 0) {
         Group grp;

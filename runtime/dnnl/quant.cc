@@ -73,12 +73,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void QuantizeSteps(
         static_cast<uint8_t>(static_cast<int32_t>(SaturatedStep(x[i] / scale, low, high)) + zero);
 }
 
-// The per-tensor quantization of `x` (n elements) into `q`, as ONNX's DynamicQuantizeLinear: the
-// range [min(x, 0), max(x, 0)] over 255 steps, the zero point rounded and saturated, each element
-// round-half-even(x / scale) + zero point, saturated to [0, 255]. Returns scale and zero point.
-// Both passes run in chunks on the model's threads (the matmul after them does).
-std::pair<float, int32_t> QuantizeRange(const float* x, int64_t n, uint8_t* q) {
-  constexpr int64_t kChunk = 16384;
+constexpr int64_t kChunk = 16384;
+
+// The scale and zero point ONNX's DynamicQuantizeLinear takes for x[0..n): the range [min(x, 0),
+// max(x, 0)] over 255 steps, the zero point rounded and saturated (scale 0 for all zeros). The
+// range pass runs in chunks on the model's threads.
+std::pair<float, int32_t> DynamicQuantization(const float* x, int64_t n) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   float lo = 0.f, hi = 0.f;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) if (chunks > 1)
@@ -89,12 +89,23 @@ std::pair<float, int32_t> QuantizeRange(const float* x, int64_t n, uint8_t* q) {
   }
   const float scale =
       static_cast<float>((static_cast<double>(hi) - static_cast<double>(lo)) / 255.0);
+  if (scale == 0.f) return {0.f, 0};
+  const int32_t zero = static_cast<int32_t>(
+      std::clamp(std::nearbyint(0.0 - static_cast<double>(lo) / scale), 0.0, 255.0));
+  return {scale, zero};
+}
+
+// The per-tensor quantization of `x` (n elements) into `q`, as ONNX's DynamicQuantizeLinear
+// (DynamicQuantization), each element round-half-even(x / scale) + zero point, saturated to
+// [0, 255]. Returns scale and zero point. Both passes run in chunks on the model's threads (the
+// matmul after them does).
+std::pair<float, int32_t> QuantizeRange(const float* x, int64_t n, uint8_t* q) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const auto [scale, zero] = DynamicQuantization(x, n);
   if (scale == 0.f) {
     std::memset(q, 0, static_cast<size_t>(n));
     return {0.f, 0};
   }
-  const int32_t zero = static_cast<int32_t>(
-      std::clamp(std::nearbyint(0.0 - static_cast<double>(lo) / scale), 0.0, 255.0));
 #pragma omp parallel for schedule(static) if (chunks > 1)
   for (int64_t c = 0; c < chunks; ++c)
     QuantizeSteps(x + c * kChunk, std::min(kChunk, n - c * kChunk), scale, zero, q + c * kChunk);
@@ -274,9 +285,43 @@ Status DynamicQuantizeMatMulKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
+// A DynamicQuantizeLinear read only by a DequantizeLinear (a dynamically quantized convolution's
+// input): the scale and zero point of the value's range, then each element's step times the
+// scale, one pass in the input's layout (a blocked layout's padding holds zeros, which the range
+// includes anyway and which stay zeros).
+Status DynamicFakeQuantKernel(KernelBuilder& b) {
+  const int x = b.node().inputs[0], y = b.group().output;
+  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x)) return Unimplemented("dynamic fake quant: inputs");
+  const Desc desc = b.slot(x).desc;
+  if (desc.data_type() != dt::f32 || b.OutputType(y) != dt::f32)
+    return Unimplemented("dynamic fake quant: float32 only");
+  b.Define(y, desc);
+  const int64_t n = static_cast<int64_t>(desc.get_size() / sizeof(float));
+  b.EmitHost(
+      [x, y, n](RunState& st) -> Status {
+        const float* in = static_cast<const float*>(st.mem[x].get_data_handle());
+        float* out = static_cast<float*>(st.mem[y].get_data_handle());
+        const auto [scale, zero] = DynamicQuantization(in, n);
+        if (scale == 0.f) {
+          std::fill(out, out + n, 0.f);
+          return Status::Ok();
+        }
+        const float low = static_cast<float>(-zero), high = static_cast<float>(255 - zero);
+        const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+        for (int64_t c = 0; c < chunks; ++c)
+          FakeQuantize(in + c * kChunk, std::min(kChunk, n - c * kChunk), scale, low, high,
+                       out + c * kChunk);
+        return Status::Ok();
+      },
+      {x}, {y});
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddQuantKernels(KernelRegistry* r) {
+  r->Add("pattern:dynamic_fake_quant", DynamicFakeQuantKernel);
   r->Add(std::string("onnx:") + std::string(kMicrosoftDomain) + ".DynamicQuantizeMatMul",
          DynamicQuantizeMatMulKernel);
   r->Add("pattern:fake_quant", FakeQuantKernel);
