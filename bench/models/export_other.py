@@ -617,6 +617,8 @@ MODELS = {
     # matmuls of activations quantized per run, the form CPU users deploy transformers in.
     "bert_like_int8": ("Quantized", bert_like, (1, 128, 768)),
     "gpt_decoder_int8": ("Quantized", lambda: dev.gpt_decoder(12), (1, 128, 768)),
+    # A CNN quantized dynamically (quantize_dynamic with Conv among its op types: ConvInteger).
+    "resnet50_dynint8": ("Quantized", lambda: tv.resnet50(weights=None), SEG),
     # Quantized statically in the QDQ form (quantize_qdq.py): int8 weights, every activation a
     # QuantizeLinear / DequantizeLinear pair, the form CPU users deploy CNNs in.
     "resnet50_int8": ("Quantized", lambda: tv.resnet50(weights=None), SEG),
@@ -636,7 +638,8 @@ MODELS = {
 # Exported in float32, then converted (PyTorch's float32 output stays the recorded one):
 # quantized dynamically or statically, stored in float16 (its recorded input too), or optimized
 # and saved by ONNX Runtime (onnxruntime-node from `make ort`).
-CONVERTED = {"bert_like_int8": "int8", "gpt_decoder_int8": "int8", "resnet50_int8": "qdq",
+CONVERTED = {"bert_like_int8": "int8", "gpt_decoder_int8": "int8", "resnet50_dynint8": "int8conv",
+             "resnet50_int8": "qdq",
              "mobilenet_v2_int8": "qdq", "bert_like_qdq": "qdq", "resnet50_fp16": "float16",
              "bert_like_fp16": "float16", "resnet50_ortopt": "ortopt",
              "efficientnet_b0_ortopt": "ortopt", "vit_b_16_ortopt": "ortopt",
@@ -650,8 +653,9 @@ def export_converted(out_dir, name, factory, shape):
         dev.export(scratch, name, factory, shape)
         model = onnx.load(os.path.join(scratch, name + ".onnx"))
         onnx_path, input_path, output_path = dev.files_of(out_dir, name)
-        if CONVERTED[name] == "int8":
-            what = f"{quantize_dynamic.quantize_dynamic(model)} MatMuls quantized dynamically"
+        if CONVERTED[name] in ("int8", "int8conv"):
+            count = quantize_dynamic.quantize_dynamic(model, conv=CONVERTED[name] == "int8conv")
+            what = f"{count} operators quantized dynamically"
         elif CONVERTED[name] == "qdq":
             # Calibrated on the recorded input (MinMax, as ONNX Runtime's default calibrator)
             # where verisub-run is built, else every activation in [-4, 4].
