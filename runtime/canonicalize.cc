@@ -691,6 +691,7 @@ int RewriteConvInteger(Graph* g) {
     return g->AddConstant(name, HostTensor::FromDoubles(t.elem_type, {}, {t.DoubleAt(0)}));
   };
   std::vector<std::shared_ptr<const Node>> nodes;
+  std::map<int, int> dequantized;  // DynamicQuantizeLinear's steps -> their DequantizeLinear
   int rewritten = 0;
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
@@ -728,8 +729,13 @@ int RewriteConvInteger(Graph* g) {
           g->value(w_scale).constant->NumElements() != 1 || !IsFloat(g->value(w_scale).elem_type))
         continue;
       OnnxNodeBuilder b(g, &nodes, n);
-      Value xd = g->value(dql->inputs[0]);
-      const int x_float = b.AddLike("DequantizeLinear", {dql->outputs[0], s, dql->outputs[2]}, xd);
+      // One DequantizeLinear per quantized input (a block's input read by two convolutions).
+      auto known = dequantized.find(dql->outputs[0]);
+      const int x_float = known != dequantized.end()
+                              ? known->second
+                              : dequantized[dql->outputs[0]] = b.AddLike(
+                                    "DequantizeLinear", {dql->outputs[0], s, dql->outputs[2]},
+                                    g->value(dql->inputs[0]));
       std::vector<int> w_operands = {w, scalar(w_scale, n.name + "_weight_scale")};
       if (w_zero != kNoValue) w_operands.push_back(scalar(w_zero, n.name + "_weight_zero"));
       Value wd;

@@ -2033,17 +2033,22 @@ TEST(DnnlOpsTest, DynamicallyQuantizedConvolutionsRunAsFloatConvolutions) {
         .Weight("wz", HostTensor::FromInts(w_type, {}, {w_type == kInt8 ? 0 : 121}))
         .RandomWeight("bias", {1, 8, 1, 1}, 4);
     b.Node("DynamicQuantizeLinear", {"x"}, {"q", "s", "z"});
-    SetInts(b.Node("ConvInteger", {"q", "w", "z", "wz"}, {"p"}), "pads", {1, 1, 1, 1});
-    SetInt(b.Node("Cast", {"p"}, {"f"}), "to", kFloat);
-    b.Node("Mul", {"s", "ws"}, {"sc"});
-    b.Node("Mul", {"f", "sc"}, {"y0"});
-    b.Node("Add", {"y0", "bias"}, {"y"});
+    // Two convolutions of one quantized input (a block's input read by conv1 and downsample).
+    for (const char* k : {"0", "1"}) {
+      const std::string p = std::string("p") + k, f = std::string("f") + k;
+      SetInts(b.Node("ConvInteger", {"q", "w", "z", "wz"}, {p}), "pads", {1, 1, 1, 1});
+      SetInt(b.Node("Cast", {p}, {f}), "to", kFloat);
+      b.Node("Mul", {"s", "ws"}, {std::string("sc") + k});
+      b.Node("Mul", {f, std::string("sc") + k}, {std::string("y") + k});
+    }
+    b.Node("Add", {"y0", "bias"}, {"yb"});
+    b.Node("Add", {"yb", "y1"}, {"y"});
     ImportOptions pattern_only;
     pattern_only.map_to_spec_ops = false;
     auto pattern = ImportOnnxBytes(b.Bytes(), "conv integer", pattern_only);
     auto g = ImportOnnxBytes(b.Bytes(), "conv integer");
     ASSERT_TRUE(pattern.ok() && g.ok()) << g.status().message();
-    EXPECT_EQ(testing::CountKind(*pattern, "onnx:ConvInteger"), 1);
+    EXPECT_EQ(testing::CountKind(*pattern, "onnx:ConvInteger"), 2);
     EXPECT_EQ(testing::CountKind(*g, "onnx:ConvInteger"), 0);
     const std::vector<HostTensor> inputs = testing::RandomInputs(*pattern, 3);
     auto ref = MakeReferenceBackend()->Prepare(*pattern, {});
