@@ -569,6 +569,68 @@ bool PerColumnOrOne(const Graph& g, int v, int64_t cols) {
   return !d.empty() && d.back() == cols && n == cols;
 }
 
+// What quantize_dynamic writes around an integer operator (MatMulInteger or ConvInteger) up to
+// the Mul `n` ending it:
+//   DynamicQuantizeLinear(x) -> q, s, z;  op(q, W, z[, W_zero]) -> p;
+//   Cast(p, to=float) -> f;  Mul(s, W_scale) -> c;  Mul(f, c) -> n's output
+// with p and f read only there (c too when `scale_internal`). The callers check the constants.
+struct IntegerProduct {
+  const Node* dql = nullptr;  // DynamicQuantizeLinear
+  const Node* op = nullptr;   // the integer operator
+  int w = kNoValue, w_zero = kNoValue, w_scale = kNoValue;
+};
+class IntegerProductMatcher {
+ public:
+  explicit IntegerProductMatcher(const Graph& g)
+      : g_(g), producer_(g.Producers()), uses_(g.UseCounts()), is_output_(g.num_values(), 0) {
+    for (int v : g.outputs()) is_output_[v] = 1;
+  }
+  bool Internal(int v) const { return v != kNoValue && uses_[v] == 1 && !is_output_[v]; }
+  std::optional<IntegerProduct> Match(const Node& n, const char* op_type,
+                                      bool scale_internal) const {
+    if (!n.opaque() || !n.domain.empty() || n.op_type != "Mul" || n.inputs.size() != 2 ||
+        n.outputs.size() != 1)
+      return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      const int f = n.inputs[side], c = n.inputs[1 - side];
+      const Node* cast = Internal(f) ? OnnxNode(f, "Cast") : nullptr;
+      if (!cast || cast->inputs.size() != 1 || !Internal(cast->inputs[0]) ||
+          KernelContext(*cast->onnx, g_.DefaultOpset(), {}).AttrInt("to", 0) != kFloat ||
+          (scale_internal && !Internal(c)))
+        continue;
+      const Node* op = OnnxNode(cast->inputs[0], op_type);
+      if (!op || op->inputs.size() < 3 || op->inputs[2] == kNoValue) continue;
+      const Node* dql = OnnxNode(op->inputs[0], "DynamicQuantizeLinear");
+      if (!dql || dql->outputs.size() != 3 || dql->outputs[0] != op->inputs[0] ||
+          dql->outputs[2] != op->inputs[2] || dql->inputs.size() != 1)
+        continue;
+      const Node* scale = OnnxNode(c, "Mul");
+      const int s = dql->outputs[1];
+      if (!scale || scale->inputs.size() != 2 || (scale->inputs[0] != s && scale->inputs[1] != s))
+        continue;
+      IntegerProduct m;
+      m.dql = dql;
+      m.op = op;
+      m.w = op->inputs[1];
+      m.w_zero = op->inputs.size() > 3 ? op->inputs[3] : kNoValue;
+      m.w_scale = scale->inputs[0] == s ? scale->inputs[1] : scale->inputs[0];
+      if (m.w_scale == s) continue;
+      return m;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const Node* OnnxNode(int v, const char* type) const {
+    if (v == kNoValue || producer_[v] < 0) return nullptr;
+    const Node& n = g_.node(producer_[v]);
+    return n.opaque() && n.domain.empty() && n.op_type == type ? &n : nullptr;
+  }
+  const Graph& g_;
+  std::vector<int> producer_, uses_;
+  std::vector<char> is_output_;
+};
+
 // ONNX Runtime's dynamically quantized matmul as quantize_dynamic writes it:
 //   DynamicQuantizeLinear(x) -> q, s, z;  MatMulInteger(q, W, z[, W_zero]) -> p;
 //   Cast(p, to=float) -> f;  Mul(s, W_scale) -> c;  Mul(f, c) -> y  [; Add(y, bias)]
@@ -577,37 +639,16 @@ bool PerColumnOrOne(const Graph& g, int v, int64_t cols) {
 // ONNX Runtime's contrib domain, which the oneDNN backend runs as one int8 matmul and export
 // writes out again. The quantizer's other readers keep it; it goes when the last one is rewritten.
 int RewriteDynamicQuantizeMatMul(Graph* g) {
-  const std::vector<int> producer = g->Producers();
-  const std::vector<int> uses = g->UseCounts();
+  const IntegerProductMatcher match(*g);
   const std::vector<int> sole = g->SoleReaders();
-  std::vector<char> is_output(g->num_values(), 0);
-  for (int v : g->outputs()) is_output[v] = 1;
-  auto onnx_node = [&](int v, const char* type) -> const Node* {
-    if (v == kNoValue || producer[v] < 0) return nullptr;
-    const Node& n = g->node(producer[v]);
-    return n.opaque() && n.domain.empty() && n.op_type == type ? &n : nullptr;
-  };
-  auto internal = [&](int v) { return v != kNoValue && uses[v] == 1 && !is_output[v]; };
+  auto internal = [&](int v) { return match.Internal(v); };
   int rewritten = 0;
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
-    if (!n.opaque() || !n.domain.empty() || n.op_type != "Mul" || n.inputs.size() != 2 ||
-        n.outputs.size() != 1)
-      continue;
-    for (int side = 0; side < 2; ++side) {
-      const int f = n.inputs[side], c = n.inputs[1 - side];
-      const Node* cast = internal(f) ? onnx_node(f, "Cast") : nullptr;
-      if (!cast || cast->inputs.size() != 1 || !internal(cast->inputs[0]) ||
-          KernelContext(*cast->onnx, g->DefaultOpset(), {}).AttrInt("to", 0) != kFloat)
-        continue;
-      const Node* mmi = onnx_node(cast->inputs[0], "MatMulInteger");
-      if (!mmi || mmi->inputs.size() < 3 || mmi->inputs[2] == kNoValue) continue;
-      const Node* dql = onnx_node(mmi->inputs[0], "DynamicQuantizeLinear");
-      if (!dql || dql->outputs.size() != 3 || dql->outputs[0] != mmi->inputs[0] ||
-          dql->outputs[2] != mmi->inputs[2] || dql->inputs.size() != 1)
-        continue;
-      const int x = dql->inputs[0], w = mmi->inputs[1];
-      const int w_zero = mmi->inputs.size() > 3 ? mmi->inputs[3] : kNoValue;
+    {
+      const std::optional<IntegerProduct> p = match.Match(n, "MatMulInteger", false);
+      if (!p) continue;
+      const int x = p->dql->inputs[0], w = p->w, w_zero = p->w_zero, w_scale = p->w_scale;
       const Value& xv = g->value(x);
       const HostTensor* wt = g->value(w).constant.get();
       if (xv.elem_type != kFloat || !xv.rank_known || xv.dims.empty() || !wt ||
@@ -618,13 +659,7 @@ int RewriteDynamicQuantizeMatMul(Graph* g) {
       if (w_zero != kNoValue && (!PerColumnOrOne(*g, w_zero, cols) ||
                                  g->value(w_zero).constant->elem_type != wt->elem_type))
         continue;
-      const Node* scale = onnx_node(c, "Mul");
-      if (!scale || scale->inputs.size() != 2) continue;
-      const int s = dql->outputs[1];
-      const int w_scale = scale->inputs[0] == s ? scale->inputs[1] : scale->inputs[0];
-      if ((scale->inputs[0] != s && scale->inputs[1] != s) || w_scale == s ||
-          !PerColumnOrOne(*g, w_scale, cols) || !IsFloat(g->value(w_scale).elem_type))
-        continue;
+      if (!PerColumnOrOne(*g, w_scale, cols) || !IsFloat(g->value(w_scale).elem_type)) continue;
       std::vector<int64_t> y_dims = xv.dims;
       y_dims.back() = cols;
       const int y = n.outputs[0];
@@ -656,7 +691,6 @@ int RewriteDynamicQuantizeMatMul(Graph* g) {
       m.onnx = std::move(proto);
       g->SetNode(last, std::move(m));
       ++rewritten;
-      break;
     }
   }
   if (rewritten) g->RemoveDeadCode();
@@ -674,16 +708,7 @@ int RewriteDynamicQuantizeMatMul(Graph* g) {
 // node of the pattern had only a reference kernel (ResNet-50: 2.9 s a run). Returns the number of
 // convolutions rewritten.
 int RewriteConvInteger(Graph* g) {
-  const std::vector<int> producer = g->Producers();
-  const std::vector<int> uses = g->UseCounts();
-  std::vector<char> is_output(g->num_values(), 0);
-  for (int v : g->outputs()) is_output[v] = 1;
-  auto onnx_node = [&](int v, const char* type) -> const Node* {
-    if (v == kNoValue || producer[v] < 0) return nullptr;
-    const Node& n = g->node(producer[v]);
-    return n.opaque() && n.domain.empty() && n.op_type == type ? &n : nullptr;
-  };
-  auto internal = [&](int v) { return v != kNoValue && uses[v] == 1 && !is_output[v]; };
+  const IntegerProductMatcher match(*g);
   // A one-number constant as a scalar (DequantizeLinear reads a 1-D scale along an axis).
   auto scalar = [&](int v, const std::string& name) {
     const HostTensor& t = *g->value(v).constant;
@@ -695,67 +720,43 @@ int RewriteConvInteger(Graph* g) {
   int rewritten = 0;
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
-    bool done = false;
-    for (int side = 0; !done && side < 2 && n.opaque() && n.domain.empty() && n.op_type == "Mul" &&
-                       n.inputs.size() == 2 && n.outputs.size() == 1;
-         ++side) {
-      const int f = n.inputs[side], c = n.inputs[1 - side];
-      const Node* cast = internal(f) ? onnx_node(f, "Cast") : nullptr;
-      if (!cast || cast->inputs.size() != 1 || !internal(cast->inputs[0]) ||
-          KernelContext(*cast->onnx, g->DefaultOpset(), {}).AttrInt("to", 0) != kFloat)
-        continue;
-      const Node* ci = onnx_node(cast->inputs[0], "ConvInteger");
-      if (!ci || ci->inputs.size() < 3 || ci->inputs[2] == kNoValue) continue;
-      const Node* dql = onnx_node(ci->inputs[0], "DynamicQuantizeLinear");
-      if (!dql || dql->outputs.size() != 3 || dql->outputs[0] != ci->inputs[0] ||
-          dql->outputs[2] != ci->inputs[2] || dql->inputs.size() != 1)
-        continue;
-      const int w = ci->inputs[1];
-      const int w_zero = ci->inputs.size() > 3 ? ci->inputs[3] : kNoValue;
-      const HostTensor* wt = g->value(w).constant.get();
-      if (!wt || (wt->elem_type != kUint8 && wt->elem_type != kInt8) || wt->dims.size() < 3 ||
-          g->value(dql->inputs[0]).elem_type != kFloat || !internal(c))
-        continue;
-      if (w_zero != kNoValue &&
-          (!g->value(w_zero).constant || g->value(w_zero).constant->NumElements() != 1 ||
-           g->value(w_zero).constant->elem_type != wt->elem_type))
-        continue;
-      const Node* scale = onnx_node(c, "Mul");
-      const int s = dql->outputs[1];
-      if (!scale || scale->inputs.size() != 2 || (scale->inputs[0] != s && scale->inputs[1] != s))
-        continue;
-      const int w_scale = scale->inputs[0] == s ? scale->inputs[1] : scale->inputs[0];
-      if (w_scale == s || !g->value(w_scale).constant ||
-          g->value(w_scale).constant->NumElements() != 1 || !IsFloat(g->value(w_scale).elem_type))
-        continue;
-      OnnxNodeBuilder b(g, &nodes, n);
-      // One DequantizeLinear per quantized input (a block's input read by two convolutions).
-      auto known = dequantized.find(dql->outputs[0]);
-      const int x_float = known != dequantized.end()
-                              ? known->second
-                              : dequantized[dql->outputs[0]] = b.AddLike(
-                                    "DequantizeLinear", {dql->outputs[0], s, dql->outputs[2]},
-                                    g->value(dql->inputs[0]));
-      std::vector<int> w_operands = {w, scalar(w_scale, n.name + "_weight_scale")};
-      if (w_zero != kNoValue) w_operands.push_back(scalar(w_zero, n.name + "_weight_zero"));
-      Value wd;
-      wd.elem_type = kFloat;
-      wd.dims = wt->dims;
-      wd.rank_known = true;
-      const int w_float = b.AddLike("DequantizeLinear", w_operands, wd);
-      const onnx::NodeProto conv_proto = *ci->onnx;
-      b.AddLike("Conv", {x_float, w_float}, g->value(n.outputs[0]), n.outputs[0],
-                [conv_proto](onnx::NodeProto* p) {
-                  for (const onnx::AttributeProto& a : conv_proto.attribute())
-                    *p->add_attribute() = a;
-                });
-      done = true;
-    }
-    if (done) {
-      ++rewritten;
-    } else {
+    const std::optional<IntegerProduct> p = match.Match(n, "ConvInteger", true);
+    const HostTensor* wt = p ? g->value(p->w).constant.get() : nullptr;
+    auto one_constant = [&](int v) {
+      return g->value(v).constant && g->value(v).constant->NumElements() == 1;
+    };
+    if (!p || !wt || (wt->elem_type != kUint8 && wt->elem_type != kInt8) || wt->dims.size() < 3 ||
+        g->value(p->dql->inputs[0]).elem_type != kFloat ||
+        (p->w_zero != kNoValue &&
+         (!one_constant(p->w_zero) || g->value(p->w_zero).constant->elem_type != wt->elem_type)) ||
+        !one_constant(p->w_scale) || !IsFloat(g->value(p->w_scale).elem_type)) {
       nodes.push_back(g->node_ptr(i));
+      continue;
     }
+    const Node& dql = *p->dql;
+    OnnxNodeBuilder b(g, &nodes, n);
+    // One DequantizeLinear per quantized input (a block's input read by two convolutions).
+    auto known = dequantized.find(dql.outputs[0]);
+    const int x_float =
+        known != dequantized.end()
+            ? known->second
+            : dequantized[dql.outputs[0]] =
+                  b.AddLike("DequantizeLinear", {dql.outputs[0], dql.outputs[1], dql.outputs[2]},
+                            g->value(dql.inputs[0]));
+    std::vector<int> w_operands = {p->w, scalar(p->w_scale, n.name + "_weight_scale")};
+    if (p->w_zero != kNoValue) w_operands.push_back(scalar(p->w_zero, n.name + "_weight_zero"));
+    Value wd;
+    wd.elem_type = kFloat;
+    wd.dims = wt->dims;
+    wd.rank_known = true;
+    const int w_float = b.AddLike("DequantizeLinear", w_operands, wd);
+    const onnx::NodeProto conv_proto = *p->op->onnx;
+    b.AddLike("Conv", {x_float, w_float}, g->value(n.outputs[0]), n.outputs[0],
+              [conv_proto](onnx::NodeProto* proto) {
+                for (const onnx::AttributeProto& a : conv_proto.attribute())
+                  *proto->add_attribute() = a;
+              });
+    ++rewritten;
   }
   if (rewritten) {
     g->SetNodes(std::move(nodes));
