@@ -6,11 +6,13 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
+#include "runtime/onnx_ops/export_context.h"
 
 namespace verisub::runtime {
 namespace {
@@ -130,46 +132,29 @@ class ContribRewriter {
     out_->push_back(std::move(n));
     return output;
   }
-  static void SetFloat(onnx::NodeProto* n, const std::string& name, float v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
-  }
-  static void SetInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-  }
-  // A float scalar as a Constant node.
-  std::string Scalar(const std::string& what, double v) {
+  // A tensor as a Constant node; returns its value's name.
+  std::string Constant(const std::string& what, onnx::TensorProto t) {
     const std::string name = Fresh(node_->output(0) + "/" + what);
-    Emit("Constant", {}, name, [v](onnx::NodeProto* n) {
+    Emit("Constant", {}, name, [t = std::move(t)](onnx::NodeProto* n) {
       auto* a = n->add_attribute();
       a->set_name("value");
       a->set_type(onnx::AttributeProto::TENSOR);
-      onnx::TensorProto* t = a->mutable_t();
-      t->set_data_type(onnx::TensorProto::FLOAT);
-      t->add_float_data(static_cast<float>(v));
+      *a->mutable_t() = t;
     });
     return name;
   }
-
   // A float tensor of `dims` as a Constant node.
   std::string Tensor(const std::string& what, const std::vector<int64_t>& dims,
                      const std::vector<float>& values) {
-    const std::string name = Fresh(node_->output(0) + "/" + what);
-    Emit("Constant", {}, name, [dims, values](onnx::NodeProto* n) {
-      auto* a = n->add_attribute();
-      a->set_name("value");
-      a->set_type(onnx::AttributeProto::TENSOR);
-      onnx::TensorProto* t = a->mutable_t();
-      t->set_data_type(onnx::TensorProto::FLOAT);
-      for (int64_t d : dims) t->add_dims(d);
-      for (float v : values) t->add_float_data(v);
-    });
-    return name;
+    onnx::TensorProto t;
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t.add_dims(d);
+    for (float v : values) t.add_float_data(v);
+    return Constant(what, std::move(t));
+  }
+  // A float scalar as a Constant node.
+  std::string Scalar(const std::string& what, double v) {
+    return Tensor(what, {}, {static_cast<float>(v)});
   }
 
   // ONNX's experimental operators of opsets before 10 (removed from ONNX since; the ONNX model
@@ -268,13 +253,14 @@ class ContribRewriter {
       std::vector<std::string> operands = {x, gamma};
       if (!beta.empty()) operands.push_back(beta);
       Emit("LayerNormalization", operands, output, [epsilon](onnx::NodeProto* n) {
-        SetInt(n, "axis", -1);
-        SetFloat(n, "epsilon", epsilon);
+        ExportContext::AttrInt(n, "axis", -1);
+        ExportContext::AttrFloat(n, "epsilon", epsilon);
       });
       return;
     }
     auto mean = [this](const std::string& v) {
-      return Emit("ReduceMean", {v}, "", [](onnx::NodeProto* n) { SetInts(n, "axes", {-1}); });
+      return Emit("ReduceMean", {v}, "",
+                  [](onnx::NodeProto* n) { ExportContext::AttrInts(n, "axes", {-1}); });
     };
     const std::string centered = Emit("Sub", {x, mean(x)});
     const std::string var = mean(Emit("Mul", {centered, centered}));
@@ -286,41 +272,30 @@ class ContribRewriter {
       Emit("Identity", {scaled}, output);
   }
 
-  static void SetInt(onnx::NodeProto* n, const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
   // An int64 (or int32) tensor as a Constant node.
   std::string Ints(const std::string& what, const std::vector<int64_t>& dims,
                    const std::vector<int64_t>& values, bool int32 = false) {
-    const std::string name = Fresh(node_->output(0) + "/" + what);
-    Emit("Constant", {}, name, [dims, values, int32](onnx::NodeProto* n) {
-      auto* a = n->add_attribute();
-      a->set_name("value");
-      a->set_type(onnx::AttributeProto::TENSOR);
-      onnx::TensorProto* t = a->mutable_t();
-      t->set_data_type(int32 ? onnx::TensorProto::INT32 : onnx::TensorProto::INT64);
-      for (int64_t d : dims) t->add_dims(d);
-      for (int64_t v : values) {
-        if (int32)
-          t->add_int32_data(static_cast<int32_t>(v));
-        else
-          t->add_int64_data(v);
-      }
-    });
-    return name;
+    onnx::TensorProto t;
+    t.set_data_type(int32 ? onnx::TensorProto::INT32 : onnx::TensorProto::INT64);
+    for (int64_t d : dims) t.add_dims(d);
+    for (int64_t v : values) {
+      if (int32)
+        t.add_int32_data(static_cast<int32_t>(v));
+      else
+        t.add_int64_data(v);
+    }
+    return Constant(what, std::move(t));
   }
   // Unsqueeze at `axes` in the form of this opset (an input from 13, else an attribute).
   std::string Unsqueeze(const std::string& x, const std::vector<int64_t>& axes) {
     if (opset_ >= 13)
       return Emit("Unsqueeze", {x, Ints("axes", {static_cast<int64_t>(axes.size())}, axes)});
-    return Emit("Unsqueeze", {x}, "", [axes](onnx::NodeProto* n) { SetInts(n, "axes", axes); });
+    return Emit("Unsqueeze", {x}, "",
+                [axes](onnx::NodeProto* n) { ExportContext::AttrInts(n, "axes", axes); });
   }
-  // The declared or inferred dims of value v (-1 for a dimension not known), empty when the rank
-  // is not known.
-  std::vector<int64_t> DimsOf(const std::string& v) const {
+  // The declared or inferred dims of value v (-1 for a dimension not known), nullopt when the
+  // rank is not known.
+  std::optional<std::vector<int64_t>> DeclaredDims(const std::string& v) const {
     for (const auto& t : g_->initializer())
       if (t.name() == v) return std::vector<int64_t>(t.dims().begin(), t.dims().end());
     for (const auto* list : {&g_->input(), &g_->value_info(), &g_->output()})
@@ -331,7 +306,16 @@ class ContribRewriter {
             dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
           return dims;
         }
-    return {};
+    return std::nullopt;
+  }
+  // DeclaredDims, empty when the rank is not known.
+  std::vector<int64_t> DimsOf(const std::string& v) const {
+    return DeclaredDims(v).value_or(std::vector<int64_t>());
+  }
+  // The rank v is declared with, or -1.
+  int RankOf(const std::string& v) const {
+    const std::optional<std::vector<int64_t>> d = DeclaredDims(v);
+    return d ? static_cast<int>(d->size()) : -1;
   }
 
   // Attention (BERT's self-attention as ONNX Runtime's transformer optimizer fuses it): the
@@ -374,13 +358,14 @@ class ContribRewriter {
       axis->set_name("axis");
       axis->set_type(onnx::AttributeProto::INT);
       axis->set_i(2);
-      if (opset_ < 13) SetInts(&split, "split", {hidden, hidden, hidden});
+      if (opset_ < 13) ExportContext::AttrInts(&split, "split", {hidden, hidden, hidden});
       out_->push_back(std::move(split));
     }
     const std::string heads_shape = Ints("heads_shape", {4}, {0, 0, heads, head});
     auto by_head = [&](const std::string& v, std::vector<int64_t> perm) {
       const std::string r = Emit("Reshape", {v, heads_shape});
-      return Emit("Transpose", {r}, "", [perm](onnx::NodeProto* n) { SetInts(n, "perm", perm); });
+      return Emit("Transpose", {r}, "",
+                  [perm](onnx::NodeProto* n) { ExportContext::AttrInts(n, "perm", perm); });
     };
     const std::string q = by_head(parts[0], {0, 2, 1, 3}), k = by_head(parts[1], {0, 2, 3, 1}),
                       v = by_head(parts[2], {0, 2, 1, 3});
@@ -395,7 +380,7 @@ class ContribRewriter {
         const std::string positions =
             Emit("Range", {Ints("zero", {}, {0}), total, Ints("step", {}, {1})});
         const std::string end = Emit("Cast", {In(3)}, "", [](onnx::NodeProto* n) {
-          SetInt(n, "to", onnx::TensorProto::INT64);
+          ExportContext::AttrInt(n, "to", onnx::TensorProto::INT64);
         });
         valid = Emit("Less", {Unsqueeze(positions, {0}), Unsqueeze(end, {1})});
       } else if (md.size() == 2 || md.size() == 3) {
@@ -422,11 +407,11 @@ class ContribRewriter {
     }
     if (Has(5)) scores = Emit("Add", {scores, In(5)});
     // Over the last axis (before opset 13 the axes from 3 on: the same).
-    const std::string probs =
-        Emit("Softmax", {scores}, "", [](onnx::NodeProto* n) { SetInt(n, "axis", 3); });
+    const std::string probs = Emit(
+        "Softmax", {scores}, "", [](onnx::NodeProto* n) { ExportContext::AttrInt(n, "axis", 3); });
     const std::string context =
         Emit("Transpose", {Emit("MatMul", {probs, v})}, "", [](onnx::NodeProto* n) {
-          SetInts(n, "perm", {0, 2, 1, 3});
+          ExportContext::AttrInts(n, "perm", {0, 2, 1, 3});
         });
     Emit("Reshape", {context, Ints("merged_shape", {3}, {0, 0, hidden})}, node_->output(0));
     return true;
@@ -454,16 +439,16 @@ class ContribRewriter {
     LayerNorm(sum, In(5), Has(6) ? In(6) : "", Float("epsilon", 1e-12f), node_->output(0));
     if (Read(1)) {
       if (node_->input_size() > 7 && Has(7)) {
-        const std::string ones =
-            Emit("Cast", {Emit("Equal", {In(7), Ints("one32", {}, {1}, true)})}, "",
-                 [](onnx::NodeProto* n) { SetInt(n, "to", onnx::TensorProto::INT32); });
+        const std::string ones = Emit(
+            "Cast", {Emit("Equal", {In(7), Ints("one32", {}, {1}, true)})}, "",
+            [](onnx::NodeProto* n) { ExportContext::AttrInt(n, "to", onnx::TensorProto::INT32); });
         if (opset_ >= 13)
           Emit("ReduceSum", {ones, Ints("axes", {1}, {1})}, node_->output(1),
-               [](onnx::NodeProto* n) { SetInt(n, "keepdims", 0); });
+               [](onnx::NodeProto* n) { ExportContext::AttrInt(n, "keepdims", 0); });
         else
           Emit("ReduceSum", {ones}, node_->output(1), [](onnx::NodeProto* n) {
-            SetInts(n, "axes", {1});
-            SetInt(n, "keepdims", 0);
+            ExportContext::AttrInts(n, "axes", {1});
+            ExportContext::AttrInt(n, "keepdims", 0);
           });
       } else {
         const std::string batch =
@@ -501,8 +486,9 @@ class ContribRewriter {
         perm[rank - 2] = 0;
       }
       if (trans) std::swap(perm[rank - 2], perm[rank - 1]);
-      operands[side] = Emit("Transpose", {operands[side]}, "",
-                            [perm](onnx::NodeProto* n) { SetInts(n, "perm", perm); });
+      operands[side] = Emit("Transpose", {operands[side]}, "", [perm](onnx::NodeProto* n) {
+        ExportContext::AttrInts(n, "perm", perm);
+      });
     }
     const double alpha = Float("alpha", 1.f);
     if (alpha == 1.0) {
@@ -511,17 +497,6 @@ class ContribRewriter {
       Emit("Mul", {Emit("MatMul", operands), Scalar("alpha", alpha)}, node_->output(0));
     }
     return true;
-  }
-
-  // The rank a value is declared with (graph input, value_info, initializer), or -1.
-  int RankOf(const std::string& v) const {
-    for (const auto& t : g_->initializer())
-      if (t.name() == v) return t.dims_size();
-    for (const auto* list : {&g_->input(), &g_->value_info(), &g_->output()})
-      for (const auto& vi : *list)
-        if (vi.name() == v && vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
-          return vi.type().tensor_type().shape().dim_size();
-    return -1;
   }
 
   bool FusedConv() {
@@ -552,19 +527,20 @@ class ContribRewriter {
                   hi = param(1, std::numeric_limits<float>::max());
       if (opset_ < 11)  // the bounds as attributes
         Emit("Clip", {y}, y_out, [lo, hi](onnx::NodeProto* n) {
-          SetFloat(n, "min", lo);
-          SetFloat(n, "max", hi);
+          ExportContext::AttrFloat(n, "min", lo);
+          ExportContext::AttrFloat(n, "max", hi);
         });
       else
         Emit("Clip", {y, Scalar("min", lo), Scalar("max", hi)}, y_out);
     } else if (activation == "LeakyRelu") {
       const float alpha = param(0, 0.01f);
-      Emit("LeakyRelu", {y}, y_out, [alpha](onnx::NodeProto* n) { SetFloat(n, "alpha", alpha); });
+      Emit("LeakyRelu", {y}, y_out,
+           [alpha](onnx::NodeProto* n) { ExportContext::AttrFloat(n, "alpha", alpha); });
     } else if (activation == "HardSigmoid") {
       const float alpha = param(0, 0.2f), beta = param(1, 0.5f);
       Emit("HardSigmoid", {y}, y_out, [alpha, beta](onnx::NodeProto* n) {
-        SetFloat(n, "alpha", alpha);
-        SetFloat(n, "beta", beta);
+        ExportContext::AttrFloat(n, "alpha", alpha);
+        ExportContext::AttrFloat(n, "beta", beta);
       });
     } else {
       Emit(activation, {y}, y_out);

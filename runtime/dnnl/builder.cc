@@ -265,45 +265,73 @@ bool Int8KernelsEnabled() {
   return on;
 }
 
-const QuantizedWeight* KernelBuilder::Int8Weight(int w) const {
-  if (!Int8KernelsEnabled() || w == kNoValue) return nullptr;
-  auto it = d_->quantized_weights.find(slot(w).name);
-  if (it == d_->quantized_weights.end() || it->second.data->dims != dims(w)) return nullptr;
-  return &it->second;
+std::vector<float> Int8Operands::OutputScales() const {
+  std::vector<float> scales(weights->scales.size());
+  for (size_t c = 0; c < scales.size(); ++c) scales[c] = input.scale * weights->scales[c];
+  return scales;
 }
 
-std::optional<FakeQuant> KernelBuilder::QuantizedInput(int x) const {
-  if (x == kNoValue || x >= static_cast<int>(d_->producers.size())) return std::nullopt;
-  const int dq = d_->producers[x];
-  if (dq < 0 || graph().node(dq).inputs.empty() || graph().node(dq).inputs[0] == kNoValue)
+std::vector<float> Int8Operands::BiasInSums(const std::vector<float>& bias) const {
+  const std::vector<float> scales = OutputScales();
+  std::vector<float> out(bias.size());
+  for (size_t c = 0; c < bias.size(); ++c) out[c] = bias[c] / scales[scales.size() > 1 ? c : 0];
+  return out;
+}
+
+std::optional<Int8Operands> Int8OperandsOf(const Graph& g, const ModelDraft& d, const Group& grp) {
+  if (!Int8KernelsEnabled() || grp.kernel_node < 0) return std::nullopt;
+  const Node& n = g.node(grp.kernel_node);
+  const bool conv = IsConv(n);
+  if ((!conv && !IsMatmul(n)) || n.inputs.size() < 2 || n.inputs[0] == kNoValue ||
+      n.inputs[1] == kNoValue || !grp.pattern.empty() || grp.pad_input != kNoValue ||
+      grp.scaled_input != kNoValue || grp.output == kNoValue ||
+      (!d.bf16.empty() && d.bf16[grp.output]))
     return std::nullopt;
-  const int q = d_->producers[graph().node(dq).inputs[0]];
-  return q < 0 ? std::nullopt : FakeQuantOf(graph(), q, dq);
+  for (const PostOp& op : grp.post_ops)
+    if (op.kind == PostOp::kScale || op.kind == PostOp::kBatchnorm) return std::nullopt;
+  const Value& w = g.value(n.inputs[1]);
+  auto q = d.quantized_weights.find(w.name);
+  if (q == d.quantized_weights.end() || q->second.data->dims != w.dims ||
+      !q->second.ScalesAlong(conv ? 0 : 1) || (!conv && w.dims.size() != 2))
+    return std::nullopt;
+  const std::optional<FakeQuant> input = PairProducing(g, d.producers, n.inputs[0]);
+  if (!input) return std::nullopt;
+  return Int8Operands{&q->second, *input};
+}
+
+void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
+  const int64_t chunks = (n + kHostChunk - 1) / kHostChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) f(c * kHostChunk, std::min(kHostChunk, n - c * kHostChunk));
+}
+
+dnnl::primitive_attr QuantizeAttr(float scale, int32_t zero) {
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {1.f / scale});
+  if (zero != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {zero});
+  return attr;
 }
 
 std::optional<KernelBuilder::EightBitOutput> KernelBuilder::EightBitOutputOf() const {
   auto it = d_->eight_bit.find(group_.output);
   if (it == d_->eight_bit.end()) return std::nullopt;
   const FakeQuant& fq = it->second;
-  const Node& dq = graph().node(fq.dequantize);
-  if (dq.inputs.empty() || dq.inputs[0] == kNoValue) return std::nullopt;
-  const int q = d_->producers[dq.inputs[0]];
-  const memory::data_type type = fq.low < 0.f ? memory::data_type::s8 : memory::data_type::u8;
-  if (group_.trailing_quantize >= 0) return ResidualEightBitOutput(fq, type);
+  if (group_.trailing_quantize >= 0) return ResidualEightBitOutput(fq);
   Group g = group_;
   std::vector<PostOp> kept;
   for (const PostOp& op : g.post_ops) {
     if (op.kind == PostOp::kSum) return std::nullopt;  // it would add to the 8-bit destination
-    if (op.node != q) kept.push_back(op);
+    if (op.node != fq.quantize) kept.push_back(op);
   }
-  if (!AppendEltwise(&kept, q, {dnnl::algorithm::eltwise_linear, 1.f / fq.scale, fq.zero}))
+  if (!AppendEltwise(&kept, fq.quantize,
+                     {dnnl::algorithm::eltwise_linear, 1.f / fq.scale, fq.zero}))
     return std::nullopt;
   g.post_ops = std::move(kept);
-  return EightBitOutput{fq, MakePostOps(g), type};
+  return EightBitOutput{fq, MakePostOps(g), fq.StepType()};
 }
 
 std::optional<KernelBuilder::EightBitOutput> KernelBuilder::ResidualEightBitOutput(
-    const FakeQuant& out, memory::data_type type) const {
+    const FakeQuant& out) const {
   // The group's post-ops must be the pair after the convolution (its four eltwises), the sum,
   // then relus: the convolution's pair in steps of its own scale s less its zero point (x / s as
   // pow(1/s, 1), round, clip), the residual's steps added scaled by s_r / s less its zero point
@@ -314,18 +342,16 @@ std::optional<KernelBuilder::EightBitOutput> KernelBuilder::ResidualEightBitOutp
   for (const PostOp& op : group_.post_ops)
     if (op.kind != PostOp::kBias) ops.push_back(op);
   if (ops.size() < 5 || ops[4].kind != PostOp::kSum) return std::nullopt;
-  const int q = ops[0].node;
-  int dq = -1;
-  for (int m : group_.members)
-    if (graph().node(m).op_type == "DequantizeLinear" && !graph().node(m).inputs.empty() &&
-        graph().node(m).inputs[0] == graph().node(q).outputs[0])
-      dq = m;
-  const std::optional<FakeQuant> own = dq < 0 ? std::nullopt : FakeQuantOf(graph(), q, dq);
+  // The add's other operand: the convolution's own pair computed it.
   const int addend = ops[4].operands[0];
+  const std::vector<int>& add_inputs = graph().node(ops[4].node).inputs;
+  if (add_inputs.size() != 2) return std::nullopt;
+  const std::optional<FakeQuant> own = PairProducing(
+      graph(), d_->producers, add_inputs[0] == addend ? add_inputs[1] : add_inputs[0]);
   const Slot& r = slot(addend);
   if (!own || r.quant_scale <= 0.f) return std::nullopt;
   for (int k = 0; k < 4; ++k)
-    if (ops[k].kind != PostOp::kEltwise || ops[k].node != q) return std::nullopt;
+    if (ops[k].kind != PostOp::kEltwise || ops[k].node != own->quantize) return std::nullopt;
   for (size_t k = 5; k < ops.size(); ++k)
     if (ops[k].kind != PostOp::kEltwise || ops[k].eltwise.alg != dnnl::algorithm::eltwise_relu ||
         ops[k].eltwise.alpha != 0.f)
@@ -338,7 +364,7 @@ std::optional<KernelBuilder::EightBitOutput> KernelBuilder::ResidualEightBitOutp
   po.append_sum(r.quant_scale / own->scale, r.quant_zero, r.desc.data_type());
   if (ops.size() > 5) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, own->scale / out.scale, out.zero);
-  return EightBitOutput{out, po, type};
+  return EightBitOutput{out, po, out.StepType()};
 }
 
 Desc KernelBuilder::StoredDesc(int id) const {
@@ -394,9 +420,11 @@ int KernelBuilder::Converted(int id, const Desc& want) {
   return cid;
 }
 
-int KernelBuilder::Quantized(int id, const Desc& want, float scale, int32_t zero) {
-  const auto key = std::make_pair(
-      id, "quantized " + std::to_string(scale) + " " + std::to_string(zero) + " " + DescKey(want));
+int KernelBuilder::Quantized(int id, const Desc& want, const FakeQuant& fq) {
+  if (slot(id).quant_scale > 0.f) return id;  // its producer stored the steps
+  const int32_t zero = static_cast<int32_t>(fq.zero);
+  const auto key = std::make_pair(id, "quantized " + std::to_string(fq.scale) + " " +
+                                          std::to_string(zero) + " " + DescKey(want));
   if (auto it = d_->conversions.find(key); it != d_->conversions.end()) return it->second;
   if (auto it = new_conversions_.find(key); it != new_conversions_.end()) return it->second;
   Slot s;
@@ -405,14 +433,11 @@ int KernelBuilder::Quantized(int id, const Desc& want, float scale, int32_t zero
   s.desc = want;
   const int qid = static_cast<int>(d_->slots.size());
   d_->slots.push_back(std::move(s));
-  dnnl::primitive_attr attr;
-  attr.set_output_scales(0, {1.f / scale});
-  if (zero != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {zero});
   Step r;
   r.name = "quantize " + slot(id).name;
   r.nodes = group_.members;
-  r.primitive =
-      dnnl::reorder(dnnl::reorder::primitive_desc(engine(), slot(id).desc, engine(), want, attr));
+  r.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), slot(id).desc, engine(), want,
+                                                            QuantizeAttr(fq.scale, zero)));
   r.slot_args = {{DNNL_ARG_SRC, id}, {DNNL_ARG_DST, qid}};
   r.reads = {id};
   r.writes = {qid};

@@ -129,6 +129,32 @@ struct QuantizedWeight {
   }
 };
 
+struct ModelDraft;
+
+// What a group's int8 kernel runs on (conv.cc Int8Convolution, matmul.cc Int8Matmul): its 8-bit
+// weights and the quantization its input holds.
+struct Int8Operands {
+  const QuantizedWeight* weights = nullptr;
+  FakeQuant input;
+  // The input's scale times the weights' (one, or one per output channel or column): the
+  // kernel's output scales.
+  std::vector<float> OutputScales() const;
+  // `bias` ([channels]) in units of the int32 sums: oneDNN 2.6 adds an int8 kernel's bias before
+  // its output scales.
+  std::vector<float> BiasInSums(const std::vector<float>& bias) const;
+};
+// The operands when group `grp` runs in int8 (Int8KernelsEnabled): a convolution or matmul, no
+// pattern, pad, input scale or folded scale/batch normalization, a float32 output, weights a
+// QuantizedWeight with scales along the output channels (axis 0) or columns (axis 1, 2-D
+// weights), its input computed by a QuantizeLinear / DequantizeLinear pair. The plan
+// (EightBitValues) and the kernels decide with this one predicate; the kernels add the shape
+// conditions of their primitives.
+std::optional<Int8Operands> Int8OperandsOf(const Graph& g, const ModelDraft& d, const Group& grp);
+
+// The attribute of a reorder from float32 values on the steps of a quantization to those 8-bit
+// steps: round(x / scale) + zero.
+dnnl::primitive_attr QuantizeAttr(float scale, int32_t zero);
+
 // The model under construction; shared by the driver and the kernels.
 struct ModelDraft {
   dnnl::engine engine;
@@ -200,11 +226,10 @@ class KernelBuilder {
   // only the group's own nodes read, never materialized, may be of any type: the 8-bit value
   // between a QuantizeLinear and its DequantizeLinear).
   bool AllDnnl() const;
-  // For the int8 kernels of QDQ models (conv.cc, matmul.cc), on CPUs with 8-bit dot products
-  // (HasInt8DotKernels) unless VERISUB_INT8=off: the 8-bit weights float32 constant `w` was
-  // folded from, or null; the quantization whose steps value `x` holds (a DequantizeLinear of a
-  // QuantizeLinear computed it: FakeQuantOf), or nullopt.
-  const QuantizedWeight* Int8Weight(int w) const;
+  // Int8OperandsOf this builder's group.
+  std::optional<Int8Operands> Int8OperandsOfGroup() const {
+    return Int8OperandsOf(graph(), *d_, group_);
+  }
   // Writes the int8 kernel's output as its 8-bit steps (ModelDraft::eight_bit) when it is such a
   // value: the eltwise post-ops of the group without the pair's own, which the conversion of the
   // destination to 8 bits (round to nearest even, saturate) and a last linear(1 / scale, zero)
@@ -218,14 +243,12 @@ class KernelBuilder {
   // The same for a convolution's group with a residual add and its trailing pair
   // (Group::trailing_quantize) whose residual is stored in 8 bits: the destination holds the
   // residual's steps before the convolution accumulates into it.
-  std::optional<EightBitOutput> ResidualEightBitOutput(const FakeQuant& out,
-                                                       memory::data_type type) const;
+  std::optional<EightBitOutput> ResidualEightBitOutput(const FakeQuant& out) const;
   // Records that output `id` holds the 8-bit steps of `fq` (Slot::quant_scale).
   void MarkEightBit(int id, const FakeQuant& fq) {
     d_->slots[id].quant_scale = fq.scale;
     d_->slots[id].quant_zero = static_cast<int32_t>(fq.zero);
   }
-  std::optional<FakeQuant> QuantizedInput(int x) const;
   // Whether value `v` is read only by the group's members (and is no graph output).
   bool InsideGroup(int v) const;
   // The descriptor a kernel should start from for input slot `id`: its storage, or plain when
@@ -297,10 +320,11 @@ class KernelBuilder {
   void* ConstantBuffer(size_t bytes);
   // A slot converted to `want` (cached per slot and layout); returns the slot to read.
   int Converted(int id, const Desc& want);
-  // Float32 slot `id`, whose elements are steps of a quantization (a QuantizeLinear /
-  // DequantizeLinear pair computed them), as those 8-bit steps in `want` (u8 or s8):
+  // Slot `id`, whose elements are steps of quantization `fq` (its pair computed them), as those
+  // 8-bit steps in `want` (u8 or s8): the slot itself where its producer stored the steps
+  // (Slot::quant_scale; reading it in `want` reorders 8 bits), else a float32 slot quantized,
   // round(x / scale) + zero, exact for such values (cached per slot and layout).
-  int Quantized(int id, const Desc& want, float scale, int32_t zero);
+  int Quantized(int id, const Desc& want, const FakeQuant& fq);
   // A new slot of `desc` that is no graph value (a kernel's intermediate between two of its
   // steps); the buffer plan gives it a buffer from its first write to its last read.
   int Temporary(const std::string& name, const Desc& desc);
@@ -367,6 +391,11 @@ void AddGeneratedKernels(KernelRegistry* r);      // clusters run by generated k
 // y = the QuantizeLinear / DequantizeLinear pair `fq` of float32 slot x, one pass in x's layout
 // (quant.cc; a pair on its own, or a convolution group's trailing pair).
 void EmitFakeQuantPass(KernelBuilder& b, int x, int y, const FakeQuant& fq);
+
+// How the backend's elementwise host passes split their work: f(begin, count) over [0, n) in
+// chunks of kHostChunk elements, the chunks on the model's threads (one chunk: this thread).
+inline constexpr int64_t kHostChunk = 16384;
+void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f);
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).
 dnnl::post_ops MakePostOps(const Group& g);

@@ -151,23 +151,12 @@ std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const
   const Node& n = b.node();
   const Group& grp = b.group();
   const int x = n.inputs[0];
-  if (grp.pad_input != kNoValue || grp.scaled_input != kNoValue || !b.Dnnl(x) ||
-      b.OutputType(grp.output) != memory::data_type::f32)
-    return std::nullopt;
-  for (const PostOp& op : grp.post_ops)
-    if (op.kind == PostOp::kScale || op.kind == PostOp::kBatchnorm) return std::nullopt;
-  const QuantizedWeight* qw = b.Int8Weight(n.inputs[1]);
-  const std::optional<FakeQuant> fq = b.QuantizedInput(x);
-  if (!qw || !qw->ScalesAlong(0) || !fq) return std::nullopt;
+  const std::optional<Int8Operands> ops = b.Int8OperandsOfGroup();
+  if (!ops || !b.Dnnl(x)) return std::nullopt;
+  const FakeQuant& fq = ops->input;
   const int64_t o = b.dims(n.inputs[1])[0];
-  const std::vector<float>& w_scale = qw->scales;
-  std::vector<float> scales(w_scale.size()), int_bias(o);
-  for (size_t c = 0; c < scales.size(); ++c) scales[c] = fq->scale * w_scale[c];
-  // oneDNN 2.6 adds an int8 convolution's bias to the int32 sums before the output scales:
-  // the bias in units of the sums.
-  for (int64_t c = 0; c < o; ++c) int_bias[c] = bias[c] / scales[scales.size() > 1 ? c : 0];
-  const auto src_type = fq->low < 0.f ? memory::data_type::s8 : memory::data_type::u8;
-  const int32_t zero = static_cast<int32_t>(fq->zero);
+  const std::vector<float> scales = ops->OutputScales(), int_bias = ops->BiasInSums(bias);
+  const int32_t zero = static_cast<int32_t>(fq.zero);
   const auto any = memory::format_tag::any;
   // The input already in 8 bits (its producer wrote the steps): read as stored where oneDNN
   // takes that layout. The output in 8 bits where only int8 kernels read it.
@@ -183,7 +172,7 @@ std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const
     attr.set_output_scales(scales.size() > 1 ? 1 << 1 : 0, scales);
     if (zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {zero});
     attr.set_post_ops(out8 ? eight_bit->post_ops : MakePostOps(grp));
-    const Desc src = as_stored ? b.slot(x).desc : Desc(b.dims(x), src_type, any);
+    const Desc src = as_stored ? b.slot(x).desc : Desc(b.dims(x), fq.StepType(), any);
     const Desc dst =
         out8 ? Desc(b.dims(grp.output), eight_bit->type, any) : b.OutputDesc(grp.output);
     try {
@@ -199,9 +188,8 @@ std::optional<Status> Int8Convolution(KernelBuilder& b, const Window& win, const
     wrote_eight_bit = pd && out8;
   }
   if (!pd) return std::nullopt;
-  const std::vector<int8_t> w8 = qw->Values();
-  b.Read(DNNL_ARG_SRC, eight_bit_input ? x : b.Quantized(x, pd->src_desc(), fq->scale, zero),
-         pd->src_desc());
+  const std::vector<int8_t> w8 = ops->weights->Values();
+  b.Read(DNNL_ARG_SRC, b.Quantized(x, pd->src_desc(), fq), pd->src_desc());
   b.Fixed(DNNL_ARG_WEIGHTS,
           b.ConstantMemory(w8, PlainDesc(wdims, memory::data_type::s8), pd->weights_desc()));
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(int_bias, PlainDesc({o}), pd->bias_desc()));

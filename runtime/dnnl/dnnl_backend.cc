@@ -119,8 +119,7 @@ std::map<std::string, QuantizedWeight> QuantizedWeights(const Graph& g, int64_t 
 // Values written as their 8-bit steps (ModelDraft::eight_bit): the output of a QuantizeLinear /
 // DequantizeLinear pair that ends a convolution's group or is a group of its own
 // ("pattern:fake_quant"), no graph output, read only as the input of convolutions and matmuls
-// that run in int8 (int8 weights with one scale or one per output channel or column, nothing folded
-// into them, no absorbed pad or input scale, a float32 output). The producer writes 8 bits where
+// that run in int8 (Int8OperandsOf). The producer writes 8 bits where
 // its kernel can (else float32, as before); a reader that cannot take them after all converts
 // them back (KernelBuilder::Converted dequantizes).
 std::map<int, FakeQuant> EightBitValues(const Graph& g, const FusionPlan& plan,
@@ -133,27 +132,7 @@ std::map<int, FakeQuant> EightBitValues(const Graph& g, const FusionPlan& plan,
       if (v != kNoValue) readers[v].push_back(i);
   std::vector<char> is_output(g.num_values(), 0);
   for (int v : g.outputs()) is_output[v] = 1;
-  // A group whose convolution runs in int8: int8 weights with one scale or one per output
-  // channel, an input made by a pair, nothing folded into the weights, a float32 output.
-  auto int8_group = [&](const Group& grp) {
-    const Node& n = g.node(grp.kernel_node);
-    const bool conv = IsConv(n);
-    if ((!conv && !IsMatmul(n)) || n.inputs.size() < 2 || n.inputs[0] == kNoValue ||
-        n.inputs[1] == kNoValue || !grp.pattern.empty() || grp.pad_input != kNoValue ||
-        grp.scaled_input != kNoValue || (!d.bf16.empty() && d.bf16[grp.output]))
-      return false;
-    for (const PostOp& op : grp.post_ops)
-      if (op.kind == PostOp::kScale || op.kind == PostOp::kBatchnorm) return false;
-    const Value& w = g.value(n.inputs[1]);
-    auto q = d.quantized_weights.find(w.name);
-    if (q == d.quantized_weights.end() || q->second.data->dims != w.dims ||
-        !q->second.ScalesAlong(conv ? 0 : 1) || (!conv && w.dims.size() != 2))
-      return false;
-    const int dq = d.producers[n.inputs[0]];
-    if (dq < 0 || g.node(dq).inputs.empty() || g.node(dq).inputs[0] == kNoValue) return false;
-    const int pq = d.producers[g.node(dq).inputs[0]];
-    return pq >= 0 && FakeQuantOf(g, pq, dq).has_value();
-  };
+  auto int8_group = [&](const Group& grp) { return Int8OperandsOf(g, d, grp).has_value(); };
   // Node i reads v as its group's int8 kernel's input, or as the residual a convolution's
   // group adds before its trailing pair (Group::trailing_quantize) when that group's output is
   // 8 bits too (its destination then holds the residual's steps).
@@ -176,11 +155,7 @@ std::map<int, FakeQuant> EightBitValues(const Graph& g, const FusionPlan& plan,
       continue;
     const int v = grp.output;
     if (v == kNoValue || is_output[v] || readers[v].empty()) continue;
-    const Node& dq = g.node(grp.last_node);
-    if (dq.inputs.empty() || dq.inputs[0] == kNoValue) continue;
-    const int q = d.producers[dq.inputs[0]];
-    const std::optional<FakeQuant> fq = q < 0 ? std::nullopt : FakeQuantOf(g, q, grp.last_node);
-    if (fq) out[v] = *fq;
+    if (const std::optional<FakeQuant> fq = PairProducing(g, d.producers, v)) out[v] = *fq;
   }
   // The candidates whose every reader takes 8 bits, to a fixpoint (a residual read as 8 bits
   // needs the reading group's output in 8 bits).

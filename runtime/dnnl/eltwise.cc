@@ -131,11 +131,7 @@ Status ErfKernel(KernelBuilder& b) {
       [src, y, count](RunState& st) -> Status {
         const float* in = static_cast<const float*>(st.mem[src].get_data_handle());
         float* out = static_cast<float*>(st.mem[y].get_data_handle());
-        constexpr int64_t kChunk = 16384;
-        const int64_t chunks = (count + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-        for (int64_t c = 0; c < chunks; ++c)
-          ErfOf(in + c * kChunk, out + c * kChunk, std::min(kChunk, count - c * kChunk));
+        InChunks(count, [&](int64_t at, int64_t len) { ErfOf(in + at, out + at, len); });
         return Status::Ok();
       },
       {src}, in_place ? std::vector<int>{} : std::vector<int>{y});

@@ -226,12 +226,21 @@ std::optional<FakeQuant> FakeQuantOf(const Graph& g, int i, int r) {
       (type != kUint8 && type != kInt8) || !(*s > 0) || !std::isfinite(1.0 / *s))
     return std::nullopt;
   FakeQuant f;
+  f.quantize = i;
   f.dequantize = r;
   f.scale = static_cast<float>(*s);
   f.zero = static_cast<float>(*z);
   f.low = type == kUint8 ? 0.f : -128.f;
   f.high = type == kUint8 ? 255.f : 127.f;
   return f;
+}
+
+std::optional<FakeQuant> PairProducing(const Graph& g, const std::vector<int>& producers, int v) {
+  if (v == kNoValue || v >= static_cast<int>(producers.size())) return std::nullopt;
+  const int dq = producers[v];
+  if (dq < 0 || g.node(dq).inputs.empty() || g.node(dq).inputs[0] == kNoValue) return std::nullopt;
+  const int q = producers[g.node(dq).inputs[0]];
+  return q < 0 ? std::nullopt : FakeQuantOf(g, q, dq);
 }
 
 std::vector<Eltwise> FakeQuant::Eltwises() const {

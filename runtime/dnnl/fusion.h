@@ -34,16 +34,23 @@ std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n);
 // function of its input, which the backend computes in float (a convolution's or matmul's
 // eltwise post-ops, else "pattern:fake_quant") instead of making the 8-bit value.
 struct FakeQuant {
-  int dequantize = -1;  // the DequantizeLinear node
+  int quantize = -1, dequantize = -1;  // the QuantizeLinear and DequantizeLinear nodes
   float scale = 1.f, zero = 0.f, low = 0.f, high = 255.f;
   // round_half_even(x / scale + zero) saturated to [low, high], less zero, times scale.
   std::vector<Eltwise> Eltwises() const;
+  // The type of the 8-bit steps: s8 or u8.
+  dnnl::memory::data_type StepType() const {
+    return low < 0.f ? dnnl::memory::data_type::s8 : dnnl::memory::data_type::u8;
+  }
 };
 std::optional<FakeQuant> MatchFakeQuant(const Graph& g, int i,
                                         const std::vector<int>& sole_readers);
 // The pair of QuantizeLinear node `i` and DequantizeLinear node `r` reading its output, with the
 // conditions above but the sole reader (a kernel checking the pair the plan matched).
 std::optional<FakeQuant> FakeQuantOf(const Graph& g, int i, int r);
+// The pair whose DequantizeLinear computes value `v` (FakeQuantOf; `producers` from
+// Graph::Producers), or nullopt.
+std::optional<FakeQuant> PairProducing(const Graph& g, const std::vector<int>& producers, int v);
 
 struct PostOp {
   enum Kind { kBias, kScale, kBatchnorm, kEltwise, kSum } kind = kEltwise;

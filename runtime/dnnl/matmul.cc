@@ -24,27 +24,18 @@ bool BrgemmCpu() {
 // int8 weights with zero points 0, one scale or one per column; the input's scale times the
 // weights' as output scales, the bias in units of the int32 sums. `ad`, `wd` and `yview` are the
 // operands as the float matmul sees them (rows x K by K x N). nullopt where this does not apply.
-std::optional<Status> Int8Matmul(KernelBuilder& b, int a, int w, const std::vector<int64_t>& ad,
+std::optional<Status> Int8Matmul(KernelBuilder& b, int a, const std::vector<int64_t>& ad,
                                  const std::vector<int64_t>& wd, const std::vector<int64_t>& yd,
                                  const std::vector<int64_t>& yview,
                                  const std::vector<float>& bias) {
   const Group& grp = b.group();
-  if (ad.size() != 2 || wd.size() != 2 || b.dims(w).size() != 2 ||
-      b.OutputType(grp.output) != memory::data_type::f32)
-    return std::nullopt;
-  for (const PostOp& op : grp.post_ops)
-    if (op.kind == PostOp::kScale) return std::nullopt;
-  const QuantizedWeight* qw = b.Int8Weight(w);
-  const std::vector<float>* w_scale = qw ? qw->ScalesAlong(1) : nullptr;
-  const std::optional<FakeQuant> fq = b.QuantizedInput(a);
-  if (!w_scale || !fq) return std::nullopt;
+  const std::optional<Int8Operands> ops = b.Int8OperandsOfGroup();
+  if (!ops || ad.size() != 2 || wd.size() != 2) return std::nullopt;
+  const FakeQuant& fq = ops->input;
   const int64_t cols = wd[1];
-  std::vector<float> scales(w_scale->size()), int_bias(bias.size());
-  for (size_t c = 0; c < scales.size(); ++c) scales[c] = fq->scale * (*w_scale)[c];
-  for (size_t c = 0; c < bias.size(); ++c)
-    int_bias[c] = bias[c] / scales[scales.size() > 1 ? c : 0];
-  const auto src_type = fq->low < 0.f ? memory::data_type::s8 : memory::data_type::u8;
-  const int32_t zero = static_cast<int32_t>(fq->zero);
+  const std::vector<float> scales = ops->OutputScales(), int_bias = ops->BiasInSums(bias);
+  const auto src_type = fq.StepType();
+  const int32_t zero = static_cast<int32_t>(fq.zero);
   dnnl::primitive_attr attr;
   attr.set_output_scales(scales.size() > 1 ? 1 << 1 : 0, scales);
   if (zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {zero});
@@ -61,12 +52,10 @@ std::optional<Status> Int8Matmul(KernelBuilder& b, int a, int w, const std::vect
     return std::nullopt;
   }
   if (IsReferenceImpl(*pd)) return std::nullopt;
-  const bool eight_bit_input = b.slot(a).quant_scale > 0.f;  // its producer wrote the steps
-  b.Read(DNNL_ARG_SRC,
-         eight_bit_input ? a : b.Quantized(a, PlainDesc(b.dims(a), src_type), fq->scale, zero),
-         a_md);
+  b.Read(DNNL_ARG_SRC, b.Quantized(a, PlainDesc(b.dims(a), src_type), fq), a_md);
   b.Fixed(DNNL_ARG_WEIGHTS,
-          b.ConstantMemory(qw->Values(), PlainDesc(wd, memory::data_type::s8), pd->weights_desc()));
+          b.ConstantMemory(ops->weights->Values(), PlainDesc(wd, memory::data_type::s8),
+                           pd->weights_desc()));
   if (!bias.empty()) b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(int_bias, b_md, b_md));
   const int addend = SumAddend(grp);
   if (addend != kNoValue)
@@ -125,7 +114,7 @@ Status MatmulKernel(KernelBuilder& b) {
       for (int64_t c = 0; c < static_cast<int64_t>(bias.size()); ++c) bias[c] *= (*s)[c];
     }
   }
-  if (auto done = Int8Matmul(b, a, w, ad, wd, yd, yview, bias)) return *done;
+  if (auto done = Int8Matmul(b, a, ad, wd, yd, yview, bias)) return *done;
   // Operands and result in the output's type (bfloat16 where assigned), the bias float32.
   const memory::data_type type = b.OutputType(grp.output);
   Desc a_md = PlainDesc(ad, type);

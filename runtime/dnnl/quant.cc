@@ -73,12 +73,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void QuantizeSteps(
         static_cast<uint8_t>(static_cast<int32_t>(SaturatedStep(x[i] / scale, low, high)) + zero);
 }
 
-constexpr int64_t kChunk = 16384;
-
 // The scale and zero point ONNX's DynamicQuantizeLinear takes for x[0..n): the range [min(x, 0),
 // max(x, 0)] over 255 steps, the zero point rounded and saturated (scale 0 for all zeros). The
 // range pass runs in chunks on the model's threads.
 std::pair<float, int32_t> DynamicQuantization(const float* x, int64_t n) {
+  constexpr int64_t kChunk = kHostChunk;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   float lo = 0.f, hi = 0.f;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) if (chunks > 1)
@@ -100,15 +99,14 @@ std::pair<float, int32_t> DynamicQuantization(const float* x, int64_t n) {
 // [0, 255]. Returns scale and zero point. Both passes run in chunks on the model's threads (the
 // matmul after them does).
 std::pair<float, int32_t> QuantizeRange(const float* x, int64_t n, uint8_t* q) {
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
   const auto [scale, zero] = DynamicQuantization(x, n);
   if (scale == 0.f) {
     std::memset(q, 0, static_cast<size_t>(n));
     return {0.f, 0};
   }
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c)
-    QuantizeSteps(x + c * kChunk, std::min(kChunk, n - c * kChunk), scale, zero, q + c * kChunk);
+  InChunks(n, [&, scale = scale, zero = zero](int64_t at, int64_t len) {
+    QuantizeSteps(x + at, len, scale, zero, q + at);
+  });
   return {scale, zero};
 }
 
@@ -152,11 +150,9 @@ Status FakeQuantKernel(KernelBuilder& b) {
   if (b.draft().eight_bit.count(y)) {
     // Only int8 kernels read the result: its 8-bit steps, one quantizing reorder in the input's
     // layout.
-    const Desc want = WithType(desc, fq->low < 0.f ? dt::s8 : dt::u8);
-    dnnl::primitive_attr attr;
-    attr.set_output_scales(0, {1.f / fq->scale});
-    if (fq->zero != 0.f) attr.set_zero_points(DNNL_ARG_DST, 0, {static_cast<int32_t>(fq->zero)});
-    dnnl::reorder::primitive_desc pd(b.engine(), desc, b.engine(), want, attr);
+    const Desc want = WithType(desc, fq->StepType());
+    dnnl::reorder::primitive_desc pd(b.engine(), desc, b.engine(), want,
+                                     QuantizeAttr(fq->scale, static_cast<int32_t>(fq->zero)));
     b.Read(DNNL_ARG_SRC, x, desc);
     b.Write(DNNL_ARG_DST, y, want);
     b.MarkEightBit(y, *fq);
@@ -307,11 +303,9 @@ Status DynamicFakeQuantKernel(KernelBuilder& b) {
           return Status::Ok();
         }
         const float low = static_cast<float>(-zero), high = static_cast<float>(255 - zero);
-        const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-        for (int64_t c = 0; c < chunks; ++c)
-          FakeQuantize(in + c * kChunk, std::min(kChunk, n - c * kChunk), scale, low, high,
-                       out + c * kChunk);
+        InChunks(n, [&, scale = scale](int64_t at, int64_t len) {
+          FakeQuantize(in + at, len, scale, low, high, out + at);
+        });
         return Status::Ok();
       },
       {x}, {y});

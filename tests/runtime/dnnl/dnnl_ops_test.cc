@@ -2104,6 +2104,25 @@ TEST(DnnlOpsTest, QuantizeDequantizePairsRunInFloat) {
   }
 }
 
+// Runs QDQ model `b` on oneDNN against the reference backend: nothing on the reference kernels,
+// `int8` int8 kernels and `eight_bit` 8-bit outputs where the CPU has 8-bit dot products (none
+// elsewhere), the reference's values within `tolerance` of the largest.
+void ExpectQdqRun(const ModelBuilder& b, uint64_t seed, int int8, int eight_bit,
+                  double tolerance = 1e-4) {
+  auto g = ImportOnnxBytes(b.Bytes(), "qdq");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const std::vector<HostTensor> inputs = testing::RandomInputs(*g, seed);
+  PrepareStats stats;
+  const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
+  EXPECT_EQ(cmp.error, "");
+  EXPECT_EQ(stats.fallback_nodes, 0);
+  const bool dot = dnnl_backend::HasInt8DotKernels();
+  EXPECT_EQ(stats.kernel_variants["int8"], dot ? int8 : 0);
+  EXPECT_EQ(stats.kernel_variants["8-bit output"], dot ? eight_bit : 0);
+  EXPECT_GT(cmp.max_ref, 0.5);
+  EXPECT_LT(cmp.max_abs, tolerance * cmp.max_ref) << "norm " << cmp.norm_rel;
+}
+
 // A QDQ model's convolutions (the input a QuantizeLinear / DequantizeLinear pair, the weights a
 // DequantizeLinear of int8 constants) run as int8 oneDNN convolutions where the CPU has 8-bit
 // dot products: the input requantized into its steps, int32 sums, the input's scale times the
@@ -2152,16 +2171,8 @@ TEST(DnnlOpsTest, QdqConvolutionsRunInInt8) {
     SetInts(conv, "pads", {1, 1, 1, 1});
     SetInt(conv, "group", groups);
     b.Node("Add", {"c", "r"}, {"y"});
-    auto g = ImportOnnxBytes(b.Bytes(), "qdq conv");
-    ASSERT_TRUE(g.ok()) << g.status().message();
-    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 5);
-    PrepareStats stats;
-    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_EQ(stats.fallback_nodes, 0);
-    EXPECT_EQ(stats.kernel_variants["int8"], dnnl_backend::HasInt8DotKernels() ? 1 : 0);
-    EXPECT_GT(cmp.max_ref, 0.5);
-    EXPECT_LT(cmp.max_abs, 1e-5 * cmp.max_ref);
+    // x's pair writes the steps the int8 kernel reads (8 bits).
+    ExpectQdqRun(b, 5, 1, 1, 1e-5);
   }
 }
 
@@ -2205,19 +2216,8 @@ TEST(DnnlOpsTest, EightBitValuesStayEightBitBetweenInt8Kernels) {
     AddQdqPair(b, "r1", "rd", 0.0311, 0);
     SetInts(b.Node("Conv", {"rd", "w2"}, {"y"}), "pads", {1, 1, 1, 1});
     if (float_reader) b.Node("Add", {"rd", "x"}, {"z"});
-    auto g = ImportOnnxBytes(b.Bytes(), "eight bit");
-    ASSERT_TRUE(g.ok()) << g.status().message();
-    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 3);
-    PrepareStats stats;
-    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_EQ(stats.fallback_nodes, 0);
-    const bool int8 = dnnl_backend::HasInt8DotKernels();
-    EXPECT_EQ(stats.kernel_variants["int8"], int8 ? 2 : 0);
     // x's pair on its own, and the first convolution unless the Add reads its output.
-    EXPECT_EQ(stats.kernel_variants["8-bit output"], int8 ? (float_reader ? 1 : 2) : 0);
-    EXPECT_GT(cmp.max_ref, 0.5);
-    EXPECT_LT(cmp.max_abs, 1e-4 * cmp.max_ref);
+    ExpectQdqRun(b, 3, 2, float_reader ? 1 : 2);
   }
 }
 
@@ -2245,20 +2245,10 @@ TEST(DnnlOpsTest, QdqResidualBlocksStayEightBit) {
     b.Node("Add", {"c2d", "r"}, {"a"});
     AddQdqPair(b, "a", "ad", 0.027, 0);  // the block's output: a dropped Relu's range
     SetInts(b.Node("Conv", {"ad", "w3"}, {"y"}), "pads", {1, 1, 1, 1});
-    auto g = ImportOnnxBytes(b.Bytes(), "residual");
-    ASSERT_TRUE(g.ok()) << g.status().message();
-    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 6);
-    PrepareStats stats;
-    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_EQ(stats.fallback_nodes, 0);
-    const bool int8 = dnnl_backend::HasInt8DotKernels();
-    // x's pair, conv1 (read by conv2 and the add), conv2's group with the add and its pair;
-    // with a float32 residual x's pair only (conv2's group adds it and runs the pair after).
-    EXPECT_EQ(stats.kernel_variants["int8"], int8 ? 3 : 0);
-    EXPECT_EQ(stats.kernel_variants["8-bit output"], int8 ? (float_residual ? 1 : 3) : 0);
-    EXPECT_GT(cmp.max_ref, 0.5);
-    EXPECT_LT(cmp.max_abs, 1e-4 * cmp.max_ref) << "norm " << cmp.norm_rel;
+    // Three int8 convolutions; 8-bit outputs: x's pair, conv1 (read by conv2 and the add),
+    // conv2's group with the add and its pair; with a float32 residual x's pair only (conv2's
+    // group adds it and runs the pair after).
+    ExpectQdqRun(b, 6, 3, float_residual ? 1 : 3);
   }
 }
 
@@ -2298,16 +2288,8 @@ TEST(DnnlOpsTest, QdqMatmulsRunInInt8) {
     b.Node("MatMul", {"xd", "wd"}, {c.bias ? "m" : "mb"});
     if (c.bias) b.Node("Add", {"m", "bias"}, {"mb"});
     b.Node("Add", {"mb", "r"}, {"y"});
-    auto g = ImportOnnxBytes(b.Bytes(), "qdq matmul");
-    ASSERT_TRUE(g.ok()) << g.status().message();
-    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 5);
-    PrepareStats stats;
-    const testing::Comparison cmp = testing::CompareWithReference(*g, inputs, &stats);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_EQ(stats.fallback_nodes, 0);
-    EXPECT_EQ(stats.kernel_variants["int8"], dnnl_backend::HasInt8DotKernels() ? 1 : 0);
-    EXPECT_GT(cmp.max_ref, 0.5);
-    EXPECT_LT(cmp.max_abs, 1e-5 * cmp.max_ref);
+    // x's pair writes the steps the int8 kernel reads (8 bits).
+    ExpectQdqRun(b, 5, 1, 1, 1e-5);
   }
 }
 
