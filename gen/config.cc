@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/file_io.h"
+#include "gen/graph_code.h"
 #include "ruledb/rule.h"
 #include "specs/registry.h"
 
@@ -320,9 +321,10 @@ class Parser {
       return InvalidArgument("'" + op->name + "' " +
                              (constant ? "is not a constant; use 'op'"
                                        : "is a constant; use 'constant " + op->name + " INPUT'"));
-    if (op->num_inputs > 2)
+    if (op->num_inputs > kMaxGraphOpInputs)
       return Unimplemented("'" + op->name + "' takes " + std::to_string(op->num_inputs) +
-                           " inputs; the generator enumerates operators of up to 2");
+                           " inputs; the generator enumerates operators of up to " +
+                           std::to_string(kMaxGraphOpInputs));
     int source = 0;
     if (constant) {
       auto it = input_index_.find(t[2]);

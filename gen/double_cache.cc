@@ -45,7 +45,7 @@ void DoubleCache::Compute(const GraphOp& op, const Values* const* in, Values* co
   specs::DoubleSemantics db;
   for (size_t t = 0; t < num_tests; ++t) {
     const specs::Tensor<double>* args[specs::kMaxOpInputs];
-    for (int i = 0; i < 2 && op.in[i] != kNoTensor; ++i) args[i] = &(*in[i])[t];
+    for (int i = 0; i < op.arity(); ++i) args[i] = &(*in[i])[t];
     // A single output is computed in place, reusing its buffer; a split's two need an array.
     specs::Tensor<double> pair[specs::kMaxOpOutputs];
     specs::Tensor<double>* results = num_outputs == 1 ? &(*out[0])[t] : pair;
@@ -62,9 +62,9 @@ void DoubleCache::Evaluate(const Graph& g, const uint64_t* op_keys, const Values
   for (size_t k = 0; k < g.ops.size(); ++k) {
     const GraphOp& op = g.ops[k];
     const int num_outputs = s_.num_outputs[op.inst];
-    const Values* in[2] = {nullptr, nullptr};
+    const Values* in[kMaxGraphOpInputs] = {nullptr, nullptr, nullptr};
     deps[k] = 1u << k;
-    for (int i = 0; i < 2 && op.in[i] != kNoTensor; ++i) {
+    for (int i = 0; i < op.arity(); ++i) {
       const int id = op.in[i];
       in[i] = id < num_initial ? &initial_[id] : op_values[id - num_initial];
       if (id >= num_initial) deps[k] |= deps[(id - num_initial) / 2];

@@ -1,7 +1,7 @@
 // Enumeration order. Worker::Expand (enumerator.cc) groups the tensors of a graph by type, the
 // groups in order of their first tensor, and loops over (operator instance, group of input 0,
-// group of input 1, input 0, input 1); the key of an operator is that tuple with each group
-// named by its first tensor id.
+// group of input 1[, group of input 2], input 0, input 1[, input 2]); the key of an operator is
+// that tuple with each group named by its first tensor id.
 #include "gen/enumeration_order.h"
 
 #include "specs/registry.h"
@@ -40,15 +40,19 @@ EnumerationOrder::Key EnumerationOrder::KeyOf(const Graph& g) {
   };
   for (size_t k = 0; k < g.ops.size(); ++k) {
     const GraphOp& op = g.ops[k];
-    const bool binary = op.in[1] != kNoTensor;
+    const bool binary = op.in[1] != kNoTensor, ternary = op.in[2] != kNoTensor;
     const auto& r = types_.Infer(s_.config->ops[op.inst], op.inst, type_of(op.in[0]),
-                                 binary ? type_of(op.in[1]) : -1, &rejected_);
+                                 binary ? type_of(op.in[1]) : -1, &rejected_,
+                                 ternary ? type_of(op.in[2]) : -1);
     VERISUB_CHECK(r.ok);
     for (int j = 0; j < specs::kMaxOpOutputs; ++j) out_type[2 * k + j] = r.out[j];
     uint64_t k0 = static_cast<uint64_t>(first_of_type(op.in[0])), t0 = op.in[0];
     uint64_t k1 = binary ? static_cast<uint64_t>(first_of_type(op.in[1])) : 0;
     uint64_t t1 = binary ? op.in[1] : 0;
-    key[k] = 1 + ((uint64_t{op.inst} << 32) | (k0 << 24) | (k1 << 16) | (t0 << 8) | t1);
+    uint64_t k2 = ternary ? static_cast<uint64_t>(first_of_type(op.in[2])) : 0;
+    uint64_t t2 = ternary ? op.in[2] : 0;
+    key[k] = 1 + ((uint64_t{op.inst} << 48) | (k0 << 40) | (k1 << 32) | (k2 << 24) | (t0 << 16) |
+                  (t1 << 8) | t2);
   }
   return key;
 }

@@ -76,7 +76,7 @@ class Worker {
   void RunTask(const GraphOp& first, uint32_t task, TaskOutput* out) {
     task_ = task;
     out_task_ = out;
-    Try(first.inst, first.in[0], first.in[1]);
+    Try(first.inst, first.in[0], first.in[1], first.in[2]);
     Flush();
   }
 
@@ -144,27 +144,51 @@ class Worker {
     for (size_t inst = 0; inst < insts.size(); ++inst) {
       if (stop_->load(std::memory_order_relaxed)) return;
       for (size_t a = 0; a < n; ++a) {
+        if (arity_[inst] == 3) {
+          ExpandTernary(inst, a, type_ids, by_type);
+          continue;
+        }
         if (arity_[inst] == 1) {
           if (!ok(inst, a, -1)) continue;
           for (uint8_t t : by_type[a]) {
             if (enlarge_[inst] && !slots_[t].is_input) continue;
-            Try(static_cast<uint16_t>(inst), t, kNoTensor);
+            Try(static_cast<uint16_t>(inst), t, kNoTensor, kNoTensor);
           }
           continue;
         }
         for (size_t b = 0; b < n; ++b) {
           if (!ok(inst, a, static_cast<int>(b))) continue;
           for (uint8_t t0 : by_type[a])
-            for (uint8_t t1 : by_type[b]) Try(static_cast<uint16_t>(inst), t0, t1);
+            for (uint8_t t1 : by_type[b]) Try(static_cast<uint16_t>(inst), t0, t1, kNoTensor);
         }
       }
     }
   }
 
-  void Try(uint16_t inst, uint8_t a, uint8_t b) {
-    const bool binary = b != kNoTensor;
+  // An operator of three inputs with input 0 of type index a: the loop over (group of input 1,
+  // group of input 2, input 0, input 1, input 2), after the binary operators' (group of input 1,
+  // input 0, input 1). Shape rules are asked per triple of types (TypeCache caches them).
+  void ExpandTernary(size_t inst, size_t a, const std::vector<int>& type_ids,
+                     const std::vector<std::vector<uint8_t>>& by_type) {
+    const OpInstance& op = s_.config->ops[inst];
+    const size_t n = type_ids.size();
+    for (size_t b = 0; b < n; ++b)
+      for (size_t c = 0; c < n; ++c) {
+        if (!types_.Infer(op, static_cast<int>(inst), type_ids[a], type_ids[b], &stats.shape_rejected,
+                          type_ids[c])
+                 .ok)
+          continue;
+        for (uint8_t t0 : by_type[a])
+          for (uint8_t t1 : by_type[b])
+            for (uint8_t t2 : by_type[c]) Try(static_cast<uint16_t>(inst), t0, t1, t2);
+      }
+  }
+
+  void Try(uint16_t inst, uint8_t a, uint8_t b, uint8_t c) {
+    const bool binary = b != kNoTensor, ternary = c != kNoTensor;
     if ((a < num_initial_ && !(s_.initial[a].allowed_args[inst] & 1)) ||
-        (binary && b < num_initial_ && !(s_.initial[b].allowed_args[inst] & 2))) {
+        (binary && b < num_initial_ && !(s_.initial[b].allowed_args[inst] & 2)) ||
+        (ternary && c < num_initial_ && !(s_.initial[c].allowed_args[inst] & 4))) {
       ++stats.consumer_rejected;
       return;
     }
@@ -178,7 +202,7 @@ class Worker {
       return;
     }
     for (const OpRec& r : ops_) {
-      if (r.op.inst != inst) continue;
+      if (r.op.inst != inst || r.op.in[2] != c) continue;
       if ((r.op.in[0] == a && r.op.in[1] == b) ||
           (swappable_[inst] && r.op.in[0] == b && r.op.in[1] == a)) {
         ++stats.duplicate_rejected;
@@ -187,8 +211,10 @@ class Worker {
     }
     if (binary && swappable_[inst] && ka > kb) std::swap(ka, kb);
     uint64_t key = HashCombine(HashCombine(s_.op_keys[inst], ka), kb);
+    if (ternary) key = HashCombine(key, slots_[c].key);  // as OpTermKeys (graph_terms.cc)
     // Canonical order: every operator after this one's last dependency must sort before it.
-    int last_dep = std::max(slots_[a].producer, binary ? slots_[b].producer : -1);
+    int last_dep = std::max({slots_[a].producer, binary ? slots_[b].producer : -1,
+                             ternary ? slots_[c].producer : -1});
     for (size_t j = last_dep + 1; j < ops_.size(); ++j)
       if (ops_[j].key > key) {
         ++stats.order_rejected;
@@ -197,9 +223,9 @@ class Worker {
     // Interchangeable inputs: a graph is kept only if the members of each group it uses are the
     // group's first ones, in any order (Record); one that lacks more members than its remaining
     // operators could bring is not extended.
-    uint8_t used[2] = {};
+    uint8_t used[kMaxGraphOpInputs] = {};
     int num_used = 0;
-    for (uint8_t t : {a, b})
+    for (uint8_t t : {a, b, c})
       if (t != kNoTensor && t < num_initial_ && member_uses_[slots_[t].group].size() > 1) {
         UseMember(t, 1);
         used[num_used++] = t;
@@ -208,9 +234,9 @@ class Worker {
     if (missing_members_ > 2 * remaining) {
       ++stats.symmetry_rejected;
     } else if (roots_) {
-      roots_->push_back(GraphOp{inst, {a, b}});
+      roots_->push_back(GraphOp{inst, {a, b, c}});
     } else {
-      Apply(inst, a, b, key);
+      Apply(inst, a, b, c, key);
     }
     for (int u = num_used - 1; u >= 0; --u) UseMember(used[u], -1);
   }
@@ -229,9 +255,9 @@ class Worker {
     missing_members_ += missing(members_used_[g]);
   }
 
-  void Apply(uint16_t inst_id, uint8_t a, uint8_t b, uint64_t key) {
+  void Apply(uint16_t inst_id, uint8_t a, uint8_t b, uint8_t c, uint64_t key) {
     const OpInstance& inst = s_.config->ops[inst_id];
-    const bool binary = b != kNoTensor;
+    const bool binary = b != kNoTensor, ternary = c != kNoTensor;
     const int k = static_cast<int>(ops_.size());
     const int num_out = outputs_[inst_id];
     const bool leaf = k + 1 == s_.config->max_ops;
@@ -245,6 +271,7 @@ class Worker {
     bool hit = false;
     if (leaf) {
       mkey = HashCombine(HashCombine(inst_id + 1ull, slots_[a].hash), binary ? slots_[b].hash : 0);
+      if (ternary) mkey = HashCombine(mkey, slots_[c].hash);
       memo = &memo_[mkey & (memo_.size() - 1)];
       hit = memo->key == mkey;
     }
@@ -254,8 +281,10 @@ class Worker {
       hashes[1] = memo->hash[1];
     } else {
       const auto& r = types_.Infer(inst, inst_id, slots_[a].type, binary ? slots_[b].type : -1,
-                                   &stats.shape_rejected);
-      const specs::Tensor<uint32_t>* in[2] = {slots_[a].value, binary ? slots_[b].value : nullptr};
+                                   &stats.shape_rejected, ternary ? slots_[c].type : -1);
+      const specs::Tensor<uint32_t>* in[kMaxGraphOpInputs] = {
+          slots_[a].value, binary ? slots_[b].value : nullptr,
+          ternary ? slots_[c].value : nullptr};
       for (int j = 0; j < num_out; ++j) outs[j].type = types_.type(r.out[j]);
       specs::RunKernel(mi_, inst.kind, inst.params, in, outs.data());
       for (int j = 0; j < num_out; ++j) {
@@ -268,7 +297,7 @@ class Worker {
     // Consumed op outputs leave the output set; new outputs join it.
     uint64_t saved_sum = out_sum_;
     int saved_count = out_count_;
-    for (uint8_t t : {a, b}) {
+    for (uint8_t t : {a, b, c}) {
       if (t == kNoTensor) continue;
       if (slots_[t].producer >= 0 && slots_[t].consumers == 0) {
         out_sum_ -= Mix64(slots_[t].hash);
@@ -287,7 +316,7 @@ class Worker {
       out_sum_ += Mix64(sl.hash);
       ++out_count_;
     }
-    ops_.push_back({GraphOp{inst_id, {a, b}}, key});
+    ops_.push_back({GraphOp{inst_id, {a, b, c}}, key});
     if (codec_.packed()) codes_[k + 1] = codes_[k] | codec_.Field(k, ops_.back().op);
     if (missing_members_ == 0) {
       Record();
@@ -298,7 +327,7 @@ class Worker {
         !stop_->load(std::memory_order_relaxed))
       Expand();
     ops_.pop_back();
-    for (uint8_t t : {a, b})
+    for (uint8_t t : {a, b, c})
       if (t != kNoTensor) --slots_[t].consumers;
     out_sum_ = saved_sum;
     out_count_ = saved_count;
@@ -312,13 +341,9 @@ class Worker {
     } else {
       auto& arena = out_task_->arena;
       e.code = (uint64_t{task_} << 32) | arena.size();
-      arena.push_back(static_cast<uint8_t>(ops_.size()));
-      for (const OpRec& r : ops_) {
-        arena.push_back(static_cast<uint8_t>(r.op.inst & 0xff));
-        arena.push_back(static_cast<uint8_t>(r.op.inst >> 8));
-        arena.push_back(r.op.in[0]);
-        arena.push_back(r.op.in[1]);
-      }
+      Graph g;
+      for (const OpRec& r : ops_) g.ops.push_back(r.op);
+      AppendGraph(g, &arena);
     }
     out_task_->graphs.push_back(e);
     ++stats.graphs;
@@ -386,9 +411,12 @@ Enumeration Enumerate(const SearchSpace& s, int threads, ProgressCounters* progr
   std::atomic<uint64_t> total{0};
   Enumeration result;
   const GenConfig& c = *s.config;
+  int max_inputs = 1;
+  for (const OpInstance& inst : c.ops)
+    max_inputs = std::max(max_inputs, specs::GetOp(inst.kind).num_inputs);
   result.codec = GraphCodec(static_cast<int>(c.ops.size()),
                             static_cast<int>(s.initial.size()) + c.max_ops * specs::kMaxOpOutputs,
-                            c.max_ops, pack_codes);
+                            c.max_ops, pack_codes, max_inputs);
   const GraphCodec& codec = result.codec;
 
   // Task 0 holds the identity graphs (one per group: the first member stands for the others).

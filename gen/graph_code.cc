@@ -12,12 +12,14 @@ int BitWidth(uint64_t v) {
 
 }  // namespace
 
-GraphCodec::GraphCodec(int num_insts, int num_tensors, int max_ops, bool allow_packed) {
+GraphCodec::GraphCodec(int num_insts, int num_tensors, int max_ops, bool allow_packed,
+                       int max_inputs) {
+  fields_ = max_inputs > 2 ? 3 : 2;
   tensor_bits_ = BitWidth(static_cast<uint64_t>(num_tensors));
-  bits_per_op_ = BitWidth(static_cast<uint64_t>(num_insts)) + 2 * tensor_bits_;
+  bits_per_op_ = BitWidth(static_cast<uint64_t>(num_insts)) + fields_ * tensor_bits_;
   max_ops_ = max_ops;
-  // The identity graphs' tensor lies below every operator field.
-  packed_ = allow_packed && max_ops * bits_per_op_ + tensor_bits_ <= 64;
+  // An identity graph's tensor lies in the lowest bits, under its zero first field.
+  packed_ = allow_packed && max_ops * bits_per_op_ <= 64 && tensor_bits_ < 64 - bits_per_op_;
 }
 
 Graph GraphCodec::Decode(uint64_t code, const std::vector<std::vector<uint8_t>>& arenas) const {
@@ -30,8 +32,9 @@ Graph GraphCodec::Decode(uint64_t code, const std::vector<std::vector<uint8_t>>&
       return g;
     }
     for (int k = 0; k < n; ++k) {
-      const uint8_t* op = c + 1 + 4 * k;
-      g.ops.push_back(GraphOp{static_cast<uint16_t>(op[0] | (op[1] << 8)), {op[2], op[3]}});
+      const uint8_t* op = c + 1 + 5 * k;
+      g.ops.push_back(
+          GraphOp{static_cast<uint16_t>(op[0] | (op[1] << 8)), {op[2], op[3], op[4]}});
     }
     return g;
   }
@@ -40,10 +43,13 @@ Graph GraphCodec::Decode(uint64_t code, const std::vector<std::vector<uint8_t>>&
   for (int k = 0; k < max_ops_; ++k) {
     uint64_t f = (code >> (64 - (k + 1) * bits_per_op_)) & field_mask;
     if (f == 0) break;
-    uint64_t b = f & tensor_mask;
-    g.ops.push_back(GraphOp{static_cast<uint16_t>((f >> (2 * tensor_bits_)) - 1),
-                            {static_cast<uint8_t>(((f >> tensor_bits_) & tensor_mask) - 1),
-                             b == 0 ? kNoTensor : static_cast<uint8_t>(b - 1)}});
+    GraphOp op;
+    for (int i = fields_ - 1; i >= 0; --i, f >>= tensor_bits_) {
+      const uint64_t t = f & tensor_mask;
+      op.in[i] = t == 0 ? kNoTensor : static_cast<uint8_t>(t - 1);
+    }
+    op.inst = static_cast<uint16_t>(f - 1);
+    g.ops.push_back(op);
   }
   if (g.ops.empty()) g.identity_of = static_cast<int>((code & tensor_mask) - 1);
   return g;
@@ -58,8 +64,7 @@ void AppendGraph(const Graph& g, std::vector<uint8_t>* arena) {
   for (const GraphOp& op : g.ops) {
     arena->push_back(static_cast<uint8_t>(op.inst & 0xff));
     arena->push_back(static_cast<uint8_t>(op.inst >> 8));
-    arena->push_back(op.in[0]);
-    arena->push_back(op.in[1]);
+    for (uint8_t t : op.in) arena->push_back(t);
   }
 }
 

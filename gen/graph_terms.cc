@@ -68,6 +68,7 @@ void OpTermKeys(const SearchSpace& s, const Graph& g, uint64_t* op_keys) {
     uint64_t k1 = op.in[1] != kNoTensor ? TermKey(s, op_keys, op.in[1]) : 0;
     if (s.ordered_operands[op.inst] && k1 < k0) std::swap(k0, k1);
     uint64_t key = HashCombine(HashCombine(s.op_keys[op.inst], k0), k1);
+    if (op.in[2] != kNoTensor) key = HashCombine(key, TermKey(s, op_keys, op.in[2]));
     for (int j = 0; j < s.num_outputs[op.inst]; ++j)
       op_keys[2 * k + j] = HashCombine(key, static_cast<uint64_t>(j));
   }

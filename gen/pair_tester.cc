@@ -144,7 +144,7 @@ bool BucketTester::Congruent(const Evaluated& x, int tx, const Evaluated& y, int
   if (ox.inst != oy.inst) return false;
   // Operands in the same positions only: equal operands swapped would rest on commutativity,
   // which is not a smaller candidate.
-  for (int i = 0; i < 2 && ox.in[i] != kNoTensor; ++i) {
+  for (int i = 0; i < ox.arity(); ++i) {
     const int a = ox.in[i], b = oy.in[i];
     if (!SameValues(x, a, y, b)) return false;
     // A computed operand equal to an initial tensor is a smaller rule only through an identity

@@ -34,33 +34,47 @@ void TypeCache::Grow(int num_insts, int capacity) {
             old[(static_cast<size_t>(i) * old_capacity + t0) * (old_capacity + 1) + (t1 + 1)];
 }
 
-TypeCache::Result TypeCache::Infer(const OpInstance& inst, int inst_id, int t0, int t1,
-                                   uint64_t* rejected) {
-  if (inst_id >= num_insts_ || std::max(t0, t1) >= capacity_) {
-    const int needed = std::max(t0, t1) + 1;
-    Grow(std::max(num_insts_, inst_id + 1),
-         needed > capacity_ ? std::max({2 * capacity_, needed, 16}) : capacity_);
-  }
-  const size_t slot = Slot(inst_id, t0, t1);
-  Result r;
-  if (!(table_[slot] & kKnown)) {
-    const specs::TensorType* in[2] = {&types_[t0], t1 >= 0 ? &types_[t1] : nullptr};
-    specs::TensorType out[specs::kMaxOpOutputs];
-    uint32_t ranks = inst.input_ranks;
-    bool rank_ok = !ranks || ((ranks >> in[0]->shape.rank) & 1);
-    if (t1 >= 0 && ranks) rank_ok = rank_ok && ((ranks >> in[1]->shape.rank) & 1);
-    uint32_t value = kKnown;
-    if (rank_ok && specs::InferTypes(inst.kind, inst.params, in, out).ok()) {
-      value |= kOk;
-      for (int j = 0; j < specs::GetOp(inst.kind).num_outputs; ++j) {
-        const int id = Intern(out[j]);
-        VERISUB_CHECK(id + 1 < (1 << 15));
-        value |= static_cast<uint32_t>(id + 1) << (15 * j);
-      }
+uint32_t TypeCache::Compute(const OpInstance& inst, int t0, int t1, int t2) {
+  const specs::TensorType* in[3] = {&types_[t0], t1 >= 0 ? &types_[t1] : nullptr,
+                                    t2 >= 0 ? &types_[t2] : nullptr};
+  specs::TensorType out[specs::kMaxOpOutputs];
+  const uint32_t ranks = inst.input_ranks;
+  bool rank_ok = true;
+  for (const specs::TensorType* t : in)
+    if (t && ranks) rank_ok = rank_ok && ((ranks >> t->shape.rank) & 1);
+  uint32_t value = kKnown;
+  if (rank_ok && specs::InferTypes(inst.kind, inst.params, in, out).ok()) {
+    value |= kOk;
+    for (int j = 0; j < specs::GetOp(inst.kind).num_outputs; ++j) {
+      const int id = Intern(out[j]);
+      VERISUB_CHECK(id + 1 < (1 << 15));
+      value |= static_cast<uint32_t>(id + 1) << (15 * j);
     }
-    table_[slot] = value;  // Intern adds types, the table grows only in a later Infer
   }
-  const uint32_t e = table_[slot];
+  return value;
+}
+
+TypeCache::Result TypeCache::Infer(const OpInstance& inst, int inst_id, int t0, int t1,
+                                   uint64_t* rejected, int t2) {
+  uint32_t e = 0;
+  if (t2 >= 0) {
+    const uint64_t key = (static_cast<uint64_t>(inst_id) << 48) |
+                         (static_cast<uint64_t>(t0) << 32) |
+                         (static_cast<uint64_t>(t1 + 1) << 16) | static_cast<uint64_t>(t2);
+    auto it = ternary_.find(key);
+    e = it != ternary_.end() ? it->second : (ternary_[key] = Compute(inst, t0, t1, t2));
+  } else {
+    if (inst_id >= num_insts_ || std::max(t0, t1) >= capacity_) {
+      const int needed = std::max(t0, t1) + 1;
+      Grow(std::max(num_insts_, inst_id + 1),
+           needed > capacity_ ? std::max({2 * capacity_, needed, 16}) : capacity_);
+    }
+    const size_t slot = Slot(inst_id, t0, t1);
+    // Compute interns types; the table grows only in a later Infer.
+    if (!(table_[slot] & kKnown)) table_[slot] = Compute(inst, t0, t1, -1);
+    e = table_[slot];
+  }
+  Result r;
   r.ok = (e & kOk) != 0;
   if (!r.ok) {
     ++*rejected;
@@ -92,7 +106,8 @@ uint64_t TypeCache::Accepting(const std::vector<OpInstance>& ops, int t0, int t1
   if (!mask_known_[slot]) {
     uint64_t mask = 0, ignored = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
-      if ((specs::GetOp(ops[i].kind).num_inputs == 1) != (t1 < 0)) continue;
+      const int arity = specs::GetOp(ops[i].kind).num_inputs;
+      if (arity > 2 || (arity == 1) != (t1 < 0)) continue;
       if (Infer(ops[i], static_cast<int>(i), t0, t1, &ignored).ok) mask |= uint64_t{1} << i;
     }
     masks_[slot] = mask;

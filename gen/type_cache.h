@@ -24,10 +24,11 @@ class TypeCache {
   const specs::TensorType& type(int id) const { return types_[id]; }
   uint64_t hash(int id) const { return hashes_[id]; }
 
-  // The output types of `inst` (index inst_id in GenConfig::ops) on inputs of types t0 and t1
-  // (-1: unary), or !ok when its input ranks or shape rule refuse them; every refusal, cached or
-  // not, is counted in *rejected.
-  Result Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected);
+  // The output types of `inst` (index inst_id in GenConfig::ops) on inputs of types t0, t1 and
+  // t2 (-1: fewer inputs), or !ok when its input ranks or shape rule refuse them; every refusal,
+  // cached or not, is counted in *rejected.
+  Result Infer(const OpInstance& inst, int inst_id, int t0, int t1, uint64_t* rejected,
+               int t2 = -1);
 
   // Bit i: ops[i] (at most 64) accepts inputs of types t0 and t1; unary operators are asked
   // with t1 = -1, binary ones with t1 >= 0. One lookup instead of one per operator.
@@ -40,12 +41,16 @@ class TypeCache {
     return (static_cast<size_t>(inst_id) * capacity_ + t0) * (capacity_ + 1) + (t1 + 1);
   }
   void Grow(int num_insts, int capacity);
+  // The cache entry's value: kKnown | kOk | output type ids.
+  uint32_t Compute(const OpInstance& inst, int t0, int t1, int t2);
 
   std::vector<specs::TensorType> types_;
   std::vector<uint64_t> hashes_;
   std::unordered_multimap<uint64_t, int> by_hash_;
   std::vector<uint32_t> table_;
   int num_insts_ = 0, capacity_ = 0;
+  // Operators of three inputs, by (instance, t0, t1, t2): few, so hashed instead of dense.
+  std::unordered_map<uint64_t, uint32_t> ternary_;
   // Accepting(): masks over (t0, t1 + 1), computed once each.
   std::vector<uint64_t> masks_;
   std::vector<bool> mask_known_;

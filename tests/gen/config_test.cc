@@ -146,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "bad.cfg:1:", "consumers: unknown operator 'foo'"},
         BadConfig{"ConsumerArg", "input x [2,4] consumers=relu.1\n",
                   "bad.cfg:1:", "outside [0, 0]"},
-        BadConfig{"TooManyInputs", "input x [2,4]\nop batchnorm\n", "bad.cfg:2:", "up to 2"},
+        BadConfig{"TooManyInputs", "input x [2,4]\nop batchnorm\n", "bad.cfg:2:", "up to 3"},
         BadConfig{"NoOps", "input x [2,4]\n", "bad.cfg:", "no 'op' lines"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) { return std::string(info.param.name); });
 

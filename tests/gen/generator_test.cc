@@ -227,6 +227,34 @@ TEST(GeneratorTest, ConvReluFusionAppears) {
   EXPECT_FALSE(HasRule(texts, "(relu ?a)", "?a"));
 }
 
+// Operators of three inputs are enumerated: a convolution with its bias (and activation) is
+// the unfused chain, a layer normalization's scale and shift read as the affine after it.
+constexpr const char* kThreeInputs = R"(
+max_ops 3
+input a [1,2,3,3]
+input w [2,2,1,1] consumers=conv2d.1,conv2d_bias.1
+input b [2] consumers=bias_add.1,conv2d_bias.2
+op conv2d stride_h=1 stride_w=1 padding=valid activation=none group=1
+op conv2d_bias stride_h=1 stride_w=1 padding=valid activation=none,relu group=1
+op bias_add axis=1
+op relu
+)";
+
+TEST(GeneratorTest, OperatorsOfThreeInputsAreEnumerated) {
+  GenResult one = Generate(kThreeInputs, 1);
+  GenResult two = Generate(kThreeInputs, 2);
+  const std::string conv = "conv2d[stride_h=1,stride_w=1,padding=valid,activation=none,group=1]";
+  const std::string with_bias = "conv2d_bias[stride_h=1,stride_w=1,padding=valid,activation=";
+  EXPECT_TRUE(HasRule(one.rules, "(" + with_bias + "none,group=1] ?a ?b ?c)",
+                      "(bias_add[axis=1] (" + conv + " ?a ?b) ?c)"));
+  EXPECT_TRUE(HasRule(one.rules, "(" + with_bias + "relu,group=1] ?a ?b ?c)",
+                      "(relu (bias_add[axis=1] (" + conv + " ?a ?b) ?c))"));
+  EXPECT_TRUE(HasRule(one.rules, "(" + with_bias + "relu,group=1] ?a ?b ?c)",
+                      "(relu (" + with_bias + "none,group=1] ?a ?b ?c))"));
+  EXPECT_EQ(CandidatesText(one.rules), CandidatesText(two.rules));
+  EXPECT_EQ(one.report.enumeration.graphs, two.report.enumeration.graphs);
+}
+
 // Every candidate holds on fresh random inputs, and reads back from its text.
 void ExpectAllHoldInDouble(const std::string& text) {
   auto config = ParseConfig(text, "test.cfg");

@@ -12,12 +12,13 @@ bool SameGraph(const Graph& a, const Graph& b) {
   if (a.identity_of != b.identity_of || a.ops.size() != b.ops.size()) return false;
   for (size_t k = 0; k < a.ops.size(); ++k)
     if (a.ops[k].inst != b.ops[k].inst || a.ops[k].in[0] != b.ops[k].in[0] ||
-        a.ops[k].in[1] != b.ops[k].in[1])
+        a.ops[k].in[1] != b.ops[k].in[1] || a.ops[k].in[2] != b.ops[k].in[2])
       return false;
   return true;
 }
 
-Graph RandomGraph(std::mt19937_64* rng, int num_insts, int num_initial, int max_ops) {
+Graph RandomGraph(std::mt19937_64* rng, int num_insts, int num_initial, int max_ops,
+                  bool ternary = false) {
   Graph g;
   int n = static_cast<int>((*rng)() % (max_ops + 1));
   if (n == 0) {
@@ -30,6 +31,8 @@ Graph RandomGraph(std::mt19937_64* rng, int num_insts, int num_initial, int max_
     op.inst = static_cast<uint16_t>((*rng)() % num_insts);
     op.in[0] = static_cast<uint8_t>((*rng)() % tensors);
     op.in[1] = (*rng)() % 2 ? kNoTensor : static_cast<uint8_t>((*rng)() % tensors);
+    if (ternary && op.in[1] != kNoTensor && (*rng)() % 2)
+      op.in[2] = static_cast<uint8_t>((*rng)() % tensors);
     g.ops.push_back(op);
   }
   return g;
@@ -51,6 +54,27 @@ TEST(GraphCodeTest, PackedCodesRoundTrip) {
     Graph g = RandomGraph(&rng, 17, 19, 3);
     EXPECT_TRUE(SameGraph(codec.Decode(Pack(codec, g), {}), g)) << i;
   }
+}
+
+TEST(GraphCodeTest, ThreeInputCodesRoundTrip) {
+  // The shipped space with conv2d_bias: 33 instances, 21 initial tensors, 3 operators: 63 bits,
+  // the identity graphs' tensor under their zero first field.
+  GraphCodec codec(33, 21 + 6, 3, true, 3);
+  ASSERT_TRUE(codec.packed());
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 10000; ++i) {
+    Graph g = RandomGraph(&rng, 33, 21, 3, true);
+    EXPECT_TRUE(SameGraph(codec.Decode(Pack(codec, g), {}), g)) << i;
+  }
+  GraphCodec arena(33, 27, 3, false, 3);
+  std::vector<std::vector<uint8_t>> arenas(1);
+  std::vector<std::pair<uint64_t, Graph>> coded;
+  for (int i = 0; i < 1000; ++i) {
+    Graph g = RandomGraph(&rng, 33, 21, 3, true);
+    coded.emplace_back(arenas[0].size(), g);
+    AppendGraph(g, &arenas[0]);
+  }
+  for (const auto& [code, g] : coded) EXPECT_TRUE(SameGraph(arena.Decode(code, arenas), g));
 }
 
 TEST(GraphCodeTest, APrefixCodeIsSmallerThanItsExtensions) {
