@@ -251,10 +251,11 @@ class Parser {
       c_->all_pairs = t[1] == "all";
       return Status::Ok();
     }
-    if (key == "input" || key == "constant") {
+    if (key == "input" || key == "constant" || key == "fold") {
       std::vector<std::string> rest = t;
       auto consumers = TakeConsumers(&rest);
       if (!consumers.ok()) return consumers.status();
+      if (key == "fold") return Fold(rest, *consumers);
       return key == "input" ? Input(rest, *consumers) : Op(rest, true, *consumers);
     }
     if (key == "op") return Op(t, false, {});
@@ -271,10 +272,39 @@ class Parser {
         "unknown keyword '" + key +
         "' (expected max_ops, threads, seed, double_tests, tolerance, "
         "max_graphs, break_commutative, identity_graphs, pairs, drop_composite_pairs, "
-        "index_level_proofs, input, constant, op, candidate)");
+        "index_level_proofs, input, constant, fold, op, candidate)");
   }
 
  private:
+  // fold OPERATOR INPUT... [param=values...] [consumers=...]: the operator on named inputs.
+  Status Fold(const std::vector<std::string>& t, const std::vector<Consumer>& consumers) {
+    const char* usage = "expected 'fold OPERATOR INPUT... [param=values...] [consumers=...]'";
+    if (t.size() < 2) return InvalidArgument(usage);
+    const specs::OpSpec* op = specs::FindOp(t[1]);
+    if (!op) return InvalidArgument("unknown operator '" + t[1] + "'");
+    if (op->is_constant || op->num_outputs != 1)
+      return InvalidArgument("fold: '" + op->name + "' " +
+                             (op->is_constant ? "is a constant; use 'constant'"
+                                              : "has more than one output"));
+    const size_t first_param = 2 + static_cast<size_t>(op->num_inputs);
+    if (t.size() < first_param)
+      return InvalidArgument("fold '" + op->name + "': " + std::to_string(op->num_inputs) +
+                             " inputs expected; " + usage);
+    std::vector<int> sources;
+    for (size_t i = 2; i < first_param; ++i) {
+      auto it = input_index_.find(t[i]);
+      if (it == input_index_.end())
+        return InvalidArgument("fold '" + op->name + "': unknown input '" + t[i] +
+                               "' (declare inputs before folds)");
+      sources.push_back(it->second);
+    }
+    auto choices = ParseParamChoices(*op, {t.begin() + first_param, t.end()}, nullptr);
+    if (!choices.ok()) return choices.status();
+    for (const specs::Params& p : *choices)
+      c_->constants.push_back({OpInstance{op->kind, p, 0}, sources[0], sources, consumers, true});
+    return Status::Ok();
+  }
+
   Status Input(const std::vector<std::string>& t, const std::vector<Consumer>& consumers) {
     if (t.size() != 3 && t.size() != 4)
       return InvalidArgument("expected 'input NAME SHAPE [GROUP] [consumers=OP[.ARG],...]'");
@@ -340,7 +370,7 @@ class Parser {
     for (const specs::Params& p : *choices) {
       OpInstance inst{op->kind, p, input_ranks};
       if (constant)
-        c_->constants.push_back({inst, source, consumers});
+        c_->constants.push_back({inst, source, {source}, consumers, false});
       else
         c_->ops.push_back(inst);
     }
@@ -375,14 +405,16 @@ StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source
   auto whole = [&](const std::string& m) { return InvalidArgument(source_name + ": " + m); };
   if (c.inputs.empty()) return whole("no 'input' lines: the generator needs graph inputs");
   if (c.ops.empty()) return whole("no 'op' lines: the generator needs operators");
-  for (const ConstantDecl& k : c.constants) {
-    const InputDecl& src = c.inputs[k.source];
-    for (const InputDecl& o : c.inputs)
-      if (o.group == src.group && o.name != src.name)
-        return whole("constant '" + specs::GetOp(k.op.kind).name + " " + src.name + "': '" +
-                     src.name + "' is interchangeable with '" + o.name + "' (group '" + src.group +
-                     "'), but the constant is not; give it an input of its own");
-  }
+  for (const ConstantDecl& k : c.constants)
+    for (int source : k.sources) {
+      const InputDecl& src = c.inputs[source];
+      for (const InputDecl& o : c.inputs)
+        if (o.group == src.group && o.name != src.name)
+          return whole((k.folded ? "fold '" : "constant '") + specs::GetOp(k.op.kind).name +
+                       " " + src.name + "': '" + src.name + "' is interchangeable with '" +
+                       o.name + "' (group '" + src.group +
+                       "'), but the constant is not; give it an input of its own");
+    }
   size_t tensors =
       c.inputs.size() + c.constants.size() + static_cast<size_t>(c.max_ops) * specs::kMaxOpOutputs;
   if (tensors > 255)
@@ -402,13 +434,15 @@ StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source
   c.ops = std::move(unique_ops);
   std::stable_sort(c.constants.begin(), c.constants.end(),
                    [](const ConstantDecl& a, const ConstantDecl& b) {
-                     return a.source != b.source ? a.source < b.source : a.op < b.op;
+                     if (a.folded != b.folded) return b.folded;  // folds after constants
+                     return a.sources != b.sources ? a.sources < b.sources : a.op < b.op;
                    });
   std::sort(c.candidates.begin(), c.candidates.end());
   c.candidates.erase(std::unique(c.candidates.begin(), c.candidates.end()), c.candidates.end());
   c.constants.erase(std::unique(c.constants.begin(), c.constants.end(),
                                 [](const ConstantDecl& a, const ConstantDecl& b) {
-                                  return a.source == b.source && a.op == b.op;
+                                  return a.sources == b.sources && a.op == b.op &&
+                                         a.folded == b.folded;
                                 }),
                     c.constants.end());
   return c;
@@ -446,9 +480,11 @@ std::string FormatConfig(const GenConfig& c) {
       s += " " + d.name + "=" + specs::FormatParamValue(d, inst.params);
     return s;
   };
-  for (const ConstantDecl& k : c.constants)
-    o << "constant " << specs::GetOp(k.op.kind).name << " " << c.inputs[k.source].name
-      << params(k.op) << consumers(k.consumers) << "\n";
+  for (const ConstantDecl& k : c.constants) {
+    o << (k.folded ? "fold " : "constant ") << specs::GetOp(k.op.kind).name;
+    for (int source : k.sources) o << " " << c.inputs[source].name;
+    o << params(k.op) << consumers(k.consumers) << "\n";
+  }
   for (const OpInstance& inst : c.ops) {
     o << "op " << specs::GetOp(inst.kind).name << params(inst);
     std::string ranks;

@@ -43,12 +43,17 @@ struct OpInstance {
   }
 };
 
-// A constant tensor (an is_constant operator applied to a graph input that supplies its shape).
-// Constants are free initial tensors: they do not count towards max_ops.
+// A constant tensor: an is_constant operator applied to a graph input that supplies its shape
+// (`constant` lines), or an operator applied to weights only (`fold` lines: two kernels or two
+// biases concatenated, which an engine computes once at load). Constants are free initial
+// tensors: they do not count towards max_ops, so a rule may merge two convolutions with their
+// kernels and biases concatenated within the operator budget of the unmerged pair.
 struct ConstantDecl {
   OpInstance op;
-  int source = 0;                   // index into GenConfig::inputs
+  int source = 0;                   // index into GenConfig::inputs: sources[0]
+  std::vector<int> sources;         // one per operand (a `constant` line: its shape source)
   std::vector<Consumer> consumers;  // as for inputs
+  bool folded = false;              // a `fold` line
 };
 
 struct GenConfig {

@@ -41,7 +41,7 @@ ruledb::PatternGraph ToPattern(const SearchSpace& s, const Graph& g,
       ruledb::PatternNode n;
       n.op = t.constant.kind;
       n.params = t.constant.params;
-      n.inputs = {{ValueRef::kInput, t.input}};
+      for (int source : t.sources) n.inputs.push_back({ValueRef::kInput, source});
       constant_node[id] = static_cast<int>(p.nodes.size());
       p.nodes.push_back(std::move(n));
     }

@@ -103,15 +103,22 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
   for (const ConstantDecl& c : config.constants) {
     const InitialTensor& src = s.initial[c.source];
     InitialTensor t;
-    t.name = specs::GetOp(c.op.kind).name + "(" + src.name + ")";
+    t.name = specs::GetOp(c.op.kind).name + "(";
+    for (size_t i = 0; i < c.sources.size(); ++i)
+      t.name += (i ? ", " : "") + s.initial[c.sources[i]].name;
+    t.name += ")";
     t.is_input = false;
     t.input = c.source;
+    t.sources = c.sources;
     t.constant = c.op;
     t.group = src.group;
     t.member = src.member;
-    t.key = HashCombine(OpKey(c.op), src.key);
+    // As an operator's key on its operands (enumerator.cc): a fold is that operator's term.
+    t.key = OpKey(c.op);
+    for (int source : c.sources) t.key = HashCombine(t.key, s.initial[source].key);
     t.allowed_args = AllowedArgs(config, c.consumers);
-    const specs::Tensor<uint32_t>* min[1] = {&s.modint[c.source]};
+    const specs::Tensor<uint32_t>* min[specs::kMaxOpInputs];
+    for (size_t i = 0; i < c.sources.size(); ++i) min[i] = &s.modint[c.sources[i]];
     specs::Tensor<uint32_t> mout[specs::kMaxOpOutputs];
     Status st = specs::Evaluate(mi, c.op.kind, c.op.params, min, mout);
     if (!st.ok())
@@ -119,7 +126,8 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     t.type = mout[0].type;
     s.modint.push_back(std::move(mout[0]));
     for (int k = 0; k < num_tests; ++k) {
-      const specs::Tensor<double>* din[1] = {&s.doubles[k][c.source]};
+      const specs::Tensor<double>* din[specs::kMaxOpInputs];
+      for (size_t i = 0; i < c.sources.size(); ++i) din[i] = &s.doubles[k][c.sources[i]];
       specs::Tensor<double> dout[specs::kMaxOpOutputs];
       VERISUB_CHECK(specs::Evaluate(db, c.op.kind, c.op.params, din, dout).ok());
       s.doubles[k].push_back(std::move(dout[0]));

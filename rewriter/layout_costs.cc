@@ -114,22 +114,31 @@ std::optional<double> ChannelPartsFactor(const Graph& g, const Node& n, Layout l
 
 }  // namespace
 
-bool SliceIsAView(const Graph& g, const Node& n, std::span<const Layout> inputs,
-                  std::span<const Layout> outputs) {
-  if (n.op != OpKind::kSlice || n.inputs.size() != 1 || n.outputs.size() != 1 ||
-      inputs.size() != 1 || outputs.size() != 1 || inputs[0] != outputs[0])
+bool SubTensorIsAView(const Graph& g, const Node& n, std::span<const Layout> inputs,
+                      std::span<const Layout> outputs) {
+  if (!n.op || (*n.op != OpKind::kSlice && *n.op != OpKind::kSplit) || n.inputs.size() != 1 ||
+      outputs.size() != n.outputs.size() || inputs.size() != 1)
     return false;
-  const Layout l = outputs[0];
-  for (int o : g.outputs())
-    if (o == n.outputs[0]) return false;
+  const Layout l = inputs[0];
   const Value& x = g.value(n.inputs[0]);
-  const Value& y = g.value(n.outputs[0]);
-  if (!x.StaticShape() || !y.StaticShape()) return false;
-  std::vector<int64_t> offsets(x.dims.size(), 0);
-  const int64_t axis = n.params[specs::ops::kSliceAxis];
-  if (axis < 0 || axis >= static_cast<int64_t>(offsets.size())) return false;
-  offsets[axis] = n.params[specs::ops::kSliceStart];
-  return specs::ContiguousPieceOffset(x.dims, y.dims, offsets, l).has_value();
+  if (!x.StaticShape()) return false;
+  const bool slice = *n.op == OpKind::kSlice;
+  const int64_t axis = n.params[slice ? specs::ops::kSliceAxis : specs::ops::kSplitAxis];
+  if (axis < 0 || axis >= static_cast<int64_t>(x.dims.size())) return false;
+  // A split's pieces follow each other along the axis; a slice's starts where it says.
+  int64_t start = slice ? n.params[specs::ops::kSliceStart] : 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    if (outputs[k] != l) return false;
+    for (int o : g.outputs())
+      if (o == n.outputs[k]) return false;
+    const Value& y = g.value(n.outputs[k]);
+    if (!y.StaticShape() || y.dims.size() != x.dims.size()) return false;
+    std::vector<int64_t> offsets(x.dims.size(), 0);
+    offsets[axis] = start;
+    if (!specs::ContiguousPieceOffset(x.dims, y.dims, offsets, l)) return false;
+    start += y.dims[axis];
+  }
+  return true;
 }
 
 bool IsSpatialMean(const Graph& g, const Node& n) {
@@ -167,7 +176,7 @@ std::optional<double> AnalyticLayoutCosts::KernelCostUs(const Graph& g, const No
   }
   // A slice that is a contiguous piece of its input (a channel split of one image, plain or on
   // whole blocks) is a view.
-  if (SliceIsAView(g, n, inputs, outputs)) return 0.0;
+  if (SubTensorIsAView(g, n, inputs, outputs)) return 0.0;
   if (plain) return scaled(1);
   if (!n.op) return std::nullopt;  // opaque: plain only
   const OpKind op = *n.op;

@@ -45,12 +45,13 @@ inline constexpr int64_t kFirstLayerMaxChannels = 4;
 // pooling, which reads its input in any image layout whose channel blocks divide C.
 bool IsSpatialMean(const runtime::Graph& g, const runtime::Node& n);
 
-// Whether node `n` is a slice whose output, stored in the one layout of `inputs` and `outputs`,
-// is a contiguous piece of the input's buffer (specs::ContiguousPieceOffset), which the oneDNN
-// backend runs as a view: a channel split of one image, plain or on whole blocks. Not for a graph
-// output (copied).
-bool SliceIsAView(const runtime::Graph& g, const runtime::Node& n,
-                  std::span<const specs::Layout> inputs, std::span<const specs::Layout> outputs);
+// Whether node `n` is a slice or a split whose outputs, stored in the layout of its input, are
+// contiguous pieces of the input's buffer (specs::ContiguousPieceOffset), which the oneDNN
+// backend runs as views (data.cc, SubTensorInPlace): a channel split of one image, plain or on
+// whole blocks (ShuffleNet's halves, the outputs of convolutions merged along output channels).
+// Not for a graph output (copied).
+bool SubTensorIsAView(const runtime::Graph& g, const runtime::Node& n,
+                      std::span<const specs::Layout> inputs, std::span<const specs::Layout> outputs);
 
 class AnalyticLayoutCosts : public LayoutCostSource {
  public:

@@ -84,8 +84,8 @@ std::optional<double> MeasuredLayoutCosts::KernelCostUs(
         ConcatRunsInPlace(g, plan.groups[gi], inputs, outputs))
       return 0.0;
   }
-  // A slice that is a contiguous piece of its input in their common layout: a view.
-  if (SliceIsAView(g, node, inputs, outputs)) return 0.0;
+  // A slice or split whose pieces are contiguous in their input's layout: views.
+  if (SubTensorIsAView(g, node, inputs, outputs)) return 0.0;
   const std::string key = NodeQuery(g, node).Key();
   // ONNX pools the spec has no operator for (ceil mode, count_include_pad): oneDNN runs them in
   // any image layout like the spec pools, so they get the same choices, measured; the key

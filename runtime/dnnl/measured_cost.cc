@@ -10,6 +10,9 @@
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/prepared_model.h"
 #include "runtime/spec_graph_builder.h"
+#include "specs/layout.h"
+#include "specs/ops/slice.h"
+#include "specs/ops/split.h"
 #include "specs/registry.h"
 
 namespace verisub::runtime {
@@ -65,6 +68,31 @@ int TimedRuns(const MeasureOptions& o, double first_seconds) {
   return static_cast<int>(std::clamp(o.target_seconds / first_seconds,
                                      static_cast<double>(o.min_runs),
                                      static_cast<double>(o.max_runs)));
+}
+
+// A split or slice whose every output is a contiguous piece of its input stored plain (a channel
+// split of one image: the outputs of convolutions merged along output channels, ShuffleNet's
+// halves) runs as views of the input's buffer inside a model (data.cc, SubTensorInPlace), though
+// timed alone, its outputs being graph outputs, it would be a copy. The layout DP prices the
+// pieces per layout (rewriter/layout_costs.h, SubTensorIsAView).
+bool PiecesAreViews(const OpCostQuery& q) {
+  if ((q.op != specs::OpKind::kSplit && q.op != specs::OpKind::kSlice) || q.inputs.size() != 1)
+    return false;
+  const bool slice = q.op == specs::OpKind::kSlice;
+  const int64_t axis = q.params[slice ? specs::ops::kSliceAxis : specs::ops::kSplitAxis];
+  const specs::Shape& x = q.inputs[0];
+  if (axis < 0 || axis >= x.rank) return false;
+  const std::vector<int64_t> xd = x.ToVector();
+  int64_t start = slice ? q.params[specs::ops::kSliceStart] : 0;
+  for (const specs::Shape& y : q.outputs) {
+    if (y.rank != x.rank) return false;
+    std::vector<int64_t> offsets(x.rank, 0);
+    offsets[axis] = start;
+    if (!specs::ContiguousPieceOffset(xd, y.ToVector(), offsets, specs::Layout::kPlain))
+      return false;
+    start += y.dims[axis];
+  }
+  return true;
 }
 
 }  // namespace
@@ -313,7 +341,7 @@ StatusOr<double> MeasuredCpuCostModel::ReorderUs(const std::vector<int64_t>& dim
 StatusOr<double> MeasuredCpuCostModel::OpTimeUs(const OpCostQuery& q) const {
   if (!q.is_opaque()) {
     const specs::OpSpec& spec = specs::GetOp(q.op);
-    if (spec.is_constant || spec.free_at_inference) return 0.0;
+    if (spec.is_constant || spec.free_at_inference || PiecesAreViews(q)) return 0.0;
   }
   auto estimate = estimate_.OpTimeUs(q);
   if (!estimate.ok()) return estimate.status();

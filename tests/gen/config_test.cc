@@ -73,6 +73,30 @@ TEST(ConfigTest, FormatRoundTrips) {
   EXPECT_EQ(FormatConfig(*again), text);
 }
 
+TEST(ConfigTest, FoldLinesNameTheirOperandsAndRoundTrip) {
+  const char* text =
+      "input a [1,2,3,3]\ninput k0 [2,2,1,1]\ninput k1 [2,2,1,1]\n"
+      "fold concat k0 k1 axis=0 consumers=conv2d_bias.1\n"
+      "constant const_ones a\nop relu\n";
+  auto c = ParseConfig(text, "fold.cfg");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->constants.size(), 2u);
+  // Constants first, then folds.
+  EXPECT_FALSE(c->constants[0].folded);
+  const ConstantDecl& f = c->constants[1];
+  EXPECT_TRUE(f.folded);
+  EXPECT_EQ(f.op.kind, specs::OpKind::kConcat);
+  EXPECT_EQ(f.sources, (std::vector<int>{1, 2}));
+  ASSERT_EQ(f.consumers.size(), 1u);
+  EXPECT_EQ(f.consumers[0].arg, 1);
+  std::string formatted = FormatConfig(*c);
+  EXPECT_NE(formatted.find("fold concat k0 k1 axis=0 consumers=conv2d_bias.1"), std::string::npos)
+      << formatted;
+  auto again = ParseConfig(formatted, "formatted.cfg");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(FormatConfig(*again), formatted);
+}
+
 TEST(ConfigTest, ShippedConfigsLoad) {
   for (const char* path :
        {"data/gen/taso.cfg", "data/gen/taso_full.cfg", "data/gen/taso_n4_reduced.cfg",
@@ -146,6 +170,14 @@ INSTANTIATE_TEST_SUITE_P(
                   "bad.cfg:1:", "consumers: unknown operator 'foo'"},
         BadConfig{"ConsumerArg", "input x [2,4] consumers=relu.1\n",
                   "bad.cfg:1:", "outside [0, 0]"},
+        BadConfig{"FoldUnknownInput", "input x [2,4]\nfold concat x y axis=0\n",
+                  "bad.cfg:2:", "unknown input 'y'"},
+        BadConfig{"FoldTooFewInputs", "input x [2,4]\nfold concat x\n",
+                  "bad.cfg:2:", "2 inputs expected"},
+        BadConfig{"FoldOfAConstant", "input x [2,4]\nfold const_ones x\n",
+                  "bad.cfg:2:", "is a constant"},
+        BadConfig{"FoldOfTwoOutputs", "input x [2,4]\nfold split x axis=0\n",
+                  "bad.cfg:2:", "more than one output"},
         BadConfig{"TooManyInputs", "input x [2,4]\nop batchnorm\n", "bad.cfg:2:", "up to 3"},
         BadConfig{"NoOps", "input x [2,4]\n", "bad.cfg:", "no 'op' lines"}),
     [](const ::testing::TestParamInfo<BadConfig>& info) { return std::string(info.param.name); });

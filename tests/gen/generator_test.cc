@@ -255,6 +255,31 @@ TEST(GeneratorTest, OperatorsOfThreeInputsAreEnumerated) {
   EXPECT_EQ(one.report.enumeration.graphs, two.report.enumeration.graphs);
 }
 
+// Folds: kernels and biases concatenated at load are free, so two biased convolutions of one
+// input (2 operators) equal one on the concatenated weights and a split (2): the merge of
+// Inception's parallel branches, found and proved within two operators.
+constexpr const char* kFoldedMerge = R"(
+max_ops 2
+input a [1,2,3,3]
+input k0 [2,2,1,1] consumers=conv2d_bias.1
+input k1 [2,2,1,1] consumers=conv2d_bias.1
+input b0 [2] consumers=conv2d_bias.2
+input b1 [2] consumers=conv2d_bias.2
+fold concat k0 k1 axis=0 consumers=conv2d_bias.1
+fold concat b0 b1 axis=0 consumers=conv2d_bias.2
+op conv2d_bias stride_h=1 stride_w=1 padding=valid activation=relu group=1
+op split axis=1
+)";
+
+TEST(GeneratorTest, FoldedWeightsMergeBiasedConvolutions) {
+  GenResult r = Generate(kFoldedMerge, 2);
+  const std::string conv = "conv2d_bias[stride_h=1,stride_w=1,padding=valid,activation=relu,group=1]";
+  const std::string merged = "(" + conv + " ?a (concat[axis=0] ?b ?d) (concat[axis=0] ?c ?e))";
+  EXPECT_TRUE(HasRule(r.rules, "(" + conv + " ?a ?b ?c) ; (" + conv + " ?a ?d ?e)",
+                      "(split.0[axis=1] " + merged + ") ; (split.1[axis=1] " + merged + ")"))
+      << CandidatesText(r.rules);
+}
+
 // Every candidate holds on fresh random inputs, and reads back from its text.
 void ExpectAllHoldInDouble(const std::string& text) {
   auto config = ParseConfig(text, "test.cfg");

@@ -158,6 +158,32 @@ TEST_F(LayoutCostsTest, ChannelSliceIsBlockedOnlyOnWholeBlocks) {
   EXPECT_GT(Cost(g, 0, {P}, {P}).value_or(0), 0.0);  // a graph output: copied
 }
 
+// A split's pieces follow each other: views where each is contiguous in the common layout (the
+// outputs of convolutions merged along output channels, 32 + 16 channels of one image), a copy
+// where a piece is not whole blocks or the pieces are graph outputs.
+TEST_F(LayoutCostsTest, ChannelSplitPiecesAreViews) {
+  GraphBuilder v;
+  int c = v.Op("concat[axis=1]", {v.Op("relu", {v.Input("a", {1, 32, 8, 8})}),
+                                  v.Op("relu", {v.Input("b", {1, 8, 8, 8})})});
+  std::vector<int> pieces = v.Ops("split[axis=1]", {c});
+  ASSERT_EQ(pieces.size(), 2u);
+  for (int p : pieces) v.Output(v.Op("relu", {p}));
+  runtime::Graph g = v.Finish();
+  const int split = 3;
+  ASSERT_EQ(*g.node(split).op, specs::OpKind::kSplit);
+  const Layout P = Layout::kPlain, B8 = Layout::kNCHW8c, B16 = Layout::kNCHW16c;
+  EXPECT_EQ(Cost(g, split, {P}, {P, P}), 0.0);
+  EXPECT_EQ(Cost(g, split, {B8}, {B8, B8}), 0.0);
+  EXPECT_NE(Cost(g, split, {B16}, {B16, B16}).value_or(1), 0.0);  // 8 channels: half a block
+  EXPECT_NE(Cost(g, split, {P}, {B8, B8}).value_or(1), 0.0);
+  GraphBuilder o;
+  int d = o.Op("concat[axis=1]", {o.Op("relu", {o.Input("a", {1, 32, 8, 8})}),
+                                  o.Op("relu", {o.Input("b", {1, 8, 8, 8})})});
+  for (int p : o.Ops("split[axis=1]", {d})) o.Output(p);
+  runtime::Graph go = o.Finish();
+  EXPECT_GT(Cost(go, split, {P}, {P, P}).value_or(0), 0.0);  // graph outputs: copied
+}
+
 // A mean over the spatial axes runs as a global pooling in its input's layout (channel blocks
 // that divide C), writing a plain output; a mean over other axes reads plain only.
 TEST_F(LayoutCostsTest, SpatialMeanReadsAnyImageLayoutAndWritesPlain) {

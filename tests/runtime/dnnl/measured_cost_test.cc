@@ -93,6 +93,32 @@ TEST(MeasuredCostTest, NodesFusedIntoAConvolutionAreAbsorbed) {
   EXPECT_EQ(model.AbsorbedNodes(*g), (std::vector<char>{0, 1, 1, 0}));
 }
 
+// A channel split of one image runs as views of its input inside a model (the outputs of
+// convolutions merged along output channels): free, where timed alone it would be a copy. Not
+// for two images (each piece strided) nor along rows that do not cut the buffer in pieces.
+TEST(MeasuredCostTest, ContiguousSplitsAndSlicesAreFree) {
+  MeasureOptions error;
+  error.missing = MissingCost::kError;  // a free instance is not looked up at all
+  MeasuredCpuCostModel strict(error, CostTable(ThisMachine(1)));
+  auto split = [](int64_t n, int64_t c0, int64_t c1) {
+    OpCostQuery q;
+    q.op = specs::OpKind::kSplit;
+    q.params = specs::GetOp(q.op).DefaultParams();
+    q.params[0] = 1;  // axis
+    q.inputs = {specs::Shape({n, c0 + c1, 8, 8})};
+    q.outputs = {specs::Shape({n, c0, 8, 8}), specs::Shape({n, c1, 8, 8})};
+    return q;
+  };
+  auto one = strict.OpTimeUs(split(1, 64, 96));
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(*one, 0.0);
+  EXPECT_FALSE(strict.OpTimeUs(split(2, 64, 96)).ok());  // not free: asked of the (empty) table
+  MeasuredCpuCostModel model({}, CostTable(ThisMachine(1)));
+  auto two = model.OpTimeUs(split(2, 64, 96));
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_GT(*two, 0.0);
+}
+
 TEST(MeasuredCostTest, MachineHeaderNamesTheEngine) {
   CostTableHeader h = ThisMachine(2);
   EXPECT_EQ(h.engine, "onednn");
