@@ -283,9 +283,9 @@ class Parser {
     const specs::OpSpec* op = specs::FindOp(t[1]);
     if (!op) return InvalidArgument("unknown operator '" + t[1] + "'");
     if (op->is_constant || op->num_outputs != 1)
-      return InvalidArgument("fold: '" + op->name + "' " +
-                             (op->is_constant ? "is a constant; use 'constant'"
-                                              : "has more than one output"));
+      return InvalidArgument(
+          "fold: '" + op->name + "' " +
+          (op->is_constant ? "is a constant; use 'constant'" : "has more than one output"));
     const size_t first_param = 2 + static_cast<size_t>(op->num_inputs);
     if (t.size() < first_param)
       return InvalidArgument("fold '" + op->name + "': " + std::to_string(op->num_inputs) +
@@ -410,9 +410,9 @@ StatusOr<GenConfig> ParseConfig(std::string_view text, const std::string& source
       const InputDecl& src = c.inputs[source];
       for (const InputDecl& o : c.inputs)
         if (o.group == src.group && o.name != src.name)
-          return whole((k.folded ? "fold '" : "constant '") + specs::GetOp(k.op.kind).name +
-                       " " + src.name + "': '" + src.name + "' is interchangeable with '" +
-                       o.name + "' (group '" + src.group +
+          return whole((k.folded ? "fold '" : "constant '") + specs::GetOp(k.op.kind).name + " " +
+                       src.name + "': '" + src.name + "' is interchangeable with '" + o.name +
+                       "' (group '" + src.group +
                        "'), but the constant is not; give it an input of its own");
     }
   size_t tensors =

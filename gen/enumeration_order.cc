@@ -41,9 +41,9 @@ EnumerationOrder::Key EnumerationOrder::KeyOf(const Graph& g) {
   for (size_t k = 0; k < g.ops.size(); ++k) {
     const GraphOp& op = g.ops[k];
     const bool binary = op.in[1] != kNoTensor, ternary = op.in[2] != kNoTensor;
-    const auto& r = types_.Infer(s_.config->ops[op.inst], op.inst, type_of(op.in[0]),
-                                 binary ? type_of(op.in[1]) : -1, &rejected_,
-                                 ternary ? type_of(op.in[2]) : -1);
+    const auto& r =
+        types_.Infer(s_.config->ops[op.inst], op.inst, type_of(op.in[0]),
+                     binary ? type_of(op.in[1]) : -1, &rejected_, ternary ? type_of(op.in[2]) : -1);
     VERISUB_CHECK(r.ok);
     for (int j = 0; j < specs::kMaxOpOutputs; ++j) out_type[2 * k + j] = r.out[j];
     uint64_t k0 = static_cast<uint64_t>(first_of_type(op.in[0])), t0 = op.in[0];

@@ -174,8 +174,9 @@ class Worker {
     const size_t n = type_ids.size();
     for (size_t b = 0; b < n; ++b)
       for (size_t c = 0; c < n; ++c) {
-        if (!types_.Infer(op, static_cast<int>(inst), type_ids[a], type_ids[b], &stats.shape_rejected,
-                          type_ids[c])
+        if (!types_
+                 .Infer(op, static_cast<int>(inst), type_ids[a], type_ids[b], &stats.shape_rejected,
+                        type_ids[c])
                  .ok)
           continue;
         for (uint8_t t0 : by_type[a])
@@ -213,8 +214,8 @@ class Worker {
     uint64_t key = HashCombine(HashCombine(s_.op_keys[inst], ka), kb);
     if (ternary) key = HashCombine(key, slots_[c].key);  // as OpTermKeys (graph_terms.cc)
     // Canonical order: every operator after this one's last dependency must sort before it.
-    int last_dep = std::max({slots_[a].producer, binary ? slots_[b].producer : -1,
-                             ternary ? slots_[c].producer : -1});
+    int last_dep = std::max(
+        {slots_[a].producer, binary ? slots_[b].producer : -1, ternary ? slots_[c].producer : -1});
     for (size_t j = last_dep + 1; j < ops_.size(); ++j)
       if (ops_[j].key > key) {
         ++stats.order_rejected;
@@ -283,8 +284,7 @@ class Worker {
       const auto& r = types_.Infer(inst, inst_id, slots_[a].type, binary ? slots_[b].type : -1,
                                    &stats.shape_rejected, ternary ? slots_[c].type : -1);
       const specs::Tensor<uint32_t>* in[kMaxGraphOpInputs] = {
-          slots_[a].value, binary ? slots_[b].value : nullptr,
-          ternary ? slots_[c].value : nullptr};
+          slots_[a].value, binary ? slots_[b].value : nullptr, ternary ? slots_[c].value : nullptr};
       for (int j = 0; j < num_out; ++j) outs[j].type = types_.type(r.out[j]);
       specs::RunKernel(mi_, inst.kind, inst.params, in, outs.data());
       for (int j = 0; j < num_out; ++j) {

@@ -33,8 +33,7 @@ Graph GraphCodec::Decode(uint64_t code, const std::vector<std::vector<uint8_t>>&
     }
     for (int k = 0; k < n; ++k) {
       const uint8_t* op = c + 1 + 5 * k;
-      g.ops.push_back(
-          GraphOp{static_cast<uint16_t>(op[0] | (op[1] << 8)), {op[2], op[3], op[4]}});
+      g.ops.push_back(GraphOp{static_cast<uint16_t>(op[0] | (op[1] << 8)), {op[2], op[3], op[4]}});
     }
     return g;
   }

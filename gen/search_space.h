@@ -15,11 +15,11 @@ namespace verisub::gen {
 struct InitialTensor {
   std::string name;  // "x0", or "const_ones(x0)"
   bool is_input = true;
-  int input = 0;        // config input index; a constant's shape source
+  int input = 0;             // config input index; a constant's shape source
   std::vector<int> sources;  // constants: the config inputs it is computed from
   OpInstance constant;       // constants only
-  int group = 0;        // interchangeable group of `input`
-  int member = 0;       // index of `input` inside its group
+  int group = 0;             // interchangeable group of `input`
+  int member = 0;            // index of `input` inside its group
   // Structural key, distinct per initial tensor (orders operands and operators).
   uint64_t key = 0;
   specs::TensorType type;

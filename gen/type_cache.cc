@@ -59,8 +59,8 @@ TypeCache::Result TypeCache::Infer(const OpInstance& inst, int inst_id, int t0, 
   uint32_t e = 0;
   if (t2 >= 0) {
     const uint64_t key = (static_cast<uint64_t>(inst_id) << 48) |
-                         (static_cast<uint64_t>(t0) << 32) |
-                         (static_cast<uint64_t>(t1 + 1) << 16) | static_cast<uint64_t>(t2);
+                         (static_cast<uint64_t>(t0) << 32) | (static_cast<uint64_t>(t1 + 1) << 16) |
+                         static_cast<uint64_t>(t2);
     auto it = ternary_.find(key);
     e = it != ternary_.end() ? it->second : (ternary_[key] = Compute(inst, t0, t1, t2));
   } else {

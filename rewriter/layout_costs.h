@@ -51,7 +51,8 @@ bool IsSpatialMean(const runtime::Graph& g, const runtime::Node& n);
 // whole blocks (ShuffleNet's halves, the outputs of convolutions merged along output channels).
 // Not for a graph output (copied).
 bool SubTensorIsAView(const runtime::Graph& g, const runtime::Node& n,
-                      std::span<const specs::Layout> inputs, std::span<const specs::Layout> outputs);
+                      std::span<const specs::Layout> inputs,
+                      std::span<const specs::Layout> outputs);
 
 class AnalyticLayoutCosts : public LayoutCostSource {
  public:

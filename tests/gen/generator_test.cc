@@ -273,7 +273,8 @@ op split axis=1
 
 TEST(GeneratorTest, FoldedWeightsMergeBiasedConvolutions) {
   GenResult r = Generate(kFoldedMerge, 2);
-  const std::string conv = "conv2d_bias[stride_h=1,stride_w=1,padding=valid,activation=relu,group=1]";
+  const std::string conv =
+      "conv2d_bias[stride_h=1,stride_w=1,padding=valid,activation=relu,group=1]";
   const std::string merged = "(" + conv + " ?a (concat[axis=0] ?b ?d) (concat[axis=0] ?c ?e))";
   EXPECT_TRUE(HasRule(r.rules, "(" + conv + " ?a ?b ?c) ; (" + conv + " ?a ?d ?e)",
                       "(split.0[axis=1] " + merged + ") ; (split.1[axis=1] " + merged + ")"))

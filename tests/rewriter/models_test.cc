@@ -71,8 +71,8 @@ TEST(ModelsTest, ParallelBiasedConvolutionsMergeWithTheirBiases) {
     const int bias = b.Op("bias_add[axis=1]", {conv, b.Weight("b" + n, {out}, seed++)});
     branches.push_back(b.Op("relu", {bias}));
   }
-  b.Output(b.Op("concat[axis=1]",
-                {b.Op("concat[axis=1]", {branches[0], branches[1]}), branches[2]}));
+  b.Output(
+      b.Op("concat[axis=1]", {b.Op("concat[axis=1]", {branches[0], branches[1]}), branches[2]}));
   runtime::Graph g = b.Finish();
   runtime::Graph out;
   EXPECT_GT(ExpectOptimizedEquivalent(g, *shipped, &out), 0);
