@@ -26,8 +26,9 @@ OpSpec SelectSpec() {
   op.num_inputs = 3;
   op.shape_rule = SelectShape;
   op.layouts.layout_agnostic = true;
-  // Three inputs: the generator does not enumerate it (gen/README.md); its rules come from
-  // these axioms in proofs of larger rules, and from the fusion level's lowerings.
+  // Three inputs: the generator enumerates it where a config has it, but data/gen/subop.cfg does
+  // not (the prover left 45% of its candidates with select undecided, 2026-11-30); its rules
+  // come from these axioms in proofs of larger rules, and from the fusion level's lowerings.
   op.axioms = R"(
 select_same (m x) (select m x x) = x
 select_neg (m x y) (neg (select m x y)) = (select m (neg x) (neg y))
