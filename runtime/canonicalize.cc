@@ -39,6 +39,12 @@ const HostTensor* FloatConstant(const Graph& g, int v, bool nonzero) {
 
 bool Near(double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); }
 
+// A float constant of one element, 1.
+bool IsOne(const Graph& g, int v) {
+  const HostTensor* t = FloatConstant(g, v, true);
+  return t && CountElements(t->dims) == 1 && t->DoubleAt(0) == 1.0;
+}
+
 // Rewrites opaque `op_type` node i into `new_type` with input 1 replaced by f(constant).
 template <class F>
 void RewriteWithConstant(Graph* g, int i, const char* new_type, F f) {
@@ -1005,6 +1011,18 @@ int CanonicalizeOnnxForms(Graph* g) {
       continue;
     if (n.op_type == "Div" && FloatConstant(*g, n.inputs[1], true)) {
       RewriteWithConstant(g, i, "Mul", [](double v) { return 1.0 / v; });
+      ++rewritten;
+    } else if (n.op_type == "Div" && IsOne(*g, n.inputs[0]) && n.inputs[1] != kNoValue &&
+               g->value(n.inputs[1]).dims == g->value(n.outputs[0]).dims) {
+      // 1 / y (torch.rsqrt, an RMSNorm's 1 / sqrt(mean(x^2) + eps)): a Reciprocal.
+      Node& m = g->mutable_node(i);
+      auto proto = std::make_shared<onnx::NodeProto>(*m.onnx);
+      proto->set_op_type("Reciprocal");
+      proto->clear_input();
+      proto->add_input(g->value(m.inputs[1]).name);
+      m.onnx = std::move(proto);
+      m.op_type = "Reciprocal";
+      m.inputs = {m.inputs[1]};
       ++rewritten;
     } else if (n.op_type == "Sub" && FloatConstant(*g, n.inputs[1], false)) {
       RewriteWithConstant(g, i, "Add", [](double v) { return -v; });

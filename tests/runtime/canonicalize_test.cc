@@ -156,6 +156,31 @@ TEST(CanonicalizeTest, DivByZeroOrByATensorStays) {
   EXPECT_EQ(CountKind(*g, "onnx:Div"), 2);
 }
 
+// An RMSNorm as LLaMA and T5 exports write it, x * (1 / sqrt(mean(x * x) + eps)) * g: every node
+// a spec operator (Sqrt as sqrt, Div(1, y) as recip), none left opaque to the rules; 1 / y with a
+// numerator other than one, or one that broadcasts y, stays a Div.
+TEST(CanonicalizeTest, AnRmsNormImportsAsSpecOperators) {
+  ModelBuilder b;
+  b.Input("x", {1, 6, 8}).Output("y", {1, 6, 8}).Output("h", {1, 6, 1}).Output("w", {1, 6, 8});
+  b.Weight("one", Scalar(1.0)).Weight("two", Scalar(2.0)).Weight("eps", Scalar(1e-6));
+  b.RandomWeight("g", {8}, 3);
+  b.Weight("ones", HostTensor::FromDoubles(kFloat, {1, 6, 8}, std::vector<double>(48, 1.0)));
+  b.Node("Mul", {"x", "x"}, {"sq"});
+  testing::SetInts(b.Node("ReduceMean", {"sq"}, {"ms"}), "axes", {-1});
+  b.Node("Add", {"ms", "eps"}, {"v"});
+  b.Node("Sqrt", {"v"}, {"r"});
+  b.Node("Div", {"one", "r"}, {"inv"});
+  b.Node("Mul", {"x", "inv"}, {"n"});
+  b.Node("Mul", {"n", "g"}, {"y"});
+  b.Node("Div", {"two", "r"}, {"h"});   // another numerator: stays
+  b.Node("Div", {"ones", "r"}, {"w"});  // a numerator that broadcasts r: stays
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "sqrt"), 1);
+  EXPECT_EQ(CountKind(g, "recip"), 1);
+  EXPECT_EQ(CountKind(g, "onnx:Sqrt"), 0);
+  EXPECT_EQ(CountKind(g, "onnx:Div"), 2);
+}
+
 TEST(CanonicalizeTest, ClipZeroSixIsRelu6AndOtherBoundsStay) {
   ModelBuilder b;
   b.Input("x", {1, 4, 3, 3}).Output("y", {1, 4, 3, 3}).Output("z", {1, 4, 3, 3});
@@ -348,7 +373,8 @@ TEST(CanonicalizeTest, SmallConstantPowersBecomeProducts) {
   Graph g = ImportChecked(b.Bytes());
   EXPECT_EQ(CountKind(g, "onnx:Pow"), 2);
   EXPECT_EQ(CountKind(g, "ewmul"), 3);
-  EXPECT_EQ(CountKind(g, "onnx:Sqrt"), 1);
+  EXPECT_EQ(CountKind(g, "sqrt"), 1);  // x^0.5 is Sqrt, a spec operator since RMSNorm's
+  EXPECT_EQ(CountKind(g, "onnx:Sqrt"), 0);
 }
 
 // A constant mask applied with an infinity (masked_fill(-inf) of a causal mask, either operand
