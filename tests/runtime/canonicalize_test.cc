@@ -179,6 +179,16 @@ TEST(CanonicalizeTest, AnRmsNormImportsAsSpecOperators) {
   EXPECT_EQ(CountKind(g, "recip"), 1);
   EXPECT_EQ(CountKind(g, "onnx:Sqrt"), 0);
   EXPECT_EQ(CountKind(g, "onnx:Div"), 2);
+  // Written back as Div(1, y), the form ONNX Runtime's RMSNorm fusion matches.
+  onnx::ModelProto m;
+  ASSERT_TRUE(ExportOnnxModel(g, &m).ok());
+  int divs = 0, reciprocals = 0;
+  for (const onnx::NodeProto& n : m.graph().node()) {
+    divs += n.op_type() == "Div";
+    reciprocals += n.op_type() == "Reciprocal";
+  }
+  EXPECT_EQ(divs, 3);
+  EXPECT_EQ(reciprocals, 0);
 }
 
 TEST(CanonicalizeTest, ClipZeroSixIsRelu6AndOtherBoundsStay) {
