@@ -154,6 +154,7 @@ void AddEltwiseKernels(KernelRegistry* r) {
                         "sqrt",
                         "recip",
                         "log",
+                        "neg",
                         "onnx:Relu",
                         "onnx:Sigmoid",
                         "onnx:Tanh",

@@ -149,6 +149,7 @@ int ConcatAxis(const Graph& g, const Node& n) {
 
 std::optional<std::vector<Eltwise>> EltwiseOf(const Graph& g, const Node& n) {
   using V = std::vector<Eltwise>;
+  if (n.op == OpKind::kNeg) return V{{algorithm::eltwise_linear, -1.f, 0.f}};
   if (n.op) {
     const std::optional<specs::Activation> a = specs::ops::UnaryActivation(*n.op);
     return a ? SpecActivation(*a) : std::nullopt;

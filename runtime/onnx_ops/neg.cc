@@ -1,8 +1,9 @@
-// neg in ONNX: written as Neg, never imported (a sub-operator; the fusion level lowers Neg).
+// neg in ONNX: Neg both ways (a rotary embedding's rotate_half; the fusion level takes it as a
+// sub-operator).
 #include "runtime/onnx_ops/op_table.h"
 
 namespace verisub::runtime {
 
-void RegisterNeg(OnnxOpTable* table) { RegisterExportOnly(table, specs::OpKind::kNeg, "Neg"); }
+void RegisterNeg(OnnxOpTable* table) { RegisterOneToOne(table, specs::OpKind::kNeg, "Neg"); }
 
 }  // namespace verisub::runtime

@@ -264,6 +264,23 @@ TEST(DnnlOpsTest, WhereWithAConstantMask) {
   }
 }
 
+// The sub-operators an import now maps (an RMSNorm's Sqrt and 1 / y, a rotary embedding's Neg)
+// run as oneDNN eltwise primitives, not on the reference kernels; the values are the reference's.
+TEST(DnnlOpsTest, MappedSubOperatorsRunAsEltwisePrimitives) {
+  ModelBuilder b;
+  b.Input("x", {2, 8}).Output("y", {2, 8});
+  b.Weight("one", HostTensor::FromDoubles(kFloat, {}, {1.0}));
+  b.Node("Abs", {"x"}, {"a"});
+  b.Node("Sqrt", {"a"}, {"r"});
+  b.Node("Div", {"one", "r"}, {"i"});
+  b.Node("Neg", {"i"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "subops");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (const char* kind : {"sqrt", "recip", "neg"})
+    EXPECT_EQ(testing::CountKind(*g, kind), 1) << kind;
+  EXPECT_EQ(Check(b, "subops").fallback_nodes, 0);
+}
+
 // Kernels hold references to a slot's dimensions (KernelBuilder::dims) while a Read adds
 // converted slots: the slots must not move. (They once lived in a vector: MaxViT's matmuls read
 // freed dims after a conversion reallocated it, now and then a SIGSEGV.)
