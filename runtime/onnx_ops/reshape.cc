@@ -1,5 +1,5 @@
-// reshape in ONNX: Reshape and Flatten to the statically inferred output shape; written back as
-// Reshape with the shape as an initializer.
+// reshape in ONNX: Reshape, Flatten, Squeeze and Unsqueeze to the statically inferred output
+// shape; written back as Reshape with the shape as an initializer.
 #include "specs/ops/reshape.h"
 
 #include "runtime/onnx_ops/export_context.h"
@@ -28,6 +28,8 @@ Status ExportReshape(ExportContext& c, const Node& n) {
 void RegisterReshape(OnnxOpTable* table) {
   table->AddImport("Reshape", ImportReshape);
   table->AddImport("Flatten", ImportReshape);
+  table->AddImport("Squeeze", ImportReshape);
+  table->AddImport("Unsqueeze", ImportReshape);
   table->SetExport(OpKind::kReshape, ExportReshape);
 }
 

@@ -191,6 +191,23 @@ TEST(CanonicalizeTest, AnRmsNormImportsAsSpecOperators) {
   EXPECT_EQ(reciprocals, 0);
 }
 
+// Squeeze and Unsqueeze of float values with static shapes are reshapes (grouped-query
+// attention's x[:, :, None] before its Expand); of integers (a shape computation) they stay.
+TEST(CanonicalizeTest, SqueezeAndUnsqueezeOfFloatsAreReshapes) {
+  ModelBuilder b;
+  b.Input("x", {1, 4, 6}).Input("n", {1, 3}, kInt64);
+  b.Output("y", {1, 4, 6}).Output("m", {3}, kInt64);
+  b.Int64Weight("at", {2}).Int64Weight("first", {0});
+  b.Node("Unsqueeze", {"x", "at"}, {"u"});
+  b.Node("Relu", {"u"}, {"r"});
+  b.Node("Squeeze", {"r", "at"}, {"y"});
+  b.Node("Squeeze", {"n", "first"}, {"m"});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "reshape"), 2);
+  EXPECT_EQ(CountKind(g, "onnx:Unsqueeze"), 0);
+  EXPECT_EQ(CountKind(g, "onnx:Squeeze"), 1);
+}
+
 TEST(CanonicalizeTest, ClipZeroSixIsRelu6AndOtherBoundsStay) {
   ModelBuilder b;
   b.Input("x", {1, 4, 3, 3}).Output("y", {1, 4, 3, 3}).Output("z", {1, 4, 3, 3});
