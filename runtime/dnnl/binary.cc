@@ -269,9 +269,9 @@ Status WhereKernel(KernelBuilder& b) {
 
 }  // namespace
 
-// ONNX Expand (a broadcast to a static shape: repeat_interleave of grouped-query attention's keys
-// and values, a mask expanded to every head) as a copy loop over the broadcast plan: each
-// innermost run copied or filled with one element.
+// ONNX Expand and the spec broadcast (a broadcast to a static shape: repeat_interleave of
+// grouped-query attention's keys and values, a mask expanded to every head) as a copy loop over
+// the broadcast plan: each innermost run copied or filled with one element.
 Status ExpandKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (n.inputs.empty() || n.outputs.size() != 1 || !b.Dnnl(n.inputs[0]) || !b.Dnnl(n.outputs[0]) ||
@@ -304,6 +304,7 @@ Status ExpandKernel(KernelBuilder& b) {
 
 void AddBinaryKernels(KernelRegistry* r) {
   r->Add("onnx:Expand", ExpandKernel);
+  r->Add("broadcast", ExpandKernel);  // the same copy loop, from the dims
   for (const char* k : {"ewadd", "ewmul", "bias_add", "channel_scale", "smul", "onnx:Add",
                         "onnx:Mul", "onnx:Sub", "onnx:Div", "onnx:Max", "onnx:Min"})
     r->Add(k, BinaryKernel);

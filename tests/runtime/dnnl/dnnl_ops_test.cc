@@ -281,6 +281,22 @@ TEST(DnnlOpsTest, MappedSubOperatorsRunAsEltwisePrimitives) {
   EXPECT_EQ(Check(b, "subops").fallback_nodes, 0);
 }
 
+// An Expand repeating one axis of extent 1 (grouped-query attention's keys and values over the
+// heads of a group) imports as broadcast and runs as the Expand copy loop; one repeating two
+// axes stays an opaque Expand. Both compute the reference's values.
+TEST(DnnlOpsTest, ExpandOfOneAxisIsABroadcast) {
+  ModelBuilder b;
+  b.Input("k", {1, 2, 1, 4, 8}).Output("y", {1, 2, 3, 4, 8}).Output("z", {3, 2, 3, 4, 8});
+  b.Int64Weight("one_axis", {1, 2, 3, 4, 8}).Int64Weight("two_axes", {3, 2, 3, 4, 8});
+  b.Node("Expand", {"k", "one_axis"}, {"y"});
+  b.Node("Expand", {"k", "two_axes"}, {"z"});
+  auto g = ImportOnnxBytes(b.Bytes(), "expand");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(testing::CountKind(*g, "broadcast"), 1);
+  EXPECT_EQ(testing::CountKind(*g, "onnx:Expand"), 1);
+  EXPECT_EQ(Check(b, "expand").fallback_nodes, 0);
+}
+
 // Kernels hold references to a slot's dimensions (KernelBuilder::dims) while a Read adds
 // converted slots: the slots must not move. (They once lived in a vector: MaxViT's matmuls read
 // freed dims after a conversion reallocated it, now and then a SIGSEGV.)
