@@ -301,7 +301,7 @@ class Parser {
     auto choices = ParseParamChoices(*op, {t.begin() + first_param, t.end()}, nullptr);
     if (!choices.ok()) return choices.status();
     for (const specs::Params& p : *choices)
-      c_->constants.push_back({OpInstance{op->kind, p, 0}, sources[0], sources, consumers, true});
+      c_->constants.push_back({OpInstance{op->kind, p, 0}, sources, consumers, true});
     return Status::Ok();
   }
 
@@ -370,7 +370,7 @@ class Parser {
     for (const specs::Params& p : *choices) {
       OpInstance inst{op->kind, p, input_ranks};
       if (constant)
-        c_->constants.push_back({inst, source, {source}, consumers, false});
+        c_->constants.push_back({inst, {source}, consumers, false});
       else
         c_->ops.push_back(inst);
     }

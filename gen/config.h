@@ -50,10 +50,11 @@ struct OpInstance {
 // kernels and biases concatenated within the operator budget of the unmerged pair.
 struct ConstantDecl {
   OpInstance op;
-  int source = 0;                   // index into GenConfig::inputs: sources[0]
-  std::vector<int> sources;         // one per operand (a `constant` line: its shape source)
+  std::vector<int> sources;         // indices into GenConfig::inputs, one per operand
   std::vector<Consumer> consumers;  // as for inputs
   bool folded = false;              // a `fold` line
+  // The first operand: a `constant` line's shape source.
+  int source() const { return sources[0]; }
 };
 
 struct GenConfig {

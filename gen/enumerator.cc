@@ -341,9 +341,8 @@ class Worker {
     } else {
       auto& arena = out_task_->arena;
       e.code = (uint64_t{task_} << 32) | arena.size();
-      Graph g;
-      for (const OpRec& r : ops_) g.ops.push_back(r.op);
-      AppendGraph(g, &arena);
+      arena.push_back(static_cast<uint8_t>(ops_.size()));
+      for (const OpRec& r : ops_) AppendOp(r.op, &arena);
     }
     out_task_->graphs.push_back(e);
     ++stats.graphs;

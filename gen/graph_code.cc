@@ -54,17 +54,19 @@ Graph GraphCodec::Decode(uint64_t code, const std::vector<std::vector<uint8_t>>&
   return g;
 }
 
+void AppendOp(const GraphOp& op, std::vector<uint8_t>* arena) {
+  arena->push_back(static_cast<uint8_t>(op.inst & 0xff));
+  arena->push_back(static_cast<uint8_t>(op.inst >> 8));
+  for (uint8_t t : op.in) arena->push_back(t);
+}
+
 void AppendGraph(const Graph& g, std::vector<uint8_t>* arena) {
   arena->push_back(static_cast<uint8_t>(g.ops.size()));
   if (g.ops.empty()) {
     arena->push_back(static_cast<uint8_t>(g.identity_of));
     return;
   }
-  for (const GraphOp& op : g.ops) {
-    arena->push_back(static_cast<uint8_t>(op.inst & 0xff));
-    arena->push_back(static_cast<uint8_t>(op.inst >> 8));
-    for (uint8_t t : op.in) arena->push_back(t);
-  }
+  for (const GraphOp& op : g.ops) AppendOp(op, arena);
 }
 
 }  // namespace verisub::gen

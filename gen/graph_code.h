@@ -82,6 +82,9 @@ class GraphCodec {
   int tensor_bits_ = 0, bits_per_op_ = 0, max_ops_ = 0, fields_ = 2;
 };
 
+// An operator's arena bytes (instance low, high, inputs 0, 1 and 2); a graph is its operator
+// count, then its operators.
+void AppendOp(const GraphOp& op, std::vector<uint8_t>* arena);
 void AppendGraph(const Graph& g, std::vector<uint8_t>* arena);
 
 }  // namespace verisub::gen

@@ -101,14 +101,14 @@ StatusOr<SearchSpace> BuildSearchSpace(const GenConfig& config) {
     }
   }
   for (const ConstantDecl& c : config.constants) {
-    const InitialTensor& src = s.initial[c.source];
+    const InitialTensor& src = s.initial[c.source()];
     InitialTensor t;
     t.name = specs::GetOp(c.op.kind).name + "(";
     for (size_t i = 0; i < c.sources.size(); ++i)
       t.name += (i ? ", " : "") + s.initial[c.sources[i]].name;
     t.name += ")";
     t.is_input = false;
-    t.input = c.source;
+    t.input = c.source();
     t.sources = c.sources;
     t.constant = c.op;
     t.group = src.group;

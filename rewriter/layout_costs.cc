@@ -119,26 +119,22 @@ bool SubTensorIsAView(const Graph& g, const Node& n, std::span<const Layout> inp
   if (!n.op || (*n.op != OpKind::kSlice && *n.op != OpKind::kSplit) || n.inputs.size() != 1 ||
       outputs.size() != n.outputs.size() || inputs.size() != 1)
     return false;
-  const Layout l = inputs[0];
   const Value& x = g.value(n.inputs[0]);
   if (!x.StaticShape()) return false;
-  const bool slice = *n.op == OpKind::kSlice;
-  const int64_t axis = n.params[slice ? specs::ops::kSliceAxis : specs::ops::kSplitAxis];
-  if (axis < 0 || axis >= static_cast<int64_t>(x.dims.size())) return false;
-  // A split's pieces follow each other along the axis; a slice's starts where it says.
-  int64_t start = slice ? n.params[specs::ops::kSliceStart] : 0;
+  std::vector<std::vector<int64_t>> pieces;
   for (size_t k = 0; k < n.outputs.size(); ++k) {
-    if (outputs[k] != l) return false;
+    if (outputs[k] != inputs[0]) return false;
     for (int o : g.outputs())
       if (o == n.outputs[k]) return false;
     const Value& y = g.value(n.outputs[k]);
-    if (!y.StaticShape() || y.dims.size() != x.dims.size()) return false;
-    std::vector<int64_t> offsets(x.dims.size(), 0);
-    offsets[axis] = start;
-    if (!specs::ContiguousPieceOffset(x.dims, y.dims, offsets, l)) return false;
-    start += y.dims[axis];
+    if (!y.StaticShape()) return false;
+    pieces.push_back(y.dims);
   }
-  return true;
+  // A split's pieces follow each other along the axis; a slice's starts where it says.
+  const bool slice = *n.op == OpKind::kSlice;
+  return specs::PiecesAreContiguous(
+      x.dims, pieces, n.params[slice ? specs::ops::kSliceAxis : specs::ops::kSplitAxis],
+      slice ? n.params[specs::ops::kSliceStart] : 0, inputs[0]);
 }
 
 bool IsSpatialMean(const Graph& g, const Node& n) {

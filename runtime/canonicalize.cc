@@ -45,6 +45,16 @@ bool IsOne(const Graph& g, int v) {
   return t && CountElements(t->dims) == 1 && t->DoubleAt(0) == 1.0;
 }
 
+// Opaque node i as ONNX operator `new_type` on `inputs`, its attributes kept.
+void Retype(Graph* g, int i, const char* new_type, std::vector<int> inputs) {
+  Node& m = g->mutable_node(i);
+  auto proto = std::make_shared<onnx::NodeProto>(*m.onnx);
+  proto->set_op_type(new_type);
+  m.onnx = std::move(proto);
+  m.op_type = new_type;
+  m.inputs = std::move(inputs);
+}
+
 // Rewrites opaque `op_type` node i into `new_type` with input 1 replaced by f(constant).
 template <class F>
 void RewriteWithConstant(Graph* g, int i, const char* new_type, F f) {
@@ -54,12 +64,7 @@ void RewriteWithConstant(Graph* g, int i, const char* new_type, F f) {
   for (double& v : values) v = f(v);
   const int wid = g->AddConstant(g->value(n.inputs[1]).name + "_canonical",
                                  HostTensor::FromDoubles(c.elem_type, c.dims, values));
-  Node& m = g->mutable_node(i);
-  auto proto = std::make_shared<onnx::NodeProto>(*m.onnx);
-  proto->set_op_type(new_type);
-  m.onnx = std::move(proto);
-  m.op_type = new_type;
-  m.inputs[1] = wid;
+  Retype(g, i, new_type, {n.inputs[0], wid});
 }
 
 class PatternFuser {
@@ -1015,14 +1020,7 @@ int CanonicalizeOnnxForms(Graph* g) {
     } else if (n.op_type == "Div" && IsOne(*g, n.inputs[0]) && n.inputs[1] != kNoValue &&
                g->value(n.inputs[1]).dims == g->value(n.outputs[0]).dims) {
       // 1 / y (torch.rsqrt, an RMSNorm's 1 / sqrt(mean(x^2) + eps)): a Reciprocal.
-      Node& m = g->mutable_node(i);
-      auto proto = std::make_shared<onnx::NodeProto>(*m.onnx);
-      proto->set_op_type("Reciprocal");
-      proto->clear_input();
-      proto->add_input(g->value(m.inputs[1]).name);
-      m.onnx = std::move(proto);
-      m.op_type = "Reciprocal";
-      m.inputs = {m.inputs[1]};
+      Retype(g, i, "Reciprocal", {n.inputs[1]});
       ++rewritten;
     } else if (n.op_type == "Sub" && FloatConstant(*g, n.inputs[1], false)) {
       RewriteWithConstant(g, i, "Add", [](double v) { return -v; });

@@ -85,6 +85,20 @@ std::optional<int64_t> ContiguousPieceOffset(const std::vector<int64_t>& x_dims,
   return offsets[cut] * inner;
 }
 
+bool PiecesAreContiguous(const std::vector<int64_t>& x_dims,
+                         const std::vector<std::vector<int64_t>>& pieces, int64_t axis,
+                         int64_t start, Layout l) {
+  if (axis < 0 || axis >= static_cast<int64_t>(x_dims.size())) return false;
+  for (const std::vector<int64_t>& y : pieces) {
+    if (y.size() != x_dims.size()) return false;
+    std::vector<int64_t> offsets(x_dims.size(), 0);
+    offsets[axis] = start;
+    if (!ContiguousPieceOffset(x_dims, y, offsets, l)) return false;
+    start += y[axis];
+  }
+  return true;
+}
+
 bool TransposeIsRelabeling(const std::vector<int64_t>& x_dims, Layout x_layout,
                            const std::vector<int>& perm, Layout y_layout) {
   if (perm.size() != x_dims.size()) return false;

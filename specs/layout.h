@@ -49,6 +49,13 @@ std::optional<int64_t> ContiguousPieceOffset(const std::vector<int64_t>& x_dims,
                                              const std::vector<int64_t>& y_dims,
                                              const std::vector<int64_t>& offsets, Layout l);
 
+// Whether `pieces`, sub-tensors of x laid one after the other along `axis` from `start` (a
+// split's outputs, a slice's one), are each one contiguous piece of x stored in `l`
+// (ContiguousPieceOffset): the views a backend makes of x's buffer.
+bool PiecesAreContiguous(const std::vector<int64_t>& x_dims,
+                         const std::vector<std::vector<int64_t>>& pieces, int64_t axis,
+                         int64_t start, Layout l);
+
 // The layouts an operator's kernels accept for its inputs and produce for its outputs. The
 // reference kernels take plain only; a backend may accept more (it says so when asked).
 struct LayoutSupport {

@@ -79,20 +79,12 @@ bool PiecesAreViews(const OpCostQuery& q) {
   if ((q.op != specs::OpKind::kSplit && q.op != specs::OpKind::kSlice) || q.inputs.size() != 1)
     return false;
   const bool slice = q.op == specs::OpKind::kSlice;
-  const int64_t axis = q.params[slice ? specs::ops::kSliceAxis : specs::ops::kSplitAxis];
-  const specs::Shape& x = q.inputs[0];
-  if (axis < 0 || axis >= x.rank) return false;
-  const std::vector<int64_t> xd = x.ToVector();
-  int64_t start = slice ? q.params[specs::ops::kSliceStart] : 0;
-  for (const specs::Shape& y : q.outputs) {
-    if (y.rank != x.rank) return false;
-    std::vector<int64_t> offsets(x.rank, 0);
-    offsets[axis] = start;
-    if (!specs::ContiguousPieceOffset(xd, y.ToVector(), offsets, specs::Layout::kPlain))
-      return false;
-    start += y.dims[axis];
-  }
-  return true;
+  std::vector<std::vector<int64_t>> pieces;
+  for (const specs::Shape& y : q.outputs) pieces.push_back(y.ToVector());
+  return specs::PiecesAreContiguous(
+      q.inputs[0].ToVector(), pieces,
+      q.params[slice ? specs::ops::kSliceAxis : specs::ops::kSplitAxis],
+      slice ? q.params[specs::ops::kSliceStart] : 0, specs::Layout::kPlain);
 }
 
 }  // namespace

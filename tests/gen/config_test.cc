@@ -45,7 +45,7 @@ TEST(ConfigTest, ParsesEveryKind) {
   EXPECT_EQ(c->inputs[1].consumers[0].arg, 0);
   EXPECT_EQ(c->inputs[1].consumers[1].arg, -1);
   ASSERT_EQ(c->constants.size(), 1u);
-  EXPECT_EQ(c->constants[0].source, 2);
+  EXPECT_EQ(c->constants[0].source(), 2);
   // conv2d: 2 activations; relu; matmul: 4 instances, sorted by operator.
   ASSERT_EQ(c->ops.size(), 4u);
   EXPECT_EQ(c->ops[0].kind, specs::OpKind::kConv2d);
