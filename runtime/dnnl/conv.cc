@@ -23,25 +23,100 @@ using ConvPd = dnnl::convolution_forward::primitive_desc;
 // shapes of ResNets, VGG and Inception (docs/bench-zoo.md), and at half of it on some (16
 // channels at 112x112). oneDNN's own choice (convolution_auto) took the direct kernel on every
 // one of them at batch 1, so both are timed here, once per shape, thread count and post-ops in a
-// process, and the faster kept. Returns the Winograd primitive descriptor where it won.
+// process, and the faster kept.
+//
+// Those kernels take ReLU and sums as post-ops but no SiLU, GELU or hard-swish, so a convolution
+// with such an activation (YOLO's and EfficientNet's Conv-BN-SiLU) had only the direct kernels.
+// There the Winograd convolution may run without post-ops, followed by one eltwise step over its
+// output computing them (`tail`: the first activation, the others as its post-ops) and, for a
+// trailing sum, a binary add of the addend (`add`; oneDNN 2.6 runs an eltwise with a sum or
+// binary post-op only on its reference kernel): one or two more passes over the output, against
+// 1.5-1.9x less convolution time on 64-128 channels (docs/backend-onednn.md). Timed the same
+// way, all steps together against the direct kernel.
 // VERISUB_WINOGRAD=on takes it wherever oneDNN has one, =off never (tests, diagnosis).
-std::optional<ConvPd> WinogradIfFaster(KernelBuilder& b, const ConvPd& direct,
-                                       const dnnl::convolution_forward::desc& winograd,
-                                       const dnnl::primitive_attr& attr, const std::string& key) {
+struct WinogradChoice {
+  ConvPd conv;
+  std::optional<dnnl::eltwise_forward::primitive_desc> tail;
+  std::optional<dnnl::binary::primitive_desc> add;
+};
+
+// The steps computing post-ops `ops` (eltwise functions, then at most one sum) over a
+// convolution's output `dst`; false where they are not of that form or oneDNN has only its
+// reference kernels for them.
+bool EltwiseTail(const std::vector<PostOp>& ops, const Desc& dst, const dnnl::engine& engine,
+                 WinogradChoice* choice) {
+  std::vector<const PostOp*> run;  // what MakePostOps makes post-ops of, in order
+  for (const PostOp& op : ops)
+    if (op.kind == PostOp::kEltwise || op.kind == PostOp::kSum) run.push_back(&op);
+  if (!run.empty() && run.back()->kind == PostOp::kSum) {
+    try {
+      choice->add.emplace(dnnl::binary::desc(dnnl::algorithm::binary_add, dst, dst, dst), engine);
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    if (IsReferenceImpl(*choice->add)) return false;
+    run.pop_back();
+  }
+  if (run.empty() || run[0]->kind != PostOp::kEltwise) return false;
+  dnnl::post_ops po;
+  for (size_t k = 1; k < run.size(); ++k) {
+    if (run[k]->kind != PostOp::kEltwise) return false;  // a sum before an activation
+    po.append_eltwise(1.f, run[k]->eltwise.alg, run[k]->eltwise.alpha, run[k]->eltwise.beta);
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  try {
+    choice->tail.emplace(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, run[0]->eltwise.alg, dst,
+                                    run[0]->eltwise.alpha, run[0]->eltwise.beta),
+        attr, engine);
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  return !IsReferenceImpl(*choice->tail);
+}
+
+std::optional<WinogradChoice> WinogradIfFaster(KernelBuilder& b, const ConvPd& direct,
+                                               const dnnl::convolution_forward::desc& winograd,
+                                               const dnnl::primitive_attr& attr,
+                                               const std::string& key) {
   const char* force = std::getenv("VERISUB_WINOGRAD");
   const std::string policy = force ? force : "";
   if (policy == "off") return std::nullopt;
-  std::optional<ConvPd> wino;
+  std::optional<WinogradChoice> wino;
   try {
-    wino.emplace(winograd, attr, b.engine());
+    wino.emplace(WinogradChoice{ConvPd(winograd, attr, b.engine()), std::nullopt, std::nullopt});
   } catch (const dnnl::error&) {
-    return std::nullopt;  // no Winograd kernel for these shapes, layouts or post-ops
+  }
+  if (!wino) {  // the post-ops, as steps of their own after a convolution without any
+    try {
+      wino.emplace(WinogradChoice{ConvPd(winograd, dnnl::primitive_attr(), b.engine()),
+                                  std::nullopt, std::nullopt});
+    } catch (const dnnl::error&) {
+      return std::nullopt;  // no Winograd kernel for these shapes or layouts
+    }
+    if (!EltwiseTail(b.group().post_ops, wino->conv.dst_desc(), b.engine(), &*wino))
+      return std::nullopt;
   }
   if (policy == "on") return wino;
-  auto time = [&b](const ConvPd& pd) {
-    return WindowPrimitiveTimer<dnnl::convolution_forward>(pd, b.engine());
+  const WinogradChoice& w = *wino;
+  auto time_winograd = [&b, &w] {
+    double us = WindowPrimitiveTimer<dnnl::convolution_forward>(w.conv, b.engine())();
+    if (w.tail)
+      us += PrimitiveUs(dnnl::eltwise_forward(*w.tail),
+                        {{DNNL_ARG_SRC, w.tail->src_desc()}, {DNNL_ARG_DST, w.tail->dst_desc()}},
+                        b.engine());
+    if (w.add)
+      us += PrimitiveUs(dnnl::binary(*w.add),
+                        {{DNNL_ARG_SRC_0, w.add->src_desc(0)},
+                         {DNNL_ARG_SRC_1, w.add->src_desc(1)},
+                         {DNNL_ARG_DST, w.add->dst_desc()}},
+                        b.engine());
+    return us;
   };
-  if (!FirstFasterOnce("conv " + key, time(*wino), time(direct))) return std::nullopt;
+  if (!FirstFasterOnce("conv " + key, time_winograd,
+                       WindowPrimitiveTimer<dnnl::convolution_forward>(direct, b.engine())))
+    return std::nullopt;
   return wino;
 }
 
@@ -329,7 +404,7 @@ Status ConvKernel(KernelBuilder& b) {
   dnnl::primitive_attr attr;
   attr.set_post_ops(MakePostOps(grp));
   ConvPd pd(desc_of(dnnl::algorithm::convolution_direct), attr, b.engine());
-  bool winograd = false;
+  std::optional<WinogradChoice> winograd;
   const bool all_ones =
       std::all_of(win->strides.begin(), win->strides.end(), [](int64_t s) { return s == 1; });
   const bool scaled = grp.input_scale != kNoValue;
@@ -347,11 +422,8 @@ Status ConvKernel(KernelBuilder& b) {
       if (op.kind == PostOp::kEltwise || op.kind == PostOp::kSum)
         key += " " + std::to_string(static_cast<int>(op.kind)) + ":" +
                std::to_string(static_cast<int>(op.eltwise.alg));
-    if (auto wino =
-            WinogradIfFaster(b, pd, desc_of(dnnl::algorithm::convolution_winograd), attr, key)) {
-      pd = std::move(*wino);
-      winograd = true;
-    }
+    winograd = WinogradIfFaster(b, pd, desc_of(dnnl::algorithm::convolution_winograd), attr, key);
+    if (winograd) pd = winograd->conv;
   }
   int scaled_weights = kNoValue;
   if (scaled) {
@@ -404,6 +476,28 @@ Status ConvKernel(KernelBuilder& b) {
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(bias, PlainDesc({o}), pd.bias_desc()));
   const int target = OutputBeforeTrailingPair(b, pd.dst_desc());
   int addend = SumAddend(grp);
+  if (winograd && winograd->tail) {
+    // The convolution alone, then its activations as one eltwise step over its output, in
+    // place, then the sum's addend added (into the addend's buffer where it is dead).
+    const dnnl::eltwise_forward::primitive_desc& tail = *winograd->tail;
+    const int bare = b.Temporary(b.slot(target).name + " before its activation", pd.dst_desc());
+    b.Write(DNNL_ARG_DST, bare, pd.dst_desc());
+    b.Emit(dnnl::convolution_forward(pd));
+    const int activated =
+        winograd->add ? b.Temporary(b.slot(target).name + " before its sum", tail.dst_desc())
+                      : target;
+    b.Read(DNNL_ARG_SRC, bare, tail.src_desc());
+    b.WriteOver(DNNL_ARG_DST, activated, tail.dst_desc(), bare);
+    b.Emit(dnnl::eltwise_forward(tail));
+    if (winograd->add) {
+      b.Read(DNNL_ARG_SRC_0, activated, winograd->add->src_desc(0));
+      b.Read(DNNL_ARG_SRC_1, addend, winograd->add->src_desc(1));
+      b.WriteOver(DNNL_ARG_DST, target, winograd->add->dst_desc(), activated);
+      b.Emit(dnnl::binary(*winograd->add));
+    }
+    b.CountVariant("winograd, activation after it");
+    return ApplyTrailingPair(b, target);
+  }
   if (addend != kNoValue)
     b.WriteAccumulating(DNNL_ARG_DST, target, pd.dst_desc(), addend);
   else

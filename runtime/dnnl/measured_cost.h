@@ -42,8 +42,9 @@ struct MeasureOptions {
 // side as one GEMM of every row, brgemm-packed matmul weights on AVX-512; 5: 3x3 stride-1
 // convolutions on oneDNN's Winograd kernels where they time faster; 6: means and maxima over the
 // spatial axes as global poolings, in the input's layout; 7: InstanceNormalization as a row
-// normalization and a per-channel affine, Pad on a host loop of the backend's own.
-inline constexpr int kDnnlBackendRevision = 7;
+// normalization and a per-channel affine, Pad on a host loop of the backend's own; 8: Winograd
+// convolutions with an activation they do not take (SiLU) computed by an eltwise step after them.
+inline constexpr int kDnnlBackendRevision = 8;
 
 // This machine as a cost table header: engine "onednn", its version and effective ISA, the CPU
 // model from /proc/cpuinfo, `threads`, kDnnlBackendRevision.

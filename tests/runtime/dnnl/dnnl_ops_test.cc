@@ -202,6 +202,46 @@ TEST(DnnlOpsTest, WinogradConvolutionsWhereOneDnnHasThem) {
   EXPECT_EQ(taken[1], 2);
 }
 
+// oneDNN's Winograd kernels take no SiLU post-op: a 3x3 convolution with SiLU (YOLO's
+// Conv-BN-SiLU) runs the Winograd convolution bare, then the activation as an eltwise step, and a
+// residual add after the activation as a binary add (a C2f bottleneck). The reference's values,
+// forced on; with =off the direct kernels. Skipped where oneDNN has no Winograd convolution.
+TEST(DnnlOpsTest, WinogradConvolutionsWithAnActivationAfterThem) {
+  ModelBuilder b;
+  b.Input("x", {1, 32, 20, 20}).Output("y", {1, 32, 20, 20});
+  b.RandomWeight("w1", {32, 32, 3, 3}, 1).RandomWeight("b1", {32}, 2);
+  b.RandomWeight("w2", {32, 32, 3, 3}, 3).RandomWeight("b2", {32}, 4);
+  SetInts(b.Node("Conv", {"x", "w1", "b1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  b.Node("Sigmoid", {"c1"}, {"s1"});
+  b.Node("Mul", {"c1", "s1"}, {"a1"});
+  SetInts(b.Node("Conv", {"a1", "w2", "b2"}, {"c2"}), "pads", {1, 1, 1, 1});
+  b.Node("Sigmoid", {"c2"}, {"s2"});
+  b.Node("Mul", {"c2", "s2"}, {"a2"});
+  b.Node("Add", {"a1", "a2"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "winograd_silu");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto inputs = testing::RandomInputs(*g, 5);
+  PrepareOptions opts;
+  opts.layouts.assign(g->num_values(), specs::Layout::kNCHW16c);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  ASSERT_TRUE(ref.ok());
+  auto expected = (*ref)->Run(inputs);
+  ASSERT_TRUE(expected.ok());
+  ScopedEnv winograd("VERISUB_WINOGRAD");
+  const std::string variant = "winograd, activation after it";
+  int taken[2] = {0, 0};
+  for (int on = 0; on < 2; ++on) {
+    winograd.Set(on ? "on" : "off");
+    const PrepareStats stats =
+        ExpectSameOutputs(*g, opts, inputs, *expected, on ? "winograd" : "direct");
+    taken[on] = stats.kernel_variants.count(variant) ? stats.kernel_variants.at(variant) : 0;
+    EXPECT_EQ(stats.fallback_nodes, 0);
+  }
+  EXPECT_EQ(taken[0], 0);
+  if (taken[1] == 0) GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU";
+  EXPECT_EQ(taken[1], 2);  // the second with its residual add
+}
+
 // ConvNeXt's block: a depthwise convolution, permuted channels-last for LayerNorm and the
 // pointwise matmuls, permuted back and added to the block's input. With the image values stored
 // channels-last, both transposes only rename dimensions and run as views: no transpose step and
