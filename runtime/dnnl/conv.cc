@@ -31,7 +31,7 @@ using ConvPd = dnnl::convolution_forward::primitive_desc;
 // output computing them (`tail`: the first activation, the others as its post-ops) and, for a
 // trailing sum, a binary add of the addend (`add`; oneDNN 2.6 runs an eltwise with a sum or
 // binary post-op only on its reference kernel): one or two more passes over the output, against
-// 1.5-1.9x less convolution time on 64-128 channels (docs/backend-onednn.md). Timed the same
+// 1.5-1.9x less convolution time on 64-128 channels (docs/bench-zoo.md). Timed the same
 // way, all steps together against the direct kernel.
 // VERISUB_WINOGRAD=on takes it wherever oneDNN has one, =off never (tests, diagnosis).
 struct WinogradChoice {
