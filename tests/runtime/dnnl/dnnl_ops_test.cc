@@ -3,6 +3,7 @@
 // layouts flowing between kernels, and reference fallbacks in the middle of blocked tensors.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -167,6 +168,34 @@ TEST(DnnlOpsTest, ConvolutionGeometries) {
   }
 }
 
+// How many convolutions of `model` (ONNX bytes) took kernel variant `variant`, with
+// VERISUB_WINOGRAD=off and =on, every value in nChw16c; the outputs are the reference's either way
+// and no node falls back to the reference kernels.
+std::array<int, 2> WinogradVariantCounts(const std::string& model, const std::string& variant) {
+  auto g = ImportOnnxBytes(model, "winograd");
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return {-1, -1};
+  auto inputs = testing::RandomInputs(*g, 5);
+  PrepareOptions opts;
+  opts.layouts.assign(g->num_values(), specs::Layout::kNCHW16c);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  EXPECT_TRUE(ref.ok());
+  if (!ref.ok()) return {-1, -1};
+  auto expected = (*ref)->Run(inputs);
+  EXPECT_TRUE(expected.ok());
+  if (!expected.ok()) return {-1, -1};
+  ScopedEnv winograd("VERISUB_WINOGRAD");
+  std::array<int, 2> taken{0, 0};
+  for (int on = 0; on < 2; ++on) {
+    winograd.Set(on ? "on" : "off");
+    const PrepareStats stats =
+        ExpectSameOutputs(*g, opts, inputs, *expected, on ? "winograd" : "direct");
+    taken[on] = stats.kernel_variants.count(variant) ? stats.kernel_variants.at(variant) : 0;
+    EXPECT_EQ(stats.fallback_nodes, 0);
+  }
+  return taken;
+}
+
 // 3x3 stride-1 convolutions may run on oneDNN's Winograd kernels (chosen by timing; here forced
 // with VERISUB_WINOGRAD=on): the same values as the reference within float32 tolerance, with the
 // ReLU and residual add fused, in blocked layouts; with =off none is taken. Skipped where oneDNN
@@ -180,23 +209,7 @@ TEST(DnnlOpsTest, WinogradConvolutionsWhereOneDnnHasThem) {
   b.Node("Relu", {"c1"}, {"r1"});
   SetInts(b.Node("Conv", {"r1", "w2"}, {"c2"}), "pads", {1, 1, 1, 1});
   b.Node("Add", {"c2", "x"}, {"y"});
-  auto g = ImportOnnxBytes(b.Bytes(), "winograd");
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  auto inputs = testing::RandomInputs(*g, 5);
-  PrepareOptions opts;
-  opts.layouts.assign(g->num_values(), specs::Layout::kNCHW16c);
-  auto ref = MakeReferenceBackend()->Prepare(*g, {});
-  ASSERT_TRUE(ref.ok());
-  auto expected = (*ref)->Run(inputs);
-  ASSERT_TRUE(expected.ok());
-  ScopedEnv winograd("VERISUB_WINOGRAD");
-  int taken[2] = {0, 0};
-  for (int on = 0; on < 2; ++on) {
-    winograd.Set(on ? "on" : "off");
-    const PrepareStats stats =
-        ExpectSameOutputs(*g, opts, inputs, *expected, on ? "winograd" : "direct");
-    taken[on] = stats.kernel_variants.count("winograd") ? stats.kernel_variants.at("winograd") : 0;
-  }
+  const std::array<int, 2> taken = WinogradVariantCounts(b.Bytes(), "winograd");
   EXPECT_EQ(taken[0], 0);
   if (taken[1] == 0) GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU";
   EXPECT_EQ(taken[1], 2);
@@ -218,25 +231,8 @@ TEST(DnnlOpsTest, WinogradConvolutionsWithAnActivationAfterThem) {
   b.Node("Sigmoid", {"c2"}, {"s2"});
   b.Node("Mul", {"c2", "s2"}, {"a2"});
   b.Node("Add", {"a1", "a2"}, {"y"});
-  auto g = ImportOnnxBytes(b.Bytes(), "winograd_silu");
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  auto inputs = testing::RandomInputs(*g, 5);
-  PrepareOptions opts;
-  opts.layouts.assign(g->num_values(), specs::Layout::kNCHW16c);
-  auto ref = MakeReferenceBackend()->Prepare(*g, {});
-  ASSERT_TRUE(ref.ok());
-  auto expected = (*ref)->Run(inputs);
-  ASSERT_TRUE(expected.ok());
-  ScopedEnv winograd("VERISUB_WINOGRAD");
-  const std::string variant = "winograd, activation after it";
-  int taken[2] = {0, 0};
-  for (int on = 0; on < 2; ++on) {
-    winograd.Set(on ? "on" : "off");
-    const PrepareStats stats =
-        ExpectSameOutputs(*g, opts, inputs, *expected, on ? "winograd" : "direct");
-    taken[on] = stats.kernel_variants.count(variant) ? stats.kernel_variants.at(variant) : 0;
-    EXPECT_EQ(stats.fallback_nodes, 0);
-  }
+  const std::array<int, 2> taken =
+      WinogradVariantCounts(b.Bytes(), "winograd, activation after it");
   EXPECT_EQ(taken[0], 0);
   if (taken[1] == 0) GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU";
   EXPECT_EQ(taken[1], 2);  // the second with its residual add
