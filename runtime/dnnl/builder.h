@@ -273,6 +273,12 @@ class KernelBuilder {
   void Fixed(int arg, memory m) { step_.fixed_args[arg] = std::move(m); }
   // Defines slot `id` (an output) with `desc` and binds `arg` to it.
   void Write(int arg, int id, const Desc& desc);
+  // Binds `arg` to slot `id`, which an earlier step of this kernel wrote, as this step's output
+  // too: a step updating the value in place (an activation over a convolution's output).
+  void Update(int arg, int id) {
+    step_.slot_args.push_back({arg, id});
+    step_.writes.push_back(id);
+  }
   // Defines slot `id` with `desc`, a buffer of its own: the output of a host step (EmitHost).
   void Define(int id, const Desc& desc);
   // The slot holding `id` as plain float32, what a host loop reads: itself when so stored,

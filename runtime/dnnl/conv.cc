@@ -477,22 +477,18 @@ Status ConvKernel(KernelBuilder& b) {
   const int target = OutputBeforeTrailingPair(b, pd.dst_desc());
   int addend = SumAddend(grp);
   if (winograd && winograd->tail) {
-    // The convolution alone, then its activations as one eltwise step over its output, in
-    // place, then the sum's addend added (into the addend's buffer where it is dead).
+    // The convolution alone, then its activations as one eltwise step over its output and the
+    // sum's addend added, both in place.
     const dnnl::eltwise_forward::primitive_desc& tail = *winograd->tail;
-    const int bare = b.Temporary(b.slot(target).name + " before its activation", pd.dst_desc());
-    b.Write(DNNL_ARG_DST, bare, pd.dst_desc());
+    b.Write(DNNL_ARG_DST, target, pd.dst_desc());
     b.Emit(dnnl::convolution_forward(pd));
-    const int activated =
-        winograd->add ? b.Temporary(b.slot(target).name + " before its sum", tail.dst_desc())
-                      : target;
-    b.Read(DNNL_ARG_SRC, bare, tail.src_desc());
-    b.WriteOver(DNNL_ARG_DST, activated, tail.dst_desc(), bare);
+    b.Read(DNNL_ARG_SRC, target, tail.src_desc());
+    b.Update(DNNL_ARG_DST, target);
     b.Emit(dnnl::eltwise_forward(tail));
     if (winograd->add) {
-      b.Read(DNNL_ARG_SRC_0, activated, winograd->add->src_desc(0));
+      b.Read(DNNL_ARG_SRC_0, target, winograd->add->src_desc(0));
       b.Read(DNNL_ARG_SRC_1, addend, winograd->add->src_desc(1));
-      b.WriteOver(DNNL_ARG_DST, target, winograd->add->dst_desc(), activated);
+      b.Update(DNNL_ARG_DST, target);
       b.Emit(dnnl::binary(*winograd->add));
     }
     b.CountVariant("winograd, activation after it");
