@@ -687,4 +687,19 @@ int SumAddend(const Group& g) {
   return kNoValue;
 }
 
+dnnl::eltwise_forward::primitive_desc EltwiseChain(const std::vector<Eltwise>& ops, const Desc& src,
+                                                   const dnnl::engine& engine) {
+  dnnl::primitive_attr attr;
+  if (ops.size() > 1) {
+    dnnl::post_ops po;
+    for (size_t k = 1; k < ops.size(); ++k)
+      po.append_eltwise(1.f, ops[k].alg, ops[k].alpha, ops[k].beta);
+    attr.set_post_ops(po);
+  }
+  return dnnl::eltwise_forward::primitive_desc(
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, ops[0].alg, src, ops[0].alpha,
+                                  ops[0].beta),
+      attr, engine);
+}
+
 }  // namespace verisub::runtime::dnnl_backend

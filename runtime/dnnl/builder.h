@@ -407,5 +407,9 @@ void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f);
 dnnl::post_ops MakePostOps(const Group& g);
 // The addend of the group's sum post-op, kNoValue when none.
 int SumAddend(const Group& g);
+// One eltwise primitive computing `ops` (not empty) in order over `src`: the first function as
+// the primitive's own, the others as its post-ops. Throws dnnl::error where oneDNN has none.
+dnnl::eltwise_forward::primitive_desc EltwiseChain(const std::vector<Eltwise>& ops, const Desc& src,
+                                                   const dnnl::engine& engine);
 
 }  // namespace verisub::runtime::dnnl_backend

@@ -45,35 +45,26 @@ struct WinogradChoice {
 // reference kernels for them.
 bool EltwiseTail(const std::vector<PostOp>& ops, const Desc& dst, const dnnl::engine& engine,
                  WinogradChoice* choice) {
-  std::vector<const PostOp*> run;  // what MakePostOps makes post-ops of, in order
-  for (const PostOp& op : ops)
-    if (op.kind == PostOp::kEltwise || op.kind == PostOp::kSum) run.push_back(&op);
-  if (!run.empty() && run.back()->kind == PostOp::kSum) {
-    try {
-      choice->add.emplace(dnnl::binary::desc(dnnl::algorithm::binary_add, dst, dst, dst), engine);
-    } catch (const dnnl::error&) {
-      return false;
+  std::vector<Eltwise> activations;
+  bool sum = false;
+  for (const PostOp& op : ops) {
+    if (op.kind == PostOp::kSum) {
+      if (sum) return false;  // a second sum
+      sum = true;
+    } else if (op.kind == PostOp::kEltwise) {
+      if (sum) return false;  // an activation after the sum
+      activations.push_back(op.eltwise);
     }
-    if (IsReferenceImpl(*choice->add)) return false;
-    run.pop_back();
   }
-  if (run.empty() || run[0]->kind != PostOp::kEltwise) return false;
-  dnnl::post_ops po;
-  for (size_t k = 1; k < run.size(); ++k) {
-    if (run[k]->kind != PostOp::kEltwise) return false;  // a sum before an activation
-    po.append_eltwise(1.f, run[k]->eltwise.alg, run[k]->eltwise.alpha, run[k]->eltwise.beta);
-  }
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(po);
+  if (activations.empty()) return false;
   try {
-    choice->tail.emplace(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, run[0]->eltwise.alg, dst,
-                                    run[0]->eltwise.alpha, run[0]->eltwise.beta),
-        attr, engine);
+    choice->tail.emplace(EltwiseChain(activations, dst, engine));
+    if (sum)
+      choice->add.emplace(dnnl::binary::desc(dnnl::algorithm::binary_add, dst, dst, dst), engine);
   } catch (const dnnl::error&) {
     return false;
   }
-  return !IsReferenceImpl(*choice->tail);
+  return !IsReferenceImpl(*choice->tail) && !(sum && IsReferenceImpl(*choice->add));
 }
 
 std::optional<WinogradChoice> WinogradIfFaster(KernelBuilder& b, const ConvPd& direct,
@@ -476,12 +467,16 @@ Status ConvKernel(KernelBuilder& b) {
   b.Fixed(DNNL_ARG_BIAS, b.ConstantMemory(bias, PlainDesc({o}), pd.bias_desc()));
   const int target = OutputBeforeTrailingPair(b, pd.dst_desc());
   int addend = SumAddend(grp);
-  if (winograd && winograd->tail) {
-    // The convolution alone, then its activations as one eltwise step over its output and the
-    // sum's addend added, both in place.
-    const dnnl::eltwise_forward::primitive_desc& tail = *winograd->tail;
+  // With Winograd's post-ops as steps of their own, the convolution writes its bare output and
+  // they update it in place: the activations, then the sum's addend added.
+  const bool steps_after = winograd && winograd->tail;
+  if (addend != kNoValue && !steps_after)
+    b.WriteAccumulating(DNNL_ARG_DST, target, pd.dst_desc(), addend);
+  else
     b.Write(DNNL_ARG_DST, target, pd.dst_desc());
-    b.Emit(dnnl::convolution_forward(pd));
+  b.Emit(dnnl::convolution_forward(pd));
+  if (steps_after) {
+    const dnnl::eltwise_forward::primitive_desc& tail = *winograd->tail;
     b.Read(DNNL_ARG_SRC, target, tail.src_desc());
     b.Update(DNNL_ARG_DST, target);
     b.Emit(dnnl::eltwise_forward(tail));
@@ -491,15 +486,8 @@ Status ConvKernel(KernelBuilder& b) {
       b.Update(DNNL_ARG_DST, target);
       b.Emit(dnnl::binary(*winograd->add));
     }
-    b.CountVariant("winograd, activation after it");
-    return ApplyTrailingPair(b, target);
   }
-  if (addend != kNoValue)
-    b.WriteAccumulating(DNNL_ARG_DST, target, pd.dst_desc(), addend);
-  else
-    b.Write(DNNL_ARG_DST, target, pd.dst_desc());
-  b.Emit(dnnl::convolution_forward(pd));
-  if (winograd) b.CountVariant("winograd");
+  if (winograd) b.CountVariant(steps_after ? "winograd, activation after it" : "winograd");
   return ApplyTrailingPair(b, target);
 }
 

@@ -30,17 +30,7 @@ Status EltwiseKernel(KernelBuilder& b) {
   if (!ops || ops->empty()) return Unimplemented("eltwise: function");
   int x = n.inputs[0], y = n.outputs[0];
   Desc src = WithType(b.StoredDesc(x), b.OutputType(y));  // in the output's type
-  const Eltwise& first = (*ops)[0];
-  dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, first.alg, src, first.alpha,
-                                   first.beta);
-  dnnl::primitive_attr attr;
-  if (ops->size() > 1) {
-    dnnl::post_ops po;
-    for (size_t k = 1; k < ops->size(); ++k)
-      po.append_eltwise(1.f, (*ops)[k].alg, (*ops)[k].alpha, (*ops)[k].beta);
-    attr.set_post_ops(po);
-  }
-  dnnl::eltwise_forward::primitive_desc pd(desc, attr, b.engine());
+  dnnl::eltwise_forward::primitive_desc pd = EltwiseChain(*ops, src, b.engine());
   // oneDNN 2.6's reference eltwise (shapes its jit kernels do not take, such as 1-D) applies
   // eltwise post-ops wrongly: ONNX's HardSigmoid example (alpha 0.5, beta 0.6 on [3]) came out
   // off by up to 1. There each function runs as a primitive of its own.
