@@ -367,4 +367,27 @@ HostTensor HostTensor::Gather(std::vector<int64_t> out_dims,
   return t;
 }
 
+HostTensor HostTensor::GatherBlocks(std::vector<int64_t> out_dims,
+                                    const std::vector<int64_t>& starts, int64_t block) const {
+  HostTensor t;
+  t.elem_type = elem_type;
+  t.dims = std::move(out_dims);
+  const size_t n = static_cast<size_t>(block), total = starts.size() * n;
+  auto copy = [&](const auto* from, auto* to) {
+    for (size_t k = 0; k < starts.size(); ++k)
+      std::memcpy(to + k * n, from + starts[k], n * sizeof(*from));
+  };
+  if (elem_type == kFloat) {
+    t.f32.resize(total);
+    copy(f32.data(), t.f32.data());
+  } else if (IsFloatType(elem_type)) {
+    t.f64.resize(total);
+    copy(f64.data(), t.f64.data());
+  } else {
+    t.ints.resize(total);
+    copy(ints.data(), t.ints.data());
+  }
+  return t;
+}
+
 }  // namespace verisub::runtime

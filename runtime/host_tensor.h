@@ -162,6 +162,10 @@ struct HostTensor {
                              const std::vector<int64_t>& values);
   // Same element type and dims, elements picked from this tensor by index (data movement ops).
   HostTensor Gather(std::vector<int64_t> out_dims, const std::vector<int64_t>& index) const;
+  // The same for runs of `block` consecutive elements: run k starts at element starts[k] (an
+  // embedding's rows, a Gather's slices).
+  HostTensor GatherBlocks(std::vector<int64_t> out_dims, const std::vector<int64_t>& starts,
+                          int64_t block) const;
 };
 
 // Element count of a shape, or -1 when a dimension is negative or the count overflows.

@@ -353,14 +353,18 @@ Status Gather(const KernelContext& ctx, std::vector<HostTensor>* out) {
   std::vector<int64_t> dims(x.dims.begin(), x.dims.begin() + axis);
   dims.insert(dims.end(), ind.dims.begin(), ind.dims.end());
   dims.insert(dims.end(), x.dims.begin() + axis + 1, x.dims.end());
-  std::vector<int64_t> index;
+  for (int64_t i : idx)
+    if (i < -dim || i >= dim)
+      return InvalidArgument("Gather: index " + std::to_string(i) + " out of range [" +
+                             std::to_string(-dim) + ", " + std::to_string(dim - 1) +
+                             "] along axis " + std::to_string(axis) + " of input 0 " +
+                             DimsToString(x.dims));
+  // One run of `inner` elements per (outer, index): an embedding's rows are copied whole.
+  std::vector<int64_t> starts;
+  starts.reserve(static_cast<size_t>(outer) * idx.size());
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i : idx) {
-      int64_t k = i < 0 ? i + dim : i;
-      if (k < 0 || k >= dim) return InvalidArgument("Gather: index out of range");
-      for (int64_t e = 0; e < inner; ++e) index.push_back((o * dim + k) * inner + e);
-    }
-  (*out)[0] = x.Gather(dims, index);
+    for (int64_t i : idx) starts.push_back((o * dim + (i < 0 ? i + dim : i)) * inner);
+  (*out)[0] = x.GatherBlocks(dims, starts, inner);
   return Status::Ok();
 }
 

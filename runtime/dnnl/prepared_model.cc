@@ -38,10 +38,6 @@ StatusOr<std::unique_ptr<DnnlPrepared>> DnnlPrepared::Create(std::unique_ptr<Gra
   m->constant_buffers_ = std::move(draft.constant_buffers);
   m->num_threads_ = num_threads;
   m->stats_ = stats;
-  for (const Slot& s : m->slots_)
-    m->keep_inputs_ |=
-        s.host && (s.elem_type == kUndefined ||
-                   std::any_of(s.dims.begin(), s.dims.end(), [](int64_t d) { return d < 0; }));
   VERISUB_RETURN_IF_ERROR(m->PlanBuffers());
   return m;
 }
@@ -59,7 +55,13 @@ Status DnnlPrepared::PlanBuffers() {
     first[r] = std::min(first[r], t);
     last[r] = std::max(last[r], t);
   };
-  for (int v : graph_->inputs()) touch(v, -1);
+  // A graph input keeps its buffer to the end: a profile or a timing runs the steps again on
+  // the buffers of the last run, and a step reading the input (or an index computed from it: an
+  // embedding's Gather) must see the input, not whatever a later value left in its buffer.
+  for (int v : graph_->inputs()) {
+    touch(v, -1);
+    touch(v, INT_MAX - 1);
+  }
   for (int t = 0; t < static_cast<int>(steps_.size()); ++t) {
     for (int v : steps_[t].reads) touch(v, t);
     for (int v : steps_[t].writes) touch(v, t);
@@ -220,7 +222,6 @@ Status DnnlPrepared::BindInputs(const std::vector<HostTensor>& inputs) {
 StatusOr<std::vector<HostTensor>> DnnlPrepared::Run(const std::vector<HostTensor>& inputs) {
   ThreadScope threads(num_threads_);
   VERISUB_RETURN_IF_ERROR(BindInputs(inputs));
-  if (keep_inputs_) last_inputs_ = inputs;
   try {
     for (size_t i = 0; i < steps_.size(); ++i) {
       Status st = RunStep(i);
@@ -295,24 +296,21 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs, bool alone) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  // In sequence: `runs` whole runs on the buffers of the last Run, each step timed where it
-  // stands, so the step pays for what its predecessors left in (or evicted from) the caches.
-  std::vector<std::vector<double>> in_sequence(steps_.size());
-  std::vector<double> by_itself;
-  std::vector<StepProfile> out;
+  std::vector<StepProfile> out(steps_.size());
   try {
-    for (int r = 0; r < runs; ++r) {
-      if (keep_inputs_ && !last_inputs_.empty()) VERISUB_RETURN_IF_ERROR(BindInputs(last_inputs_));
+    // In sequence: `runs` whole runs on the buffers of the last Run, each step timed where it
+    // stands, so the step pays for what its predecessors left in (or evicted from) the caches.
+    std::vector<std::vector<double>> in_sequence(steps_.size());
+    for (int r = 0; r < runs; ++r)
       for (size_t i = 0; i < steps_.size(); ++i) {
         const auto start = Clock::now();
         VERISUB_RETURN_IF_ERROR(RunStep(i));
         stream_.wait();
         in_sequence[i].push_back(seconds(start, Clock::now()));
       }
-    }
     for (size_t i = 0; i < steps_.size(); ++i) {
       const Step& st = steps_[i];
-      StepProfile p;
+      StepProfile& p = out[i];
       p.name = st.name;
       p.nodes = static_cast<int>(st.nodes.size());
       p.members = st.nodes;
@@ -322,20 +320,51 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs, bool alone) {
                : st.nodes.empty() ? "?"
                                   : graph_->node(st.nodes.front()).KindName();
       p.seconds = median(in_sequence[i]);
-      if (alone) {
-        by_itself.clear();
-        for (int r = 0; r < runs; ++r) {
-          const auto start = Clock::now();
-          VERISUB_RETURN_IF_ERROR(RunStep(i));
-          stream_.wait();
-          by_itself.push_back(seconds(start, Clock::now()));
-        }
-        p.alone_seconds = median(by_itself);
+    }
+    if (!alone) return out;
+    // Alone: one more pass in order, each step run again and again where it stands, on the values
+    // the steps before it just computed. A step that writes over an input (in place) gets that
+    // input back before each run, untimed, so that it leaves one run's result: an Exp run thrice
+    // over itself would leave exp(exp(exp(x))) to an index computed after it.
+    std::vector<double> by_itself;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      std::vector<std::pair<void*, std::vector<char>>> saved;
+      for (int w : InPlaceWrites(i)) {
+        const memory& m = state_.mem[w];
+        const char* data = static_cast<const char*>(m.get_data_handle());
+        saved.emplace_back(m.get_data_handle(),
+                           std::vector<char>(data, data + m.get_desc().get_size()));
       }
-      out.push_back(std::move(p));
+      by_itself.clear();
+      for (int r = 0; r < runs; ++r) {
+        for (const auto& [where, bytes] : saved) std::memcpy(where, bytes.data(), bytes.size());
+        const auto start = Clock::now();
+        VERISUB_RETURN_IF_ERROR(RunStep(i));
+        stream_.wait();
+        by_itself.push_back(seconds(start, Clock::now()));
+      }
+      out[i].alone_seconds = median(by_itself);
     }
   } catch (const dnnl::error& e) {
     return InternalError(std::string("oneDNN: ") + e.what());
+  }
+  return out;
+}
+
+std::vector<int> DnnlPrepared::InPlaceWrites(size_t i) const {
+  auto root = [&](int v) {
+    while (slots_[v].alias_of >= 0) v = slots_[v].alias_of;
+    return v;
+  };
+  std::vector<int> out;
+  const Step& st = steps_[i];
+  for (int w : st.writes) {
+    if (!state_.mem[w]) continue;
+    for (int r : st.reads)
+      if (root(r) == root(w)) {
+        out.push_back(w);
+        break;
+      }
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // A model prepared on oneDNN: steps (primitives with bound arguments, host steps), activation
-// buffers planned so that a buffer is reused once its last reader is done, and the run loop.
+// buffers planned so that a buffer is reused once its last reader is done (a graph input keeps
+// its own), and the run loop.
 #pragma once
 
 #include <memory>
@@ -26,6 +27,8 @@ class DnnlPrepared : public PreparedModel {
   DnnlPrepared() = default;
   Status PlanBuffers();
   Status RunStep(size_t i);
+  // The values step `i` writes into the buffer of a value it reads (in place).
+  std::vector<int> InPlaceWrites(size_t i) const;
   // Checks `inputs` against the graph's and copies them into their slots.
   Status BindInputs(const std::vector<HostTensor>& inputs);
 
@@ -39,11 +42,6 @@ class DnnlPrepared : public PreparedModel {
   std::vector<std::shared_ptr<void>> constant_buffers_;  // the weights' memories (ModelDraft)
   std::vector<std::optional<dnnl::reorder>> output_reorders_;
   RunState state_;
-  // The last run's inputs, kept where a host step reads values the data decides (a detector's
-  // NMS): a profile runs the steps again on them, where the buffers of the last run no longer
-  // hold them (an input buffer reused), and such steps would see other data than timed.
-  std::vector<HostTensor> last_inputs_;
-  bool keep_inputs_ = false;
   int num_threads_ = 0;
   PrepareStats stats_;
 };
