@@ -15,8 +15,10 @@ torchvision's detectors whole, post-processing included (SSD, SSDlite, RetinaNet
 and Mask R-CNN: NonMaxSuppression, RoiAlign, If and Loop, shapes known only at run time), and
 transformers quantized dynamically to int8 as ONNX Runtime's quantize_dynamic writes them, CNNs
 and a transformer quantized statically in the QDQ form quantize_static writes (calibrated on the
-recorded input by verisub-run), and models stored in float16.
-Random seeded weights, batch 1, opset 17, eval mode, written as
+recorded input by verisub-run), models stored in float16, a recommender (DLRM-like: embedding
+lookups by indices computed in the graph), a graph convolutional network, a raw-waveform audio
+CNN, a tiny MLP whose runs take microseconds, and classifiers and BERT served in batches.
+Random seeded weights, batch 1 unless named, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
 
@@ -569,6 +571,81 @@ def bert_like(layers=12):
     return nn.Sequential(*(BertLayerLike() for _ in range(layers)))
 
 
+class TinyMlp(nn.Module):
+    """A small tabular MLP at batch 1: microseconds a run, so every step's overhead shows."""
+
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                               nn.Linear(256, 10))
+
+    def forward(self, x):
+        return self.f(x)
+
+
+class DlrmLike(nn.Module):
+    """A DLRM-style recommender at batch 128: a bottom MLP over 13 dense features, 8 embedding
+    tables looked up by categorical features (carried in the float input as [-1, 1] and
+    converted to row indices in the graph: Cast then Gather), their pairwise dot products
+    (a batched matmul, the upper triangle picked by Gathers) and a top MLP."""
+
+    def __init__(self, tables=8, rows=1000, d=64):
+        super().__init__()
+        self.rows = rows
+        self.bot = nn.Sequential(nn.Linear(13, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                                 nn.Linear(256, d), nn.ReLU())
+        self.emb = nn.ModuleList(nn.Embedding(rows, d) for _ in range(tables))
+        pairs = (tables + 1) * tables // 2
+        self.top = nn.Sequential(nn.Linear(d + pairs, 512), nn.ReLU(), nn.Linear(512, 256),
+                                 nn.ReLU(), nn.Linear(256, 1), nn.Sigmoid())
+
+    def forward(self, x):
+        dense = self.bot(x[:, :13])
+        idx = ((x[:, 13:] + 1) * (self.rows - 1) / 2).long()
+        t = torch.stack([dense] + [e(idx[:, i]) for i, e in enumerate(self.emb)], 1)
+        z = torch.bmm(t, t.transpose(1, 2))
+        iu = torch.triu_indices(t.shape[1], t.shape[1], 1)
+        return self.top(torch.cat([dense, z[:, iu[0], iu[1]]], 1))
+
+
+class GcnLike(nn.Module):
+    """A three-layer graph convolutional network over 512 nodes, its normalized adjacency a
+    dense constant (2% of the pairs connected, self-loops): A (X W) per layer."""
+
+    def __init__(self, n=512, f=64):
+        super().__init__()
+        g = torch.Generator().manual_seed(5)
+        a = (torch.rand(n, n, generator=g) < 0.02).float() + torch.eye(n)
+        a = ((a + a.t()) > 0).float()
+        d = a.sum(1).rsqrt()
+        self.register_buffer("a", d[:, None] * a * d[None, :])
+        self.layers = nn.ModuleList([nn.Linear(f, 128), nn.Linear(128, 128), nn.Linear(128, 16)])
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = self.a @ layer(x)
+            if i < len(self.layers) - 1:
+                x = torch.relu(x)
+        return torch.log_softmax(x, -1)
+
+
+class M5(nn.Module):
+    """M5, a raw-waveform audio classifier: 1-D convolutions (the first of 80 taps at stride 4)
+    with batch norm, ReLU and max pools, a mean over time."""
+
+    def __init__(self, classes=35):
+        super().__init__()
+        layers, c = [], 1
+        for o, k, s in [(128, 80, 4), (128, 3, 1), (256, 3, 1), (512, 3, 1)]:
+            layers += [nn.Conv1d(c, o, k, s), nn.BatchNorm1d(o), nn.ReLU(), nn.MaxPool1d(4)]
+            c = o
+        self.f = nn.Sequential(*layers)
+        self.fc = nn.Linear(c, classes)
+
+    def forward(self, x):
+        return torch.log_softmax(self.fc(self.f(x).mean(-1)), -1)
+
+
 SEG = (1, 3, 224, 224)
 CLIP = (1, 3, 8, 112, 112)
 # name: (family, factory, input shape)
@@ -613,6 +690,17 @@ MODELS = {
     "maskrcnn_resnet50_fpn": ("Detection", detector(
         "maskrcnn_resnet50_fpn", min_size=320, max_size=320, box_score_thresh=0.0),
         (1, 3, 320, 320)),
+    "tiny_mlp": ("MLP", TinyMlp, (1, 64)),
+    "dlrm_like": ("Recommender", DlrmLike, (128, 21)),
+    "gcn_like": ("Graph", GcnLike, (512, 64)),
+    "m5_audio": ("Speech", M5, (1, 1, 16000)),
+    # Served in batches, as a throughput-minded user runs them.
+    "resnet50_b8": ("Batched", lambda: tv.resnet50(weights=None), (8, 3, 224, 224)),
+    "mobilenet_v2_b16": ("Batched", lambda: tv.mobilenet_v2(weights=None), (16, 3, 224, 224)),
+    "efficientnet_b0_b8": ("Batched", lambda: tv.efficientnet_b0(weights=None),
+                           (8, 3, 224, 224)),
+    "vit_b_16_b4": ("Batched", lambda: tv.vit_b_16(weights=None), (4, 3, 224, 224)),
+    "bert_like_b8": ("Batched", bert_like, (8, 128, 768)),
     # Quantized dynamically as ONNX Runtime's quantize_dynamic does (quantize_dynamic.py): int8
     # matmuls of activations quantized per run, the form CPU users deploy transformers in.
     "bert_like_int8": ("Quantized", bert_like, (1, 128, 768)),
