@@ -17,7 +17,8 @@ transformers quantized dynamically to int8 as ONNX Runtime's quantize_dynamic wr
 and a transformer quantized statically in the QDQ form quantize_static writes (calibrated on the
 recorded input by verisub-run), models stored in float16, a recommender (DLRM-like: embedding
 lookups by indices computed in the graph), a graph convolutional network, a raw-waveform audio
-CNN, a tiny MLP whose runs take microseconds, and classifiers and BERT served in batches.
+CNN, a tiny MLP whose runs take microseconds, RAFT optical flow, an ESRGAN-like super-resolution
+network, CLIP's text encoder, and classifiers and BERT served in batches.
 Random seeded weights, batch 1 unless named, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
@@ -596,6 +597,7 @@ class DlrmLike(nn.Module):
                                  nn.Linear(256, d), nn.ReLU())
         self.emb = nn.ModuleList(nn.Embedding(rows, d) for _ in range(tables))
         pairs = (tables + 1) * tables // 2
+        self.register_buffer("upper", torch.triu_indices(tables + 1, tables + 1, 1))
         self.top = nn.Sequential(nn.Linear(d + pairs, 512), nn.ReLU(), nn.Linear(512, 256),
                                  nn.ReLU(), nn.Linear(256, 1), nn.Sigmoid())
 
@@ -604,8 +606,7 @@ class DlrmLike(nn.Module):
         idx = ((x[:, 13:] + 1) * (self.rows - 1) / 2).long()
         t = torch.stack([dense] + [e(idx[:, i]) for i, e in enumerate(self.emb)], 1)
         z = torch.bmm(t, t.transpose(1, 2))
-        iu = torch.triu_indices(t.shape[1], t.shape[1], 1)
-        return self.top(torch.cat([dense, z[:, iu[0], iu[1]]], 1))
+        return self.top(torch.cat([dense, z[:, self.upper[0], self.upper[1]]], 1))
 
 
 class GcnLike(nn.Module):
@@ -644,6 +645,79 @@ class M5(nn.Module):
 
     def forward(self, x):
         return torch.log_softmax(self.fc(self.f(x).mean(-1)), -1)
+
+
+class RaftSmall(nn.Module):
+    """torchvision's RAFT-small optical flow over two 128x128 frames (stacked as six channels),
+    six refinement steps unrolled: GridSample, a correlation pyramid, ConvGRU updates."""
+
+    def __init__(self):
+        super().__init__()
+        self.m = tv.optical_flow.raft_small(weights=None)
+
+    def forward(self, x):
+        return self.m(x[:, :3], x[:, 3:], num_flow_updates=6)[-1]
+
+
+class DenseBlock(nn.Module):
+    """ESRGAN's residual dense block: five 3x3 convolutions, each over the concatenation of the
+    block's input and every earlier output, LeakyReLU, a scaled residual."""
+
+    def __init__(self, c=32, g=16):
+        super().__init__()
+        self.convs = nn.ModuleList(
+            nn.Conv2d(c + i * g, g if i < 4 else c, 3, padding=1) for i in range(5))
+
+    def forward(self, x):
+        feats = [x]
+        for i, conv in enumerate(self.convs):
+            y = conv(torch.cat(feats, 1))
+            if i < 4:
+                feats.append(nn.functional.leaky_relu(y, 0.2))
+        return x + 0.2 * y
+
+
+class EsrganLike(nn.Module):
+    """A small ESRGAN-style 4x super-resolution network: six dense blocks, two nearest 2x
+    upsamplings each followed by a convolution and LeakyReLU."""
+
+    def __init__(self, c=32, blocks=6):
+        super().__init__()
+        self.head = nn.Conv2d(3, c, 3, padding=1)
+        self.body = nn.Sequential(*(DenseBlock(c) for _ in range(blocks)))
+        up = []
+        for _ in range(2):
+            up += [nn.Upsample(scale_factor=2, mode="nearest"), nn.Conv2d(c, c, 3, padding=1),
+                   nn.LeakyReLU(0.2)]
+        self.tail = nn.Sequential(*up, nn.Conv2d(c, 3, 3, padding=1))
+
+    def forward(self, x):
+        f = self.head(x)
+        return self.tail(f + self.body(f))
+
+
+class ClipTextLike(nn.Module):
+    """CLIP's text encoder: 77 tokens (ids carried in the float input as [-1, 1] and converted
+    in the graph), a learned position table, 12 pre-norm layers of nn.TransformerEncoder under
+    a causal mask, the final norm, and the features at the end-of-text token (the largest id:
+    ArgMax, then a Gather by the computed index) projected."""
+
+    def __init__(self, vocab=49408, d=512, t=77, layers=12, heads=8):
+        super().__init__()
+        self.vocab = vocab
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(t, d) * 0.01)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers)
+        self.ln = nn.LayerNorm(d)
+        self.proj = nn.Linear(d, 512, bias=False)
+        self.register_buffer("mask", torch.full((t, t), float("-inf")).triu(1))
+
+    def forward(self, x):
+        ids = ((x + 1) * (self.vocab - 1) / 2).long()
+        h = self.ln(self.enc(self.tok(ids) + self.pos, mask=self.mask))
+        return self.proj(h[torch.arange(h.shape[0]), ids.argmax(-1)])
 
 
 SEG = (1, 3, 224, 224)
@@ -694,6 +768,9 @@ MODELS = {
     "dlrm_like": ("Recommender", DlrmLike, (128, 21)),
     "gcn_like": ("Graph", GcnLike, (512, 64)),
     "m5_audio": ("Speech", M5, (1, 1, 16000)),
+    "raft_small": ("Optical flow", RaftSmall, (1, 6, 128, 128)),
+    "esrgan_like": ("Image to image", EsrganLike, (1, 3, 64, 64)),
+    "clip_text_like": ("Text", ClipTextLike, (1, 77)),
     # Served in batches, as a throughput-minded user runs them.
     "resnet50_b8": ("Batched", lambda: tv.resnet50(weights=None), (8, 3, 224, 224)),
     "mobilenet_v2_b16": ("Batched", lambda: tv.mobilenet_v2(weights=None), (16, 3, 224, 224)),
