@@ -30,6 +30,50 @@ bool ComputeBound(const Node& n) {
   }
 }
 
+// Float values an integer or a boolean is made of (a Cast to an index type, an ArgMax, a
+// comparison, an NMS's boxes), and the values they are computed from through anything but a
+// convolution or a matmul (whose reduced inputs are the point): rounded, they would pick other
+// rows or other branches, an error no output norm bounds (an embedding's index computed from
+// the input, rounded to bfloat16, read one row past its table).
+std::vector<int> ExactValues(const Graph& g) {
+  std::vector<int> producer(g.num_values(), -1);
+  for (int i = 0; i < g.num_nodes(); ++i)
+    for (int v : g.node(i).outputs)
+      if (v != kNoValue) producer[v] = i;
+  auto is_float = [&](int v) {
+    return v != kNoValue && runtime::IsFloatType(g.value(v).elem_type);
+  };
+  std::vector<char> exact(g.num_values(), 0);
+  std::vector<int> stack;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    // Shape and Size read the dims only.
+    const bool makes_exact = n.op_type != "Shape" && n.op_type != "Size" &&
+                             std::any_of(n.outputs.begin(), n.outputs.end(),
+                                         [&](int v) { return v != kNoValue && !is_float(v); });
+    if (!makes_exact) continue;
+    for (int v : n.inputs)
+      if (is_float(v) && !g.value(v).constant && !exact[v]) {
+        exact[v] = 1;
+        stack.push_back(v);
+      }
+  }
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (producer[v] < 0 || ComputeBound(g.node(producer[v]))) continue;
+    for (int u : g.node(producer[v]).inputs)
+      if (is_float(u) && !g.value(u).constant && !exact[u]) {
+        exact[u] = 1;
+        stack.push_back(u);
+      }
+  }
+  std::vector<int> out;
+  for (int v = 0; v < g.num_values(); ++v)
+    if (exact[v]) out.push_back(v);
+  return out;
+}
+
 HostTensor RoundedToBfloat16(const HostTensor& t) {
   std::vector<double> x = t.ToDoubles();
   for (double& v : x) v = runtime::RoundToBfloat16(v);
@@ -157,6 +201,9 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
       std::make_shared<const std::vector<HostTensor>>(std::move(reference).value());
 
   LayoutSpaceOptions trial = space;
+  const std::vector<int> exact = ExactValues(g);
+  trial.float32_values.insert(trial.float32_values.end(), exact.begin(), exact.end());
+  r.exact_values = static_cast<int>(exact.size());
   while (r.rounds < budget.max_rounds) {
     ++r.rounds;
     LayoutDpReport dp;
@@ -167,7 +214,10 @@ StatusOr<LayoutAssignment> AssignLayoutsWithinBudget(const Graph& g, const Layou
         if (v != kNoValue && a.value_precisions[v] != Precision::kF32) reduced.push_back(v);
     if (reduced.empty()) break;  // nothing reduced: the float32 answer
     auto out = run ? run(a, inputs) : ExecuteInPrecisions(g, a, inputs);
-    if (!out.ok()) return out.status().WithContext("precision budget: reduced-precision run");
+    if (!out.ok()) {  // a kernel refused the reduced values: float32 it is, and why
+      r.refused = "the reduced-precision run failed: " + out.status().message();
+      break;
+    }
     const double error = RelativeOutputError(*out, *r.reference_outputs);
     if (error <= budget.max_error && a.cost_us < f32.cost_us) {
       r.reduced_values = static_cast<int>(reduced.size());

@@ -89,9 +89,13 @@ struct PrecisionBudget {
 };
 
 struct PrecisionReport {
-  int rounds = 0;              // assignments solved and checked
-  int reduced_values = 0;      // values stored reduced in the kept assignment
-  int reverted_values = 0;     // kept float32 because the budget was exceeded
+  int rounds = 0;           // assignments solved and checked
+  int reduced_values = 0;   // values stored reduced in the kept assignment
+  int reverted_values = 0;  // kept float32 because the budget was exceeded
+  int exact_values = 0;     // kept float32 because an integer or a comparison is made of them
+  // Why no reduced assignment was kept although one was tried, when it was not the budget (a
+  // reduced-precision run that failed); empty otherwise.
+  std::string refused;
   double error = 0;            // of the kept assignment
   double cost_us = 0;          // of the kept assignment
   double float32_cost_us = 0;  // the best assignment without reduced precision

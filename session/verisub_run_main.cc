@@ -334,11 +334,14 @@ int main(int argc, char** argv) {
   if (!s.layout_note().empty()) std::printf("layouts:  %s\n", s.layout_note().c_str());
   if (const auto& p = s.precision_report())
     std::printf(
-        "precision: %d values in %s (%d kept float32 by the budget, %d rounds), output error "
-        "%.2e (%s), DP cost %.1f us vs %.1f us all float32\n",
-        p->reduced_values, flags.session.precision.c_str(), p->reverted_values, p->rounds, p->error,
-        p->measured_on_backend ? "the backend's own outputs" : "emulated", p->cost_us,
-        p->float32_cost_us);
+        "precision: %d values in %s (%d kept float32 by the budget, %d as indices or "
+        "comparisons are made of them, %d rounds), output error %.2e (%s), DP cost %.1f us vs "
+        "%.1f us all float32\n",
+        p->reduced_values, flags.session.precision.c_str(), p->reverted_values, p->exact_values,
+        p->rounds, p->error, p->measured_on_backend ? "the backend's own outputs" : "emulated",
+        p->cost_us, p->float32_cost_us);
+  if (const auto& p = s.precision_report(); p && !p->refused.empty())
+    std::printf("precision: float32 kept: %s\n", p->refused.c_str());
   if (const auto& p = s.precision_report(); p && p->backend_error >= 0 && !p->measured_on_backend)
     std::printf("precision: the backend's own outputs: error %.2e%s\n", p->backend_error,
                 p->kept_float32_by_check ? ", over the budget: float32 kept"

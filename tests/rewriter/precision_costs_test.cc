@@ -13,6 +13,7 @@
 #include "runtime/executor.h"
 #include "runtime/onnx_import.h"
 #include "tests/rewriter/layout_test_problems.h"
+#include "tests/runtime/test_models.h"
 
 namespace verisub::rewriter {
 namespace {
@@ -183,6 +184,62 @@ TEST_F(PrecisionTest, BudgetCheckedOnTheRunnersOutputs) {
   ASSERT_TRUE(
       AssignLayoutsWithinBudget(graph_, bf16_, LayoutDpOptions(), space_, budget, &emulated).ok());
   EXPECT_FALSE(emulated.measured_on_backend);
+}
+
+// A convolution's activation made into indices (relu, times 3, a Cast to int64) beside another
+// convolution reading it: under a loose budget the values the indices are made of stay float32
+// (the activation, its product and the convolution's output, where the walk back stops), while
+// values before the convolution go bfloat16; a runner whose reduced run fails leaves float32
+// throughout and says why, instead of failing the session.
+TEST_F(PrecisionTest, IndicesAreMadeOfFloat32ValuesAndAFailedReducedRunKeepsFloat32) {
+  runtime::testing::ModelBuilder b;
+  b.Input("x", {1, 16, 12, 12})
+      .Output("y", {1, 16, 12, 12})
+      .Output("z", {1, 16, 12, 12}, runtime::kInt64);
+  b.RandomWeight("w0", {16, 16, 3, 3}, 1).RandomWeight("w1", {16, 16, 3, 3}, 2);
+  b.RandomWeight("w2", {16, 16, 3, 3}, 3);
+  b.Weight("three", runtime::HostTensor::FromDoubles(runtime::kFloat, {1}, {3}));
+  auto conv = [&](const char* w, const char* in, const char* out) {
+    runtime::testing::SetInts(b.Node("Conv", {in, w}, {out}, out), "pads", {1, 1, 1, 1});
+  };
+  conv("w0", "x", "c0");
+  b.Node("Relu", {"c0"}, {"r0"}, "relu0");
+  conv("w1", "r0", "c1");
+  b.Node("Relu", {"c1"}, {"r1"}, "relu1");
+  conv("w2", "r1", "y");
+  b.Node("Mul", {"r1", "three"}, {"m"}, "times3");
+  runtime::testing::SetInt(b.Node("Cast", {"m"}, {"z"}, "to_index"), "to", runtime::kInt64);
+  auto g = runtime::ImportOnnxBytes(b.Bytes(), "indices");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto value = [&](const std::string& name) {
+    for (int v = 0; v < g->num_values(); ++v)
+      if (g->value(v).name == name) return v;
+    ADD_FAILURE() << "no value " << name;
+    return 0;
+  };
+  PrecisionBudget loose;
+  loose.max_error = 1.0;
+  PrecisionReport r;
+  auto a = AssignLayoutsWithinBudget(*g, bf16_, LayoutDpOptions(), space_, loose, &r);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_GT(Reduced(*a), 0);
+  EXPECT_EQ(r.exact_values, 3);
+  for (const char* name : {"c1", "r1", "m"})
+    EXPECT_EQ(a->value_precisions[value(name)], Precision::kF32) << name;
+  EXPECT_TRUE(r.refused.empty()) << r.refused;
+
+  AssignmentRunner failing = [&](const LayoutAssignment& assignment,
+                                 const std::vector<runtime::HostTensor>& inputs)
+      -> StatusOr<std::vector<runtime::HostTensor>> {
+    if (Reduced(assignment) > 0) return InvalidArgument("index 1000 out of range");
+    return runtime::Execute(*g, inputs);
+  };
+  PrecisionReport f;
+  auto kept = AssignLayoutsWithinBudget(*g, bf16_, LayoutDpOptions(), space_, loose, &f, failing);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(Reduced(*kept), 0);
+  EXPECT_NE(f.refused.find("index 1000 out of range"), std::string::npos) << f.refused;
+  EXPECT_DOUBLE_EQ(kept->cost_us, f.float32_cost_us);
 }
 
 TEST(PrecisionFactorsTest, ParsesAndRefuses) {
