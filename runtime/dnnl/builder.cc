@@ -396,8 +396,8 @@ dnnl::primitive_attr ConversionAttr(const Slot& from, const Desc& to) {
 }
 }  // namespace
 
-int KernelBuilder::Converted(int id, const Desc& want) {
-  if (int c = FindConverted(id, want); c >= 0) return c;
+int KernelBuilder::Converted(int id, const Desc& want, bool fresh) {
+  if (int c = fresh ? -1 : FindConverted(id, want); c >= 0) return c;
   auto key = std::make_pair(id, DescKey(want));
   Slot s;
   s.name = slot(id).name + ".reordered";
@@ -416,7 +416,7 @@ int KernelBuilder::Converted(int id, const Desc& want) {
   r.writes = {cid};
   r.is_reorder = true;
   pending_.push_back(std::move(r));
-  new_conversions_[key] = cid;
+  if (!fresh) new_conversions_[key] = cid;
   return cid;
 }
 

@@ -324,8 +324,10 @@ class KernelBuilder {
   // A zeroed buffer of `bytes` for a constant's memory, kept for the model's life on huge pages
   // where granted (NewLargeBuffer).
   void* ConstantBuffer(size_t bytes);
-  // A slot converted to `want` (cached per slot and layout); returns the slot to read.
-  int Converted(int id, const Desc& want);
+  // A slot converted to `want` (cached per slot and layout); returns the slot to read. `fresh`:
+  // a new copy of its own, neither taken from nor added to the cache (a copy an in-place concat
+  // places in its buffer, where an earlier concat's placed copy cannot move).
+  int Converted(int id, const Desc& want, bool fresh = false);
   // Slot `id`, whose elements are steps of quantization `fq` (its pair computed them), as those
   // 8-bit steps in `want` (u8 or s8): the slot itself where its producer stored the steps
   // (Slot::quant_scale; reading it in `want` reorders 8 bits), else a float32 slot quantized,

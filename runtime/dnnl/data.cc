@@ -88,8 +88,11 @@ bool ConcatInPlace(KernelBuilder& b, const std::vector<int>& inputs, int axis, i
   }
   for (size_t k = skip; k < inputs.size(); ++k) {
     const int v = inputs[k];
-    // (Converted copies even where the descriptors agree.)
-    const int p = b.slot(v).desc == want[k] && !copied(v) ? v : b.Converted(v, want[k]);
+    // (Converted copies even where the descriptors agree.) A copy another concat placed in its
+    // buffer stays there: this concat gets a copy of its own (RAFT's ConvGRU concatenates its
+    // input features to the hidden state and again to the reset hidden state).
+    int p = b.slot(v).desc == want[k] && !copied(v) ? v : b.Converted(v, want[k]);
+    if (p != v && b.Shared(p)) p = b.Converted(v, want[k], /*fresh=*/true);
     b.Place(p, y, offset);
     offset += b.slot(p).desc.get_size();
   }

@@ -601,6 +601,41 @@ TEST(DnnlOpsTest, ConcatInPlace) {
   }
 }
 
+// RAFT's ConvGRU: the features x (a concatenation of their own) concatenated to the hidden state
+// h for the gates, and again to the reset hidden state r*h for the candidate. Both concats write
+// in place, each holding a copy of x; the second must not take the first's copy out of the
+// first's buffer (the gates then read garbage: outputs 60% off).
+TEST(DnnlOpsTest, AValueCopiedIntoTwoInPlaceConcatsGetsACopyInEach) {
+  ModelBuilder b;
+  b.Input("a", {1, 8, 5, 5}).Output("y", {1, 8, 5, 5});
+  for (auto [w, in] : {std::pair{"wm", 8}, {"wh", 8}, {"wz", 24}, {"wr", 24}, {"wq", 24}})
+    b.RandomWeight(w, {8, in, 3, 3}, static_cast<uint64_t>(in + w[1]));
+  auto conv = [&](const char* x, const char* w, const char* y) {
+    SetInts(b.Node("Conv", {x, w}, {y}, y), "pads", {1, 1, 1, 1});
+  };
+  b.Node("Relu", {"a"}, {"c"});
+  conv("a", "wm", "mc");
+  b.Node("Relu", {"mc"}, {"m"});
+  conv("a", "wh", "hc");
+  b.Node("Tanh", {"hc"}, {"h"});
+  SetInt(b.Node("Concat", {"c", "m"}, {"x"}), "axis", 1);
+  SetInt(b.Node("Concat", {"h", "x"}, {"hx"}), "axis", 1);
+  conv("hx", "wz", "zc");
+  b.Node("Sigmoid", {"zc"}, {"z"});
+  conv("hx", "wr", "rc");
+  b.Node("Sigmoid", {"rc"}, {"r"});
+  b.Node("Mul", {"r", "h"}, {"rh"});
+  SetInt(b.Node("Concat", {"rh", "x"}, {"rhx"}), "axis", 1);
+  conv("rhx", "wq", "qc");
+  b.Node("Tanh", {"qc"}, {"q"});
+  b.Node("Mul", {"z", "q"}, {"zq"});
+  b.Node("Add", {"zq", "h"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "convgru");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (specs::Layout l : {specs::Layout::kPlain, specs::Layout::kNCHW8c})
+    EXPECT_TRUE(CheckInLayout(*g, l, 11, "convgru"));
+}
+
 // Adds "rows": the rows of graph input "x" whose graph input "v" is positive (NonZero, so
 // their count is known only at run time, as the detections a detector keeps).
 void KeepPositiveRows(ModelBuilder& b) {
