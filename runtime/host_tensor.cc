@@ -374,6 +374,7 @@ HostTensor HostTensor::GatherBlocks(std::vector<int64_t> out_dims,
   t.dims = std::move(out_dims);
   const size_t n = static_cast<size_t>(block), total = starts.size() * n;
   auto copy = [&](const auto* from, auto* to) {
+    if (total == 0) return;  // no element (and maybe no storage: memcpy takes no null)
     for (size_t k = 0; k < starts.size(); ++k)
       std::memcpy(to + k * n, from + starts[k], n * sizeof(*from));
   };
