@@ -18,7 +18,7 @@ and a transformer quantized statically in the QDQ form quantize_static writes (c
 recorded input by verisub-run), models stored in float16, a recommender (DLRM-like: embedding
 lookups by indices computed in the graph), a graph convolutional network, a raw-waveform audio
 CNN, a tiny MLP whose runs take microseconds, RAFT optical flow, an ESRGAN-like super-resolution
-network, CLIP's text encoder, and classifiers and BERT served in batches.
+network, CLIP's text encoder, BERT fed token ids, and classifiers and BERT served in batches.
 Random seeded weights, batch 1 unless named, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
@@ -557,12 +557,15 @@ class BertLayerLike(nn.Module):
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.ff1, self.ff2 = nn.Linear(d, ff), nn.Linear(ff, d)
 
-    def forward(self, x):
+    def forward(self, x, mask_bias=None):
         b, t, d = x.shape
         def heads(y):
             return y.view(b, t, self.heads, d // self.heads).transpose(1, 2)
         q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
-        a = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, dim=-1) @ v
+        scores = q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5
+        if mask_bias is not None:  # -10000 on padded keys, as Hugging Face's BERT adds it
+            scores = scores + mask_bias
+        a = torch.softmax(scores, dim=-1) @ v
         x = self.ln1(x + self.o(a.transpose(1, 2).reshape(b, t, d)))
         return self.ln2(x + self.ff2(nn.functional.gelu(self.ff1(x))))
 
@@ -570,6 +573,50 @@ class BertLayerLike(nn.Module):
 def bert_like(layers=12):
     """BERT-base's encoder over the embedded sequence."""
     return nn.Sequential(*(BertLayerLike() for _ in range(layers)))
+
+
+class BertTokens(nn.Module):
+    """BERT-base as users export it: token ids in (int64), word, position and token-type
+    embeddings gathered in the graph, the padding mask made from the ids (id 0) and added to
+    every layer's scores, the pooled first token out."""
+
+    def __init__(self, layers=12, vocab=30522, d=768):
+        super().__init__()
+        self.word, self.pos = nn.Embedding(vocab, d), nn.Embedding(512, d)
+        self.segment = nn.Embedding(2, d)  # token types (nn.Module has a method `type`)
+        self.ln = nn.LayerNorm(d)
+        self.layers = nn.ModuleList(BertLayerLike() for _ in range(layers))
+        self.pool = nn.Linear(d, d)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        x = self.ln(self.word(ids) + self.pos(torch.arange(t).unsqueeze(0)) +
+                    self.segment(torch.zeros_like(ids)))
+        mask_bias = (1.0 - (ids != 0).float()[:, None, None, :]) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask_bias)
+        return torch.tanh(self.pool(x[:, 0]))
+
+
+def export_token_model(out_dir, name, factory, shape, vocab):
+    """Exports a model over int64 token ids (random ids below `vocab`, the last eighth of the
+    sequence padding, id 0), as dev.export does a float one."""
+    torch.manual_seed(0)
+    model = factory().eval()
+    ids = torch.randint(1, vocab, shape, generator=torch.Generator().manual_seed(2))
+    ids[:, shape[1] - shape[1] // 8:] = 0
+    with torch.no_grad():
+        y = model(ids)
+    onnx_path, input_path, output_path = dev.files_of(out_dir, name)
+    torch.onnx.export(model, (ids,), onnx_path + ".tmp", opset_version=dev.OPSET,
+                      input_names=["input_ids"], output_names=["output"],
+                      do_constant_folding=True)
+    onnx.checker.check_model(onnx_path + ".tmp")
+    dev.save_tensor(ids.numpy(), input_path)
+    dev.save_tensor(y.numpy(), output_path)
+    os.replace(onnx_path + ".tmp", onnx_path)
+    print(f"{name}: token ids {tuple(shape)}, output {tuple(y.shape)}, "
+          f"{dev.model_bytes(out_dir, name) / 1e6:.1f} MB", flush=True)
 
 
 class TinyMlp(nn.Module):
@@ -771,6 +818,7 @@ MODELS = {
     "raft_small": ("Optical flow", RaftSmall, (1, 6, 128, 128)),
     "esrgan_like": ("Image to image", EsrganLike, (1, 3, 64, 64)),
     "clip_text_like": ("Text", ClipTextLike, (1, 77)),
+    "bert_tokens": ("Text", BertTokens, (1, 128)),
     # Served in batches, as a throughput-minded user runs them.
     "resnet50_b8": ("Batched", lambda: tv.resnet50(weights=None), (8, 3, 224, 224)),
     "mobilenet_v2_b16": ("Batched", lambda: tv.mobilenet_v2(weights=None), (16, 3, 224, 224)),
@@ -800,6 +848,8 @@ MODELS = {
     "resnet50_fp16": ("Half precision", lambda: tv.resnet50(weights=None), SEG),
     "bert_like_fp16": ("Half precision", bert_like, (1, 128, 768)),
 }
+# Fed int64 token ids (export_token_model): name -> vocabulary size.
+TOKENS = {"bert_tokens": 30522}
 # Exported in float32, then converted (PyTorch's float32 output stays the recorded one):
 # quantized dynamically or statically, stored in float16 (its recorded input too), or optimized
 # and saved by ONNX Runtime (onnxruntime-node from `make ort`).
@@ -874,8 +924,11 @@ def main():
             if args.force or not all(os.path.exists(p) for p in files):
                 print(f"[{i + 1}/{len(wanted)}] {name} ({time.monotonic() - start:.0f} s)",
                       file=sys.stderr, flush=True)
-                (export_converted if name in CONVERTED else dev.export)(args.out, name, factory,
-                                                                        shape)
+                if name in TOKENS:
+                    export_token_model(args.out, name, factory, shape, TOKENS[name])
+                else:
+                    (export_converted if name in CONVERTED else dev.export)(args.out, name,
+                                                                            factory, shape)
             entry.update(status="ok", mb=round(dev.model_bytes(args.out, name) / 1e6, 1))
         except Exception as e:  # listed with the reason; the others go on
             last = traceback.format_exception_only(type(e), e)[-1].strip()
