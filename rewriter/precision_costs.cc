@@ -36,37 +36,31 @@ bool ComputeBound(const Node& n) {
 // rows or other branches, an error no output norm bounds (an embedding's index computed from
 // the input, rounded to bfloat16, read one row past its table).
 std::vector<int> ExactValues(const Graph& g) {
-  std::vector<int> producer(g.num_values(), -1);
-  for (int i = 0; i < g.num_nodes(); ++i)
-    for (int v : g.node(i).outputs)
-      if (v != kNoValue) producer[v] = i;
+  const std::vector<int> producer = g.Producers();
   auto is_float = [&](int v) {
     return v != kNoValue && runtime::IsFloatType(g.value(v).elem_type);
   };
   std::vector<char> exact(g.num_values(), 0);
   std::vector<int> stack;
-  for (int i = 0; i < g.num_nodes(); ++i) {
-    const Node& n = g.node(i);
-    // Shape and Size read the dims only.
-    const bool makes_exact = n.op_type != "Shape" && n.op_type != "Size" &&
-                             std::any_of(n.outputs.begin(), n.outputs.end(),
-                                         [&](int v) { return v != kNoValue && !is_float(v); });
-    if (!makes_exact) continue;
+  auto mark_inputs = [&](const Node& n) {  // the float, non-constant inputs not marked yet
     for (int v : n.inputs)
       if (is_float(v) && !g.value(v).constant && !exact[v]) {
         exact[v] = 1;
         stack.push_back(v);
       }
+  };
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    // Shape and Size read the dims only.
+    if (n.op_type != "Shape" && n.op_type != "Size" &&
+        std::any_of(n.outputs.begin(), n.outputs.end(),
+                    [&](int v) { return v != kNoValue && !is_float(v); }))
+      mark_inputs(n);
   }
   while (!stack.empty()) {
     const int v = stack.back();
     stack.pop_back();
-    if (producer[v] < 0 || ComputeBound(g.node(producer[v]))) continue;
-    for (int u : g.node(producer[v]).inputs)
-      if (is_float(u) && !g.value(u).constant && !exact[u]) {
-        exact[u] = 1;
-        stack.push_back(u);
-      }
+    if (producer[v] >= 0 && !ComputeBound(g.node(producer[v]))) mark_inputs(g.node(producer[v]));
   }
   std::vector<int> out;
   for (int v = 0; v < g.num_values(); ++v)

@@ -42,16 +42,17 @@ StatusOr<std::unique_ptr<DnnlPrepared>> DnnlPrepared::Create(std::unique_ptr<Gra
   return m;
 }
 
+int DnnlPrepared::Root(int v) const {
+  while (slots_[v].alias_of >= 0) v = slots_[v].alias_of;
+  return v;
+}
+
 Status DnnlPrepared::PlanBuffers() {
   const int n = static_cast<int>(slots_.size());
-  auto root = [&](int v) {
-    while (slots_[v].alias_of >= 0) v = slots_[v].alias_of;
-    return v;
-  };
   constexpr int kUnused = INT_MAX;
   std::vector<int> first(n, kUnused), last(n, -2);
   auto touch = [&](int v, int t) {
-    int r = root(v);
+    int r = Root(v);
     first[r] = std::min(first[r], t);
     last[r] = std::max(last[r], t);
   };
@@ -75,7 +76,7 @@ Status DnnlPrepared::PlanBuffers() {
   std::vector<size_t> need(n, 0);
   for (int v = 0; v < n; ++v)
     if (!slots_[v].host && !slots_[v].constant)
-      need[root(v)] = std::max(need[root(v)], offset(v) + slots_[v].desc.get_size());
+      need[Root(v)] = std::max(need[Root(v)], offset(v) + slots_[v].desc.get_size());
   // Greedy reuse in step order: a value takes the smallest free buffer that fits, else grows
   // the largest free one, else gets a new one.
   std::vector<size_t> size;
@@ -83,7 +84,7 @@ Status DnnlPrepared::PlanBuffers() {
   std::vector<int> buffer_of(n, -1);
   std::vector<std::vector<int>> starts(steps_.size() + 1), ends(steps_.size() + 1);
   for (int r = 0; r < n; ++r) {
-    if (first[r] == kUnused || need[r] == 0 || root(r) != r) continue;
+    if (first[r] == kUnused || need[r] == 0 || Root(r) != r) continue;
     starts[first[r] + 1].push_back(r);
     if (last[r] < static_cast<int>(steps_.size())) ends[last[r] + 1].push_back(r);
   }
@@ -132,7 +133,7 @@ Status DnnlPrepared::PlanBuffers() {
   state_.host.resize(n);
   for (int v = 0; v < n; ++v) {
     if (slots_[v].host || slots_[v].constant) continue;
-    int b = buffer_of[root(v)];
+    int b = buffer_of[Root(v)];
     if (b < 0) continue;
     state_.mem[v] =
         memory(slots_[v].desc, engine_, static_cast<char*>(buffers_[b].get()) + offset(v));
@@ -352,16 +353,12 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs, bool alone) {
 }
 
 std::vector<int> DnnlPrepared::InPlaceWrites(size_t i) const {
-  auto root = [&](int v) {
-    while (slots_[v].alias_of >= 0) v = slots_[v].alias_of;
-    return v;
-  };
   std::vector<int> out;
   const Step& st = steps_[i];
   for (int w : st.writes) {
     if (!state_.mem[w]) continue;
     for (int r : st.reads)
-      if (root(r) == root(w)) {
+      if (Root(r) == Root(w)) {
         out.push_back(w);
         break;
       }

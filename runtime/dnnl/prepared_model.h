@@ -25,6 +25,8 @@ class DnnlPrepared : public PreparedModel {
 
  private:
   DnnlPrepared() = default;
+  // The slot whose buffer slot `v` shares (following alias_of), `v` itself when none.
+  int Root(int v) const;
   Status PlanBuffers();
   Status RunStep(size_t i);
   // The values step `i` writes into the buffer of a value it reads (in place).
