@@ -445,6 +445,88 @@ void TransposeData(In in, int64_t n, const std::vector<int64_t>& od,
   band(0, n, true);
 }
 
+// The transpose of `dims` by `perm` with its axes of size 1 dropped and neighbouring output axes
+// merged where the input walks them as one (the outer one's stride is the inner one's times its
+// size): the output's dims and, per output axis, its stride in the input. [1,12,129,64] by
+// [0,1,3,2] is [12,64,129] with strides [8256,1,64].
+void CollapseTranspose(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm,
+                       std::vector<int64_t>* od, std::vector<int64_t>* pst) {
+  const std::vector<int64_t> st = RowMajorStrides(dims);
+  od->clear();
+  pst->clear();
+  for (int64_t a : perm) {
+    if (dims[a] == 1) continue;
+    if (!od->empty() && pst->back() == st[a] * dims[a]) {
+      od->back() *= dims[a];
+      pst->back() = st[a];
+    } else {
+      od->push_back(dims[a]);
+      pst->push_back(st[a]);
+    }
+  }
+}
+
+// TransposeData for data in memory: the collapsed transpose as runs copied whole where the
+// output's innermost axis is contiguous in the input, else as 32x32 tiles between the input's
+// contiguous axis and the output's, for every index of the other axes.
+template <class T>
+void TransposeInMemory(const T* in, const std::vector<int64_t>& dims,
+                       const std::vector<int64_t>& perm, T* out) {
+  std::vector<int64_t> od, pst;
+  CollapseTranspose(dims, perm, &od, &pst);
+  const int64_t n = CountElements(dims);
+  if (n == 0) return;
+  const size_t r = od.size();
+  if (r <= 1) {
+    std::copy(in, in + n, out);
+    return;
+  }
+  const std::vector<int64_t> ost = RowMajorStrides(od);
+  // The output axis the input's contiguous one became (the tile's rows), unless that is the
+  // innermost (runs copied whole).
+  size_t rows_axis = r - 1;
+  for (size_t i = 0; i < r; ++i)
+    if (pst[i] == 1) rows_axis = i;
+  const int64_t cols = od[r - 1];
+  const int64_t rows = rows_axis == r - 1 ? 1 : od[rows_axis];
+  // The odometer over the other axes: output offset and input offset of each combination.
+  std::vector<size_t> outer;
+  for (size_t i = 0; i + 1 < r; ++i)
+    if (i != rows_axis) outer.push_back(i);
+  std::vector<int64_t> idx(outer.size(), 0);
+  int64_t in_off = 0, out_off = 0;
+  for (;;) {
+    if (rows_axis == r - 1) {
+      std::copy(in + in_off, in + in_off + cols, out + out_off);
+    } else {
+      const int64_t in_col = pst[r - 1], out_row = ost[rows_axis];
+      constexpr int64_t kTile = 32;
+      for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+        for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+          const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+          for (int64_t i = i0; i < i1; ++i) {
+            const T* src = in + in_off + i;
+            T* dst = out + out_off + i * out_row;
+            for (int64_t j = j0; j < j1; ++j) dst[j] = src[j * in_col];
+          }
+        }
+    }
+    int d = static_cast<int>(outer.size()) - 1;
+    for (; d >= 0; --d) {
+      const size_t a = outer[d];
+      if (++idx[d] < od[a]) {
+        in_off += pst[a];
+        out_off += ost[a];
+        break;
+      }
+      in_off -= pst[a] * (od[a] - 1);
+      out_off -= ost[a] * (od[a] - 1);
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 }  // namespace
 
 HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm) {
@@ -458,7 +540,6 @@ HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm
   t.elem_type = x.elem_type;
   t.dims = od;
   const int64_t n = x.NumElements();
-  auto of = [](const auto& v) { return [&v](int64_t i) { return v[i]; }; };
   if (x.elem_type == kFloat && x.f32.InFile()) {  // a weight in its file: read where it lies
     // A band of its rows mapped at a time and dropped once read: the peak holds the output.
     const char* bytes = x.f32.Bytes().data();
@@ -475,13 +556,16 @@ HostTensor TransposeTensor(const HostTensor& x, const std::vector<int64_t>& perm
         });
     return t;
   }
-  auto no_band = [](int64_t, int64_t, bool) {};
   if (x.elem_type == kFloat) {
-    TransposeData(of(x.f32.Floats()), n, od, pst, &t.f32.Owned(), no_band);
+    std::vector<float>& y = t.f32.Owned();
+    ResizeForLargeWrite(&y, static_cast<size_t>(n));
+    TransposeInMemory(x.f32.Floats().data(), x.dims, perm, y.data());
   } else if (IsFloatType(x.elem_type)) {
-    TransposeData(of(x.f64), n, od, pst, &t.f64, no_band);
+    ResizeForLargeWrite(&t.f64, static_cast<size_t>(n));
+    TransposeInMemory(x.f64.data(), x.dims, perm, t.f64.data());
   } else {
-    TransposeData(of(x.ints), n, od, pst, &t.ints, no_band);
+    ResizeForLargeWrite(&t.ints, static_cast<size_t>(n));
+    TransposeInMemory(x.ints.data(), x.dims, perm, t.ints.data());
   }
   return t;
 }

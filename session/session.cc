@@ -136,13 +136,22 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
     return InvalidArgument("unknown layout policy '" + layout +
                            "' (auto, backend, dp, joint or plain)");
   LayoutCostsFor costs(model);
-  if (!bf16) {
+  // Inputs of symbolic shape (SessionOptions::dynamic_shapes): the values computed from them run
+  // on kernels of run-time shapes, in float32, and the precision budget has no shape to run at.
+  bool symbolic_input = false;
+  for (int v : g.inputs()) symbolic_input |= !g.value(v).StaticShape();
+  if (!bf16 || symbolic_input) {
     rewriter::LayoutDpReport report;
     auto a = rewriter::AssignLayouts(g, costs.costs(), rewriter::LayoutDpOptions(), &report);
     if (!a.ok()) return a.status().WithContext("layout assignment");
     rewriter::StoreLayouts(*a, graph);
     out.layouts = runtime::ValueLayouts(*graph);
     out.dp = report;
+    if (bf16) {
+      rewriter::PrecisionReport refused;
+      refused.refused = "inputs of symbolic shape (dynamic shapes) run in float32";
+      out.precision = refused;
+    }
     return out;
   }
 #ifdef VERISUB_HAVE_DNNL
@@ -366,6 +375,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const std::string& model_path
   runtime::ImportOptions import;
   import.input_shapes = options.input_shapes;
   import.float16_as_float32 = true;
+  import.require_static_shapes = !options.dynamic_shapes;
   auto graph = runtime::ImportOnnxFile(model_path, import);
   if (!graph.ok()) return graph.status();
   double load = SecondsSince(start);

@@ -87,6 +87,14 @@ struct SessionOptions {
   std::string decisions;
   // Shapes for graph inputs, replacing the model's (e.g. a symbolic batch size).
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Symbolic input dimensions that input_shapes does not fix stay symbolic: the model is prepared
+  // once and runs at any shape its inputs accept, as ONNX Runtime runs a dynamic-axes export (a
+  // decoder's growing past, a batch or a sequence length of every run's choosing). Values whose
+  // shapes follow from the inputs' are known at run time only: matmuls and convolutions with
+  // constant weights run on oneDNN primitives made per shape (their weights converted once), the
+  // rest on the reference kernels. Off: a symbolic dimension input_shapes does not fix is an error
+  // (the faster kernels of a static shape; the Python module prepares those per shape seen often).
+  bool dynamic_shapes = false;
 };
 
 // Choices timed at prepare (layouts, rewrites, precision) replace the first choice only when the

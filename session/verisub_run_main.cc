@@ -141,6 +141,7 @@ verisub::StatusOr<std::vector<HostTensor>> ExpectedOutputs(const RunFlags& flags
     verisub::runtime::ImportOptions import;
     import.input_shapes = flags.session.input_shapes;
     import.float16_as_float32 = true;  // as the session imported it
+    import.require_static_shapes = !flags.session.dynamic_shapes;
     auto g = verisub::runtime::ImportOnnxFile(flags.model, import);
     if (!g.ok()) return g.status();
     imported = std::move(g).value();
@@ -206,6 +207,10 @@ int main(int argc, char** argv) {
       .Int("--warmup", &flags.warmup, 0, 1000000, "untimed runs first")
       .Repeated("--input-shape", &input_shapes, "NAME=D0,D1,...",
                 "fixes a graph input's symbolic dimensions, e.g. input=1,3,224,224")
+      .Bool("--dynamic-shapes", &flags.session.dynamic_shapes,
+            "keep the model's symbolic input dimensions symbolic: prepared once, it runs at any "
+            "input shape (as a decoder's growing past needs), the shapes of the --input files "
+            "included, instead of being prepared for those shapes (faster kernels)")
       .Repeated("--input", &flags.input_files, "FILE",
                 "an input tensor, an ONNX TensorProto (.pb) or a NumPy array (.npy), one per "
                 "graph input, matched by the tensor's name or the file's (else in order; "
@@ -296,7 +301,7 @@ int main(int argc, char** argv) {
         verisub::InvalidArgument("--check-against " + flags.check_against + ": not a folder"));
   // A dynamic-axes export runs at the shapes of the input files given, where no --input-shape
   // says otherwise.
-  if (!flags.input_files.empty())
+  if (!flags.input_files.empty() && !flags.session.dynamic_shapes)
     if (Status st =
             ShapesFromInputFiles(flags.model, flags.input_files, &flags.session.input_shapes);
         !st.ok())
@@ -429,8 +434,17 @@ int main(int argc, char** argv) {
     if (!read.ok()) return Fail(read.status());
     inputs = std::move(read).value();
   } else {
-    for (size_t k = 0; k < g.inputs().size(); ++k)
-      inputs.push_back(SyntheticInput(g.value(g.inputs()[k]), k + 1));
+    for (size_t k = 0; k < g.inputs().size(); ++k) {
+      const verisub::runtime::Value& v = g.value(g.inputs()[k]);
+      for (int64_t d : v.dims)
+        if (d < 0)
+          return Fail(verisub::InvalidArgument(
+              "input '" + v.name + "' has symbolic dimensions " +
+              verisub::runtime::DimsToString(v.dims) +
+              " under --dynamic-shapes: give its tensor with --input (or fix them with "
+              "--input-shape)"));
+      inputs.push_back(SyntheticInput(v, k + 1));
+    }
   }
 
   StatusOr<std::vector<HostTensor>> out = std::vector<HostTensor>();

@@ -1,8 +1,9 @@
 // oneDNN kernels for the compute-heavy operators of values whose shapes are known only at run
 // time (host values: a detector's box and mask heads over the proposals its NMS kept), which
 // otherwise run on the reference kernels: MatMul and Gemm over run-time rows, Conv and
-// ConvTranspose over a run-time batch. The weights are constant and reordered once; primitives
-// are made per input shape and kept.
+// ConvTranspose over a run-time batch (the weights constant and reordered once; primitives made
+// per input shape and kept), and MatMul of two computed values (attention over a run-time
+// sequence: one primitive of run-time dimensions).
 #pragma once
 
 #include <memory>
@@ -20,6 +21,11 @@ class DynamicKernel {
   // or nullopt where `x` does not fit (its type or rank): then the reference kernel runs and
   // reports what is wrong.
   virtual std::optional<HostTensor> Run(RunState& st, const HostTensor& x) = 0;
+  // The same for all the node's inputs (`in[k]`: constant or computed, nullptr where omitted); by
+  // default Run of the first. Kernels of more than one computed input override it.
+  virtual std::optional<HostTensor> RunAll(RunState& st, const std::vector<const HostTensor*>& in) {
+    return in.empty() || !in[0] ? std::nullopt : Run(st, *in[0]);
+  }
   // Computes the output over `x` itself where the kernel can (an activation) and returns
   // whether it did; `x` is a tensor nothing else reads.
   virtual bool RunInPlace(RunState&, HostTensor*) { return false; }

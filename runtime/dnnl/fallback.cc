@@ -125,7 +125,7 @@ void EmitReference(KernelBuilder& b) {
           }
         }
         std::optional<HostTensor> fast;
-        if (dynamic && ptrs[0]) fast = dynamic->Run(st, *ptrs[0]);
+        if (dynamic && ptrs[0]) fast = dynamic->RunAll(st, ptrs);
         StatusOr<std::vector<HostTensor>> out = std::vector<HostTensor>(1);
         if (fast)
           (*out)[0] = std::move(*fast);

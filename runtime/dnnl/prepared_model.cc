@@ -203,7 +203,7 @@ Status DnnlPrepared::BindInputs(const std::vector<HostTensor>& inputs) {
                            std::to_string(inputs.size()));
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Slot& s = slots_[gin[k]];
-    if (inputs[k].dims != s.dims)
+    if (inputs[k].dims != s.dims && !(s.host && graph_->value(gin[k]).Accepts(inputs[k].dims)))
       return InvalidArgument("input '" + s.name + "' expects shape " + DimsToString(s.dims) +
                              ", got " + DimsToString(inputs[k].dims));
     if (inputs[k].elem_type != s.elem_type)

@@ -166,23 +166,55 @@ HostTensor FromNumpy(const py::handle& obj, const runtime::Value& v) {
 }
 
 // A Session behind ONNX Runtime's InferenceSession. A model whose inputs have symbolic
-// dimensions (a dynamic-axes export: batch, sequence length) that input_shapes does not fix is
-// prepared per shape of the inputs it is run with, as ONNX Runtime runs such a model at any
-// shape: the first run at a shape imports and prepares it (then cached, the last
-// kShapesKept shapes), later runs at that shape reuse it.
+// dimensions (a dynamic-axes export: batch, sequence length, a decoder's growing past) that
+// input_shapes does not fix runs at any shape, as ONNX Runtime runs it. `shapes` decides how:
+// "dynamic": one session prepared at construction with the dimensions left symbolic
+// (SessionOptions::dynamic_shapes: prepared once, slower kernels for the values of run-time
+// shape); "static": a session prepared per shape at the first run at that shape (the fastest
+// kernels, seconds of preparation per new shape; the last kShapesKept kept); "auto" (the
+// default): the dynamic session, and a static one for a shape once it has run kStaticAfter
+// times (at most kShapesKept such preparations in the session's life, so shapes that never
+// repeat, as a decoder's past, never wait for one, and shapes that cycle cannot make it prepare
+// forever). A model the dynamic session cannot prepare runs per shape, as "static".
 class PySession {
  public:
   static constexpr size_t kShapesKept = 8;
+  static constexpr int kStaticAfter = 3;
+  static constexpr size_t kShapesCounted = 4096;
 
-  PySession(const py::object& model, bool is_path, const SessionOptions& options)
-      : data_(ModelData(model, is_path)), is_path_(is_path), options_(options) {
+  PySession(const py::object& model, bool is_path, const SessionOptions& options,
+            const std::string& shapes)
+      : data_(ModelData(model, is_path)), is_path_(is_path), options_(options), mode_(shapes) {
+    if (mode_ != "auto" && mode_ != "dynamic" && mode_ != "static")
+      throw Error("shapes '" + mode_ + "': auto, dynamic or static");
     py::gil_scoped_release release;
     declared_ = Value(runtime::ReadDeclaredInterface(data_, is_path_));
     for (const runtime::DeclaredInput& in : declared_.inputs) {
       const bool fixed = options.input_shapes.count(in.name) > 0;
       for (int64_t d : in.dims) per_shape_ |= d < 0 && !fixed;
     }
-    if (!per_shape_) current_ = Prepared(options_.input_shapes);
+    if (!per_shape_) {
+      current_ = Prepared(options_.input_shapes);
+    } else if (mode_ != "static") {
+      runtime::ImportOptions import;
+      import.input_shapes = options_.input_shapes;
+      import.float16_as_float32 = true;  // as Session::Create imports a model to run
+      import.require_static_shapes = false;
+      SessionOptions o = options_;
+      o.dynamic_shapes = true;
+      auto graph = ImportModel(data_, is_path_, import);
+      StatusOr<std::unique_ptr<Session>> made =
+          graph.ok() ? Session::Create(std::move(graph).value(), o)
+                     : StatusOr<std::unique_ptr<Session>>(graph.status());
+      if (made.ok()) {
+        dynamic_ = std::move(made).value();
+        current_ = dynamic_;
+      } else if (mode_ == "dynamic") {
+        throw Error(made.status().message());
+      } else {
+        dynamic_error_ = made.status().message();
+      }
+    }
   }
 
   std::vector<NodeArg> Inputs() const { return Interface(true); }
@@ -199,7 +231,7 @@ class PySession {
         shapes[in.name] = std::vector<int64_t>(a.shape(), a.shape() + a.ndim());
       }
       py::gil_scoped_release release;
-      session = Prepared(shapes);
+      session = ForShapes(shapes);
       std::lock_guard<std::mutex> lock(mutex_);
       current_ = session;
     }
@@ -264,21 +296,58 @@ class PySession {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       d["shapes_prepared"] = shapes_prepared_;
+      d["dynamic_shapes"] = static_cast<bool>(dynamic_);
+      d["last_run_dynamic"] = dynamic_ && session_ == dynamic_;
+      d["dynamic_runs"] = dynamic_runs_;
+      if (!dynamic_error_.empty()) d["dynamic_shapes_error"] = dynamic_error_;
     }
     return d;
   }
 
  private:
-  // The session prepared for `shapes` (the cached one, or a new one; needs no GIL).
-  std::shared_ptr<Session> Prepared(const std::map<std::string, std::vector<int64_t>>& shapes) {
+  static std::string KeyOf(const std::map<std::string, std::vector<int64_t>>& shapes) {
     std::string key;
     for (const auto& [name, dims] : shapes) key += name + "=" + runtime::DimsToString(dims) + ";";
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto it = cache_.begin(); it != cache_.end(); ++it)
-      if (it->first == key) {
-        cache_.splice(cache_.begin(), cache_, it);  // most recently used first
-        return cache_.front().second;
+    return key;
+  }
+
+  // The session to run inputs of `shapes` on (needs no GIL): a static one prepared for them, or
+  // the dynamic one, as the class comment says.
+  std::shared_ptr<Session> ForShapes(const std::map<std::string, std::vector<int64_t>>& shapes) {
+    if (dynamic_) {
+      const std::string key = KeyOf(shapes);
+      std::lock_guard<std::mutex> lock(mutex_);
+      bool cached = false;
+      for (const auto& entry : cache_) cached |= entry.first == key;
+      if (!cached) {
+        bool stay = mode_ == "dynamic" || promoted_ >= kShapesKept;
+        if (!stay) {
+          if (seen_.size() >= kShapesCounted && !seen_.count(key)) seen_.clear();
+          stay = ++seen_[key] < kStaticAfter;
+        }
+        if (stay) {
+          ++dynamic_runs_;
+          return dynamic_;
+        }
+        ++promoted_;
+        seen_.erase(key);
       }
+    }
+    return Prepared(shapes);
+  }
+
+  // The session prepared for `shapes` (the cached one, or a new one; needs no GIL).
+  std::shared_ptr<Session> Prepared(const std::map<std::string, std::vector<int64_t>>& shapes) {
+    const std::string key = KeyOf(shapes);
+    std::lock_guard<std::mutex> one_at_a_time(prepare_mutex_);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto it = cache_.begin(); it != cache_.end(); ++it)
+        if (it->first == key) {
+          cache_.splice(cache_.begin(), cache_, it);  // most recently used first
+          return cache_.front().second;
+        }
+    }
     runtime::ImportOptions import;
     import.input_shapes = shapes;
     import.float16_as_float32 = true;  // as Session::Create imports a model to run
@@ -286,6 +355,7 @@ class PySession {
     options.input_shapes = shapes;
     std::shared_ptr<Session> s =
         Value(Session::Create(Value(ImportModel(data_, is_path_, import)), options));
+    std::lock_guard<std::mutex> lock(mutex_);
     cache_.emplace_front(key, s);
     if (cache_.size() > kShapesKept) cache_.pop_back();
     ++shapes_prepared_;
@@ -312,12 +382,19 @@ class PySession {
   const std::string data_;
   const bool is_path_;
   const SessionOptions options_;
+  const std::string mode_;  // auto, dynamic or static
   runtime::DeclaredInterface declared_;
   bool per_shape_ = false;
-  mutable std::mutex mutex_;          // guards current_ (per shape) and cache_
+  std::shared_ptr<Session> dynamic_;  // prepared with symbolic dimensions (not "static")
+  std::string dynamic_error_;         // why it could not be ("auto" runs per shape then)
+  std::mutex prepare_mutex_;          // one preparation at a time
+  mutable std::mutex mutex_;          // guards current_ (per shape), cache_, seen_ and the counts
   std::shared_ptr<Session> current_;  // the last one run (per shape), or the only one
   std::list<std::pair<std::string, std::shared_ptr<Session>>> cache_;
+  std::map<std::string, int> seen_;  // runs on the dynamic session per shape (auto)
+  size_t promoted_ = 0;              // static sessions prepared for shapes seen often (auto)
   int shapes_prepared_ = 0;
+  int dynamic_runs_ = 0;
 };
 
 // Returns (optimized model bytes, report JSON).
@@ -376,7 +453,7 @@ PYBIND11_MODULE(_verisub, m) {
                        const std::string& layout, const std::string& precision,
                        double precision_budget, const std::string& cost,
                        const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                       const std::string& fusion) {
+                       const std::string& fusion, const std::string& shapes) {
              SessionOptions o;
              o.optimize = optimize;
              o.rules_path = rules;
@@ -388,11 +465,12 @@ PYBIND11_MODULE(_verisub, m) {
              o.cost.cost = cost;
              o.input_shapes = input_shapes;
              o.fusion = fusion;
-             return std::make_unique<PySession>(model, is_path, o);
+             return std::make_unique<PySession>(model, is_path, o, shapes);
            }),
            py::arg("model"), py::arg("is_path"), py::arg("optimize"), py::arg("rules"),
            py::arg("threads"), py::arg("backend"), py::arg("layout"), py::arg("precision"),
-           py::arg("precision_budget"), py::arg("cost"), py::arg("input_shapes"), py::arg("fusion"))
+           py::arg("precision_budget"), py::arg("cost"), py::arg("input_shapes"), py::arg("fusion"),
+           py::arg("shapes"))
       .def("get_inputs", &PySession::Inputs)
       .def("get_outputs", &PySession::Outputs)
       .def("run", &PySession::Run, py::arg("output_names"), py::arg("input_feed"))

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/onnx_import.h"
+#include "runtime/onnx_kernels.h"
 #include "tests/runtime/test_models.h"
 
 namespace verisub::runtime {
@@ -74,6 +76,50 @@ TEST(ExecutorTest, GatherPicksWholeSlicesAlongAnAxis) {
     EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{20, 21, 0, 1, 10, 11, 10, 11, 120, 121,
                                                           100, 101, 110, 111, 110, 111}))
         << type;
+  }
+}
+
+// Every permutation of tensors of rank 1 to 4 (axes of size 1, of 0, long runs that merge, sizes
+// past a 32x32 tile), in every element storage: the element at each input index lands at the
+// permuted index.
+TEST(ExecutorTest, TransposeMovesEveryElementToItsPermutedIndex) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {5}, {3, 37}, {1, 40}, {33, 1, 35}, {2, 3, 4, 5}, {1, 12, 9, 64}, {2, 0, 3}, {4, 1, 1, 3}};
+  for (const std::vector<int64_t>& dims : shapes) {
+    const size_t r = dims.size();
+    const int64_t n = CountElements(dims);
+    std::vector<int64_t> perm(r);
+    for (size_t i = 0; i < r; ++i) perm[i] = static_cast<int64_t>(i);
+    do {
+      for (int32_t type : {kFloat, kDouble, kInt64}) {
+        std::vector<int64_t> values(n);
+        for (int64_t i = 0; i < n; ++i) values[i] = 3 * i + 1;
+        const HostTensor x =
+            type == kInt64 ? HostTensor::FromInts(type, dims, values)
+                           : HostTensor::FromDoubles(
+                                 type, dims, std::vector<double>(values.begin(), values.end()));
+        const HostTensor y = TransposeTensor(x, perm);
+        std::vector<int64_t> od(r);
+        for (size_t i = 0; i < r; ++i) od[i] = dims[perm[i]];
+        ASSERT_EQ(y.dims, od);
+        const std::vector<double> got = y.ToDoubles();
+        ASSERT_EQ(static_cast<int64_t>(got.size()), n);
+        // Output index o reads input index i with i[perm[k]] = o[k].
+        const std::vector<int64_t> in_strides = RowMajorStrides(dims);
+        std::vector<int64_t> o(r, 0);
+        for (int64_t f = 0; f < n; ++f) {
+          int64_t at = 0;
+          for (size_t k = 0; k < r; ++k) at += o[k] * in_strides[perm[k]];
+          ASSERT_EQ(got[f], static_cast<double>(values[at]))
+              << "shape " << DimsToString(dims) << " perm " << DimsToString(perm) << " type "
+              << type << " element " << f;
+          for (int d = static_cast<int>(r) - 1; d >= 0; --d) {
+            if (++o[d] < od[d]) break;
+            o[d] = 0;
+          }
+        }
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
   }
 }
 

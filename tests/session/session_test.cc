@@ -20,11 +20,14 @@
 #include "runtime/dnnl/dnnl_backend.h"
 #endif
 #include "base/file_io.h"
+#include "onnx/onnx_pb.h"
 #include "runtime/executor.h"
 #include "runtime/graph_hash.h"
 #include "runtime/graph_text.h"
 #include "runtime/onnx_import.h"
+#include "runtime/tensor_proto.h"
 #include "session/tensor_files.h"
+#include "tests/runtime/test_models.h"
 #ifdef VERISUB_HAVE_HALIDE
 #include "fusion/generator.h"
 #endif
@@ -588,6 +591,89 @@ TEST(SessionTest, ReferenceBackendAndErrors) {
   auto wrong = Session::Create("data/models/small_resnet.onnx", SessionOptions());
   ASSERT_TRUE(wrong.ok());
   EXPECT_FALSE((*wrong)->Run({}).ok());
+}
+
+// Self-attention over a sequence of symbolic length: x [S, 16]; the scores of x Wq by x Wk
+// (a matmul of two computed values over a transposed one), a softmax, their weighted sum of x, a
+// bias and a scale; written to a file under the test's temporary folder.
+std::string WriteSequenceAttentionModel() {
+  runtime::testing::ModelBuilder b;
+  b.Input("x", {-1, 16}).Output("y", {-1, 16});
+  b.RandomWeight("wq", {16, 16}, 1).RandomWeight("wk", {16, 16}, 2).RandomWeight("bias", {16}, 3);
+  b.Weight("scale", HostTensor::FromDoubles(runtime::kFloat, {}, {0.25}));
+  b.Node("MatMul", {"x", "wq"}, {"q"});
+  b.Node("MatMul", {"x", "wk"}, {"k"});
+  runtime::testing::SetInts(b.Node("Transpose", {"k"}, {"kt"}), "perm", {1, 0});
+  b.Node("MatMul", {"q", "kt"}, {"scores"});
+  b.Node("Mul", {"scores", "scale"}, {"scaled"});
+  runtime::testing::SetInt(b.Node("Softmax", {"scaled"}, {"p"}), "axis", -1);
+  b.Node("MatMul", {"p", "x"}, {"o"});
+  b.Node("Add", {"o", "bias"}, {"y"});
+  const std::string path = ::testing::TempDir() + "verisub_sequence_attention.onnx";
+  EXPECT_TRUE(base::WriteFileAtomically(path, b.Bytes()).ok());
+  return path;
+}
+
+// SessionOptions::dynamic_shapes: a model whose input has a symbolic dimension is prepared once
+// and runs at any length, like the reference executor at each; without it, that dimension is an
+// error asking for --input-shape. bf16 keeps float32 there, saying why.
+TEST(SessionTest, DynamicShapesRunAtAnyLengthOfOnePreparation) {
+  const std::string path = WriteSequenceAttentionModel();
+  SessionOptions opts;
+  opts.num_threads = 1;
+  opts.cost.cost = "analytic";
+  auto fixed = Session::Create(path, opts);
+  ASSERT_FALSE(fixed.ok());
+  EXPECT_NE(fixed.status().message().find("--input-shape"), std::string::npos)
+      << fixed.status().message();
+  opts.dynamic_shapes = true;
+  auto s = Session::Create(path, opts);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  runtime::ImportOptions import;
+  import.require_static_shapes = false;
+  auto g = runtime::ImportOnnxFile(path, import);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  for (int64_t len : {7, 1, 40, 7}) {
+    const std::vector<HostTensor> in = {runtime::testing::RandomTensor({len, 16}, 10 + len)};
+    auto out = (*s)->Run(in);
+    ASSERT_TRUE(out.ok()) << len << ": " << out.status().message();
+    auto expected = runtime::Execute(*g, in);
+    ASSERT_TRUE(expected.ok()) << expected.status().message();
+    EXPECT_EQ((*out)[0].dims, (std::vector<int64_t>{len, 16}));
+    EXPECT_LT(MaxRelDiff(*out, *expected), 1e-5) << len;
+  }
+  auto wrong = (*s)->Run({runtime::testing::RandomTensor({7, 15}, 1)});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("expects shape"), std::string::npos)
+      << wrong.status().message();
+#ifdef VERISUB_HAVE_DNNL
+  if (runtime::dnnl_backend::HasBf16Kernels()) {
+    opts.precision = "bf16";
+    auto bf16 = Session::Create(path, opts);
+    ASSERT_TRUE(bf16.ok()) << bf16.status().message();
+    ASSERT_TRUE((*bf16)->precision_report().has_value());
+    EXPECT_NE((*bf16)->precision_report()->refused.find("symbolic"), std::string::npos);
+    EXPECT_TRUE((*bf16)->Run({runtime::testing::RandomTensor({5, 16}, 5)}).ok());
+  }
+#endif
+}
+
+// verisub-run --dynamic-shapes: the model prepared with its length symbolic, run at the --input
+// file's and checked against the reference; without a file that length has no size to run at.
+TEST(VerisubRunTest, DynamicShapesRunAtTheInputFilesShapes) {
+  const std::string path = WriteSequenceAttentionModel();
+  const std::string input = ::testing::TempDir() + "verisub_sequence_attention.input.pb";
+  onnx::TensorProto proto;
+  runtime::ToTensorProto(runtime::testing::RandomTensor({23, 16}, 4), "x", &proto);
+  ASSERT_TRUE(base::WriteFileAtomically(input, proto.SerializeAsString()).ok());
+  const std::string run = std::string(VERISUB_RUN_PATH) + " " + path +
+                          " --threads 1 --runs 2 --cost analytic --dynamic-shapes";
+  auto r = rewriter::testing::RunCommand(run + " --input " + input + " --check");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("check:    ok"), std::string::npos) << r.output;
+  r = rewriter::testing::RunCommand(run);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("input 'x' has symbolic dimensions"), std::string::npos) << r.output;
 }
 
 // 16-bit storage on the GPU only; the cuda backend says why it cannot run where there is no GPU

@@ -52,15 +52,18 @@ class InferenceSession:
     "joint", "plain"), precision ("f32"; "bf16" on the CPU; "fp16" or "bf16" on the GPU),
     precision_budget (relative output error allowed to reduced precision), cost ("auto",
     "analytic", "cpu-measured", "gpu-measured"), input_shapes ({name: [dims]} fixing
-    symbolic dimensions; a model with symbolic dimensions left is prepared per shape of the
-    inputs it runs with, at the first run at that shape, the last 8 shapes kept), fusion ("library"; "subop": chains of memory-bound operators as
+    symbolic dimensions), shapes (how a model with symbolic dimensions left runs at any
+    shape: "auto", the default, prepares it once with them symbolic and runs every shape on
+    that, and prepares it again for a shape once that shape has run 3 times, for its faster
+    kernels, at most 8 times in all; "dynamic" only the first; "static" prepares it per shape at
+    the first run at that shape, the last 8 shapes kept), fusion ("library"; "subop": chains of memory-bound operators as
     kernels generated with Halide, cached on disk; "auto": each generated kernel timed
     against the library's steps for its nodes, the faster kept; "none": nothing fused).
     """
 
     def __init__(self, model, sess_options=None, providers=None, *, optimize=True, rules=None,
                  threads=None, layout="auto", precision="f32", precision_budget=1e-2,
-                 cost="auto", input_shapes=None, fusion="library"):
+                 cost="auto", input_shapes=None, fusion="library", shapes="auto"):
         data, is_path, _ = _model_arg(model)
         backend = "onednn"
         for p in providers or []:
@@ -74,7 +77,7 @@ class InferenceSession:
         self._backend = backend
         self._session = _Session(data, is_path, bool(optimize), rules or "", int(threads), backend,
                                  layout, precision, float(precision_budget), cost,
-                                 dict(input_shapes or {}), fusion)
+                                 dict(input_shapes or {}), fusion, shapes)
 
     def get_inputs(self):
         return self._session.get_inputs()

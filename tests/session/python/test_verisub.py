@@ -71,7 +71,9 @@ class InferenceSessionTest(unittest.TestCase):
 
     def test_runs_a_dynamic_axes_model_at_every_shape(self):
         # A dynamic-axes export (symbolic batch and sequence length) runs at whatever shape it
-        # is given, as in ONNX Runtime: prepared once per shape, at its first run.
+        # is given, as in ONNX Runtime. shapes="auto": on one session prepared with the
+        # dimensions symbolic, and on one prepared for a shape once that shape ran 3 times;
+        # "dynamic": always the first; "static": one prepared per shape at its first run.
         from onnx import helper, TensorProto
         w = np.linspace(-1, 1, 16 * 8, dtype=np.float32).reshape(16, 8)
         graph = helper.make_graph(
@@ -80,18 +82,28 @@ class InferenceSessionTest(unittest.TestCase):
             [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", 8])],
             [numpy_helper.from_array(w, "w")])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-        sess = verisub.InferenceSession(model.SerializeToString(), threads=1, cost="analytic")
-        self.assertEqual(sess.get_inputs()[0].shape, [None, None, 16])
-        self.assertEqual(sess.get_outputs()[0].shape, [None, None, 8])
-        rng = np.random.default_rng(3)
-        for shape in [(2, 5, 16), (1, 9, 16), (2, 5, 16)]:
-            x = rng.standard_normal(shape).astype(np.float32)
-            y, = sess.run(None, {"x": x})
-            self.assertEqual(y.shape, shape[:2] + (8,))
-            self.assertLess(relative_error(y, np.maximum(x @ w, 0)), 1e-5)
-        self.assertEqual(sess.info()["shapes_prepared"], 2)
-        with self.assertRaisesRegex(verisub.Error, "expected shape|16"):
-            sess.run(None, {"x": np.zeros((2, 5, 15), np.float32)})
+        shapes = [(2, 5, 16), (1, 9, 16), (2, 5, 16), (2, 5, 16), (2, 5, 16)]
+        # (mode, static sessions prepared, runs on the dynamic one, whether the last run was)
+        for mode, prepared, dynamic_runs, last_dynamic in (
+                ("auto", 1, 3, False), ("dynamic", 0, 5, True), ("static", 2, 0, False)):
+            sess = verisub.InferenceSession(model.SerializeToString(), threads=1,
+                                            cost="analytic", shapes=mode)
+            self.assertEqual(sess.get_inputs()[0].shape, [None, None, 16])
+            self.assertEqual(sess.get_outputs()[0].shape, [None, None, 8])
+            rng = np.random.default_rng(3)
+            for shape in shapes:
+                x = rng.standard_normal(shape).astype(np.float32)
+                y, = sess.run(None, {"x": x})
+                self.assertEqual(y.shape, shape[:2] + (8,))
+                self.assertLess(relative_error(y, np.maximum(x @ w, 0)), 1e-5, mode)
+            info = sess.info()
+            self.assertEqual(info["shapes_prepared"], prepared, mode)
+            self.assertEqual(info["dynamic_runs"], dynamic_runs, mode)
+            self.assertEqual(info["last_run_dynamic"], last_dynamic, mode)
+            with self.assertRaisesRegex(verisub.Error, "expected shape|16"):
+                sess.run(None, {"x": np.zeros((2, 5, 15), np.float32)})
+        with self.assertRaisesRegex(verisub.Error, "shapes 'sometimes'"):
+            verisub.InferenceSession(model.SerializeToString(), shapes="sometimes")
 
     def test_errors_carry_our_messages(self):
         path, x, _ = recorded("squeezenet1_1")
