@@ -274,27 +274,126 @@ struct OperandIndex {
   }
 };
 
+// y = f(a, b) over output `dims` for float operands broadcast to them, without an index per
+// element: each operand's strides (0 along its broadcast axes), neighbouring axes merged where
+// both operands walk them as one, then the innermost axis as a loop the compiler vectorizes (both
+// contiguous, or one of them a repeated element).
+template <class F>
+void BroadcastFloats(const std::vector<int64_t>& dims, const HostTensor& a, const HostTensor& b,
+                     float* y, F f) {
+  const size_t r = dims.size();
+  auto strides = [&](const std::vector<int64_t>& d) {
+    std::vector<int64_t> st(r, 0);
+    int64_t s = 1;
+    for (size_t k = 0; k < d.size(); ++k) {
+      const size_t axis = r - 1 - k, own = d.size() - 1 - k;
+      st[axis] = d[own] == 1 ? 0 : s;
+      s *= d[own];
+    }
+    return st;
+  };
+  const std::vector<int64_t> sa_full = strides(a.dims), sb_full = strides(b.dims);
+  std::vector<int64_t> od, sa, sb;
+  for (size_t i = 0; i < r; ++i) {
+    if (dims[i] == 1) continue;
+    if (!od.empty() && sa.back() == sa_full[i] * dims[i] && sb.back() == sb_full[i] * dims[i]) {
+      od.back() *= dims[i];
+      sa.back() = sa_full[i];
+      sb.back() = sb_full[i];
+      continue;
+    }
+    od.push_back(dims[i]);
+    sa.push_back(sa_full[i]);
+    sb.push_back(sb_full[i]);
+  }
+  const float* pa = a.f32.data();
+  const float* pb = b.f32.data();
+  if (od.empty()) {  // one element
+    y[0] = f(pa[0], pb[0]);
+    return;
+  }
+  const size_t k = od.size() - 1;
+  const int64_t inner = od[k], ia = sa[k], ib = sb[k];
+  std::vector<int64_t> idx(k, 0);
+  int64_t oa = 0, ob = 0;
+  for (float* out = y;; out += inner) {
+    const float* xa = pa + oa;
+    const float* xb = pb + ob;
+    // Along the innermost output axis (of size > 1) an operand is contiguous or broadcast.
+    if (ia == 1 && ib == 1) {
+      for (int64_t j = 0; j < inner; ++j) out[j] = f(xa[j], xb[j]);
+    } else if (ib == 0) {
+      const float v = xb[0];
+      for (int64_t j = 0; j < inner; ++j) out[j] = f(xa[j], v);
+    } else {
+      const float v = xa[0];
+      for (int64_t j = 0; j < inner; ++j) out[j] = f(v, xb[j]);
+    }
+    int d = static_cast<int>(k) - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < od[d]) {
+        oa += sa[d];
+        ob += sb[d];
+        break;
+      }
+      oa -= sa[d] * (od[d] - 1);
+      ob -= sb[d] * (od[d] - 1);
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// The float arithmetic of FloatOp's results where float operations give them exactly: the sum,
+// difference, product and quotient of two floats computed in double and rounded to float are
+// the float operation's (double carries more than twice float's precision), as are max and min.
+// False for the other operators.
+bool FloatArithmetic(Bin op, const std::vector<int64_t>& dims, const HostTensor& a,
+                     const HostTensor& b, float* y) {
+  switch (op) {
+    case Bin::kAdd:
+      BroadcastFloats(dims, a, b, y, [](float u, float v) { return u + v; });
+      return true;
+    case Bin::kSub:
+      BroadcastFloats(dims, a, b, y, [](float u, float v) { return u - v; });
+      return true;
+    case Bin::kMul:
+      BroadcastFloats(dims, a, b, y, [](float u, float v) { return u * v; });
+      return true;
+    case Bin::kDiv:
+      BroadcastFloats(dims, a, b, y, [](float u, float v) { return u / v; });
+      return true;
+    default:
+      return false;
+  }
+}
+
 StatusOr<HostTensor> Broadcast2(Bin op, const KernelContext& ctx, const HostTensor& a,
                                 const HostTensor& b) {
   VERISUB_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastDims(a.dims, b.dims));
   const size_t n = static_cast<size_t>(CountElements(dims));
-  const OperandIndex ia(dims, a), ib(dims, b);
   bool fmod = ctx.AttrInt("fmod", 0) != 0;
   int32_t out_type = IsComparison(op) ? kBool : a.elem_type;
   // Integer arithmetic only when both operands are integers (Pow may mix types).
   if (IsIntegerType(a.elem_type) && IsIntegerType(b.elem_type)) {
     bool u64 = a.elem_type == kUint64;
     bool left = ctx.AttrString("direction", "LEFT") == "LEFT";
+    const OperandIndex ia(dims, a), ib(dims, b);
     std::vector<int64_t> r(n);
     for (size_t i = 0; i < n; ++i) r[i] = IntOp(op, a.ints[ia(i)], b.ints[ib(i)], fmod, u64, left);
     return HostTensor::FromInts(out_type, dims, r);
   }
   // Float operands read in place (computed in double, stored as the output type stores it).
   if (a.elem_type == kFloat && b.elem_type == kFloat) {
-    const float *pa = a.f32.data(), *pb = b.f32.data();
     HostTensor y;
     y.elem_type = out_type;
     y.dims = dims;
+    if (out_type == kFloat && n > 0) {
+      y.f32.resize(n);
+      if (FloatArithmetic(op, dims, a, b, y.f32.data())) return y;
+    }
+    const OperandIndex ia(dims, a), ib(dims, b);
+    const float *pa = a.f32.data(), *pb = b.f32.data();
     if (out_type == kFloat) {
       y.f32.resize(n);
       float* py = y.f32.data();
@@ -306,6 +405,7 @@ StatusOr<HostTensor> Broadcast2(Bin op, const KernelContext& ctx, const HostTens
     }
     return y;
   }
+  const OperandIndex ia(dims, a), ib(dims, b);
   std::vector<double> av = a.ToDoubles(), bv = b.ToDoubles();
   std::vector<double> r(n);
   for (size_t i = 0; i < n; ++i) r[i] = FloatOp(op, av[ia(i)], bv[ib(i)], fmod);

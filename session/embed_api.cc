@@ -91,6 +91,7 @@ std::unique_ptr<InferenceSession> InferenceSession::Create(const std::string& mo
   o.layout = config.layout;
   o.precision = config.precision;
   o.input_shapes = config.input_shapes;
+  o.dynamic_shapes = config.dynamic_shapes;
   o.fusion = config.fusion;
   auto s = Session::Create(model_path, o);
   if (!s.ok()) {

@@ -47,6 +47,7 @@ void EmitReference(KernelBuilder& b) {
   std::vector<const HostTensor*> constants;
   for (const In& in : ins) constants.push_back(in.constant.get());
   std::shared_ptr<DynamicKernel> dynamic = MakeDynamicKernel(b, constants);
+  if (dynamic) b.CountVariant("run-time shapes on oneDNN");
   // A host input read last here may be computed over in place (an activation over a mask
   // head's 80 MB: no fresh tensor, no page faults).
   const bool consume = dynamic && !n.inputs.empty() && n.outputs.size() == 1 && !ins.empty() &&

@@ -123,6 +123,48 @@ TEST(ExecutorTest, TransposeMovesEveryElementToItsPermutedIndex) {
   }
 }
 
+// Float Add, Sub, Mul and Div over operands broadcast every way (ranks that differ, axes of size
+// 1 on either side, a scalar, nothing to broadcast, zero elements) equal the double-precision
+// result rounded to float, element by element.
+TEST(ExecutorTest, FloatArithmeticBroadcastsLikeDoublesRounded) {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{2, 3, 4}, {2, 3, 4}},
+      {{2, 3, 4}, {4}},
+      {{4}, {2, 3, 4}},
+      {{2, 1, 4}, {1, 3, 1}},
+      {{5, 7}, {}},
+      {{}, {5, 7}},
+      {{3, 1}, {1, 70}},
+      {{2, 3, 1, 5}, {3, 4, 1}},
+      {{1, 12, 1, 9}, {1, 1, 1, 9}},
+      {{0, 3}, {3}},
+      {{6, 1, 1}, {6, 2, 35}}};
+  const std::vector<std::pair<std::string, double (*)(double, double)>> ops = {
+      {"Add", [](double u, double v) { return u + v; }},
+      {"Sub", [](double u, double v) { return u - v; }},
+      {"Mul", [](double u, double v) { return u * v; }},
+      {"Div", [](double u, double v) { return u / v; }}};
+  for (const auto& [da, db] : shapes) {
+    const HostTensor a = testing::RandomTensor(da, 7), b = testing::RandomTensor(db, 8);
+    auto dims = BroadcastDims(da, db);
+    ASSERT_TRUE(dims.ok());
+    const std::vector<int64_t> ia = BroadcastIndex(*dims, da), ib = BroadcastIndex(*dims, db);
+    for (const auto& [op, f] : ops) {
+      auto out = testing::RunOneNode(op, {{"a", a}, {"b", b}}, *dims, [](onnx::NodeProto&) {});
+      ASSERT_TRUE(out.ok()) << op << ": " << out.status().message();
+      ASSERT_EQ((*out)[0].dims, *dims);
+      const std::vector<float>& y = (*out)[0].f32;
+      ASSERT_EQ(static_cast<int64_t>(y.size()), CountElements(*dims));
+      for (size_t i = 0; i < y.size(); ++i) {
+        const float want =
+            static_cast<float>(f(a.f32[ia.empty() ? 0 : ia[i]], b.f32[ib.empty() ? 0 : ib[i]]));
+        ASSERT_EQ(y[i], want) << op << " " << DimsToString(da) << " by " << DimsToString(db)
+                              << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(ExecutorTest, HasKernelDistinguishesUnknownOperators) {
   Node spec;
   spec.op = specs::OpKind::kRelu;

@@ -63,6 +63,9 @@ struct SessionConfig {
   std::string layout = "auto";    // "auto", "backend", "dp", "joint", "plain"
   std::string precision = "f32";  // "f32"; "bf16" (CPU, GPU); "fp16" (GPU)
   std::map<std::string, std::vector<int64_t>> input_shapes;  // fixes symbolic dimensions
+  // Symbolic dimensions input_shapes leaves open stay open: prepared once, the model runs at any
+  // shape its inputs accept (a decoder's growing past); off, each must be fixed.
+  bool dynamic_shapes = false;
   // Kernels of the memory-bound operators: "library" (oneDNN's), "subop" (chains of them
   // generated with Halide, cached on disk), "auto" (each generated kernel timed at load against
   // oneDNN's steps for its nodes, the faster kept), "none" (nothing fused across nodes).

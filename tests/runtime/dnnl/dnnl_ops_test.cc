@@ -738,6 +738,54 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
       {{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}, {-1, 2, -3, -4, -5}});
 }
 
+// Attention over a sequence known only at run time (the rows kept): products of two computed
+// values (scores, their weighted sum; batched over heads and with a shared right matrix),
+// softmax along the last axis and, at opset 11, over the flattened trailing axes, a layer
+// normalization with and without a bias, and broadcast arithmetic; each of the first four on
+// oneDNN (counted), all agreeing with the reference kernels at every length, none included.
+TEST(DnnlOpsTest, AttentionOverASequenceKnownOnlyAtRunTime) {
+  for (int64_t opset : {17, 11}) {
+    ModelBuilder b(opset);
+    b.Input("v", {6}).Input("x", {6, 8});
+    b.Output("y", {-1, 8}).Output("z", {2, -1, -1}).Output("n", {-1, 8});
+    b.RandomWeight("wq", {8, 8}, 1).RandomWeight("wo", {8, 8}, 2).RandomWeight("g", {8}, 3);
+    b.RandomWeight("beta", {8}, 4).RandomWeight("scale", {1}, 5);
+    b.Int64Weight("heads", {-1, 2, 4});
+    KeepPositiveRows(b);
+    b.Node("MatMul", {"rows", "wq"}, {"q"});
+    SetInts(b.Node("Transpose", {"rows"}, {"kt"}), "perm", {1, 0});
+    b.Node("MatMul", {"q", "kt"}, {"s"});
+    b.Node("Mul", {"s", "scale"}, {"scaled"});
+    SetInt(b.Node("Softmax", {"scaled"}, {"p"}), "axis", 1);
+    b.Node("MatMul", {"p", "rows"}, {"o"});
+    b.Node("MatMul", {"o", "wo"}, {"y"});
+    // Per head: [rows, 2, 4] -> [2, rows, 4] by itself transposed: [2, rows, rows].
+    b.Node("Reshape", {"rows", "heads"}, {"h"});
+    SetInts(b.Node("Transpose", {"h"}, {"hq"}), "perm", {1, 0, 2});
+    SetInts(b.Node("Transpose", {"h"}, {"hk"}), "perm", {1, 2, 0});
+    b.Node("MatMul", {"hq", "hk"}, {"hs"});
+    SetInt(b.Node("Softmax", {"hs"}, {"z"}), "axis", opset < 13 ? 1 : -1);
+    if (opset >= 17) {
+      SetInt(b.Node("LayerNormalization", {"o", "g", "beta"}, {"ln"}), "axis", -1);
+      b.Node("LayerNormalization", {"ln", "g"}, {"n"});
+    } else {
+      b.Node("Add", {"o", "beta"}, {"n"});
+    }
+    ExpectAgreementForEveryCount(b, "attention_at_run_time", testing::RandomTensor({6, 8}, 6),
+                                 {{1, -1, 2, 3, -4, 5},
+                                  {-1, -1, -1, -1, -1, -1},
+                                  {1, 1, 1, 1, 1, 1},
+                                  {-1, 2, -3, -4, -5, -6}});
+    auto m = PrepareWithRunTimeShapes(b, "attention_at_run_time");
+    ASSERT_TRUE(m);
+    // The three products of computed values, the two softmaxes (opset 11: the second over its
+    // two trailing axes flattened, the first's axis 1 the last), two layer norms at opset 17,
+    // and the matmuls with constant weights (2).
+    EXPECT_EQ(m->stats().kernel_variants["run-time shapes on oneDNN"], opset >= 17 ? 9 : 7)
+        << opset;
+  }
+}
+
 // Activations over large tensors of run-time shape run on oneDNN's eltwise, over their input
 // in place where nothing else reads it: ReLU's input is read again by Tanh (kept), Sigmoid's
 // only by it (consumed).
