@@ -1004,6 +1004,122 @@ int DropPassThroughs(Graph* g) {
 
 }  // namespace
 
+namespace {
+
+// FuseRunTimeGelus' matcher over opaque ONNX nodes (FusePatterns' over spec nodes).
+class RunTimeGeluMatcher {
+ public:
+  explicit RunTimeGeluMatcher(const Graph& g)
+      : g_(g), producer_(g.Producers()), uses_(g.UseCounts()) {}
+
+  // x and whether it is the tanh form where node `n` computes gelu(x); nullopt otherwise.
+  std::optional<std::pair<int, bool>> Match(const Node& n) const {
+    if (!IsOnnx(n, "Mul") || n.inputs.size() != 2) return std::nullopt;
+    for (bool tanh : {false, true}) {
+      // (x * g(x)) * 0.5, either order.
+      for (int side = 0; side < 2; ++side) {
+        auto half = ScalarConstant(g_, n.inputs[1 - side]);
+        const Node* mul = Only(n.inputs[side], "Mul");
+        if (half && *half == 0.5 && mul != nullptr)
+          for (int s2 = 0; s2 < 2; ++s2)
+            if (auto x = Inner(mul->inputs[1 - s2], tanh); x && *x == mul->inputs[s2])
+              return std::make_pair(*x, tanh);
+      }
+      // (x * 0.5) * g(x), either order.
+      for (int side = 0; side < 2; ++side) {
+        const Node* half = Only(n.inputs[side], "Mul");
+        if (half == nullptr) continue;
+        for (int s2 = 0; s2 < 2; ++s2) {
+          auto h = ScalarConstant(g_, half->inputs[1 - s2]);
+          auto x = Inner(n.inputs[1 - side], tanh);
+          if (h && *h == 0.5 && x && *x == half->inputs[s2]) return std::make_pair(*x, tanh);
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  bool IsOnnx(const Node& n, const char* type) const {
+    return n.opaque() && n.domain.empty() && n.op_type == type && n.outputs.size() == 1;
+  }
+  // The opaque ONNX node of `type` computing v, read only once; null otherwise.
+  const Node* Only(int v, const char* type) const {
+    if (v == kNoValue || producer_[v] < 0 || uses_[v] != 1) return nullptr;
+    const Node& p = g_.node(producer_[v]);
+    return IsOnnx(p, type) ? &p : nullptr;
+  }
+  // u * c (either order) with the scalar c near `factor`, read only there: returns u.
+  std::optional<int> ScaledBy(int v, double factor) const {
+    const Node* m = Only(v, "Mul");
+    if (m == nullptr || m->inputs.size() != 2) return std::nullopt;
+    for (int side = 0; side < 2; ++side)
+      if (auto c = ScalarConstant(g_, m->inputs[1 - side]); c && Near(*c, factor))
+        return m->inputs[side];
+    return std::nullopt;
+  }
+  // 1 + f(u) (an Add in either order) with f of `type`: returns f's input.
+  std::optional<int> OnePlus(int v, const char* type) const {
+    const Node* add = Only(v, "Add");
+    if (add == nullptr || add->inputs.size() != 2) return std::nullopt;
+    for (int side = 0; side < 2; ++side)
+      if (auto one = ScalarConstant(g_, add->inputs[1 - side]); one && *one == 1.0)
+        if (const Node* f = Only(add->inputs[side], type); f != nullptr && f->inputs.size() == 1)
+          return f->inputs[0];
+    return std::nullopt;
+  }
+  // 1 + erf(x / sqrt 2), or 1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)) (the cube as x (x x) in
+  // either order): returns x.
+  std::optional<int> Inner(int v, bool tanh) const {
+    auto arg = OnePlus(v, tanh ? "Tanh" : "Erf");
+    if (!arg) return std::nullopt;
+    if (!tanh) return ScaledBy(*arg, 1.0 / std::sqrt(2.0));
+    auto sum = ScaledBy(*arg, std::sqrt(2.0 / M_PI));
+    const Node* add = sum ? Only(*sum, "Add") : nullptr;
+    if (add == nullptr || add->inputs.size() != 2) return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      const int x = add->inputs[side];
+      auto cube = ScaledBy(add->inputs[1 - side], 0.044715);
+      const Node* outer = cube ? Only(*cube, "Mul") : nullptr;
+      if (outer == nullptr || outer->inputs.size() != 2) continue;
+      for (int s2 = 0; s2 < 2; ++s2) {
+        const Node* square = Only(outer->inputs[1 - s2], "Mul");
+        if (outer->inputs[s2] == x && square != nullptr && square->inputs.size() == 2 &&
+            square->inputs[0] == x && square->inputs[1] == x)
+          return x;
+      }
+    }
+    return std::nullopt;
+  }
+
+  const Graph& g_;
+  std::vector<int> producer_, uses_;
+};
+
+}  // namespace
+
+int FuseRunTimeGelus(Graph* g) {
+  int fused = 0;
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    if (n.outputs.size() != 1 || n.outputs[0] == kNoValue || g->value(n.outputs[0]).StaticShape() ||
+        !IsFloat(g->value(n.outputs[0]).elem_type))
+      continue;
+    // The matcher sees the graph as it is now: a fused node is read by nothing it matches.
+    auto m = RunTimeGeluMatcher(*g).Match(n);
+    if (!m) continue;
+    Retype(g, i, "Gelu", {m->first});
+    Node& gelu = g->mutable_node(i);
+    auto proto = std::make_shared<onnx::NodeProto>(*gelu.onnx);
+    proto->clear_attribute();
+    ExportContext::AttrString(proto.get(), "approximate", m->second ? "tanh" : "none");
+    gelu.onnx = std::move(proto);
+    ++fused;
+  }
+  if (fused > 0) g->RemoveDeadCode();
+  return fused;
+}
+
 int CanonicalizeOnnxForms(Graph* g) {
   int rewritten = DropPassThroughs(g) + RewriteEinsumAsMatMul(g) + RewritePowers(g) +
                   RewriteDepthToSpace(g) + RewriteInfiniteMasks(g) +

@@ -28,11 +28,11 @@ namespace verisub::runtime {
 // (DynamicQuantizeLinear, MatMulInteger, Cast, the two Muls of the scales, an Add of a bias)
 // becomes one com.microsoft DynamicQuantizeMatMul, which the oneDNN backend runs as an int8 matmul
 // and export writes out again; the same pattern around a ConvInteger becomes a Conv over
-// DequantizeLinear of the run-time quantization and of the 8-bit weights. A quantized model in the QOperator form (QLinearConv,
-// QLinearMatMul, ONNX Runtime's contrib QLinearAdd/Mul/Concat/Sigmoid/LeakyRelu/
-// GlobalAveragePool/AveragePool and QGemm, a MaxPool of 8-bit values) is written in the QDQ form:
-// DequantizeLinear of each 8-bit operand (shared), the float operator, QuantizeLinear of its
-// result. Returns the number of nodes rewritten.
+// DequantizeLinear of the run-time quantization and of the 8-bit weights. A quantized model in the
+// QOperator form (QLinearConv, QLinearMatMul, ONNX Runtime's contrib
+// QLinearAdd/Mul/Concat/Sigmoid/LeakyRelu/ GlobalAveragePool/AveragePool and QGemm, a MaxPool of
+// 8-bit values) is written in the QDQ form: DequantizeLinear of each 8-bit operand (shared), the
+// float operator, QuantizeLinear of its result. Returns the number of nodes rewritten.
 int CanonicalizeOnnxForms(Graph* g);
 
 // DepthToSpace (mode "DCR" or "CRD") or SpaceToDepth ("S2D") of an [N, C, H, W] tensor with
@@ -51,6 +51,14 @@ std::optional<PixelShuffleForm> PixelShuffle(const std::string& mode,
 std::optional<std::vector<int64_t>> ZeroSpatialPads(const Graph& g, const Node& pad);
 // The pads (top, left, bottom, right) of a spec pad of `mode`; nullopt for any other node.
 std::optional<std::vector<int64_t>> SpecPads(const Node& n, specs::ops::PadMode mode);
+
+// For running (not for a model written again: ONNX's Gelu needs opset 20), on the opaque ONNX
+// nodes of values whose shapes are known only at run time (SessionOptions::dynamic_shapes), which
+// stay opaque and run one by one: PyTorch's GELU decompositions, exact and tanh, as FusePatterns
+// matches them after the Div and Pow rewrites of CanonicalizeOnnxForms, become one ONNX Gelu
+// node (approximate "none" or "tanh"), which the backends run as one kernel. Returns the number
+// of patterns replaced.
+int FuseRunTimeGelus(Graph* g);
 
 // After mapping: x * sigmoid(x) becomes silu(x); PyTorch's exact GELU decomposition
 // (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x), and the tanh

@@ -34,6 +34,20 @@ Status Unary(const KernelContext& ctx, std::vector<HostTensor>* out) {
 }
 
 double Erf(double x, const KernelContext&) { return std::erf(x); }
+double GeluErf(double x, const KernelContext&) {
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+double GeluTanh(double x, const KernelContext&) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+// Gelu (opset 20): exact, or the tanh approximation.
+Status Gelu(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  const std::string approximate = ctx.AttrString("approximate", "none");
+  if (approximate == "none") return Unary<GeluErf>(ctx, out);
+  if (approximate == "tanh") return Unary<GeluTanh>(ctx, out);
+  return InvalidArgument("Gelu: approximate '" + approximate + "' is neither none nor tanh");
+}
 double Exp(double x, const KernelContext&) { return std::exp(x); }
 double Log(double x, const KernelContext&) { return std::log(x); }
 double Sqrt(double x, const KernelContext&) { return std::sqrt(x); }
@@ -534,6 +548,7 @@ Status CastLike(const KernelContext& ctx, std::vector<HostTensor>* out) {
 void AddElementwiseKernels(KernelTable* t) {
   auto& k = *t;
   k["Erf"] = Unary<Erf>;
+  k["Gelu"] = Gelu;
   k["Exp"] = Unary<Exp>;
   k["Log"] = Unary<Log>;
   k["Sqrt"] = Unary<Sqrt>;

@@ -21,6 +21,7 @@
 #include "rewriter/rule_loader.h"
 #include "rewriter/rule_source.h"
 #include "rewriter/verify_outputs.h"
+#include "runtime/canonicalize.h"
 #include "runtime/cost/analytic_cost.h"
 #include "runtime/executor.h"
 #include "runtime/graph_text.h"
@@ -426,6 +427,11 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
         ": this build has no Halide (libhalide14-0-dev was not found when it was configured)");
 #endif
   }
+  // Values of run-time shapes run node by node (SessionOptions::dynamic_shapes): a GELU written
+  // out becomes one node there, as the import maps it onto one operator where shapes are static.
+  bool symbolic_input = false;
+  for (int v : graph.inputs()) symbolic_input |= !graph.value(v).StaticShape();
+  if (symbolic_input) runtime::FuseRunTimeGelus(&graph);
   // On the GPU the search prices rewrites with GPU timings unless told otherwise.
   if (options.backend == "cuda" && options.cost.cost == "auto") options.cost.cost = "gpu-measured";
   // The cost model: the optimizer's search and the layout DP price with it.

@@ -573,9 +573,17 @@ class DynamicEltwise : public DynamicKernel {
         {"Abs", dnnl::algorithm::eltwise_abs},
         {"Sqrt", dnnl::algorithm::eltwise_sqrt}};
     auto it = kinds.find(n.op_type);
-    if (it == kinds.end() || n.inputs.size() != 1) return nullptr;
+    std::optional<dnnl::algorithm> algorithm;
+    if (it != kinds.end()) algorithm = it->second;
+    if (n.op_type == "Gelu") {  // FuseRunTimeGelus' (opset 20's)
+      const std::string approximate =
+          KernelContext(*n.onnx, 0, {}).AttrString("approximate", "none");
+      if (approximate == "none") algorithm = dnnl::algorithm::eltwise_gelu_erf;
+      if (approximate == "tanh") algorithm = dnnl::algorithm::eltwise_gelu_tanh;
+    }
+    if (!algorithm || n.inputs.size() != 1) return nullptr;
     auto k = std::make_shared<DynamicEltwise>();
-    k->algorithm_ = it->second;
+    k->algorithm_ = *algorithm;
     if (n.op_type == "LeakyRelu")
       k->alpha_ = KernelContext(*n.onnx, 0, {}).AttrFloat("alpha", 0.01f);
     return k;

@@ -11,6 +11,7 @@
 #include "runtime/executor.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
+#include "runtime/onnx_kernels.h"
 #include "specs/ops/conv2d.h"
 #include "specs/registry.h"
 #include "tests/runtime/import_check.h"
@@ -48,9 +49,9 @@ Graph ImportChecked(const std::string& bytes) {
 }
 
 // PyTorch 1.13's export of nn.GELU(): x * (erf(x / sqrt 2) + 1) * 0.5.
-std::string GeluModel(bool read_erf_elsewhere) {
+std::string GeluModel(bool read_erf_elsewhere, std::vector<int64_t> dims = {2, 8}) {
   ModelBuilder b;
-  b.Input("x", {2, 8}).Output("y", {2, 8});
+  b.Input("x", dims).Output("y", dims);
   b.Weight("sqrt2", Scalar(std::sqrt(2.0))).Weight("one", Scalar(1.0)).Weight("half", Scalar(0.5));
   b.Node("Div", {"x", "sqrt2"}, {"d"});
   b.Node("Erf", {"d"}, {"e"});
@@ -58,7 +59,7 @@ std::string GeluModel(bool read_erf_elsewhere) {
   b.Node("Mul", {"x", "a"}, {"m"});
   b.Node("Mul", {"m", "half"}, {"y"});
   if (read_erf_elsewhere) {
-    b.Output("e", {2, 8});
+    b.Output("e", dims);
   }
   return b.Bytes();
 }
@@ -77,9 +78,10 @@ TEST(CanonicalizeTest, GeluTwinIntermediateReadElsewhereStays) {
 
 // GPT-2's "gelu_new" as exported: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the
 // cube as Pow(x, 3) (torch.pow) or as x * (x * x); `wrong_constant` writes 0.05 for 0.044715.
-std::string GeluTanhModel(bool pow, bool wrong_constant, bool read_tanh_elsewhere) {
+std::string GeluTanhModel(bool pow, bool wrong_constant, bool read_tanh_elsewhere,
+                          std::vector<int64_t> dims = {2, 3, 8}) {
   ModelBuilder b;
-  b.Input("x", {2, 3, 8}).Output("y", {2, 3, 8});
+  b.Input("x", dims).Output("y", dims);
   b.Weight("three", Scalar(3.0)).Weight("k", Scalar(wrong_constant ? 0.05 : 0.044715));
   b.Weight("c", Scalar(std::sqrt(2.0 / M_PI))).Weight("one", Scalar(1.0));
   b.Weight("half", Scalar(0.5));
@@ -96,7 +98,7 @@ std::string GeluTanhModel(bool pow, bool wrong_constant, bool read_tanh_elsewher
   b.Node("Add", {"one", "t"}, {"a"});
   b.Node("Mul", {"half", "x"}, {"hx"});
   b.Node("Mul", {"hx", "a"}, {"y"});
-  if (read_tanh_elsewhere) b.Output("t", {2, 3, 8});
+  if (read_tanh_elsewhere) b.Output("t", dims);
   return b.Bytes();
 }
 
@@ -111,6 +113,45 @@ TEST(CanonicalizeTest, TanhGeluDecompositionBecomesGeluTanh) {
   Graph read = ImportChecked(GeluTanhModel(true, false, true));
   EXPECT_EQ(CountKind(read, "gelu_tanh"), 0);
   EXPECT_EQ(CountKind(read, "tanh"), 1);
+}
+
+// Over values of run-time shape (a symbolic input dimension), which stay opaque ONNX nodes, both
+// decompositions become one ONNX Gelu node computing the same; twins stay, and so does a GELU of
+// static shape (the mapping onto spec operators fuses those).
+TEST(CanonicalizeTest, RunTimeShapeGelusBecomeOneGeluNode) {
+  ImportOptions dynamic;
+  dynamic.require_static_shapes = false;
+  auto fused = [&](const std::string& bytes, const std::vector<int64_t>& run_dims,
+                   const std::string& approximate) {
+    auto g = ImportOnnxBytes(bytes, "gelu", dynamic);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const Graph before = *g;
+    ASSERT_EQ(FuseRunTimeGelus(&*g), 1) << approximate;
+    EXPECT_EQ(CountKind(*g, "onnx:Gelu"), 1);
+    EXPECT_EQ(g->num_nodes(), 1);
+    KernelContext attrs(*g->node(0).onnx, 20, {});
+    EXPECT_EQ(attrs.AttrString("approximate", ""), approximate);
+    const std::vector<HostTensor> in = {testing::RandomTensor(run_dims, 5)};
+    auto want = Execute(before, in);
+    auto got = Execute(*g, in);
+    ASSERT_TRUE(want.ok() && got.ok());
+    EXPECT_LT(testing::MaxAbsDiff(*want, *got), 1e-6);
+  };
+  fused(GeluModel(false, {-1, 8}), {5, 8}, "none");
+  fused(GeluTanhModel(true, false, false, {2, -1, 8}), {2, 7, 8}, "tanh");
+  fused(GeluTanhModel(false, false, false, {2, -1, 8}), {2, 4, 8}, "tanh");
+  for (const std::string& twin :
+       {GeluModel(true, {-1, 8}), GeluTanhModel(false, true, false, {2, -1, 8}),
+        GeluTanhModel(true, false, true, {2, -1, 8})}) {
+    auto g = ImportOnnxBytes(twin, "twin", dynamic);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    EXPECT_EQ(FuseRunTimeGelus(&*g), 0);
+  }
+  ImportOptions opaque;
+  opaque.map_to_spec_ops = false;
+  auto g = ImportOnnxBytes(GeluModel(false), "static", opaque);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(FuseRunTimeGelus(&*g), 0);
 }
 
 TEST(CanonicalizeTest, SiluBecomesSiluOnlyWithTheSameInput) {

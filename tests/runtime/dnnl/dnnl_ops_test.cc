@@ -14,6 +14,7 @@
 #include <string>
 
 #include "base/file_io.h"
+#include "runtime/canonicalize.h"
 #include "runtime/dnnl/builder.h"
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/fusion.h"
@@ -783,6 +784,55 @@ TEST(DnnlOpsTest, AttentionOverASequenceKnownOnlyAtRunTime) {
     // and the matmuls with constant weights (2).
     EXPECT_EQ(m->stats().kernel_variants["run-time shapes on oneDNN"], opset >= 17 ? 9 : 7)
         << opset;
+  }
+}
+
+// The Gelu FuseRunTimeGelus makes of PyTorch's decompositions over values of run-time shape:
+// oneDNN's gelu_erf and gelu_tanh over large ones (counted), agreeing with the decompositions on
+// the reference kernels at every count.
+TEST(DnnlOpsTest, GeluOfRunTimeShape) {
+  ModelBuilder b(16);
+  b.Input("v", {5}).Input("x", {5, 4, 32, 32});
+  b.Output("y", {-1, 4, 32, 32}).Output("z", {-1, 4, 32, 32});
+  auto scalar = [](double v) { return HostTensor::FromDoubles(kFloat, {}, {v}); };
+  b.Weight("sqrt2", scalar(std::sqrt(2.0))).Weight("one", scalar(1.0)).Weight("half", scalar(0.5));
+  b.Weight("k", scalar(0.044715)).Weight("c", scalar(std::sqrt(2.0 / M_PI)));
+  KeepPositiveRows(b);
+  b.Node("Div", {"rows", "sqrt2"}, {"d"});
+  b.Node("Erf", {"d"}, {"e"});
+  b.Node("Add", {"e", "one"}, {"a"});
+  b.Node("Mul", {"rows", "a"}, {"m"});
+  b.Node("Mul", {"m", "half"}, {"y"});
+  b.Node("Mul", {"rows", "rows"}, {"sq"});
+  b.Node("Mul", {"rows", "sq"}, {"cube"});
+  b.Node("Mul", {"cube", "k"}, {"kc"});
+  b.Node("Add", {"rows", "kc"}, {"inner"});
+  b.Node("Mul", {"inner", "c"}, {"scaled"});
+  b.Node("Tanh", {"scaled"}, {"t"});
+  b.Node("Add", {"t", "one"}, {"a2"});
+  b.Node("Mul", {"rows", "half"}, {"hx"});
+  b.Node("Mul", {"hx", "a2"}, {"z"});
+  ImportOptions options;
+  options.require_static_shapes = false;
+  auto g = ImportOnnxBytes(b.Bytes(), "gelu_at_run_time", options);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Graph fused = *g;
+  ASSERT_EQ(FuseRunTimeGelus(&fused), 2);
+  auto m = MakeDnnlBackend()->Prepare(fused, {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)->stats().kernel_variants["run-time shapes on oneDNN"], 2);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  const HostTensor x = testing::RandomTensor({5, 4, 32, 32}, 9);
+  for (const std::vector<double>& v :
+       std::vector<std::vector<double>>{{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}}) {
+    const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {5}, v), x};
+    auto out = (*m)->Run(in);
+    auto expected = (*ref)->Run(in);
+    ASSERT_TRUE(out.ok() && expected.ok());
+    const auto cmp = testing::Compare(*out, *expected);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_LT(cmp.max_rel, kTolerance);
   }
 }
 
