@@ -238,6 +238,20 @@ bench-other: configure other-models ort
 	  --out $(BUILD)/bench-other --ort-dir $(BUILD)/ort --threads $(ZOO_THREADS) \
 	  --runs $(ZOO_RUNS) --rounds $(ZOO_ROUNDS) --doc docs/bench-other.md
 
+# Models whose input shapes change from run to run (bench/models/export_dynamic.py into
+# $(DYNAMIC): GPT-2 decoding with its key/value cache, BERT over any sequence length, ResNet-50
+# over any batch), timed against ONNX Runtime prepared for each shape and with --dynamic-shapes
+# (docs/dynamic-shapes.md). About 5 min on 2 cores.
+DYNAMIC ?= $(BUILD)/dynamic
+.PHONY: dynamic-models bench-dynamic
+dynamic-models:
+	$(call install_model_packages,dynamic-models)
+	/usr/bin/python3 bench/models/export_dynamic.py --out $(DYNAMIC)
+bench-dynamic: configure dynamic-models ort
+	cmake --build $(BUILD) -j $(JOBS) --target verisub-run
+	node bench/dynamic_bench.js --build $(BUILD) --dir $(DYNAMIC) --ort-dir $(BUILD)/ort \
+	  --threads $(ZOO_THREADS)
+
 # The shipped cost tables (data/costs/, docs/cost-models.md): every development model optimized
 # with costs measured on this CPU at COST_THREADS kernel threads; each run adds what it measured to
 # data/costs/<engine>-<version>-<isa>-t<threads>-<cpu>.costs.txt (COST_TABLES_FRESH=1 starts from
