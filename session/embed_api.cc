@@ -2,7 +2,9 @@
 #include <cstdio>
 
 #include "runtime/host_tensor.h"
+#include "runtime/onnx_import.h"
 #include "session/session.h"
+#include "session/shape_adaptive.h"
 #include "verisub/verisub.h"
 
 namespace verisub {
@@ -66,10 +68,22 @@ std::vector<TensorInfo> Infos(const runtime::Graph& g, const std::vector<int>& i
   return out;
 }
 
+std::vector<TensorInfo> Infos(const std::vector<runtime::DeclaredInput>& declared) {
+  std::vector<TensorInfo> out;
+  for (const runtime::DeclaredInput& d : declared) {
+    TensorInfo i;
+    i.name = d.name;
+    i.type = static_cast<ElementType>(d.elem_type);
+    i.dims = d.dims;
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
 }  // namespace
 
 struct InferenceSession::Impl {
-  std::unique_ptr<Session> session;
+  std::unique_ptr<ShapeAdaptiveSession> session;
 };
 
 InferenceSession::InferenceSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -91,46 +105,74 @@ std::unique_ptr<InferenceSession> InferenceSession::Create(const std::string& mo
   o.layout = config.layout;
   o.precision = config.precision;
   o.input_shapes = config.input_shapes;
-  o.dynamic_shapes = config.dynamic_shapes;
   o.fusion = config.fusion;
-  auto s = Session::Create(model_path, o);
+  auto declared = runtime::ReadDeclaredInterface(model_path, /*is_path=*/true);
+  if (!declared.ok()) {
+    if (error) *error = declared.status().message();
+    return nullptr;
+  }
+  for (const runtime::DeclaredInput& in : declared->inputs)
+    if (!Supported(in.elem_type)) {
+      if (error)
+        *error = model_path + ": input '" + in.name + "' is " +
+                 runtime::ElemTypeName(in.elem_type) +
+                 ", which the embedding API does not exchange";
+      return nullptr;
+    }
+  auto s = ShapeAdaptiveSession::Create(
+      [model_path](const runtime::ImportOptions& opts) {
+        return runtime::ImportOnnxFile(model_path, opts);
+      },
+      std::move(declared).value(), o, config.shapes);
   if (!s.ok()) {
     if (error) *error = s.status().message();
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();
   impl->session = std::move(s).value();
-  for (int v : impl->session->graph().inputs())
-    if (!Supported(impl->session->graph().value(v).elem_type)) {
-      if (error)
-        *error = model_path + ": input '" + impl->session->graph().value(v).name + "' is " +
-                 runtime::ElemTypeName(impl->session->graph().value(v).elem_type) +
-                 ", which the embedding API does not exchange";
-      return nullptr;
-    }
   return std::unique_ptr<InferenceSession>(new InferenceSession(std::move(impl)));
 }
 
+namespace {
+
+// The declared inputs or outputs, in their order; with no open dimension, as the prepared model
+// has them (the shapes input_shapes fixed).
+std::vector<TensorInfo> InterfaceOf(const ShapeAdaptiveSession& s, bool inputs) {
+  std::vector<TensorInfo> out = Infos(inputs ? s.declared().inputs : s.declared().outputs);
+  if (s.open_dimensions()) return out;
+  const runtime::Graph& g = s.current()->graph();
+  const std::vector<TensorInfo> prepared = Infos(g, inputs ? g.inputs() : g.outputs());
+  for (TensorInfo& i : out)
+    for (const TensorInfo& p : prepared)
+      if (p.name == i.name) i = p;
+  return out;
+}
+
+}  // namespace
+
 std::vector<TensorInfo> InferenceSession::inputs() const {
-  return Infos(impl_->session->graph(), impl_->session->graph().inputs());
+  return InterfaceOf(*impl_->session, true);
 }
 
 std::vector<TensorInfo> InferenceSession::outputs() const {
-  return Infos(impl_->session->graph(), impl_->session->graph().outputs());
+  return InterfaceOf(*impl_->session, false);
 }
 
 bool InferenceSession::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs,
                            std::string* error) {
-  const runtime::Graph& g = impl_->session->graph();
-  if (inputs.size() != g.inputs().size()) {
+  const std::vector<TensorInfo> expected = this->inputs();
+  if (inputs.size() != expected.size()) {
     if (error)
-      *error = "expected " + std::to_string(g.inputs().size()) + " inputs, got " +
+      *error = "expected " + std::to_string(expected.size()) + " inputs, got " +
                std::to_string(inputs.size());
     return false;
   }
   std::vector<runtime::HostTensor> in;
   for (size_t k = 0; k < inputs.size(); ++k) {
-    const runtime::Value& v = g.value(g.inputs()[k]);
+    runtime::Value v;
+    v.name = expected[k].name;
+    v.elem_type = static_cast<int32_t>(expected[k].type);
+    v.dims = expected[k].dims;
     const Tensor& t = inputs[k];
     const size_t n = static_cast<size_t>(runtime::CountElements(t.dims));
     const size_t have = t.type == ElementType::kFloat    ? t.floats.size()
@@ -151,6 +193,7 @@ bool InferenceSession::Run(const std::vector<Tensor>& inputs, std::vector<Tensor
     if (error) *error = out.status().message();
     return false;
   }
+  const runtime::Graph& g = impl_->session->current()->graph();
   outputs->clear();
   for (size_t k = 0; k < out->size(); ++k)
     outputs->push_back(FromHost((*out)[k], g.value(g.outputs()[k]).name));
@@ -158,7 +201,9 @@ bool InferenceSession::Run(const std::vector<Tensor>& inputs, std::vector<Tensor
 }
 
 std::string InferenceSession::Summary() const {
-  const Session& s = *impl_->session;
+  const std::shared_ptr<Session> current = impl_->session->current();
+  if (!current) return "prepared per input shape at the first run at it; no run yet";
+  const Session& s = *current;
   const runtime::PrepareStats st = s.stats();
   char buf[512];
   std::snprintf(

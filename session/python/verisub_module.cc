@@ -21,6 +21,7 @@
 #include "runtime/onnx_import.h"
 #include "session/optimize_model.h"
 #include "session/session.h"
+#include "session/shape_adaptive.h"
 
 namespace py = pybind11;
 
@@ -165,94 +166,50 @@ HostTensor FromNumpy(const py::handle& obj, const runtime::Value& v) {
   return t;
 }
 
-// A Session behind ONNX Runtime's InferenceSession. A model whose inputs have symbolic
-// dimensions (a dynamic-axes export: batch, sequence length, a decoder's growing past) that
-// input_shapes does not fix runs at any shape, as ONNX Runtime runs it. `shapes` decides how:
-// "dynamic": one session prepared at construction with the dimensions left symbolic
-// (SessionOptions::dynamic_shapes: prepared once, slower kernels for the values of run-time
-// shape); "static": a session prepared per shape at the first run at that shape (the fastest
-// kernels, seconds of preparation per new shape; the last kShapesKept kept); "auto" (the
-// default): the dynamic session, and a static one for a shape once it has run kStaticAfter
-// times (at most kShapesKept such preparations in the session's life, so shapes that never
-// repeat, as a decoder's past, never wait for one, and shapes that cycle cannot make it prepare
-// forever). A model the dynamic session cannot prepare runs per shape, as "static".
+// A Session behind ONNX Runtime's InferenceSession: a ShapeAdaptiveSession (shapes "auto",
+// "dynamic" or "static": session/shape_adaptive.h), so that a dynamic-axes export runs at any
+// shape, as in ONNX Runtime.
 class PySession {
  public:
-  static constexpr size_t kShapesKept = 8;
-  static constexpr int kStaticAfter = 3;
-  static constexpr size_t kShapesCounted = 4096;
-
   PySession(const py::object& model, bool is_path, const SessionOptions& options,
             const std::string& shapes)
-      : data_(ModelData(model, is_path)), is_path_(is_path), options_(options), mode_(shapes) {
-    if (mode_ != "auto" && mode_ != "dynamic" && mode_ != "static")
-      throw Error("shapes '" + mode_ + "': auto, dynamic or static");
+      : data_(ModelData(model, is_path)), is_path_(is_path) {
     py::gil_scoped_release release;
-    declared_ = Value(runtime::ReadDeclaredInterface(data_, is_path_));
-    for (const runtime::DeclaredInput& in : declared_.inputs) {
-      const bool fixed = options.input_shapes.count(in.name) > 0;
-      for (int64_t d : in.dims) per_shape_ |= d < 0 && !fixed;
-    }
-    if (!per_shape_) {
-      current_ = Prepared(options_.input_shapes);
-    } else if (mode_ != "static") {
-      runtime::ImportOptions import;
-      import.input_shapes = options_.input_shapes;
-      import.float16_as_float32 = true;  // as Session::Create imports a model to run
-      import.require_static_shapes = false;
-      SessionOptions o = options_;
-      o.dynamic_shapes = true;
-      auto graph = ImportModel(data_, is_path_, import);
-      StatusOr<std::unique_ptr<Session>> made =
-          graph.ok() ? Session::Create(std::move(graph).value(), o)
-                     : StatusOr<std::unique_ptr<Session>>(graph.status());
-      if (made.ok()) {
-        dynamic_ = std::move(made).value();
-        current_ = dynamic_;
-      } else if (mode_ == "dynamic") {
-        throw Error(made.status().message());
-      } else {
-        dynamic_error_ = made.status().message();
-      }
-    }
+    runtime::DeclaredInterface declared = Value(runtime::ReadDeclaredInterface(data_, is_path_));
+    const std::string data = data_;
+    const bool path = is_path_;
+    session_ = Value(ShapeAdaptiveSession::Create(
+        [data, path](const runtime::ImportOptions& o) { return ImportModel(data, path, o); },
+        std::move(declared), options, shapes));
   }
 
   std::vector<NodeArg> Inputs() const { return Interface(true); }
   std::vector<NodeArg> Outputs() const { return Interface(false); }
 
   py::list Run(const py::object& output_names, const py::dict& feed) {
-    std::shared_ptr<Session> session = current_;
-    if (per_shape_) {
-      std::map<std::string, std::vector<int64_t>> shapes = options_.input_shapes;
-      for (const runtime::DeclaredInput& in : declared_.inputs) {
-        if (!feed.contains(in.name)) throw Error("input '" + in.name + "' missing from input_feed");
-        py::array a = py::array::ensure(feed[py::str(in.name)]);
-        if (!a) throw Error("input '" + in.name + "': expected a numpy array");
-        shapes[in.name] = std::vector<int64_t>(a.shape(), a.shape() + a.ndim());
-      }
-      py::gil_scoped_release release;
-      session = ForShapes(shapes);
-      std::lock_guard<std::mutex> lock(mutex_);
-      current_ = session;
-    }
-    const runtime::Graph& g = session->graph();
+    const runtime::DeclaredInterface& d = session_->declared();
+    std::shared_ptr<Session> only = session_->open_dimensions() ? nullptr : session_->current();
     std::vector<HostTensor> inputs;
-    for (int v : g.inputs()) {
-      const std::string& name = g.value(v).name;
+    for (size_t k = 0; k < d.inputs.size(); ++k) {
+      const std::string& name = d.inputs[k].name;
       if (!feed.contains(name)) throw Error("input '" + name + "' missing from input_feed");
-      inputs.push_back(FromNumpy(feed[py::str(name)], g.value(v)));
+      inputs.push_back(FromNumpy(feed[py::str(name)],
+                                 only ? InputValue(*only, name) : DeclaredValue(d.inputs[k])));
     }
     for (auto item : feed) {
       const std::string name = item.first.cast<std::string>();
       bool known = false;
-      for (int v : g.inputs()) known |= g.value(v).name == name;
+      for (const runtime::DeclaredInput& in : d.inputs) known |= in.name == name;
       if (!known) throw Error("input_feed names '" + name + "', which is not a model input");
     }
     std::vector<HostTensor> out;
+    std::shared_ptr<Session> session;
     {
       py::gil_scoped_release release;
-      out = Value(session->Run(inputs));
+      out = Value(session_->Run(inputs));
+      session = session_->current();
     }
+    const runtime::Graph& g = session->graph();
     std::vector<int> order;
     if (output_names.is_none()) {
       for (size_t k = 0; k < out.size(); ++k) order.push_back(static_cast<int>(k));
@@ -273,107 +230,59 @@ class PySession {
 
   // What the session did: backend, stage times, prepare statistics, the optimizer's report.
   py::dict Info() const {
-    std::shared_ptr<Session> session_;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      session_ = current_;
-    }
-    if (!session_) throw Error("no run yet: the model is prepared per input shape at its runs");
+    std::shared_ptr<Session> s = session_->current();
+    if (!s) throw Error("no run yet: the model is prepared per input shape at its runs");
     py::dict d;
-    d["backend"] = session_->backend_name();
-    d["load_s"] = session_->times().load_s;
-    d["optimize_s"] = session_->times().optimize_s;
-    d["prepare_s"] = session_->times().prepare_s;
-    const runtime::PrepareStats st = session_->stats();
+    d["backend"] = s->backend_name();
+    d["load_s"] = s->times().load_s;
+    d["optimize_s"] = s->times().optimize_s;
+    d["prepare_s"] = s->times().prepare_s;
+    const runtime::PrepareStats st = s->stats();
     d["steps"] = st.steps;
     d["fused_nodes"] = st.fused_nodes;
     d["fallback_nodes"] = st.fallback_nodes;
     d["activation_bytes"] = st.activation_bytes;
     d["weight_bytes"] = st.weight_bytes;
-    if (const OptimizeReport* r = session_->optimize_report())
+    if (const OptimizeReport* r = s->optimize_report())
       d["optimize_report"] = rewriter::ReportToJson(*r, "", "");
-    if (const auto& t = session_->rewrite_timing()) d["kept_rewritten_graph"] = !t->kept_original;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      d["shapes_prepared"] = shapes_prepared_;
-      d["dynamic_shapes"] = static_cast<bool>(dynamic_);
-      d["last_run_dynamic"] = dynamic_ && session_ == dynamic_;
-      d["dynamic_runs"] = dynamic_runs_;
-      if (!dynamic_error_.empty()) d["dynamic_shapes_error"] = dynamic_error_;
-    }
+    if (const auto& t = s->rewrite_timing()) d["kept_rewritten_graph"] = !t->kept_original;
+    d["shapes_prepared"] = session_->shapes_prepared();
+    d["dynamic_shapes"] = session_->has_dynamic();
+    d["last_run_dynamic"] = session_->last_run_dynamic();
+    d["dynamic_runs"] = session_->dynamic_runs();
+    if (!session_->dynamic_error().empty()) d["dynamic_shapes_error"] = session_->dynamic_error();
     return d;
   }
 
  private:
-  static std::string KeyOf(const std::map<std::string, std::vector<int64_t>>& shapes) {
-    std::string key;
-    for (const auto& [name, dims] : shapes) key += name + "=" + runtime::DimsToString(dims) + ";";
-    return key;
+  static const runtime::Value& InputValue(const Session& s, const std::string& name) {
+    const runtime::Graph& g = s.graph();
+    for (int v : g.inputs())
+      if (g.value(v).name == name) return g.value(v);
+    throw Error("input '" + name + "' is not an input of the prepared model");
   }
-
-  // The session to run inputs of `shapes` on (needs no GIL): a static one prepared for them, or
-  // the dynamic one, as the class comment says.
-  std::shared_ptr<Session> ForShapes(const std::map<std::string, std::vector<int64_t>>& shapes) {
-    if (dynamic_) {
-      const std::string key = KeyOf(shapes);
-      std::lock_guard<std::mutex> lock(mutex_);
-      bool cached = false;
-      for (const auto& entry : cache_) cached |= entry.first == key;
-      if (!cached) {
-        bool stay = mode_ == "dynamic" || promoted_ >= kShapesKept;
-        if (!stay) {
-          if (seen_.size() >= kShapesCounted && !seen_.count(key)) seen_.clear();
-          stay = ++seen_[key] < kStaticAfter;
-        }
-        if (stay) {
-          ++dynamic_runs_;
-          return dynamic_;
-        }
-        ++promoted_;
-        seen_.erase(key);
-      }
-    }
-    return Prepared(shapes);
-  }
-
-  // The session prepared for `shapes` (the cached one, or a new one; needs no GIL).
-  std::shared_ptr<Session> Prepared(const std::map<std::string, std::vector<int64_t>>& shapes) {
-    const std::string key = KeyOf(shapes);
-    std::lock_guard<std::mutex> one_at_a_time(prepare_mutex_);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (auto it = cache_.begin(); it != cache_.end(); ++it)
-        if (it->first == key) {
-          cache_.splice(cache_.begin(), cache_, it);  // most recently used first
-          return cache_.front().second;
-        }
-    }
-    runtime::ImportOptions import;
-    import.input_shapes = shapes;
-    import.float16_as_float32 = true;  // as Session::Create imports a model to run
-    SessionOptions options = options_;
-    options.input_shapes = shapes;
-    std::shared_ptr<Session> s =
-        Value(Session::Create(Value(ImportModel(data_, is_path_, import)), options));
-    std::lock_guard<std::mutex> lock(mutex_);
-    cache_.emplace_front(key, s);
-    if (cache_.size() > kShapesKept) cache_.pop_back();
-    ++shapes_prepared_;
-    return s;
+  static runtime::Value DeclaredValue(const runtime::DeclaredInput& in) {
+    runtime::Value v;
+    v.name = in.name;
+    v.elem_type = in.elem_type;
+    v.dims = in.dims;
+    v.rank_known = in.ranked;
+    return v;
   }
 
   std::vector<NodeArg> Interface(bool inputs) const {
     std::vector<NodeArg> out;
-    if (!per_shape_) {
-      const runtime::Graph& g = current_->graph();
+    if (!session_->open_dimensions()) {
+      const runtime::Graph& g = session_->current()->graph();
       for (int v : inputs ? g.inputs() : g.outputs()) out.push_back(ArgOf(g.value(v)));
       return out;
     }
-    for (const runtime::DeclaredInput& d : inputs ? declared_.inputs : declared_.outputs) {
+    const runtime::DeclaredInterface& d = session_->declared();
+    for (const runtime::DeclaredInput& in : inputs ? d.inputs : d.outputs) {
       NodeArg a;
-      a.name = d.name;
-      a.type = TypeString(d.elem_type);
-      for (int64_t dim : d.dims) a.shape.append(dim >= 0 ? py::object(py::int_(dim)) : py::none());
+      a.name = in.name;
+      a.type = TypeString(in.elem_type);
+      for (int64_t dim : in.dims) a.shape.append(dim >= 0 ? py::object(py::int_(dim)) : py::none());
       out.push_back(std::move(a));
     }
     return out;
@@ -381,20 +290,7 @@ class PySession {
 
   const std::string data_;
   const bool is_path_;
-  const SessionOptions options_;
-  const std::string mode_;  // auto, dynamic or static
-  runtime::DeclaredInterface declared_;
-  bool per_shape_ = false;
-  std::shared_ptr<Session> dynamic_;  // prepared with symbolic dimensions (not "static")
-  std::string dynamic_error_;         // why it could not be ("auto" runs per shape then)
-  std::mutex prepare_mutex_;          // one preparation at a time
-  mutable std::mutex mutex_;          // guards current_ (per shape), cache_, seen_ and the counts
-  std::shared_ptr<Session> current_;  // the last one run (per shape), or the only one
-  std::list<std::pair<std::string, std::shared_ptr<Session>>> cache_;
-  std::map<std::string, int> seen_;  // runs on the dynamic session per shape (auto)
-  size_t promoted_ = 0;              // static sessions prepared for shapes seen often (auto)
-  int shapes_prepared_ = 0;
-  int dynamic_runs_ = 0;
+  std::unique_ptr<ShapeAdaptiveSession> session_;
 };
 
 // Returns (optimized model bytes, report JSON).

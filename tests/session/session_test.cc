@@ -26,6 +26,7 @@
 #include "runtime/graph_text.h"
 #include "runtime/onnx_import.h"
 #include "runtime/tensor_proto.h"
+#include "session/shape_adaptive.h"
 #include "session/tensor_files.h"
 #include "tests/runtime/test_models.h"
 #ifdef VERISUB_HAVE_HALIDE
@@ -656,6 +657,56 @@ TEST(SessionTest, DynamicShapesRunAtAnyLengthOfOnePreparation) {
     EXPECT_TRUE((*bf16)->Run({runtime::testing::RandomTensor({5, 16}, 5)}).ok());
   }
 #endif
+}
+
+// ShapeAdaptiveSession: "auto" runs new lengths on the Session prepared with the length open and
+// prepares one for a length seen three times; "dynamic" never does, "static" prepares per length;
+// every run computes what the reference executor does. A model without open dimensions is one
+// Session.
+TEST(SessionTest, ShapeAdaptiveSessionsPreparePerShapeAsTheirModeSays) {
+  const std::string path = WriteSequenceAttentionModel();
+  auto declared = runtime::ReadDeclaredInterface(path, true);
+  ASSERT_TRUE(declared.ok()) << declared.status().message();
+  auto import = [&](const runtime::ImportOptions& o) { return runtime::ImportOnnxFile(path, o); };
+  SessionOptions opts;
+  opts.num_threads = 1;
+  opts.cost.cost = "analytic";
+  runtime::ImportOptions open;
+  open.require_static_shapes = false;
+  auto reference = runtime::ImportOnnxFile(path, open);
+  ASSERT_TRUE(reference.ok());
+  const std::vector<int64_t> lengths = {5, 9, 5, 5, 5, 9};
+  struct Want {
+    std::string mode;
+    int prepared, dynamic_runs;
+    bool last_dynamic;
+  };
+  for (const Want& want :
+       {Want{"auto", 1, 4, true}, Want{"dynamic", 0, 6, true}, Want{"static", 2, 0, false}}) {
+    auto s = ShapeAdaptiveSession::Create(import, *declared, opts, want.mode);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_TRUE((*s)->open_dimensions());
+    for (int64_t len : lengths) {
+      const std::vector<HostTensor> in = {runtime::testing::RandomTensor({len, 16}, 20 + len)};
+      auto out = (*s)->Run(in);
+      ASSERT_TRUE(out.ok()) << want.mode << ": " << out.status().message();
+      auto expected = runtime::Execute(*reference, in);
+      ASSERT_TRUE(expected.ok());
+      EXPECT_LT(MaxRelDiff(*out, *expected), 1e-5) << want.mode << " " << len;
+    }
+    EXPECT_EQ((*s)->shapes_prepared(), want.prepared) << want.mode;
+    EXPECT_EQ((*s)->dynamic_runs(), want.dynamic_runs) << want.mode;
+    EXPECT_EQ((*s)->last_run_dynamic(), want.last_dynamic) << want.mode;
+    EXPECT_FALSE((*s)->Run({runtime::testing::RandomTensor({5, 16, 1}, 1)}).ok()) << want.mode;
+  }
+  EXPECT_FALSE(ShapeAdaptiveSession::Create(import, *declared, opts, "sometimes").ok());
+  opts.input_shapes["x"] = {6, 16};
+  auto fixed = ShapeAdaptiveSession::Create(import, *declared, opts);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().message();
+  EXPECT_FALSE((*fixed)->open_dimensions());
+  EXPECT_TRUE((*fixed)->Run({runtime::testing::RandomTensor({6, 16}, 2)}).ok());
+  EXPECT_FALSE((*fixed)->Run({runtime::testing::RandomTensor({5, 16}, 2)}).ok());
+  EXPECT_EQ((*fixed)->shapes_prepared(), 0);
 }
 
 // verisub-run --dynamic-shapes: the model prepared with its length symbolic, run at the --input

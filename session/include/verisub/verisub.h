@@ -63,9 +63,11 @@ struct SessionConfig {
   std::string layout = "auto";    // "auto", "backend", "dp", "joint", "plain"
   std::string precision = "f32";  // "f32"; "bf16" (CPU, GPU); "fp16" (GPU)
   std::map<std::string, std::vector<int64_t>> input_shapes;  // fixes symbolic dimensions
-  // Symbolic dimensions input_shapes leaves open stay open: prepared once, the model runs at any
-  // shape its inputs accept (a decoder's growing past); off, each must be fixed.
-  bool dynamic_shapes = false;
+  // How a model with symbolic dimensions input_shapes leaves open runs at any shape: "auto"
+  // (prepared once with them open, every shape runs on that, and prepared again for a shape
+  // once that shape has run 3 times, for its faster kernels, at most 8 times in all), "dynamic"
+  // (only the first) or "static" (prepared per shape at its first run, the last 8 kept).
+  std::string shapes = "auto";
   // Kernels of the memory-bound operators: "library" (oneDNN's), "subop" (chains of them
   // generated with Halide, cached on disk), "auto" (each generated kernel timed at load against
   // oneDNN's steps for its nodes, the faster kept), "none" (nothing fused across nodes).
