@@ -52,6 +52,8 @@ struct PrepareStats {
   int64_t step_io_bytes = 0;                   // activations read and written by the steps of
                                                // one run (what crosses kernel boundaries)
   int64_t weight_bytes = 0;                    // weights as the kernels keep them
+  int64_t shared_weight_bytes = 0;             // of which held with another model of the
+                                               // process (the same bytes in the same layout)
   int generated_kernels = 0;                   // steps running a generated kernel
   int generated_nodes = 0;                     // graph nodes they compute
   int kernels_compiled = 0;                    // generated kernels compiled at this prepare

@@ -137,10 +137,19 @@ StatusOr<std::shared_ptr<Session>> ShapeAdaptiveSession::Prepared(
   import_options.float16_as_float32 = true;
   SessionOptions options = options_;
   options.input_shapes = shapes;
+  // A shape's preparation happens in the middle of a run: kernels no cost table has yet are
+  // estimated, not timed (seconds per new shape of a transformer); the layouts the DP picks with
+  // them are still timed against oneDNN's own, and the faster kept.
+  if (open_ && options.cost.missing == "measure") options.cost.missing = "analytic";
+  // The layout policy timed at the first shape's preparation (layout "auto": the DP's layouts
+  // against oneDNN's own, a second preparation and a dozen runs) holds for the others.
+  if (open_ && options.layout == "auto" && !layout_choice_.empty()) options.layout = layout_choice_;
   VERISUB_ASSIGN_OR_RETURN(runtime::Graph graph, import_(import_options));
   VERISUB_ASSIGN_OR_RETURN(std::unique_ptr<Session> made,
                            Session::Create(std::move(graph), options));
   std::shared_ptr<Session> s = std::move(made);
+  if (open_ && options.layout == "auto" && s->layout_timing())
+    layout_choice_ = s->layout_timing()->kept_backend ? "backend" : "dp";
   std::lock_guard<std::mutex> lock(mutex_);
   cache_.emplace_front(key, s);
   if (cache_.size() > kShapesKept) cache_.pop_back();

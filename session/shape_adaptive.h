@@ -73,8 +73,9 @@ class ShapeAdaptiveSession {
   bool open_ = false;
   std::shared_ptr<Session> dynamic_;
   std::string dynamic_error_;
-  std::mutex prepare_mutex_;  // one preparation at a time
-  mutable std::mutex mutex_;  // guards what follows
+  std::string layout_choice_;  // "dp" or "backend", timed at the first static preparation
+  std::mutex prepare_mutex_;   // one preparation at a time
+  mutable std::mutex mutex_;   // guards what follows
   std::shared_ptr<Session> current_;
   std::list<std::pair<std::string, std::shared_ptr<Session>>> cache_;  // most recent first
   std::map<std::string, int> seen_;  // runs on the dynamic Session per shape ("auto")

@@ -382,11 +382,16 @@ int main(int argc, char** argv) {
   runtime::PrepareStats st = s.stats();
   std::printf(
       "prepare:  %.1f ms (backend %s, threads %d: %d steps, %d nodes fused, %d on reference "
-      "kernels, %d reorders, %d in place, %.1f MB activations, %.1f MB weights, %.1f MB "
+      "kernels, %d reorders, %d in place, %.1f MB activations, %.1f MB weights%s, %.1f MB "
       "through kernels per run)\n",
       s.times().prepare_s * 1e3, s.backend_name().c_str(), flags.session.num_threads, st.steps,
       st.fused_nodes, st.fallback_nodes, st.reorders, st.in_place, st.activation_bytes / 1048576.0,
-      st.weight_bytes / 1048576.0, st.step_io_bytes / 1048576.0);
+      st.weight_bytes / 1048576.0,
+      st.shared_weight_bytes > 0 ? (" (" + std::to_string(st.shared_weight_bytes / 1048576) +
+                                    " MB of them shared with another model of this process)")
+                                       .c_str()
+                                 : "",
+      st.step_io_bytes / 1048576.0);
 
   if (st.generated_kernels > 0 || flags.session.fusion == "subop" || flags.session.fusion == "auto")
     std::printf(

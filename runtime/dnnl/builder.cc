@@ -3,11 +3,13 @@
 #include "runtime/dnnl/builder.h"
 
 #include <omp.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <mutex>
 
 #include "runtime/dnnl/dnnl_backend.h"
@@ -461,9 +463,83 @@ void* KernelBuilder::ConstantBuffer(size_t bytes) {
   return d_->constant_buffers.back().get();
 }
 
+namespace {
+
+// The constants' memories of every model prepared in this process, by their content and layout:
+// the same bytes wanted in the same layout are one buffer, shared (read only) by the models that
+// hold it. A model prepared again for another input shape (ShapeAdaptiveSession), the original
+// and the rewritten graph of --optimize, the layout policies timed side by side: their weights
+// were copied and reordered anew each time, at about 3 ms per MB of fresh pages here.
+class SharedConstants {
+ public:
+  // Constants smaller than this are not worth hashing.
+  static constexpr size_t kMinBytes = 64 * 1024;
+
+  static SharedConstants& Get() {
+    static SharedConstants* shared = new SharedConstants();  // never destroyed: see Find
+    return *shared;
+  }
+
+  // The key of `bytes` at `data` laid out as `want` from `plain`.
+  struct Key {
+    XXH128_hash_t hash;
+    size_t bytes;
+  };
+  static Key KeyOf(const void* data, size_t bytes) { return {XXH3_128bits(data, bytes), bytes}; }
+
+  // The live buffer of `key` in `want`, or null.
+  std::shared_ptr<void> Find(const Key& key, const Desc& plain, const Desc& want) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      std::shared_ptr<void> buffer = it->buffer.lock();
+      if (!buffer) {
+        it = entries_.erase(it);
+        continue;
+      }
+      if (XXH128_isEqual(it->key.hash, key.hash) && it->key.bytes == key.bytes &&
+          it->plain == plain && it->want == want)
+        return buffer;
+      ++it;
+    }
+    return nullptr;
+  }
+
+  void Add(const Key& key, const Desc& plain, const Desc& want, const std::shared_ptr<void>& b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.push_back({key, plain, want, b});
+  }
+
+ private:
+  struct Entry {
+    Key key;
+    Desc plain, want;
+    std::weak_ptr<void> buffer;
+  };
+  std::mutex mu_;
+  std::list<Entry> entries_;
+};
+
+}  // namespace
+
 memory KernelBuilder::ConstantMemoryOf(const void* data, size_t bytes, const Desc& plain,
                                        const Desc& want) {
   d_->weight_bytes += static_cast<int64_t>(want.get_size());
+  std::optional<SharedConstants::Key> key;
+  if (bytes >= SharedConstants::kMinBytes) {
+    key = SharedConstants::KeyOf(data, bytes);
+    if (std::shared_ptr<void> shared = SharedConstants::Get().Find(*key, plain, want)) {
+      d_->constant_buffers.push_back(shared);
+      d_->shared_weight_bytes += static_cast<int64_t>(want.get_size());
+      return memory(want, engine(), shared.get());
+    }
+  }
+  memory made = NewConstantMemory(data, bytes, plain, want);
+  if (key) SharedConstants::Get().Add(*key, plain, want, d_->constant_buffers.back());
+  return made;
+}
+
+memory KernelBuilder::NewConstantMemory(const void* data, size_t bytes, const Desc& plain,
+                                        const Desc& want) {
   if (want == plain) {
     memory src(plain, engine(), ConstantBuffer(plain.get_size()));
     std::memcpy(src.get_data_handle(), data, std::min(plain.get_size(), bytes));

@@ -181,8 +181,10 @@ struct ModelDraft {
   std::vector<char> bf16;              // per graph value: stored in bfloat16 (empty: none)
   // Concat outputs whose inputs were placed in their buffer (no copy), with those inputs.
   std::map<int, std::vector<int>> placed_concats;
-  // The buffers of the constants' memories (ConstantMemory), kept for the model's life.
+  // The buffers of the constants' memories (ConstantMemory), kept for the model's life; those
+  // shared with another model of the process (ConstantMemoryOf) counted.
   std::vector<std::shared_ptr<void>> constant_buffers;
+  int64_t shared_weight_bytes = 0;
   // Generated kernels (PrepareOptions::generator): the generator and the clusters it planned.
   KernelGenerator* generator = nullptr;
   std::vector<KernelCluster> generated;
@@ -354,8 +356,11 @@ class KernelBuilder {
   std::vector<Step> TakeSteps();
 
  private:
-  // ConstantMemory of `bytes` at `data`.
+  // ConstantMemory of `bytes` at `data`: the buffer of another model of this process that holds
+  // the same bytes in `want` where there is one (shared, read only), else NewConstantMemory.
   memory ConstantMemoryOf(const void* data, size_t bytes, const Desc& plain, const Desc& want);
+  // A fresh buffer of the constant in `want` (the last of ModelDraft::constant_buffers).
+  memory NewConstantMemory(const void* data, size_t bytes, const Desc& plain, const Desc& want);
 
   ModelDraft* d_;
   const Group& group_;

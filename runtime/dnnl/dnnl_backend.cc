@@ -320,6 +320,7 @@ class DnnlBackend : public Backend {
     stats.steps = static_cast<int>(d.steps.size());
     stats.reorders = d.reorders;
     stats.weight_bytes = d.weight_bytes;
+    stats.shared_weight_bytes = d.shared_weight_bytes;
     stats.in_place = d.in_place;
     stats.kernel_variants = d.kernel_variants;
     stats.generated_kernels = d.generated_kernels;

@@ -243,6 +243,7 @@ class PySession {
     d["fallback_nodes"] = st.fallback_nodes;
     d["activation_bytes"] = st.activation_bytes;
     d["weight_bytes"] = st.weight_bytes;
+    d["shared_weight_bytes"] = st.shared_weight_bytes;
     if (const OptimizeReport* r = s->optimize_report())
       d["optimize_report"] = rewriter::ReportToJson(*r, "", "");
     if (const auto& t = s->rewrite_timing()) d["kept_rewritten_graph"] = !t->kept_original;

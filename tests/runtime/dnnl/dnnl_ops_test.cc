@@ -18,6 +18,7 @@
 #include "runtime/dnnl/builder.h"
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/fusion.h"
+#include "runtime/executor.h"
 #include "runtime/graph_text.h"
 #include "runtime/onnx_export.h"
 #include "runtime/onnx_import.h"
@@ -833,6 +834,42 @@ TEST(DnnlOpsTest, GeluOfRunTimeShape) {
     const auto cmp = testing::Compare(*out, *expected);
     EXPECT_EQ(cmp.error, "");
     EXPECT_LT(cmp.max_rel, kTolerance);
+  }
+}
+
+// Two models of one process holding the same weights in the same layout share one buffer (the
+// weights of a model prepared again for another input shape): the second prepare's statistics
+// count them, both compute what the reference does, and the second still runs once the first is
+// gone. Other weights, or weights under 64 KB, are their own.
+TEST(DnnlOpsTest, ModelsOfOneProcessShareTheirWeights) {
+  auto model = [](int64_t rows, uint64_t seed) {
+    ModelBuilder b;
+    b.Input("x", {rows, 256}).Output("y", {rows, 32});
+    b.RandomWeight("w", {256, 128}, seed).RandomWeight("small", {128, 32}, 7);
+    b.Node("MatMul", {"x", "w"}, {"h"});
+    b.Node("MatMul", {"h", "small"}, {"y"});
+    auto g = ImportOnnxBytes(b.Bytes(), "shared_weights");
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    return *g;
+  };
+  const Graph first_graph = model(4, 1), second_graph = model(9, 1), other_graph = model(4, 2);
+  auto first = MakeDnnlBackend()->Prepare(first_graph, {});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  auto second = MakeDnnlBackend()->Prepare(second_graph, {});
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  auto other = MakeDnnlBackend()->Prepare(other_graph, {});
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  const int64_t w_bytes = 256 * 128 * 4;
+  EXPECT_EQ((*second)->stats().shared_weight_bytes, w_bytes);
+  EXPECT_EQ((*other)->stats().shared_weight_bytes, 0);
+  first->reset();
+  for (const auto& [g, m] :
+       {std::make_pair(&second_graph, second->get()), std::make_pair(&other_graph, other->get())}) {
+    const std::vector<HostTensor> in = testing::RandomInputs(*g, 3);
+    auto out = m->Run(in);
+    auto expected = Execute(*g, in);
+    ASSERT_TRUE(out.ok() && expected.ok());
+    EXPECT_LT(testing::Compare(*out, *expected).max_rel, kTolerance);
   }
 }
 
