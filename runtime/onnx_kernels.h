@@ -134,6 +134,24 @@ StatusOr<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
 std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out,
                                     const std::vector<int64_t>& in);
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+// One step of a row-major walk over idx->size() axes, axis d of size size(d), carrying two
+// offsets that move by stride_a(d) and stride_b(d) along it (an input's and an output's): false
+// once past the last index.
+template <class Size, class StrideA, class StrideB>
+bool NextOffsets(std::vector<int64_t>* idx, Size size, StrideA stride_a, StrideB stride_b,
+                 int64_t* a, int64_t* b) {
+  for (int d = static_cast<int>(idx->size()) - 1; d >= 0; --d) {
+    if (++(*idx)[d] < size(d)) {
+      *a += stride_a(d);
+      *b += stride_b(d);
+      return true;
+    }
+    *a -= stride_a(d) * (size(d) - 1);
+    *b -= stride_b(d) * (size(d) - 1);
+    (*idx)[d] = 0;
+  }
+  return false;
+}
 // The parts (one rank and type, equal outside `axis`, a normalized axis) joined along `axis`.
 StatusOr<HostTensor> ConcatTensors(const std::vector<const HostTensor*>& parts, int64_t axis);
 // Elements of x with index range [begin, begin+len) along `axis`.

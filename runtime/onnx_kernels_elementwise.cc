@@ -343,18 +343,10 @@ void BroadcastFloats(const std::vector<int64_t>& dims, const HostTensor& a, cons
       const float v = xa[0];
       for (int64_t j = 0; j < inner; ++j) out[j] = f(v, xb[j]);
     }
-    int d = static_cast<int>(k) - 1;
-    for (; d >= 0; --d) {
-      if (++idx[d] < od[d]) {
-        oa += sa[d];
-        ob += sb[d];
-        break;
-      }
-      oa -= sa[d] * (od[d] - 1);
-      ob -= sb[d] * (od[d] - 1);
-      idx[d] = 0;
-    }
-    if (d < 0) return;
+    if (!NextOffsets(
+            &idx, [&](int d) { return od[d]; }, [&](int d) { return sa[d]; },
+            [&](int d) { return sb[d]; }, &oa, &ob))
+      return;
   }
 }
 

@@ -511,19 +511,10 @@ void TransposeInMemory(const T* in, const std::vector<int64_t>& dims,
           }
         }
     }
-    int d = static_cast<int>(outer.size()) - 1;
-    for (; d >= 0; --d) {
-      const size_t a = outer[d];
-      if (++idx[d] < od[a]) {
-        in_off += pst[a];
-        out_off += ost[a];
-        break;
-      }
-      in_off -= pst[a] * (od[a] - 1);
-      out_off -= ost[a] * (od[a] - 1);
-      idx[d] = 0;
-    }
-    if (d < 0) return;
+    if (!NextOffsets(
+            &idx, [&](int d) { return od[outer[d]]; }, [&](int d) { return pst[outer[d]]; },
+            [&](int d) { return ost[outer[d]]; }, &in_off, &out_off))
+      return;
   }
 }
 

@@ -15,6 +15,7 @@ Run with Debian's interpreter, which has python3-torch, python3-torchvision and 
 """
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -133,6 +134,30 @@ def randomize_batchnorm(model, seed):
             m.running_var.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
             m.weight.data.copy_(torch.rand(m.num_features, generator=gen) * 0.4 + 0.8)
             m.bias.data.copy_(torch.rand(m.num_features, generator=gen) * 0.2 - 0.1)
+
+
+def export_arguments(description, folder, names):
+    """The command line of the exporters of model sets (export_other.py, export_dynamic.py):
+    --out (default build/FOLDER of the repository), --only NAME (repeatable, one of `names`),
+    --force. Also sets PyTorch to one thread and makes the output folder."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", default=os.path.join(REPO, "build", folder),
+                        help=f"output folder (default: build/{folder} of the repository)")
+    parser.add_argument("--only", action="append", metavar="NAME", choices=sorted(names),
+                        help="export only this model (repeatable)")
+    parser.add_argument("--force", action="store_true", help="re-export models already present")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    os.makedirs(args.out, exist_ok=True)
+    return args
+
+
+def read_manifest(path):
+    """The "models" of a manifest (zoo.json, cases.json) written before, or {}."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f).get("models", {})
 
 
 def save_tensor(array, path):

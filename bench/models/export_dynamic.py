@@ -13,7 +13,6 @@ its input files in the model's order and their shapes.
   /usr/bin/python3 bench/models/export_dynamic.py [--out DIR] [--only NAME]... [--force]
 """
 
-import argparse
 import json
 import math
 import os
@@ -153,20 +152,9 @@ def export(out_dir, name, factory):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(dev.REPO, "build", "dynamic"),
-                        help="output folder (default: build/dynamic of the repository)")
-    parser.add_argument("--only", action="append", metavar="NAME", choices=sorted(MODELS),
-                        help="export only this model (repeatable)")
-    parser.add_argument("--force", action="store_true", help="re-export models already present")
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    os.makedirs(args.out, exist_ok=True)
+    args = dev.export_arguments(__doc__.split("\n")[0], "dynamic", MODELS)
     manifest_path = os.path.join(args.out, "cases.json")
-    manifest = {}
-    if os.path.exists(manifest_path):
-        with open(manifest_path) as f:
-            manifest = json.load(f).get("models", {})
+    manifest = dev.read_manifest(manifest_path)
     start = time.monotonic()
     wanted = args.only or sorted(MODELS)
     for i, name in enumerate(wanted):

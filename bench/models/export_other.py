@@ -26,7 +26,6 @@ NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
   /usr/bin/python3 bench/models/export_other.py [--out DIR] [--only NAME]... [--force]
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -904,15 +903,7 @@ def export_converted(out_dir, name, factory, shape):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(dev.REPO, "build", "other"),
-                        help="output folder (default: build/other of the repository)")
-    parser.add_argument("--only", action="append", metavar="NAME", choices=sorted(MODELS),
-                        help="export only this model (repeatable)")
-    parser.add_argument("--force", action="store_true", help="re-export models already present")
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    os.makedirs(args.out, exist_ok=True)
+    args = dev.export_arguments(__doc__.split("\n")[0], "other", MODELS)
     manifest = {}
     start = time.monotonic()
     wanted = args.only or sorted(MODELS)
@@ -936,10 +927,7 @@ def main():
             print(f"{name}: export failed: {last}", file=sys.stderr, flush=True)
         manifest[name] = entry
     path = os.path.join(args.out, "zoo.json")
-    old = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            old = json.load(f).get("models", {})
+    old = dev.read_manifest(path)
     old.update(manifest)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
