@@ -134,6 +134,13 @@ StatusOr<std::vector<int64_t>> BroadcastDims(const std::vector<int64_t>& a,
 std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& out,
                                     const std::vector<int64_t>& in);
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+// y = a OP b for float a and b broadcast to `dims` (their numpy broadcast), OP one of Add, Sub,
+// Mul, Div, in float by strides (the same floats as computed in double and rounded); `y` may be
+// a's own data where a's dims are `dims` (each element is read before it is written). False for
+// other operators or types.
+bool FloatArithmeticInto(const std::string& op, const std::vector<int64_t>& dims,
+                         const HostTensor& a, const HostTensor& b, float* y);
+
 // One step of a row-major walk over idx->size() axes, axis d of size size(d), carrying two
 // offsets that move by stride_a(d) and stride_b(d) along it (an input's and an output's): false
 // once past the last index.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 
 #include "onnx/onnx_pb.h"
 #include "runtime/onnx_kernels.h"
@@ -373,6 +374,21 @@ bool FloatArithmetic(Bin op, const std::vector<int64_t>& dims, const HostTensor&
       return false;
   }
 }
+
+}  // namespace
+
+bool FloatArithmeticInto(const std::string& op, const std::vector<int64_t>& dims,
+                         const HostTensor& a, const HostTensor& b, float* y) {
+  static const std::map<std::string, Bin> kinds = {
+      {"Add", Bin::kAdd}, {"Sub", Bin::kSub}, {"Mul", Bin::kMul}, {"Div", Bin::kDiv}};
+  auto it = kinds.find(op);
+  if (it == kinds.end() || a.elem_type != kFloat || b.elem_type != kFloat ||
+      CountElements(dims) == 0)
+    return false;
+  return FloatArithmetic(it->second, dims, a, b, y);
+}
+
+namespace {
 
 StatusOr<HostTensor> Broadcast2(Bin op, const KernelContext& ctx, const HostTensor& a,
                                 const HostTensor& b) {

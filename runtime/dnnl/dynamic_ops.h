@@ -29,6 +29,11 @@ class DynamicKernel {
   // Computes the output over `x` itself where the kernel can (an activation) and returns
   // whether it did; `x` is a tensor nothing else reads.
   virtual bool RunInPlace(RunState&, HostTensor*) { return false; }
+  // The same with all the node's inputs (`in[0]` is `x`'s, as RunAll takes them); by default
+  // RunInPlace. Kernels of more than one input override it.
+  virtual bool RunInPlaceAll(RunState& st, HostTensor* x, const std::vector<const HostTensor*>&) {
+    return RunInPlace(st, x);
+  }
 };
 
 // The kernel for the builder's node (`constants`: its constant inputs, nullptr for the others),

@@ -47,7 +47,7 @@ void EmitReference(KernelBuilder& b) {
   std::vector<const HostTensor*> constants;
   for (const In& in : ins) constants.push_back(in.constant.get());
   std::shared_ptr<DynamicKernel> dynamic = MakeDynamicKernel(b, constants);
-  if (dynamic) b.CountVariant("run-time shapes on oneDNN");
+  if (dynamic) b.CountVariant("kernels of run-time shape");
   // A host input read last here may be computed over in place (an activation over a mask
   // head's 80 MB: no fresh tensor, no page faults).
   const bool consume = dynamic && !n.inputs.empty() && n.outputs.size() == 1 && !ins.empty() &&
@@ -101,7 +101,13 @@ void EmitReference(KernelBuilder& b) {
           // The input slot keeps the tensor too (dead in this run; a profile that reruns this
           // step alone still finds an input, and then does not write over it again).
           const std::shared_ptr<const HostTensor>& t = st.host[ins[0].slot];
-          if (dynamic->RunInPlace(st, const_cast<HostTensor*>(t.get()))) {
+          std::vector<const HostTensor*> others(ins.size(), nullptr);
+          others[0] = t.get();
+          for (size_t k = 1; k < ins.size(); ++k)
+            others[k] = ins[k].constant ? ins[k].constant.get()
+                        : ins[k].host   ? st.host[ins[k].slot].get()
+                                        : nullptr;
+          if (dynamic->RunInPlaceAll(st, const_cast<HostTensor*>(t.get()), others)) {
             st.host[outs[0]] = t;
             return Status::Ok();
           }
