@@ -158,16 +158,18 @@ class ValuesMatmul : public DynamicKernel {
   }
 };
 
-// Add, Sub, Mul and Div of float values of run-time shape whose first operand is read only here:
-// computed over it in place (a bias or a residual added to a matmul's output, a scale), by
-// strides in float; no fresh tensor per run (BERT over a run-time length: 110 adds of up to 1.5
-// MB each). Elsewhere the reference kernel runs.
+// Add, Sub, Mul and Div of float values of run-time shape whose first operand (of Add and Mul
+// either) is read only here: computed over it in place (a bias or a residual added to a matmul's
+// output, a scale), by strides in float; no fresh tensor per run (BERT over a run-time length:
+// 110 adds of up to 1.5 MB each). RunInPlaceAll gets that operand first. Elsewhere the
+// reference kernel runs.
 class DynamicArithmetic : public DynamicKernel {
  public:
   static std::shared_ptr<DynamicKernel> For(const Node& n,
                                             const std::vector<const HostTensor*>& constants) {
-    if ((n.op_type != "Add" && n.op_type != "Sub" && n.op_type != "Mul" && n.op_type != "Div") ||
-        n.inputs.size() != 2 || constants.size() != 2 || constants[0])
+    const bool commutes = n.op_type == "Add" || n.op_type == "Mul";
+    if ((!commutes && n.op_type != "Sub" && n.op_type != "Div") || n.inputs.size() != 2 ||
+        constants.size() != 2 || (constants[0] && (!commutes || constants[1])))
       return nullptr;
     auto k = std::make_shared<DynamicArithmetic>();
     k->op_ = n.op_type;

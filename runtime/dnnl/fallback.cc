@@ -50,8 +50,16 @@ void EmitReference(KernelBuilder& b) {
   if (dynamic) b.CountVariant("kernels of run-time shape");
   // A host input read last here may be computed over in place (an activation over a mask
   // head's 80 MB: no fresh tensor, no page faults).
-  const bool consume = dynamic && !n.inputs.empty() && n.outputs.size() == 1 && !ins.empty() &&
-                       ins[0].host && b.ConsumableHost(n.inputs[0]) && b.slot(n.outputs[0]).host;
+  // Of Add and Mul (exactly commutative in floating point) the second input may be the one
+  // computed over, as a bias written first (Add(bias, x)) leaves it.
+  auto consumable = [&](size_t k) {
+    return k < ins.size() && ins[k].host && b.ConsumableHost(n.inputs[k]);
+  };
+  const bool commutes = n.opaque() && n.domain.empty() && ins.size() == 2 &&
+                        (n.op_type == "Add" || n.op_type == "Mul");
+  const size_t consumed = !consumable(0) && commutes && consumable(1) ? 1 : 0;
+  const bool consume = dynamic && !n.inputs.empty() && n.outputs.size() == 1 &&
+                       consumable(consumed) && b.slot(n.outputs[0]).host;
   // A host input read last here by a node that only renames its dims (an Unsqueeze of Mask
   // R-CNN's 80 MB of pasted masks) becomes the output as it is: the dims are computed by the
   // node's kernel on a tensor without data, then set on the input's tensor.
@@ -69,7 +77,8 @@ void EmitReference(KernelBuilder& b) {
     out_dims.push_back(v == kNoValue ? std::vector<int64_t>{} : b.slot(v).dims);
   }
   b.EmitHost(
-      [g, node, ins, outs, out_host, out_dims, dynamic, consume, rename](RunState& st) -> Status {
+      [g, node, ins, outs, out_host, out_dims, dynamic, consume, consumed,
+       rename](RunState& st) -> Status {
         if (rename && st.host[ins[0].slot]) {
           const std::shared_ptr<const HostTensor>& t = st.host[ins[0].slot];
           // Done in place already (a profile rerunning the step alone): the output is there.
@@ -95,18 +104,22 @@ void EmitReference(KernelBuilder& b) {
             }
           }
         }
-        if (consume && st.host[ins[0].slot] && st.host[ins[0].slot].use_count() == 1) {
+        if (consume && st.host[ins[consumed].slot] &&
+            st.host[ins[consumed].slot].use_count() == 1) {
           // Host tensors are made non-const (fallback's own outputs, below): the const view
           // is the only one, so the tensor may be written.
           // The input slot keeps the tensor too (dead in this run; a profile that reruns this
           // step alone still finds an input, and then does not write over it again).
-          const std::shared_ptr<const HostTensor>& t = st.host[ins[0].slot];
+          const std::shared_ptr<const HostTensor>& t = st.host[ins[consumed].slot];
+          // The inputs with the one computed over first (the other two swapped where it is the
+          // second of a commutative pair).
           std::vector<const HostTensor*> others(ins.size(), nullptr);
-          others[0] = t.get();
-          for (size_t k = 1; k < ins.size(); ++k)
-            others[k] = ins[k].constant ? ins[k].constant.get()
-                        : ins[k].host   ? st.host[ins[k].slot].get()
-                                        : nullptr;
+          for (size_t k = 0; k < ins.size(); ++k) {
+            const size_t from = consumed == 0 ? k : k == 0 ? consumed : k == consumed ? 0 : k;
+            others[k] = ins[from].constant ? ins[from].constant.get()
+                        : ins[from].host   ? st.host[ins[from].slot].get()
+                                           : nullptr;
+          }
           if (dynamic->RunInPlaceAll(st, const_cast<HostTensor*>(t.get()), others)) {
             st.host[outs[0]] = t;
             return Status::Ok();

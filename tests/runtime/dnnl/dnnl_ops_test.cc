@@ -789,6 +789,29 @@ TEST(DnnlOpsTest, AttentionOverASequenceKnownOnlyAtRunTime) {
   }
 }
 
+// Arithmetic over values of run-time shape read last there computes in place, over either
+// operand of Add and Mul (a bias written first: Add(bias, x)), over none of Sub's when its first
+// operand is a constant; the same values as the reference kernels at every count.
+TEST(DnnlOpsTest, ArithmeticOfRunTimeShapeInPlaceOnEitherOperandThatCommutes) {
+  ModelBuilder b(16);
+  b.Input("v", {6}).Input("x", {6, 8}).Output("y", {-1, 8});
+  b.RandomWeight("w", {8, 8}, 1).RandomWeight("beta", {8}, 2);
+  b.Weight("two", HostTensor::FromDoubles(kFloat, {}, {2.0}));
+  b.Weight("half", HostTensor::FromDoubles(kFloat, {1, 8}, std::vector<double>(8, 0.5)));
+  KeepPositiveRows(b);
+  b.Node("MatMul", {"rows", "w"}, {"h"});
+  b.Node("Add", {"beta", "h"}, {"a"});
+  b.Node("Sub", {"two", "a"}, {"s"});
+  b.Node("Mul", {"half", "s"}, {"y"});
+  ExpectAgreementForEveryCount(
+      b, "arithmetic_at_run_time", testing::RandomTensor({6, 8}, 3),
+      {{1, -1, 2, 3, -4, 5}, {-1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1}});
+  auto m = PrepareWithRunTimeShapes(b, "arithmetic_at_run_time");
+  ASSERT_TRUE(m);
+  // The matmul, the Add and the Mul; not the Sub of a constant first.
+  EXPECT_EQ(m->stats().kernel_variants["kernels of run-time shape"], 3);
+}
+
 // The Gelu FuseRunTimeGelus makes of PyTorch's decompositions over values of run-time shape:
 // oneDNN's gelu_erf and gelu_tanh over large ones (counted), agreeing with the decompositions on
 // the reference kernels at every count.
