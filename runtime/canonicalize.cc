@@ -1100,13 +1100,16 @@ class RunTimeGeluMatcher {
 
 int FuseRunTimeGelus(Graph* g) {
   int fused = 0;
+  // One snapshot of producers and uses serves the whole pass: a fusion keeps every value's
+  // producer, adds a read of its x (already read twice, so never an intermediate a later match
+  // needs read once) and drops reads of its dead chain, which only makes matches fail.
+  const RunTimeGeluMatcher matcher(*g);
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
     if (n.outputs.size() != 1 || n.outputs[0] == kNoValue || g->value(n.outputs[0]).StaticShape() ||
         !IsFloat(g->value(n.outputs[0]).elem_type))
       continue;
-    // The matcher sees the graph as it is now: a fused node is read by nothing it matches.
-    auto m = RunTimeGeluMatcher(*g).Match(n);
+    auto m = matcher.Match(n);
     if (!m) continue;
     Retype(g, i, "Gelu", {m->first});
     Node& gelu = g->mutable_node(i);

@@ -353,8 +353,8 @@ void BroadcastFloats(const std::vector<int64_t>& dims, const HostTensor& a, cons
 
 // The float arithmetic of FloatOp's results where float operations give them exactly: the sum,
 // difference, product and quotient of two floats computed in double and rounded to float are
-// the float operation's (double carries more than twice float's precision), as are max and min.
-// False for the other operators.
+// the float operation's (double carries more than twice float's precision). False for the other
+// operators.
 bool FloatArithmetic(Bin op, const std::vector<int64_t>& dims, const HostTensor& a,
                      const HostTensor& b, float* y) {
   switch (op) {

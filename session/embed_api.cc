@@ -169,19 +169,17 @@ bool InferenceSession::Run(const std::vector<Tensor>& inputs, std::vector<Tensor
   }
   std::vector<runtime::HostTensor> in;
   for (size_t k = 0; k < inputs.size(); ++k) {
-    runtime::Value v;
-    v.name = expected[k].name;
-    v.elem_type = static_cast<int32_t>(expected[k].type);
-    v.dims = expected[k].dims;
+    const TensorInfo& e = expected[k];
     const Tensor& t = inputs[k];
     const size_t n = static_cast<size_t>(runtime::CountElements(t.dims));
     const size_t have = t.type == ElementType::kFloat    ? t.floats.size()
                         : t.type == ElementType::kDouble ? t.doubles.size()
                                                          : t.ints.size();
-    if (static_cast<int32_t>(t.type) != v.elem_type || have != n) {
+    if (t.type != e.type || have != n) {
       if (error)
-        *error = "input '" + v.name + "': expected " + runtime::ElemTypeName(v.elem_type) + " " +
-                 runtime::DimsToString(v.dims) + ", got " +
+        *error = "input '" + e.name + "': expected " +
+                 runtime::ElemTypeName(static_cast<int32_t>(e.type)) + " " +
+                 runtime::DimsToString(e.dims) + ", got " +
                  runtime::ElemTypeName(static_cast<int32_t>(t.type)) + " " +
                  runtime::DimsToString(t.dims) + " with " + std::to_string(have) + " values";
       return false;

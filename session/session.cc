@@ -94,6 +94,13 @@ rewriter::AssignmentRunner RunOnBackend(const runtime::Graph& g, const runtime::
   };
 }
 
+// Whether some input of `g` has a symbolic dimension (SessionOptions::dynamic_shapes).
+bool SymbolicInput(const runtime::Graph& g) {
+  for (int v : g.inputs())
+    if (!g.value(v).StaticShape()) return true;
+  return false;
+}
+
 // The layouts and storage types of `graph`'s values under `options`. With `backend`, a reduced
 // precision's budget is checked on that backend's own outputs (at `num_threads`).
 StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptions& options,
@@ -139,8 +146,7 @@ StatusOr<SessionPlacement> PlaceValues(runtime::Graph* graph, const SessionOptio
   LayoutCostsFor costs(model);
   // Inputs of symbolic shape (SessionOptions::dynamic_shapes): the values computed from them run
   // on kernels of run-time shapes, in float32, and the precision budget has no shape to run at.
-  bool symbolic_input = false;
-  for (int v : g.inputs()) symbolic_input |= !g.value(v).StaticShape();
+  const bool symbolic_input = SymbolicInput(g);
   if (!bf16 || symbolic_input) {
     rewriter::LayoutDpReport report;
     auto a = rewriter::AssignLayouts(g, costs.costs(), rewriter::LayoutDpOptions(), &report);
@@ -429,9 +435,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   }
   // Values of run-time shapes run node by node (SessionOptions::dynamic_shapes): a GELU written
   // out becomes one node there, as the import maps it onto one operator where shapes are static.
-  bool symbolic_input = false;
-  for (int v : graph.inputs()) symbolic_input |= !graph.value(v).StaticShape();
-  if (symbolic_input) runtime::FuseRunTimeGelus(&graph);
+  if (SymbolicInput(graph)) runtime::FuseRunTimeGelus(&graph);
   // On the GPU the search prices rewrites with GPU timings unless told otherwise.
   if (options.backend == "cuda" && options.cost.cost == "auto") options.cost.cost = "gpu-measured";
   // The cost model: the optimizer's search and the layout DP price with it.

@@ -181,7 +181,7 @@ class DynamicArithmetic : public DynamicKernel {
   bool RunInPlaceAll(RunState&, HostTensor* x, const std::vector<const HostTensor*>& in) override {
     if (in.size() != 2 || !in[1]) return false;
     auto dims = BroadcastDims(x->dims, in[1]->dims);
-    if (!dims.ok() || *dims != x->dims || x->elem_type != kFloat) return false;
+    if (!dims.ok() || *dims != x->dims) return false;
     return FloatArithmeticInto(op_, x->dims, *x, *in[1], x->f32.data());
   }
 

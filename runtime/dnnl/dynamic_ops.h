@@ -2,8 +2,8 @@
 // time (host values: a detector's box and mask heads over the proposals its NMS kept), which
 // otherwise run on the reference kernels: MatMul and Gemm over run-time rows, Conv and
 // ConvTranspose over a run-time batch (the weights constant and reordered once; primitives made
-// per input shape and kept), and MatMul of two computed values (attention over a run-time
-// sequence: one primitive of run-time dimensions).
+// per input shape and kept); MatMul of two computed values (oneDNN's sgemm), Softmax,
+// LayerNormalization, Gelu and activations, and arithmetic over a value read last, in place.
 #pragma once
 
 #include <memory>

@@ -79,6 +79,12 @@ void EmitReference(KernelBuilder& b) {
   b.EmitHost(
       [g, node, ins, outs, out_host, out_dims, dynamic, consume, consumed,
        rename](RunState& st) -> Status {
+        // Input k's tensor where it is a constant or a host value, else null.
+        auto held = [&](size_t k) -> const HostTensor* {
+          return ins[k].constant ? ins[k].constant.get()
+                 : ins[k].host   ? st.host[ins[k].slot].get()
+                                 : nullptr;
+        };
         if (rename && st.host[ins[0].slot]) {
           const std::shared_ptr<const HostTensor>& t = st.host[ins[0].slot];
           // Done in place already (a profile rerunning the step alone): the output is there.
@@ -89,10 +95,7 @@ void EmitReference(KernelBuilder& b) {
             shape_only.dims = t->dims;
             std::vector<const HostTensor*> ptrs(ins.size(), nullptr);
             ptrs[0] = &shape_only;
-            for (size_t k = 1; k < ins.size(); ++k)
-              ptrs[k] = ins[k].constant ? ins[k].constant.get()
-                        : ins[k].host   ? st.host[ins[k].slot].get()
-                                        : nullptr;
+            for (size_t k = 1; k < ins.size(); ++k) ptrs[k] = held(k);
             if (std::all_of(ins.begin() + 1, ins.end(), [](const In& in) {
                   return in.constant || in.host || in.slot == kNoValue;
                 })) {
@@ -111,15 +114,11 @@ void EmitReference(KernelBuilder& b) {
           // The input slot keeps the tensor too (dead in this run; a profile that reruns this
           // step alone still finds an input, and then does not write over it again).
           const std::shared_ptr<const HostTensor>& t = st.host[ins[consumed].slot];
-          // The inputs with the one computed over first (the other two swapped where it is the
-          // second of a commutative pair).
+          // The inputs with the one computed over first (swapped where it is the second of a
+          // commutative pair).
           std::vector<const HostTensor*> others(ins.size(), nullptr);
-          for (size_t k = 0; k < ins.size(); ++k) {
-            const size_t from = consumed == 0 ? k : k == 0 ? consumed : k == consumed ? 0 : k;
-            others[k] = ins[from].constant ? ins[from].constant.get()
-                        : ins[from].host   ? st.host[ins[from].slot].get()
-                                           : nullptr;
-          }
+          for (size_t k = 0; k < ins.size(); ++k) others[k] = held(k);
+          std::swap(others[0], others[consumed]);
           if (dynamic->RunInPlaceAll(st, const_cast<HostTensor*>(t.get()), others)) {
             st.host[outs[0]] = t;
             return Status::Ok();

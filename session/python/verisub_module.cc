@@ -172,14 +172,13 @@ HostTensor FromNumpy(const py::handle& obj, const runtime::Value& v) {
 class PySession {
  public:
   PySession(const py::object& model, bool is_path, const SessionOptions& options,
-            const std::string& shapes)
-      : data_(ModelData(model, is_path)), is_path_(is_path) {
+            const std::string& shapes) {
+    // The model's path or bytes, held once: by the importer, which prepares it per shape.
+    auto data = std::make_shared<const std::string>(ModelData(model, is_path));
     py::gil_scoped_release release;
-    runtime::DeclaredInterface declared = Value(runtime::ReadDeclaredInterface(data_, is_path_));
-    const std::string data = data_;
-    const bool path = is_path_;
+    runtime::DeclaredInterface declared = Value(runtime::ReadDeclaredInterface(*data, is_path));
     session_ = Value(ShapeAdaptiveSession::Create(
-        [data, path](const runtime::ImportOptions& o) { return ImportModel(data, path, o); },
+        [data, is_path](const runtime::ImportOptions& o) { return ImportModel(*data, is_path, o); },
         std::move(declared), options, shapes));
   }
 
@@ -289,8 +288,6 @@ class PySession {
     return out;
   }
 
-  const std::string data_;
-  const bool is_path_;
   std::unique_ptr<ShapeAdaptiveSession> session_;
 };
 
