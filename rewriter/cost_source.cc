@@ -124,7 +124,9 @@ class MeasuredSource : public CostSource {
     out << model_->Name() << " (table: " << (from_.empty() ? "new" : from_) << ", " << loaded_
         << " entries; " << st.hits << " answered from it, " << st.measured << " measured in ";
     out.precision(3);
-    out << st.measure_seconds << " s, " << st.estimated << " estimated)" << notes_ << save_note_;
+    out << st.measure_seconds << " s, " << st.estimated << " estimated";
+    if (st.scaled > 0) out << ", " << st.scaled << " of them scaled from other shapes";
+    out << ")" << notes_ << save_note_;
     return out.str();
   }
 

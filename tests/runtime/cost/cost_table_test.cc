@@ -213,5 +213,51 @@ TEST(MeasuredTableTest, AnnouncesEveryStoredMeasurement) {
   EXPECT_EQ(announced, 2);
 }
 
+// An instance missing under kAnalytic is priced from the table's time of the same kernel at the
+// nearest other shapes, scaled by the output's size: a batch of 2 from the batch of 1, each
+// layout from its own measurement (the layout DP's choice between them survives); parameter
+// lists are not shapes; a kernel never timed at any shape gets the analytic estimate.
+TEST(MeasuredTableTest, MissingShapesArePricedFromTheNearestMeasuredShape) {
+  KeyShapes k =
+      SplitKeyShapes("transpose[perm=[0,2,1]] [1,64,56],[]  -> [1,56,64] +relu @out=nchw16c");
+  EXPECT_EQ(k.form, "transpose[perm=[0,2,1]] [#3],[#0]  -> [#3] +relu @out=nchw16c");
+  EXPECT_EQ(k.dims, (std::vector<int64_t>{1, 64, 56, 1, 56, 64}));
+  EXPECT_EQ(k.size, 56.0 * 64);
+  EXPECT_EQ(SplitKeyShapes("reorder [2,3] plain->nhwc").size, 6.0);
+
+  const std::string conv = "conv2d[group=1] [1,64,56,56],[64,64,3,3] -> [1,64,56,56]";
+  CostTable table{CostTableHeader{}};
+  table.Insert(conv + " @out=nchw16c", 100.0, 5);
+  table.Insert(conv + " @out=plain", 300.0, 5);
+  // Another layer of the same form: further from the batch of 2 than the same layer at batch 1.
+  table.Insert("conv2d[group=1] [1,128,28,28],[128,128,3,3] -> [1,128,28,28] @out=nchw16c", 40.0,
+               5);
+  table.Insert("conv2d[group=1] [1,64,56,56],[64,64,3,3] -> [1,64,56,56] +relu @out=nchw16c", 1.0,
+               5);
+  MeasuredTable m(MissingCost::kAnalytic, table);
+  auto never = [](int*) -> StatusOr<double> { return Unimplemented("not timed under kAnalytic"); };
+  const std::string batch2 = "conv2d[group=1] [2,64,56,56],[64,64,3,3] -> [2,64,56,56]";
+  EXPECT_DOUBLE_EQ(*m.Cached(batch2 + " @out=nchw16c", never, 7), 200.0);
+  EXPECT_DOUBLE_EQ(*m.Cached(batch2 + " @out=plain", never, 7), 600.0);
+  EXPECT_DOUBLE_EQ(
+      *m.Cached("conv2d[group=1] [2,128,28,28],[128,128,3,3] -> [2,128,28,28] @out=nchw16c", never,
+                7),
+      80.0);
+  EXPECT_EQ(*m.Cached(batch2 + " @out=nhwc", never, 7), 7);  // no nhwc kernel timed: analytic
+  EXPECT_EQ(*m.Cached("conv2d[group=2] [2,64,56,56] -> [2,64,56,56]", never, 7), 7);
+  EXPECT_EQ(m.stats().estimated, 5);
+  EXPECT_EQ(m.stats().scaled, 3);
+  EXPECT_EQ(m.table().size(), 4);  // nothing stored
+
+  // Under kMeasure the instance is timed, never scaled.
+  MeasuredTable timed(MissingCost::kMeasure, table);
+  auto measure = [](int* runs) -> StatusOr<double> {
+    *runs = 1;
+    return 1e-6;
+  };
+  EXPECT_DOUBLE_EQ(*timed.Cached(batch2 + " @out=nchw16c", measure, 7), 1.0);
+  EXPECT_EQ(timed.stats().scaled, 0);
+}
+
 }  // namespace
 }  // namespace verisub::runtime
