@@ -1123,6 +1123,67 @@ int FuseRunTimeGelus(Graph* g) {
   return fused;
 }
 
+namespace {
+
+constexpr char kBatchLetters[] = "abcdefgh";
+
+// "ab...ij,ab...kj->ab...ik" over `batch` batch axes.
+std::string TransposedMatMulEquation(int batch) {
+  const std::string b(kBatchLetters, static_cast<size_t>(batch));
+  return b + "ij," + b + "kj->" + b + "ik";
+}
+
+}  // namespace
+
+int TransposedMatMulEinsumRank(const std::string& equation) {
+  const size_t comma = equation.find(',');
+  if (comma == std::string::npos || comma < 2 || comma - 2 > sizeof(kBatchLetters) - 1) return -1;
+  const int batch = static_cast<int>(comma) - 2;
+  return equation == TransposedMatMulEquation(batch) ? batch : -1;
+}
+
+int FoldRunTimeTransposesIntoMatMuls(Graph* g) {
+  int folded = 0;
+  const std::vector<int> producer = g->Producers();
+  const std::vector<int> uses = g->UseCounts();
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    if (!n.opaque() || !n.domain.empty() || n.op_type != "MatMul" || n.inputs.size() != 2 ||
+        n.outputs.size() != 1 || n.outputs[0] == kNoValue || g->value(n.outputs[0]).StaticShape() ||
+        !IsFloat(g->value(n.outputs[0]).elem_type))
+      continue;
+    const int bt = n.inputs[1];
+    if (bt == kNoValue || producer[bt] < 0 || uses[bt] != 1) continue;
+    const Node& t = g->node(producer[bt]);
+    if (!t.opaque() || !t.domain.empty() || t.op_type != "Transpose" || t.inputs.size() != 1)
+      continue;
+    const Value& a = g->value(n.inputs[0]);
+    const Value& b = g->value(t.inputs[0]);
+    const size_t rank = b.dims.size();
+    if (!a.rank_known || !b.rank_known || a.dims.size() != rank || rank < 2 ||
+        rank - 2 > sizeof(kBatchLetters) - 1)
+      continue;
+    std::vector<int64_t> perm = KernelContext(*t.onnx, 0, {}).AttrInts("perm");
+    if (perm.empty())  // reversed
+      for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+    std::vector<int64_t> swap;
+    for (size_t d = 0; d + 2 < rank; ++d) swap.push_back(static_cast<int64_t>(d));
+    swap.push_back(static_cast<int64_t>(rank - 1));
+    swap.push_back(static_cast<int64_t>(rank - 2));
+    if (perm != swap) continue;
+    Retype(g, i, "Einsum", {n.inputs[0], t.inputs[0]});
+    Node& einsum = g->mutable_node(i);
+    auto proto = std::make_shared<onnx::NodeProto>(*einsum.onnx);
+    proto->clear_attribute();
+    ExportContext::AttrString(proto.get(), "equation",
+                              TransposedMatMulEquation(static_cast<int>(rank) - 2));
+    einsum.onnx = std::move(proto);
+    ++folded;
+  }
+  if (folded > 0) g->RemoveDeadCode();
+  return folded;
+}
+
 int CanonicalizeOnnxForms(Graph* g) {
   int rewritten = DropPassThroughs(g) + RewriteEinsumAsMatMul(g) + RewritePowers(g) +
                   RewriteDepthToSpace(g) + RewriteInfiniteMasks(g) +

@@ -59,6 +59,13 @@ std::optional<std::vector<int64_t>> SpecPads(const Node& n, specs::ops::PadMode 
 // node (approximate "none" or "tanh"), which the backends run as one kernel. Returns the number
 // of patterns replaced.
 int FuseRunTimeGelus(Graph* g);
+// For running, like FuseRunTimeGelus: a MatMul of run-time shape whose right operand is a
+// Transpose of the last two axes read by it alone (attention's q k^T) becomes an Einsum of the
+// untransposed operand, "ab...ij,ab...kj->ab...ik", which the oneDNN backend runs as one product
+// reading that operand transposed (no copy of the keys per run). Returns the number folded.
+int FoldRunTimeTransposesIntoMatMuls(Graph* g);
+// The batch rank of an Einsum equation FoldRunTimeTransposesIntoMatMuls writes, or -1.
+int TransposedMatMulEinsumRank(const std::string& equation);
 
 // After mapping: x * sigmoid(x) becomes silu(x); PyTorch's exact GELU decomposition
 // (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x), and the tanh

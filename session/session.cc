@@ -435,7 +435,11 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   }
   // Values of run-time shapes run node by node (SessionOptions::dynamic_shapes): a GELU written
   // out becomes one node there, as the import maps it onto one operator where shapes are static.
-  if (SymbolicInput(graph)) runtime::FuseRunTimeGelus(&graph);
+  // So does a matmul by a transposed value (attention's scores), read transposed.
+  if (SymbolicInput(graph)) {
+    runtime::FuseRunTimeGelus(&graph);
+    runtime::FoldRunTimeTransposesIntoMatMuls(&graph);
+  }
   // On the GPU the search prices rewrites with GPU timings unless told otherwise.
   if (options.backend == "cuda" && options.cost.cost == "auto") options.cost.cost = "gpu-measured";
   // The cost model: the optimizer's search and the layout DP price with it.

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/canonicalize.h"
 #include "runtime/onnx_kernels.h"
 
 namespace verisub::runtime::dnnl_backend {
@@ -108,14 +109,24 @@ class RowsMatmul : public DynamicKernel {
 // a matmul primitive of run-time strides is oneDNN's reference loop, 30x slower), or a matrix on
 // the right shared by every batch, one sgemm over all the rows. On the reference kernel, a
 // double-precision loop, GPT-2's 12 heads over 128 past tokens took 0.1 ms per product.
+// The Einsum FoldRunTimeTransposesIntoMatMuls makes of a MatMul by a transposed value (q k^T)
+// reads the untransposed operand as sgemm's transposed B.
 class ValuesMatmul : public DynamicKernel {
  public:
   static std::shared_ptr<DynamicKernel> For(const Node& n,
                                             const std::vector<const HostTensor*>& constants) {
-    if (n.op_type != "MatMul" || n.inputs.size() != 2 || constants.size() != 2 || constants[0] ||
-        constants[1])
+    if (n.inputs.size() != 2 || constants.size() != 2 || constants[0] || constants[1])
       return nullptr;
-    return std::make_shared<ValuesMatmul>();
+    auto k = std::make_shared<ValuesMatmul>();
+    if (n.op_type == "Einsum") {
+      k->batch_rank_ =
+          TransposedMatMulEinsumRank(KernelContext(*n.onnx, 0, {}).AttrString("equation", ""));
+      if (k->batch_rank_ < 0) return nullptr;
+      k->trans_b_ = true;
+    } else if (n.op_type != "MatMul") {
+      return nullptr;
+    }
+    return k;
   }
 
   std::optional<HostTensor> Run(RunState&, const HostTensor&) override { return std::nullopt; }
@@ -126,8 +137,10 @@ class ValuesMatmul : public DynamicKernel {
     if (a.elem_type != kFloat || b.elem_type != kFloat || a.dims.size() < 2 || b.dims.size() < 2)
       return std::nullopt;
     const size_t ra = a.dims.size(), rb = b.dims.size();
-    const int64_t m = a.dims[ra - 2], k = a.dims[ra - 1], n = b.dims[rb - 1];
-    if (b.dims[rb - 2] != k) return std::nullopt;
+    if (trans_b_ && (static_cast<int>(ra) != batch_rank_ + 2 || rb != ra)) return std::nullopt;
+    const int64_t m = a.dims[ra - 2], k = a.dims[ra - 1];
+    const int64_t n = b.dims[rb - (trans_b_ ? 2 : 1)];
+    if (b.dims[rb - (trans_b_ ? 1 : 2)] != k) return std::nullopt;
     const std::vector<int64_t> batch_a(a.dims.begin(), a.dims.end() - 2);
     const std::vector<int64_t> batch_b(b.dims.begin(), b.dims.end() - 2);
     const bool shared_b = CountElements(batch_b) == 1 && rb <= ra;
@@ -142,20 +155,26 @@ class ValuesMatmul : public DynamicKernel {
     const float* pa = a.f32.data();
     const float* pb = b.f32.data();
     float* py = y.f32.data();
+    const char tb = trans_b_ ? 'T' : 'N';
+    const int64_t ldb = trans_b_ ? k : n;
     if (k == 0) {  // an empty sum
       std::fill(py, py + y.f32.size(), 0.f);
     } else if (shared_b) {  // one product of all a's rows
-      if (dnnl::sgemm('N', 'N', batch * m, n, k, 1.f, pa, k, pb, n, 0.f, py, n) !=
+      if (dnnl::sgemm('N', tb, batch * m, n, k, 1.f, pa, k, pb, ldb, 0.f, py, n) !=
           dnnl::status::success)
         return std::nullopt;
     } else {
       for (int64_t i = 0; i < batch; ++i)
-        if (dnnl::sgemm('N', 'N', m, n, k, 1.f, pa + i * m * k, k, pb + i * k * n, n, 0.f,
+        if (dnnl::sgemm('N', tb, m, n, k, 1.f, pa + i * m * k, k, pb + i * k * n, ldb, 0.f,
                         py + i * m * n, n) != dnnl::status::success)
           return std::nullopt;
     }
     return y;
   }
+
+ private:
+  bool trans_b_ = false;  // b is [..., n, k]
+  int batch_rank_ = -1;   // the Einsum's
 };
 
 // Add, Sub, Mul and Div of float values of run-time shape whose first operand (of Add and Mul
@@ -591,7 +610,9 @@ class DynamicPatchDeconv : public DynamicKernel {
 
 // An element-wise activation over a float host value: oneDNN's jit eltwise on its elements
 // (Mask R-CNN's ReLU and sigmoid over 100 masks of 256x28x28: 75 and 64 ms element by element
-// in double). Small tensors stay on the reference kernel, cheaper than making a primitive.
+// in double). The primitives of the last few sizes are kept: a decoder's GELU over one token's
+// 3072 features ran 80 us in double, as long as making its primitive anew. Tiny tensors stay on
+// the reference kernel.
 class DynamicEltwise : public DynamicKernel {
  public:
   static std::shared_ptr<DynamicKernel> For(const Node& n) {
@@ -638,22 +659,35 @@ class DynamicEltwise : public DynamicKernel {
   }
 
  private:
-  static constexpr int64_t kMinElements = 4096;
+  static constexpr int64_t kMinElements = 256;
+  static constexpr size_t kSizesKept = 8;
 
-  void Apply(RunState& st, const float* in, float* out, int64_t n) const {
+  void Apply(RunState& st, const float* in, float* out, int64_t n) {
     const Desc md({n}, memory::data_type::f32, memory::format_tag::a);
-    dnnl::eltwise_forward::primitive_desc pd(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm_, md, alpha_,
-                                    0.f),
-        *st.engine);
+    dnnl::eltwise_forward prim;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = primitives_.find(n);
+      if (it == primitives_.end()) {
+        if (primitives_.size() >= kSizesKept) primitives_.clear();
+        dnnl::eltwise_forward::primitive_desc pd(
+            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm_, md, alpha_,
+                                        0.f),
+            *st.engine);
+        it = primitives_.emplace(n, dnnl::eltwise_forward(pd)).first;
+      }
+      prim = it->second;
+    }
     memory src(md, *st.engine, const_cast<float*>(in));
     memory dst(md, *st.engine, out);
-    dnnl::eltwise_forward(pd).execute(*st.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    prim.execute(*st.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     st.stream->wait();
   }
 
   dnnl::algorithm algorithm_ = dnnl::algorithm::eltwise_relu;
   float alpha_ = 0;
+  std::mutex mu_;
+  std::map<int64_t, dnnl::eltwise_forward> primitives_;  // by element count
 };
 
 }  // namespace

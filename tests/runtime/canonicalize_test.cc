@@ -154,6 +154,56 @@ TEST(CanonicalizeTest, RunTimeShapeGelusBecomeOneGeluNode) {
   EXPECT_EQ(FuseRunTimeGelus(&*g), 0);
 }
 
+// A MatMul of run-time shape by a Transpose of the last two axes read by it alone becomes one
+// Einsum of the untransposed value that computes the same; other permutations, a transpose read
+// twice and static shapes stay.
+TEST(CanonicalizeTest, RunTimeProductsByATransposeReadItTransposed) {
+  auto model = [](std::vector<int64_t> perm, bool read_twice) {
+    ModelBuilder b;
+    b.Input("q", {2, -1, 4}).Input("k", {2, -1, 4}).Output("s", {2, -1, -1});
+    testing::SetInts(b.Node("Transpose", {"k"}, {"kt"}), "perm", perm);
+    b.Node("MatMul", {"q", "kt"}, {"s"});
+    if (read_twice) {
+      b.Output("kt", {2, 4, -1});
+    }
+    return b.Bytes();
+  };
+  ImportOptions dynamic;
+  dynamic.require_static_shapes = false;
+  auto g = ImportOnnxBytes(model({0, 2, 1}, false), "qk", dynamic);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const Graph before = *g;
+  ASSERT_EQ(FoldRunTimeTransposesIntoMatMuls(&*g), 1);
+  ASSERT_EQ(g->num_nodes(), 1);
+  EXPECT_EQ(CountKind(*g, "onnx:Einsum"), 1);
+  const std::string equation = KernelContext(*g->node(0).onnx, 12, {}).AttrString("equation", "");
+  EXPECT_EQ(equation, "aij,akj->aik");
+  EXPECT_EQ(TransposedMatMulEinsumRank(equation), 1);
+  EXPECT_EQ(TransposedMatMulEinsumRank("abij,abkj->abik"), 2);
+  EXPECT_EQ(TransposedMatMulEinsumRank("aij,ajk->aik"), -1);
+  const std::vector<HostTensor> in = {testing::RandomTensor({2, 5, 4}, 1),
+                                      testing::RandomTensor({2, 3, 4}, 2)};
+  auto want = Execute(before, in);
+  auto got = Execute(*g, in);
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_EQ((*got)[0].dims, (std::vector<int64_t>{2, 5, 3}));
+  EXPECT_LT(testing::MaxAbsDiff(*want, *got), 1e-6);
+  for (const std::string& other : {model({1, 0, 2}, false), model({0, 2, 1}, true)}) {
+    auto o = ImportOnnxBytes(other, "other", dynamic);
+    if (!o.ok()) continue;  // [1, 0, 2] does not multiply: the import may refuse it
+    EXPECT_EQ(FoldRunTimeTransposesIntoMatMuls(&*o), 0);
+  }
+  ModelBuilder fixed;
+  fixed.Input("q", {2, 5, 4}).Input("k", {2, 3, 4}).Output("s", {2, 5, 3});
+  testing::SetInts(fixed.Node("Transpose", {"k"}, {"kt"}), "perm", {0, 2, 1});
+  fixed.Node("MatMul", {"q", "kt"}, {"s"});
+  ImportOptions opaque;
+  opaque.map_to_spec_ops = false;
+  auto f = ImportOnnxBytes(fixed.Bytes(), "static", opaque);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(FoldRunTimeTransposesIntoMatMuls(&*f), 0);
+}
+
 TEST(CanonicalizeTest, SiluBecomesSiluOnlyWithTheSameInput) {
   ModelBuilder b;
   b.Input("x", {1, 4, 3, 3}).Output("y", {1, 4, 3, 3});

@@ -789,6 +789,47 @@ TEST(DnnlOpsTest, AttentionOverASequenceKnownOnlyAtRunTime) {
   }
 }
 
+// A product by a transposed value of run-time shape (q k^T per head over a run-time length),
+// folded by FoldRunTimeTransposesIntoMatMuls, is one product reading that value transposed, no
+// Transpose before it, computing what the reference kernels do on the graph as written, at every
+// count.
+TEST(DnnlOpsTest, ProductsByATransposedValueOfRunTimeShape) {
+  ModelBuilder b(16);
+  b.Input("v", {6}).Input("x", {6, 8}).Output("z", {-1, 2, -1});
+  b.Int64Weight("heads", {-1, 2, 4});
+  KeepPositiveRows(b);
+  b.Node("Reshape", {"rows", "heads"}, {"h"});
+  SetInts(b.Node("Transpose", {"h"}, {"hq"}), "perm", {1, 0, 2});
+  b.Node("Neg", {"hq"}, {"hk"});
+  SetInts(b.Node("Transpose", {"hk"}, {"hkt"}), "perm", {0, 2, 1});
+  b.Node("MatMul", {"hq", "hkt"}, {"s"});
+  SetInts(b.Node("Transpose", {"s"}, {"z"}), "perm", {1, 0, 2});  // rows first
+  ImportOptions options;
+  options.require_static_shapes = false;
+  auto g = ImportOnnxBytes(b.Bytes(), "transposed_product", options);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Graph folded = *g;
+  ASSERT_EQ(FoldRunTimeTransposesIntoMatMuls(&folded), 1);
+  EXPECT_EQ(testing::CountKind(folded, "onnx:Transpose"),
+            testing::CountKind(*g, "onnx:Transpose") - 1);
+  auto m = MakeDnnlBackend()->Prepare(folded, {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ((*m)->stats().kernel_variants["kernels of run-time shape"], 1);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  const HostTensor x = testing::RandomTensor({6, 8}, 6);
+  for (const std::vector<double>& v : std::vector<std::vector<double>>{
+           {1, -1, 2, 3, -4, 5}, {-1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1}}) {
+    const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {6}, v), x};
+    auto out = (*m)->Run(in);
+    auto expected = (*ref)->Run(in);
+    ASSERT_TRUE(out.ok() && expected.ok());
+    const auto cmp = testing::Compare(*out, *expected);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_LT(cmp.max_rel, kTolerance);
+  }
+}
+
 // Arithmetic over values of run-time shape read last there computes in place, over either
 // operand of Add and Mul (a bias written first: Add(bias, x)), over none of Sub's when its first
 // operand is a constant; the same values as the reference kernels at every count.
@@ -849,8 +890,13 @@ TEST(DnnlOpsTest, GeluOfRunTimeShape) {
   auto ref = MakeReferenceBackend()->Prepare(*g, {});
   ASSERT_TRUE(ref.ok()) << ref.status().message();
   const HostTensor x = testing::RandomTensor({5, 4, 32, 32}, 9);
-  for (const std::vector<double>& v :
-       std::vector<std::vector<double>>{{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1}, {1, 1, 1, 1, 1}}) {
+  // Each count twice: the primitives kept per size serve the second.
+  for (const std::vector<double>& v : std::vector<std::vector<double>>{{1, -1, 2, 3, -4},
+                                                                       {-1, -1, -1, -1, -1},
+                                                                       {1, 1, 1, 1, 1},
+                                                                       {1, -1, 2, 3, -4},
+                                                                       {1, 1, 1, 1, 1},
+                                                                       {-1, -1, -1, -1, -1}}) {
     const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {5}, v), x};
     auto out = (*m)->Run(in);
     auto expected = (*ref)->Run(in);
