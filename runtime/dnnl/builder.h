@@ -112,6 +112,12 @@ struct RunState {
   dnnl::stream* stream = nullptr;
   std::vector<memory> mem;                              // per slot (non-host)
   std::vector<std::shared_ptr<const HostTensor>> host;  // per slot (host values)
+  // Set while a profile reruns steps: a host step computing over its input in place then leaves
+  // the input's slot holding the tensor too, so that the step can run again alone (a run frees
+  // that slot, so that the tensor's next reader may compute over it in place again; in a profile
+  // that reader copies instead: a Reshape after a bias added in place shows a copy the run does
+  // not make).
+  bool profiling = false;
 };
 
 // 8-bit weights of a QDQ model (a DequantizeLinear of an int8 constant with zero points 0, one

@@ -298,6 +298,11 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs, bool alone) {
     return v[v.size() / 2];
   };
   std::vector<StepProfile> out(steps_.size());
+  state_.profiling = true;
+  struct Reset {
+    RunState& st;
+    ~Reset() { st.profiling = false; }
+  } reset{state_};
   try {
     // In sequence: `runs` whole runs on the buffers of the last Run, each step timed where it
     // stands, so the step pays for what its predecessors left in (or evicted from) the caches.
