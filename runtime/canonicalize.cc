@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "onnx/onnx_pb.h"
@@ -1123,64 +1124,165 @@ int FuseRunTimeGelus(Graph* g) {
   return fused;
 }
 
+std::optional<EinsumProduct> ParseEinsumProduct(const std::string& equation) {
+  const size_t comma = equation.find(','), arrow = equation.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) return {};
+  EinsumProduct p;
+  p.a = equation.substr(0, comma);
+  p.b = equation.substr(comma + 1, arrow - comma - 1);
+  p.y = equation.substr(arrow + 2);
+  for (const std::string* t : {&p.a, &p.b, &p.y})
+    for (size_t i = 0; i < t->size(); ++i)
+      if ((*t)[i] < 'a' || (*t)[i] > 'z' || t->find((*t)[i], i + 1) != std::string::npos) return {};
+  auto in = [](const std::string& t, char c) { return t.find(c) != std::string::npos; };
+  for (const std::string* t : {&p.a, &p.b, &p.y})
+    for (char c : *t) {
+      const bool a = in(p.a, c), b = in(p.b, c), y = in(p.y, c);
+      if (a && b && y) {
+        if (!in(p.batch, c)) p.batch += c;
+        continue;
+      }
+      char* role = a && y ? &p.m : a && b ? &p.k : b && y ? &p.n : nullptr;
+      if (role == nullptr || (*role != 0 && *role != c)) return {};  // one term only: summed
+      *role = c;
+    }
+  if (!p.m || !p.k || !p.n) return {};
+  return p;
+}
+
 namespace {
 
-constexpr char kBatchLetters[] = "abcdefgh";
-
-// "ab...ij,ab...kj->ab...ik" over `batch` batch axes.
-std::string TransposedMatMulEquation(int batch) {
-  const std::string b(kBatchLetters, static_cast<size_t>(batch));
-  return b + "ij," + b + "kj->" + b + "ik";
+// Every value's rank where the import knows it or it follows from the ranks of a node's inputs
+// (element-wise operators, activations, normalizations, Transpose, Concat, MatMul, a Reshape to a
+// computed shape of known length): -1 elsewhere.
+std::vector<int64_t> ForwardRanks(const Graph& g) {
+  std::vector<int64_t> rank(g.num_values(), -1);
+  for (int v = 0; v < g.num_values(); ++v)
+    if (g.value(v).rank_known) rank[v] = static_cast<int64_t>(g.value(v).dims.size());
+  static const std::set<std::string> kSame = {
+      "Softmax", "LogSoftmax", "Relu",       "Erf",      "Gelu",
+      "Neg",     "Cast",       "Sqrt",       "Exp",      "Tanh",
+      "Sigmoid", "Abs",        "Reciprocal", "Identity", "LayerNormalization",
+      "Dropout", "Clip"};
+  static const std::set<std::string> kBroadcast = {"Add",   "Sub", "Mul", "Div",    "Pow",
+                                                   "Where", "Max", "Min", "MatMul", "Concat"};
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    if (!n.opaque() || !n.domain.empty() || n.outputs.empty() || n.outputs[0] == kNoValue ||
+        rank[n.outputs[0]] >= 0 || n.inputs.empty() || n.inputs[0] == kNoValue)
+      continue;
+    int64_t r = -1;
+    if (kSame.count(n.op_type)) {
+      r = rank[n.inputs[0]];
+    } else if (kBroadcast.count(n.op_type)) {
+      for (int v : n.inputs) {
+        if (v == kNoValue || rank[v] < 0) {
+          r = -1;
+          break;
+        }
+        r = std::max(r, rank[v]);
+      }
+    } else if (n.op_type == "Transpose") {
+      const std::vector<int64_t> perm = KernelContext(*n.onnx, 0, {}).AttrInts("perm");
+      r = perm.empty() ? rank[n.inputs[0]] : static_cast<int64_t>(perm.size());
+    } else if (n.op_type == "Reshape" && n.inputs.size() == 2 && n.inputs[1] != kNoValue) {
+      const Value& shape = g.value(n.inputs[1]);
+      if (shape.rank_known && shape.dims.size() == 1 && shape.dims[0] >= 0) r = shape.dims[0];
+    }
+    rank[n.outputs[0]] = r;
+  }
+  return rank;
 }
 
 }  // namespace
 
-int TransposedMatMulEinsumRank(const std::string& equation) {
-  const size_t comma = equation.find(',');
-  if (comma == std::string::npos || comma < 2 || comma - 2 > sizeof(kBatchLetters) - 1) return -1;
-  const int batch = static_cast<int>(comma) - 2;
-  return equation == TransposedMatMulEquation(batch) ? batch : -1;
-}
-
 int FoldRunTimeTransposesIntoMatMuls(Graph* g) {
+  constexpr char kBatchLetters[] = "abcdefgh";
+  const std::vector<int64_t> ranks = ForwardRanks(*g);
   int folded = 0;
   const std::vector<int> producer = g->Producers();
   const std::vector<int> uses = g->UseCounts();
+  std::vector<int> reader(g->num_values(), -1);  // the node reading a value read once
+  for (int i = 0; i < g->num_nodes(); ++i)
+    for (int v : g->node(i).inputs)
+      if (v != kNoValue && uses[v] == 1) reader[v] = i;
+  auto is_onnx = [](const Node& n, const char* type) {
+    return n.opaque() && n.domain.empty() && n.op_type == type && n.outputs.size() == 1;
+  };
+  // The permutation of a Transpose node of `rank` axes (ONNX: none given reverses them).
+  auto perm_of = [](const Node& t, size_t rank) {
+    std::vector<int64_t> perm = KernelContext(*t.onnx, 0, {}).AttrInts("perm");
+    if (perm.empty())
+      for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+    return perm;
+  };
+  std::vector<int> dead;  // Transposes folded into a product's output
   for (int i = 0; i < g->num_nodes(); ++i) {
     const Node& n = g->node(i);
-    if (!n.opaque() || !n.domain.empty() || n.op_type != "MatMul" || n.inputs.size() != 2 ||
-        n.outputs.size() != 1 || n.outputs[0] == kNoValue || g->value(n.outputs[0]).StaticShape() ||
-        !IsFloat(g->value(n.outputs[0]).elem_type))
-      continue;
-    const int bt = n.inputs[1];
-    if (bt == kNoValue || producer[bt] < 0 || uses[bt] != 1) continue;
-    const Node& t = g->node(producer[bt]);
-    if (!t.opaque() || !t.domain.empty() || t.op_type != "Transpose" || t.inputs.size() != 1)
-      continue;
-    const Value& a = g->value(n.inputs[0]);
-    const Value& b = g->value(t.inputs[0]);
-    const size_t rank = b.dims.size();
-    if (!a.rank_known || !b.rank_known || a.dims.size() != rank || rank < 2 ||
-        rank - 2 > sizeof(kBatchLetters) - 1)
-      continue;
-    std::vector<int64_t> perm = KernelContext(*t.onnx, 0, {}).AttrInts("perm");
-    if (perm.empty())  // reversed
-      for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
-    std::vector<int64_t> swap;
-    for (size_t d = 0; d + 2 < rank; ++d) swap.push_back(static_cast<int64_t>(d));
-    swap.push_back(static_cast<int64_t>(rank - 1));
-    swap.push_back(static_cast<int64_t>(rank - 2));
-    if (perm != swap) continue;
-    Retype(g, i, "Einsum", {n.inputs[0], t.inputs[0]});
+    if (!is_onnx(n, "MatMul") || n.inputs.size() != 2 || n.outputs[0] == kNoValue) continue;
+    const int y = n.outputs[0];
+    if (g->value(y).StaticShape() || !IsFloat(g->value(y).elem_type)) continue;
+    // Each operand's rank (a Reshape to a computed shape leaves it unknown to the import, as
+    // BERT's heads are made): the same for both, or no fold.
+    const int64_t rank_a = ranks[n.inputs[0]];
+    if (rank_a < 2 || rank_a - 2 > 8 || ranks[n.inputs[1]] != rank_a) continue;
+    const size_t rank = static_cast<size_t>(rank_a);
+    const std::string batch(kBatchLetters, rank - 2);
+    std::string terms[2] = {batch + "ij", batch + "jk"};   // m = i, k = j, n = k
+    const char inner_ok[2][2] = {{'j', 'i'}, {'k', 'j'}};  // read as N or as T
+    int operands[2] = {n.inputs[0], n.inputs[1]};
+    bool any = false;
+    for (int side = 0; side < 2; ++side) {
+      const int v = operands[side];
+      if (v == kNoValue || producer[v] < 0 || uses[v] != 1) continue;
+      const Node& t = g->node(producer[v]);
+      if (!is_onnx(t, "Transpose") || t.inputs.size() != 1) continue;
+      const std::vector<int64_t> perm = perm_of(t, rank);
+      if (perm.size() != rank) continue;
+      std::string raw(rank, ' ');
+      for (size_t d = 0; d < rank; ++d) raw[static_cast<size_t>(perm[d])] = terms[side][d];
+      if (raw.back() != inner_ok[side][0] && raw.back() != inner_ok[side][1]) continue;
+      terms[side] = raw;
+      operands[side] = t.inputs[0];
+      any = true;
+    }
+    std::string out = batch + "ik";
+    int result = y;
+    const int tr = reader[y];
+    bool output_is_graph_output = false;
+    for (int o : g->outputs()) output_is_graph_output |= o == y;
+    if (tr >= 0 && !output_is_graph_output && is_onnx(g->node(tr), "Transpose") &&
+        g->node(tr).outputs[0] != kNoValue) {
+      const std::vector<int64_t> perm = perm_of(g->node(tr), rank);
+      if (perm.size() == rank) {
+        std::string z(rank, ' ');
+        for (size_t d = 0; d < rank; ++d) z[d] = out[static_cast<size_t>(perm[d])];
+        if (z.back() == 'k') {
+          out = z;
+          result = g->node(tr).outputs[0];
+          dead.push_back(tr);
+          any = true;
+        }
+      }
+    }
+    if (!any) continue;
+    Retype(g, i, "Einsum", {operands[0], operands[1]});
     Node& einsum = g->mutable_node(i);
     auto proto = std::make_shared<onnx::NodeProto>(*einsum.onnx);
     proto->clear_attribute();
-    ExportContext::AttrString(proto.get(), "equation",
-                              TransposedMatMulEquation(static_cast<int>(rank) - 2));
+    ExportContext::AttrString(proto.get(), "equation", terms[0] + "," + terms[1] + "->" + out);
     einsum.onnx = std::move(proto);
+    einsum.outputs = {result};
     ++folded;
   }
-  if (folded > 0) g->RemoveDeadCode();
+  if (folded == 0) return 0;
+  // A Transpose folded into the product before it computes nothing now: the product writes its
+  // output. Dropped from the node list (its input, the product's old result, is read no more).
+  std::vector<std::shared_ptr<const Node>> kept;
+  for (int i = 0; i < g->num_nodes(); ++i)
+    if (std::find(dead.begin(), dead.end(), i) == dead.end()) kept.push_back(g->node_ptr(i));
+  g->SetNodes(std::move(kept));
+  g->RemoveDeadCode();
   return folded;
 }
 

@@ -59,13 +59,27 @@ std::optional<std::vector<int64_t>> SpecPads(const Node& n, specs::ops::PadMode 
 // node (approximate "none" or "tanh"), which the backends run as one kernel. Returns the number
 // of patterns replaced.
 int FuseRunTimeGelus(Graph* g);
-// For running, like FuseRunTimeGelus: a MatMul of run-time shape whose right operand is a
-// Transpose of the last two axes read by it alone (attention's q k^T) becomes an Einsum of the
-// untransposed operand, "ab...ij,ab...kj->ab...ik", which the oneDNN backend runs as one product
-// reading that operand transposed (no copy of the keys per run). Returns the number folded.
+// For running, like FuseRunTimeGelus: a MatMul of run-time shape whose operands are Transposes
+// read by it alone, or whose result only a Transpose reads, becomes one Einsum over the
+// untransposed values and into the transposed result (attention's heads: q, k and v moved from
+// [batch, tokens, heads, features] to [batch, heads, tokens, features], k^T, the context moved
+// back), which the oneDNN backend runs as one product per batch index reading and writing those
+// layouts by strides: no copy of q, k, v or the context per layer and run. A transpose is folded
+// only where the product can read it so (its innermost axis one of the product's two). Returns
+// the number of MatMuls rewritten.
 int FoldRunTimeTransposesIntoMatMuls(Graph* g);
-// The batch rank of an Einsum equation FoldRunTimeTransposesIntoMatMuls writes, or -1.
-int TransposedMatMulEinsumRank(const std::string& equation);
+
+// A batched matrix product written as an Einsum of two operands: every letter of `batch` in all
+// three terms, `m` in the first operand and the result, `k` in both operands, `n` in the second
+// operand and the result, each term any order of its letters.
+struct EinsumProduct {
+  std::string a, b, y;  // the terms
+  std::string batch;
+  char m = 0, k = 0, n = 0;
+};
+// nullopt for an equation that is not such a product (a letter repeated in a term, summed
+// without being k, an ellipsis, more or fewer than two operands).
+std::optional<EinsumProduct> ParseEinsumProduct(const std::string& equation);
 
 // After mapping: x * sigmoid(x) becomes silu(x); PyTorch's exact GELU decomposition
 // (x * 0.5 * (1 + erf(x / sqrt(2))), in its operand orders) becomes gelu(x), and the tanh

@@ -2,6 +2,7 @@
 #include "runtime/dnnl/dynamic_ops.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 
@@ -109,8 +110,27 @@ class RowsMatmul : public DynamicKernel {
 // a matmul primitive of run-time strides is oneDNN's reference loop, 30x slower), or a matrix on
 // the right shared by every batch, one sgemm over all the rows. On the reference kernel, a
 // double-precision loop, GPT-2's 12 heads over 128 past tokens took 0.1 ms per product.
-// The Einsum FoldRunTimeTransposesIntoMatMuls makes of a MatMul by a transposed value (q k^T)
-// reads the untransposed operand as sgemm's transposed B.
+// How sgemm reads a matrix whose R rows and C columns lie at strides sr and sc: as stored ('N')
+// with leading dimension sr where the columns are contiguous, transposed ('T') with leading
+// dimension sc where the rows are; nullopt where neither is.
+std::optional<std::pair<char, int64_t>> SgemmLayout(int64_t rows, int64_t cols, int64_t sr,
+                                                    int64_t sc) {
+  const int64_t r = std::max<int64_t>(rows, 1), c = std::max<int64_t>(cols, 1);
+  if (cols == 1 || sc == 1) {
+    const int64_t ld = rows == 1 ? c : sr;
+    if (ld >= c) return std::make_pair('N', ld);
+  }
+  if (rows == 1 || sr == 1) {
+    const int64_t ld = cols == 1 ? r : sc;
+    if (ld >= r) return std::make_pair('T', ld);
+  }
+  return std::nullopt;
+}
+
+// The Einsums FoldRunTimeTransposesIntoMatMuls makes of products around transposes (attention's
+// heads): one sgemm per batch index, each operand and the result read and written by strides in
+// the layout its term gives (q k^T reads the keys transposed; the context is written straight
+// into [batch, tokens, heads, features]).
 class ValuesMatmul : public DynamicKernel {
  public:
   static std::shared_ptr<DynamicKernel> For(const Node& n,
@@ -119,10 +139,8 @@ class ValuesMatmul : public DynamicKernel {
       return nullptr;
     auto k = std::make_shared<ValuesMatmul>();
     if (n.op_type == "Einsum") {
-      k->batch_rank_ =
-          TransposedMatMulEinsumRank(KernelContext(*n.onnx, 0, {}).AttrString("equation", ""));
-      if (k->batch_rank_ < 0) return nullptr;
-      k->trans_b_ = true;
+      k->product_ = ParseEinsumProduct(KernelContext(*n.onnx, 0, {}).AttrString("equation", ""));
+      if (!k->product_) return nullptr;
     } else if (n.op_type != "MatMul") {
       return nullptr;
     }
@@ -134,13 +152,12 @@ class ValuesMatmul : public DynamicKernel {
   std::optional<HostTensor> RunAll(RunState&, const std::vector<const HostTensor*>& in) override {
     if (in.size() != 2 || !in[0] || !in[1]) return std::nullopt;
     const HostTensor &a = *in[0], &b = *in[1];
-    if (a.elem_type != kFloat || b.elem_type != kFloat || a.dims.size() < 2 || b.dims.size() < 2)
-      return std::nullopt;
+    if (a.elem_type != kFloat || b.elem_type != kFloat) return std::nullopt;
+    if (product_) return Product(a, b);
+    if (a.dims.size() < 2 || b.dims.size() < 2) return std::nullopt;
     const size_t ra = a.dims.size(), rb = b.dims.size();
-    if (trans_b_ && (static_cast<int>(ra) != batch_rank_ + 2 || rb != ra)) return std::nullopt;
-    const int64_t m = a.dims[ra - 2], k = a.dims[ra - 1];
-    const int64_t n = b.dims[rb - (trans_b_ ? 2 : 1)];
-    if (b.dims[rb - (trans_b_ ? 1 : 2)] != k) return std::nullopt;
+    const int64_t m = a.dims[ra - 2], k = a.dims[ra - 1], n = b.dims[rb - 1];
+    if (b.dims[rb - 2] != k) return std::nullopt;
     const std::vector<int64_t> batch_a(a.dims.begin(), a.dims.end() - 2);
     const std::vector<int64_t> batch_b(b.dims.begin(), b.dims.end() - 2);
     const bool shared_b = CountElements(batch_b) == 1 && rb <= ra;
@@ -155,17 +172,15 @@ class ValuesMatmul : public DynamicKernel {
     const float* pa = a.f32.data();
     const float* pb = b.f32.data();
     float* py = y.f32.data();
-    const char tb = trans_b_ ? 'T' : 'N';
-    const int64_t ldb = trans_b_ ? k : n;
     if (k == 0) {  // an empty sum
       std::fill(py, py + y.f32.size(), 0.f);
     } else if (shared_b) {  // one product of all a's rows
-      if (dnnl::sgemm('N', tb, batch * m, n, k, 1.f, pa, k, pb, ldb, 0.f, py, n) !=
+      if (dnnl::sgemm('N', 'N', batch * m, n, k, 1.f, pa, k, pb, n, 0.f, py, n) !=
           dnnl::status::success)
         return std::nullopt;
     } else {
       for (int64_t i = 0; i < batch; ++i)
-        if (dnnl::sgemm('N', tb, m, n, k, 1.f, pa + i * m * k, k, pb + i * k * n, ldb, 0.f,
+        if (dnnl::sgemm('N', 'N', m, n, k, 1.f, pa + i * m * k, k, pb + i * k * n, n, 0.f,
                         py + i * m * n, n) != dnnl::status::success)
           return std::nullopt;
     }
@@ -173,8 +188,68 @@ class ValuesMatmul : public DynamicKernel {
   }
 
  private:
-  bool trans_b_ = false;  // b is [..., n, k]
-  int batch_rank_ = -1;   // the Einsum's
+  // The Einsum's product; nullopt where its operands' extents disagree (a broadcast) or a layout
+  // is none sgemm reads: the reference kernel runs.
+  std::optional<HostTensor> Product(const HostTensor& a, const HostTensor& b) const {
+    const EinsumProduct& p = *product_;
+    if (a.dims.size() != p.a.size() || b.dims.size() != p.b.size()) return std::nullopt;
+    std::array<int64_t, 26> extent;
+    extent.fill(-1);
+    auto bind = [&](const std::string& term, const std::vector<int64_t>& dims) {
+      for (size_t d = 0; d < term.size(); ++d) {
+        int64_t& e = extent[term[d] - 'a'];
+        if (e >= 0 && e != dims[d]) return false;
+        e = dims[d];
+      }
+      return true;
+    };
+    if (!bind(p.a, a.dims) || !bind(p.b, b.dims)) return std::nullopt;
+    HostTensor y;
+    for (char c : p.y) y.dims.push_back(extent[c - 'a']);
+    auto strides = [](const std::string& term, const std::vector<int64_t>& dims) {
+      std::array<int64_t, 26> s{};
+      int64_t step = 1;
+      for (size_t d = term.size(); d-- > 0;) {
+        s[term[d] - 'a'] = step;
+        step *= dims[d];
+      }
+      return s;
+    };
+    const auto sa = strides(p.a, a.dims), sb = strides(p.b, b.dims), sy = strides(p.y, y.dims);
+    const int m = p.m - 'a', k = p.k - 'a', n = p.n - 'a';
+    const int64_t rows = extent[m], inner = extent[k], cols = extent[n];
+    const auto la = SgemmLayout(rows, inner, sa[m], sa[k]);
+    const auto lb = SgemmLayout(inner, cols, sb[k], sb[n]);
+    const auto ly = SgemmLayout(rows, cols, sy[m], sy[n]);
+    if (!la || !lb || !ly || ly->first != 'N') return std::nullopt;
+    y.f32.resize(static_cast<size_t>(CountElements(y.dims)));
+    if (y.f32.empty()) return y;
+    float* py = y.f32.data();
+    if (inner == 0) {
+      std::fill(py, py + y.f32.size(), 0.f);
+      return y;
+    }
+    // Every index of the batch letters: the three offsets.
+    std::vector<int64_t> idx(p.batch.size(), 0);
+    int64_t oa = 0, ob = 0, oy = 0;
+    for (;;) {
+      if (dnnl::sgemm(la->first, lb->first, rows, cols, inner, 1.f, a.f32.data() + oa, la->second,
+                      b.f32.data() + ob, lb->second, 0.f, py + oy,
+                      ly->second) != dnnl::status::success)
+        return std::nullopt;
+      size_t d = p.batch.size();
+      for (; d-- > 0;) {
+        const int c = p.batch[d] - 'a';
+        oa += sa[c], ob += sb[c], oy += sy[c];
+        if (++idx[d] < extent[c]) break;
+        oa -= sa[c] * extent[c], ob -= sb[c] * extent[c], oy -= sy[c] * extent[c];
+        idx[d] = 0;
+      }
+      if (d == static_cast<size_t>(-1)) return y;
+    }
+  }
+
+  std::optional<EinsumProduct> product_;
 };
 
 // Add, Sub, Mul and Div of float values of run-time shape whose first operand (of Add and Mul

@@ -178,9 +178,14 @@ TEST(CanonicalizeTest, RunTimeProductsByATransposeReadItTransposed) {
   EXPECT_EQ(CountKind(*g, "onnx:Einsum"), 1);
   const std::string equation = KernelContext(*g->node(0).onnx, 12, {}).AttrString("equation", "");
   EXPECT_EQ(equation, "aij,akj->aik");
-  EXPECT_EQ(TransposedMatMulEinsumRank(equation), 1);
-  EXPECT_EQ(TransposedMatMulEinsumRank("abij,abkj->abik"), 2);
-  EXPECT_EQ(TransposedMatMulEinsumRank("aij,ajk->aik"), -1);
+  auto parsed = ParseEinsumProduct(equation);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(std::string({parsed->m, parsed->k, parsed->n}), "ijk");
+  EXPECT_EQ(parsed->batch, "a");
+  EXPECT_TRUE(ParseEinsumProduct("bshd,bthd->bhst").has_value());
+  for (const char* not_a_product : {"aij,ajk->ai", "aij,ajk", "aaj,ajk->aak", "ij,jk,kl->il",
+                                    "...ij,...jk->...ik", "aij,bjk->aik"})
+    EXPECT_FALSE(ParseEinsumProduct(not_a_product).has_value()) << not_a_product;
   const std::vector<HostTensor> in = {testing::RandomTensor({2, 5, 4}, 1),
                                       testing::RandomTensor({2, 3, 4}, 2)};
   auto want = Execute(before, in);
@@ -202,6 +207,40 @@ TEST(CanonicalizeTest, RunTimeProductsByATransposeReadItTransposed) {
   auto f = ImportOnnxBytes(fixed.Bytes(), "static", opaque);
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(FoldRunTimeTransposesIntoMatMuls(&*f), 0);
+}
+
+// Attention's heads around two products of run-time shape: q, k and v moved to [batch, heads,
+// tokens, features] (k to features before tokens), the context moved back. Every Transpose folds
+// into the Einsums, which compute what the graph as written does.
+TEST(CanonicalizeTest, RunTimeAttentionHeadsFoldIntoTheirProducts) {
+  ModelBuilder b;
+  b.Input("q", {1, -1, 2, 4}).Input("k", {1, -1, 2, 4}).Input("v", {1, -1, 2, 4});
+  b.Output("o", {1, -1, 2, 4});
+  testing::SetInts(b.Node("Transpose", {"q"}, {"qh"}), "perm", {0, 2, 1, 3});
+  testing::SetInts(b.Node("Transpose", {"k"}, {"kh"}), "perm", {0, 2, 3, 1});
+  testing::SetInts(b.Node("Transpose", {"v"}, {"vh"}), "perm", {0, 2, 1, 3});
+  b.Node("MatMul", {"qh", "kh"}, {"s"});
+  b.Node("MatMul", {"s", "vh"}, {"c"});
+  testing::SetInts(b.Node("Transpose", {"c"}, {"o"}), "perm", {0, 2, 1, 3});
+  ImportOptions dynamic;
+  dynamic.require_static_shapes = false;
+  auto g = ImportOnnxBytes(b.Bytes(), "heads", dynamic);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const Graph before = *g;
+  ASSERT_EQ(FoldRunTimeTransposesIntoMatMuls(&*g), 2);
+  EXPECT_EQ(CountKind(*g, "onnx:Einsum"), 2);
+  EXPECT_EQ(g->num_nodes(), 2);
+  EXPECT_EQ(KernelContext(*g->node(0).onnx, 12, {}).AttrString("equation", ""), "aibj,akbj->abik");
+  EXPECT_EQ(KernelContext(*g->node(1).onnx, 12, {}).AttrString("equation", ""), "abij,ajbk->aibk");
+  ASSERT_TRUE(CheckGraph(*g).ok());
+  const std::vector<HostTensor> in = {testing::RandomTensor({1, 5, 2, 4}, 1),
+                                      testing::RandomTensor({1, 5, 2, 4}, 2),
+                                      testing::RandomTensor({1, 5, 2, 4}, 3)};
+  auto want = Execute(before, in);
+  auto got = Execute(*g, in);
+  ASSERT_TRUE(want.ok() && got.ok()) << (got.ok() ? want.status() : got.status()).message();
+  EXPECT_EQ((*got)[0].dims, (std::vector<int64_t>{1, 5, 2, 4}));
+  EXPECT_LT(testing::MaxAbsDiff(*want, *got), 1e-6);
 }
 
 TEST(CanonicalizeTest, SiluBecomesSiluOnlyWithTheSameInput) {

@@ -794,39 +794,60 @@ TEST(DnnlOpsTest, AttentionOverASequenceKnownOnlyAtRunTime) {
 // Transpose before it, computing what the reference kernels do on the graph as written, at every
 // count.
 TEST(DnnlOpsTest, ProductsByATransposedValueOfRunTimeShape) {
-  ModelBuilder b(16);
-  b.Input("v", {6}).Input("x", {6, 8}).Output("z", {-1, 2, -1});
-  b.Int64Weight("heads", {-1, 2, 4});
-  KeepPositiveRows(b);
-  b.Node("Reshape", {"rows", "heads"}, {"h"});
-  SetInts(b.Node("Transpose", {"h"}, {"hq"}), "perm", {1, 0, 2});
-  b.Node("Neg", {"hq"}, {"hk"});
-  SetInts(b.Node("Transpose", {"hk"}, {"hkt"}), "perm", {0, 2, 1});
-  b.Node("MatMul", {"hq", "hkt"}, {"s"});
-  SetInts(b.Node("Transpose", {"s"}, {"z"}), "perm", {1, 0, 2});  // rows first
-  ImportOptions options;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), "transposed_product", options);
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  Graph folded = *g;
-  ASSERT_EQ(FoldRunTimeTransposesIntoMatMuls(&folded), 1);
-  EXPECT_EQ(testing::CountKind(folded, "onnx:Transpose"),
-            testing::CountKind(*g, "onnx:Transpose") - 1);
-  auto m = MakeDnnlBackend()->Prepare(folded, {});
-  ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_EQ((*m)->stats().kernel_variants["kernels of run-time shape"], 1);
-  auto ref = MakeReferenceBackend()->Prepare(*g, {});
-  ASSERT_TRUE(ref.ok()) << ref.status().message();
-  const HostTensor x = testing::RandomTensor({6, 8}, 6);
-  for (const std::vector<double>& v : std::vector<std::vector<double>>{
-           {1, -1, 2, 3, -4, 5}, {-1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1}}) {
-    const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {6}, v), x};
-    auto out = (*m)->Run(in);
-    auto expected = (*ref)->Run(in);
-    ASSERT_TRUE(out.ok() && expected.ok());
-    const auto cmp = testing::Compare(*out, *expected);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_LT(cmp.max_rel, kTolerance);
+  // k^T alone (rank 3), then attention's heads whole: q, k and v moved to [1, heads, rows, 4],
+  // the context moved back to [1, rows, heads, 4], every transpose folded (rank 4).
+  for (bool heads : {false, true}) {
+    ModelBuilder b(16);
+    b.Input("v", {6}).Input("x", {6, 8});
+    KeepPositiveRows(b);
+    b.Node("Neg", {"rows"}, {"other"});
+    if (!heads) {
+      b.Output("z", {-1, 2, -1});
+      b.Int64Weight("shape", {-1, 2, 4});
+      b.Node("Reshape", {"rows", "shape"}, {"h"});
+      b.Node("Reshape", {"other", "shape"}, {"o"});
+      SetInts(b.Node("Transpose", {"h"}, {"hq"}), "perm", {1, 0, 2});
+      SetInts(b.Node("Transpose", {"o"}, {"ho"}), "perm", {1, 0, 2});
+      SetInts(b.Node("Transpose", {"ho"}, {"hkt"}), "perm", {0, 2, 1});
+      b.Node("MatMul", {"hq", "hkt"}, {"s"});
+      SetInts(b.Node("Transpose", {"s"}, {"z"}), "perm", {1, 0, 2});  // rows first
+    } else {
+      b.Output("z", {-1, 2, 4});
+      b.Int64Weight("shape", {1, -1, 2, 4}).Int64Weight("back", {-1, 2, 4});
+      b.Node("Reshape", {"rows", "shape"}, {"q"});
+      b.Node("Reshape", {"other", "shape"}, {"k"});
+      SetInts(b.Node("Transpose", {"q"}, {"qh"}), "perm", {0, 2, 1, 3});
+      SetInts(b.Node("Transpose", {"k"}, {"kh"}), "perm", {0, 2, 3, 1});
+      SetInts(b.Node("Transpose", {"k"}, {"vh"}), "perm", {0, 2, 1, 3});
+      b.Node("MatMul", {"qh", "kh"}, {"s"});
+      b.Node("MatMul", {"s", "vh"}, {"c"});
+      SetInts(b.Node("Transpose", {"c"}, {"ct"}), "perm", {0, 2, 1, 3});
+      b.Node("Reshape", {"ct", "back"}, {"z"});
+    }
+    ImportOptions options;
+    options.require_static_shapes = false;
+    auto g = ImportOnnxBytes(b.Bytes(), "transposed_product", options);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    Graph folded = *g;
+    ASSERT_EQ(FoldRunTimeTransposesIntoMatMuls(&folded), heads ? 2 : 1);
+    EXPECT_EQ(testing::CountKind(folded, "onnx:Transpose"),
+              testing::CountKind(*g, "onnx:Transpose") - (heads ? 4 : 3));
+    auto m = MakeDnnlBackend()->Prepare(folded, {});
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ((*m)->stats().kernel_variants["kernels of run-time shape"], heads ? 2 : 1);
+    auto ref = MakeReferenceBackend()->Prepare(*g, {});
+    ASSERT_TRUE(ref.ok()) << ref.status().message();
+    const HostTensor x = testing::RandomTensor({6, 8}, 6);
+    for (const std::vector<double>& v : std::vector<std::vector<double>>{
+             {1, -1, 2, 3, -4, 5}, {-1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1}}) {
+      const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {6}, v), x};
+      auto out = (*m)->Run(in);
+      auto expected = (*ref)->Run(in);
+      ASSERT_TRUE(out.ok() && expected.ok());
+      const auto cmp = testing::Compare(*out, *expected);
+      EXPECT_EQ(cmp.error, "") << heads;
+      EXPECT_LT(cmp.max_rel, kTolerance) << heads;
+    }
   }
 }
 
