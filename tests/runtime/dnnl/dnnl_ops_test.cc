@@ -718,12 +718,15 @@ TEST(DnnlOpsTest, GemmAndMatMulOverRowsKnownOnlyAtRunTime) {
 
 // A mask head: convolutions and a transposed convolution over the detections kept, a batch
 // known only at run time, on oneDNN primitives made per batch size (and their buffers, reused
-// when a batch size comes again); they must agree with the reference kernels for every count of
-// detections, none included.
+// when a batch size comes again), and pools (a max pool padded and strided, an average pool not
+// counting its padding, on oneDNN; a max pool whose ceil_mode window ends past the padding, on the
+// reference kernel); they must agree with the reference kernels for every count of detections,
+// none included.
 TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   ModelBuilder b(16);
   b.Input("v", {5}).Input("x", {5, 4, 6, 6});
   b.Output("y", {-1, 3, 12, 12}).Output("z", {-1, 8, 2, 2});
+  b.Output("mp", {-1, 8, 3, 3}).Output("ap", {-1, 8, 6, 6}).Output("cp", {-1, 4, 3, 3});
   b.RandomWeight("w", {8, 4, 3, 3}, 1).RandomWeight("c", {8}, 2);
   b.RandomWeight("wt", {8, 3, 2, 2}, 3).RandomWeight("ct", {3}, 4);
   b.RandomWeight("wg", {8, 2, 3, 3}, 5);
@@ -736,6 +739,17 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   SetInt(g2, "group", 2);
   SetInts(g2, "dilations", {2, 2});
   SetInts(g2, "strides", {1, 1});
+  onnx::NodeProto& mp = b.Node("MaxPool", {"r"}, {"mp"});
+  SetInts(mp, "kernel_shape", {3, 3});
+  SetInts(mp, "strides", {2, 2});
+  SetInts(mp, "pads", {1, 1, 1, 1});
+  onnx::NodeProto& ap = b.Node("AveragePool", {"h"}, {"ap"});
+  SetInts(ap, "kernel_shape", {3, 3});
+  SetInts(ap, "pads", {1, 1, 1, 1});
+  onnx::NodeProto& cp = b.Node("MaxPool", {"rows"}, {"cp"});
+  SetInts(cp, "kernel_shape", {3, 3});
+  SetInts(cp, "strides", {2, 2});
+  SetInt(cp, "ceil_mode", 1);  // 6 wide: windows at 0, 2 and 4, the last one over 4 and 5
   ExpectAgreementForEveryCount(b, "batch_at_run_time", testing::RandomTensor({5, 4, 6, 6}, 6),
                                // Counts seen again run on the buffers their shape's first run made.
                                {{1, -1, 2, 3, -4},
@@ -744,6 +758,10 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
                                 {-1, 2, -3, -4, -5},
                                 {3, -1, 2, 1, -4},
                                 {1, 1, 1, 1, 1}});
+  // The two convolutions, the transposed one, the ReLU and the three pools.
+  auto m = PrepareWithRunTimeShapes(b, "batch_at_run_time");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->stats().kernel_variants["kernels of run-time shape"], 7);
 }
 
 // Attention over a sequence known only at run time (the rows kept): products of two computed
