@@ -718,15 +718,17 @@ TEST(DnnlOpsTest, GemmAndMatMulOverRowsKnownOnlyAtRunTime) {
 
 // A mask head: convolutions and a transposed convolution over the detections kept, a batch
 // known only at run time, on oneDNN primitives made per batch size (and their buffers, reused
-// when a batch size comes again), and pools (a max pool padded and strided, an average pool not
-// counting its padding, on oneDNN; a max pool whose ceil_mode window ends past the padding, on the
-// reference kernel); they must agree with the reference kernels for every count of detections,
-// none included.
+// when a batch size comes again; a 3x3 window over 64 channels by Winograd's algorithm), and
+// pools (a max pool padded and strided, an average pool not counting its padding, on oneDNN; a
+// max pool whose ceil_mode window ends past the padding, on the reference kernel); they must
+// agree with the reference kernels for every count of detections, none included.
 TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   ModelBuilder b(16);
   b.Input("v", {5}).Input("x", {5, 4, 6, 6});
   b.Output("y", {-1, 3, 12, 12}).Output("z", {-1, 8, 2, 2});
   b.Output("mp", {-1, 8, 3, 3}).Output("ap", {-1, 8, 6, 6}).Output("cp", {-1, 4, 3, 3});
+  b.Output("wide", {-1, 64, 6, 6});
+  b.RandomWeight("w64", {64, 4, 1, 1}, 7).RandomWeight("w3", {64, 64, 3, 3}, 8);
   b.RandomWeight("w", {8, 4, 3, 3}, 1).RandomWeight("c", {8}, 2);
   b.RandomWeight("wt", {8, 3, 2, 2}, 3).RandomWeight("ct", {3}, 4);
   b.RandomWeight("wg", {8, 2, 3, 3}, 5);
@@ -750,6 +752,9 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   SetInts(cp, "kernel_shape", {3, 3});
   SetInts(cp, "strides", {2, 2});
   SetInt(cp, "ceil_mode", 1);  // 6 wide: windows at 0, 2 and 4, the last one over 4 and 5
+  // 64 channels through a 3x3 window of stride 1: Winograd's where the CPU has it.
+  b.Node("Conv", {"rows", "w64"}, {"r64"});
+  SetInts(b.Node("Conv", {"r64", "w3"}, {"wide"}), "pads", {1, 1, 1, 1});
   ExpectAgreementForEveryCount(b, "batch_at_run_time", testing::RandomTensor({5, 4, 6, 6}, 6),
                                // Counts seen again run on the buffers their shape's first run made.
                                {{1, -1, 2, 3, -4},
@@ -758,10 +763,10 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
                                 {-1, 2, -3, -4, -5},
                                 {3, -1, 2, 1, -4},
                                 {1, 1, 1, 1, 1}});
-  // The two convolutions, the transposed one, the ReLU and the three pools.
+  // The four convolutions, the transposed one, the ReLU and the three pools.
   auto m = PrepareWithRunTimeShapes(b, "batch_at_run_time");
   ASSERT_TRUE(m);
-  EXPECT_EQ(m->stats().kernel_variants["kernels of run-time shape"], 7);
+  EXPECT_EQ(m->stats().kernel_variants["kernels of run-time shape"], 9);
 }
 
 // Attention over a sequence known only at run time (the rows kept): products of two computed
