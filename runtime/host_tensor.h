@@ -147,6 +147,12 @@ struct HostTensor {
   Float32Storage f32;
   std::vector<double> f64;
   std::vector<int64_t> ints;
+  // 0: the elements lie in row-major order. B > 0: a float [N, C, H, W] value (C a multiple of B)
+  // whose elements lie in channel blocks of B, [N, C/B, H, W, B] (oneDNN's aBcd16b for 16), as a
+  // convolution of run-time shape leaves them for the next one. Only the oneDNN backend's host
+  // steps make such tensors, and only for readers that take them (dynamic_ops.h); nothing else
+  // ever sees one.
+  int32_t channel_block = 0;
 
   int64_t NumElements() const;
   std::vector<double> ToDoubles() const;

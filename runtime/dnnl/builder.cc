@@ -632,6 +632,22 @@ bool KernelBuilder::ConsumableHost(int id) const {
   return std::count(node().inputs.begin(), node().inputs.end(), id) == 1;
 }
 
+const std::vector<std::pair<int, int>>& KernelBuilder::ReadersOf(int id) const {
+  std::vector<std::vector<std::pair<int, int>>>& reads = d_->reads;
+  if (reads.empty()) {
+    const Graph& g = *d_->graph;
+    reads.resize(d_->readers.size());
+    for (int i = 0; i < g.num_nodes(); ++i) {
+      const std::vector<int>& in = g.node(i).inputs;
+      for (size_t k = 0; k < in.size(); ++k)
+        if (in[k] >= 0 && in[k] < static_cast<int>(reads.size()))
+          reads[in[k]].emplace_back(i, static_cast<int>(k));
+    }
+  }
+  static const std::vector<std::pair<int, int>> kNone;
+  return id >= 0 && id < static_cast<int>(reads.size()) ? reads[id] : kNone;
+}
+
 bool KernelBuilder::Overwritable(int source, const Desc& desc) const {
   const int root = Root(d_->slots, source);
   const int graph_values = static_cast<int>(d_->readers.size());

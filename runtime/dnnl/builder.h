@@ -173,6 +173,8 @@ struct ModelDraft {
   std::map<std::pair<int, std::string>, int> conversions;  // (slot, desc key) -> converted slot
   std::vector<int> readers;    // per graph value: node reads not yet prepared
   std::vector<int> producers;  // per graph value: the node computing it, -1 for none
+  // Per graph value: (node, input) per read (KernelBuilder::ReadersOf; made at its first call).
+  std::vector<std::vector<std::pair<int, int>>> reads;
   // QuantizedWeight by the name of the value the DequantizeLinear computed (the folded weight).
   std::map<std::string, QuantizedWeight> quantized_weights;
   // Graph values whose producer writes them as their 8-bit steps where it can (Slot::quant_scale):
@@ -301,6 +303,8 @@ class KernelBuilder {
   // Whether `id` is a host value (not a graph input or output, nor a constant) that the step
   // being built reads last, once: its tensor may become the step's output.
   bool ConsumableHost(int id) const;
+  // The reads of graph value `id`: (node index, input index) per input that reads it.
+  const std::vector<std::pair<int, int>>& ReadersOf(int id) const;
   // Write, but into `source`'s buffer where Overwritable (an elementwise kernel run in place:
   // one stream of memory traffic less, and no fresh buffer for the planner to find).
   void WriteOver(int arg, int id, const Desc& desc, int source);

@@ -13,6 +13,33 @@
 namespace verisub::runtime::dnnl_backend {
 namespace {
 
+// The channel block this CPU's convolutions compute in: 16 floats with AVX-512, else 8.
+int32_t CpuChannelBlock() {
+  static const int32_t block = [] {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::avx512_core:
+      case dnnl::cpu_isa::avx512_core_vnni:
+      case dnnl::cpu_isa::avx512_core_bf16:
+      case dnnl::cpu_isa::avx512_core_amx:
+        return 16;
+      default:
+        return 8;
+    }
+  }();
+  return block;
+}
+
+// oneDNN's tag for [N, C, H, W] in channel blocks of `block` (8 or 16), or row-major for 0.
+memory::format_tag BlockedTag(int32_t block) {
+  using T = memory::format_tag;
+  return block == 16 ? T::aBcd16b : block == 8 ? T::aBcd8b : T::abcd;
+}
+
+// The layout of a 4-D float host tensor's elements.
+Desc HostDesc(const std::vector<int64_t>& dims, int32_t block) {
+  return Desc(dims, memory::data_type::f32, BlockedTag(block));
+}
+
 // A MatMul or Gemm whose left operand's rows are known only at run time (a detector's box head
 // over the proposals NMS kept) and whose right operand is a constant matrix: one oneDNN matmul
 // primitive for any row count (a runtime dimension), the weights reordered once. On the
@@ -272,8 +299,15 @@ class DynamicArithmetic : public DynamicKernel {
 
   std::optional<HostTensor> Run(RunState&, const HostTensor&) override { return std::nullopt; }
 
+  // Over operands in channel blocks where both lie in the same blocks (a residual added to a
+  // convolution's output): element by element as they lie.
+  bool TakesChannelBlocks() const override { return true; }
+
   bool RunInPlaceAll(RunState&, HostTensor* x, const std::vector<const HostTensor*>& in) override {
     if (in.size() != 2 || !in[1]) return false;
+    if ((x->channel_block || in[1]->channel_block) &&
+        (x->channel_block != in[1]->channel_block || x->dims != in[1]->dims || !blocked_output_))
+      return false;
     auto dims = BroadcastDims(x->dims, in[1]->dims);
     if (!dims.ok() || *dims != x->dims) return false;
     return FloatArithmeticInto(op_, x->dims, *x, *in[1], x->f32.data());
@@ -377,11 +411,14 @@ class DynamicNorm : public DynamicKernel {
 // reordered from and to plain row-major.
 class DynamicWindow : public DynamicKernel {
  public:
+  bool TakesChannelBlocks() const override { return true; }
+
   std::optional<HostTensor> Run(RunState& st, const HostTensor& x) override {
     if (x.elem_type != kFloat || x.dims.size() != 4) return std::nullopt;
     // One run at a time: the entry's buffers in the primitive's layouts are reused.
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_shape_.find(x.dims);
+    const std::pair<std::vector<int64_t>, int32_t> key(x.dims, x.channel_block);
+    auto it = by_shape_.find(key);
     if (it == by_shape_.end()) {
       // A detector's batch differs from image to image: the primitives of the shapes seen last
       // are kept, not those of every image a long-running service has seen.
@@ -389,23 +426,22 @@ class DynamicWindow : public DynamicKernel {
       if (by_shape_.size() >= kMaxShapes) by_shape_.clear();
       std::optional<Entry> e;
       try {
-        e = Make(x.dims, *st.engine);
+        e = Make(x.dims, x.channel_block, blocked_output_ ? CpuChannelBlock() : 0, *st.engine);
       } catch (const dnnl::error&) {
         e.reset();
       }
-      it = by_shape_.emplace(x.dims, std::move(e)).first;
+      it = by_shape_.emplace(key, std::move(e)).first;
     }
     if (!it->second) return std::nullopt;
     Entry& e = *it->second;
     HostTensor y;
     y.dims = e.out;
+    y.channel_block = e.out_block;
     y.f32.resize(static_cast<size_t>(CountElements(e.out)));
     if (y.f32.empty()) return y;
-    const auto f32 = memory::data_type::f32;
-    using T = memory::format_tag;
     dnnl::stream& s = *st.stream;
-    memory src(Desc(x.dims, f32, T::abcd), *st.engine, const_cast<float*>(x.f32.data()));
-    memory dst(Desc(e.out, f32, T::abcd), *st.engine, y.f32.data());
+    memory src(HostDesc(x.dims, x.channel_block), *st.engine, const_cast<float*>(x.f32.data()));
+    memory dst(HostDesc(e.out, e.out_block), *st.engine, y.f32.data());
     memory src_in = src, dst_out = dst;
     if (e.pd_src != src.get_desc()) {
       if (!e.src_buffer) e.src_buffer = memory(e.pd_src, *st.engine);
@@ -431,13 +467,17 @@ class DynamicWindow : public DynamicKernel {
     Desc pd_src, pd_dst;
     memory weights;
     std::vector<int64_t> out;
-    // The input and output in the primitive's layouts where those are not plain: made at the
-    // first run of the shape and kept (made per run, ResNet-50 over a run-time batch spent half
-    // its run in the page faults of fresh buffers: 99 ms against 52).
+    // The input and output in the primitive's layouts where those are not the host tensors':
+    // made at the first run of the shape and kept (made per run, ResNet-50 over a run-time batch
+    // spent half its run in the page faults of fresh buffers: 99 ms against 52).
     std::optional<memory> src_buffer, dst_buffer;
+    int32_t out_block = 0;  // the output's channel blocks (HostTensor::channel_block)
   };
-  // The primitive for input dims `xd`; nullopt where the operator's attributes do not fit them.
-  virtual std::optional<Entry> Make(const std::vector<int64_t>& xd, const dnnl::engine& eng) = 0;
+  // The primitive for input dims `xd` in channel blocks of `in_block` (0: row-major), its output
+  // in blocks of `out_block` where that divides its channels (0: row-major); nullopt where the
+  // operator's attributes do not fit them.
+  virtual std::optional<Entry> Make(const std::vector<int64_t>& xd, int32_t in_block,
+                                    int32_t out_block, const dnnl::engine& eng) = 0;
 
   // The constant weights in `layout`, reordered from `plain` once per layout.
   memory WeightsIn(const Desc& layout, const Desc& plain, const dnnl::engine& eng) {
@@ -480,7 +520,8 @@ class DynamicWindow : public DynamicKernel {
 
  private:
   std::mutex mu_;
-  std::map<std::vector<int64_t>, std::optional<Entry>> by_shape_;
+  // By input dims and channel block.
+  std::map<std::pair<std::vector<int64_t>, int32_t>, std::optional<Entry>> by_shape_;
   std::vector<std::pair<Desc, memory>> weights_;
 };
 
@@ -496,7 +537,8 @@ class DynamicConv : public DynamicWindow {
   }
 
  protected:
-  std::optional<Entry> Make(const std::vector<int64_t>& xd, const dnnl::engine& eng) override {
+  std::optional<Entry> Make(const std::vector<int64_t>& xd, int32_t in_block, int32_t out_block,
+                            const dnnl::engine& eng) override {
     KernelContext ctx(*node_, opset_, {});
     const int64_t groups = ctx.AttrInt("group", 1);
     const std::vector<int64_t>& wd = w_->dims;
@@ -525,45 +567,64 @@ class DynamicConv : public DynamicWindow {
       wdims = {groups, wd[0] / groups, wd[1], wd[2], wd[3]};
       w_plain = Desc(wdims, f32, T::abcde);
     }
-    // A pointwise convolution is a matrix product per image on plain tensors, without the
-    // reorders into and out of channel blocks (Mask R-CNN's 256 -> 91 logits over 100 masks of
-    // 28x28: 17 ms plain, 66 ms blocked); wider windows run faster blocked (its 3x3 head
-    // convolutions: 93 against 123 ms).
+    if (out_block > 0 && out[1] % out_block != 0) out_block = 0;
+    // A pointwise convolution between row-major tensors is a matrix product per image, without
+    // the reorders into and out of channel blocks (Mask R-CNN's 256 -> 91 logits over 100 masks
+    // of 28x28: 17 ms plain, 66 ms blocked); wider windows run faster blocked (its 3x3 head
+    // convolutions: 93 against 123 ms), and so do convolutions between blocked neighbours.
     const bool pointwise = wd[2] == 1 && wd[3] == 1 && strides == std::vector<int64_t>{1, 1} &&
                            pads == std::vector<int64_t>{0, 0, 0, 0};
-    const T act = pointwise ? T::abcd : T::any;
-    Desc src_any(xd, f32, act), dst_any(out, f32, act), w_any(wdims, f32, T::any);
+    const T free = pointwise ? T::abcd : T::any;
+    const int32_t block = CpuChannelBlock();
+    // The layouts tried, in order: the neighbours' own; channel blocks both sides (a row-major
+    // input reordered, where its channels fill blocks); whatever oneDNN prefers.
+    std::vector<std::pair<T, T>> layouts = {
+        {in_block ? BlockedTag(in_block) : free, out_block ? BlockedTag(out_block) : free}};
+    if (xd[1] % block == 0 && out[1] % block == 0)
+      layouts.emplace_back(BlockedTag(block), BlockedTag(block));
+    layouts.emplace_back(T::any, T::any);
+    const Desc w_any(wdims, f32, T::any);
     const memory::dims pb = {pads[0], pads[1]}, pe = {pads[2], pads[3]};
-    auto desc = [&](dnnl::algorithm alg) {
+    auto desc = [&](dnnl::algorithm alg, T src_tag, T dst_tag) {
       const auto fwd = dnnl::prop_kind::forward_inference;
-      return bias_ ? dnnl::convolution_forward::desc(fwd, alg, src_any, w_any, bias_->get_desc(),
-                                                     dst_any, strides, dnnl_dil, pb, pe)
-                   : dnnl::convolution_forward::desc(fwd, alg, src_any, w_any, dst_any, strides,
-                                                     dnnl_dil, pb, pe);
+      const Desc src(xd, f32, src_tag), dst(out, f32, dst_tag);
+      return bias_ ? dnnl::convolution_forward::desc(fwd, alg, src, w_any, bias_->get_desc(), dst,
+                                                     strides, dnnl_dil, pb, pe)
+                   : dnnl::convolution_forward::desc(fwd, alg, src, w_any, dst, strides, dnnl_dil,
+                                                     pb, pe);
     };
     // A 3x3 window of stride 1 over 64 channels or more runs Winograd's F(2x2, 3x3) where this CPU
     // has it, as the static path measures it faster on such layers (ResNet-50 over a run-time
     // batch: 40.2 -> 36.8 ms at batch 1, 153.7 -> 142.8 at 4, one thread); no timing per shape,
     // so the choice, and the outputs, do not depend on the moment.
-    std::optional<dnnl::convolution_forward::primitive_desc> pd;
     const bool winograd = groups == 1 && wd[0] >= 64 && wd[1] >= 64 && wd[2] == 3 && wd[3] == 3 &&
                           strides == std::vector<int64_t>{1, 1} &&
                           dil == std::vector<int64_t>{1, 1};
-    if (winograd) {
-      try {
-        pd.emplace(desc(dnnl::algorithm::convolution_winograd), eng);
-      } catch (const dnnl::error&) {
-        pd.reset();  // no Winograd kernel here: the direct one
+    std::vector<dnnl::algorithm> algorithms = {dnnl::algorithm::convolution_direct};
+    if (winograd) algorithms.insert(algorithms.begin(), dnnl::algorithm::convolution_winograd);
+    // The first of those with a kernel other than oneDNN's reference loop; else the last made.
+    std::optional<dnnl::convolution_forward::primitive_desc> pd;
+    for (const auto& [src_tag, dst_tag] : layouts) {
+      for (dnnl::algorithm alg : algorithms) {
+        try {
+          pd.emplace(desc(alg, src_tag, dst_tag), eng);
+        } catch (const dnnl::error&) {
+          continue;  // no kernel for these layouts or this algorithm
+        }
+        if (!IsReferenceImpl(*pd)) break;
       }
+      if (pd && !IsReferenceImpl(*pd)) break;
     }
-    if (!pd) pd.emplace(desc(dnnl::algorithm::convolution_direct), eng);
-    return Entry{dnnl::convolution_forward(*pd),
-                 pd->src_desc(),
-                 pd->dst_desc(),
-                 WeightsIn(pd->weights_desc(), w_plain, eng),
-                 out,
-                 std::nullopt,
-                 std::nullopt};
+    if (!pd) return std::nullopt;
+    Entry e{dnnl::convolution_forward(*pd),
+            pd->src_desc(),
+            pd->dst_desc(),
+            WeightsIn(pd->weights_desc(), w_plain, eng),
+            out,
+            std::nullopt,
+            std::nullopt};
+    e.out_block = out_block;
+    return e;
   }
 };
 
@@ -576,7 +637,9 @@ class DynamicConvTranspose : public DynamicWindow {
   }
 
  protected:
-  std::optional<Entry> Make(const std::vector<int64_t>& xd, const dnnl::engine& eng) override {
+  // Always a row-major output; an input in channel blocks is reordered.
+  std::optional<Entry> Make(const std::vector<int64_t>& xd, int32_t, int32_t,
+                            const dnnl::engine& eng) override {
     KernelContext ctx(*node_, opset_, {});
     auto geometry = PlanConvTranspose(ctx, xd, w_->dims);
     if (!geometry.ok()) return std::nullopt;
@@ -734,31 +797,35 @@ class DynamicPool : public DynamicKernel {
     return k;
   }
 
+  // The output in the input's channel blocks, where it may be.
+  bool TakesChannelBlocks() const override { return true; }
+
   std::optional<HostTensor> Run(RunState& st, const HostTensor& x) override {
-    if (x.elem_type != kFloat || x.dims.size() != 4) return std::nullopt;
+    if (x.elem_type != kFloat || x.dims.size() != 4 || (x.channel_block && !blocked_output_))
+      return std::nullopt;
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_shape_.find(x.dims);
+    const std::pair<std::vector<int64_t>, int32_t> key(x.dims, x.channel_block);
+    auto it = by_shape_.find(key);
     if (it == by_shape_.end()) {
       constexpr size_t kMaxShapes = 64;
       if (by_shape_.size() >= kMaxShapes) by_shape_.clear();
       std::optional<Entry> e;
       try {
-        e = Make(x.dims, *st.engine);
+        e = Make(x.dims, x.channel_block, *st.engine);
       } catch (const dnnl::error&) {
         e.reset();
       }
-      it = by_shape_.emplace(x.dims, std::move(e)).first;
+      it = by_shape_.emplace(key, std::move(e)).first;
     }
     if (!it->second) return std::nullopt;
     const Entry& e = *it->second;
     HostTensor y;
     y.dims = e.out;
+    y.channel_block = x.channel_block;
     y.f32.resize(static_cast<size_t>(CountElements(e.out)));
     if (y.f32.empty()) return y;
-    const auto f32 = memory::data_type::f32;
-    memory src(Desc(x.dims, f32, memory::format_tag::abcd), *st.engine,
-               const_cast<float*>(x.f32.data()));
-    memory dst(Desc(e.out, f32, memory::format_tag::abcd), *st.engine, y.f32.data());
+    memory src(HostDesc(x.dims, x.channel_block), *st.engine, const_cast<float*>(x.f32.data()));
+    memory dst(HostDesc(e.out, x.channel_block), *st.engine, y.f32.data());
     e.prim.execute(*st.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     st.stream->wait();
     return y;
@@ -770,7 +837,8 @@ class DynamicPool : public DynamicKernel {
     std::vector<int64_t> out;
   };
 
-  std::optional<Entry> Make(const std::vector<int64_t>& xd, const dnnl::engine& eng) const {
+  std::optional<Entry> Make(const std::vector<int64_t>& xd, int32_t block,
+                            const dnnl::engine& eng) const {
     KernelContext ctx(*node_, opset_, {});
     if (ctx.AttrString("auto_pad", "NOTSET") != "NOTSET") return std::nullopt;
     std::vector<int64_t> kernel = ctx.AttrInts("kernel_shape"), strides = ctx.AttrInts("strides"),
@@ -798,8 +866,7 @@ class DynamicPool : public DynamicKernel {
       if (ceil && room % strides[d] != 0) return std::nullopt;
       dnnl_dil[d] = dil[d] - 1;
     }
-    const auto f32 = memory::data_type::f32;
-    const Desc src(xd, f32, memory::format_tag::abcd), dst(out, f32, memory::format_tag::abcd);
+    const Desc src = HostDesc(xd, block), dst = HostDesc(out, block);
     dnnl::pooling_v2_forward::desc desc(
         dnnl::prop_kind::forward_inference,
         max_ ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, src,
@@ -813,7 +880,7 @@ class DynamicPool : public DynamicKernel {
   int64_t opset_ = 0;
   bool max_ = true;
   std::mutex mu_;
-  std::map<std::vector<int64_t>, std::optional<Entry>> by_shape_;
+  std::map<std::pair<std::vector<int64_t>, int32_t>, std::optional<Entry>> by_shape_;
 };
 
 // An element-wise activation over a float host value: oneDNN's jit eltwise on its elements
@@ -849,11 +916,16 @@ class DynamicEltwise : public DynamicKernel {
     return k;
   }
 
+  // Element by element as they lie, in channel blocks too (their channels fill the blocks).
+  bool TakesChannelBlocks() const override { return true; }
+
   std::optional<HostTensor> Run(RunState& st, const HostTensor& x) override {
     const int64_t n = x.NumElements();
-    if (x.elem_type != kFloat || n < kMinElements) return std::nullopt;
+    if (x.elem_type != kFloat || n < kMinElements || (x.channel_block && !blocked_output_))
+      return std::nullopt;
     HostTensor y;
     y.dims = x.dims;
+    y.channel_block = x.channel_block;
     y.f32.resize(static_cast<size_t>(n));
     Apply(st, x.f32.data(), y.f32.data(), n);
     return y;
@@ -861,7 +933,8 @@ class DynamicEltwise : public DynamicKernel {
 
   bool RunInPlace(RunState& st, HostTensor* x) override {
     const int64_t n = x->NumElements();
-    if (x->elem_type != kFloat || n < kMinElements) return false;
+    if (x->elem_type != kFloat || n < kMinElements || (x->channel_block && !blocked_output_))
+      return false;
     Apply(st, x->f32.data(), x->f32.data(), n);
     return true;
   }
@@ -899,6 +972,29 @@ class DynamicEltwise : public DynamicKernel {
 };
 
 }  // namespace
+
+bool TakesChannelBlocks(const Node& n, size_t k) {
+  if (!n.opaque() || !n.domain.empty() || k >= n.inputs.size() || n.outputs.size() != 1)
+    return false;
+  const std::string& t = n.op_type;
+  if (t == "Conv" || t == "MaxPool" || t == "AveragePool") return k == 0;
+  if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div") return true;
+  return k == 0 && DynamicEltwise::For(n) != nullptr;
+}
+
+HostTensor RowMajor(RunState& st, const HostTensor& t) {
+  if (!t.channel_block) return t;
+  HostTensor y;
+  y.elem_type = t.elem_type;
+  y.dims = t.dims;
+  y.f32.resize(t.f32.size());
+  if (y.f32.empty()) return y;
+  memory src(HostDesc(t.dims, t.channel_block), *st.engine, const_cast<float*>(t.f32.data()));
+  memory dst(HostDesc(t.dims, 0), *st.engine, y.f32.data());
+  dnnl::reorder(src, dst).execute(*st.stream, src, dst);
+  st.stream->wait();
+  return y;
+}
 
 std::shared_ptr<DynamicKernel> MakeDynamicKernel(KernelBuilder& b,
                                                  const std::vector<const HostTensor*>& constants) {

@@ -34,7 +34,26 @@ class DynamicKernel {
   virtual bool RunInPlaceAll(RunState& st, HostTensor* x, const std::vector<const HostTensor*>&) {
     return RunInPlace(st, x);
   }
+  // Whether the calls above take inputs in channel blocks (HostTensor::channel_block), declining
+  // (nullopt, false) where they cannot; other kernels get their inputs in row-major order.
+  virtual bool TakesChannelBlocks() const { return false; }
+  // Lets the kernel leave its output in channel blocks: every reader of it takes them
+  // (TakesChannelBlocks), and it is not a model output. A convolution then writes the layout its
+  // primitive computes in, and the next convolution reads it as it lies (ResNet-50 over a
+  // run-time batch: no reorder into and out of every convolution). Without it, a kernel given
+  // channel blocks declines, and gets its input again in row-major order.
+  void AllowChannelBlockedOutput() { blocked_output_ = true; }
+
+ protected:
+  bool blocked_output_ = false;
 };
+
+// Whether node `n`'s kernel of run-time shape takes its input `k` in channel blocks (by the
+// node's kind: a convolution's data, an activation, element-wise arithmetic, a pool).
+bool TakesChannelBlocks(const Node& n, size_t k);
+
+// `t` in row-major order: a copy reordered from its channel blocks (t.channel_block > 0).
+HostTensor RowMajor(RunState& st, const HostTensor& t);
 
 // The kernel for the builder's node (`constants`: its constant inputs, nullptr for the others),
 // or nullptr where none applies. Constant weights are reordered into the model's memory now.

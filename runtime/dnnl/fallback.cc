@@ -48,6 +48,21 @@ void EmitReference(KernelBuilder& b) {
   for (const In& in : ins) constants.push_back(in.constant.get());
   std::shared_ptr<DynamicKernel> dynamic = MakeDynamicKernel(b, constants);
   if (dynamic) b.CountVariant("kernels of run-time shape");
+  // The output may stay in channel blocks where every reader takes them (a convolution's output
+  // read by the next convolution, an activation, a residual add or a pool): none of them, nor
+  // anything after them, ever sees it in that layout unless it takes it.
+  if (dynamic && n.outputs.size() == 1 && n.outputs[0] != kNoValue) {
+    const int v = n.outputs[0];
+    const auto& readers = b.ReadersOf(v);
+    const Slot& s = b.slot(v);
+    if (s.host && !s.graph_output && !readers.empty() &&
+        std::all_of(readers.begin(), readers.end(), [&](const std::pair<int, int>& r) {
+          return TakesChannelBlocks(b.graph().node(r.first), static_cast<size_t>(r.second));
+        })) {
+      dynamic->AllowChannelBlockedOutput();
+      b.CountVariant("outputs left in channel blocks");
+    }
+  }
   // A host input read last here may be computed over in place (an activation over a mask
   // head's 80 MB: no fresh tensor, no page faults).
   // Of Add and Mul (exactly commutative in floating point) the second input may be the one
@@ -85,7 +100,7 @@ void EmitReference(KernelBuilder& b) {
                  : ins[k].host   ? st.host[ins[k].slot].get()
                                  : nullptr;
         };
-        if (rename && st.host[ins[0].slot]) {
+        if (rename && st.host[ins[0].slot] && !st.host[ins[0].slot]->channel_block) {
           const std::shared_ptr<const HostTensor>& t = st.host[ins[0].slot];
           // Done in place already (a profile rerunning the step alone): the output is there.
           if (st.host[outs[0]] == t) return Status::Ok();
@@ -122,7 +137,11 @@ void EmitReference(KernelBuilder& b) {
           std::vector<const HostTensor*> others(ins.size(), nullptr);
           for (size_t k = 0; k < ins.size(); ++k) others[k] = held(k);
           std::swap(others[0], others[consumed]);
-          if (dynamic->RunInPlaceAll(st, const_cast<HostTensor*>(t.get()), others)) {
+          const bool blocked = std::any_of(others.begin(), others.end(), [](const HostTensor* o) {
+            return o && o->channel_block;
+          });
+          if ((!blocked || dynamic->TakesChannelBlocks()) &&
+              dynamic->RunInPlaceAll(st, const_cast<HostTensor*>(t.get()), others)) {
             st.host[outs[0]] = t;
             if (!st.profiling) st.host[ins[consumed].slot].reset();
             return Status::Ok();
@@ -147,8 +166,26 @@ void EmitReference(KernelBuilder& b) {
             ptrs[k] = &tmp[k];
           }
         }
+        // Inputs in channel blocks, in row-major order for a kernel that does not take them (or
+        // that declined them).
+        auto row_major = [&] {
+          for (size_t k = 0; k < ptrs.size(); ++k)
+            if (ptrs[k] && ptrs[k]->channel_block) {
+              tmp[k] = RowMajor(st, *ptrs[k]);
+              ptrs[k] = &tmp[k];
+            }
+        };
+        auto blocked = [&] {
+          return std::any_of(ptrs.begin(), ptrs.end(),
+                             [](const HostTensor* p) { return p && p->channel_block; });
+        };
+        if (!dynamic || !dynamic->TakesChannelBlocks()) row_major();
         std::optional<HostTensor> fast;
         if (dynamic && ptrs[0]) fast = dynamic->RunAll(st, ptrs);
+        if (!fast && blocked()) {
+          row_major();
+          if (dynamic && ptrs[0]) fast = dynamic->RunAll(st, ptrs);
+        }
         StatusOr<std::vector<HostTensor>> out = std::vector<HostTensor>(1);
         if (fast)
           (*out)[0] = std::move(*fast);
@@ -162,6 +199,7 @@ void EmitReference(KernelBuilder& b) {
             st.host[outs[k]] = std::make_shared<HostTensor>(std::move(t));  // see `consume`
             continue;
           }
+          if (t.channel_block) t = RowMajor(st, t);  // read by other steps as oneDNN memory
           if (t.dims != out_dims[k])
             return InternalError("node '" + node->name + "' produced " + DimsToString(t.dims) +
                                  ", expected " + DimsToString(out_dims[k]));

@@ -727,8 +727,9 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   b.Input("v", {5}).Input("x", {5, 4, 6, 6});
   b.Output("y", {-1, 3, 12, 12}).Output("z", {-1, 8, 2, 2});
   b.Output("mp", {-1, 8, 3, 3}).Output("ap", {-1, 8, 6, 6}).Output("cp", {-1, 4, 3, 3});
-  b.Output("wide", {-1, 64, 6, 6});
+  b.Output("wide", {-1, 64, 6, 6}).Output("gap", {-1, 64, 1, 1}).Output("side", {-1, 64, 6, 6});
   b.RandomWeight("w64", {64, 4, 1, 1}, 7).RandomWeight("w3", {64, 64, 3, 3}, 8);
+  b.RandomWeight("w1", {64, 64, 1, 1}, 9).RandomWeight("b64", {64, 1, 1}, 10);
   b.RandomWeight("w", {8, 4, 3, 3}, 1).RandomWeight("c", {8}, 2);
   b.RandomWeight("wt", {8, 3, 2, 2}, 3).RandomWeight("ct", {3}, 4);
   b.RandomWeight("wg", {8, 2, 3, 3}, 5);
@@ -752,9 +753,23 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   SetInts(cp, "kernel_shape", {3, 3});
   SetInts(cp, "strides", {2, 2});
   SetInt(cp, "ceil_mode", 1);  // 6 wide: windows at 0, 2 and 4, the last one over 4 and 5
-  // 64 channels through a 3x3 window of stride 1: Winograd's where the CPU has it.
+  // 64 channels, in channel blocks from one convolution to the next (through a 3x3 window of
+  // stride 1: Winograd's where the CPU has it), a residual added in place, a ReLU and a max pool;
+  // a sigmoid whose reader, a global pool, does not take blocks gets them in row-major order, as
+  // do the model's outputs.
   b.Node("Conv", {"rows", "w64"}, {"r64"});
-  SetInts(b.Node("Conv", {"r64", "w3"}, {"wide"}), "pads", {1, 1, 1, 1});
+  SetInts(b.Node("Conv", {"r64", "w3"}, {"c3"}), "pads", {1, 1, 1, 1});
+  b.Node("Add", {"c3", "r64"}, {"res"});
+  b.Node("Relu", {"res"}, {"act"});
+  onnx::NodeProto& m3 = b.Node("MaxPool", {"act"}, {"m3"});
+  SetInts(m3, "kernel_shape", {3, 3});
+  SetInts(m3, "pads", {1, 1, 1, 1});
+  b.Node("Conv", {"m3", "w1"}, {"wide"});
+  b.Node("Sigmoid", {"m3"}, {"sg"});
+  b.Node("GlobalAveragePool", {"sg"}, {"gap"});
+  // A bias broadcast over a value in channel blocks: added to it in row-major order.
+  b.Node("Conv", {"r64", "w1"}, {"cb"});
+  b.Node("Add", {"cb", "b64"}, {"side"});
   ExpectAgreementForEveryCount(b, "batch_at_run_time", testing::RandomTensor({5, 4, 6, 6}, 6),
                                // Counts seen again run on the buffers their shape's first run made.
                                {{1, -1, 2, 3, -4},
@@ -763,10 +778,13 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
                                 {-1, 2, -3, -4, -5},
                                 {3, -1, 2, 1, -4},
                                 {1, 1, 1, 1, 1}});
-  // The four convolutions, the transposed one, the ReLU and the three pools.
+  // The six convolutions, the transposed one, the two ReLUs, the four pools, the two adds and
+  // the sigmoid; the outputs left in channel blocks: h (read by a ReLU and a pool), r64, c3, res,
+  // act, m3 and cb.
   auto m = PrepareWithRunTimeShapes(b, "batch_at_run_time");
   ASSERT_TRUE(m);
-  EXPECT_EQ(m->stats().kernel_variants["kernels of run-time shape"], 9);
+  EXPECT_EQ(m->stats().kernel_variants["kernels of run-time shape"], 16);
+  EXPECT_EQ(m->stats().kernel_variants["outputs left in channel blocks"], 7);
 }
 
 // Attention over a sequence known only at run time (the rows kept): products of two computed
