@@ -336,6 +336,13 @@ class KernelBuilder {
   // A zeroed buffer of `bytes` for a constant's memory, kept for the model's life on huge pages
   // where granted (NewLargeBuffer).
   void* ConstantBuffer(size_t bytes);
+  // The buffer of the constant memory made last, no longer kept by the model: the caller owns
+  // it (a kernel that may move its weights into another layout, and free these).
+  std::shared_ptr<void> ReleaseLastConstant() {
+    std::shared_ptr<void> last = std::move(d_->constant_buffers.back());
+    d_->constant_buffers.pop_back();
+    return last;
+  }
   // A slot converted to `want` (cached per slot and layout); returns the slot to read. `fresh`:
   // a new copy of its own, neither taken from nor added to the cache (a copy an in-place concat
   // places in its buffer, where an earlier concat's placed copy cannot move).

@@ -716,6 +716,28 @@ TEST(DnnlOpsTest, GemmAndMatMulOverRowsKnownOnlyAtRunTime) {
       {{1, -1, 2, 3, -4, 5, 6}, {-1, -1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1, 1}});
 }
 
+// The same over more rows than one kernel's chunk of 16, after three products of a few rows
+// (a decoder's steps: the weights move into the layout of oneDNN's kernel for a fixed row
+// count): whole chunks, the rest through a chunk padded, and the kernels of a few rows; every
+// count agrees with the reference kernels, before the move and after.
+TEST(DnnlOpsTest, GemmAndMatMulOverRowsInChunks) {
+  ModelBuilder b(16);
+  b.Input("v", {40}).Input("x", {40, 8}).Output("y", {-1, 5}).Output("z", {-1, 3});
+  b.RandomWeight("w", {5, 8}, 1).RandomWeight("c", {5}, 2).RandomWeight("w2", {8, 3}, 3);
+  KeepPositiveRows(b);
+  SetInt(b.Node("Gemm", {"rows", "w", "c"}, {"y"}), "transB", 1);
+  b.Node("MatMul", {"rows", "w2"}, {"z"});
+  // Keeps the first n of the 40 rows.
+  auto first = [](int n) {
+    std::vector<double> v(40, -1.0);
+    std::fill(v.begin(), v.begin() + n, 1.0);
+    return v;
+  };
+  ExpectAgreementForEveryCount(b, "rows_in_chunks", testing::RandomTensor({40, 8}, 4),
+                               {first(40), first(5), first(1), first(16), first(40), first(17),
+                                first(33), first(5), first(0), first(38)});
+}
+
 // A mask head: convolutions and a transposed convolution over the detections kept, a batch
 // known only at run time, on oneDNN primitives made per batch size (and their buffers, reused
 // when a batch size comes again; a 3x3 window over 64 channels by Winograd's algorithm), and
