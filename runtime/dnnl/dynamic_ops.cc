@@ -36,6 +36,35 @@ memory::format_tag BlockedTag(int32_t block) {
   return block == 16 ? T::aBcd16b : block == 8 ? T::aBcd8b : T::abcd;
 }
 
+// What a kernel made for each input shape and channel block, nullopt where it has none: the
+// entries of the last 64 kept (a detector's batch differs from image to image: not those of every
+// image a long-running service has seen). The caller serializes the calls.
+template <class Entry>
+class ShapeCache {
+ public:
+  // The entry for `x`, made by `make(x)` at the first sight of its shape (a oneDNN error: none).
+  template <class Make>
+  std::optional<Entry>& Get(const HostTensor& x, Make make) {
+    const std::pair<std::vector<int64_t>, int32_t> key(x.dims, x.channel_block);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      constexpr size_t kMaxShapes = 64;
+      if (entries_.size() >= kMaxShapes) entries_.clear();
+      std::optional<Entry> e;
+      try {
+        e = make(x);
+      } catch (const dnnl::error&) {
+        e.reset();
+      }
+      it = entries_.emplace(key, std::move(e)).first;
+    }
+    return it->second;
+  }
+
+ private:
+  std::map<std::pair<std::vector<int64_t>, int32_t>, std::optional<Entry>> entries_;
+};
+
 // The layout of a 4-D float host tensor's elements.
 Desc HostDesc(const std::vector<int64_t>& dims, int32_t block) {
   return Desc(dims, memory::data_type::f32, BlockedTag(block));
@@ -524,23 +553,11 @@ class DynamicWindow : public DynamicKernel {
     if (x.elem_type != kFloat || x.dims.size() != 4) return std::nullopt;
     // One run at a time: the entry's buffers in the primitive's layouts are reused.
     std::lock_guard<std::mutex> lock(mu_);
-    const std::pair<std::vector<int64_t>, int32_t> key(x.dims, x.channel_block);
-    auto it = by_shape_.find(key);
-    if (it == by_shape_.end()) {
-      // A detector's batch differs from image to image: the primitives of the shapes seen last
-      // are kept, not those of every image a long-running service has seen.
-      constexpr size_t kMaxShapes = 64;
-      if (by_shape_.size() >= kMaxShapes) by_shape_.clear();
-      std::optional<Entry> e;
-      try {
-        e = Make(x.dims, x.channel_block, blocked_output_ ? CpuChannelBlock() : 0, *st.engine);
-      } catch (const dnnl::error&) {
-        e.reset();
-      }
-      it = by_shape_.emplace(key, std::move(e)).first;
-    }
-    if (!it->second) return std::nullopt;
-    Entry& e = *it->second;
+    std::optional<Entry>& made = by_shape_.Get(x, [&](const HostTensor& in) {
+      return Make(in.dims, in.channel_block, blocked_output_ ? CpuChannelBlock() : 0, *st.engine);
+    });
+    if (!made) return std::nullopt;
+    Entry& e = *made;
     HostTensor y;
     y.dims = e.out;
     y.channel_block = e.out_block;
@@ -627,8 +644,7 @@ class DynamicWindow : public DynamicKernel {
 
  private:
   std::mutex mu_;
-  // By input dims and channel block.
-  std::map<std::pair<std::vector<int64_t>, int32_t>, std::optional<Entry>> by_shape_;
+  ShapeCache<Entry> by_shape_;
   std::vector<std::pair<Desc, memory>> weights_;
 };
 
@@ -911,21 +927,10 @@ class DynamicPool : public DynamicKernel {
     if (x.elem_type != kFloat || x.dims.size() != 4 || (x.channel_block && !blocked_output_))
       return std::nullopt;
     std::lock_guard<std::mutex> lock(mu_);
-    const std::pair<std::vector<int64_t>, int32_t> key(x.dims, x.channel_block);
-    auto it = by_shape_.find(key);
-    if (it == by_shape_.end()) {
-      constexpr size_t kMaxShapes = 64;
-      if (by_shape_.size() >= kMaxShapes) by_shape_.clear();
-      std::optional<Entry> e;
-      try {
-        e = Make(x.dims, x.channel_block, *st.engine);
-      } catch (const dnnl::error&) {
-        e.reset();
-      }
-      it = by_shape_.emplace(key, std::move(e)).first;
-    }
-    if (!it->second) return std::nullopt;
-    const Entry& e = *it->second;
+    const std::optional<Entry>& made = by_shape_.Get(
+        x, [&](const HostTensor& in) { return Make(in.dims, in.channel_block, *st.engine); });
+    if (!made) return std::nullopt;
+    const Entry& e = *made;
     HostTensor y;
     y.dims = e.out;
     y.channel_block = x.channel_block;
@@ -987,7 +992,7 @@ class DynamicPool : public DynamicKernel {
   int64_t opset_ = 0;
   bool max_ = true;
   std::mutex mu_;
-  std::map<std::pair<std::vector<int64_t>, int32_t>, std::optional<Entry>> by_shape_;
+  ShapeCache<Entry> by_shape_;
 };
 
 // An element-wise activation over a float host value: oneDNN's jit eltwise on its elements
