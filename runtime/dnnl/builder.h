@@ -118,6 +118,10 @@ struct RunState {
   // that reader copies instead: a Reshape after a bias added in place shows a copy the run does
   // not make).
   bool profiling = false;
+  // Set by a host step of fallback.cc whose last run computed its node on the reference kernel
+  // (not a kernel of run-time shape, which may decline a value at run time): a profile labels the
+  // steps by what ran.
+  bool ran_reference_kernel = false;
 };
 
 // 8-bit weights of a QDQ model (a DequantizeLinear of an int8 constant with zero points 0, one

@@ -187,6 +187,7 @@ void EmitReference(KernelBuilder& b) {
           if (dynamic && ptrs[0]) fast = dynamic->RunAll(st, ptrs);
         }
         StatusOr<std::vector<HostTensor>> out = std::vector<HostTensor>(1);
+        st.ran_reference_kernel = !fast;
         if (fast)
           (*out)[0] = std::move(*fast);
         else

@@ -307,12 +307,17 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs, bool alone) {
     // In sequence: `runs` whole runs on the buffers of the last Run, each step timed where it
     // stands, so the step pays for what its predecessors left in (or evicted from) the caches.
     std::vector<std::vector<double>> in_sequence(steps_.size());
+    // Host steps that ran a node's reference kernel (the others ran a kernel of run-time shape,
+    // computed in place or renamed).
+    std::vector<char> ran_reference(steps_.size(), 0);
     for (int r = 0; r < runs; ++r)
       for (size_t i = 0; i < steps_.size(); ++i) {
+        state_.ran_reference_kernel = false;
         const auto start = Clock::now();
         VERISUB_RETURN_IF_ERROR(RunStep(i));
         stream_.wait();
         in_sequence[i].push_back(seconds(start, Clock::now()));
+        ran_reference[i] |= state_.ran_reference_kernel;
       }
     for (size_t i = 0; i < steps_.size(); ++i) {
       const Step& st = steps_[i];
@@ -320,7 +325,7 @@ StatusOr<std::vector<StepProfile>> DnnlPrepared::Profile(int runs, bool alone) {
       p.name = st.name;
       p.nodes = static_cast<int>(st.nodes.size());
       p.members = st.nodes;
-      p.reference = st.reference;
+      p.reference = st.reference && ran_reference[i];
       p.kind = !st.kind.empty()   ? st.kind
                : st.is_reorder    ? "reorder"
                : st.nodes.empty() ? "?"

@@ -807,6 +807,20 @@ TEST(DnnlOpsTest, ConvolutionsOverABatchKnownOnlyAtRunTime) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m->stats().kernel_variants["kernels of run-time shape"], 16);
   EXPECT_EQ(m->stats().kernel_variants["outputs left in channel blocks"], 7);
+  // A profile labels by what ran: the convolutions and two of the max pools on oneDNN, the
+  // ceil_mode max pool (declined at run time), the rows' Gather and the global pool on the
+  // reference kernels.
+  auto ran = m->Run({HostTensor::FromDoubles(kFloat, {5}, {1, -1, 2, 3, -4}),
+                     testing::RandomTensor({5, 4, 6, 6}, 6)});
+  ASSERT_TRUE(ran.ok()) << ran.status().message();
+  auto profile = m->Profile(1, false);
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  std::map<std::string, std::array<int, 2>> by_kind;  // [on oneDNN, on the reference]
+  for (const StepProfile& p : *profile) ++by_kind[p.kind][p.reference ? 1 : 0];
+  EXPECT_EQ(by_kind["onnx:Conv"], (std::array<int, 2>{6, 0}));
+  EXPECT_EQ(by_kind["onnx:MaxPool"], (std::array<int, 2>{2, 1}));
+  EXPECT_EQ(by_kind["onnx:Gather"], (std::array<int, 2>{0, 1}));
+  EXPECT_EQ(by_kind["onnx:GlobalAveragePool"], (std::array<int, 2>{0, 1}));
 }
 
 // Attention over a sequence known only at run time (the rows kept): products of two computed
