@@ -701,16 +701,22 @@ void ExpectAgreementForEveryCount(ModelBuilder& b, const std::string& name, cons
   }
 }
 
+// Adds a box head over the kept rows of `rows` proposals of 8 features: a Gemm with a bias ("y")
+// and a MatMul ("z") by constant weights.
+void BoxHead(ModelBuilder& b, int64_t rows) {
+  b.Input("v", {rows}).Input("x", {rows, 8}).Output("y", {-1, 5}).Output("z", {-1, 3});
+  b.RandomWeight("w", {5, 8}, 1).RandomWeight("c", {5}, 2).RandomWeight("w2", {8, 3}, 3);
+  KeepPositiveRows(b);
+  SetInt(b.Node("Gemm", {"rows", "w", "c"}, {"y"}), "transB", 1);
+  b.Node("MatMul", {"rows", "w2"}, {"z"});
+}
+
 // A detector's box head: the rows its Gemm and MatMul read are the proposals NMS kept, known
 // only at run time (host values, no static shape); they run on one oneDNN matmul for any row
 // count and must agree with the reference kernels, also when no row is kept.
 TEST(DnnlOpsTest, GemmAndMatMulOverRowsKnownOnlyAtRunTime) {
   ModelBuilder b(16);
-  b.Input("v", {7}).Input("x", {7, 8}).Output("y", {-1, 5}).Output("z", {-1, 3});
-  b.RandomWeight("w", {5, 8}, 1).RandomWeight("c", {5}, 2).RandomWeight("w2", {8, 3}, 3);
-  KeepPositiveRows(b);
-  SetInt(b.Node("Gemm", {"rows", "w", "c"}, {"y"}), "transB", 1);
-  b.Node("MatMul", {"rows", "w2"}, {"z"});
+  BoxHead(b, 7);
   ExpectAgreementForEveryCount(
       b, "rows_at_run_time", testing::RandomTensor({7, 8}, 4),
       {{1, -1, 2, 3, -4, 5, 6}, {-1, -1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1, 1}});
@@ -722,11 +728,7 @@ TEST(DnnlOpsTest, GemmAndMatMulOverRowsKnownOnlyAtRunTime) {
 // count agrees with the reference kernels, before the move and after.
 TEST(DnnlOpsTest, GemmAndMatMulOverRowsInChunks) {
   ModelBuilder b(16);
-  b.Input("v", {40}).Input("x", {40, 8}).Output("y", {-1, 5}).Output("z", {-1, 3});
-  b.RandomWeight("w", {5, 8}, 1).RandomWeight("c", {5}, 2).RandomWeight("w2", {8, 3}, 3);
-  KeepPositiveRows(b);
-  SetInt(b.Node("Gemm", {"rows", "w", "c"}, {"y"}), "transB", 1);
-  b.Node("MatMul", {"rows", "w2"}, {"z"});
+  BoxHead(b, 40);
   // Keeps the first n of the 40 rows.
   auto first = [](int n) {
     std::vector<double> v(40, -1.0);
