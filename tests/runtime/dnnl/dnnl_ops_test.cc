@@ -649,12 +649,17 @@ void KeepPositiveRows(ModelBuilder& b) {
   SetInt(b.Node("Gather", {"x", "index"}, {"rows"}), "axis", 0);
 }
 
+// The model imported with shapes known only at run time allowed.
+StatusOr<Graph> ImportWithRunTimeShapes(ModelBuilder& b, const std::string& name) {
+  ImportOptions options;
+  options.require_static_shapes = false;
+  return ImportOnnxBytes(b.Bytes(), name, options);
+}
+
 // The model imported with shapes known only at run time allowed, prepared on oneDNN; null (and a
 // failure) when either step fails.
 std::unique_ptr<PreparedModel> PrepareWithRunTimeShapes(ModelBuilder& b, const std::string& name) {
-  ImportOptions options;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), name, options);
+  auto g = ImportWithRunTimeShapes(b, name);
   if (!g.ok()) {
     ADD_FAILURE() << name << ": " << g.status().message();
     return nullptr;
@@ -679,9 +684,7 @@ void ExpectProfileAfterOneRun(PreparedModel& m, const std::vector<HostTensor>& i
 // same outputs, the first with as many rows as `v` has positive elements.
 void ExpectAgreementForEveryCount(ModelBuilder& b, const std::string& name, const HostTensor& x,
                                   const std::vector<std::vector<double>>& vs) {
-  ImportOptions options;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), name, options);
+  auto g = ImportWithRunTimeShapes(b, name);
   ASSERT_TRUE(g.ok()) << g.status().message();
   auto m = MakeDnnlBackend()->Prepare(*g, {});
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -909,9 +912,7 @@ TEST(DnnlOpsTest, ProductsByATransposedValueOfRunTimeShape) {
       SetInts(b.Node("Transpose", {"c"}, {"ct"}), "perm", {0, 2, 1, 3});
       b.Node("Reshape", {"ct", "back"}, {"z"});
     }
-    ImportOptions options;
-    options.require_static_shapes = false;
-    auto g = ImportOnnxBytes(b.Bytes(), "transposed_product", options);
+    auto g = ImportWithRunTimeShapes(b, "transposed_product");
     ASSERT_TRUE(g.ok()) << g.status().message();
     Graph folded = *g;
     ASSERT_EQ(FoldRunTimeTransposesIntoMatMuls(&folded), heads ? 2 : 1);
@@ -984,9 +985,7 @@ TEST(DnnlOpsTest, GeluOfRunTimeShape) {
   b.Node("Add", {"t", "one"}, {"a2"});
   b.Node("Mul", {"rows", "half"}, {"hx"});
   b.Node("Mul", {"hx", "a2"}, {"z"});
-  ImportOptions options;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), "gelu_at_run_time", options);
+  auto g = ImportWithRunTimeShapes(b, "gelu_at_run_time");
   ASSERT_TRUE(g.ok()) << g.status().message();
   Graph fused = *g;
   ASSERT_EQ(FuseRunTimeGelus(&fused), 2);
