@@ -264,15 +264,9 @@ class RowsMatmul : public DynamicKernel {
   dnnl::matmul chunk_;                        // kChunk rows, on fixed_weights_
   std::mutex mu_;
   std::map<int64_t, std::optional<dnnl::matmul>> by_rows_;  // up to kChunk rows
-  std::vector<float> pad_in_, pad_out_;  // the last chunk's rows, padded with zeros
+  std::vector<float> pad_in_, pad_out_;  // the last chunk's rows, padded (see Run)
 };
 
-// A MatMul of two computed float values of run-time shapes (attention's scores q k^T and their
-// weighted sum of v, over a decoder's growing past or a sequence of any length): the batch
-// dimensions, equal on both sides, one oneDNN sgemm each (jit, no primitive to make per shape;
-// a matmul primitive of run-time strides is oneDNN's reference loop, 30x slower), or a matrix on
-// the right shared by every batch, one sgemm over all the rows. On the reference kernel, a
-// double-precision loop, GPT-2's 12 heads over 128 past tokens took 0.1 ms per product.
 // How sgemm reads a matrix whose R rows and C columns lie at strides sr and sc: as stored ('N')
 // with leading dimension sr where the columns are contiguous, transposed ('T') with leading
 // dimension sc where the rows are; nullopt where neither is.
@@ -290,6 +284,12 @@ std::optional<std::pair<char, int64_t>> SgemmLayout(int64_t rows, int64_t cols, 
   return std::nullopt;
 }
 
+// A MatMul of two computed float values of run-time shapes (attention's scores q k^T and their
+// weighted sum of v, over a decoder's growing past or a sequence of any length): the batch
+// dimensions, equal on both sides, one oneDNN sgemm each (jit, no primitive to make per shape;
+// a matmul primitive of run-time strides is oneDNN's reference loop, 30x slower), or a matrix on
+// the right shared by every batch, one sgemm over all the rows. On the reference kernel, a
+// double-precision loop, GPT-2's 12 heads over 128 past tokens took 0.1 ms per product.
 // The Einsums FoldRunTimeTransposesIntoMatMuls makes of products around transposes (attention's
 // heads): one sgemm per batch index, each operand and the result read and written by strides in
 // the layout its term gives (q k^T reads the keys transposed; the context is written straight
