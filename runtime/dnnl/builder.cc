@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "runtime/dnnl/dnnl_backend.h"
+#include "runtime/dnnl/vector_math.h"
 #include "runtime/large_buffer.h"
 
 namespace verisub::runtime::dnnl_backend {
@@ -762,9 +763,41 @@ const KernelRegistry& Kernels() {
   return *registry;
 }
 
-dnnl::post_ops MakePostOps(const Group& g) {
+namespace {
+
+bool EndsWithSilu(const Group& g) {
+  if (g.post_ops.empty()) return false;
+  const PostOp& last = g.post_ops.back();
+  return last.kind == PostOp::kEltwise && last.eltwise.alg == dnnl::algorithm::eltwise_swish &&
+         last.eltwise.alpha == 1.f;
+}
+
+}  // namespace
+
+bool SiluAfterPrimitive(const Group& g, memory::data_type type) {
+  if (type != memory::data_type::f32 || !EndsWithSilu(g)) return false;
+  const char* force = std::getenv("VERISUB_SILU");
+  return !(force && std::string(force) == "fused");
+}
+
+void EmitSiluPass(KernelBuilder& b, int id) {
+  const int64_t count = static_cast<int64_t>(b.slot(id).desc.get_size() / sizeof(float));
+  b.EmitHost(
+      [id, count](RunState& st) -> Status {
+        float* y = static_cast<float*>(st.mem[id].get_data_handle());
+        InChunks(count, [&](int64_t at, int64_t len) { SiluOf(y + at, y + at, len); });
+        return Status::Ok();
+      },
+      {id}, {id});
+  b.SetStepKind("silu");
+  b.CountVariant("silu after the primitive");
+}
+
+dnnl::post_ops MakePostOps(const Group& g, bool drop_trailing_silu) {
   dnnl::post_ops po;
-  for (const PostOp& op : g.post_ops) {
+  const size_t count = g.post_ops.size() - (drop_trailing_silu && EndsWithSilu(g) ? 1 : 0);
+  for (size_t i = 0; i < count; ++i) {
+    const PostOp& op = g.post_ops[i];
     if (op.kind == PostOp::kEltwise)
       po.append_eltwise(1.f, op.eltwise.alg, op.eltwise.alpha, op.eltwise.beta);
     else if (op.kind == PostOp::kSum)

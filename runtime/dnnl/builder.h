@@ -431,8 +431,20 @@ void EmitFakeQuantPass(KernelBuilder& b, int x, int y, const FakeQuant& fq);
 inline constexpr int64_t kHostChunk = 16384;
 void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f);
 
-// Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's).
-dnnl::post_ops MakePostOps(const Group& g);
+// Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's);
+// without the last one where `drop_trailing_silu` (SiluAfterPrimitive).
+dnnl::post_ops MakePostOps(const Group& g, bool drop_trailing_silu = false);
+// Whether a float32 group whose post-ops end with SiLU (swish, alpha 1: YOLO's and
+// EfficientNet's Conv-BN-SiLU, a gated feed-forward's projection) computes it in a pass of its
+// own after the primitive (EmitSiluPass) rather than as oneDNN's post-op: 2.6's injector
+// evaluates swish with an exp, a reciprocal and register spills inside the convolution's
+// epilogue, 270 us over a 96x112x112 output where the pass takes 170 us and the convolution
+// alone 160 us; measured on nine convolution shapes from 7x7 to 320x320 (docs/backend-onednn.md),
+// the pass was faster on all. VERISUB_SILU=fused keeps the post-op (diagnosis, tests).
+bool SiluAfterPrimitive(const Group& g, memory::data_type type);
+// silu(x) over float32 slot `id` in place, in its stored layout (padding stays 0), in chunks on
+// the model's threads; a step of its own after the one writing `id`.
+void EmitSiluPass(KernelBuilder& b, int id);
 // The addend of the group's sum post-op, kNoValue when none.
 int SumAddend(const Group& g);
 // One eltwise primitive computing `ops` (not empty) in order over `src`: the first function as

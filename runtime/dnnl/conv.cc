@@ -70,6 +70,7 @@ bool EltwiseTail(const std::vector<PostOp>& ops, const Desc& dst, const dnnl::en
 std::optional<WinogradChoice> WinogradIfFaster(KernelBuilder& b, const ConvPd& direct,
                                                const dnnl::convolution_forward::desc& winograd,
                                                const dnnl::primitive_attr& attr,
+                                               const std::vector<PostOp>& post_ops,
                                                const std::string& key) {
   const char* force = std::getenv("VERISUB_WINOGRAD");
   const std::string policy = force ? force : "";
@@ -86,8 +87,7 @@ std::optional<WinogradChoice> WinogradIfFaster(KernelBuilder& b, const ConvPd& d
     } catch (const dnnl::error&) {
       return std::nullopt;  // no Winograd kernel for these shapes or layouts
     }
-    if (!EltwiseTail(b.group().post_ops, wino->conv.dst_desc(), b.engine(), &*wino))
-      return std::nullopt;
+    if (!EltwiseTail(post_ops, wino->conv.dst_desc(), b.engine(), &*wino)) return std::nullopt;
   }
   if (policy == "on") return wino;
   const WinogradChoice& w = *wino;
@@ -392,8 +392,12 @@ Status ConvKernel(KernelBuilder& b) {
                                            w_any, bias_md, dst_any, win->strides, dil, win->pad_l,
                                            win->pad_r);
   };
+  // A trailing SiLU runs after the convolution (SiluAfterPrimitive): its post-ops are the others.
+  const bool silu_after = SiluAfterPrimitive(grp, type);
+  std::vector<PostOp> post_ops = grp.post_ops;
+  if (silu_after) post_ops.pop_back();
   dnnl::primitive_attr attr;
-  attr.set_post_ops(MakePostOps(grp));
+  attr.set_post_ops(MakePostOps(grp, silu_after));
   ConvPd pd(desc_of(dnnl::algorithm::convolution_direct), attr, b.engine());
   std::optional<WinogradChoice> winograd;
   const bool all_ones =
@@ -409,11 +413,12 @@ Status ConvKernel(KernelBuilder& b) {
                       DimsToString(win->pad_l) + DimsToString(win->pad_r) + " y";
     const std::optional<specs::Layout> out_layout = b.AssignedLayout(grp.output);
     key += out_layout ? std::string(specs::LayoutName(*out_layout)) : "any";
-    for (const PostOp& op : grp.post_ops)
+    for (const PostOp& op : post_ops)
       if (op.kind == PostOp::kEltwise || op.kind == PostOp::kSum)
         key += " " + std::to_string(static_cast<int>(op.kind)) + ":" +
                std::to_string(static_cast<int>(op.eltwise.alg));
-    winograd = WinogradIfFaster(b, pd, desc_of(dnnl::algorithm::convolution_winograd), attr, key);
+    winograd = WinogradIfFaster(b, pd, desc_of(dnnl::algorithm::convolution_winograd), attr,
+                                post_ops, key);
     if (winograd) pd = winograd->conv;
   }
   int scaled_weights = kNoValue;
@@ -488,6 +493,7 @@ Status ConvKernel(KernelBuilder& b) {
     }
   }
   if (winograd) b.CountVariant(steps_after ? "winograd, activation after it" : "winograd");
+  if (silu_after) EmitSiluPass(b, target);
   return ApplyTrailingPair(b, target);
 }
 

@@ -2,8 +2,10 @@
 // exp, log, sqrt, abs, neg, softplus, mish, erf) on their own, in the layout of the input.
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "runtime/dnnl/builder.h"
+#include "runtime/dnnl/vector_math.h"
 
 namespace verisub::runtime::dnnl_backend {
 namespace {
@@ -23,11 +25,47 @@ void WriteInPlaceWherePossible(KernelBuilder& b, int x, int y, const Desc& dst) 
   b.WriteOver(DNNL_ARG_DST, y, dst, x);
 }
 
+// y = f(x) for one float32 input and output, f a function of vector_math.h: one pass over the
+// stored elements (padding included: f(0) is 0 for erf and SiLU), in chunks on the model's
+// threads, over the input where nothing reads it later. nullopt where the types are not float32.
+std::optional<Status> HostFunctionPass(KernelBuilder& b, void (*f)(const float*, float*, int64_t)) {
+  const Node& n = b.node();
+  if (!b.AllDnnl() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+      b.OutputType(n.outputs[0]) != memory::data_type::f32 ||
+      b.slot(n.inputs[0]).desc.data_type() != memory::data_type::f32)
+    return std::nullopt;
+  const int x = n.inputs[0], y = n.outputs[0];
+  const Desc desc = b.StoredDesc(x);
+  const int src = b.slot(x).desc == desc ? x : b.Converted(x, desc);
+  const bool in_place = src == x && b.Overwritable(x, desc);
+  if (in_place)
+    b.WriteOver(DNNL_ARG_DST, y, desc, x);  // lists the write
+  else
+    b.Define(y, desc);
+  const int64_t count = static_cast<int64_t>(desc.get_size() / sizeof(float));
+  b.EmitHost(
+      [src, y, count, f](RunState& st) -> Status {
+        const float* in = static_cast<const float*>(st.mem[src].get_data_handle());
+        float* out = static_cast<float*>(st.mem[y].get_data_handle());
+        InChunks(count, [&](int64_t at, int64_t len) { f(in + at, out + at, len); });
+        return Status::Ok();
+      },
+      {src}, in_place ? std::vector<int>{} : std::vector<int>{y});
+  return Status::Ok();
+}
+
 Status EltwiseKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (!b.AllDnnl() || n.outputs.size() != 1) return Unimplemented("eltwise: inputs");
   auto ops = EltwiseOf(b.graph(), n);
   if (!ops || ops->empty()) return Unimplemented("eltwise: function");
+  // SiLU on its own (after a matmul, a pooling, a convolution that kept its output for another
+  // reader) in the backend's pass, as after a convolution (SiluAfterPrimitive).
+  Group silu;
+  silu.post_ops.push_back(PostOp{PostOp::kEltwise, -1, {}, 0.f, ops->front()});
+  if (ops->size() == 1 && SiluAfterPrimitive(silu, b.OutputType(n.outputs[0]))) {
+    if (auto done = HostFunctionPass(b, SiluOf)) return *done;
+  }
   int x = n.inputs[0], y = n.outputs[0];
   Desc src = WithType(b.StoredDesc(x), b.OutputType(y));  // in the output's type
   dnnl::eltwise_forward::primitive_desc pd = EltwiseChain(*ops, src, b.engine());
@@ -71,61 +109,12 @@ Status GeluKernel(KernelBuilder& b) {
   return Status::Ok();
 }
 
-// erf(x) for x[0..n): x P(x^2) / Q(x^2) over x clamped to [-4, 4], the rational approximation
-// float32 erf has in Eigen, XLA and TVM (its coefficients); NaN stays NaN. Compiled for AVX-512
-// and AVX2 beside the baseline, chosen at load.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ErfOf(const float* x, float* y,
-                                                                        int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    float v = x[i] < -4.f ? -4.f : x[i];
-    v = v > 4.f ? 4.f : v;
-    const float v2 = v * v;
-    float p = -2.72614225801306e-10f;
-    p = p * v2 + 2.77068142495902e-08f;
-    p = p * v2 - 2.10102402082508e-06f;
-    p = p * v2 - 5.69250639462346e-05f;
-    p = p * v2 - 7.34990630326855e-04f;
-    p = p * v2 - 2.95459980854025e-03f;
-    p = p * v2 - 1.60960333262415e-02f;
-    float q = -1.45660718464996e-05f;
-    q = q * v2 - 2.13374055278905e-04f;
-    q = q * v2 - 1.68282697438203e-03f;
-    q = q * v2 - 7.37332916720468e-03f;
-    q = q * v2 - 1.42647390514189e-02f;
-    y[i] = v * p / q;
-  }
-}
-
 // A lone erf (a GELU the pattern did not match: a QDQ pair inside it, or another formula): oneDNN
 // has no erf eltwise, and the reference kernel's std::erf loop took 1.5 ms for a BERT
-// feed-forward's 393,216 elements at one thread. One pass over the stored elements (padding
-// included: erf(0) is 0), in chunks on the model's threads, over the input where nothing reads
-// it later.
+// feed-forward's 393,216 elements at one thread.
 Status ErfKernel(KernelBuilder& b) {
-  const Node& n = b.node();
-  if (!b.AllDnnl() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
-      b.OutputType(n.outputs[0]) != memory::data_type::f32 ||
-      b.slot(n.inputs[0]).desc.data_type() != memory::data_type::f32)
-    return Unimplemented("erf: a float32 input and output");
-  const int x = n.inputs[0], y = n.outputs[0];
-  const Desc desc = b.StoredDesc(x);
-  const int src = b.slot(x).desc == desc ? x : b.Converted(x, desc);
-  const bool in_place = src == x && b.Overwritable(x, desc);
-  if (in_place)
-    b.WriteOver(DNNL_ARG_DST, y, desc, x);  // lists the write
-  else
-    b.Define(y, desc);
-  const int64_t count = static_cast<int64_t>(desc.get_size() / sizeof(float));
-  b.EmitHost(
-      [src, y, count](RunState& st) -> Status {
-        const float* in = static_cast<const float*>(st.mem[src].get_data_handle());
-        float* out = static_cast<float*>(st.mem[y].get_data_handle());
-        InChunks(count, [&](int64_t at, int64_t len) { ErfOf(in + at, out + at, len); });
-        return Status::Ok();
-      },
-      {src}, in_place ? std::vector<int>{} : std::vector<int>{y});
-  return Status::Ok();
+  if (auto done = HostFunctionPass(b, ErfOf)) return *done;
+  return Unimplemented("erf: a float32 input and output");
 }
 
 }  // namespace

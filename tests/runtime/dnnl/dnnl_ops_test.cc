@@ -18,6 +18,7 @@
 #include "runtime/dnnl/builder.h"
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/fusion.h"
+#include "runtime/dnnl/vector_math.h"
 #include "runtime/executor.h"
 #include "runtime/graph_text.h"
 #include "runtime/onnx_export.h"
@@ -218,9 +219,10 @@ TEST(DnnlOpsTest, WinogradConvolutionsWhereOneDnnHasThem) {
 }
 
 // oneDNN's Winograd kernels take no SiLU post-op: a 3x3 convolution with SiLU (YOLO's
-// Conv-BN-SiLU) runs the Winograd convolution bare, then the activation as an eltwise step, and a
-// residual add after the activation as a binary add (a C2f bottleneck). The reference's values,
-// forced on; with =off the direct kernels. Skipped where oneDNN has no Winograd convolution.
+// Conv-BN-SiLU) runs the Winograd convolution bare, then the activation in the backend's SiLU
+// pass; followed by a residual add (a C2f bottleneck), the activation as an eltwise step and the
+// add as a binary add. The reference's values, forced on; with =off the direct kernels. Skipped
+// where oneDNN has no Winograd convolution.
 TEST(DnnlOpsTest, WinogradConvolutionsWithAnActivationAfterThem) {
   ModelBuilder b;
   b.Input("x", {1, 32, 20, 20}).Output("y", {1, 32, 20, 20});
@@ -233,11 +235,13 @@ TEST(DnnlOpsTest, WinogradConvolutionsWithAnActivationAfterThem) {
   b.Node("Sigmoid", {"c2"}, {"s2"});
   b.Node("Mul", {"c2", "s2"}, {"a2"});
   b.Node("Add", {"a1", "a2"}, {"y"});
-  const std::array<int, 2> taken =
-      WinogradVariantCounts(b.Bytes(), "winograd, activation after it");
-  EXPECT_EQ(taken[0], 0);
-  if (taken[1] == 0) GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU";
-  EXPECT_EQ(taken[1], 2);  // the second with its residual add
+  const std::array<int, 2> bare = WinogradVariantCounts(b.Bytes(), "winograd");
+  const std::array<int, 2> tail = WinogradVariantCounts(b.Bytes(), "winograd, activation after it");
+  EXPECT_EQ(bare[0] + tail[0], 0);
+  if (bare[1] + tail[1] == 0) GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU";
+  EXPECT_EQ(bare[1], 1);  // the first, its SiLU in the pass after it
+  EXPECT_EQ(tail[1], 1);  // the second, with its residual add
+  EXPECT_EQ(WinogradVariantCounts(b.Bytes(), "silu after the primitive")[1], 1);
 }
 
 // ConvNeXt's block: a depthwise convolution, permuted channels-last for LayerNorm and the
@@ -2797,6 +2801,92 @@ TEST(DnnlOpsTest, ErfRunsVectorizedWithinAFewUlps) {
     worst = std::max(worst, std::abs(have - want));
   }
   EXPECT_LT(worst, 4e-7);  // a few ulps of 1 (1.2e-7 each)
+}
+
+// SiLU (x * sigmoid(x)) by the backend's vector pass: within a few float32 ulps of the exact
+// value relative to it, over the whole range and around the cut below which it is 0; NaN kept;
+// the same float for an element whether it falls in a vector or in the scalar tail.
+TEST(DnnlOpsTest, SiluPassIsWithinAFewUlpsEverywhere) {
+  std::vector<float> x;
+  for (int i = 0; i <= 4000; ++i) x.push_back(-20.f + 40.f * static_cast<float>(i) / 4000.f);
+  for (float v : {-1e30f, -200.f, -88.5f, -87.9f, -87.f, -30.f, -1e-30f, 0.f, 1e-30f, 60.f, 88.f,
+                  100.f, 3e38f})
+    x.push_back(v);
+  x.push_back(std::nanf(""));
+  x.push_back(-INFINITY);
+  x.push_back(INFINITY);
+  const int64_t n = static_cast<int64_t>(x.size());  // not a multiple of 16: a scalar tail
+  std::vector<float> y(x.size());
+  dnnl_backend::SiluOf(x.data(), y.data(), n);
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float alone;
+    dnnl_backend::SiluOf(&x[i], &alone, 1);  // the scalar form
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(y[i]));
+      EXPECT_TRUE(std::isnan(alone));
+      continue;
+    }
+    EXPECT_EQ(y[i], alone) << "at " << x[i];
+    const double v = x[i];
+    const double want = v < -88.0 ? 0.0 : std::isinf(v) ? v : v / (1.0 + std::exp(-v));
+    if (v < -88.0) {
+      EXPECT_EQ(y[i], 0.f) << "at " << v;
+      continue;
+    }
+    if (std::isinf(v)) {
+      EXPECT_EQ(y[i], v);
+      continue;
+    }
+    if (want == 0.0) {
+      EXPECT_EQ(y[i], 0.f);
+      continue;
+    }
+    worst = std::max(worst, std::abs(y[i] - want) / std::abs(want));
+  }
+  EXPECT_LT(worst, 3e-7);  // a few ulps (6e-8 each, relative)
+}
+
+// A convolution whose group ends in SiLU computes the convolution (with its batch normalization)
+// on oneDNN without the activation, then SiLU in the backend's pass over its output in place; a
+// SiLU of its own (after a pooling) runs that pass too. The reference's values, as with
+// VERISUB_SILU=fused, which keeps oneDNN's swish post-op; in blocked and plain layouts.
+TEST(DnnlOpsTest, SiluRunsAsAPassAfterTheConvolution) {
+  ModelBuilder b;
+  b.Input("x", {1, 12, 9, 9}).Output("y", {1, 20, 4, 4});
+  b.RandomWeight("w", {20, 12, 1, 1}, 1).RandomWeight("bias", {20}, 2);
+  b.RandomWeight("g", {20}, 3).RandomWeight("beta", {20}, 4).RandomWeight("mean", {20}, 5);
+  b.Weight("var", HostTensor::FromDoubles(kFloat, {20}, std::vector<double>(20, 0.7)));
+  b.Node("Conv", {"x", "w", "bias"}, {"c"});
+  b.Node("BatchNormalization", {"c", "g", "beta", "mean", "var"}, {"n"});
+  b.Node("Sigmoid", {"n"}, {"s"});
+  b.Node("Mul", {"n", "s"}, {"a"});
+  auto& pool = b.Node("MaxPool", {"a"}, {"p"});
+  SetInts(pool, "kernel_shape", {2, 2});
+  SetInts(pool, "strides", {2, 2});
+  b.Node("Sigmoid", {"p"}, {"q"});
+  b.Node("Mul", {"q", "p"}, {"y"});
+  auto g = ImportOnnxBytes(b.Bytes(), "silu");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const auto inputs = testing::RandomInputs(*g, 11);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  ASSERT_TRUE(ref.ok());
+  auto expected = (*ref)->Run(inputs);
+  ASSERT_TRUE(expected.ok());
+  ScopedEnv silu("VERISUB_SILU");
+  for (specs::Layout layout : {specs::Layout::kNCHW16c, specs::Layout::kPlain})
+    for (const char* mode : {"pass", "fused"}) {
+      const std::string what = std::string(mode) + " " + std::string(specs::LayoutName(layout));
+      silu.Set(mode);
+      PrepareOptions opts;
+      opts.layouts.assign(g->num_values(), layout);
+      const PrepareStats stats = ExpectSameOutputs(*g, opts, inputs, *expected, what);
+      EXPECT_EQ(stats.fallback_nodes, 0) << what;
+      const auto it = stats.kernel_variants.find("silu after the primitive");
+      EXPECT_EQ(it == stats.kernel_variants.end() ? 0 : it->second,
+                std::string(mode) == "pass" ? 1 : 0)
+          << what;
+    }
 }
 
 // ONNX Runtime's transformer optimizer's EmbedLayerNormalization and Attention (a BERT layer as
