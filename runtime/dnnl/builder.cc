@@ -780,6 +780,11 @@ bool SiluAfterPrimitive(const Group& g, memory::data_type type) {
   return !(force && std::string(force) == "fused");
 }
 
+bool GeluInHostPass() {
+  const char* force = std::getenv("VERISUB_GELU");
+  return !(force && std::string(force) == "onednn");
+}
+
 void EmitSiluPass(KernelBuilder& b, int id) {
   const int64_t count = static_cast<int64_t>(b.slot(id).desc.get_size() / sizeof(float));
   b.EmitHost(

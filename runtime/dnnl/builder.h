@@ -442,6 +442,10 @@ dnnl::post_ops MakePostOps(const Group& g, bool drop_trailing_silu = false);
 // alone 160 us; measured on nine convolution shapes from 7x7 to 320x320 (docs/backend-onednn.md),
 // the pass was faster on all. VERISUB_SILU=fused keeps the post-op (diagnosis, tests).
 bool SiluAfterPrimitive(const Group& g, memory::data_type type);
+// Whether GELU (erf form) on its own runs in the backend's vector pass (GeluOf, vector_math.h):
+// half of oneDNN 2.6's gelu_erf eltwise time (81 against 157 us over ViT-B/16's 197 x 3072
+// feed-forward, one thread). VERISUB_GELU=onednn keeps oneDNN's (diagnosis, tests).
+bool GeluInHostPass();
 // silu(x) over float32 slot `id` in place, in its stored layout (padding stays 0), in chunks on
 // the model's threads; a step of its own after the one writing `id`.
 void EmitSiluPass(KernelBuilder& b, int id);

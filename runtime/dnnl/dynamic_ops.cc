@@ -8,6 +8,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "runtime/canonicalize.h"
+#include "runtime/dnnl/vector_math.h"
 #include "runtime/large_buffer.h"
 #include "runtime/onnx_kernels.h"
 
@@ -999,7 +1000,7 @@ class DynamicPool : public DynamicKernel {
 // (Mask R-CNN's ReLU and sigmoid over 100 masks of 256x28x28: 75 and 64 ms element by element
 // in double). The primitives of the last few sizes are kept: a decoder's GELU over one token's
 // 3072 features ran 80 us in double, as long as making its primitive anew. Tiny tensors stay on
-// the reference kernel.
+// the reference kernel. GELU (erf form) runs the backend's own pass instead (GeluInHostPass).
 class DynamicEltwise : public DynamicKernel {
  public:
   static std::shared_ptr<DynamicKernel> For(const Node& n) {
@@ -1056,6 +1057,10 @@ class DynamicEltwise : public DynamicKernel {
   static constexpr size_t kSizesKept = 8;
 
   void Apply(RunState& st, const float* in, float* out, int64_t n) {
+    if (algorithm_ == dnnl::algorithm::eltwise_gelu_erf && GeluInHostPass()) {
+      InChunks(n, [&](int64_t at, int64_t len) { GeluOf(in + at, out + at, len); });
+      return;
+    }
     const Desc md({n}, memory::data_type::f32, memory::format_tag::a);
     dnnl::eltwise_forward prim;
     {

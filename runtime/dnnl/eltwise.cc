@@ -25,19 +25,18 @@ void WriteInPlaceWherePossible(KernelBuilder& b, int x, int y, const Desc& dst) 
   b.WriteOver(DNNL_ARG_DST, y, dst, x);
 }
 
-// y = f(x) for one float32 input and output, f a function of vector_math.h: one pass over the
-// stored elements (padding included: f(0) is 0 for erf and SiLU), in chunks on the model's
-// threads, over the input where nothing reads it later. nullopt where the types are not float32.
-std::optional<Status> HostFunctionPass(KernelBuilder& b, void (*f)(const float*, float*, int64_t)) {
-  const Node& n = b.node();
-  if (!b.AllDnnl() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
-      b.OutputType(n.outputs[0]) != memory::data_type::f32 ||
-      b.slot(n.inputs[0]).desc.data_type() != memory::data_type::f32)
+// y = f(x) for float32 values x and y, f a function of vector_math.h: one pass over the stored
+// elements (padding included: f(0) is 0 for erf, SiLU and GELU), in chunks on the model's
+// threads, over x where nothing reads it later and `may_overwrite`. nullopt where the types are
+// not float32.
+std::optional<Status> HostFunctionPass(KernelBuilder& b, void (*f)(const float*, float*, int64_t),
+                                       int x, int y, bool may_overwrite) {
+  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x) || b.OutputType(y) != memory::data_type::f32 ||
+      b.slot(x).desc.data_type() != memory::data_type::f32)
     return std::nullopt;
-  const int x = n.inputs[0], y = n.outputs[0];
   const Desc desc = b.StoredDesc(x);
   const int src = b.slot(x).desc == desc ? x : b.Converted(x, desc);
-  const bool in_place = src == x && b.Overwritable(x, desc);
+  const bool in_place = may_overwrite && src == x && b.Overwritable(x, desc);
   if (in_place)
     b.WriteOver(DNNL_ARG_DST, y, desc, x);  // lists the write
   else
@@ -54,6 +53,16 @@ std::optional<Status> HostFunctionPass(KernelBuilder& b, void (*f)(const float*,
   return Status::Ok();
 }
 
+// The kernel variant a GELU in the backend's pass counts (GeluInHostPass).
+constexpr char kGeluPass[] = "gelu in the backend's pass";
+
+// The node's one input and output (an activation node), where nothing but f is asked of it.
+std::optional<Status> HostFunctionPass(KernelBuilder& b, void (*f)(const float*, float*, int64_t)) {
+  const Node& n = b.node();
+  if (!b.AllDnnl() || n.inputs.size() != 1 || n.outputs.size() != 1) return std::nullopt;
+  return HostFunctionPass(b, f, n.inputs[0], n.outputs[0], /*may_overwrite=*/true);
+}
+
 Status EltwiseKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (!b.AllDnnl() || n.outputs.size() != 1) return Unimplemented("eltwise: inputs");
@@ -65,6 +74,13 @@ Status EltwiseKernel(KernelBuilder& b) {
   silu.post_ops.push_back(PostOp{PostOp::kEltwise, -1, {}, 0.f, ops->front()});
   if (ops->size() == 1 && SiluAfterPrimitive(silu, b.OutputType(n.outputs[0]))) {
     if (auto done = HostFunctionPass(b, SiluOf)) return *done;
+  }
+  if (ops->size() == 1 && ops->front().alg == dnnl::algorithm::eltwise_gelu_erf &&
+      GeluInHostPass()) {
+    if (auto done = HostFunctionPass(b, GeluOf)) {
+      b.CountVariant(kGeluPass);
+      return *done;
+    }
   }
   int x = n.inputs[0], y = n.outputs[0];
   Desc src = WithType(b.StoredDesc(x), b.OutputType(y));  // in the output's type
@@ -99,6 +115,12 @@ Status EltwiseKernel(KernelBuilder& b) {
 Status GeluKernel(KernelBuilder& b) {
   int x = b.node().inputs[0], y = b.group().output;
   if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x)) return Unimplemented("gelu: inputs");
+  if (GeluInHostPass()) {  // not over x: the pattern's other nodes read it too
+    if (auto done = HostFunctionPass(b, GeluOf, x, y, /*may_overwrite=*/false)) {
+      b.CountVariant(kGeluPass);
+      return *done;
+    }
+  }
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference,
                                    dnnl::algorithm::eltwise_gelu_erf,
                                    WithType(b.StoredDesc(x), b.OutputType(y)), 0.f, 0.f);

@@ -63,6 +63,28 @@ float SiluScalar(float v) {
   return v < kSiluZeroBelow ? 0.f : s;
 }
 
+// GELU's constants: erf(x / sqrt 2) by ErfOf's rational approximation (x / sqrt 2 clamped to
+// [-4, 4]), then x/2 (1 + erf).
+constexpr float kRsqrt2 = 0.70710678118654752f, kErfClamp = 4.f;
+constexpr float kErfP[7] = {-2.72614225801306e-10f, 2.77068142495902e-08f,  -2.10102402082508e-06f,
+                            -5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
+                            -1.60960333262415e-02f};
+constexpr float kErfQ[5] = {-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
+                            -7.37332916720468e-03f, -1.42647390514189e-02f};
+
+// The scalar form of the vector loops' operations, as SiluScalar.
+float GeluScalar(float x) {
+  float v = std::fmax(x * kRsqrt2, -kErfClamp);  // NaN -> the clamp; x keeps the NaN
+  v = std::fmin(v, kErfClamp);
+  const float v2 = v * v;
+  float p = std::fma(kErfP[0], v2, kErfP[1]);
+  for (int k = 2; k < 7; ++k) p = std::fma(p, v2, kErfP[k]);
+  float q = std::fma(kErfQ[0], v2, kErfQ[1]);
+  for (int k = 2; k < 5; ++k) q = std::fma(q, v2, kErfQ[k]);
+  const float e = (v * p) / q, h = x * 0.5f;
+  return std::fma(h, e, h);
+}
+
 // GCC 12's AVX-512 headers start their intrinsics from _mm512_undefined_ps(), which
 // -Wmaybe-uninitialized reports once inlined (GCC bug 105593).
 #pragma GCC diagnostic push
@@ -98,6 +120,24 @@ __attribute__((target("avx512f"))) void SiluAvx512(const float* x, float* y, int
   }
   for (; i < n; ++i) y[i] = SiluScalar(x[i]);
 }
+__attribute__((target("avx512f"))) void GeluAvx512(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 xv = _mm512_loadu_ps(x + i);
+    __m512 v =
+        _mm512_max_ps(_mm512_mul_ps(xv, _mm512_set1_ps(kRsqrt2)), _mm512_set1_ps(-kErfClamp));
+    v = _mm512_min_ps(v, _mm512_set1_ps(kErfClamp));
+    const __m512 v2 = _mm512_mul_ps(v, v);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kErfP[0]), v2, _mm512_set1_ps(kErfP[1]));
+    for (int k = 2; k < 7; ++k) p = _mm512_fmadd_ps(p, v2, _mm512_set1_ps(kErfP[k]));
+    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(kErfQ[0]), v2, _mm512_set1_ps(kErfQ[1]));
+    for (int k = 2; k < 5; ++k) q = _mm512_fmadd_ps(q, v2, _mm512_set1_ps(kErfQ[k]));
+    const __m512 e = _mm512_div_ps(_mm512_mul_ps(v, p), q);
+    const __m512 h = _mm512_mul_ps(xv, _mm512_set1_ps(0.5f));
+    _mm512_storeu_ps(y + i, _mm512_fmadd_ps(h, e, h));
+  }
+  for (; i < n; ++i) y[i] = GeluScalar(x[i]);
+}
 #pragma GCC diagnostic pop
 
 __attribute__((target("avx2,fma"))) void SiluAvx2(const float* x, float* y, int64_t n) {
@@ -132,24 +172,53 @@ __attribute__((target("avx2,fma"))) void SiluAvx2(const float* x, float* y, int6
   for (; i < n; ++i) y[i] = SiluScalar(x[i]);
 }
 
+__attribute__((target("avx2,fma"))) void GeluAvx2(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    __m256 v =
+        _mm256_max_ps(_mm256_mul_ps(xv, _mm256_set1_ps(kRsqrt2)), _mm256_set1_ps(-kErfClamp));
+    v = _mm256_min_ps(v, _mm256_set1_ps(kErfClamp));
+    const __m256 v2 = _mm256_mul_ps(v, v);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kErfP[0]), v2, _mm256_set1_ps(kErfP[1]));
+    for (int k = 2; k < 7; ++k) p = _mm256_fmadd_ps(p, v2, _mm256_set1_ps(kErfP[k]));
+    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(kErfQ[0]), v2, _mm256_set1_ps(kErfQ[1]));
+    for (int k = 2; k < 5; ++k) q = _mm256_fmadd_ps(q, v2, _mm256_set1_ps(kErfQ[k]));
+    const __m256 e = _mm256_div_ps(_mm256_mul_ps(v, p), q);
+    const __m256 h = _mm256_mul_ps(xv, _mm256_set1_ps(0.5f));
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(h, e, h));
+  }
+  for (; i < n; ++i) y[i] = GeluScalar(x[i]);
+}
+
+void GeluPortable(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = GeluScalar(x[i]);
+}
+
 void SiluPortable(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = SiluScalar(x[i]);
 }
 
-using SiluFn = void (*)(const float*, float*, int64_t);
+using FloatFn = void (*)(const float*, float*, int64_t);
 
-SiluFn ChooseSilu() {
+// The form of a function for this CPU: AVX-512, else AVX2 with FMA, else scalar.
+FloatFn ForThisCpu(FloatFn avx512, FloatFn avx2, FloatFn portable) {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return SiluAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SiluAvx2;
-  return SiluPortable;
+  if (__builtin_cpu_supports("avx512f")) return avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return avx2;
+  return portable;
 }
 
 }  // namespace
 
 void SiluOf(const float* x, float* y, int64_t n) {
-  static const SiluFn silu = ChooseSilu();
+  static const FloatFn silu = ForThisCpu(SiluAvx512, SiluAvx2, SiluPortable);
   silu(x, y, n);
+}
+
+void GeluOf(const float* x, float* y, int64_t n) {
+  static const FloatFn gelu = ForThisCpu(GeluAvx512, GeluAvx2, GeluPortable);
+  gelu(x, y, n);
 }
 
 }  // namespace verisub::runtime::dnnl_backend

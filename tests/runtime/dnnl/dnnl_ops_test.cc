@@ -965,8 +965,8 @@ TEST(DnnlOpsTest, ArithmeticOfRunTimeShapeInPlaceOnEitherOperandThatCommutes) {
 }
 
 // The Gelu FuseRunTimeGelus makes of PyTorch's decompositions over values of run-time shape:
-// oneDNN's gelu_erf and gelu_tanh over large ones (counted), agreeing with the decompositions on
-// the reference kernels at every count.
+// the backend's GELU pass (or oneDNN's gelu_erf) and gelu_tanh over large ones (counted), agreeing
+// with the decompositions on the reference kernels at every count.
 TEST(DnnlOpsTest, GeluOfRunTimeShape) {
   ModelBuilder b(16);
   b.Input("v", {5}).Input("x", {5, 4, 32, 32});
@@ -999,20 +999,21 @@ TEST(DnnlOpsTest, GeluOfRunTimeShape) {
   auto ref = MakeReferenceBackend()->Prepare(*g, {});
   ASSERT_TRUE(ref.ok()) << ref.status().message();
   const HostTensor x = testing::RandomTensor({5, 4, 32, 32}, 9);
-  // Each count twice: the primitives kept per size serve the second.
-  for (const std::vector<double>& v : std::vector<std::vector<double>>{{1, -1, 2, 3, -4},
-                                                                       {-1, -1, -1, -1, -1},
-                                                                       {1, 1, 1, 1, 1},
-                                                                       {1, -1, 2, 3, -4},
-                                                                       {1, 1, 1, 1, 1},
-                                                                       {-1, -1, -1, -1, -1}}) {
-    const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {5}, v), x};
-    auto out = (*m)->Run(in);
-    auto expected = (*ref)->Run(in);
-    ASSERT_TRUE(out.ok() && expected.ok());
-    const auto cmp = testing::Compare(*out, *expected);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_LT(cmp.max_rel, kTolerance);
+  ScopedEnv gelu("VERISUB_GELU");  // the erf form in the backend's pass, then in oneDNN's
+  const std::vector<std::vector<double>> counts = {{1, -1, 2, 3, -4}, {-1, -1, -1, -1, -1},
+                                                   {1, 1, 1, 1, 1},   {1, -1, 2, 3, -4},
+                                                   {1, 1, 1, 1, 1},   {-1, -1, -1, -1, -1}};
+  for (const char* mode : {"pass", "onednn"}) {
+    gelu.Set(mode);
+    for (const std::vector<double>& v : counts) {  // each twice: the kept primitives serve
+      const std::vector<HostTensor> in = {HostTensor::FromDoubles(kFloat, {5}, v), x};
+      auto out = (*m)->Run(in);
+      auto expected = (*ref)->Run(in);
+      ASSERT_TRUE(out.ok() && expected.ok()) << mode;
+      const auto cmp = testing::Compare(*out, *expected);
+      EXPECT_EQ(cmp.error, "") << mode;
+      EXPECT_LT(cmp.max_rel, kTolerance) << mode;
+    }
   }
 }
 
@@ -2886,6 +2887,92 @@ TEST(DnnlOpsTest, SiluRunsAsAPassAfterTheConvolution) {
       EXPECT_EQ(it == stats.kernel_variants.end() ? 0 : it->second,
                 std::string(mode) == "pass" ? 1 : 0)
           << what;
+    }
+}
+
+// GELU (x/2 (1 + erf(x / sqrt 2))) by the backend's vector pass: within 1e-6 of the exact value
+// relative to max(|x|, 1) over the whole range, exactly 0 far below 0, +inf kept and NaN kept;
+// the same float for an element whether it falls in a vector or in the scalar tail.
+TEST(DnnlOpsTest, GeluPassIsWithinAMillionthEverywhere) {
+  std::vector<float> x;
+  for (int i = 0; i <= 4000; ++i) x.push_back(-12.f + 24.f * static_cast<float>(i) / 4000.f);
+  for (float v : {-1e30f, -200.f, -6.f, -5.6f, -1e-30f, 0.f, 1e-30f, 1e-3f, 60.f, 3e38f})
+    x.push_back(v);
+  x.push_back(std::nanf(""));
+  x.push_back(INFINITY);
+  const int64_t n = static_cast<int64_t>(x.size());  // not a multiple of 16: a scalar tail
+  std::vector<float> y(x.size());
+  dnnl_backend::GeluOf(x.data(), y.data(), n);
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float alone;
+    dnnl_backend::GeluOf(&x[i], &alone, 1);  // the scalar form
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(y[i]));
+      EXPECT_TRUE(std::isnan(alone));
+      continue;
+    }
+    EXPECT_EQ(y[i], alone) << "at " << x[i];
+    const double v = x[i];
+    if (std::isinf(v)) {
+      EXPECT_EQ(y[i], v);
+      continue;
+    }
+    if (v < -6.0) {  // erf(x / sqrt 2) rounds to -1: GELU is below 6e-9 * |x| there
+      EXPECT_EQ(y[i], 0.f) << "at " << v;
+      continue;
+    }
+    const double want = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    worst = std::max(worst, std::abs(y[i] - want) / std::max(std::abs(v), 1.0));
+  }
+  EXPECT_LT(worst, 1e-6);
+}
+
+// GELU on its own runs the backend's pass, whether the import made it a gelu node (after a matmul
+// with its bias, over a 4-D value stored in channel blocks with padding) or kept PyTorch's erf
+// decomposition as ONNX nodes (the matched pattern); the reference's values, as with
+// VERISUB_GELU=onednn, which keeps oneDNN's gelu_erf.
+TEST(DnnlOpsTest, GeluRunsInTheBackendsPass) {
+  ModelBuilder b;
+  b.Input("a", {2, 5, 8}).Input("x", {1, 20, 5, 5});
+  b.Output("y", {2, 5, 12}).Output("z", {1, 20, 5, 5});
+  b.RandomWeight("w", {8, 12}, 1).RandomWeight("bias", {12}, 2);
+  b.Node("MatMul", {"a", "w"}, {"m"});
+  b.Node("Add", {"m", "bias"}, {"h"});
+  AddGelu(b, "h", "y");
+  b.Node("Relu", {"x"}, {"r"});            // a kernel before: the GELU's input is no model input
+  b.Node("Div", {"r", "sqrt2"}, {"r_d"});  // AddGelu's nodes over AddGelu's constants
+  b.Node("Erf", {"r_d"}, {"r_e"});
+  b.Node("Add", {"r_e", "one"}, {"r_a"});
+  b.Node("Mul", {"r", "r_a"}, {"r_m"});
+  b.Node("Mul", {"r_m", "half"}, {"z"});
+  ScopedEnv gelu("VERISUB_GELU");
+  for (bool map : {true, false})
+    for (const char* mode : {"pass", "onednn"}) {
+      const std::string what = std::string(mode) + (map ? " mapped" : " onnx");
+      gelu.Set(mode);
+      ImportOptions options;
+      options.map_to_spec_ops = map;
+      auto g = ImportOnnxBytes(b.Bytes(), "gelu_pass", options);
+      ASSERT_TRUE(g.ok()) << g.status().message();
+      const auto inputs = testing::RandomInputs(*g, 5);
+      auto ref = MakeReferenceBackend()->Prepare(*g, {});
+      ASSERT_TRUE(ref.ok());
+      auto expected = (*ref)->Run(inputs);
+      ASSERT_TRUE(expected.ok());
+      for (specs::Layout layout : {specs::Layout::kNCHW16c, specs::Layout::kPlain}) {
+        PrepareOptions opts;
+        opts.layouts.assign(g->num_values(), specs::Layout::kPlain);
+        for (int v = 0; v < g->num_values(); ++v)
+          if (!g->value(v).constant && g->value(v).dims.size() == 4) opts.layouts[v] = layout;
+        const std::string at = what + " " + std::string(specs::LayoutName(layout));
+        const PrepareStats stats = ExpectSameOutputs(*g, opts, inputs, *expected, at);
+        EXPECT_EQ(stats.fallback_nodes, 0) << at;
+        const auto it = stats.kernel_variants.find("gelu in the backend's pass");
+        EXPECT_EQ(it == stats.kernel_variants.end() ? 0 : it->second,
+                  std::string(mode) == "pass" ? 2 : 0)
+            << at;
+      }
     }
 }
 
