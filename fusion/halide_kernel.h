@@ -23,7 +23,7 @@ namespace verisub::fusion {
 
 // Bumped when the code generated for one text form changes (schedules, expressions): cached
 // kernels of an older revision are not reused.
-inline constexpr int kCodegenRevision = 10;
+inline constexpr int kCodegenRevision = 11;
 
 struct KernelCacheOptions {
   // Where kernels are kept ("$XDG_CACHE_HOME/verisub/kernels" or "~/.cache/verisub/kernels" by
