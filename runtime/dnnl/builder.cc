@@ -302,10 +302,21 @@ std::optional<Int8Operands> Int8OperandsOf(const Graph& g, const ModelDraft& d, 
   return Int8Operands{&q->second, *input};
 }
 
-void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
-  const int64_t chunks = (n + kHostChunk - 1) / kHostChunk;
+namespace {
+void InChunks(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)>& f) {
+  const int64_t chunks = (n + chunk - 1) / chunk;
 #pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) f(c * kHostChunk, std::min(kHostChunk, n - c * kHostChunk));
+  for (int64_t c = 0; c < chunks; ++c) f(c * chunk, std::min(chunk, n - c * chunk));
+}
+}  // namespace
+
+void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
+  InChunks(n, kHostChunk, f);
+}
+
+void InRowChunks(int64_t rows, int64_t cols, const std::function<void(int64_t, int64_t)>& f) {
+  const int64_t per_chunk = std::max<int64_t>(1, kHostChunk / std::max<int64_t>(cols, 1));
+  InChunks(rows, per_chunk, f);
 }
 
 dnnl::primitive_attr QuantizeAttr(float scale, int32_t zero) {
@@ -782,6 +793,11 @@ bool SiluAfterPrimitive(const Group& g, memory::data_type type) {
 
 bool GeluInHostPass() {
   const char* force = std::getenv("VERISUB_GELU");
+  return !(force && std::string(force) == "onednn");
+}
+
+bool SoftmaxInHostPass() {
+  const char* force = std::getenv("VERISUB_SOFTMAX");
   return !(force && std::string(force) == "onednn");
 }
 

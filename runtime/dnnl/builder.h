@@ -430,6 +430,8 @@ void EmitFakeQuantPass(KernelBuilder& b, int x, int y, const FakeQuant& fq);
 // chunks of kHostChunk elements, the chunks on the model's threads (one chunk: this thread).
 inline constexpr int64_t kHostChunk = 16384;
 void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f);
+// The same over `rows` rows of `cols` elements, each chunk whole rows (at least one).
+void InRowChunks(int64_t rows, int64_t cols, const std::function<void(int64_t, int64_t)>& f);
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's);
 // without the last one where `drop_trailing_silu` (SiluAfterPrimitive).
@@ -446,6 +448,11 @@ bool SiluAfterPrimitive(const Group& g, memory::data_type type);
 // half of oneDNN 2.6's gelu_erf eltwise time (81 against 157 us over ViT-B/16's 197 x 3072
 // feed-forward, one thread). VERISUB_GELU=onednn keeps oneDNN's (diagnosis, tests).
 bool GeluInHostPass();
+// Whether a float32 softmax along the last axis of a row-major value runs in the backend's pass
+// (SoftmaxRowsOf, vector_math.h): 1.0-1.2x oneDNN 2.6's jit softmax alone, the most on long rows
+// (1536 x 128: 77 against 70 us; 9408 x 49, a window attention's: equal).
+// VERISUB_SOFTMAX=onednn keeps oneDNN's (diagnosis, tests).
+bool SoftmaxInHostPass();
 // silu(x) over float32 slot `id` in place, in its stored layout (padding stays 0), in chunks on
 // the model's threads; a step of its own after the one writing `id`.
 void EmitSiluPass(KernelBuilder& b, int id);

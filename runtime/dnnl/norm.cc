@@ -2,6 +2,7 @@
 // normalization over the trailing dimensions, softmax along one axis.
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
+#include "runtime/dnnl/vector_math.h"
 #include "runtime/onnx_kernels.h"
 #include "specs/ops/batchnorm.h"
 #include "specs/ops/layer_norm.h"
@@ -131,6 +132,39 @@ bool MiddleAxisSoftmax(KernelBuilder& b, int axis) {
   return true;
 }
 
+// The kernel variant a softmax in the backend's pass counts (SoftmaxInHostPass).
+constexpr char kSoftmaxPass[] = "softmax in the backend's pass";
+
+// y = softmax of float32 x along its last axis in the backend's pass (SoftmaxRowsOf), x read
+// row-major (converted where stored otherwise), y over x's buffer where x dies here. nullopt where
+// the types are not float32 or x is a constant.
+std::optional<Status> SoftmaxPass(KernelBuilder& b, int x, int y) {
+  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x) || b.OutputType(y) != memory::data_type::f32 ||
+      b.slot(x).desc.data_type() != memory::data_type::f32)
+    return std::nullopt;
+  const auto& xd = b.dims(x);
+  const Desc plain = PlainDesc(xd);
+  const int src = b.slot(x).desc == plain ? x : b.Converted(x, plain);
+  const bool in_place = src == x && b.Overwritable(x, plain);
+  if (in_place)
+    b.WriteOver(DNNL_ARG_DST, y, plain, x);  // lists the write
+  else
+    b.Define(y, plain);
+  const int64_t cols = xd.back(), rows = cols == 0 ? 0 : CountElements(xd) / cols;
+  b.EmitHost(
+      [src, y, rows, cols](RunState& st) -> Status {
+        const float* in = static_cast<const float*>(st.mem[src].get_data_handle());
+        float* out = static_cast<float*>(st.mem[y].get_data_handle());
+        InRowChunks(rows, cols, [&](int64_t at, int64_t count) {
+          SoftmaxRowsOf(in + at * cols, out + at * cols, count, cols);
+        });
+        return Status::Ok();
+      },
+      {src}, in_place ? std::vector<int>{} : std::vector<int>{y});
+  b.CountVariant(kSoftmaxPass);
+  return Status::Ok();
+}
+
 Status SoftmaxKernel(KernelBuilder& b) {
   const Node& n = b.node();
   if (!b.AllDnnl() || n.outputs.size() != 1) return Unimplemented("softmax: inputs");
@@ -145,6 +179,8 @@ Status SoftmaxKernel(KernelBuilder& b) {
     // Before opset 13 Softmax flattens at the axis; the same thing only for the last axis.
     if (b.Opset() < 13 && *axis != rank - 1) return Unimplemented("softmax: legacy axis");
   }
+  if (*axis == rank - 1 && SoftmaxInHostPass())
+    if (auto done = SoftmaxPass(b, x, y)) return *done;
   Desc src = b.StoredDesc(x);
   dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, src,
                                    static_cast<int>(*axis));

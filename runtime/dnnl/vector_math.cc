@@ -3,6 +3,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -44,9 +45,9 @@ constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.33345190
 
 // The scalar form: the vector loops' very operations (fused multiply-adds where they fuse), so
 // an element gets the same float wherever it falls.
-float SiluScalar(float v) {
-  float a = std::fmax(-v, -kExpClamp);  // NaN -> the clamp; v keeps the NaN
-  a = std::fmin(a, kExpClamp);
+// e^a for a within [-88, 88] as the polynomial's value p (e^r) and the power of two 2^k it is
+// scaled by; the vector forms compute the very same operations.
+void ExpParts(float a, float* p_out, float* scale_out) {
   const float k = std::nearbyint(a * kLog2e);
   float r = std::fma(k, kLn2Hi, a);
   r = std::fma(k, kLn2Lo, r);
@@ -55,10 +56,16 @@ float SiluScalar(float v) {
   p = std::fma(p, r, kP3);
   p = std::fma(p, r, kP4);
   p = std::fma(p, r, kP5);
-  p = std::fma(p, r * r, r + 1.f);
+  *p_out = std::fma(p, r * r, r + 1.f);
   const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
+  std::memcpy(scale_out, &bits, sizeof(float));
+}
+
+float SiluScalar(float v) {
+  float a = std::fmax(-v, -kExpClamp);  // NaN -> the clamp; v keeps the NaN
+  a = std::fmin(a, kExpClamp);
+  float p, scale;
+  ExpParts(a, &p, &scale);
   const float s = v / std::fma(p, scale, 1.f);
   return v < kSiluZeroBelow ? 0.f : s;
 }
@@ -85,41 +92,92 @@ float GeluScalar(float x) {
   return std::fma(h, e, h);
 }
 
+// Softmax: exp(d) for d = x - max <= 0 (NaN where the row holds one: the caller tells), 0 from
+// d = -88 down (2^-127 comes out 0).
+float SoftmaxExp(float d) {
+  float p, scale;
+  ExpParts(std::fmax(d, -kExpClamp), &p, &scale);
+  return p * scale;
+}
+
+// The 16 lanes' partial sums of a softmax row, added up in the one order every form uses.
+float SumOfLanes(const float* lanes) {
+  float t[8];
+  for (int i = 0; i < 8; ++i) t[i] = lanes[i] + lanes[i + 8];
+  for (int i = 0; i < 4; ++i) t[i] += t[i + 4];
+  for (int i = 0; i < 2; ++i) t[i] += t[i + 2];
+  return t[0] + t[1];
+}
+
+// The exps of the row's elements from `from` on (the vector loops' tail): stored, added to
+// their lanes; whether one is NaN.
+bool SoftmaxExpTail(const float* x, float* y, int64_t from, int64_t cols, float max, float* lanes) {
+  bool bad = false;
+  for (int64_t i = from; i < cols; ++i) {
+    const float d = x[i] - max;
+    bad |= std::isnan(d);
+    y[i] = SoftmaxExp(d);
+    lanes[i % 16] += y[i];
+  }
+  return bad;
+}
+
+// A softmax row's end from `from` on: y times the reciprocal of the lanes' sum.
+void SoftmaxFinishScalar(float* y, int64_t from, int64_t cols, float inv) {
+  for (int64_t i = from; i < cols; ++i) y[i] *= inv;
+}
+
+void SoftmaxPortable(const float* x, float* y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r, x += cols, y += cols) {
+    float max = -INFINITY;
+    for (int64_t i = 0; i < cols; ++i) max = std::fmax(max, x[i]);
+    float lanes[16] = {};
+    if (SoftmaxExpTail(x, y, 0, cols, max, lanes))
+      std::fill(y, y + cols, NAN);
+    else
+      SoftmaxFinishScalar(y, 0, cols, 1.f / SumOfLanes(lanes));
+  }
+}
+
 // GCC 12's AVX-512 headers start their intrinsics from _mm512_undefined_ps(), which
 // -Wmaybe-uninitialized reports once inlined (GCC bug 105593).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f"), always_inline)) inline __m512 ExpParts512(__m512 a,
+                                                                            __m512* scale) {
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fmadd_ps(k, _mm512_set1_ps(kLn2Hi), a);
+  r = _mm512_fmadd_ps(k, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kP0), r, _mm512_set1_ps(kP1));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP5));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  *scale = _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23));
+  return p;
+}
+
 __attribute__((target("avx512f"))) void SiluAvx512(const float* x, float* y, int64_t n) {
-  const __m512 lo = _mm512_set1_ps(-kExpClamp), hi = _mm512_set1_ps(kExpClamp);
-  const __m512 log2e = _mm512_set1_ps(kLog2e), ln2_hi = _mm512_set1_ps(kLn2Hi),
-               ln2_lo = _mm512_set1_ps(kLn2Lo), one = _mm512_set1_ps(1.f),
-               zero_below = _mm512_set1_ps(kSiluZeroBelow), zero = _mm512_setzero_ps();
-  const __m512 p0 = _mm512_set1_ps(kP0), p1 = _mm512_set1_ps(kP1), p2 = _mm512_set1_ps(kP2),
-               p3 = _mm512_set1_ps(kP3), p4 = _mm512_set1_ps(kP4), p5 = _mm512_set1_ps(kP5);
-  const __m512i bias = _mm512_set1_epi32(127);
+  const __m512 lo = _mm512_set1_ps(-kExpClamp), hi = _mm512_set1_ps(kExpClamp),
+               one = _mm512_set1_ps(1.f), zero_below = _mm512_set1_ps(kSiluZeroBelow),
+               zero = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m512 v = _mm512_loadu_ps(x + i);
     __m512 a = _mm512_max_ps(_mm512_sub_ps(zero, v), lo);
     a = _mm512_min_ps(a, hi);
-    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(a, log2e),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fmadd_ps(k, ln2_hi, a);
-    r = _mm512_fmadd_ps(k, ln2_lo, r);
-    __m512 p = _mm512_fmadd_ps(p0, r, p1);
-    p = _mm512_fmadd_ps(p, r, p2);
-    p = _mm512_fmadd_ps(p, r, p3);
-    p = _mm512_fmadd_ps(p, r, p4);
-    p = _mm512_fmadd_ps(p, r, p5);
-    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, one));
-    const __m512 scale =
-        _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), bias), 23));
+    __m512 scale;
+    const __m512 p = ExpParts512(a, &scale);
     const __m512 s = _mm512_div_ps(v, _mm512_fmadd_ps(p, scale, one));
     const __mmask16 under = _mm512_cmp_ps_mask(v, zero_below, _CMP_LT_OQ);
     _mm512_storeu_ps(y + i, _mm512_mask_blend_ps(under, s, zero));
   }
   for (; i < n; ++i) y[i] = SiluScalar(x[i]);
 }
+
 __attribute__((target("avx512f"))) void GeluAvx512(const float* x, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -138,33 +196,84 @@ __attribute__((target("avx512f"))) void GeluAvx512(const float* x, float* y, int
   }
   for (; i < n; ++i) y[i] = GeluScalar(x[i]);
 }
+
+__attribute__((target("avx512f"))) void SoftmaxAvx512(const float* x, float* y, int64_t rows,
+                                                      int64_t cols) {
+  const int64_t full = cols / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (cols - full)) - 1u);
+  const __m512 lo = _mm512_set1_ps(-kExpClamp);
+  for (int64_t r = 0; r < rows; ++r, x += cols, y += cols) {
+    __m512 m = _mm512_set1_ps(-INFINITY);
+    for (int64_t i = 0; i < full; i += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(x + i));
+    if (tail) m = _mm512_mask_max_ps(m, tail, m, _mm512_maskz_loadu_ps(tail, x + full));
+    const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(m));
+    __m512 sum = _mm512_setzero_ps(), scale;
+    __mmask16 bad = 0;
+    for (int64_t i = 0; i < full; i += 16) {
+      const __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), max);
+      bad |= _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q);
+      const __m512 poly = ExpParts512(_mm512_max_ps(d, lo), &scale);
+      const __m512 e = _mm512_mul_ps(poly, scale);
+      _mm512_storeu_ps(y + i, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+    if (tail) {
+      const __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + full), max);
+      bad |= _mm512_mask_cmp_ps_mask(tail, d, d, _CMP_UNORD_Q);
+      const __m512 poly = ExpParts512(_mm512_max_ps(d, lo), &scale);
+      const __m512 e = _mm512_mul_ps(poly, scale);
+      _mm512_mask_storeu_ps(y + full, tail, e);
+      sum = _mm512_mask_add_ps(sum, tail, sum, e);
+    }
+    if (bad) {
+      std::fill(y, y + cols, NAN);
+      continue;
+    }
+    // SumOfLanes' order: lanes i and i + 8, then i and i + 4, i and i + 2, the last two.
+    const __m256 t =
+        _mm256_add_ps(_mm512_castps512_ps256(sum),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sum), 1)));
+    const __m128 u = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    const __m128 v = _mm_add_ps(u, _mm_movehl_ps(u, u));
+    const float total = _mm_cvtss_f32(_mm_add_ss(v, _mm_shuffle_ps(v, v, 1)));
+    const __m512 inv = _mm512_set1_ps(1.f / total);
+    for (int64_t i = 0; i < full; i += 16)
+      _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), inv));
+    if (tail)
+      _mm512_mask_storeu_ps(y + full, tail,
+                            _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, y + full), inv));
+  }
+}
 #pragma GCC diagnostic pop
 
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 ExpParts256(__m256 a,
+                                                                             __m256* scale) {
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(a, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fmadd_ps(k, _mm256_set1_ps(kLn2Hi), a);
+  r = _mm256_fmadd_ps(k, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(kP0), r, _mm256_set1_ps(kP1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.f)));
+  *scale = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
+  return p;
+}
+
 __attribute__((target("avx2,fma"))) void SiluAvx2(const float* x, float* y, int64_t n) {
-  const __m256 lo = _mm256_set1_ps(-kExpClamp), hi = _mm256_set1_ps(kExpClamp);
-  const __m256 log2e = _mm256_set1_ps(kLog2e), ln2_hi = _mm256_set1_ps(kLn2Hi),
-               ln2_lo = _mm256_set1_ps(kLn2Lo), one = _mm256_set1_ps(1.f),
-               zero_below = _mm256_set1_ps(kSiluZeroBelow), zero = _mm256_setzero_ps();
-  const __m256 p0 = _mm256_set1_ps(kP0), p1 = _mm256_set1_ps(kP1), p2 = _mm256_set1_ps(kP2),
-               p3 = _mm256_set1_ps(kP3), p4 = _mm256_set1_ps(kP4), p5 = _mm256_set1_ps(kP5);
-  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 lo = _mm256_set1_ps(-kExpClamp), hi = _mm256_set1_ps(kExpClamp),
+               one = _mm256_set1_ps(1.f), zero_below = _mm256_set1_ps(kSiluZeroBelow),
+               zero = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     __m256 a = _mm256_max_ps(_mm256_sub_ps(zero, v), lo);
     a = _mm256_min_ps(a, hi);
-    const __m256 k =
-        _mm256_round_ps(_mm256_mul_ps(a, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fmadd_ps(k, ln2_hi, a);
-    r = _mm256_fmadd_ps(k, ln2_lo, r);
-    __m256 p = _mm256_fmadd_ps(p0, r, p1);
-    p = _mm256_fmadd_ps(p, r, p2);
-    p = _mm256_fmadd_ps(p, r, p3);
-    p = _mm256_fmadd_ps(p, r, p4);
-    p = _mm256_fmadd_ps(p, r, p5);
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, one));
-    const __m256 scale =
-        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), bias), 23));
+    __m256 scale;
+    const __m256 p = ExpParts256(a, &scale);
     const __m256 s = _mm256_div_ps(v, _mm256_fmadd_ps(p, scale, one));
     const __m256 under = _mm256_cmp_ps(v, zero_below, _CMP_LT_OQ);
     _mm256_storeu_ps(y + i, _mm256_blendv_ps(s, zero, under));
@@ -191,6 +300,43 @@ __attribute__((target("avx2,fma"))) void GeluAvx2(const float* x, float* y, int6
   for (; i < n; ++i) y[i] = GeluScalar(x[i]);
 }
 
+__attribute__((target("avx2,fma"))) void SoftmaxAvx2(const float* x, float* y, int64_t rows,
+                                                     int64_t cols) {
+  const int64_t full = cols / 16 * 16;
+  const __m256 lo = _mm256_set1_ps(-kExpClamp);
+  for (int64_t r = 0; r < rows; ++r, x += cols, y += cols) {
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    for (int64_t i = 0; i < full; i += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
+    alignas(32) float lanes[16];
+    _mm256_store_ps(lanes, m);
+    float row_max = -INFINITY;
+    for (int k = 0; k < 8; ++k) row_max = std::fmax(row_max, lanes[k]);
+    for (int64_t i = full; i < cols; ++i) row_max = std::fmax(row_max, x[i]);
+    const __m256 max = _mm256_set1_ps(row_max);
+    __m256 sum[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, scale;
+    int bad = 0;
+    for (int64_t i = 0; i < full; i += 8) {
+      const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), max);
+      bad |= _mm256_movemask_ps(_mm256_cmp_ps(d, d, _CMP_UNORD_Q));
+      const __m256 poly = ExpParts256(_mm256_max_ps(d, lo), &scale);
+      const __m256 e = _mm256_mul_ps(poly, scale);
+      _mm256_storeu_ps(y + i, e);
+      sum[(i / 8) % 2] = _mm256_add_ps(sum[(i / 8) % 2], e);
+    }
+    _mm256_store_ps(lanes, sum[0]);
+    _mm256_store_ps(lanes + 8, sum[1]);
+    if (SoftmaxExpTail(x, y, full, cols, row_max, lanes) || bad) {
+      std::fill(y, y + cols, NAN);
+      continue;
+    }
+    const float inv_sum = 1.f / SumOfLanes(lanes);
+    const __m256 inv = _mm256_set1_ps(inv_sum);
+    for (int64_t i = 0; i < full; i += 8)
+      _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+    SoftmaxFinishScalar(y, full, cols, inv_sum);
+  }
+}
+
 void GeluPortable(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = GeluScalar(x[i]);
 }
@@ -200,9 +346,11 @@ void SiluPortable(const float* x, float* y, int64_t n) {
 }
 
 using FloatFn = void (*)(const float*, float*, int64_t);
+using RowsFn = void (*)(const float*, float*, int64_t, int64_t);
 
 // The form of a function for this CPU: AVX-512, else AVX2 with FMA, else scalar.
-FloatFn ForThisCpu(FloatFn avx512, FloatFn avx2, FloatFn portable) {
+template <typename Fn>
+Fn ForThisCpu(Fn avx512, Fn avx2, Fn portable) {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return avx512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return avx2;
@@ -219,6 +367,11 @@ void SiluOf(const float* x, float* y, int64_t n) {
 void GeluOf(const float* x, float* y, int64_t n) {
   static const FloatFn gelu = ForThisCpu(GeluAvx512, GeluAvx2, GeluPortable);
   gelu(x, y, n);
+}
+
+void SoftmaxRowsOf(const float* x, float* y, int64_t rows, int64_t cols) {
+  static const RowsFn softmax = ForThisCpu(SoftmaxAvx512, SoftmaxAvx2, SoftmaxPortable);
+  softmax(x, y, rows, cols);
 }
 
 }  // namespace verisub::runtime::dnnl_backend

@@ -222,7 +222,8 @@ TEST(HalideKernelTest, CudaPtxWithoutAGpu) {
 
 // erf (a GELU's, or ONNX Erf) is a rational function of the clamped input, as the backend's own
 // pass computes it (runtime/dnnl/vector_math.cc ErfOf), not an exp and a division besides:
-// within 4e-7 of erf everywhere (the pass's own bound, reached near the +-4 clamp), NaN kept, +-inf to +-1.
+// within 4e-7 of erf everywhere (the pass's own bound, reached near the +-4 clamp), NaN kept, +-inf
+// to +-1.
 TEST(HalideKernelTest, ErfIsARationalFunctionWithinFourTenMillionths) {
   SubGraph g;
   const int64_t n = 16 * 1024 + 5;  // and a tail

@@ -2976,6 +2976,106 @@ TEST(DnnlOpsTest, GeluRunsInTheBackendsPass) {
     }
 }
 
+// Softmax along rows by the backend's pass: within 1e-6 relative of the exact value on rows of
+// every length from 1 to 70 (whole vectors, masked tails) and of 128, 197 and 1000, values
+// spread over +-8 and over +-1e4 (most exps underflow: 0 where the exact value is below 1e-36);
+// each row sums to 1; the same floats in place as into another array. Masked (-inf) entries
+// give 0; a row of -inf only, or holding NaN or +inf, comes out NaN, as exp(x - max) / sum does.
+TEST(DnnlOpsTest, SoftmaxPassIsWithinAMillionthEverywhere) {
+  std::vector<int64_t> lengths = {128, 197, 1000};
+  for (int64_t c = 1; c <= 70; ++c) lengths.push_back(c);
+  for (double spread : {8.0, 1e4})
+    for (int64_t cols : lengths) {
+      const int64_t rows = 3;
+      std::vector<float> x(rows * cols);
+      for (size_t i = 0; i < x.size(); ++i)
+        x[i] = static_cast<float>(spread * std::sin(0.37 * static_cast<double>(i) + cols));
+      std::vector<float> y(x.size()), z = x;
+      dnnl_backend::SoftmaxRowsOf(x.data(), y.data(), rows, cols);
+      dnnl_backend::SoftmaxRowsOf(z.data(), z.data(), rows, cols);
+      EXPECT_EQ(y, z) << cols;
+      double worst = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* xr = x.data() + r * cols;
+        double max = -INFINITY, sum = 0, got = 0;
+        for (int64_t i = 0; i < cols; ++i) max = std::max(max, static_cast<double>(xr[i]));
+        for (int64_t i = 0; i < cols; ++i) sum += std::exp(xr[i] - max);
+        for (int64_t i = 0; i < cols; ++i) {
+          const double want = std::exp(xr[i] - max) / sum, have = y[r * cols + i];
+          got += have;
+          if (want < 1e-36)
+            EXPECT_LE(have, 1e-36) << cols;
+          else
+            worst = std::max(worst, std::abs(have - want) / want);
+        }
+        EXPECT_NEAR(got, 1.0, 1e-6) << cols;
+      }
+      EXPECT_LT(worst, 1e-6) << cols << " " << spread;
+    }
+  const float inf = INFINITY, nan = std::nanf("");
+  const std::vector<std::vector<float>> special = {
+      {1.f, -inf, 2.f, -inf, 3.f, 0.5f, -inf, 1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, 8.f, 9.f, -inf},
+      std::vector<float>(17, -inf),
+      {1.f, 2.f, nan, 3.f, 4.f, 5.f, 6.f, 7.f, 8.f, 9.f, 1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f},
+      {1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, 8.f, 9.f, 1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, inf}};
+  for (size_t k = 0; k < special.size(); ++k) {
+    std::vector<float> y(special[k].size());
+    dnnl_backend::SoftmaxRowsOf(special[k].data(), y.data(), 1, 17);
+    for (size_t i = 0; i < y.size(); ++i) {
+      if (k > 0)
+        EXPECT_TRUE(std::isnan(y[i])) << k << " " << i;
+      else if (std::isinf(special[k][i]))
+        EXPECT_EQ(y[i], 0.f) << i;
+      else
+        EXPECT_GT(y[i], 0.f) << i;
+    }
+  }
+}
+
+// Softmax along the last axis runs the backend's pass: after a kernel (over its input's buffer),
+// over a 4-D value stored in channel blocks with padding (converted to row-major first), as a
+// mapped softmax node and as ONNX's; along another axis oneDNN's. The reference's values, as with
+// VERISUB_SOFTMAX=onednn, which keeps oneDNN's everywhere.
+TEST(DnnlOpsTest, SoftmaxRunsInTheBackendsPass) {
+  ModelBuilder b;
+  b.Input("a", {2, 3, 7, 49}).Input("x", {1, 20, 5, 5});
+  b.Output("y", {2, 3, 7, 49}).Output("z", {1, 20, 5, 5}).Output("w", {1, 20, 5, 5});
+  b.Node("Relu", {"a"}, {"r"});
+  SetInt(b.Node("Softmax", {"r"}, {"y"}), "axis", -1);
+  b.Node("Neg", {"x"}, {"n"});
+  SetInt(b.Node("Softmax", {"n"}, {"z"}), "axis", 3);
+  SetInt(b.Node("Softmax", {"n"}, {"w"}), "axis", 1);
+  ScopedEnv softmax("VERISUB_SOFTMAX");
+  for (bool map : {true, false})
+    for (const char* mode : {"pass", "onednn"}) {
+      const std::string what = std::string(mode) + (map ? " mapped" : " onnx");
+      softmax.Set(mode);
+      ImportOptions options;
+      options.map_to_spec_ops = map;
+      auto g = ImportOnnxBytes(b.Bytes(), "softmax_pass", options);
+      ASSERT_TRUE(g.ok()) << g.status().message();
+      const auto inputs = testing::RandomInputs(*g, 7);
+      auto ref = MakeReferenceBackend()->Prepare(*g, {});
+      ASSERT_TRUE(ref.ok());
+      auto expected = (*ref)->Run(inputs);
+      ASSERT_TRUE(expected.ok());
+      for (specs::Layout layout : {specs::Layout::kNCHW16c, specs::Layout::kPlain}) {
+        PrepareOptions opts;
+        opts.layouts.assign(g->num_values(), specs::Layout::kPlain);
+        for (int v = 0; v < g->num_values(); ++v)
+          if (!g->value(v).constant && g->value(v).dims.size() == 4 && g->value(v).dims[1] == 20)
+            opts.layouts[v] = layout;
+        const std::string at = what + " " + std::string(specs::LayoutName(layout));
+        const PrepareStats stats = ExpectSameOutputs(*g, opts, inputs, *expected, at);
+        EXPECT_EQ(stats.fallback_nodes, 0) << at;
+        const auto it = stats.kernel_variants.find("softmax in the backend's pass");
+        EXPECT_EQ(it == stats.kernel_variants.end() ? 0 : it->second,
+                  std::string(mode) == "pass" ? 2 : 0)
+            << at;
+      }
+    }
+}
+
 // ONNX Runtime's transformer optimizer's EmbedLayerNormalization and Attention (a BERT layer as
 // its saved model has it) import as standard operators that compute what the operators'
 // documented formulas give, written here as loops: embeddings gathered by word, position and
