@@ -801,6 +801,11 @@ bool SoftmaxInHostPass() {
   return !(force && std::string(force) == "onednn");
 }
 
+bool MatmulReadsStrided() {
+  const char* force = std::getenv("VERISUB_TRANSPOSE");
+  return !(force && std::string(force) == "copy");
+}
+
 void EmitSiluPass(KernelBuilder& b, int id) {
   const int64_t count = static_cast<int64_t>(b.slot(id).desc.get_size() / sizeof(float));
   b.EmitHost(

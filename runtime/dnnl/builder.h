@@ -453,6 +453,13 @@ bool GeluInHostPass();
 // (1536 x 128: 77 against 70 us; 9408 x 49, a window attention's: equal).
 // VERISUB_SOFTMAX=onednn keeps oneDNN's (diagnosis, tests).
 bool SoftmaxInHostPass();
+// Whether a transpose of the last two axes read only by matrix products is a strided view of its
+// input that they read in place (TransposeKernel, MatmulKernel) rather than a copy: Swin-T's k^T
+// over 192 x 49 x 32 took 0.2 ms alone and up to 0.9 ms in the run as oneDNN 2.6's strided
+// reorder. VERISUB_TRANSPOSE=copy keeps the copy (diagnosis, tests).
+bool MatmulReadsStrided();
+// The kernel variant such a transpose counts.
+inline constexpr char kTransposeReadInPlace[] = "transpose read in place by its matmuls";
 // silu(x) over float32 slot `id` in place, in its stored layout (padding stays 0), in chunks on
 // the model's threads; a step of its own after the one writing `id`.
 void EmitSiluPass(KernelBuilder& b, int id);

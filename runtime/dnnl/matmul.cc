@@ -68,6 +68,19 @@ std::optional<Status> Int8Matmul(KernelBuilder& b, int a, const std::vector<int6
   return Status::Ok();
 }
 
+// Non-constant operand `id` of `dims` as the product may read it where it is: its stored
+// descriptor when that is a strided view of another value's buffer in `type` (a transpose read
+// in place, TransposeKernel), with the same dims; else nullopt (read row-major).
+std::optional<Desc> StridedOperand(KernelBuilder& b, int id, const std::vector<int64_t>& dims,
+                                   memory::data_type type) {
+  if (b.constant(id) || b.dims(id) != dims) return std::nullopt;
+  const Desc& stored = b.slot(id).desc;
+  if (stored.data_type() != type || stored == PlainDesc(dims, type) ||
+      stored.data.format_kind != dnnl_blocked || stored.data.format_desc.blocking.inner_nblks != 0)
+    return std::nullopt;
+  return stored;
+}
+
 Status MatmulKernel(KernelBuilder& b) {
   const Node& n = b.node();
   const Group& grp = b.group();
@@ -133,9 +146,24 @@ Status MatmulKernel(KernelBuilder& b) {
   Desc b_md = PlainDesc(bd);
   dnnl::primitive_attr attr;
   attr.set_post_ops(MakePostOps(grp));
-  auto desc = bias.empty() ? dnnl::matmul::desc(a_md, w_md, y_md)
-                           : dnnl::matmul::desc(a_md, w_md, b_md, y_md);
-  dnnl::matmul::primitive_desc pd(desc, attr, b.engine());
+  auto make_pd = [&] {
+    auto desc = bias.empty() ? dnnl::matmul::desc(a_md, w_md, y_md)
+                             : dnnl::matmul::desc(a_md, w_md, b_md, y_md);
+    return dnnl::matmul::primitive_desc(desc, attr, b.engine());
+  };
+  // Operands that are transposes read in place, where oneDNN runs the product on them with
+  // an implementation of its own (not the reference loop); else read row-major as usual.
+  const std::optional<Desc> a_strided = StridedOperand(b, a, ad, type);
+  const std::optional<Desc> w_strided = weights ? std::nullopt : StridedOperand(b, w, wd, type);
+  const Desc a_plain = a_md, w_plain = w_md;
+  if (a_strided) a_md = *a_strided;
+  if (w_strided) w_md = *w_strided;
+  dnnl::matmul::primitive_desc pd = make_pd();
+  if ((a_strided || w_strided) && IsReferenceImpl(pd)) {
+    a_md = a_plain;
+    w_md = w_plain;
+    pd = make_pd();
+  }
   b.Read(DNNL_ARG_SRC, a, a_md);
   if (weights)
     b.Fixed(DNNL_ARG_WEIGHTS, b.ConstantMemory(*weights, PlainDesc(wd), pd.weights_desc()));

@@ -2890,6 +2890,55 @@ TEST(DnnlOpsTest, SiluRunsAsAPassAfterTheConvolution) {
     }
 }
 
+// For each import of `b` (mapped to spec operators, then ONNX's operators as they are), each
+// value `mode` of environment variable `var` and each of `layouts` given to the 4-D activations
+// `pick` selects (every other value plain; no layouts at all where `layouts` is empty): the dnnl
+// backend's outputs equal the reference's on the same inputs, no node falls back, and
+// `check(what, mode, stats)` holds.
+void ExpectEveryModeComputesTheReference(
+    ModelBuilder& b, const std::string& name, const char* var,
+    std::initializer_list<const char*> modes, std::initializer_list<specs::Layout> layouts,
+    const std::function<bool(const Value&)>& pick,
+    const std::function<void(const std::string&, const std::string&, const PrepareStats&)>& check) {
+  ScopedEnv env(var);
+  for (bool map : {true, false})
+    for (const char* mode : modes) {
+      const std::string what = std::string(mode) + (map ? " mapped" : " onnx");
+      env.Set(mode);
+      ImportOptions options;
+      options.map_to_spec_ops = map;
+      auto g = ImportOnnxBytes(b.Bytes(), name, options);
+      ASSERT_TRUE(g.ok()) << g.status().message();
+      const auto inputs = testing::RandomInputs(*g, 5);
+      auto ref = MakeReferenceBackend()->Prepare(*g, {});
+      ASSERT_TRUE(ref.ok());
+      auto expected = (*ref)->Run(inputs);
+      ASSERT_TRUE(expected.ok());
+      std::vector<std::optional<specs::Layout>> each(layouts.begin(), layouts.end());
+      if (each.empty()) each.push_back(std::nullopt);
+      for (const std::optional<specs::Layout>& layout : each) {
+        PrepareOptions opts;
+        std::string at = what;
+        if (layout) {
+          opts.layouts.assign(g->num_values(), specs::Layout::kPlain);
+          for (int v = 0; v < g->num_values(); ++v)
+            if (!g->value(v).constant && g->value(v).dims.size() == 4 && pick(g->value(v)))
+              opts.layouts[v] = *layout;
+          at += " " + std::string(specs::LayoutName(*layout));
+        }
+        const PrepareStats stats = ExpectSameOutputs(*g, opts, inputs, *expected, at);
+        EXPECT_EQ(stats.fallback_nodes, 0) << at;
+        check(at, mode, stats);
+      }
+    }
+}
+
+// How many kernels of `variant` a prepare counted.
+int VariantCount(const PrepareStats& stats, const std::string& variant) {
+  const auto it = stats.kernel_variants.find(variant);
+  return it == stats.kernel_variants.end() ? 0 : it->second;
+}
+
 // GELU (x/2 (1 + erf(x / sqrt 2))) by the backend's vector pass: within 1e-6 of the exact value
 // relative to max(|x|, 1) over the whole range, exactly 0 far below 0, +inf kept and NaN kept;
 // the same float for an element whether it falls in a vector or in the scalar tail.
@@ -2946,34 +2995,12 @@ TEST(DnnlOpsTest, GeluRunsInTheBackendsPass) {
   b.Node("Add", {"r_e", "one"}, {"r_a"});
   b.Node("Mul", {"r", "r_a"}, {"r_m"});
   b.Node("Mul", {"r_m", "half"}, {"z"});
-  ScopedEnv gelu("VERISUB_GELU");
-  for (bool map : {true, false})
-    for (const char* mode : {"pass", "onednn"}) {
-      const std::string what = std::string(mode) + (map ? " mapped" : " onnx");
-      gelu.Set(mode);
-      ImportOptions options;
-      options.map_to_spec_ops = map;
-      auto g = ImportOnnxBytes(b.Bytes(), "gelu_pass", options);
-      ASSERT_TRUE(g.ok()) << g.status().message();
-      const auto inputs = testing::RandomInputs(*g, 5);
-      auto ref = MakeReferenceBackend()->Prepare(*g, {});
-      ASSERT_TRUE(ref.ok());
-      auto expected = (*ref)->Run(inputs);
-      ASSERT_TRUE(expected.ok());
-      for (specs::Layout layout : {specs::Layout::kNCHW16c, specs::Layout::kPlain}) {
-        PrepareOptions opts;
-        opts.layouts.assign(g->num_values(), specs::Layout::kPlain);
-        for (int v = 0; v < g->num_values(); ++v)
-          if (!g->value(v).constant && g->value(v).dims.size() == 4) opts.layouts[v] = layout;
-        const std::string at = what + " " + std::string(specs::LayoutName(layout));
-        const PrepareStats stats = ExpectSameOutputs(*g, opts, inputs, *expected, at);
-        EXPECT_EQ(stats.fallback_nodes, 0) << at;
-        const auto it = stats.kernel_variants.find("gelu in the backend's pass");
-        EXPECT_EQ(it == stats.kernel_variants.end() ? 0 : it->second,
-                  std::string(mode) == "pass" ? 2 : 0)
-            << at;
-      }
-    }
+  ExpectEveryModeComputesTheReference(
+      b, "gelu_pass", "VERISUB_GELU", {"pass", "onednn"},
+      {specs::Layout::kNCHW16c, specs::Layout::kPlain}, [](const Value&) { return true; },
+      [](const std::string& at, const std::string& mode, const PrepareStats& stats) {
+        EXPECT_EQ(VariantCount(stats, "gelu in the backend's pass"), mode == "pass" ? 2 : 0) << at;
+      });
 }
 
 // Softmax along rows by the backend's pass: within 1e-6 relative of the exact value on rows of
@@ -3045,35 +3072,51 @@ TEST(DnnlOpsTest, SoftmaxRunsInTheBackendsPass) {
   b.Node("Neg", {"x"}, {"n"});
   SetInt(b.Node("Softmax", {"n"}, {"z"}), "axis", 3);
   SetInt(b.Node("Softmax", {"n"}, {"w"}), "axis", 1);
-  ScopedEnv softmax("VERISUB_SOFTMAX");
-  for (bool map : {true, false})
-    for (const char* mode : {"pass", "onednn"}) {
-      const std::string what = std::string(mode) + (map ? " mapped" : " onnx");
-      softmax.Set(mode);
-      ImportOptions options;
-      options.map_to_spec_ops = map;
-      auto g = ImportOnnxBytes(b.Bytes(), "softmax_pass", options);
-      ASSERT_TRUE(g.ok()) << g.status().message();
-      const auto inputs = testing::RandomInputs(*g, 7);
-      auto ref = MakeReferenceBackend()->Prepare(*g, {});
-      ASSERT_TRUE(ref.ok());
-      auto expected = (*ref)->Run(inputs);
-      ASSERT_TRUE(expected.ok());
-      for (specs::Layout layout : {specs::Layout::kNCHW16c, specs::Layout::kPlain}) {
-        PrepareOptions opts;
-        opts.layouts.assign(g->num_values(), specs::Layout::kPlain);
-        for (int v = 0; v < g->num_values(); ++v)
-          if (!g->value(v).constant && g->value(v).dims.size() == 4 && g->value(v).dims[1] == 20)
-            opts.layouts[v] = layout;
-        const std::string at = what + " " + std::string(specs::LayoutName(layout));
-        const PrepareStats stats = ExpectSameOutputs(*g, opts, inputs, *expected, at);
-        EXPECT_EQ(stats.fallback_nodes, 0) << at;
-        const auto it = stats.kernel_variants.find("softmax in the backend's pass");
-        EXPECT_EQ(it == stats.kernel_variants.end() ? 0 : it->second,
-                  std::string(mode) == "pass" ? 2 : 0)
+  ExpectEveryModeComputesTheReference(
+      b, "softmax_pass", "VERISUB_SOFTMAX", {"pass", "onednn"},
+      {specs::Layout::kNCHW16c, specs::Layout::kPlain},
+      [](const Value& v) { return v.dims[1] == 20; },
+      [](const std::string& at, const std::string& mode, const PrepareStats& stats) {
+        EXPECT_EQ(VariantCount(stats, "softmax in the backend's pass"), mode == "pass" ? 2 : 0)
             << at;
-      }
-    }
+      });
+}
+
+// A transpose of the last two axes that only matrix products read is a strided view of its
+// input, which the products read in place: attention's k^T as the right operand, a transposed
+// left operand (two steps fewer: no copy, and no conversion before the products); one also read
+// by another kernel stays a copy, as do other permutations (heads moved out of the middle). The
+// reference's values, as with VERISUB_TRANSPOSE=copy, which keeps every copy.
+TEST(DnnlOpsTest, TransposesReadOnlyByMatmulsAreReadInPlace) {
+  ModelBuilder b;
+  b.Input("q", {2, 3, 5, 8}).Input("k", {2, 3, 5, 8});
+  b.Output("s", {2, 3, 5, 5}).Output("u", {2, 3, 8, 5}).Output("r", {2, 3, 8, 5});
+  b.Node("Relu", {"k"}, {"kr"});
+  SetInts(b.Node("Transpose", {"kr"}, {"kt"}), "perm", {0, 1, 3, 2});
+  b.Node("MatMul", {"q", "kt"}, {"s"});
+  SetInts(b.Node("Transpose", {"q"}, {"qt"}), "perm", {0, 1, 3, 2});
+  b.Node("MatMul", {"qt", "s"}, {"u"});
+  SetInts(b.Node("Transpose", {"kr"}, {"kt2"}), "perm", {0, 1, 3, 2});
+  b.Node("MatMul", {"kt2", "s"}, {"m"});
+  b.Node("Add", {"m", "kt2"}, {"r"});  // kt2 read by an add too: copied
+  // Heads moved out of the middle (matrices interleaved in the input): copied.
+  b.Output("h", {2, 5, 3, 3});
+  SetInts(b.Node("Transpose", {"q"}, {"qh"}), "perm", {0, 2, 1, 3});
+  SetInts(b.Node("Transpose", {"kr"}, {"kh"}), "perm", {0, 2, 3, 1});
+  b.Node("MatMul", {"qh", "kh"}, {"h"});
+  std::map<std::string, int> steps;  // per import, in place
+  ExpectEveryModeComputesTheReference(
+      b, "transpose_in_place", "VERISUB_TRANSPOSE", {"inplace", "copy"}, {}, {},
+      [&](const std::string& at, const std::string& mode, const PrepareStats& stats) {
+        EXPECT_EQ(VariantCount(stats, "transpose read in place by its matmuls"),
+                  mode == "inplace" ? 2 : 0)
+            << at;
+        const std::string form = at.substr(at.find(' '));
+        if (mode == "inplace")
+          steps[form] = stats.steps;
+        else
+          EXPECT_EQ(stats.steps, steps[form] + 2) << at;
+      });
 }
 
 // ONNX Runtime's transformer optimizer's EmbedLayerNormalization and Attention (a BERT layer as
