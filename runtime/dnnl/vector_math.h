@@ -20,7 +20,8 @@ void ErfOf(const float* x, float* y, int64_t n);
 void SiluOf(const float* x, float* y, int64_t n);
 
 // GELU, x/2 (1 + erf(x / sqrt 2)), with ErfOf's approximation: within 1e-6 of the exact value
-// relative to max(|x|, 1); NaN kept. AVX-512, AVX2 or scalar with identical results.
+// relative to max(|x|, 1); NaN kept, NaN for -inf (-inf times 0, as the graph's erf
+// decomposition computes it). AVX-512, AVX2 or scalar with identical results.
 void GeluOf(const float* x, float* y, int64_t n);
 
 // Softmax along each row of a rows x cols row-major array: the row's maximum subtracted, exp by
