@@ -69,16 +69,24 @@ std::optional<Status> Int8Matmul(KernelBuilder& b, int a, const std::vector<int6
 }
 
 // Non-constant operand `id` of `dims` as the product may read it where it is: its stored
-// descriptor when that is a strided view of another value's buffer in `type` (a transpose read
-// in place, TransposeKernel), with the same dims; else nullopt (read row-major).
+// descriptor when that is `dims` row-major but for the last two axes, swapped (each matrix
+// transposed in place: a transpose read in place, TransposeKernel, or a column-major matrix);
+// else nullopt (read row-major).
 std::optional<Desc> StridedOperand(KernelBuilder& b, int id, const std::vector<int64_t>& dims,
                                    memory::data_type type) {
-  if (b.constant(id) || b.dims(id) != dims) return std::nullopt;
-  const Desc& stored = b.slot(id).desc;
-  if (stored.data_type() != type || stored == PlainDesc(dims, type) ||
-      stored.data.format_kind != dnnl_blocked || stored.data.format_desc.blocking.inner_nblks != 0)
-    return std::nullopt;
-  return stored;
+  const size_t r = dims.size();
+  if (b.constant(id) || b.dims(id) != dims || r < 2) return std::nullopt;
+  memory::dims strides(r);
+  strides[r - 2] = 1;
+  strides[r - 1] = dims[r - 2];
+  int64_t stride = dims[r - 2] * dims[r - 1];
+  for (size_t d = r - 2; d-- > 0;) {
+    strides[d] = stride;
+    stride *= dims[d];
+  }
+  const Desc transposed(memory::dims(dims.begin(), dims.end()), type, strides);
+  if (b.slot(id).desc != transposed) return std::nullopt;
+  return transposed;
 }
 
 Status MatmulKernel(KernelBuilder& b) {
