@@ -10,6 +10,7 @@
 
 #include "base/file_io.h"
 #include "fusion/codegen.h"
+#include "runtime/erf_rational.h"
 
 namespace verisub::fusion {
 namespace {
@@ -27,23 +28,17 @@ std::vector<H::Expr> Args(const std::vector<H::Expr>& row_major) {
 }
 
 H::Expr Erf(H::Expr x) {
-  // The rational approximation the backend's erf and GELU passes use (runtime/dnnl/
-  // vector_math.cc ErfOf): x clamped to [-4, 4] (erf is 1 - 1.5e-8 there), then x p(x^2) / q(x^2)
-  // with polynomials of degree 6 and 4: absolute error below 4e-7, nine multiply-adds and one
-  // division, where Abramowitz and Stegun 7.1.26 needed an exp and a division besides (a GELU
-  // on its own ran 1.6x the backend's pass). Halide makes the clamp a min and a max, which
-  // turn NaN into a bound, and compiles floats without NaNs in mind (is_nan folds to false): NaN
-  // is told by its bits and selected back.
-  const H::Expr v = H::clamp(x, -4.0f, 4.0f);
+  // The rational approximation the backend's erf and GELU passes use (runtime/erf_rational.h):
+  // nine multiply-adds and one division, where Abramowitz and Stegun 7.1.26 needed an exp and a
+  // division besides (a GELU on its own ran 1.6x the backend's pass). Halide makes the clamp a
+  // min and a max, which turn NaN into a bound, and compiles floats without NaNs in mind (is_nan
+  // folds to false): NaN is told by its bits and selected back.
+  const H::Expr v = H::clamp(x, -runtime::kErfClamp, runtime::kErfClamp);
   const H::Expr v2 = v * v;
-  H::Expr p = -2.72614225801306e-10f;
-  for (float c : {2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
-                  -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f})
-    p = p * v2 + c;
-  H::Expr q = -1.45660718464996e-05f;
-  for (float c : {-2.13374055278905e-04f, -1.68282697438203e-03f, -7.37332916720468e-03f,
-                  -1.42647390514189e-02f})
-    q = q * v2 + c;
+  H::Expr p = runtime::kErfP[0];
+  for (int k = 1; k < 7; ++k) p = p * v2 + runtime::kErfP[k];
+  H::Expr q = runtime::kErfQ[0];
+  for (int k = 1; k < 5; ++k) q = q * v2 + runtime::kErfQ[k];
   const H::Expr magnitude = H::reinterpret<uint32_t>(x) & H::cast(H::UInt(32), 0x7fffffff);
   const H::Expr nan = magnitude > H::cast(H::UInt(32), 0x7f800000);
   return H::select(nan, x, v * p / q);

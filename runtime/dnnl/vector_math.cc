@@ -7,27 +7,21 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/erf_rational.h"
+
 namespace verisub::runtime::dnnl_backend {
 
 __attribute__((target_clones("avx512f", "avx2", "default"))) void ErfOf(const float* x, float* y,
                                                                         int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    float v = x[i] < -4.f ? -4.f : x[i];
-    v = v > 4.f ? 4.f : v;
+    float v = x[i] < -kErfClamp ? -kErfClamp : x[i];
+    v = v > kErfClamp ? kErfClamp : v;
     const float v2 = v * v;
-    float p = -2.72614225801306e-10f;
-    p = p * v2 + 2.77068142495902e-08f;
-    p = p * v2 - 2.10102402082508e-06f;
-    p = p * v2 - 5.69250639462346e-05f;
-    p = p * v2 - 7.34990630326855e-04f;
-    p = p * v2 - 2.95459980854025e-03f;
-    p = p * v2 - 1.60960333262415e-02f;
-    float q = -1.45660718464996e-05f;
-    q = q * v2 - 2.13374055278905e-04f;
-    q = q * v2 - 1.68282697438203e-03f;
-    q = q * v2 - 7.37332916720468e-03f;
-    q = q * v2 - 1.42647390514189e-02f;
+    float p = kErfP[0];
+    for (int k = 1; k < 7; ++k) p = p * v2 + kErfP[k];
+    float q = kErfQ[0];
+    for (int k = 1; k < 5; ++k) q = q * v2 + kErfQ[k];
     y[i] = v * p / q;
   }
 }
@@ -70,14 +64,9 @@ float SiluScalar(float v) {
   return v < kSiluZeroBelow ? 0.f : s;
 }
 
-// GELU's constants: erf(x / sqrt 2) by ErfOf's rational approximation (x / sqrt 2 clamped to
+// GELU's constant: erf(x / sqrt 2) by ErfOf's rational approximation (x / sqrt 2 clamped to
 // [-4, 4]), then x/2 (1 + erf).
-constexpr float kRsqrt2 = 0.70710678118654752f, kErfClamp = 4.f;
-constexpr float kErfP[7] = {-2.72614225801306e-10f, 2.77068142495902e-08f,  -2.10102402082508e-06f,
-                            -5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
-                            -1.60960333262415e-02f};
-constexpr float kErfQ[5] = {-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
-                            -7.37332916720468e-03f, -1.42647390514189e-02f};
+constexpr float kRsqrt2 = 0.70710678118654752f;
 
 // The scalar form of the vector loops' operations, as SiluScalar.
 float GeluScalar(float x) {
