@@ -314,9 +314,11 @@ void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
   InChunks(n, kHostChunk, f);
 }
 
-void InRowChunks(int64_t rows, int64_t cols, const std::function<void(int64_t, int64_t)>& f) {
+void SoftmaxRowsInChunks(const float* x, float* y, int64_t rows, int64_t cols) {
   const int64_t per_chunk = std::max<int64_t>(1, kHostChunk / std::max<int64_t>(cols, 1));
-  InChunks(rows, per_chunk, f);
+  InChunks(rows, per_chunk, [&](int64_t at, int64_t count) {
+    SoftmaxRowsOf(x + at * cols, y + at * cols, count, cols);
+  });
 }
 
 dnnl::primitive_attr QuantizeAttr(float scale, int32_t zero) {
@@ -776,6 +778,13 @@ const KernelRegistry& Kernels() {
 
 namespace {
 
+// Whether environment variable `var` is `value`: a switch back to another kernel (diagnosis,
+// tests).
+bool Forced(const char* var, const char* value) {
+  const char* v = std::getenv(var);
+  return v && std::string(v) == value;
+}
+
 bool EndsWithSilu(const Group& g) {
   if (g.post_ops.empty()) return false;
   const PostOp& last = g.post_ops.back();
@@ -786,24 +795,35 @@ bool EndsWithSilu(const Group& g) {
 }  // namespace
 
 bool SiluAfterPrimitive(const Group& g, memory::data_type type) {
-  if (type != memory::data_type::f32 || !EndsWithSilu(g)) return false;
-  const char* force = std::getenv("VERISUB_SILU");
-  return !(force && std::string(force) == "fused");
+  return type == memory::data_type::f32 && EndsWithSilu(g) && !Forced("VERISUB_SILU", "fused");
 }
 
-bool GeluInHostPass() {
-  const char* force = std::getenv("VERISUB_GELU");
-  return !(force && std::string(force) == "onednn");
-}
+bool GeluInHostPass() { return !Forced("VERISUB_GELU", "onednn"); }
 
-bool SoftmaxInHostPass() {
-  const char* force = std::getenv("VERISUB_SOFTMAX");
-  return !(force && std::string(force) == "onednn");
-}
+bool SoftmaxInHostPass() { return !Forced("VERISUB_SOFTMAX", "onednn"); }
 
-bool MatmulReadsStrided() {
-  const char* force = std::getenv("VERISUB_TRANSPOSE");
-  return !(force && std::string(force) == "copy");
+bool MatmulReadsStrided() { return !Forced("VERISUB_TRANSPOSE", "copy"); }
+
+std::optional<Status> EmitFloatPass(KernelBuilder& b, int x, int y, const Desc& desc,
+                                    bool may_overwrite,
+                                    std::function<void(const float*, float*)> pass) {
+  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x) || b.OutputType(y) != memory::data_type::f32 ||
+      b.slot(x).desc.data_type() != memory::data_type::f32)
+    return std::nullopt;
+  const int src = b.slot(x).desc == desc ? x : b.Converted(x, desc);
+  const bool in_place = may_overwrite && src == x && b.Overwritable(x, desc);
+  if (in_place)
+    b.WriteOver(DNNL_ARG_DST, y, desc, x);  // lists the write
+  else
+    b.Define(y, desc);
+  b.EmitHost(
+      [src, y, pass = std::move(pass)](RunState& st) -> Status {
+        pass(static_cast<const float*>(st.mem[src].get_data_handle()),
+             static_cast<float*>(st.mem[y].get_data_handle()));
+        return Status::Ok();
+      },
+      {src}, in_place ? std::vector<int>{} : std::vector<int>{y});
+  return Status::Ok();
 }
 
 void EmitSiluPass(KernelBuilder& b, int id) {

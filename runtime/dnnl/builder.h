@@ -430,8 +430,9 @@ void EmitFakeQuantPass(KernelBuilder& b, int x, int y, const FakeQuant& fq);
 // chunks of kHostChunk elements, the chunks on the model's threads (one chunk: this thread).
 inline constexpr int64_t kHostChunk = 16384;
 void InChunks(int64_t n, const std::function<void(int64_t, int64_t)>& f);
-// The same over `rows` rows of `cols` elements, each chunk whole rows (at least one).
-void InRowChunks(int64_t rows, int64_t cols, const std::function<void(int64_t, int64_t)>& f);
+// SoftmaxRowsOf (vector_math.h) over `rows` rows of `cols` floats in chunks of whole rows (about
+// kHostChunk elements, at least one row), the chunks on the model's threads.
+void SoftmaxRowsInChunks(const float* x, float* y, int64_t rows, int64_t cols);
 
 // Eltwise and sum post-ops of a fused group, in order (bias and batchnorm are the kernel's);
 // without the last one where `drop_trailing_silu` (SiluAfterPrimitive).
@@ -460,6 +461,13 @@ bool SoftmaxInHostPass();
 bool MatmulReadsStrided();
 // The kernel variant such a transpose counts.
 inline constexpr char kTransposeReadInPlace[] = "transpose read in place by its matmuls";
+// y = a host pass over float32 slot x read in `desc` (converted first where x is stored
+// otherwise): `pass(in, out)` on the buffers at run time, `out` x's own buffer where
+// `may_overwrite` and x dies here, else a buffer of y's own in `desc`. nullopt where x or y is no
+// oneDNN value, x is a constant, or either is not float32 (the caller runs another kernel).
+std::optional<Status> EmitFloatPass(KernelBuilder& b, int x, int y, const Desc& desc,
+                                    bool may_overwrite,
+                                    std::function<void(const float*, float*)> pass);
 // silu(x) over float32 slot `id` in place, in its stored layout (padding stays 0), in chunks on
 // the model's threads; a step of its own after the one writing `id`.
 void EmitSiluPass(KernelBuilder& b, int id);

@@ -510,17 +510,13 @@ class DynamicNorm : public DynamicKernel {
     y.dims = x.dims;
     y.f32.resize(static_cast<size_t>(rows * cols));
     if (rows * cols == 0) return y;
+    if (softmax_ && SoftmaxInHostPass()) {
+      SoftmaxRowsInChunks(x.f32.data(), y.f32.data(), rows, cols);
+      return y;
+    }
     const Desc md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
     memory src(md, *st.engine, const_cast<float*>(x.f32.data()));
     memory dst(md, *st.engine, y.f32.data());
-    if (softmax_ && SoftmaxInHostPass()) {
-      const float* in = x.f32.data();
-      float* out = y.f32.data();
-      InRowChunks(rows, cols, [&](int64_t at, int64_t count) {
-        SoftmaxRowsOf(in + at * cols, out + at * cols, count, cols);
-      });
-      return y;
-    }
     if (softmax_) {
       dnnl::softmax_forward::primitive_desc pd(
           dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, 1), *st.engine);

@@ -31,26 +31,11 @@ void WriteInPlaceWherePossible(KernelBuilder& b, int x, int y, const Desc& dst) 
 // not float32.
 std::optional<Status> HostFunctionPass(KernelBuilder& b, void (*f)(const float*, float*, int64_t),
                                        int x, int y, bool may_overwrite) {
-  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x) || b.OutputType(y) != memory::data_type::f32 ||
-      b.slot(x).desc.data_type() != memory::data_type::f32)
-    return std::nullopt;
   const Desc desc = b.StoredDesc(x);
-  const int src = b.slot(x).desc == desc ? x : b.Converted(x, desc);
-  const bool in_place = may_overwrite && src == x && b.Overwritable(x, desc);
-  if (in_place)
-    b.WriteOver(DNNL_ARG_DST, y, desc, x);  // lists the write
-  else
-    b.Define(y, desc);
   const int64_t count = static_cast<int64_t>(desc.get_size() / sizeof(float));
-  b.EmitHost(
-      [src, y, count, f](RunState& st) -> Status {
-        const float* in = static_cast<const float*>(st.mem[src].get_data_handle());
-        float* out = static_cast<float*>(st.mem[y].get_data_handle());
-        InChunks(count, [&](int64_t at, int64_t len) { f(in + at, out + at, len); });
-        return Status::Ok();
-      },
-      {src}, in_place ? std::vector<int>{} : std::vector<int>{y});
-  return Status::Ok();
+  return EmitFloatPass(b, x, y, desc, may_overwrite, [f, count](const float* in, float* out) {
+    InChunks(count, [&](int64_t at, int64_t len) { f(in + at, out + at, len); });
+  });
 }
 
 // The kernel variant a GELU in the backend's pass counts (GeluInHostPass).

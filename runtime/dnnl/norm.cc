@@ -2,7 +2,6 @@
 // normalization over the trailing dimensions, softmax along one axis.
 #include "onnx/onnx_pb.h"
 #include "runtime/dnnl/builder.h"
-#include "runtime/dnnl/vector_math.h"
 #include "runtime/onnx_kernels.h"
 #include "specs/ops/batchnorm.h"
 #include "specs/ops/layer_norm.h"
@@ -139,30 +138,13 @@ constexpr char kSoftmaxPass[] = "softmax in the backend's pass";
 // row-major (converted where stored otherwise), y over x's buffer where x dies here. nullopt where
 // the types are not float32 or x is a constant.
 std::optional<Status> SoftmaxPass(KernelBuilder& b, int x, int y) {
-  if (!b.Dnnl(x) || !b.Dnnl(y) || b.constant(x) || b.OutputType(y) != memory::data_type::f32 ||
-      b.slot(x).desc.data_type() != memory::data_type::f32)
-    return std::nullopt;
   const auto& xd = b.dims(x);
-  const Desc plain = PlainDesc(xd);
-  const int src = b.slot(x).desc == plain ? x : b.Converted(x, plain);
-  const bool in_place = src == x && b.Overwritable(x, plain);
-  if (in_place)
-    b.WriteOver(DNNL_ARG_DST, y, plain, x);  // lists the write
-  else
-    b.Define(y, plain);
   const int64_t cols = xd.back(), rows = cols == 0 ? 0 : CountElements(xd) / cols;
-  b.EmitHost(
-      [src, y, rows, cols](RunState& st) -> Status {
-        const float* in = static_cast<const float*>(st.mem[src].get_data_handle());
-        float* out = static_cast<float*>(st.mem[y].get_data_handle());
-        InRowChunks(rows, cols, [&](int64_t at, int64_t count) {
-          SoftmaxRowsOf(in + at * cols, out + at * cols, count, cols);
-        });
-        return Status::Ok();
-      },
-      {src}, in_place ? std::vector<int>{} : std::vector<int>{y});
-  b.CountVariant(kSoftmaxPass);
-  return Status::Ok();
+  std::optional<Status> done = EmitFloatPass(
+      b, x, y, PlainDesc(xd), /*may_overwrite=*/true,
+      [rows, cols](const float* in, float* out) { SoftmaxRowsInChunks(in, out, rows, cols); });
+  if (done) b.CountVariant(kSoftmaxPass);
+  return done;
 }
 
 Status SoftmaxKernel(KernelBuilder& b) {
