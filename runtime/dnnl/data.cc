@@ -222,7 +222,7 @@ Status TransposeKernel(KernelBuilder& b) {
   // BERT's heads split out of [tokens, heads, 64] (matrices interleaved, a batch stride of 64)
   // read in place made its attention products slower than the copies they saved (7.1-7.5 ms
   // against 6.6-7.1 ms a run). A reader that cannot read it converts it then.
-  if (x_layout == specs::Layout::kPlain && SwapsTheLastTwoAxes(perm) &&
+  if (x_layout.has_value() && read == specs::Layout::kPlain && SwapsTheLastTwoAxes(perm) &&
       b.slot(x).desc.data_type() == memory::data_type::f32 &&
       b.OutputType(y) == memory::data_type::f32 && y_layout == specs::Layout::kPlain &&
       ReadOnlyByMatmuls(b, y) && MatmulReadsStrided()) {

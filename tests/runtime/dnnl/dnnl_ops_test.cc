@@ -2819,7 +2819,9 @@ std::pair<std::vector<float>, std::vector<float>> SameInVectorsAndAlone(
   for (size_t i = 0; i < x.size(); ++i) {
     float alone;
     f(&x[i], &alone, 1);
-    if (std::isnan(x[i])) EXPECT_TRUE(std::isnan(y[i]));
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(y[i]));
+    }
     if (std::isnan(y[i]))
       EXPECT_TRUE(std::isnan(alone)) << "at " << x[i];
     else
