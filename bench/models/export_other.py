@@ -18,7 +18,9 @@ and a transformer quantized statically in the QDQ form quantize_static writes (c
 recorded input by verisub-run), models stored in float16, a recommender (DLRM-like: embedding
 lookups by indices computed in the graph), a graph convolutional network, a raw-waveform audio
 CNN, a tiny MLP whose runs take microseconds, RAFT optical flow, an ESRGAN-like super-resolution
-network, CLIP's text encoder, BERT fed token ids, and classifiers and BERT served in batches.
+network, CLIP's text encoder, BERT fed token ids, a DETR-like detector (cross-attention from
+learned queries), an encoder-decoder translation model, a top-2 mixture of experts, and
+classifiers and BERT served in batches.
 Random seeded weights, batch 1 unless named, opset 17, eval mode, written as
 export_zoo.py writes the classification zoo (NAME.onnx, NAME.input_0.pb, PyTorch's
 NAME.output_0.pb, and zoo.json, which bench/zoo_bench.js reads with --zoo DIR).
@@ -766,6 +768,92 @@ class ClipTextLike(nn.Module):
         return self.proj(h[torch.arange(h.shape[0]), ids.argmax(-1)])
 
 
+
+def sine_positions(n, d):
+    """Fixed sinusoidal position features of n positions, [n, d] (Vaswani et al.)."""
+    t = torch.arange(n).float()[:, None]
+    inv = torch.exp(-torch.arange(d // 2).float() * (9.21 / (d // 2)))[None]
+    return torch.cat([torch.sin(t * inv), torch.cos(t * inv)], 1)
+
+
+class DetrLike(nn.Module):
+    """DETR: a ResNet-18 trunk, its 8x8 features projected to 256 channels and flattened to 64
+    tokens with fixed sine positions, nn.Transformer (two encoder and two decoder layers, post-
+    norm, ReLU) over 100 learned object queries (cross-attention from the queries to the image
+    tokens), a class head and a three-layer box MLP with a sigmoid, concatenated."""
+
+    def __init__(self, d=256, queries=100, classes=92):
+        super().__init__()
+        trunk = tv.resnet18(weights=None)
+        self.trunk = nn.Sequential(*list(trunk.children())[:-2])
+        self.proj = nn.Conv2d(512, d, 1)
+        self.register_buffer("pos", sine_positions(64, d)[None])
+        self.queries = nn.Parameter(torch.randn(1, queries, d) * 0.1)
+        self.tf = nn.Transformer(d, 8, 2, 2, 1024, 0.0, batch_first=True)
+        self.cls = nn.Linear(d, classes)
+        self.box = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU(),
+                                 nn.Linear(d, 4), nn.Sigmoid())
+
+    def forward(self, x):
+        f = self.proj(self.trunk(x)).flatten(2).transpose(1, 2) + self.pos
+        h = self.tf(f, self.queries.expand(x.shape[0], -1, -1))
+        return torch.cat([self.cls(h), self.box(h)], -1)
+
+
+class Seq2SeqLike(nn.Module):
+    """A translation model's encoder-decoder (nn.Transformer, pre-norm, GELU, three layers each):
+    the source as embedded tokens in, a fixed 32-token target prefix (a learned table) decoded
+    under a causal mask with cross-attention to the source, logits over a 4,000-word vocabulary."""
+
+    def __init__(self, d=256, tgt=32, vocab=4000):
+        super().__init__()
+        self.tgt = nn.Parameter(torch.randn(1, tgt, d) * 0.1)
+        self.register_buffer("pos", sine_positions(64, d)[None])
+        self.register_buffer("mask", torch.full((tgt, tgt), float("-inf")).triu(1))
+        self.tf = nn.Transformer(d, 4, 3, 3, 4 * d, 0.0, "gelu", batch_first=True,
+                                 norm_first=True)
+        self.out = nn.Linear(d, vocab)
+
+    def forward(self, x):
+        t = self.tgt.expand(x.shape[0], -1, -1) + self.pos[:, :self.tgt.shape[1]]
+        return self.out(self.tf(x + self.pos[:, :x.shape[1]], t, tgt_mask=self.mask))
+
+
+class MoeLike(nn.Module):
+    """Transformer layers whose feed-forward is a mixture of 8 experts with top-2 routing, as
+    Switch/Mixtral-style exports compute it densely: the router's TopK, a softmax over the two
+    scores scattered back into a gate per expert (ScatterElements), every expert's SwiGLU output
+    weighted by its gate and summed."""
+
+    def __init__(self, d=256, experts=8, hidden=512, layers=2):
+        super().__init__()
+        self.att = nn.ModuleList([nn.MultiheadAttention(d, 4, batch_first=True)
+                                  for _ in range(layers)])
+        self.n1 = nn.ModuleList([nn.LayerNorm(d) for _ in range(layers)])
+        self.n2 = nn.ModuleList([nn.LayerNorm(d) for _ in range(layers)])
+        self.router = nn.ModuleList([nn.Linear(d, experts, bias=False) for _ in range(layers)])
+        self.w1 = nn.ModuleList([nn.ModuleList([nn.Linear(d, hidden, bias=False)
+                                                for _ in range(experts)]) for _ in range(layers)])
+        self.w3 = nn.ModuleList([nn.ModuleList([nn.Linear(d, hidden, bias=False)
+                                                for _ in range(experts)]) for _ in range(layers)])
+        self.w2 = nn.ModuleList([nn.ModuleList([nn.Linear(hidden, d, bias=False)
+                                                for _ in range(experts)]) for _ in range(layers)])
+
+    def forward(self, x):
+        for i, (att, n1, n2) in enumerate(zip(self.att, self.n1, self.n2)):
+            h = n1(x)
+            x = x + att(h, h, h, need_weights=False)[0]
+            h = n2(x)
+            logits = self.router[i](h)
+            top, idx = logits.topk(2, -1)
+            gates = torch.zeros_like(logits).scatter(-1, idx, top.softmax(-1))
+            y = 0
+            for e, (w1, w3, w2) in enumerate(zip(self.w1[i], self.w3[i], self.w2[i])):
+                y = y + gates[..., e:e + 1] * w2(nn.functional.silu(w1(h)) * w3(h))
+            x = x + y
+        return x
+
+
 SEG = (1, 3, 224, 224)
 CLIP = (1, 3, 8, 112, 112)
 # name: (family, factory, input shape)
@@ -818,6 +906,9 @@ MODELS = {
     "esrgan_like": ("Image to image", EsrganLike, (1, 3, 64, 64)),
     "clip_text_like": ("Text", ClipTextLike, (1, 77)),
     "bert_tokens": ("Text", BertTokens, (1, 128)),
+    "detr_like": ("Detection", DetrLike, (1, 3, 256, 256)),
+    "seq2seq_like": ("Text", Seq2SeqLike, (1, 64, 256)),
+    "moe_like": ("Text", MoeLike, (1, 64, 256)),
     # Served in batches, as a throughput-minded user runs them.
     "resnet50_b8": ("Batched", lambda: tv.resnet50(weights=None), (8, 3, 224, 224)),
     "mobilenet_v2_b16": ("Batched", lambda: tv.mobilenet_v2(weights=None), (16, 3, 224, 224)),
