@@ -114,14 +114,42 @@ const RewritePlan& RewritePlanner::Plan(const Match& match, double max_cost_delt
   old_out_.clear();
   for (const ruledb::ValueRef& o : rule_->src.outputs)
     old_out_.push_back(g_.node(match.nodes[o.node]).outputs[o.index]);
+  bounded_ = max_cost_delta < 1e300;
+  unpriced_.clear();
   if (!PlanTargets(match) || !PlanOutputs() || !PlanRemovals(match)) return plan_;
   if (options_.keep_weights_constant && ComputedWeightsAdded() > 0) {
     Reject(RejectReason::kComputedWeight,
            "a convolution or matmul would read a computed weight instead of a constant one");
     return plan_;
   }
+  // New nodes never priced before count at their lower bounds so far: a plan over the limit on
+  // those is over it at any price, and none of them is timed.
+  if (plan_.cost_delta < max_cost_delta && !PriceUnpriced()) return plan_;
   if (plan_.cost_delta >= max_cost_delta) Reject(RejectReason::kCostLimit, "");
   return plan_;
+}
+
+bool RewritePlanner::PriceUnpriced() {
+  const int first_new = g_.num_values();
+  for (const Unpriced& u : unpriced_) {
+    const RewritePlan::NewNode& n = plan_.new_nodes[u.node];
+    const specs::TensorType* in[specs::kMaxOpInputs];
+    for (int k = 0; k < n.num_inputs; ++k) {
+      const int v = n.inputs[k];
+      in[k] = v >= first_new ? &plan_.new_types[v - first_new] : &*g_.value(v).spec_type;
+    }
+    const specs::OpSpec& spec = specs::GetOp(n.op);
+    auto c = cost_->SpecCost(n.op, n.params, in, n.num_inputs, &plan_.new_types[n.first_output],
+                             n.num_outputs, plan_.new_elem_types[n.first_output], u.weight_inputs,
+                             spec.name);
+    if (!c.ok()) {
+      Reject(RejectReason::kCost, c.status().message());
+      return false;
+    }
+    plan_.cost_delta += *c - u.bound;
+  }
+  unpriced_.clear();
+  return true;
 }
 
 namespace {
@@ -217,13 +245,22 @@ bool RewritePlanner::PlanTargets(const Match& match) {
     if (foldable) {  // folded into a weight when the search ends: free
       ++plan_.weight_only_nodes;
     } else {
-      auto c = cost_->SpecCost(pn.op, pn.params, in, n.num_inputs, out, spec.num_outputs, elem_type,
-                               weight_inputs, spec.name);
-      if (!c.ok()) {
-        Reject(RejectReason::kCost, c.status().message());
-        return false;
+      if (bounded_) {  // priced exactly only if the plan can stay under its limit
+        bool exact = false;
+        const double c = cost_->SpecCostOrBound(pn.op, pn.params, in, n.num_inputs, out,
+                                                spec.num_outputs, elem_type, weight_inputs, &exact);
+        if (!exact)
+          unpriced_.push_back({static_cast<int>(plan_.new_nodes.size()), weight_inputs, c});
+        plan_.cost_delta += c;
+      } else {
+        auto c = cost_->SpecCost(pn.op, pn.params, in, n.num_inputs, out, spec.num_outputs,
+                                 elem_type, weight_inputs, spec.name);
+        if (!c.ok()) {
+          Reject(RejectReason::kCost, c.status().message());
+          return false;
+        }
+        plan_.cost_delta += *c;
       }
-      plan_.cost_delta += *c;
     }
     n.first_output = static_cast<int>(plan_.new_types.size());
     n.num_outputs = spec.num_outputs;

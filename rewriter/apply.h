@@ -66,7 +66,9 @@ struct RewritePlan {
   };
   RejectReason rejected = RejectReason::kNone;
   std::string detail;
-  // Exact even when the plan is rejected for its cost (kCostLimit).
+  // Exact, except under a limit (RewritePlanner::Plan's max_cost_delta): a plan rejected for its
+  // cost (kCostLimit) may hold lower bounds of the costs of new nodes never priced before
+  // (CostModel::LowerBoundUs), which were enough to reject it.
   double cost_delta = 0;
   int weight_only_nodes = 0;
   std::vector<NewNode> new_nodes;
@@ -97,7 +99,8 @@ class RewritePlanner {
         options_(options),
         node_costs_(node_costs) {}
 
-  // Plans `match`; rejects with kCostLimit when the cost change is at least `max_cost_delta`.
+  // Plans `match`; rejects with kCostLimit when the cost change is at least `max_cost_delta`,
+  // without pricing new nodes whose lower bounds (CostModel::LowerBoundUs) already put it there.
   // The cycle check and the re-inference of consumers need the built graph and happen in
   // BuildRewrite. The plan stays valid until the next call.
   const RewritePlan& Plan(const Match& match, double max_cost_delta = 1e300);
@@ -106,6 +109,8 @@ class RewritePlanner {
   bool PlanTargets(const Match& match);
   bool PlanOutputs();
   bool PlanRemovals(const Match& match);
+  // Prices the new nodes PlanTargets counted at their lower bounds; false when one cannot be.
+  bool PriceUnpriced();
   void Reject(RejectReason r, std::string detail);
   // Convolutions and matmuls reading a computed weight after the plan, minus before.
   int ComputedWeightsAdded() const;
@@ -123,6 +128,14 @@ class RewritePlanner {
   std::vector<std::array<int, specs::kMaxOpOutputs>> dst_out_;
   std::vector<std::pair<int, int>> uses_;
   const ruledb::Rule* rule_ = nullptr;
+  // Under a limit: new nodes counted at their lower bounds (index in plan_.new_nodes).
+  struct Unpriced {
+    int node;
+    uint32_t weight_inputs;
+    double bound;
+  };
+  bool bounded_ = false;
+  std::vector<Unpriced> unpriced_;
 };
 
 // Builds the graph of an accepted plan of `match` on `g` (the input graph is never edited).

@@ -97,11 +97,11 @@ size_t CostEvaluator::SpecKeyHash::operator()(const SpecKey& k) const {
   return static_cast<size_t>(h);
 }
 
-StatusOr<double> CostEvaluator::SpecCost(specs::OpKind op, const specs::Params& params,
-                                         const specs::TensorType* const* inputs, int num_inputs,
-                                         const specs::TensorType* outputs, int num_outputs,
-                                         int32_t elem_type, uint32_t weight_inputs,
-                                         const std::string& node_name) {
+CostEvaluator::SpecKey CostEvaluator::KeyOf(specs::OpKind op, const specs::Params& params,
+                                             const specs::TensorType* const* inputs,
+                                             int num_inputs, const specs::TensorType* outputs,
+                                             int num_outputs, int32_t elem_type,
+                                             uint32_t weight_inputs) {
   SpecKey key{};  // unused words stay zero, so equal instances give equal keys
   size_t w = 0;
   key[w++] = static_cast<int64_t>(op);
@@ -116,8 +116,14 @@ StatusOr<double> CostEvaluator::SpecCost(specs::OpKind op, const specs::Params& 
   };
   for (int k = 0; k < num_inputs; ++k) put(inputs[k]->shape);
   for (int k = 0; k < num_outputs; ++k) put(outputs[k].shape);
-  auto it = spec_cache_.find(key);
-  if (it != spec_cache_.end()) return it->second;
+  return key;
+}
+
+runtime::OpCostQuery CostEvaluator::QueryOf(specs::OpKind op, const specs::Params& params,
+                                            const specs::TensorType* const* inputs,
+                                            int num_inputs, const specs::TensorType* outputs,
+                                            int num_outputs, int32_t elem_type,
+                                            uint32_t weight_inputs) {
   runtime::OpCostQuery q;
   q.op = op;
   q.params = params;
@@ -125,10 +131,41 @@ StatusOr<double> CostEvaluator::SpecCost(specs::OpKind op, const specs::Params& 
   for (int k = 0; k < num_outputs; ++k) q.outputs.push_back(outputs[k].shape);
   q.bytes_per_element = BytesPerElement(elem_type);
   q.weight_inputs = weight_inputs;
-  auto t = model_->OpTimeUs(q);
+  return q;
+}
+
+StatusOr<double> CostEvaluator::SpecCost(specs::OpKind op, const specs::Params& params,
+                                         const specs::TensorType* const* inputs, int num_inputs,
+                                         const specs::TensorType* outputs, int num_outputs,
+                                         int32_t elem_type, uint32_t weight_inputs,
+                                         const std::string& node_name) {
+  const SpecKey key =
+      KeyOf(op, params, inputs, num_inputs, outputs, num_outputs, elem_type, weight_inputs);
+  auto it = spec_cache_.find(key);
+  if (it != spec_cache_.end()) return it->second;
+  auto t = model_->OpTimeUs(
+      QueryOf(op, params, inputs, num_inputs, outputs, num_outputs, elem_type, weight_inputs));
   if (!t.ok()) return t.status().WithContext("cost of node '" + node_name + "'");
   spec_cache_.emplace(key, *t);
   return *t;
+}
+
+double CostEvaluator::SpecCostOrBound(specs::OpKind op, const specs::Params& params,
+                                      const specs::TensorType* const* inputs, int num_inputs,
+                                      const specs::TensorType* outputs, int num_outputs,
+                                      int32_t elem_type, uint32_t weight_inputs, bool* exact) {
+  const SpecKey key =
+      KeyOf(op, params, inputs, num_inputs, outputs, num_outputs, elem_type, weight_inputs);
+  if (auto it = spec_cache_.find(key); it != spec_cache_.end()) {
+    *exact = true;
+    return it->second;
+  }
+  *exact = false;
+  auto [bound, added] = bound_cache_.try_emplace(key, 0.0);
+  if (added)
+    bound->second = model_->LowerBoundUs(
+        QueryOf(op, params, inputs, num_inputs, outputs, num_outputs, elem_type, weight_inputs));
+  return bound->second;
 }
 
 StatusOr<double> CostEvaluator::Query(const runtime::OpCostQuery& q, const std::string& node_name) {

@@ -42,6 +42,12 @@ class CostEvaluator {
                             const specs::TensorType* const* inputs, int num_inputs,
                             const specs::TensorType* outputs, int num_outputs, int32_t elem_type,
                             uint32_t weight_inputs, const std::string& node_name);
+  // SpecCost's answer when the instance was priced before (*exact true), else the cost model's
+  // LowerBoundUs of it (*exact false): prices nothing, times nothing.
+  double SpecCostOrBound(specs::OpKind op, const specs::Params& params,
+                         const specs::TensorType* const* inputs, int num_inputs,
+                         const specs::TensorType* outputs, int num_outputs, int32_t elem_type,
+                         uint32_t weight_inputs, bool* exact);
   // Per node in context: 0 for weight-only nodes and for nodes the cost model's engine runs
   // inside another node's kernel (CostModel::AbsorbedNodes), NodeCost otherwise.
   StatusOr<std::vector<double>> NodeCosts(const runtime::Graph& g);
@@ -60,10 +66,19 @@ class CostEvaluator {
     size_t operator()(const SpecKey& k) const;
   };
   StatusOr<double> Query(const runtime::OpCostQuery& q, const std::string& node_name);
+  static SpecKey KeyOf(specs::OpKind op, const specs::Params& params,
+                       const specs::TensorType* const* inputs, int num_inputs,
+                       const specs::TensorType* outputs, int num_outputs, int32_t elem_type,
+                       uint32_t weight_inputs);
+  static runtime::OpCostQuery QueryOf(specs::OpKind op, const specs::Params& params,
+                                      const specs::TensorType* const* inputs, int num_inputs,
+                                      const specs::TensorType* outputs, int num_outputs,
+                                      int32_t elem_type, uint32_t weight_inputs);
 
   const runtime::CostModel* model_;
   std::unordered_map<std::string, double> cache_;  // opaque operators, by OpCostQuery::Key()
   std::unordered_map<SpecKey, double, SpecKeyHash> spec_cache_;
+  std::unordered_map<SpecKey, double, SpecKeyHash> bound_cache_;  // LowerBoundUs of instances
 };
 
 }  // namespace verisub::rewriter

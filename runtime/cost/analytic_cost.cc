@@ -74,6 +74,22 @@ StatusOr<OpWork> EstimateWork(const OpCostQuery& q) {
   return w;
 }
 
+double MinFlops(const OpCostQuery& q) {
+  if (q.is_opaque() || q.inputs.size() < 2 || q.outputs.empty()) return 0;
+  const specs::Shape& a = q.inputs[0];
+  const specs::Shape& b = q.inputs[1];
+  const specs::Shape& y = q.outputs[0];
+  switch (q.op) {
+    case specs::OpKind::kMatmul:  // [..., M, K] x [..., K, N]
+      return a.rank < 1 ? 0 : 2 * Elements(y) * static_cast<double>(a.dims[a.rank - 1]);
+    case specs::OpKind::kConv2d:
+    case specs::OpKind::kConv2dBias:  // the kernel [OC, IC / group, KH, KW]
+      return b.rank != 4 ? 0 : 2 * Elements(y) * static_cast<double>(b.dims[1]);
+    default:
+      return 0;
+  }
+}
+
 StatusOr<double> AnalyticCostModel::OpTimeUs(const OpCostQuery& q) const {
   auto work = EstimateWork(q);
   if (!work.ok()) return work.status();

@@ -27,6 +27,13 @@ struct OpWork {
 };
 StatusOr<OpWork> EstimateWork(const OpCostQuery& q);
 
+// Floating-point operations that any algorithm computing `q` performs at the least: for a matmul
+// one multiply-add per output element and reduced element (2MNK), for a convolution one
+// multiply-add per output element and input channel it reads, its window counted as one tap
+// (Winograd and FFT convolutions save the window's taps, not the channels'); 0 for every other
+// operator. The work half of CostModel::LowerBoundUs.
+double MinFlops(const OpCostQuery& q);
+
 class AnalyticCostModel : public CostModel {
  public:
   explicit AnalyticCostModel(DeviceDescription device) : device_(std::move(device)) {}

@@ -53,6 +53,15 @@ class CostModel {
   // Seconds spent so far timing kernels to answer queries (measured models): a search's time
   // limit counts its own work, not the one-time measurements.
   virtual double SecondsMeasuring() const { return 0; }
+  // A time OpTimeUs(q) is never below, known without timing anything: a search discards a
+  // candidate on it before it pays for a measurement (a model that times kernels would otherwise
+  // time every candidate's, however absurd: a 9604x9604 product a rule made of a model's
+  // attention scores took 43 s to time). 0 when the model knows no bound, as an analytic model,
+  // whose answers cost nothing, need none.
+  virtual double LowerBoundUs(const OpCostQuery& q) const {
+    (void)q;
+    return 0;
+  }
 };
 
 }  // namespace verisub::runtime

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/dnnl/dnnl_backend.h"
@@ -354,6 +355,15 @@ StatusOr<double> MeasuredCpuCostModel::OpTimeUs(const OpCostQuery& q) const {
         return *t * 1e-6;
       },
       *estimate);
+}
+
+double MeasuredCpuCostModel::LowerBoundUs(const OpCostQuery& q) const {
+  if (q.is_opaque() || q.bytes_per_element != 4) return 0;
+  constexpr double kMaxFlopsPerThread = 64 * 6e9;
+  const int threads =
+      options_.threads > 0 ? options_.threads
+                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return MinFlops(q) / (kMaxFlopsPerThread * threads) * 1e6;
 }
 
 std::vector<char> MeasuredCpuCostModel::AbsorbedNodes(const Graph& g) const {

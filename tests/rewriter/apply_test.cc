@@ -3,6 +3,7 @@
 #include "rewriter/apply.h"
 
 #include <gtest/gtest.h>
+#include <map>
 
 #include "rewriter/verify_outputs.h"
 #include "runtime/cost/analytic_cost.h"
@@ -244,6 +245,61 @@ TEST_F(ApplyTest, OpaqueNodesAreKeptVerbatim) {
   EXPECT_EQ(res[0].graph.node(0).onnx.get(), g.node(0).onnx.get());
   EXPECT_EQ(res[0].graph.node_ptr(0), g.node_ptr(0));  // shared, not copied
   ExpectSameOutputs(g, res[0].graph);
+}
+
+// Prices as the analytic V100 model, counts the instances it prices per output shape, and knows
+// each price as a bound without pricing (the tightest bound a model can give).
+class CountingModel : public runtime::CostModel {
+ public:
+  std::string Name() const override { return "counting"; }
+  StatusOr<double> OpTimeUs(const runtime::OpCostQuery& q) const override {
+    ++priced[q.outputs.empty() ? "" : q.outputs[0].ToString()];
+    return inner.OpTimeUs(q);
+  }
+  double LowerBoundUs(const runtime::OpCostQuery& q) const override {
+    return *inner.OpTimeUs(q);
+  }
+  runtime::AnalyticCostModel inner{*runtime::DevicePreset("v100")};
+  mutable std::map<std::string, int> priced;
+};
+
+// Under a limit, a plan whose new nodes' lower bounds alone put it over is rejected without
+// pricing them (a measured model would have timed each); within the limit, or without one, the
+// new nodes are priced and the cost change is the same exact one.
+TEST_F(ApplyTest, PlansOverTheirLimitOnBoundsPriceNothingNew) {
+  GraphBuilder b;
+  int a = b.Input("a", {64, 256});
+  b.Output(b.Op("matmul[activation=none]", {a, b.Weight("w1", {256, 512}, 1)}));
+  b.Output(b.Op("matmul[activation=none]", {a, b.Weight("w2", {256, 512}, 2)}));
+  runtime::Graph g = b.Finish();
+  auto rules = Rules({kMergeMatmul});
+  GraphIndex index(g);
+  std::vector<Match> matches = FindAllMatches(g, index, *rules);
+  ASSERT_FALSE(matches.empty());
+  const std::string merged = "[64,1024]";
+
+  CountingModel unlimited_model;
+  CostEvaluator unlimited_cost(&unlimited_model);
+  RewritePlanner unlimited(g, index, *rules, &unlimited_cost);
+  const RewritePlan& exact = unlimited.Plan(matches[0]);
+  ASSERT_EQ(exact.rejected, RejectReason::kNone) << exact.detail;
+  EXPECT_EQ(unlimited_model.priced[merged], 1);
+  const double delta = exact.cost_delta;
+
+  CountingModel model;
+  CostEvaluator cost(&model);
+  RewritePlanner planner(g, index, *rules, &cost);
+  const RewritePlan& over = planner.Plan(matches[0], delta - 1);
+  EXPECT_EQ(over.rejected, RejectReason::kCostLimit);
+  EXPECT_EQ(model.priced[merged], 0);  // rejected on the bound
+  const RewritePlan& within = planner.Plan(matches[0], delta + 1);
+  ASSERT_EQ(within.rejected, RejectReason::kNone) << within.detail;
+  EXPECT_EQ(model.priced[merged], 1);
+  EXPECT_DOUBLE_EQ(within.cost_delta, delta);
+  const RewritePlan& again = planner.Plan(matches[0], delta - 1);  // priced before: exact
+  EXPECT_EQ(again.rejected, RejectReason::kCostLimit);
+  EXPECT_DOUBLE_EQ(again.cost_delta, delta);
+  EXPECT_EQ(model.priced[merged], 1);
 }
 
 }  // namespace

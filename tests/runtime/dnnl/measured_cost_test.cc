@@ -1,6 +1,6 @@
 // The measured CPU cost model: instances are timed once and answered from the table afterwards,
-// larger work costs more, the missing-entry policies hold, and the nodes oneDNN fuses into a
-// convolution are the ones priced at nothing.
+// larger work costs more, the missing-entry policies hold, the nodes oneDNN fuses into a
+// convolution are the ones priced at nothing, and the lower bounds stay below the times.
 #include "runtime/dnnl/measured_cost.h"
 
 #include <gtest/gtest.h>
@@ -117,6 +117,51 @@ TEST(MeasuredCostTest, ContiguousSplitsAndSlicesAreFree) {
   auto two = model.OpTimeUs(split(2, 64, 96));
   ASSERT_TRUE(two.ok()) << two.status().message();
   EXPECT_GT(*two, 0.0);
+}
+
+OpCostQuery Matmul(int64_t m, int64_t k, int64_t n) {
+  OpCostQuery q;
+  q.op = specs::OpKind::kMatmul;
+  q.params = specs::GetOp(q.op).DefaultParams();
+  q.inputs = {specs::Shape({m, k}), specs::Shape({k, n})};
+  q.outputs = {specs::Shape({m, n})};
+  q.weight_inputs = 2;
+  return q;
+}
+
+TEST(MeasuredCostTest, MinFlopsCountsOneTapPerInputChannel) {
+  EXPECT_EQ(MinFlops(Matmul(3, 4, 5)), 2.0 * 3 * 5 * 4);
+  EXPECT_EQ(MinFlops(Conv(8, 14)), 2.0 * 8 * 14 * 14 * 8);  // the 3x3 window as one tap
+  OpCostQuery opaque;
+  opaque.opaque_type = "Neg";
+  opaque.inputs = opaque.outputs = {specs::Shape({1000})};
+  EXPECT_EQ(MinFlops(opaque), 0);
+}
+
+// The bound is what a search rejects candidates on without timing them: it must stay below what
+// the kernels take, on whatever CPU this runs, one thread or more.
+TEST(MeasuredCostTest, LowerBoundsStayBelowTheMeasuredTimes) {
+  for (int threads : {1, 2}) {
+    MeasureOptions o;
+    o.threads = threads;
+    MeasuredCpuCostModel model(o, CostTable(ThisMachine(threads)));
+    for (const OpCostQuery& q : {Matmul(256, 256, 256), Matmul(64, 1024, 512), Conv(64, 28),
+                                 Conv(128, 14)}) {
+      const double bound = model.LowerBoundUs(q);
+      auto t = model.OpTimeUs(q);
+      ASSERT_TRUE(t.ok()) << t.status().message();
+      EXPECT_GT(bound, 0) << q.Key();
+      EXPECT_LT(bound, *t) << q.Key() << " at " << threads << " thread(s)";
+    }
+    OpCostQuery half = Matmul(256, 256, 256);
+    half.bytes_per_element = 2;  // estimated, never timed: no bound needed
+    EXPECT_EQ(model.LowerBoundUs(half), 0);
+  }
+  // A product no search should ever time (9604 x 9604 x 9604: seconds on any CPU) is bounded
+  // far above a model's milliseconds.
+  MeasuredCpuCostModel model({}, CostTable(ThisMachine(1)));
+  EXPECT_GT(model.LowerBoundUs(Matmul(9604, 9604, 9604)), 1e6);
+  EXPECT_EQ(model.stats().measured, 0);
 }
 
 TEST(MeasuredCostTest, MachineHeaderNamesTheEngine) {
