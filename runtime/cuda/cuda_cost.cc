@@ -598,4 +598,9 @@ StatusOr<double> CudaCostModel::OpTimeUs(const OpCostQuery& q) const {
       q.Key(), [&](int* runs) { return Measure(q, runs); }, *estimate);
 }
 
+double CudaCostModel::LowerBoundUs(const OpCostQuery& q) const {
+  if (q.is_opaque() || q.bytes_per_element != 4) return 0;
+  return MinFlops(q) / 4e15 * 1e6;
+}
+
 }  // namespace verisub::runtime

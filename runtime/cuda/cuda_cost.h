@@ -55,6 +55,9 @@ class CudaCostModel : public CostModel {
   std::string Name() const override;
   StatusOr<double> OpTimeUs(const OpCostQuery& q) const override;
   double SecondsMeasuring() const override { return stats().measure_seconds; }
+  // MinFlops at more than any GPU's dense float32 or TF32 rate (4 PFLOP/s); 0 for what is
+  // estimated anyway (opaque operators, other element types).
+  double LowerBoundUs(const OpCostQuery& q) const override;
   // What GPU engines fuse: a convolution's bias and a ReLU after it run inside cuDNN's fused
   // conv+bias+activation kernel (runtime::FindConvEpilogues; other activations are kernels of
   // their own there), so a search does not pull a ReLU away from its convolution to save a launch.

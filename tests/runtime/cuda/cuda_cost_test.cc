@@ -94,6 +94,9 @@ TEST_F(CudaCostTest, TimesEveryKernelKindAndCachesTheTimes) {
   }
   // 16x the multiply-adds of the same convolution: slower.
   EXPECT_GT(times[1], times[0]);
+  // The bound a search rejects candidates on stays below every time.
+  for (size_t i = 0; i < queries.size(); ++i)
+    EXPECT_LT(model_->LowerBoundUs(queries[i]), times[i] * 1e6) << queries[i].Key();
   // Through the table: measured once, then answered from it.
   auto first = model_->OpTimeUs(queries[0]);
   auto second = model_->OpTimeUs(queries[0]);
@@ -145,6 +148,10 @@ TEST(CudaCostTableOnlyTest, AnswersFromItsTableAndPricesWhatCuDnnFuses) {
   EXPECT_EQ(model->stats().estimated, 1);
   EXPECT_EQ(model->stats().measured, 0);
   EXPECT_FALSE(model->Measure(known, nullptr).ok());
+  // Its lower bound (MinFlops at 4 PFLOP/s) needs no GPU either and stays below the estimate.
+  EXPECT_DOUBLE_EQ(model->LowerBoundUs(known), MinFlops(known) / 4e9);
+  EXPECT_GT(model->LowerBoundUs(known), 0);
+  EXPECT_LT(model->LowerBoundUs(unknown), *e);
 
   CudaCostOptions strict;
   strict.missing = MissingCost::kError;
