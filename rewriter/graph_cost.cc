@@ -98,10 +98,9 @@ size_t CostEvaluator::SpecKeyHash::operator()(const SpecKey& k) const {
 }
 
 CostEvaluator::SpecKey CostEvaluator::KeyOf(specs::OpKind op, const specs::Params& params,
-                                             const specs::TensorType* const* inputs,
-                                             int num_inputs, const specs::TensorType* outputs,
-                                             int num_outputs, int32_t elem_type,
-                                             uint32_t weight_inputs) {
+                                            const specs::TensorType* const* inputs, int num_inputs,
+                                            const specs::TensorType* outputs, int num_outputs,
+                                            int32_t elem_type, uint32_t weight_inputs) {
   SpecKey key{};  // unused words stay zero, so equal instances give equal keys
   size_t w = 0;
   key[w++] = static_cast<int64_t>(op);
@@ -120,10 +119,9 @@ CostEvaluator::SpecKey CostEvaluator::KeyOf(specs::OpKind op, const specs::Param
 }
 
 runtime::OpCostQuery CostEvaluator::QueryOf(specs::OpKind op, const specs::Params& params,
-                                            const specs::TensorType* const* inputs,
-                                            int num_inputs, const specs::TensorType* outputs,
-                                            int num_outputs, int32_t elem_type,
-                                            uint32_t weight_inputs) {
+                                            const specs::TensorType* const* inputs, int num_inputs,
+                                            const specs::TensorType* outputs, int num_outputs,
+                                            int32_t elem_type, uint32_t weight_inputs) {
   runtime::OpCostQuery q;
   q.op = op;
   q.params = params;

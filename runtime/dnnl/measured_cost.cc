@@ -360,9 +360,9 @@ StatusOr<double> MeasuredCpuCostModel::OpTimeUs(const OpCostQuery& q) const {
 double MeasuredCpuCostModel::LowerBoundUs(const OpCostQuery& q) const {
   if (q.is_opaque() || q.bytes_per_element != 4) return 0;
   constexpr double kMaxFlopsPerThread = 64 * 6e9;
-  const int threads =
-      options_.threads > 0 ? options_.threads
-                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = options_.threads > 0
+                          ? options_.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   return MinFlops(q) / (kMaxFlopsPerThread * threads) * 1e6;
 }
 

@@ -3,6 +3,7 @@
 #include "rewriter/apply.h"
 
 #include <gtest/gtest.h>
+
 #include <map>
 
 #include "rewriter/verify_outputs.h"
@@ -256,9 +257,7 @@ class CountingModel : public runtime::CostModel {
     ++priced[q.outputs.empty() ? "" : q.outputs[0].ToString()];
     return inner.OpTimeUs(q);
   }
-  double LowerBoundUs(const runtime::OpCostQuery& q) const override {
-    return *inner.OpTimeUs(q);
-  }
+  double LowerBoundUs(const runtime::OpCostQuery& q) const override { return *inner.OpTimeUs(q); }
   runtime::AnalyticCostModel inner{*runtime::DevicePreset("v100")};
   mutable std::map<std::string, int> priced;
 };

@@ -145,8 +145,8 @@ TEST(MeasuredCostTest, LowerBoundsStayBelowTheMeasuredTimes) {
     MeasureOptions o;
     o.threads = threads;
     MeasuredCpuCostModel model(o, CostTable(ThisMachine(threads)));
-    for (const OpCostQuery& q : {Matmul(256, 256, 256), Matmul(64, 1024, 512), Conv(64, 28),
-                                 Conv(128, 14)}) {
+    for (const OpCostQuery& q :
+         {Matmul(256, 256, 256), Matmul(64, 1024, 512), Conv(64, 28), Conv(128, 14)}) {
       const double bound = model.LowerBoundUs(q);
       auto t = model.OpTimeUs(q);
       ASSERT_TRUE(t.ok()) << t.status().message();
