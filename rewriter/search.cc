@@ -157,8 +157,9 @@ StatusOr<Graph> Search(Graph g, const RuleSet& rules, const runtime::CostModel& 
       report->stop = StopReason::kBudget;
       break;
     }
+    // Out of patience, and no queued candidate promises a gain that would count either.
     if (options.patience > 0 && since_improvement >= options.patience &&
-        queue.begin()->cost >= best.cost) {
+        queue.begin()->cost >= (1 - options.min_gain / 4) * best_seen) {
       report->stop = StopReason::kNoImprovement;
       break;
     }

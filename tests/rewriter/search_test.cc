@@ -222,6 +222,32 @@ TEST(SearchTest, PatienceStopsASearchThatFindsNothingCheaper) {
   EXPECT_STREQ(StopReasonName(StopReason::kNoImprovement), "no_improvement");
 }
 
+// Out of patience, a search also stops when the queue's best candidate promises no gain that
+// would count (a quarter of min_gain): under whole-graph prices (here a scorer that finds every
+// graph alike) the queue's per-node estimates promise gains no built graph delivers, and before
+// this a search went on to its budget (DenseNet-121: 100 expansions, 2.5 s, for nothing).
+TEST(SearchTest, PatienceIgnoresPromisesTooSmallToCount) {
+  auto rules = testing::HandwrittenRules();
+  std::map<double, SearchReport> reports;
+  for (double min_gain : {0.5, 0.001}) {
+    OptimizeOptions o = Defaults();
+    o.search.budget = 1000;
+    o.search.patience = 2;
+    o.search.min_gain = min_gain;
+    o.search.graph_cost = [](const runtime::Graph&) -> StatusOr<double> { return 100.0; };
+    runtime::Graph out;
+    OptimizeReport report;
+    ASSERT_TRUE(Optimize(InceptionBlock(), *rules, o, &out, &report).ok());
+    EXPECT_EQ(report.search.rewrite_steps, 0);
+    reports[min_gain] = report.search;
+  }
+  // Promised gains of a node or two in a scorer's 100 stay under a quarter of 50%...
+  EXPECT_EQ(reports[0.5].stop, StopReason::kNoImprovement);
+  EXPECT_EQ(reports[0.5].graphs_explored, 2);
+  // ...not under a quarter of 0.1%: the search goes on while they wait.
+  EXPECT_GT(reports[0.001].graphs_explored, reports[0.5].graphs_explored);
+}
+
 // Candidates wait in the queue unbuilt; when the budget stops the search, the cheapest one that
 // beats the best built graph is still built and returned, as an eager search would have.
 TEST(SearchTest, CheapestWaitingCandidateIsReturnedWhenTheBudgetStops) {
