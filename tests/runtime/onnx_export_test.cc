@@ -418,6 +418,34 @@ TEST(OnnxExportTest, WeightsLeftInTheFileAreReadWhereTheyLie) {
   fs::remove_all(dir);
 }
 
+// A transposed weight wider than one band of the fold's reads (about 16 MB of input rows: here
+// 140,000 floats a row, so 32 rows a band and two bands, the second partial) folds from the file
+// to exactly what the decoded weight folds to.
+TEST(OnnxExportTest, AWideWeightInTheFileFoldsInBands) {
+  ModelBuilder b(17);
+  b.Input("x", {1, 140000});
+  b.RandomWeight("w", {40, 140000}, 13);
+  testing::SetInt(b.Node("Gemm", {"x", "w"}, {"y"}), "transB", 1);
+  b.Output("y", {1, 40});
+  fs::path dir = fs::temp_directory_path() / "verisub_wide_weight_in_file";
+  fs::create_directories(dir);
+  const std::string path = (dir / "m.onnx").string();
+  ASSERT_TRUE(base::WriteFileAtomically(path, b.Bytes()).ok());
+  auto folded_file = ImportOnnxFile(path), folded_bytes = ImportOnnxBytes(b.Bytes(), "m");
+  ASSERT_TRUE(folded_file.ok()) << folded_file.status().message();
+  ASSERT_TRUE(folded_bytes.ok()) << folded_bytes.status().message();
+  auto transposed = [](const Graph& g) -> std::vector<float> {
+    for (int v = 0; v < g.num_values(); ++v)
+      if (g.value(v).constant && g.value(v).constant->dims == std::vector<int64_t>{140000, 40})
+        return g.value(v).constant->f32.Floats();
+    return {};
+  };
+  const std::vector<float> from_file = transposed(*folded_file);
+  ASSERT_EQ(from_file.size(), 140000u * 40u);
+  EXPECT_EQ(from_file, transposed(*folded_bytes));
+  fs::remove_all(dir);
+}
+
 // The export into a caller's buffer (the Python module's bytes) asks for exactly the model's
 // size and fills it with what the file export writes; an allocation that fails is the error.
 TEST(OnnxExportTest, ExportIntoABufferIsTheFileExportsBytes) {
