@@ -33,6 +33,10 @@ double ProcessCpuSeconds() {
          ru.ru_stime.tv_usec * 1e-6;
 }
 
+int ThreadsOrOnePerCore(int threads) {
+  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 int MaxThreads() {
   const int hw = static_cast<int>(std::thread::hardware_concurrency());
   return std::max(4, 4 * hw);

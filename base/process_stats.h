@@ -26,6 +26,9 @@ double ProcessCpuSeconds();
 // crashed in TBB's teardown).
 int MaxThreads();
 
+// `threads`, or one per hardware thread where it is 0 (at least 1).
+int ThreadsOrOnePerCore(int threads);
+
 // InvalidArgument naming `what` unless 0 <= threads <= MaxThreads() (0: one per core).
 Status CheckThreadCount(int threads, const std::string& what);
 

@@ -11,9 +11,9 @@
 #include <random>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "base/file_io.h"
+#include "base/process_stats.h"
 #include "rewriter/joint.h"
 #include "rewriter/layout_assign.h"
 #include "rewriter/layout_costs.h"
@@ -452,9 +452,7 @@ Status Session::Init(runtime::Graph graph, const SessionOptions& requested,
   if (!cost_model && (optimize_model || options.layout == "dp" || joint)) {
     rewriter::CostOptions cost = options.cost;
     // The session's kernels run with num_threads: the costs are timed with as many.
-    cost.threads = options.num_threads > 0
-                       ? options.num_threads
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    cost.threads = base::ThreadsOrOnePerCore(options.num_threads);
     auto made = rewriter::CostSource::Create(cost);
     if (!made.ok()) return made.status();
     cost_source = std::move(made).value();

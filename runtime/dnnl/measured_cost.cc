@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <thread>
 
+#include "base/process_stats.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/dnnl/dnnl_backend.h"
 #include "runtime/dnnl/prepared_model.h"
@@ -360,10 +360,7 @@ StatusOr<double> MeasuredCpuCostModel::OpTimeUs(const OpCostQuery& q) const {
 double MeasuredCpuCostModel::LowerBoundUs(const OpCostQuery& q) const {
   if (q.is_opaque() || q.bytes_per_element != 4) return 0;
   constexpr double kMaxFlopsPerThread = 64 * 6e9;
-  const int threads = options_.threads > 0
-                          ? options_.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  return MinFlops(q) / (kMaxFlopsPerThread * threads) * 1e6;
+  return MinFlops(q) / (kMaxFlopsPerThread * base::ThreadsOrOnePerCore(options_.threads)) * 1e6;
 }
 
 std::vector<char> MeasuredCpuCostModel::AbsorbedNodes(const Graph& g) const {
