@@ -114,7 +114,6 @@ const RewritePlan& RewritePlanner::Plan(const Match& match, double max_cost_delt
   old_out_.clear();
   for (const ruledb::ValueRef& o : rule_->src.outputs)
     old_out_.push_back(g_.node(match.nodes[o.node]).outputs[o.index]);
-  bounded_ = max_cost_delta < 1e300;
   unpriced_.clear();
   if (!PlanTargets(match) || !PlanOutputs() || !PlanRemovals(match)) return plan_;
   if (options_.keep_weights_constant && ComputedWeightsAdded() > 0) {
@@ -123,7 +122,7 @@ const RewritePlan& RewritePlanner::Plan(const Match& match, double max_cost_delt
     return plan_;
   }
   // New nodes never priced before count at their lower bounds so far: a plan over the limit on
-  // those is over it at any price, and none of them is timed.
+  // those is over it at any price, and none of them is timed. Without a limit every one is.
   if (plan_.cost_delta < max_cost_delta && !PriceUnpriced()) return plan_;
   if (plan_.cost_delta >= max_cost_delta) Reject(RejectReason::kCostLimit, "");
   return plan_;
@@ -245,22 +244,12 @@ bool RewritePlanner::PlanTargets(const Match& match) {
     if (foldable) {  // folded into a weight when the search ends: free
       ++plan_.weight_only_nodes;
     } else {
-      if (bounded_) {  // priced exactly only if the plan can stay under its limit
-        bool exact = false;
-        const double c = cost_->SpecCostOrBound(pn.op, pn.params, in, n.num_inputs, out,
-                                                spec.num_outputs, elem_type, weight_inputs, &exact);
-        if (!exact)
-          unpriced_.push_back({static_cast<int>(plan_.new_nodes.size()), weight_inputs, c});
-        plan_.cost_delta += c;
-      } else {
-        auto c = cost_->SpecCost(pn.op, pn.params, in, n.num_inputs, out, spec.num_outputs,
-                                 elem_type, weight_inputs, spec.name);
-        if (!c.ok()) {
-          Reject(RejectReason::kCost, c.status().message());
-          return false;
-        }
-        plan_.cost_delta += *c;
-      }
+      // Priced exactly (PriceUnpriced) only if the plan can stay under its limit.
+      bool exact = false;
+      const double c = cost_->SpecCostOrBound(pn.op, pn.params, in, n.num_inputs, out,
+                                              spec.num_outputs, elem_type, weight_inputs, &exact);
+      if (!exact) unpriced_.push_back({static_cast<int>(plan_.new_nodes.size()), weight_inputs, c});
+      plan_.cost_delta += c;
     }
     n.first_output = static_cast<int>(plan_.new_types.size());
     n.num_outputs = spec.num_outputs;

@@ -128,13 +128,12 @@ class RewritePlanner {
   std::vector<std::array<int, specs::kMaxOpOutputs>> dst_out_;
   std::vector<std::pair<int, int>> uses_;
   const ruledb::Rule* rule_ = nullptr;
-  // Under a limit: new nodes counted at their lower bounds (index in plan_.new_nodes).
+  // New nodes counted at their lower bounds until priced (index in plan_.new_nodes).
   struct Unpriced {
     int node;
     uint32_t weight_inputs;
     double bound;
   };
-  bool bounded_ = false;
   std::vector<Unpriced> unpriced_;
 };
 
