@@ -23,6 +23,7 @@
 #include "runtime/constant_folding.h"
 #include "runtime/control_flow.h"
 #include "runtime/float16.h"
+#include "runtime/onnx_newer_opsets.h"
 #include "runtime/onnx_node_inference.h"
 #include "runtime/op_mapping.h"
 #include "runtime/ort_contrib.h"
@@ -726,10 +727,15 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
   if (opset < 0)
     return fail(InvalidArgument("the model imports no default-domain (ai.onnx) opset"));
-  if (opset < kMinOpset || opset > MaxSupportedOpset())
-    return fail(Unimplemented("unsupported opset " + std::to_string(opset) +
-                              " (supported: " + std::to_string(kMinOpset) + " to " +
-                              std::to_string(MaxSupportedOpset()) + ")"));
+  const int64_t newest = std::max(MaxSupportedOpset(), kNewestReadOpset);
+  if (opset < kMinOpset || opset > newest)
+    return fail(Unimplemented("unsupported opset " + std::to_string(opset) + " (supported: " +
+                              std::to_string(kMinOpset) + " to " + std::to_string(newest) + ")"));
+  if (opset > MaxSupportedOpset()) {  // newer than the linked ONNX library: lowered to 17
+    auto lowered = LowerNewerOpset(&model, opset);
+    if (!lowered.ok()) return fail(lowered.status());
+    opset = kLoweredOpset;
+  }
   VERISUB_RETURN_IF_ERROR(fail(ApplyInputShapes(options.input_shapes, model.mutable_graph())));
   if (options.require_static_shapes)
     VERISUB_RETURN_IF_ERROR(fail(CheckInputShapesStatic(model.graph())));

@@ -12,26 +12,16 @@
 
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
+#include "runtime/onnx_node_emitter.h"
 #include "runtime/onnx_ops/export_context.h"
 
 namespace verisub::runtime {
 namespace {
 
-class ContribRewriter {
+class ContribRewriter : NodeEmitter {
  public:
   ContribRewriter(onnx::GraphProto* g, int64_t opset) : g_(g), opset_(opset) {
-    auto take = [this](const std::string& s) {
-      if (!s.empty()) names_.insert(s);
-    };
-    for (const auto& n : g_->node()) {
-      take(n.name());
-      for (const auto& s : n.input()) take(s);
-      for (const auto& s : n.output()) take(s);
-    }
-    for (const auto& t : g_->initializer()) take(t.name());
-    for (const auto& v : g_->input()) take(v.name());
-    for (const auto& v : g_->output()) take(v.name());
-    for (const auto& v : g_->value_info()) take(v.name());
+    TakeNames(*g_);
     for (const auto& n : g_->node())
       for (const auto& s : n.input()) ++uses_[s];
     for (const auto& v : g_->output()) ++uses_[v.name()];
@@ -88,73 +78,11 @@ class ContribRewriter {
   }
 
  private:
-  using Attrs = std::function<void(onnx::NodeProto*)>;
-
-  std::string Fresh(const std::string& base) {
-    std::string name = base;
-    for (int k = 1; names_.count(name); ++k) name = base + "_" + std::to_string(k);
-    names_.insert(name);
-    return name;
-  }
-  const std::string& In(int k) const { return node_->input(k); }
-  bool Has(int k) const { return k < node_->input_size() && !node_->input(k).empty(); }
-  const onnx::AttributeProto* Attr(const std::string& name) const {
-    for (const auto& a : node_->attribute())
-      if (a.name() == name) return &a;
-    return nullptr;
-  }
-  int64_t Int(const std::string& name, int64_t fallback) const {
-    const auto* a = Attr(name);
-    return a ? a->i() : fallback;
-  }
-  float Float(const std::string& name, float fallback) const {
-    const auto* a = Attr(name);
-    return a ? a->f() : fallback;
-  }
   // An output other than the first that something reads (or the graph returns).
   bool Read(int k) const {
     if (k >= node_->output_size() || node_->output(k).empty()) return false;
     auto it = uses_.find(node_->output(k));
     return it != uses_.end() && it->second > 0;
-  }
-
-  // A node `op` of `inputs` into `output` (a fresh value named after the replaced node when
-  // empty); returns its output.
-  std::string Emit(const std::string& op, const std::vector<std::string>& inputs,
-                   std::string output = "", const Attrs& attrs = {}) {
-    if (output.empty()) output = Fresh(node_->output(0) + "/" + op);
-    onnx::NodeProto n;
-    n.set_op_type(op);
-    n.set_name(Fresh(node_->name().empty() ? output : node_->name() + "/" + op));
-    for (const std::string& in : inputs) n.add_input(in);
-    n.add_output(output);
-    if (attrs) attrs(&n);
-    out_->push_back(std::move(n));
-    return output;
-  }
-  // A tensor as a Constant node; returns its value's name.
-  std::string Constant(const std::string& what, onnx::TensorProto t) {
-    const std::string name = Fresh(node_->output(0) + "/" + what);
-    Emit("Constant", {}, name, [t = std::move(t)](onnx::NodeProto* n) {
-      auto* a = n->add_attribute();
-      a->set_name("value");
-      a->set_type(onnx::AttributeProto::TENSOR);
-      *a->mutable_t() = t;
-    });
-    return name;
-  }
-  // A float tensor of `dims` as a Constant node.
-  std::string Tensor(const std::string& what, const std::vector<int64_t>& dims,
-                     const std::vector<float>& values) {
-    onnx::TensorProto t;
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t.add_dims(d);
-    for (float v : values) t.add_float_data(v);
-    return Constant(what, std::move(t));
-  }
-  // A float scalar as a Constant node.
-  std::string Scalar(const std::string& what, double v) {
-    return Tensor(what, {}, {static_cast<float>(v)});
   }
 
   // ONNX's experimental operators of opsets before 10 (removed from ONNX since; the ONNX model
@@ -194,16 +122,6 @@ class ContribRewriter {
     return false;
   }
 
-  // 0.5 x (1 + erf(x / sqrt 2)) into `output`, as PyTorch exports it (FusePatterns makes a gelu
-  // of it).
-  void GeluOf(const std::string& x, const std::string& output) {
-    const std::string scaled = Emit("Mul", {x, Scalar("inv_sqrt2", 1.0 / std::sqrt(2.0))});
-    const std::string erf = Emit("Erf", {scaled});
-    const std::string one_plus = Emit("Add", {erf, Scalar("one", 1.0)});
-    const std::string prod = Emit("Mul", {x, one_plus});
-    Emit("Mul", {prod, Scalar("half", 0.5)}, output);
-  }
-
   bool Gelu() {
     if (node_->output_size() != 1) return false;
     std::string x = In(0);
@@ -219,11 +137,7 @@ class ContribRewriter {
     if (node_->output_size() != 1) return false;
     std::string x = In(0);
     if (Has(1)) x = Emit("Add", {x, In(1)});
-    const std::string cube = Emit("Mul", {x, Emit("Mul", {x, x})});
-    const std::string inner = Emit("Add", {x, Emit("Mul", {cube, Scalar("c", 0.044715)})});
-    const std::string arg = Emit("Mul", {inner, Scalar("sqrt_2_over_pi", std::sqrt(2.0 / M_PI))});
-    const std::string one_plus = Emit("Add", {Emit("Tanh", {arg}), Scalar("one", 1.0)});
-    Emit("Mul", {Emit("Mul", {x, one_plus}), Scalar("half", 0.5)}, node_->output(0));
+    TanhGeluOf(x, node_->output(0));
     return true;
   }
 
@@ -272,20 +186,6 @@ class ContribRewriter {
       Emit("Identity", {scaled}, output);
   }
 
-  // An int64 (or int32) tensor as a Constant node.
-  std::string Ints(const std::string& what, const std::vector<int64_t>& dims,
-                   const std::vector<int64_t>& values, bool int32 = false) {
-    onnx::TensorProto t;
-    t.set_data_type(int32 ? onnx::TensorProto::INT32 : onnx::TensorProto::INT64);
-    for (int64_t d : dims) t.add_dims(d);
-    for (int64_t v : values) {
-      if (int32)
-        t.add_int32_data(static_cast<int32_t>(v));
-      else
-        t.add_int64_data(v);
-    }
-    return Constant(what, std::move(t));
-  }
   // Unsqueeze at `axes` in the form of this opset (an input from 13, else an attribute).
   std::string Unsqueeze(const std::string& x, const std::vector<int64_t>& axes) {
     if (opset_ >= 13)
@@ -550,10 +450,7 @@ class ContribRewriter {
 
   onnx::GraphProto* g_;
   int64_t opset_;
-  std::set<std::string> names_;
   std::map<std::string, int> uses_;
-  const onnx::NodeProto* node_ = nullptr;
-  std::vector<onnx::NodeProto>* out_ = nullptr;
   int unranked_ = 0;
 };
 

@@ -1,0 +1,286 @@
+// Models of opsets 18 to 25 (newer than the linked ONNX 1.12) import lowered into opset 17: each
+// changed operator computes what its opset-17 form written by hand computes, on the reference
+// backend and on oneDNN; what has no opset-17 form is refused with the node named.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/onnx_import.h"
+#include "runtime/reference_backend.h"
+#include "tests/runtime/dnnl/dnnl_test_util.h"
+#include "tests/runtime/test_models.h"
+
+namespace verisub::runtime {
+namespace {
+
+using testing::ModelBuilder;
+using testing::SetFloat;
+using testing::SetInt;
+using testing::SetInts;
+using testing::SetString;
+
+struct NewerCase {
+  std::string name;
+  int64_t opset;
+  std::function<void(ModelBuilder&)> newer, standard;  // standard: opset 17
+};
+
+void Scalar(ModelBuilder& b, const std::string& name, double v) {
+  b.Weight(name, HostTensor::FromDoubles(kFloat, {}, {v}));
+}
+
+std::vector<NewerCase> Cases() {
+  std::vector<NewerCase> cases;
+  cases.push_back(
+      {"Reduce-18: axes from an input, keepdims 0, an empty set with noop_with_empty_axes", 18,
+       [](ModelBuilder& b) {
+         b.Input("x", {2, 3, 4, 5}).Output("m", {2, 5}).Output("mx", {2, 3, 4, 1});
+         b.Output("l2", {2, 3, 4, 5}).Output("all", {1, 1, 1, 1});
+         b.Int64Weight("axes", {1, 2});
+         SetInt(b.Node("ReduceMean", {"x", "axes"}, {"m"}), "keepdims", 0);
+         SetInts(b.Node("Constant", {}, {"last"}), "value_ints", {-1});
+         b.Node("ReduceMax", {"x", "last"}, {"mx"});
+         SetInt(b.Node("ReduceL2", {"x"}, {"l2"}), "noop_with_empty_axes", 1);
+         b.Node("ReduceLogSumExp", {"x"}, {"all"});
+       },
+       [](ModelBuilder& b) {
+         b.Input("x", {2, 3, 4, 5}).Output("m", {2, 5}).Output("mx", {2, 3, 4, 1});
+         b.Output("l2", {2, 3, 4, 5}).Output("all", {1, 1, 1, 1});
+         auto& m = b.Node("ReduceMean", {"x"}, {"m"});
+         SetInts(m, "axes", {1, 2});
+         SetInt(m, "keepdims", 0);
+         SetInts(b.Node("ReduceMax", {"x"}, {"mx"}), "axes", {-1});
+         b.Node("Abs", {"x"}, {"l2"});
+         b.Node("ReduceLogSumExp", {"x"}, {"all"});
+       }});
+  cases.push_back({"Split-18 num_outputs, uneven: the last part smaller", 18,
+                   [](ModelBuilder& b) {
+                     b.Input("x", {2, 7, 3}).Output("a", {2, 3, 3}).Output("b", {2, 3, 3});
+                     b.Output("c", {2, 1, 3});
+                     auto& s = b.Node("Split", {"x"}, {"a", "b", "c"});
+                     SetInt(s, "axis", 1);
+                     SetInt(s, "num_outputs", 3);
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {2, 7, 3}).Output("a", {2, 3, 3}).Output("b", {2, 3, 3});
+                     b.Output("c", {2, 1, 3});
+                     b.Int64Weight("sizes", {3, 3, 1});
+                     SetInt(b.Node("Split", {"x", "sizes"}, {"a", "b", "c"}), "axis", 1);
+                   }});
+  cases.push_back({"Pad-18 over the axes named, reflect", 19,
+                   [](ModelBuilder& b) {
+                     b.Input("x", {1, 2, 5, 6}).Output("y", {1, 2, 8, 7});
+                     b.Int64Weight("pads", {1, 2, 0, 1}).Int64Weight("axes", {-1, 2});
+                     auto& p = b.Node("Pad", {"x", "pads", "", "axes"}, {"y"});
+                     SetString(p, "mode", "reflect");
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {1, 2, 5, 6}).Output("y", {1, 2, 8, 7});
+                     b.Int64Weight("pads", {0, 0, 2, 1, 0, 0, 1, 0});
+                     SetString(b.Node("Pad", {"x", "pads"}, {"y"}), "mode", "reflect");
+                   }});
+  cases.push_back({"Gelu-20, exact and tanh", 20,
+                   [](ModelBuilder& b) {
+                     b.Input("x", {2, 16}).Output("y", {2, 16}).Output("t", {2, 16});
+                     b.Node("Gelu", {"x"}, {"y"});
+                     SetString(b.Node("Gelu", {"x"}, {"t"}), "approximate", "tanh");
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {2, 16}).Output("y", {2, 16}).Output("t", {2, 16});
+                     Scalar(b, "sqrt2", std::sqrt(2.0));
+                     Scalar(b, "one", 1);
+                     Scalar(b, "half", 0.5);
+                     Scalar(b, "c", 0.044715);
+                     Scalar(b, "k", std::sqrt(2.0 / M_PI));
+                     b.Node("Div", {"x", "sqrt2"}, {"d"});
+                     b.Node("Erf", {"d"}, {"e"});
+                     b.Node("Add", {"e", "one"}, {"e1"});
+                     b.Node("Mul", {"x", "e1"}, {"xe"});
+                     b.Node("Mul", {"xe", "half"}, {"y"});
+                     b.Node("Mul", {"x", "x"}, {"x2"});
+                     b.Node("Mul", {"x2", "x"}, {"x3"});
+                     b.Node("Mul", {"x3", "c"}, {"cx3"});
+                     b.Node("Add", {"x", "cx3"}, {"in"});
+                     b.Node("Mul", {"in", "k"}, {"arg"});
+                     b.Node("Tanh", {"arg"}, {"th"});
+                     b.Node("Add", {"th", "one"}, {"t1"});
+                     b.Node("Mul", {"x", "t1"}, {"xt"});
+                     b.Node("Mul", {"xt", "half"}, {"t"});
+                   }});
+  cases.push_back({"Mish-18 and Swish-24", 24,
+                   [](ModelBuilder& b) {
+                     b.Input("x", {3, 8}).Output("m", {3, 8}).Output("s", {3, 8});
+                     b.Node("Mish", {"x"}, {"m"});
+                     SetFloat(b.Node("Swish", {"x"}, {"s"}), "alpha", 1.702f);
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {3, 8}).Output("m", {3, 8}).Output("s", {3, 8});
+                     Scalar(b, "alpha", 1.702f);
+                     b.Node("Softplus", {"x"}, {"sp"});
+                     b.Node("Tanh", {"sp"}, {"th"});
+                     b.Node("Mul", {"x", "th"}, {"m"});
+                     b.Node("Mul", {"x", "alpha"}, {"ax"});
+                     b.Node("Sigmoid", {"ax"}, {"sg"});
+                     b.Node("Mul", {"x", "sg"}, {"s"});
+                   }});
+  auto group_norm = [](ModelBuilder& b, bool per_channel) {
+    b.Input("x", {2, 6, 4, 5}).Output("y", {2, 6, 4, 5});
+    b.Int64Weight("grouped", {0, 3, -1});
+    b.Node("Reshape", {"x", "grouped"}, {"g"});
+    if (per_channel) {
+      b.Weight("ones", HostTensor::FromDoubles(kFloat, {3}, {1, 1, 1}));
+      b.Weight("zeros", HostTensor::FromDoubles(kFloat, {3}, {0, 0, 0}));
+      SetFloat(b.Node("InstanceNormalization", {"g", "ones", "zeros"}, {"n"}), "epsilon", 1e-3f);
+      b.Node("Shape", {"x"}, {"shape"});
+      b.Node("Reshape", {"n", "shape"}, {"back"});
+      b.Int64Weight("cs", {6, 1, 1});
+      b.Node("Reshape", {"scale", "cs"}, {"s"});
+      b.Node("Reshape", {"bias", "cs"}, {"bb"});
+      b.Node("Mul", {"back", "s"}, {"ys"});
+      b.Node("Add", {"ys", "bb"}, {"y"});
+    } else {
+      SetFloat(b.Node("InstanceNormalization", {"g", "scale", "bias"}, {"n"}), "epsilon", 1e-3f);
+      b.Node("Shape", {"x"}, {"shape"});
+      b.Node("Reshape", {"n", "shape"}, {"y"});
+    }
+  };
+  for (int64_t opset : {18, 21}) {
+    const bool per_channel = opset >= 21;
+    const int64_t params = per_channel ? 6 : 3;
+    cases.push_back({"GroupNormalization-" + std::to_string(opset), opset,
+                     [=](ModelBuilder& b) {
+                       b.Input("x", {2, 6, 4, 5}).Output("y", {2, 6, 4, 5});
+                       b.RandomWeight("scale", {params}, 3).RandomWeight("bias", {params}, 4);
+                       auto& g = b.Node("GroupNormalization", {"x", "scale", "bias"}, {"y"});
+                       SetInt(g, "num_groups", 3);
+                       SetFloat(g, "epsilon", 1e-3f);
+                     },
+                     [=](ModelBuilder& b) {
+                       b.RandomWeight("scale", {params}, 3).RandomWeight("bias", {params}, 4);
+                       group_norm(b, per_channel);
+                     }});
+  }
+  for (int64_t axis : {-1, 1}) {
+    cases.push_back(
+        {"RMSNormalization-23 from axis " + std::to_string(axis), 23,
+         [=](ModelBuilder& b) {
+           b.Input("x", {2, 3, 8}).Output("y", {2, 3, 8});
+           b.RandomWeight("scale", axis < 0 ? std::vector<int64_t>{8} : std::vector<int64_t>{3, 8},
+                          5);
+           auto& r = b.Node("RMSNormalization", {"x", "scale"}, {"y"});
+           SetInt(r, "axis", axis);
+           SetFloat(r, "epsilon", 1e-4f);
+         },
+         [=](ModelBuilder& b) {
+           b.Input("x", {2, 3, 8}).Output("y", {2, 3, 8});
+           b.RandomWeight("scale", axis < 0 ? std::vector<int64_t>{8} : std::vector<int64_t>{3, 8},
+                          5);
+           Scalar(b, "eps", 1e-4);
+           b.Node("Mul", {"x", "x"}, {"x2"});
+           SetInts(b.Node("ReduceMean", {"x2"}, {"ms"}), "axes",
+                   axis < 0 ? std::vector<int64_t>{2} : std::vector<int64_t>{1, 2});
+           b.Node("Add", {"ms", "eps"}, {"mse"});
+           b.Node("Sqrt", {"mse"}, {"rms"});
+           b.Node("Div", {"x", "rms"}, {"n"});
+           b.Node("Mul", {"n", "scale"}, {"y"});
+         }});
+  }
+  cases.push_back({"QuantizeLinear-21 to int8 by output_dtype, no zero point; Cast-19 saturate", 21,
+                   [](ModelBuilder& b) {
+                     b.Input("x", {4, 8}).Output("y", {4, 8});
+                     Scalar(b, "scale", 0.05);
+                     auto& q = b.Node("QuantizeLinear", {"x", "scale"}, {"q"});
+                     SetInt(q, "output_dtype", 3);
+                     SetInt(q, "saturate", 1);
+                     auto& c = b.Node("Cast", {"q"}, {"y"});
+                     SetInt(c, "to", 1);
+                     SetInt(c, "saturate", 1);
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {4, 8}).Output("y", {4, 8});
+                     Scalar(b, "scale", 0.05);
+                     b.Weight("zero", HostTensor::FromDoubles(kInt8, {}, {0}));
+                     b.Node("QuantizeLinear", {"x", "scale", "zero"}, {"q"});
+                     SetInt(b.Node("Cast", {"q"}, {"y"}), "to", 1);
+                   }});
+  return cases;
+}
+
+TEST(NewerOpsetsTest, ChangedOperatorsComputeTheirOpset17Forms) {
+  for (const NewerCase& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    ModelBuilder nb(c.opset), sb(17);
+    nb.model().set_ir_version(10);
+    c.newer(nb);
+    c.standard(sb);
+    auto g = ImportOnnxBytes(nb.Bytes(), "newer");
+    auto want_g = ImportOnnxBytes(sb.Bytes(), "standard");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    ASSERT_TRUE(want_g.ok()) << want_g.status().message();
+    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 8);
+    auto ref = MakeReferenceBackend()->Prepare(*g, {});
+    auto want_ref = MakeReferenceBackend()->Prepare(*want_g, {});
+    ASSERT_TRUE(ref.ok() && want_ref.ok());
+    auto got = (*ref)->Run(inputs);
+    auto want = (*want_ref)->Run(inputs);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    const testing::Comparison cmp = testing::Compare(*got, *want);
+    EXPECT_EQ(cmp.error, "");
+    EXPECT_GT(cmp.max_ref, 0.05);
+    EXPECT_LE(cmp.max_abs, 1e-5 * std::max(cmp.max_ref, 1.0));
+    PrepareStats stats;
+    const testing::Comparison fast = testing::CompareWithReference(*g, inputs, &stats);
+    EXPECT_EQ(fast.error, "");
+    EXPECT_LE(fast.max_abs, 1e-4 * std::max(fast.max_ref, 1.0));
+  }
+}
+
+// Refused, naming the node: an operator with no opset-17 form, axes computed at run time, a
+// float8 weight, an opset newer than 25.
+TEST(NewerOpsetsTest, WhatHasNoOpset17FormIsRefusedByName) {
+  auto expect_error = [](ModelBuilder& b, const std::vector<std::string>& parts) {
+    auto g = ImportOnnxBytes(b.Bytes(), "newer.onnx");
+    ASSERT_FALSE(g.ok());
+    for (const std::string& p : parts)
+      EXPECT_NE(g.status().message().find(p), std::string::npos)
+          << "'" << p << "' not in: " << g.status().message();
+  };
+  {
+    ModelBuilder b(23);
+    b.Input("q", {1, 2, 4, 8}).Input("k", {1, 2, 4, 8}).Input("v", {1, 2, 4, 8});
+    b.Output("y", {1, 2, 4, 8});
+    b.Node("Attention", {"q", "k", "v"}, {"y"}, "attn0");
+    expect_error(b, {"newer.onnx", "'attn0' (Attention, opset 23)", "opset 17"});
+  }
+  {
+    ModelBuilder b(18);
+    b.Input("x", {2, 3}).Input("axes", {1}, kInt64).Output("y", {-1});
+    b.Node("ReduceMean", {"x", "axes"}, {"y"}, "mean0");
+    expect_error(b, {"'mean0' (ReduceMean, opset 18)", "run time"});
+  }
+  {
+    ModelBuilder b(19);
+    b.Input("x", {2}).Output("y", {2});
+    onnx::TensorProto* w = b.model().mutable_graph()->add_initializer();
+    w->set_name("w8");
+    w->set_data_type(17);  // FLOAT8E4M3FN
+    w->add_dims(2);
+    w->set_raw_data(std::string(2, '\0'));
+    b.Node("Add", {"x", "w8"}, {"y"});
+    expect_error(b, {"initializer 'w8'", "float8"});
+  }
+  {
+    ModelBuilder b(26);
+    b.Input("x", {2}).Output("y", {2});
+    b.Node("Relu", {"x"}, {"y"});
+    expect_error(b, {"unsupported opset 26", "1 to 25"});
+  }
+}
+
+}  // namespace
+}  // namespace verisub::runtime
