@@ -2,12 +2,16 @@
 #include "runtime/onnx_newer_opsets.h"
 
 #include <algorithm>
+#include <exception>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
 #include "runtime/onnx_node_emitter.h"
 #include "runtime/onnx_ops/export_context.h"
 #include "runtime/tensor_proto.h"
@@ -50,11 +54,11 @@ const std::set<std::string>& ChangedOps() {
 
 // Operators new in 18..25 (or changed past an opset-17 reading) that have no form here.
 const std::set<std::string>& RefusedOps() {
-  static const std::set<std::string> ops = {
-      "BitwiseAnd",    "BitwiseNot",   "BitwiseOr",       "BitwiseXor",
-      "CenterCropPad", "Col2Im",       "DeformConv",      "AffineGrid",
-      "DFT",           "ImageDecoder", "RegexFullMatch",  "StringConcat",
-      "StringSplit",   "Attention",    "RotaryEmbedding", "TensorScatter"};
+  static const std::set<std::string> ops = {"BitwiseAnd",   "BitwiseNot",      "BitwiseOr",
+                                            "BitwiseXor",   "CenterCropPad",   "Col2Im",
+                                            "DeformConv",   "AffineGrid",      "DFT",
+                                            "ImageDecoder", "RegexFullMatch",  "StringConcat",
+                                            "StringSplit",  "RotaryEmbedding", "TensorScatter"};
   return ops;
 }
 
@@ -84,6 +88,22 @@ class OpsetLowering : NodeEmitter {
   StatusOr<int> Run() {
     VERISUB_RETURN_IF_ERROR(CheckTypes(model_->graph()));
     VERISUB_RETURN_IF_ERROR(LowerNodes(model_->mutable_graph()->mutable_node()));
+    if (pending_ > 0) {
+      // Nodes whose lowering needs a type or dims nothing declared (an attention mask's type,
+      // head counts): ONNX's shape inference at opset 17 infers them through everything lowered
+      // (it skips the nodes still waiting), then those are lowered or refused.
+      for (auto& op : *model_->mutable_opset_import())
+        if (op.domain().empty() || op.domain() == "ai.onnx") op.set_version(kLoweredOpset);
+      try {
+        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
+                                            /*data_prop=*/true);
+        onnx::shape_inference::InferShapes(*model_, onnx::OpSchemaRegistry::Instance(), options);
+      } catch (const std::exception&) {
+        // the declared shapes stay; what still needs one is refused below
+      }
+      final_pass_ = true;
+      VERISUB_RETURN_IF_ERROR(LowerNodes(model_->mutable_graph()->mutable_node()));
+    }
     for (auto& f : *model_->mutable_functions()) {
       bool default_domain = false;
       for (auto& op : *f.mutable_opset_import())
@@ -201,7 +221,8 @@ class OpsetLowering : NodeEmitter {
           VERISUB_RETURN_IF_ERROR(LowerNodes(sub.mutable_node()));
       }
       const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-      if (!default_domain || !ChangedOps().count(n.op_type()) || n.output_size() == 0) {
+      if (!default_domain || !ChangedOps().count(n.op_type()) || n.output_size() == 0 ||
+          (final_pass_ && n.op_type() != "Attention")) {
         out.push_back(std::move(n));
         continue;
       }
@@ -259,6 +280,14 @@ class OpsetLowering : NodeEmitter {
   std::string ScalarLike(const std::string& what, double v, const std::string& x) override {
     const std::string s = Scalar(what, v);
     return other_floats_ ? Emit("CastLike", {s, x}) : s;
+  }
+  // Integer tensor t as floats of x's type (a Cast to float32 folds at import; a CastLike where
+  // the model holds other floats).
+  std::string FloatLike(const std::string& t, const std::string& x) {
+    if (other_floats_) return Emit("CastLike", {t, x});
+    return Emit("Cast", {t}, "", [](onnx::NodeProto* c) {
+      ExportContext::AttrInt(c, "to", onnx::TensorProto::FLOAT);
+    });
   }
   // The int64 [1] tensor of dim `axis` of x's shape.
   std::string DimOf(const std::string& x, int64_t axis) {
@@ -346,6 +375,7 @@ class OpsetLowering : NodeEmitter {
     }
     if (op == "GroupNormalization") return GroupNorm(n);
     if (op == "RMSNormalization") return RmsNorm(n);
+    if (op == "Attention") return Attention(n);
     return false;  // a version that added types only
   }
 
@@ -537,8 +567,163 @@ class OpsetLowering : NodeEmitter {
     return true;
   }
 
+  // Attention-23/24/25 as PyTorch's opset-17 export writes scaled dot-product attention: heads
+  // split from 3-D inputs by q_num_heads / kv_num_heads, past keys and values concatenated
+  // before the new ones (the present outputs), key and value heads repeated to the query's
+  // (grouped-query attention), softmax(Q K^T scale [softcapped] + causal bias + mask) V, heads
+  // merged back for 3-D inputs. A boolean mask adds -inf where false, a float mask is added; a
+  // query row every key of which is masked (bias below -3e38) gives zeros (the operator's
+  // errata). Not lowered:
+  // the qk_matmul_output output, nonpad_kv_seqlen, attention windows (25).
+  StatusOr<bool> Attention(onnx::NodeProto* n) {
+    if (n->output_size() > 3 && !n->output(3).empty())
+      return Status(Unimplemented("the qk_matmul_output output has no opset-17 form here"));
+    if (Has(6)) return Status(Unimplemented("nonpad_kv_seqlen has no opset-17 form here"));
+    if (Int("left_window_size", -1) != -1 || Int("right_window_size", -1) != -1)
+      return Status(Unimplemented("attention windows have no opset-17 form here"));
+    if (Has(4) != Has(5)) return Status(InvalidArgument("past_key and past_value go together"));
+    const onnx::GraphProto& g = model_->graph();
+    const bool three_d = Attr("q_num_heads") || Attr("kv_num_heads");
+    const int64_t q_heads = Int("q_num_heads", 0), kv_heads = Int("kv_num_heads", 0);
+    if (three_d && (q_heads <= 0 || kv_heads <= 0 || q_heads % kv_heads != 0))
+      return Status(
+          InvalidArgument("q_num_heads and kv_num_heads must be positive, the first a "
+                          "multiple of the second"));
+    // Head counts of 4-D inputs from their declared or inferred dims.
+    int64_t rep = three_d ? q_heads / kv_heads : 1;
+    if (!three_d) {
+      const auto qd = DeclaredDims(g, In(0)), kd = DeclaredDims(g, In(1));
+      const bool known =
+          qd && kd && qd->size() == 4 && kd->size() == 4 && (*qd)[1] > 0 && (*kd)[1] > 0;
+      if (!known && !final_pass_) {
+        ++pending_;
+        return false;
+      }
+      if (known) {
+        if ((*qd)[1] % (*kd)[1] != 0)
+          return Status(InvalidArgument("query heads not a multiple of key heads"));
+        rep = (*qd)[1] / (*kd)[1];
+      }
+      // else: heads equal, or one key head (broadcast by MatMul); others fail shape inference
+    }
+    int32_t mask_type = 0;
+    if (Has(3)) {
+      mask_type = DeclaredElemType(g, In(3));
+      if (mask_type == 0) {
+        if (!final_pass_) {
+          ++pending_;
+          return false;
+        }
+        return Status(Unimplemented("the type of attn_mask '" + In(3) +
+                                    "' (boolean or additive) is not known"));
+      }
+    }
+    auto heads = [&](const std::string& x, int64_t h) {  // [B, S, h*D] -> [B, h, S, D]
+      if (!three_d) return x;
+      const std::string split = Emit("Reshape", {x, Ints("heads", {4}, {0, 0, h, -1})});
+      return Emit("Transpose", {split}, "", [](onnx::NodeProto* t) {
+        ExportContext::AttrInts(t, "perm", {0, 2, 1, 3});
+      });
+    };
+    const std::string q = heads(In(0), q_heads);
+    std::string k = heads(In(1), kv_heads);
+    std::string v = heads(In(2), kv_heads);
+    const std::string k_new = k;
+    auto concat2 = [&](const std::string& a, const std::string& b, const std::string& out) {
+      return Emit("Concat", {a, b}, out,
+                  [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 2); });
+    };
+    auto output = [&](int i) { return n->output_size() > i ? n->output(i) : std::string(); };
+    if (Has(4)) {
+      k = concat2(In(4), k, output(1));
+      v = concat2(In(5), v, output(2));
+    } else {
+      if (!output(1).empty()) k = Emit("Identity", {k}, output(1));
+      if (!output(2).empty()) v = Emit("Identity", {v}, output(2));
+    }
+    auto repeat = [&](const std::string& x) {  // [B, Hkv, T, D] -> [B, Hkv * rep, T, D]
+      if (rep == 1) return x;
+      const std::string shape = Emit("Shape", {x});
+      auto part = [&](int64_t start, int64_t end) {
+        return Emit("Slice", {shape, Ints("start", {1}, {start}), Ints("end", {1}, {end})});
+      };
+      const std::string b_h = part(0, 2), t_d = part(2, 4);
+      const std::string wide =
+          Emit("Expand", {Emit("Unsqueeze", {x, Ints("axis", {1}, {2})}),
+                          Emit("Concat", {b_h, Ints("rep", {1}, {rep}), t_d}, "",
+                               [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); })});
+      return Emit("Reshape",
+                  {wide, Emit("Concat", {part(0, 1), Ints("all", {1}, {-1}), t_d}, "",
+                              [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); })});
+    };
+    const std::string kt = Emit("Transpose", {repeat(k)}, "", [](onnx::NodeProto* t) {
+      ExportContext::AttrInts(t, "perm", {0, 1, 3, 2});
+    });
+    std::string scores = Emit("MatMul", {q, kt});
+    if (const auto* a = Attr("scale")) {
+      scores = Emit("Mul", {scores, ScalarLike("scale", a->f(), In(0))});
+    } else {  // 1 / sqrt(head size)
+      const std::string d = Emit(
+          "Shape", {q}, "", [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "start", -1); });
+      const std::string root = Emit("Sqrt", {FloatLike(d, In(0))});
+      scores = Emit("Div", {scores, root});
+    }
+    if (const float cap = Float("softcap", 0.f); cap > 0.f) {
+      const std::string c = ScalarLike("softcap", cap, In(0));
+      scores = Emit("Mul", {Emit("Tanh", {Emit("Div", {scores, c})}), c});
+    }
+    const std::string minus_inf =
+        ScalarLike("minus_inf", -std::numeric_limits<double>::infinity(), In(0));
+    const std::string zero = ScalarLike("zero", 0.0, In(0));
+    std::string bias;
+    if (Int("is_causal", 0) != 0) {  // key j attends to query i iff j <= i + past length
+      auto dim = [&](const std::string& x, int64_t axis) {
+        return Emit("Squeeze", {Emit("Shape", {x}, "", [axis](onnx::NodeProto* c) {
+                      ExportContext::AttrInt(c, "start", axis);
+                      ExportContext::AttrInt(c, "end", axis + 1);
+                    })});
+      };
+      const std::string zero_i = Ints("zero_i", {}, {0}), one_i = Ints("one_i", {}, {1});
+      const std::string s = dim(q, 2), total = dim(k, 2),
+                        past = Emit("Sub", {total, dim(k_new, 2)});
+      const std::string rows =
+          Emit("Unsqueeze", {Emit("Range", {zero_i, s, one_i}), Ints("axis", {1}, {1})});
+      const std::string cols = Emit("Range", {zero_i, total, one_i});
+      const std::string ahead = Emit("Greater", {Emit("Sub", {cols, rows}), past});
+      bias = Emit("Where", {ahead, minus_inf, zero});
+    }
+    if (Has(3)) {
+      const std::string m =
+          mask_type == onnx::TensorProto::BOOL ? Emit("Where", {In(3), zero, minus_inf}) : In(3);
+      bias = bias.empty() ? m : Emit("Add", {bias, m});
+    }
+    if (!bias.empty()) scores = Emit("Add", {scores, bias});
+    std::string probs = Emit("Softmax", {scores}, "",
+                             [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", -1); });
+    if (Has(3)) {  // a row with every key masked: zeros, not NaN
+      const std::string row_max = Emit("ReduceMax", {bias}, "", [](onnx::NodeProto* c) {
+        ExportContext::AttrInts(c, "axes", {-1});
+      });
+      // (below -3e38: oneDNN's max pooling, which runs ReduceMax, starts from the lowest
+      // float, so a row of -inf reduces to -3.4e38; a float mask of the lowest float, as
+      // Hugging Face writes, masks as -inf does)
+      probs =
+          Emit("Where", {Emit("Less", {row_max, ScalarLike("masked", -3e38, In(0))}), zero, probs});
+    }
+    const std::string y = Emit("MatMul", {probs, repeat(v)}, three_d ? "" : n->output(0));
+    if (three_d) {
+      const std::string merged = Emit("Transpose", {y}, "", [](onnx::NodeProto* t) {
+        ExportContext::AttrInts(t, "perm", {0, 2, 1, 3});
+      });
+      Emit("Reshape", {merged, Ints("merged", {3}, {0, 0, -1})}, n->output(0));
+    }
+    return true;
+  }
+
   onnx::ModelProto* model_;
   int64_t from_;
+  bool final_pass_ = false;
+  int pending_ = 0;
   std::map<std::string, onnx::TensorProto> constants_;
   bool other_floats_ = false;
   int rewritten_ = 0;

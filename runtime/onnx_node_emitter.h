@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -15,6 +16,33 @@
 #include "runtime/onnx_ops/export_context.h"
 
 namespace verisub::runtime {
+
+// The dims value `v` is declared with in `g` (an initializer's, or a graph input's, output's or
+// value_info's shape; -1 for a dimension not known), nullopt when its rank is not declared.
+inline std::optional<std::vector<int64_t>> DeclaredDims(const onnx::GraphProto& g,
+                                                        const std::string& v) {
+  for (const auto& t : g.initializer())
+    if (t.name() == v) return std::vector<int64_t>(t.dims().begin(), t.dims().end());
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& vi : *list)
+      if (vi.name() == v && vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
+        std::vector<int64_t> dims;
+        for (const auto& d : vi.type().tensor_type().shape().dim())
+          dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+        return dims;
+      }
+  return std::nullopt;
+}
+
+// The element type value `v` is declared with in `g`, 0 when not declared.
+inline int32_t DeclaredElemType(const onnx::GraphProto& g, const std::string& v) {
+  for (const auto& t : g.initializer())
+    if (t.name() == v) return t.data_type();
+  for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+    for (const auto& vi : *list)
+      if (vi.name() == v && vi.type().has_tensor_type()) return vi.type().tensor_type().elem_type();
+  return 0;
+}
 
 class NodeEmitter {
  public:

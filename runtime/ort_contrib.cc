@@ -196,17 +196,7 @@ class ContribRewriter : NodeEmitter {
   // The declared or inferred dims of value v (-1 for a dimension not known), nullopt when the
   // rank is not known.
   std::optional<std::vector<int64_t>> DeclaredDims(const std::string& v) const {
-    for (const auto& t : g_->initializer())
-      if (t.name() == v) return std::vector<int64_t>(t.dims().begin(), t.dims().end());
-    for (const auto* list : {&g_->input(), &g_->value_info(), &g_->output()})
-      for (const auto& vi : *list)
-        if (vi.name() == v && vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
-          std::vector<int64_t> dims;
-          for (const auto& d : vi.type().tensor_type().shape().dim())
-            dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-          return dims;
-        }
-    return std::nullopt;
+    return runtime::DeclaredDims(*g_, v);
   }
   // DeclaredDims, empty when the rank is not known.
   std::vector<int64_t> DimsOf(const std::string& v) const {

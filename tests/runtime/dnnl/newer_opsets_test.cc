@@ -240,6 +240,205 @@ TEST(NewerOpsetsTest, ChangedOperatorsComputeTheirOpset17Forms) {
   }
 }
 
+// Attention-23 against its definition computed in loops: softmax(Q K^T scale [softcapped] +
+// causal bias + mask) V per query head, key heads shared by q_heads / kv_heads query heads, past
+// keys and values before the new ones; a query row with every key masked gives zeros.
+struct AttentionCase {
+  std::string name;
+  bool three_d;
+  int64_t batch, q_heads, kv_heads, seq, kv_seq, past, head;
+  bool causal;
+  int mask;              // 0 none, 1 boolean [seq, total], 2 float [seq, total]
+  float scale, softcap;  // scale 0: 1 / sqrt(head)
+};
+
+std::vector<float> AttentionByDefinition(const AttentionCase& c, const std::vector<float>& q,
+                                         const std::vector<float>& k_all,
+                                         const std::vector<float>& v_all,
+                                         const std::vector<double>& mask) {
+  const int64_t total = c.past + c.kv_seq, rep = c.q_heads / c.kv_heads;
+  const double scale = c.scale > 0 ? c.scale : 1 / std::sqrt(static_cast<double>(c.head));
+  std::vector<float> y(c.batch * c.q_heads * c.seq * c.head, 0.f);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.q_heads; ++h)
+      for (int64_t i = 0; i < c.seq; ++i) {
+        std::vector<double> s(total);
+        double top = -INFINITY;
+        for (int64_t j = 0; j < total; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < c.head; ++d)
+            dot += q[((b * c.q_heads + h) * c.seq + i) * c.head + d] *
+                   k_all[((b * c.kv_heads + h / rep) * total + j) * c.head + d];
+          dot *= scale;
+          if (c.softcap > 0) dot = c.softcap * std::tanh(dot / c.softcap);
+          if (c.causal && j > i + c.past) dot = -INFINITY;
+          if (c.mask == 1 && mask[i * total + j] == 0) dot = -INFINITY;
+          if (c.mask == 2) dot += mask[i * total + j];
+          s[j] = dot;
+          top = std::max(top, dot);
+        }
+        if (top == -INFINITY) continue;  // every key masked: zeros
+        double sum = 0;
+        for (double& e : s) sum += (e = std::exp(e - top));
+        for (int64_t j = 0; j < total; ++j)
+          for (int64_t d = 0; d < c.head; ++d)
+            y[((b * c.q_heads + h) * c.seq + i) * c.head + d] += static_cast<float>(
+                s[j] / sum * v_all[((b * c.kv_heads + h / rep) * total + j) * c.head + d]);
+      }
+  return y;
+}
+
+// [B, H, S, D] from [B, S, H * D] and back.
+std::vector<float> Heads(const std::vector<float>& x, int64_t b, int64_t s, int64_t h, int64_t d,
+                         bool split) {
+  std::vector<float> out(x.size());
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t t = 0; t < s; ++t)
+      for (int64_t k = 0; k < h; ++k)
+        for (int64_t e = 0; e < d; ++e) {
+          const int64_t flat = ((i * s + t) * h + k) * d + e, head = ((i * h + k) * s + t) * d + e;
+          if (split)
+            out[head] = x[flat];
+          else
+            out[flat] = x[head];
+        }
+  return out;
+}
+
+TEST(NewerOpsetsTest, AttentionComputesItsDefinition) {
+  const std::vector<AttentionCase> cases = {
+      {"4-D, grouped-query heads, causal and a boolean mask with a row all false", false, 1, 4, 2,
+       5, 5, 0, 8, true, 1, 0.f, 0.f},
+      {"3-D, one key head, past keys, a float mask, scale and softcap", true, 2, 4, 1, 3, 3, 2, 4,
+       false, 2, 0.3f, 2.f},
+      {"4-D, equal heads, causal over a past", false, 1, 2, 2, 2, 2, 3, 8, true, 0, 0.f, 0.f},
+  };
+  for (const AttentionCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const int64_t total = c.past + c.kv_seq;
+    auto dims = [&](int64_t h, int64_t s) {
+      return c.three_d ? std::vector<int64_t>{c.batch, s, h * c.head}
+                       : std::vector<int64_t>{c.batch, h, s, c.head};
+    };
+    ModelBuilder b(23);
+    b.model().set_ir_version(10);
+    b.Input("q_in", dims(c.q_heads, c.seq)).Input("k", dims(c.kv_heads, c.kv_seq));
+    b.Input("v", dims(c.kv_heads, c.kv_seq));
+    std::vector<std::string> ins = {"q", "k", "v", "", "", ""};
+    b.Node("Identity", {"q_in"}, {"q"});  // dims left to shape inference
+    if (c.mask == 1) {
+      b.Input("keep_not", {c.seq, total}, kBool);
+      b.Node("Not", {"keep_not"}, {"mask"});  // a type left to inference
+      ins[3] = "mask";
+    } else if (c.mask == 2) {
+      b.Input("mask", {c.seq, total});
+      ins[3] = "mask";
+    }
+    if (c.past > 0) {
+      b.Input("past_k", {c.batch, c.kv_heads, c.past, c.head});
+      b.Input("past_v", {c.batch, c.kv_heads, c.past, c.head});
+      ins[4] = "past_k";
+      ins[5] = "past_v";
+    }
+    while (ins.back().empty()) ins.pop_back();
+    b.Output("y", dims(c.q_heads, c.seq));
+    std::vector<std::string> outs = {"y"};
+    if (c.past > 0) {
+      b.Output("present_k", {c.batch, c.kv_heads, total, c.head});
+      outs.push_back("present_k");
+    }
+    auto& a = b.Node("Attention", ins, outs, "attention");
+    if (c.three_d) {
+      SetInt(a, "q_num_heads", c.q_heads);
+      SetInt(a, "kv_num_heads", c.kv_heads);
+    }
+    if (c.causal) SetInt(a, "is_causal", 1);
+    if (c.scale > 0) SetFloat(a, "scale", c.scale);
+    if (c.softcap > 0) SetFloat(a, "softcap", c.softcap);
+    auto g = ImportOnnxBytes(b.Bytes(), "attention.onnx");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+
+    std::vector<HostTensor> inputs;
+    std::vector<std::vector<float>> data;
+    uint64_t seed = 11;
+    for (const auto& in : b.model().graph().input()) {
+      std::vector<int64_t> d;
+      for (const auto& dim : in.type().tensor_type().shape().dim()) d.push_back(dim.dim_value());
+      if (in.name() == "keep_not") {
+        std::vector<double> keep;
+        for (int64_t i = 0; i < c.seq; ++i)
+          for (int64_t j = 0; j < total; ++j) keep.push_back(i == 1 || (i * 7 + j * 3) % 5 == 0);
+        inputs.push_back(HostTensor::FromDoubles(kBool, d, keep));  // Not: true masks
+        data.emplace_back();
+        continue;
+      }
+      inputs.push_back(testing::RandomTensor(d, seed++));
+      const std::vector<double> v = inputs.back().ToDoubles();
+      data.emplace_back(v.begin(), v.end());
+    }
+    auto ref = MakeReferenceBackend()->Prepare(*g, {});
+    ASSERT_TRUE(ref.ok()) << ref.status().message();
+    auto got = (*ref)->Run(inputs);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+
+    auto as_heads = [&](const std::vector<float>& x, int64_t h, int64_t s) {
+      return c.three_d ? Heads(x, c.batch, s, h, c.head, true) : x;
+    };
+    std::vector<float> q = as_heads(data[0], c.q_heads, c.seq);
+    std::vector<float> k = as_heads(data[1], c.kv_heads, c.kv_seq);
+    std::vector<float> v = as_heads(data[2], c.kv_heads, c.kv_seq);
+    std::vector<double> mask;
+    size_t next = 3;
+    if (c.mask == 1) {
+      for (double keep_not : inputs[next].ToDoubles()) mask.push_back(keep_not == 0);
+      ++next;
+    } else if (c.mask == 2) {
+      mask = inputs[next++].ToDoubles();
+    }
+    if (c.past > 0) {  // past keys first along the sequence
+      auto join = [&](const std::vector<float>& past, const std::vector<float>& now) {
+        std::vector<float> all;
+        for (int64_t i = 0; i < c.batch * c.kv_heads; ++i) {
+          all.insert(all.end(), past.begin() + i * c.past * c.head,
+                     past.begin() + (i + 1) * c.past * c.head);
+          all.insert(all.end(), now.begin() + i * c.kv_seq * c.head,
+                     now.begin() + (i + 1) * c.kv_seq * c.head);
+        }
+        return all;
+      };
+      k = join(data[next], k);
+      v = join(data[next + 1], v);
+    }
+    std::vector<float> want = AttentionByDefinition(c, q, k, v, mask);
+    if (c.three_d) want = Heads(want, c.batch, c.seq, c.q_heads, c.head, false);
+    const std::vector<double> y = (*got)[0].ToDoubles();
+    ASSERT_EQ(y.size(), want.size());
+    double max_diff = 0, max_ref = 0;
+    int zero_rows = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      max_diff = std::max(max_diff, std::abs(y[i] - want[i]));
+      max_ref = std::max(max_ref, static_cast<double>(std::abs(want[i])));
+      EXPECT_FALSE(std::isnan(y[i])) << i;
+    }
+    EXPECT_GT(max_ref, 0.05);
+    EXPECT_LE(max_diff, 1e-5 * std::max(max_ref, 1.0));
+    if (c.mask == 1) {  // query row 1 masks every key
+      for (int64_t h = 0; h < c.q_heads; ++h)
+        for (int64_t d = 0; d < c.head; ++d) zero_rows += y[(h * c.seq + 1) * c.head + d] == 0;
+      EXPECT_EQ(zero_rows, c.q_heads * c.head);
+    }
+    if (c.past > 0) {
+      const std::vector<double> present = (*got)[1].ToDoubles();
+      ASSERT_EQ(present.size(), k.size());
+      for (size_t i = 0; i < k.size(); ++i) EXPECT_EQ(static_cast<float>(present[i]), k[i]) << i;
+    }
+    PrepareStats stats;
+    const testing::Comparison fast = testing::CompareWithReference(*g, inputs, &stats);
+    EXPECT_EQ(fast.error, "");
+    EXPECT_LE(fast.max_abs, 1e-4 * std::max(fast.max_ref, 1.0));
+  }
+}
+
 // Refused, naming the node: an operator with no opset-17 form, axes computed at run time, a
 // float8 weight, an opset newer than 25.
 TEST(NewerOpsetsTest, WhatHasNoOpset17FormIsRefusedByName) {
@@ -253,9 +452,16 @@ TEST(NewerOpsetsTest, WhatHasNoOpset17FormIsRefusedByName) {
   {
     ModelBuilder b(23);
     b.Input("q", {1, 2, 4, 8}).Input("k", {1, 2, 4, 8}).Input("v", {1, 2, 4, 8});
-    b.Output("y", {1, 2, 4, 8});
-    b.Node("Attention", {"q", "k", "v"}, {"y"}, "attn0");
-    expect_error(b, {"newer.onnx", "'attn0' (Attention, opset 23)", "opset 17"});
+    b.Output("y", {1, 2, 4, 8}).Output("qk", {1, 2, 4, 4});
+    b.Node("Attention", {"q", "k", "v"}, {"y", "", "", "qk"}, "attn0");
+    expect_error(b, {"newer.onnx", "'attn0' (Attention, opset 23)", "qk_matmul_output"});
+  }
+  {
+    ModelBuilder b(24);
+    b.Input("x", {1, 2, 4, 8}).Input("cache", {1, 2, 6, 8}).Input("idx", {1}, kInt64);
+    b.Output("y", {1, 2, 6, 8});
+    b.Node("TensorScatter", {"cache", "x", "idx"}, {"y"}, "scatter0");
+    expect_error(b, {"'scatter0' (TensorScatter, opset 24)", "opset 17"});
   }
   {
     ModelBuilder b(18);
