@@ -23,6 +23,7 @@
 #include "runtime/constant_folding.h"
 #include "runtime/control_flow.h"
 #include "runtime/float16.h"
+#include "runtime/onnx_functions.h"
 #include "runtime/onnx_newer_opsets.h"
 #include "runtime/onnx_node_inference.h"
 #include "runtime/op_mapping.h"
@@ -731,6 +732,10 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
   if (opset < kMinOpset || opset > newest)
     return fail(Unimplemented("unsupported opset " + std::to_string(opset) + " (supported: " +
                               std::to_string(kMinOpset) + " to " + std::to_string(newest) + ")"));
+  if (model.functions_size() > 0) {  // model-local functions: their bodies in place of calls
+    auto inlined = InlineLocalFunctions(&model);
+    if (!inlined.ok()) return fail(inlined.status());
+  }
   if (opset > MaxSupportedOpset()) {  // newer than the linked ONNX library: lowered to 17
     auto lowered = LowerNewerOpset(&model, opset);
     if (!lowered.ok()) return fail(lowered.status());

@@ -439,6 +439,138 @@ TEST(NewerOpsetsTest, AttentionComputesItsDefinition) {
   }
 }
 
+// Model-local functions (what PyTorch's dynamo exporter writes for modules) import inlined: a
+// function called twice (fresh names each time), one calling another, attributes by reference
+// from the call or from the function's defaults (FunctionProto.attribute_proto, past ONNX 1.12),
+// an unread second output; the model computes what the same nodes written in place compute.
+TEST(NewerOpsetsTest, LocalFunctionsImportInlined) {
+  auto add_functions = [](onnx::ModelProto& m) {
+    auto* op = m.add_opset_import();
+    op->set_domain("pkg.test");
+    op->set_version(1);
+    // Act(x; alpha) = LeakyRelu(x * x, alpha), and x * x as a second output.
+    onnx::FunctionProto* act = m.add_functions();
+    act->set_domain("pkg.test");
+    act->set_name("Act");
+    act->add_input("x");
+    act->add_output("y");
+    act->add_output("sq");
+    act->add_attribute("alpha");
+    auto* o = act->add_opset_import();
+    o->set_version(18);
+    onnx::NodeProto* mul = act->add_node();
+    mul->set_op_type("Mul");
+    mul->add_input("x");
+    mul->add_input("x");
+    mul->add_output("sq");
+    onnx::NodeProto* leaky = act->add_node();
+    leaky->set_op_type("LeakyRelu");
+    leaky->add_input("sq");
+    leaky->add_output("y");
+    onnx::AttributeProto* ref = leaky->add_attribute();
+    ref->set_name("alpha");
+    ref->set_type(onnx::AttributeProto::FLOAT);
+    ref->set_ref_attr_name("alpha");
+    // Block(x) = Act(Sub(x, 0.5)) with Act's alpha from Block's own default, 0.25.
+    onnx::FunctionProto* block = m.add_functions();
+    block->set_domain("pkg.test");
+    block->set_name("Block");
+    block->add_input("x");
+    block->add_output("y");
+    block->add_attribute("slope");
+    *block->add_opset_import() = *o;
+    auto* po = block->add_opset_import();
+    po->set_domain("pkg.test");
+    po->set_version(1);
+    onnx::NodeProto* half = block->add_node();
+    half->set_op_type("Constant");
+    half->add_output("half");
+    onnx::AttributeProto* v = half->add_attribute();
+    v->set_name("value_float");
+    v->set_type(onnx::AttributeProto::FLOAT);
+    v->set_f(0.5f);
+    onnx::NodeProto* sub = block->add_node();
+    sub->set_op_type("Sub");
+    sub->add_input("x");
+    sub->add_input("half");
+    sub->add_output("d");
+    onnx::NodeProto* call = block->add_node();
+    call->set_op_type("Act");
+    call->set_domain("pkg.test");
+    call->add_input("d");
+    call->add_output("y");
+    onnx::AttributeProto* slope = call->add_attribute();
+    slope->set_name("alpha");
+    slope->set_type(onnx::AttributeProto::FLOAT);
+    slope->set_ref_attr_name("slope");
+    onnx::AttributeProto fallback;
+    fallback.set_name("slope");
+    fallback.set_type(onnx::AttributeProto::FLOAT);
+    fallback.set_f(0.25f);
+    block->GetReflection()->MutableUnknownFields(block)->AddLengthDelimited(
+        11, fallback.SerializeAsString());
+  };
+  ModelBuilder fb(18), sb(18);
+  fb.model().set_ir_version(10);
+  add_functions(fb.model());
+  fb.Input("x", {2, 8}).Output("y", {2, 8});
+  auto& first = fb.Node("Act", {"x"}, {"a"}, "act");
+  first.set_domain("pkg.test");
+  SetFloat(first, "alpha", 0.1f);
+  fb.Node("Block", {"a"}, {"b"}, "block").set_domain("pkg.test");
+  fb.Node("Block", {"b"}, {"y"}, "block_again").set_domain("pkg.test");
+
+  sb.Input("x", {2, 8}).Output("y", {2, 8});
+  Scalar(sb, "half", 0.5);
+  sb.Node("Mul", {"x", "x"}, {"s0"});
+  SetFloat(sb.Node("LeakyRelu", {"s0"}, {"a"}), "alpha", 0.1f);
+  for (const std::string& k : {"1", "2"}) {
+    const std::string in = k == "1" ? "a" : "b", out = k == "1" ? "b" : "y";
+    sb.Node("Sub", {in, "half"}, {"d" + k});
+    sb.Node("Mul", {"d" + k, "d" + k}, {"s" + k});
+    SetFloat(sb.Node("LeakyRelu", {"s" + k}, {out}), "alpha", 0.25f);
+  }
+  auto g = ImportOnnxBytes(fb.Bytes(), "functions.onnx");
+  auto want_g = ImportOnnxBytes(sb.Bytes(), "standard");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_TRUE(want_g.ok()) << want_g.status().message();
+  const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 3);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  auto want_ref = MakeReferenceBackend()->Prepare(*want_g, {});
+  ASSERT_TRUE(ref.ok() && want_ref.ok());
+  auto got = (*ref)->Run(inputs);
+  auto want = (*want_ref)->Run(inputs);
+  ASSERT_TRUE(got.ok() && want.ok());
+  const testing::Comparison cmp = testing::Compare(*got, *want);
+  EXPECT_EQ(cmp.error, "");
+  EXPECT_GT(cmp.max_ref, 0.05);
+  EXPECT_LE(cmp.max_abs, 1e-6 * std::max(cmp.max_ref, 1.0));
+
+  // A function calling itself is refused by the node.
+  ModelBuilder rb(17);
+  auto* op = rb.model().add_opset_import();
+  op->set_domain("pkg.test");
+  op->set_version(1);
+  onnx::FunctionProto* loop = rb.model().add_functions();
+  loop->set_domain("pkg.test");
+  loop->set_name("Loop");
+  loop->add_input("x");
+  loop->add_output("y");
+  *loop->add_opset_import() = *op;
+  onnx::NodeProto* self = loop->add_node();
+  self->set_op_type("Loop");
+  self->set_domain("pkg.test");
+  self->add_input("x");
+  self->add_output("y");
+  rb.Input("x", {2}).Output("y", {2});
+  rb.Node("Loop", {"x"}, {"y"}, "forever").set_domain("pkg.test");
+  auto refused = ImportOnnxBytes(rb.Bytes(), "recursive.onnx");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'forever' (pkg.test.Loop)"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("recursion"), std::string::npos);
+}
+
 // Refused, naming the node: an operator with no opset-17 form, axes computed at run time, a
 // float8 weight, an opset newer than 25.
 TEST(NewerOpsetsTest, WhatHasNoOpset17FormIsRefusedByName) {
