@@ -281,6 +281,13 @@ class OpsetLowering : NodeEmitter {
     const std::string s = Scalar(what, v);
     return other_floats_ ? Emit("CastLike", {s, x}) : s;
   }
+  // Node n again, its first `keep` inputs followed by `more`.
+  void Reemit(const onnx::NodeProto& n, int keep, const std::vector<std::string>& more) {
+    onnx::NodeProto c = n;
+    while (c.input_size() > keep) c.mutable_input()->RemoveLast();
+    for (const std::string& s : more) c.add_input(s);
+    out_->push_back(std::move(c));
+  }
   // Integer tensor t as floats of x's type (a Cast to float32 folds at import; a CastLike where
   // the model holds other floats).
   std::string FloatLike(const std::string& t, const std::string& x) {
@@ -428,10 +435,7 @@ class OpsetLowering : NodeEmitter {
     sizes.push_back(last);
     const std::string split =
         Emit("Concat", sizes, "", [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); });
-    onnx::NodeProto s = *n;
-    while (s.input_size() > 1) s.mutable_input()->RemoveLast();
-    s.add_input(split);
-    out_->push_back(std::move(s));
+    Reemit(*n, 1, {split});
     return true;
   }
 
@@ -463,12 +467,9 @@ class OpsetLowering : NodeEmitter {
       *a->mutable_t() = zero;
     });
     const std::string pads = Emit("ScatterElements", {zeros, both, In(1)});
-    onnx::NodeProto p = *n;
-    p.mutable_input()->Clear();
-    p.add_input(In(0));
-    p.add_input(pads);
-    if (Has(2)) p.add_input(In(2));
-    out_->push_back(std::move(p));
+    std::vector<std::string> rest = {pads};
+    if (Has(2)) rest.push_back(In(2));
+    Reemit(*n, 1, rest);
     return true;
   }
 
@@ -487,10 +488,7 @@ class OpsetLowering : NodeEmitter {
     const std::string zero =
         Emit("Cast", {Emit("Mul", {In(1), ScalarLike("zero", 0.0, In(1))})}, "",
              [dtype](onnx::NodeProto* c) { ExportContext::AttrInt(c, "to", dtype); });
-    onnx::NodeProto q = *n;
-    while (q.input_size() > 2) q.mutable_input()->RemoveLast();
-    q.add_input(zero);
-    out_->push_back(std::move(q));
+    Reemit(*n, 2, {zero});
     return true;
   }
 

@@ -210,6 +210,32 @@ std::vector<NewerCase> Cases() {
   return cases;
 }
 
+// Imports both models, runs them on the reference backend on the same random inputs and expects
+// the same outputs (within `tolerance` of the largest), and `newer` on oneDNN as on the
+// reference backend.
+void ExpectSameOutputs(const std::string& newer, const std::string& standard, double tolerance) {
+  auto g = ImportOnnxBytes(newer, "newer");
+  auto want_g = ImportOnnxBytes(standard, "standard");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_TRUE(want_g.ok()) << want_g.status().message();
+  const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 8);
+  auto ref = MakeReferenceBackend()->Prepare(*g, {});
+  auto want_ref = MakeReferenceBackend()->Prepare(*want_g, {});
+  ASSERT_TRUE(ref.ok() && want_ref.ok());
+  auto got = (*ref)->Run(inputs);
+  auto want = (*want_ref)->Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  const testing::Comparison cmp = testing::Compare(*got, *want);
+  EXPECT_EQ(cmp.error, "");
+  EXPECT_GT(cmp.max_ref, 0.05);
+  EXPECT_LE(cmp.max_abs, tolerance * std::max(cmp.max_ref, 1.0));
+  PrepareStats stats;
+  const testing::Comparison fast = testing::CompareWithReference(*g, inputs, &stats);
+  EXPECT_EQ(fast.error, "");
+  EXPECT_LE(fast.max_abs, 1e-4 * std::max(fast.max_ref, 1.0));
+}
+
 TEST(NewerOpsetsTest, ChangedOperatorsComputeTheirOpset17Forms) {
   for (const NewerCase& c : Cases()) {
     SCOPED_TRACE(c.name);
@@ -217,26 +243,7 @@ TEST(NewerOpsetsTest, ChangedOperatorsComputeTheirOpset17Forms) {
     nb.model().set_ir_version(10);
     c.newer(nb);
     c.standard(sb);
-    auto g = ImportOnnxBytes(nb.Bytes(), "newer");
-    auto want_g = ImportOnnxBytes(sb.Bytes(), "standard");
-    ASSERT_TRUE(g.ok()) << g.status().message();
-    ASSERT_TRUE(want_g.ok()) << want_g.status().message();
-    const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 8);
-    auto ref = MakeReferenceBackend()->Prepare(*g, {});
-    auto want_ref = MakeReferenceBackend()->Prepare(*want_g, {});
-    ASSERT_TRUE(ref.ok() && want_ref.ok());
-    auto got = (*ref)->Run(inputs);
-    auto want = (*want_ref)->Run(inputs);
-    ASSERT_TRUE(got.ok()) << got.status().message();
-    ASSERT_TRUE(want.ok()) << want.status().message();
-    const testing::Comparison cmp = testing::Compare(*got, *want);
-    EXPECT_EQ(cmp.error, "");
-    EXPECT_GT(cmp.max_ref, 0.05);
-    EXPECT_LE(cmp.max_abs, 1e-5 * std::max(cmp.max_ref, 1.0));
-    PrepareStats stats;
-    const testing::Comparison fast = testing::CompareWithReference(*g, inputs, &stats);
-    EXPECT_EQ(fast.error, "");
-    EXPECT_LE(fast.max_abs, 1e-4 * std::max(fast.max_ref, 1.0));
+    ExpectSameOutputs(nb.Bytes(), sb.Bytes(), 1e-5);
   }
 }
 
@@ -530,21 +537,7 @@ TEST(NewerOpsetsTest, LocalFunctionsImportInlined) {
     sb.Node("Mul", {"d" + k, "d" + k}, {"s" + k});
     SetFloat(sb.Node("LeakyRelu", {"s" + k}, {out}), "alpha", 0.25f);
   }
-  auto g = ImportOnnxBytes(fb.Bytes(), "functions.onnx");
-  auto want_g = ImportOnnxBytes(sb.Bytes(), "standard");
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  ASSERT_TRUE(want_g.ok()) << want_g.status().message();
-  const std::vector<HostTensor> inputs = testing::RandomInputs(*g, 3);
-  auto ref = MakeReferenceBackend()->Prepare(*g, {});
-  auto want_ref = MakeReferenceBackend()->Prepare(*want_g, {});
-  ASSERT_TRUE(ref.ok() && want_ref.ok());
-  auto got = (*ref)->Run(inputs);
-  auto want = (*want_ref)->Run(inputs);
-  ASSERT_TRUE(got.ok() && want.ok());
-  const testing::Comparison cmp = testing::Compare(*got, *want);
-  EXPECT_EQ(cmp.error, "");
-  EXPECT_GT(cmp.max_ref, 0.05);
-  EXPECT_LE(cmp.max_abs, 1e-6 * std::max(cmp.max_ref, 1.0));
+  ExpectSameOutputs(fb.Bytes(), sb.Bytes(), 1e-6);
 
   // A function calling itself is refused by the node.
   ModelBuilder rb(17);
