@@ -54,11 +54,10 @@ const std::set<std::string>& ChangedOps() {
 
 // Operators new in 18..25 (or changed past an opset-17 reading) that have no form here.
 const std::set<std::string>& RefusedOps() {
-  static const std::set<std::string> ops = {"BitwiseAnd",   "BitwiseNot",      "BitwiseOr",
-                                            "BitwiseXor",   "CenterCropPad",   "Col2Im",
-                                            "DeformConv",   "AffineGrid",      "DFT",
-                                            "ImageDecoder", "RegexFullMatch",  "StringConcat",
-                                            "StringSplit",  "RotaryEmbedding", "TensorScatter"};
+  static const std::set<std::string> ops = {
+      "BitwiseAnd",     "BitwiseNot",   "BitwiseOr",   "BitwiseXor",   "CenterCropPad",
+      "Col2Im",         "DeformConv",   "AffineGrid",  "DFT",          "ImageDecoder",
+      "RegexFullMatch", "StringConcat", "StringSplit", "TensorScatter"};
   return ops;
 }
 
@@ -222,7 +221,7 @@ class OpsetLowering : NodeEmitter {
       }
       const bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
       if (!default_domain || !ChangedOps().count(n.op_type()) || n.output_size() == 0 ||
-          (final_pass_ && n.op_type() != "Attention")) {
+          (final_pass_ && n.op_type() != "Attention" && n.op_type() != "RotaryEmbedding")) {
         out.push_back(std::move(n));
         continue;
       }
@@ -383,6 +382,7 @@ class OpsetLowering : NodeEmitter {
     if (op == "GroupNormalization") return GroupNorm(n);
     if (op == "RMSNormalization") return RmsNorm(n);
     if (op == "Attention") return Attention(n);
+    if (op == "RotaryEmbedding") return Rotary(n);
     return false;  // a version that added types only
   }
 
@@ -715,6 +715,76 @@ class OpsetLowering : NodeEmitter {
       });
       Emit("Reshape", {merged, Ints("merged", {3}, {0, 0, -1})}, n->output(0));
     }
+    return true;
+  }
+
+  // RotaryEmbedding-23 by its definition: x as [B, S, heads, D] (3-D inputs split by
+  // num_heads, 4-D ones transposed), its first rotary_embedding_dim values (all by default)
+  // rotated as pairs (halves, or even and odd when interleaved) by the cos and sin caches
+  // (gathered by position_ids when given), the rest kept, x's form restored.
+  StatusOr<bool> Rotary(onnx::NodeProto* n) {
+    const onnx::GraphProto& g = model_->graph();
+    const int64_t heads = Int("num_heads", 0);
+    const int64_t rotary = Int("rotary_embedding_dim", 0);
+    const bool interleaved = Int("interleaved", 0) != 0;
+    const auto declared = DeclaredDims(g, In(0));
+    if (!declared && heads == 0 && !final_pass_) {
+      ++pending_;
+      return false;
+    }
+    const bool three_d = declared ? declared->size() == 3 : heads > 0;
+    if (three_d && heads <= 0) return Status(InvalidArgument("a 3-D input needs num_heads"));
+    auto axis_attr = [](int64_t axis) {
+      return [axis](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", axis); };
+    };
+    auto perm = [](onnx::NodeProto* t) { ExportContext::AttrInts(t, "perm", {0, 2, 1, 3}); };
+    const std::string x = three_d ? Emit("Reshape", {In(0), Ints("heads", {4}, {0, 0, heads, -1})})
+                                  : Emit("Transpose", {In(0)}, "", perm);
+    auto last = [&](const std::string& v, int64_t start, int64_t end, int64_t step) {
+      return Emit("Slice", {v, Ints("start", {1}, {start}), Ints("end", {1}, {end}),
+                            Ints("axes", {1}, {-1}), Ints("steps", {1}, {step})});
+    };
+    constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max();
+    const std::string rotated_part = rotary > 0 ? last(x, 0, rotary, 1) : x;
+    auto cache = [&](const std::string& c) {  // [B, S, R/2] -> [B, S, 1, R/2]
+      const std::string rows = Has(3) ? Emit("Gather", {c, In(3)}) : c;
+      return Emit("Unsqueeze", {rows, Ints("axis", {1}, {2})});
+    };
+    const std::string cos = cache(In(1)), sin = cache(In(2));
+    std::string x1, x2;
+    if (interleaved) {
+      x1 = last(rotated_part, 0, kToEnd, 2);
+      x2 = last(rotated_part, 1, kToEnd, 2);
+    } else {
+      x1 = Fresh(n->output(0) + "/x1");
+      x2 = Fresh(n->output(0) + "/x2");
+      onnx::NodeProto split;
+      split.set_op_type("Split");
+      split.set_name(Fresh(n->name() + "/Split"));
+      split.add_input(rotated_part);
+      split.add_output(x1);
+      split.add_output(x2);
+      ExportContext::AttrInt(&split, "axis", -1);
+      out_->push_back(std::move(split));
+    }
+    const std::string real = Emit("Sub", {Emit("Mul", {cos, x1}), Emit("Mul", {sin, x2})});
+    const std::string imag = Emit("Add", {Emit("Mul", {sin, x1}), Emit("Mul", {cos, x2})});
+    std::string rotated;
+    if (interleaved) {
+      const std::string pairs = Emit("Concat",
+                                     {Emit("Unsqueeze", {real, Ints("axis", {1}, {-1})}),
+                                      Emit("Unsqueeze", {imag, Ints("axis", {1}, {-1})})},
+                                     "", axis_attr(-1));
+      rotated = Emit("Reshape", {pairs, Emit("Shape", {rotated_part})});
+    } else {
+      rotated = Emit("Concat", {real, imag}, "", axis_attr(-1));
+    }
+    if (rotary > 0)
+      rotated = Emit("Concat", {rotated, last(x, rotary, kToEnd, 1)}, "", axis_attr(-1));
+    if (three_d)
+      Emit("Reshape", {rotated, Emit("Shape", {In(0)})}, n->output(0));
+    else
+      Emit("Transpose", {rotated}, n->output(0), perm);
     return true;
   }
 

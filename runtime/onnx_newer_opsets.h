@@ -9,7 +9,8 @@
 //   Resize-18/19, AveragePool-19, LpPool-18, Cast-19/24, QuantizeLinear-19/21/23,
 //     DequantizeLinear-21/23, ScatterElements/ScatterND-18, GridSample-20: attributes at their
 //     opset-17 meaning dropped or renamed; another value refused
-//   Gelu-20, Mish-18, Swish-24, GroupNormalization-18/21, RMSNormalization-23, Attention-23/24/25
+//   Gelu-20, Mish-18, Swish-24, GroupNormalization-18/21, RMSNormalization-23, RotaryEmbedding-23,
+//   Attention-23/24/25
 //     (past and present keys and values, grouped-query heads, causal, boolean or float masks,
 //     softcap): written out in opset-17 operators, in the forms PyTorch's opset-17 export
 //     writes (which the importer's patterns know); where a type or dims nothing declares is
@@ -17,7 +18,7 @@
 //   operators whose newer versions only add types (Reshape-19/21, Squeeze-21, the 22s...):
 //     unchanged
 // and the ModelProto is then opset 17 (IR version at most 8). Refused, with the node named: the
-// operators with no opset-17 form here (RotaryEmbedding-23, TensorScatter-24, DeformConv, DFT-20,
+// operators with no opset-17 form here (TensorScatter-24, DeformConv, DFT-20,
 // the string and bitwise operators...), axes computed at run time, and types newer than IR 8
 // (float8, int4, float4).
 #pragma once

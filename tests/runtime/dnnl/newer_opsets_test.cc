@@ -446,6 +446,62 @@ TEST(NewerOpsetsTest, AttentionComputesItsDefinition) {
   }
 }
 
+// RotaryEmbedding-23 against its definition in loops: pairs (i, i + R/2), or (2i, 2i + 1) when
+// interleaved, of each head's first R values rotated by the caches' row for the token's position.
+TEST(NewerOpsetsTest, RotaryEmbeddingComputesItsDefinition) {
+  const int64_t batch = 2, seq = 3, heads = 2, head = 8, positions = 6;
+  for (const bool three_d : {false, true}) {
+    SCOPED_TRACE(three_d ? "3-D, interleaved, all of each head" : "4-D, halves, half of each head");
+    const bool interleaved = three_d;
+    const int64_t rotary = three_d ? head : head / 2, half = rotary / 2;
+    ModelBuilder b(23);
+    b.model().set_ir_version(10);
+    const std::vector<int64_t> dims = three_d ? std::vector<int64_t>{batch, seq, heads * head}
+                                              : std::vector<int64_t>{batch, heads, seq, head};
+    b.Input("x", dims).Input("pos", {batch, seq}, kInt64).Output("y", dims);
+    b.RandomWeight("cos", {positions, half}, 1).RandomWeight("sin", {positions, half}, 2);
+    auto& r = b.Node("RotaryEmbedding", {"x", "cos", "sin", "pos"}, {"y"});
+    SetInt(r, "interleaved", interleaved);
+    if (three_d) SetInt(r, "num_heads", heads);
+    if (!three_d) SetInt(r, "rotary_embedding_dim", rotary);
+    auto g = ImportOnnxBytes(b.Bytes(), "rotary.onnx");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const HostTensor x = testing::RandomTensor(dims, 3);
+    std::vector<double> pos_values;
+    for (int64_t i = 0; i < batch * seq; ++i) pos_values.push_back((i * 5 + 1) % positions);
+    const HostTensor pos = HostTensor::FromDoubles(kInt64, {batch, seq}, pos_values);
+    auto ref = MakeReferenceBackend()->Prepare(*g, {});
+    ASSERT_TRUE(ref.ok()) << ref.status().message();
+    auto got = (*ref)->Run({x, pos});
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    const std::vector<double> xv = x.ToDoubles(), y = (*got)[0].ToDoubles();
+    const std::vector<double> cos = testing::RandomTensor({positions, half}, 1).ToDoubles();
+    const std::vector<double> sin = testing::RandomTensor({positions, half}, 2).ToDoubles();
+    std::vector<double> want = xv;
+    for (int64_t bi = 0; bi < batch; ++bi)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t t = 0; t < seq; ++t) {
+          const int64_t base = three_d ? (bi * seq + t) * heads * head + h * head
+                                       : ((bi * heads + h) * seq + t) * head;
+          const int64_t p = static_cast<int64_t>(pos_values[bi * seq + t]);
+          for (int64_t i = 0; i < half; ++i) {
+            const int64_t a = base + (interleaved ? 2 * i : i);
+            const int64_t c = base + (interleaved ? 2 * i + 1 : i + half);
+            want[a] = cos[p * half + i] * xv[a] - sin[p * half + i] * xv[c];
+            want[c] = sin[p * half + i] * xv[a] + cos[p * half + i] * xv[c];
+          }
+        }
+    ASSERT_EQ(y.size(), want.size());
+    double max_diff = 0;
+    for (size_t i = 0; i < y.size(); ++i) max_diff = std::max(max_diff, std::abs(y[i] - want[i]));
+    EXPECT_LE(max_diff, 1e-6);
+    PrepareStats stats;
+    const testing::Comparison fast = testing::CompareWithReference(*g, {x, pos}, &stats);
+    EXPECT_EQ(fast.error, "");
+    EXPECT_LE(fast.max_abs, 1e-5);
+  }
+}
+
 // Model-local functions (what PyTorch's dynamo exporter writes for modules) import inlined: a
 // function called twice (fresh names each time), one calling another, attributes by reference
 // from the call or from the function's defaults (FunctionProto.attribute_proto, past ONNX 1.12),
