@@ -536,32 +536,7 @@ class OpsetLowering : NodeEmitter {
     if (!Has(1)) return Status(InvalidArgument("needs a scale"));
     if (n->output_size() > 1 && !n->output(1).empty())
       return Status(Unimplemented("the inverse deviation output has no opset-17 form here"));
-    const int64_t axis = Int("axis", -1);
-    const std::string& x = In(0);
-    std::string v = x;
-    std::vector<int64_t> axes;
-    if (axis < 0) {
-      for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
-    } else {
-      const std::string lead = Emit("Shape", {x}, "", [axis](onnx::NodeProto* c) {
-        ExportContext::AttrInt(c, "start", 0);
-        ExportContext::AttrInt(c, "end", axis);
-      });
-      const std::string view =
-          Emit("Concat", {lead, Ints("rest", {1}, {-1})}, "",
-               [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); });
-      v = Emit("Reshape", {x, view});
-      axes = {-1};
-    }
-    const std::string sq = Emit("Pow", {v, ScalarLike("two", 2.0, x)});
-    const std::string mean = Emit("ReduceMean", {sq}, "", [axes](onnx::NodeProto* c) {
-      ExportContext::AttrInts(c, "axes", axes);
-    });
-    const std::string dev =
-        Emit("Sqrt", {Emit("Add", {mean, ScalarLike("epsilon", Float("epsilon", 1e-5f), x)})});
-    std::string normalized = Emit("Div", {v, dev});
-    if (axis >= 0) normalized = Emit("Reshape", {normalized, Emit("Shape", {x})});
-    Emit("Mul", {normalized, In(1)}, n->output(0));
+    RmsNormOf(In(0), In(1), Int("axis", -1), Float("epsilon", 1e-5f), n->output(0));
     return true;
   }
 

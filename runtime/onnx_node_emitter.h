@@ -176,6 +176,36 @@ class NodeEmitter {
     Emit("Mul", {Emit("Mul", {x, one_plus}), ScalarLike("half", 0.5, x)}, output);
   }
 
+  // x / sqrt(mean(x^2 over the axes from `axis` on) + epsilon) * scale into `output`, as T5's
+  // export writes an RMS norm; a non-negative axis views x as [d0 .. d(axis-1), -1] (Shape's
+  // start and end: opset 15 and up).
+  void RmsNormOf(const std::string& x, const std::string& scale, int64_t axis, float epsilon,
+                 const std::string& output) {
+    std::string v = x;
+    std::vector<int64_t> axes;
+    if (axis < 0) {
+      for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
+    } else {
+      const std::string lead = Emit("Shape", {x}, "", [axis](onnx::NodeProto* c) {
+        ExportContext::AttrInt(c, "start", 0);
+        ExportContext::AttrInt(c, "end", axis);
+      });
+      const std::string view =
+          Emit("Concat", {lead, Ints("rest", {1}, {-1})}, "",
+               [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); });
+      v = Emit("Reshape", {x, view});
+      axes = {-1};
+    }
+    const std::string sq = Emit("Pow", {v, ScalarLike("two", 2.0, x)});
+    const std::string mean = Emit("ReduceMean", {sq}, "", [axes](onnx::NodeProto* c) {
+      ExportContext::AttrInts(c, "axes", axes);
+    });
+    const std::string dev = Emit("Sqrt", {Emit("Add", {mean, ScalarLike("epsilon", epsilon, x)})});
+    std::string normalized = Emit("Div", {v, dev});
+    if (axis >= 0) normalized = Emit("Reshape", {normalized, Emit("Shape", {x})});
+    Emit("Mul", {normalized, scale}, output);
+  }
+
   std::set<std::string> names_;
   const onnx::NodeProto* node_ = nullptr;
   std::vector<onnx::NodeProto>* out_ = nullptr;

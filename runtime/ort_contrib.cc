@@ -56,6 +56,14 @@ class ContribRewriter : NodeEmitter {
           done = Attention();
         else if (n.op_type() == "EmbedLayerNormalization")
           done = EmbedLayerNorm();
+        else if (n.op_type() == "SkipSimplifiedLayerNormalization")
+          done = SkipSimplifiedLayerNorm();
+      } else if ((n.domain().empty() || n.domain() == "ai.onnx") &&
+                 n.op_type() == "SimplifiedLayerNormalization" && n.input_size() >= 2 &&
+                 !n.input(0).empty() && n.output_size() > 0 && !n.output(0).empty()) {
+        node_ = &n;
+        out_ = &out;
+        done = SimplifiedLayerNorm();
       } else if ((n.domain().empty() || n.domain() == "ai.onnx") && opset_ < 10 &&
                  n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty() &&
                  !n.output(0).empty()) {
@@ -156,6 +164,29 @@ class ContribRewriter : NodeEmitter {
     std::string sum = Emit("Add", {In(0), In(1)}, Has(4) ? "" : sum_out);
     if (Has(4)) sum = Emit("Add", {sum, In(4)}, sum_out);
     LayerNorm(sum, In(2), Has(3) ? In(3) : "", Float("epsilon", 1e-12f), node_->output(0));
+    return true;
+  }
+
+  // SimplifiedLayerNormalization (registered by ONNX Runtime in the default domain; its RMS
+  // norm fusion writes it for T5's and LLaMA's norms): x / sqrt(mean(x^2) + epsilon) * scale
+  // over the axes from `axis` on. Not rewritten: the inverse deviation output read, a
+  // non-negative axis before opset 15.
+  bool SimplifiedLayerNorm() {
+    const int64_t axis = Int("axis", -1);
+    if (!Has(1) || Read(1) || (axis >= 0 && opset_ < 15)) return false;
+    RmsNormOf(In(0), In(1), axis, Float("epsilon", 1e-5f), node_->output(0));
+    return true;
+  }
+
+  // SkipSimplifiedLayerNormalization(input, skip, gamma, bias?): the RMS norm over the last axis
+  // of input + skip [+ bias] times gamma; the sum as its fourth output. Not rewritten: the mean
+  // or inverse deviation outputs read.
+  bool SkipSimplifiedLayerNorm() {
+    if (!Has(1) || !Has(2) || Read(1) || Read(2)) return false;
+    const std::string sum_out = Read(3) ? node_->output(3) : "";
+    std::string sum = Emit("Add", {In(0), In(1)}, Has(3) ? "" : sum_out);
+    if (Has(3)) sum = Emit("Add", {sum, In(3)}, sum_out);
+    RmsNormOf(sum, In(2), -1, Float("epsilon", 1e-12f), node_->output(0));
     return true;
   }
 

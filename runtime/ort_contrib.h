@@ -28,6 +28,10 @@ namespace verisub::runtime {
 //                                into Q, K, V heads, softmax(Q K^T scale + mask + bias) V, heads
 //                                merged; masks: none, [batch] end positions, [batch, total] or
 //                                [batch, seq, total] raw; unidirectional (static length)
+//   SimplifiedLayerNormalization(X, scale) (default domain), SkipSimplifiedLayerNormalization(
+//                           input, skip, gamma, bias?)
+//                                the RMS norm x / sqrt(mean(x^2) + epsilon) * scale (of input +
+//                                skip [+ bias], its sum the fourth output)
 //   EmbedLayerNormalization(ids, segment_ids?, word, position, segment?, gamma, beta?, mask?,
 //                           position_ids?)
 //                                gathered embeddings summed (third output), LayerNormalization;

@@ -3421,6 +3421,34 @@ TEST(DnnlOpsTest, OrtContribOperatorsImportAsStandardOperators) {
          b.Node("Mul", {"f", "half"}, {"y"});
        },
        8},
+      {"SimplifiedLayerNormalization (ONNX Runtime's RMS norm, default domain) and "
+       "SkipSimplifiedLayerNormalization with a bias and its sum",
+       [&](ModelBuilder& b) {
+         b.Input("x", {2, 5, 16}).Input("skip", {2, 5, 16});
+         b.Output("y", {2, 5, 16}).Output("sum", {2, 5, 16}).Output("r", {2, 5, 16});
+         b.RandomWeight("gamma", {16}, 5).RandomWeight("bias", {16}, 7);
+         auto& n = b.Node("SkipSimplifiedLayerNormalization", {"x", "skip", "gamma", "bias"},
+                          {"y", "", "", "sum"});
+         n.set_domain("com.microsoft");
+         SetFloat(n, "epsilon", 1e-5f);
+         SetFloat(b.Node("SimplifiedLayerNormalization", {"x", "gamma"}, {"r"}), "epsilon", 1e-4f);
+       },
+       [&](ModelBuilder& b) {
+         sum_of(b);
+         b.Output("r", {2, 5, 16});
+         auto rms = [&](const std::string& v, const std::string& out, double eps) {
+           scalar(b, out + "_eps", eps);
+           b.Node("Mul", {v, v}, {out + "_sq"});
+           SetInts(b.Node("ReduceMean", {out + "_sq"}, {out + "_ms"}), "axes", {-1});
+           b.Node("Add", {out + "_ms", out + "_eps"}, {out + "_mse"});
+           b.Node("Sqrt", {out + "_mse"}, {out + "_rms"});
+           b.Node("Div", {v, out + "_rms"}, {out + "_n"});
+           b.Node("Mul", {out + "_n", "gamma"}, {out});
+         };
+         rms("sum", "y", 1e-5);
+         rms("x", "r", 1e-4);
+       },
+       17},
       {"SkipLayerNormalization before opset 17", skip_layer_norm,
        [&](ModelBuilder& b) {
          sum_of(b);
