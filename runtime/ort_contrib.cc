@@ -42,6 +42,8 @@ class ContribRewriter : NodeEmitter {
         out_ = &out;
         if (n.op_type() == "FusedConv")
           done = FusedConv();
+        else if (n.op_type() == "FusedGemm")
+          done = FusedGemm();
         else if (n.op_type() == "FusedMatMul")
           done = FusedMatMul();
         else if (n.op_type() == "Gelu" || n.op_type() == "BiasGelu")
@@ -422,15 +424,11 @@ class ContribRewriter : NodeEmitter {
 
   bool FusedConv() {
     if (node_->output_size() != 1 || !Has(1)) return false;
-    const onnx::AttributeProto* act = Attr("activation");
-    const std::string activation = act ? act->s() : "";
+    const std::string activation = String("activation", "");
     std::vector<float> params;
     if (const auto* p = Attr("activation_params"))
       params.assign(p->floats().begin(), p->floats().end());
-    auto param = [&](size_t k, float fallback) { return k < params.size() ? params[k] : fallback; };
-    static const std::set<std::string> kActivations = {"",          "Relu", "Tanh",       "Sigmoid",
-                                                       "LeakyRelu", "Clip", "HardSigmoid"};
-    if (!kActivations.count(activation)) return false;
+    if (!KnownActivation(activation)) return false;
     const onnx::NodeProto& original = *node_;
     auto conv_attrs = [&original](onnx::NodeProto* n) {
       for (const auto& a : original.attribute())
@@ -442,7 +440,48 @@ class ContribRewriter : NodeEmitter {
     std::string y =
         Emit("Conv", conv_inputs, activation.empty() && !Has(3) ? y_out : "", conv_attrs);
     if (Has(3)) y = Emit("Add", {y, In(3)}, activation.empty() ? y_out : "");
-    if (activation.empty()) return true;
+    if (!activation.empty()) Activate(y, activation, params, y_out);
+    return true;
+  }
+
+  // FusedGemm(A, B, C?): Gemm (alpha, beta, transA, transB), then its activation
+  // (activation_alpha, activation_beta), as ONNX Runtime's Gemm-activation fusion writes it.
+  bool FusedGemm() {
+    if (node_->output_size() != 1 || !Has(1)) return false;
+    const std::string activation = String("activation", "");
+    if (!KnownActivation(activation)) return false;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> params = {Float("activation_alpha", nan),
+                                       Float("activation_beta", nan)};
+    const onnx::NodeProto& original = *node_;
+    auto gemm_attrs = [&original](onnx::NodeProto* n) {
+      for (const auto& a : original.attribute())
+        if (a.name() == "alpha" || a.name() == "beta" || a.name() == "transA" ||
+            a.name() == "transB")
+          *n->add_attribute() = a;
+    };
+    std::vector<std::string> inputs = {In(0), In(1)};
+    if (Has(2)) inputs.push_back(In(2));
+    const std::string& y_out = node_->output(0);
+    const std::string y = Emit("Gemm", inputs, activation.empty() ? y_out : "", gemm_attrs);
+    if (!activation.empty()) Activate(y, activation, params, y_out);
+    return true;
+  }
+
+  static bool KnownActivation(const std::string& activation) {
+    static const std::set<std::string> kActivations = {"",          "Relu", "Tanh",       "Sigmoid",
+                                                       "LeakyRelu", "Clip", "HardSigmoid"};
+    return kActivations.count(activation) > 0;
+  }
+
+  // y's activation into y_out; params[k] (absent or NaN: the operator's default) are its
+  // parameters in ONNX Runtime's order (Clip: min, max; LeakyRelu: alpha; HardSigmoid: alpha,
+  // beta).
+  void Activate(const std::string& y, const std::string& activation,
+                const std::vector<float>& params, const std::string& y_out) {
+    auto param = [&](size_t k, float fallback) {
+      return k < params.size() && !std::isnan(params[k]) ? params[k] : fallback;
+    };
     if (activation == "Clip") {
       const float lo = param(0, -std::numeric_limits<float>::max()),
                   hi = param(1, std::numeric_limits<float>::max());
@@ -466,7 +505,6 @@ class ContribRewriter : NodeEmitter {
     } else {
       Emit(activation, {y}, y_out);
     }
-    return true;
   }
 
   onnx::GraphProto* g_;

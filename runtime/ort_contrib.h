@@ -15,6 +15,8 @@ namespace verisub::runtime {
 // ONNX Runtime's contrib operator documentation:
 //   FusedConv(X, W, B?, Z?)      Conv(X, W, B) [+ Z], then its activation (Relu, Tanh, Sigmoid,
 //                                LeakyRelu, Clip, HardSigmoid with activation_params)
+//   FusedGemm(A, B, C?)          Gemm (alpha, beta, transA, transB), then its activation
+//                                (activation_alpha, activation_beta)
 //   FusedMatMul(A, B)            [Transpose] A x [Transpose] B (transA, transB, transBatchA,
 //                                transBatchB) [* alpha]
 //   Gelu(X), BiasGelu(A, B)      0.5 x (1 + erf(x / sqrt 2)) of X or A + B
