@@ -215,7 +215,21 @@ TEST(OpMappingTest, GemmWithTransposedWeightFoldsTheTranspose) {
   scaled.Input("x", {3, 4}).Output("y", {3, 5});
   scaled.RandomWeight("w", {4, 5}, 1);
   SetFloat(scaled.Node("Gemm", {"x", "w"}, {"y"}, "fc"), "alpha", 0.5f);
-  EXPECT_EQ(CountKind(ImportChecked(scaled.Bytes()), "onnx:Gemm"), 1);
+  Graph sg = ImportChecked(scaled.Bytes());  // alpha: a channel_scale of the product
+  EXPECT_EQ(CountKind(sg, "onnx:Gemm"), 0);
+  EXPECT_EQ(CountKind(sg, "matmul"), 1);
+  EXPECT_EQ(CountKind(sg, "channel_scale"), 1);
+
+  ModelBuilder both;  // beta too: C scaled, then folded into a constant bias
+  both.Input("x", {3, 4}).Output("y", {3, 5});
+  both.RandomWeight("w", {4, 5}, 1).RandomWeight("c", {1, 5}, 2);
+  auto& fc = both.Node("Gemm", {"x", "w", "c"}, {"y"}, "fc");
+  SetFloat(fc, "alpha", 2.f);
+  SetFloat(fc, "beta", 0.25f);
+  Graph bg = ImportChecked(both.Bytes());
+  EXPECT_EQ(CountKind(bg, "onnx:Gemm"), 0);
+  EXPECT_EQ(CountKind(bg, "matmul"), 1);
+  EXPECT_EQ(CountKind(bg, "bias_add"), 1);
 }
 
 TEST(OpMappingTest, ConcatChainsAndSplitFollowsTheConcatHistory) {

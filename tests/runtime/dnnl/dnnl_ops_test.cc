@@ -3421,20 +3421,23 @@ TEST(DnnlOpsTest, OrtContribOperatorsImportAsStandardOperators) {
          b.Node("Mul", {"f", "half"}, {"y"});
        },
        8},
-      {"FusedGemm with transB and LeakyRelu",
+      {"FusedGemm with transB, alpha and LeakyRelu",
        [&](ModelBuilder& b) {
          b.Input("x", {3, 12}).Output("y", {3, 8});
          b.RandomWeight("w", {8, 12}, 1).RandomWeight("bias", {8}, 2);
          auto& g = b.Node("FusedGemm", {"x", "w", "bias"}, {"y"});
          g.set_domain("com.microsoft");
          SetInt(g, "transB", 1);
+         SetFloat(g, "alpha", 0.5f);
          SetString(g, "activation", "LeakyRelu");
          SetFloat(g, "activation_alpha", 0.2f);
        },
        [&](ModelBuilder& b) {
          b.Input("x", {3, 12}).Output("y", {3, 8});
          b.RandomWeight("w", {8, 12}, 1).RandomWeight("bias", {8}, 2);
-         SetInt(b.Node("Gemm", {"x", "w", "bias"}, {"g"}), "transB", 1);
+         auto& g = b.Node("Gemm", {"x", "w", "bias"}, {"g"});
+         SetInt(g, "transB", 1);
+         SetFloat(g, "alpha", 0.5f);
          SetFloat(b.Node("LeakyRelu", {"g"}, {"y"}), "alpha", 0.2f);
        }},
       {"SimplifiedLayerNormalization (ONNX Runtime's RMS norm, default domain) and "
