@@ -20,7 +20,8 @@ void ImportMatMul(ImportContext& c) {
 }
 
 // Gemm: alpha A' B' + beta C, A' and B' transposed by transA and transB; a scale other than 1 is
-// a channel_scale by a constant (C's folds at import).
+// a channel_scale by a constant (a constant C's folds at import; another C with beta other than 1
+// stays an ONNX Gemm).
 void ImportGemm(ImportContext& c) {
   if (!c.InputsFloatStatic(2) || c.SingleOutput() == kNoValue) return c.Fail();
   const KernelContext& attrs = c.attrs();
@@ -58,7 +59,8 @@ void ImportGemm(ImportContext& c) {
   }
   if (alpha != 1.0f) mm = scaled(mm, alpha, 1);
   const Value& bias = c.In(2);
-  if (!FloatStatic(bias)) return c.Fail();
+  // A C scaled at run time would stay a channel_scale of an input (no bias_add to fold into).
+  if (!FloatStatic(bias) || (beta != 1.0f && !bias.constant)) return c.Fail();
   int bias_id = c.InId(2);
   if (bias.dims == y.dims) {
     if (beta != 1.0f) bias_id = scaled(bias_id, beta, 1);
