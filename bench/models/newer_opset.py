@@ -141,6 +141,17 @@ def rewrite(graph, opset, counts):
     graph.node.extend(out)
 
 
+def upgrade(model, opset):
+    """Rewrites an opset-17 `model` in place into `opset`'s forms; returns {form: count}."""
+    counts = {}
+    rewrite(model.graph, opset, counts)
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = opset
+    model.ir_version = 10
+    return counts
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("input")
@@ -151,12 +162,7 @@ def main():
     version = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
     if version != [17]:
         sys.exit(f"{args.input}: opset {version}, not 17")
-    counts = {}
-    rewrite(model.graph, args.opset, counts)
-    for o in model.opset_import:
-        if o.domain in ("", "ai.onnx"):
-            o.version = args.opset
-    model.ir_version = 10
+    counts = upgrade(model, args.opset)
     tmp = args.output + ".tmp"
     with open(tmp, "wb") as f:
         f.write(model.SerializeToString())
