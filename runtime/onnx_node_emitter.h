@@ -176,8 +176,9 @@ class NodeEmitter {
     Emit("Mul", {Emit("Mul", {x, one_plus}), ScalarLike("half", 0.5, x)}, output);
   }
 
-  // x / sqrt(mean(x^2 over the axes from `axis` on) + epsilon) * scale into `output`, as T5's
-  // export writes an RMS norm; a non-negative axis views x as [d0 .. d(axis-1), -1] (Shape's
+  // x * (1 / sqrt(mean(x^2 over the axes from `axis` on) + epsilon)) * scale into `output`, as
+  // T5's and LLaMA's exports write an RMS norm (the reciprocal maps where a broadcast Div does
+  // not); a non-negative axis views x as [d0 .. d(axis-1), -1] (Shape's
   // start and end: opset 15 and up).
   void RmsNormOf(const std::string& x, const std::string& scale, int64_t axis, float epsilon,
                  const std::string& output) {
@@ -201,7 +202,7 @@ class NodeEmitter {
       ExportContext::AttrInts(c, "axes", axes);
     });
     const std::string dev = Emit("Sqrt", {Emit("Add", {mean, ScalarLike("epsilon", epsilon, x)})});
-    std::string normalized = Emit("Div", {v, dev});
+    std::string normalized = Emit("Mul", {v, Emit("Reciprocal", {dev})});
     if (axis >= 0) normalized = Emit("Reshape", {normalized, Emit("Shape", {x})});
     Emit("Mul", {normalized, scale}, output);
   }
