@@ -26,6 +26,7 @@
 #include "runtime/onnx_functions.h"
 #include "runtime/onnx_newer_opsets.h"
 #include "runtime/onnx_node_inference.h"
+#include "runtime/onnx_written_out.h"
 #include "runtime/op_mapping.h"
 #include "runtime/ort_contrib.h"
 #include "runtime/shape_folding.h"
@@ -753,6 +754,7 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
   if (std::string why = HardwareSpecificOrtNode(model.graph()); !why.empty())
     return fail(Unimplemented(why));
   RewriteOrtContribOps(&model, opset);
+  WriteOutOperators(&model, opset);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {

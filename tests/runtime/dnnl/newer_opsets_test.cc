@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/onnx_import.h"
@@ -244,6 +245,65 @@ TEST(NewerOpsetsTest, ChangedOperatorsComputeTheirOpset17Forms) {
     c.newer(nb);
     c.standard(sb);
     ExpectSameOutputs(nb.Bytes(), sb.Bytes(), 1e-5);
+  }
+}
+
+// Operators with no kernel here (Compress, LpPool, GlobalLpPool) import written in ones that
+// have, computing what their formulas written by hand compute.
+TEST(NewerOpsetsTest, OperatorsWithoutKernelsImportWrittenOut) {
+  std::vector<std::pair<std::function<void(ModelBuilder&)>, std::function<void(ModelBuilder&)>>>
+      cases;
+  cases.push_back({[](ModelBuilder& b) {
+                     b.Input("x", {2, 5}).Output("y", {2, 3});
+                     b.Weight("keep", HostTensor::FromDoubles(kBool, {4}, {1, 0, 1, 1}));
+                     SetInt(b.Node("Compress", {"x", "keep"}, {"y"}), "axis", 1);
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {2, 5}).Output("y", {2, 3});
+                     b.Int64Weight("at", {0, 2, 3});
+                     SetInt(b.Node("Gather", {"x", "at"}, {"y"}), "axis", 1);
+                   }});
+  cases.push_back({[](ModelBuilder& b) {
+                     b.Input("x", {1, 2, 7, 7}).Output("y", {1, 2, 4, 4});
+                     auto& p = b.Node("LpPool", {"x"}, {"y"});
+                     SetInt(p, "p", 3);
+                     SetInts(p, "kernel_shape", {3, 3});
+                     SetInts(p, "strides", {2, 2});
+                     SetInts(p, "pads", {1, 1, 1, 1});
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {1, 2, 7, 7}).Output("y", {1, 2, 4, 4});
+                     Scalar(b, "three", 3);
+                     Scalar(b, "third", 1.0 / 3);
+                     b.Weight("wk", HostTensor::FromDoubles(kFloat, {2, 1, 3, 3},
+                                                            std::vector<double>(18, 1.0)));
+                     b.Node("Abs", {"x"}, {"a"});
+                     b.Node("Pow", {"a", "three"}, {"a3"});
+                     auto& c = b.Node("Conv", {"a3", "wk"}, {"s"});
+                     SetInt(c, "group", 2);
+                     SetInts(c, "strides", {2, 2});
+                     SetInts(c, "pads", {1, 1, 1, 1});
+                     b.Node("Pow", {"s", "third"}, {"y"});
+                   }});
+  cases.push_back({[](ModelBuilder& b) {
+                     b.Input("x", {2, 3, 5, 4}).Output("y", {2, 3, 1, 1});
+                     b.Node("GlobalLpPool", {"x"}, {"y"});
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {2, 3, 5, 4}).Output("y", {2, 3, 1, 1});
+                     Scalar(b, "two", 2);
+                     Scalar(b, "half", 0.5);
+                     b.Int64Weight("hw", {2, 3});
+                     b.Node("Mul", {"x", "x"}, {"x2"});
+                     b.Node("ReduceSum", {"x2", "hw"}, {"s"});
+                     b.Node("Pow", {"s", "half"}, {"y"});
+                   }});
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    ModelBuilder wb(17), sb(17);
+    cases[i].first(wb);
+    cases[i].second(sb);
+    ExpectSameOutputs(wb.Bytes(), sb.Bytes(), 1e-5);
   }
 }
 
