@@ -15,6 +15,9 @@ namespace {
 
 // How deep functions may call functions before the call is taken for a recursion.
 constexpr int kMaxDepth = 64;
+// The most nodes inlining may write (functions calling others twice, a few dozen deep, would
+// otherwise make billions).
+constexpr int64_t kMaxInlinedNodes = 4 << 20;
 
 // FunctionProto.attribute_proto (field 11, IR version 9: attributes with default values), which
 // the linked ONNX 1.12 does not know: read from the message's unknown fields.
@@ -50,6 +53,25 @@ class Inliner : NodeEmitter {
   }
 
  private:
+  // The nodes a call of f becomes, its calls inlined (saturating past the budget; a recursion
+  // counts as over it).
+  int64_t ExpandedSize(const onnx::FunctionProto& f, int depth) {
+    if (depth >= kMaxDepth) {
+      too_deep_ = true;
+      return kMaxInlinedNodes + 1;
+    }
+    auto it = sizes_.find(&f);
+    if (it != sizes_.end()) return it->second;
+    int64_t total = 0;
+    for (const auto& n : f.node()) {
+      const onnx::FunctionProto* g = Callee(n);
+      total += g ? ExpandedSize(*g, depth + 1) : 1;
+      if (total > kMaxInlinedNodes) break;
+    }
+    sizes_[&f] = total;
+    return total;
+  }
+
   const onnx::FunctionProto* Callee(const onnx::NodeProto& n) const {
     auto it = functions_.find({n.domain(), n.op_type()});
     return it == functions_.end() ? nullptr : it->second;
@@ -79,9 +101,6 @@ class Inliner : NodeEmitter {
       }
       const std::string where =
           root.empty() ? "node '" + n.name() + "' (" + n.domain() + "." + n.op_type() + ")" : root;
-      if (depth >= kMaxDepth)
-        return InvalidArgument(where + ": functions call each other more than " +
-                               std::to_string(kMaxDepth) + " deep (a recursion?)");
       if (n.input_size() > f->input_size() || n.output_size() > f->output_size())
         return InvalidArgument(where + ": " + std::to_string(n.input_size()) + " inputs and " +
                                std::to_string(n.output_size()) + " outputs, the function takes " +
@@ -90,7 +109,15 @@ class Inliner : NodeEmitter {
       std::map<std::string, std::string> rename;  // the body's names -> the model's
       for (int i = 0; i < f->input_size(); ++i)
         rename[f->input(i)] = i < n.input_size() ? n.input(i) : "";
-      const std::string prefix = (n.name().empty() ? n.output(0) : n.name()) + "/";
+      if (depth == 0) inlined_nodes_ += ExpandedSize(*f, 0);
+      if (depth >= kMaxDepth || too_deep_)
+        return InvalidArgument(where + ": functions call each other more than " +
+                               std::to_string(kMaxDepth) + " deep (a recursion?)");
+      if (inlined_nodes_ > kMaxInlinedNodes)
+        return InvalidArgument(where + ": inlining the model's functions would write more than " +
+                               std::to_string(kMaxInlinedNodes) + " nodes");
+      const std::string prefix =
+          (n.name().empty() ? (n.output_size() > 0 ? n.output(0) : f->name()) : n.name()) + "/";
       for (int i = 0; i < f->output_size(); ++i)  // an output the call leaves out: internal
         rename[f->output(i)] = i < n.output_size() && !n.output(i).empty()
                                    ? n.output(i)
@@ -179,6 +206,9 @@ class Inliner : NodeEmitter {
   onnx::ModelProto* model_;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
   int inlined_ = 0;
+  int64_t inlined_nodes_ = 0;
+  std::map<const onnx::FunctionProto*, int64_t> sizes_;
+  bool too_deep_ = false;
 };
 
 }  // namespace

@@ -498,7 +498,9 @@ class OpsetLowering : NodeEmitter {
   StatusOr<bool> GroupNorm(onnx::NodeProto* n) {
     if (!Has(1) || !Has(2)) return Status(InvalidArgument("needs scale and bias"));
     const int64_t groups = Int("num_groups", 0);
-    if (groups <= 0) return Status(InvalidArgument("num_groups must be positive"));
+    if (groups <= 0 || groups > (1 << 20))
+      return Status(InvalidArgument("num_groups " + std::to_string(groups) +
+                                    " is not a positive count of at most 2^20"));
     const float epsilon = Float("epsilon", 1e-5f);
     const std::string& x = In(0);
     const std::string grouped = Emit("Reshape", {x, Ints("grouped", {3}, {0, groups, -1})});

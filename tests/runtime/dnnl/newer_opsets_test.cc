@@ -678,6 +678,35 @@ TEST(NewerOpsetsTest, LocalFunctionsImportInlined) {
   EXPECT_NE(refused.status().message().find("'forever' (pkg.test.Loop)"), std::string::npos)
       << refused.status().message();
   EXPECT_NE(refused.status().message().find("recursion"), std::string::npos);
+
+  // Functions each calling the one below twice, 24 deep: 2^24 nodes inlined; refused by a
+  // budget instead of exhausting memory.
+  ModelBuilder wide(17);
+  *wide.model().add_opset_import() = *op;
+  for (int level = 0; level <= 24; ++level) {
+    onnx::FunctionProto* f = wide.model().add_functions();
+    f->set_domain("pkg.test");
+    f->set_name("F" + std::to_string(level));
+    f->add_input("x");
+    f->add_output("y");
+    *f->add_opset_import() = *op;
+    auto* o = f->add_opset_import();
+    o->set_version(17);
+    for (int k = 0; k < 2; ++k) {
+      onnx::NodeProto* call = f->add_node();
+      call->set_op_type(level == 0 ? "Relu" : "F" + std::to_string(level - 1));
+      if (level > 0) call->set_domain("pkg.test");
+      call->add_input(k == 0 ? "x" : "t");
+      call->add_output(k == 0 ? "t" : "y");
+    }
+  }
+  wide.Input("x", {2}).Output("y", {2});
+  wide.Node("F24", {"x"}, {"y"}, "huge").set_domain("pkg.test");
+  auto too_many = ImportOnnxBytes(wide.Bytes(), "wide.onnx");
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("'huge' (pkg.test.F24)"), std::string::npos)
+      << too_many.status().message();
+  EXPECT_NE(too_many.status().message().find("more than"), std::string::npos);
 }
 
 // Refused, naming the node: an operator with no opset-17 form, axes computed at run time, a
