@@ -331,15 +331,19 @@ Status CheckWindowAttributes(const onnx::NodeProto& np) {
     } else {
       continue;
     }
+    // At most 2^24 as well: ONNX's inference multiplies them (a DepthToSpace blocksize of 2^40
+    // squared is 0 in int64, and ONNX 1.12 divides by it; found by fuzzing).
+    constexpr int64_t kMax = int64_t{1} << 24;
     auto bad = [&](int64_t v) {
       return InvalidArgument("attribute '" + name + "' has the value " + std::to_string(v) +
-                             "; it must be at least " + std::to_string(min));
+                             "; it must be at least " + std::to_string(min) + " and at most " +
+                             std::to_string(kMax));
     };
     if (a.type() == onnx::AttributeProto::INTS || a.ints_size() > 0) {
       for (int64_t v : a.ints())
-        if (v < min) return bad(v);
+        if (v < min || v > kMax) return bad(v);
     } else if (a.type() == onnx::AttributeProto::INT || a.has_i()) {
-      if (a.i() < min) return bad(a.i());
+      if (a.i() < min || a.i() > kMax) return bad(a.i());
     }
   }
   return Status::Ok();
@@ -504,6 +508,12 @@ StatusOr<bool> GuardTypeInference(const onnx::ModelProto& model) {
     if (!out.ok()) return out.status().WithContext(where);
     for (int i = 0; i < np.output_size(); ++i)
       if (!np.output(i).empty()) types[np.output(i)] = std::move((*out)[i]);
+    // A Constant's tensor is data for the nodes that read it, as an initializer's is: a Reshape
+    // to a Constant shape that ONNX's pass (with data propagation) finds wrong, followed by a
+    // Reshape to its Shape, crashed libonnx 1.12.
+    if (domain.empty() && np.op_type() == "Constant" && np.output_size() == 1)
+      for (const auto& a : np.attribute())
+        if (a.name() == "value" && a.has_t()) data[np.output(0)] = &a.t();
   }
   return onnx_pass_safe;
 }

@@ -37,6 +37,16 @@ TEST(HardeningTest, ConvStrideZeroIsAnErrorNotSigfpe) {
               {"conv.onnx", "node 'n0' (Conv)", "'strides'", "value 0"});
 }
 
+TEST(HardeningTest, ReshapeOfZeroSizeThenItsShapeIsAnErrorNotASegfault) {
+  ExpectError(ImportOnnxBytes(Corpus("regress_reshape_zero_then_shape.onnx"), "reshape.onnx"),
+              {"reshape.onnx", "node 'n1' (Reshape)", "-1"});
+}
+
+TEST(HardeningTest, DepthToSpaceHugeBlocksizeIsAnErrorNotSigfpe) {
+  ExpectError(ImportOnnxBytes(Corpus("regress_depthtospace_huge_blocksize.onnx"), "d2s.onnx"),
+              {"d2s.onnx", "node 'n0' (DepthToSpace)", "'blocksize'", "at most"});
+}
+
 TEST(HardeningTest, MaxPoolStrideZeroIsAnErrorNotSigfpe) {
   ExpectError(ImportOnnxBytes(Corpus("regress_maxpool_stride_zero.onnx"), "max.onnx"),
               {"max.onnx", "(MaxPool)", "'strides'"});

@@ -3,8 +3,10 @@
 // tests/fuzz/onnx_mutator.h; the same entry point libFuzzer runs in `make fuzz`. Built with
 // AddressSanitizer and UBSan: any memory error, undefined behaviour or crash fails the test; import
 // errors are expected.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -35,6 +37,19 @@ std::vector<std::string> Seeds() {
     std::ifstream in(std::string("/usr/share/libonnx-testdata/data/node/") + t + "/model.onnx",
                      std::ios::binary);
     if (!in) continue;
+    std::stringstream buf;
+    buf << in.rdbuf();
+    seeds.push_back(buf.str());
+  }
+  // The committed corpus's seeds too (newer opsets, local functions, ONNX Runtime's forms...),
+  // in name order so that a run is the same everywhere.
+  std::vector<std::filesystem::path> corpus;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(VERISUB_FUZZ_CORPUS, ec))
+    if (e.path().filename().string().rfind("seed_", 0) == 0) corpus.push_back(e.path());
+  std::sort(corpus.begin(), corpus.end());
+  for (const auto& path : corpus) {
+    std::ifstream in(path, std::ios::binary);
     std::stringstream buf;
     buf << in.rdbuf();
     seeds.push_back(buf.str());
