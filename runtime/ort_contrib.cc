@@ -160,12 +160,17 @@ class ContribRewriter : NodeEmitter {
     return true;
   }
 
+  // input + skip [+ the bias at input `bias`], into the fourth output when something reads it.
+  std::string SkipSum(int bias) {
+    const std::string sum_out = Read(3) ? node_->output(3) : "";
+    std::string sum = Emit("Add", {In(0), In(1)}, Has(bias) ? "" : sum_out);
+    if (Has(bias)) sum = Emit("Add", {sum, In(bias)}, sum_out);
+    return sum;
+  }
+
   bool SkipLayerNorm() {
     if (!Has(1) || !Has(2) || Read(1) || Read(2)) return false;
-    const std::string sum_out = Read(3) ? node_->output(3) : "";
-    std::string sum = Emit("Add", {In(0), In(1)}, Has(4) ? "" : sum_out);
-    if (Has(4)) sum = Emit("Add", {sum, In(4)}, sum_out);
-    LayerNorm(sum, In(2), Has(3) ? In(3) : "", Float("epsilon", 1e-12f), node_->output(0));
+    LayerNorm(SkipSum(4), In(2), Has(3) ? In(3) : "", Float("epsilon", 1e-12f), node_->output(0));
     return true;
   }
 
@@ -185,10 +190,7 @@ class ContribRewriter : NodeEmitter {
   // or inverse deviation outputs read.
   bool SkipSimplifiedLayerNorm() {
     if (!Has(1) || !Has(2) || Read(1) || Read(2)) return false;
-    const std::string sum_out = Read(3) ? node_->output(3) : "";
-    std::string sum = Emit("Add", {In(0), In(1)}, Has(3) ? "" : sum_out);
-    if (Has(3)) sum = Emit("Add", {sum, In(3)}, sum_out);
-    RmsNormOf(sum, In(2), -1, Float("epsilon", 1e-12f), node_->output(0));
+    RmsNormOf(SkipSum(3), In(2), -1, Float("epsilon", 1e-12f), node_->output(0));
     return true;
   }
 
