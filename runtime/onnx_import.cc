@@ -533,16 +533,6 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
 Status MapExternalData(const std::string& model_path, onnx::GraphProto* gp, RawViews* raw,
                        MappedFiles* files, uint64_t max_file_bytes, uint64_t* external_bytes);
 
-}  // namespace
-
-int64_t MaxSupportedOpset() {
-  const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  auto it = map.find("");
-  return it == map.end() ? 0 : it->second.second;
-}
-
-namespace {
-
 // `path` mapped read-only and parsed into `model` with its large weights left in the mapping
 // (`raw`: views into it, valid while the returned mapping lives).
 StatusOr<base::MappedFile> MapAndParseModel(const std::string& path, onnx::ModelProto* model,
@@ -739,15 +729,17 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
     if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
   if (opset < 0)
     return fail(InvalidArgument("the model imports no default-domain (ai.onnx) opset"));
-  const int64_t newest = std::max(MaxSupportedOpset(), kNewestReadOpset);
-  if (opset < kMinOpset || opset > newest)
-    return fail(Unimplemented("unsupported opset " + std::to_string(opset) + " (supported: " +
-                              std::to_string(kMinOpset) + " to " + std::to_string(newest) + ")"));
+  if (opset < kMinOpset || opset > kNewestReadOpset)
+    return fail(Unimplemented("unsupported opset " + std::to_string(opset) +
+                              " (supported: " + std::to_string(kMinOpset) + " to " +
+                              std::to_string(kNewestReadOpset) + ")"));
   if (model.functions_size() > 0) {  // model-local functions: their bodies in place of calls
     auto inlined = InlineLocalFunctions(&model);
     if (!inlined.ok()) return fail(inlined.status());
   }
-  if (opset > MaxSupportedOpset()) {  // newer than the linked ONNX library: lowered to 17
+  // Newer than 17: lowered to 17, the opset the kernels, mappings and patterns are written for
+  // (and the newest Debian 12's ONNX 1.12 knows), whatever ONNX library is linked.
+  if (opset > kLoweredOpset) {
     auto lowered = LowerNewerOpset(&model, opset);
     if (!lowered.ok()) return fail(lowered.status());
     opset = kLoweredOpset;

@@ -43,8 +43,6 @@ struct ImportOptions {
 // with every node opaque (kernels check the legacy attributes they know, and refuse the rest).
 inline constexpr int64_t kMinOpset = 1;
 inline constexpr int64_t kMinMappedOpset = 7;
-// Newest default-domain opset known to the linked ONNX library.
-int64_t MaxSupportedOpset();
 
 // A graph input as the model declares it, read without decoding the weights: its name, element
 // type and dims (-1 where a dimension is symbolic or unknown; empty with `ranked` false when the

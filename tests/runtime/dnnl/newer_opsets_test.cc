@@ -647,7 +647,7 @@ TEST(NewerOpsetsTest, LocalFunctionsImportInlined) {
   Scalar(sb, "half", 0.5);
   sb.Node("Mul", {"x", "x"}, {"s0"});
   SetFloat(sb.Node("LeakyRelu", {"s0"}, {"a"}), "alpha", 0.1f);
-  for (const std::string& k : {"1", "2"}) {
+  for (const std::string k : {"1", "2"}) {
     const std::string in = k == "1" ? "a" : "b", out = k == "1" ? "b" : "y";
     sb.Node("Sub", {in, "half"}, {"d" + k});
     sb.Node("Mul", {"d" + k, "d" + k}, {"s" + k});
