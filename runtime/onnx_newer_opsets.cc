@@ -433,8 +433,7 @@ class OpsetLowering : NodeEmitter {
     const std::string last = Emit("Sub", {d, Emit("Mul", {part, Ints("k_minus_1", {1}, {k - 1})})});
     std::vector<std::string> sizes(static_cast<size_t>(k - 1), part);
     sizes.push_back(last);
-    const std::string split =
-        Emit("Concat", sizes, "", [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); });
+    const std::string split = Concat(sizes, 0);
     Reemit(*n, 1, {split});
     return true;
   }
@@ -452,8 +451,7 @@ class OpsetLowering : NodeEmitter {
       ExportContext::AttrInt(c, "to", onnx::TensorProto::INT64);
     });
     const std::string axes = Emit("Mod", {Emit("Add", {named, rank}), rank});
-    const std::string both = Emit("Concat", {axes, Emit("Add", {axes, rank})}, "",
-                                  [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); });
+    const std::string both = Concat({axes, Emit("Add", {axes, rank})}, 0);
     const std::string two_r =
         Emit("Reshape", {Emit("Mul", {rank, Ints("two", {}, {2})}), Ints("one_dim", {1}, {1})});
     onnx::TensorProto zero;
@@ -605,8 +603,7 @@ class OpsetLowering : NodeEmitter {
     std::string v = heads(In(2), kv_heads);
     const std::string k_new = k;
     auto concat2 = [&](const std::string& a, const std::string& b, const std::string& out) {
-      return Emit("Concat", {a, b}, out,
-                  [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 2); });
+      return Concat({a, b}, 2, out);
     };
     auto output = [&](int i) { return n->output_size() > i ? n->output(i) : std::string(); };
     if (Has(4)) {
@@ -623,13 +620,9 @@ class OpsetLowering : NodeEmitter {
         return Emit("Slice", {shape, Ints("start", {1}, {start}), Ints("end", {1}, {end})});
       };
       const std::string b_h = part(0, 2), t_d = part(2, 4);
-      const std::string wide =
-          Emit("Expand", {Emit("Unsqueeze", {x, Ints("axis", {1}, {2})}),
-                          Emit("Concat", {b_h, Ints("rep", {1}, {rep}), t_d}, "",
-                               [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); })});
-      return Emit("Reshape",
-                  {wide, Emit("Concat", {part(0, 1), Ints("all", {1}, {-1}), t_d}, "",
-                              [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); })});
+      const std::string wide = Emit("Expand", {Emit("Unsqueeze", {x, Ints("axis", {1}, {2})}),
+                                               Concat({b_h, Ints("rep", {1}, {rep}), t_d}, 0)});
+      return Emit("Reshape", {wide, Concat({part(0, 1), Ints("all", {1}, {-1}), t_d}, 0)});
     };
     const std::string kt = Emit("Transpose", {repeat(k)}, "", [](onnx::NodeProto* t) {
       ExportContext::AttrInts(t, "perm", {0, 1, 3, 2});
@@ -653,10 +646,7 @@ class OpsetLowering : NodeEmitter {
     std::string bias;
     if (Int("is_causal", 0) != 0) {  // key j attends to query i iff j <= i + past length
       auto dim = [&](const std::string& x, int64_t axis) {
-        return Emit("Squeeze", {Emit("Shape", {x}, "", [axis](onnx::NodeProto* c) {
-                      ExportContext::AttrInt(c, "start", axis);
-                      ExportContext::AttrInt(c, "end", axis + 1);
-                    })});
+        return Emit("Squeeze", {DimOf(x, axis)});
       };
       const std::string zero_i = Ints("zero_i", {}, {0}), one_i = Ints("one_i", {}, {1});
       const std::string s = dim(q, 2), total = dim(k, 2),
@@ -711,9 +701,6 @@ class OpsetLowering : NodeEmitter {
     }
     const bool three_d = declared ? declared->size() == 3 : heads > 0;
     if (three_d && heads <= 0) return Status(InvalidArgument("a 3-D input needs num_heads"));
-    auto axis_attr = [](int64_t axis) {
-      return [axis](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", axis); };
-    };
     auto perm = [](onnx::NodeProto* t) { ExportContext::AttrInts(t, "perm", {0, 2, 1, 3}); };
     const std::string x = three_d ? Emit("Reshape", {In(0), Ints("heads", {4}, {0, 0, heads, -1})})
                                   : Emit("Transpose", {In(0)}, "", perm);
@@ -748,16 +735,14 @@ class OpsetLowering : NodeEmitter {
     const std::string imag = Emit("Add", {Emit("Mul", {sin, x1}), Emit("Mul", {cos, x2})});
     std::string rotated;
     if (interleaved) {
-      const std::string pairs = Emit("Concat",
-                                     {Emit("Unsqueeze", {real, Ints("axis", {1}, {-1})}),
-                                      Emit("Unsqueeze", {imag, Ints("axis", {1}, {-1})})},
-                                     "", axis_attr(-1));
+      const std::string pairs = Concat({Emit("Unsqueeze", {real, Ints("axis", {1}, {-1})}),
+                                        Emit("Unsqueeze", {imag, Ints("axis", {1}, {-1})})},
+                                       -1);
       rotated = Emit("Reshape", {pairs, Emit("Shape", {rotated_part})});
     } else {
-      rotated = Emit("Concat", {real, imag}, "", axis_attr(-1));
+      rotated = Concat({real, imag}, -1);
     }
-    if (rotary > 0)
-      rotated = Emit("Concat", {rotated, last(x, rotary, kToEnd, 1)}, "", axis_attr(-1));
+    if (rotary > 0) rotated = Concat({rotated, last(x, rotary, kToEnd, 1)}, -1);
     if (three_d)
       Emit("Reshape", {rotated, Emit("Shape", {In(0)})}, n->output(0));
     else

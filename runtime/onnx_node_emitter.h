@@ -112,6 +112,12 @@ class NodeEmitter {
     out_->push_back(std::move(n));
     return output;
   }
+  // A Concat of `inputs` along `axis` (into `output` when given).
+  std::string Concat(const std::vector<std::string>& inputs, int64_t axis,
+                     std::string output = "") {
+    return Emit("Concat", inputs, std::move(output),
+                [axis](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", axis); });
+  }
   // A tensor as a Constant node; returns its value's name.
   std::string Constant(const std::string& what, onnx::TensorProto t) {
     const std::string name = Fresh(node_->output(0) + "/" + what);
@@ -191,9 +197,7 @@ class NodeEmitter {
         ExportContext::AttrInt(c, "start", 0);
         ExportContext::AttrInt(c, "end", axis);
       });
-      const std::string view =
-          Emit("Concat", {lead, Ints("rest", {1}, {-1})}, "",
-               [](onnx::NodeProto* c) { ExportContext::AttrInt(c, "axis", 0); });
+      const std::string view = Concat({lead, Ints("rest", {1}, {-1})}, 0);
       v = Emit("Reshape", {x, view});
       axes = {-1};
     }
