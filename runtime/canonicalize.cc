@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <numbers>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -454,6 +455,193 @@ int RewriteDepthToSpace(Graph* g) {
     ++rewritten;
   }
   if (rewritten) g->SetNodes(std::move(nodes));
+  return rewritten;
+}
+
+// The weights of a DFT of `m` points written as a product (rows: the `n` samples times their
+// `c` components, real then imaginary; columns: real and imaginary part of each of `bins`
+// outputs, interleaved): X_k = sum_n (a_n + i b_n)(cos t + i s sin t), t = 2 pi (k n mod m) / m,
+// s = -1 forward, +1 inverse (scaled by 1 / m). Samples from m on are dropped (rows of zeros);
+// `window` (size n, or empty) weighs each sample.
+std::vector<double> DftMatrix(int64_t n, int64_t c, int64_t m, int64_t bins, bool inverse,
+                              const std::vector<double>& window) {
+  std::vector<double> w(n * c * 2 * bins, 0.0);
+  const double s = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / static_cast<double>(m) : 1.0;
+  for (int64_t j = 0; j < std::min(n, m); ++j) {
+    const double wj = (window.empty() ? 1.0 : window[j]) * scale;
+    for (int64_t k = 0; k < bins; ++k) {
+      const double t =
+          2 * std::numbers::pi * static_cast<double>((k * j) % m) / static_cast<double>(m);
+      const double cs = std::cos(t) * wj, sn = s * std::sin(t) * wj;
+      double* row = &w[(j * c) * 2 * bins + 2 * k];
+      row[0] = cs;  // a -> re
+      row[1] = sn;  // a -> im
+      if (c == 2) {
+        row[2 * bins] = -sn;     // b -> re
+        row[2 * bins + 1] = cs;  // b -> im
+      }
+    }
+  }
+  return w;
+}
+
+// Fourier transforms of float tensors of static shape, with constant lengths, as products with a
+// constant matrix of the transform's points (DftMatrix), which the backends run as a GEMM or a
+// convolution where the operators had only the direct O(n^2) reference loop:
+//   DFT along `axis`      Transpose (axis, then the components, last), Reshape [..., n*c],
+//                         MatMul by the matrix, Reshape [..., bins, 2], Transpose back
+//   STFT of a real signal Reshape [B, 1, 1, L], Conv by the window times the matrix ([2 bins, 1,
+//                         1, frame], stride frame_step), Reshape [B, bins, 2, frames],
+//                         Transpose [B, frames, bins, 2]
+// Audio models' spectrogram front-ends. Only where the product is the cheaper: up to 1024
+// points, or any length that is not a power of two with a matrix of at most kMaxDftMatrix
+// elements; the reference kernel's radix-2 FFT (5 m log2 m flops against the product's 4 m bins
+// at GEMM speed) wins past 1024 points (ONNX Runtime's STFT 2048-point frames). Returns the
+// number rewritten.
+constexpr int64_t kMaxDftMatrix = int64_t{1} << 23;
+bool ProductPays(int64_t points, int64_t matrix_elements) {
+  const bool power_of_two = (points & (points - 1)) == 0;
+  return matrix_elements <= kMaxDftMatrix && (points <= 1024 || !power_of_two);
+}
+
+// A row-major [rows, cols] matrix transposed.
+std::vector<double> Transposed(const std::vector<double>& a, int64_t rows, int64_t cols) {
+  std::vector<double> t(a.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = a[i * cols + j];
+  return t;
+}
+
+int RewriteFourierTransforms(Graph* g) {
+  std::vector<std::shared_ptr<const Node>> nodes;
+  int rewritten = 0;
+  auto constant = [&](int v) -> const HostTensor* {
+    return v == kNoValue ? nullptr : g->value(v).constant.get();
+  };
+  for (int i = 0; i < g->num_nodes(); ++i) {
+    const Node& n = g->node(i);
+    const bool dft = n.op_type == "DFT", stft = n.op_type == "STFT";
+    if (!n.opaque() || !n.domain.empty() || !(dft || stft) || n.inputs.empty() ||
+        n.outputs.size() != 1 || n.inputs[0] == kNoValue ||
+        g->value(n.inputs[0]).elem_type != kFloat || !g->value(n.inputs[0]).StaticShape() ||
+        !g->value(n.outputs[0]).StaticShape()) {
+      nodes.push_back(g->node_ptr(i));
+      continue;
+    }
+    KernelContext attrs(*n.onnx, g->DefaultOpset(), {});
+    const std::vector<int64_t>& x = g->value(n.inputs[0]).dims;
+    const std::vector<int64_t>& y = g->value(n.outputs[0]).dims;
+    auto input = [&](size_t k) { return k < n.inputs.size() ? n.inputs[k] : kNoValue; };
+    const int64_t r = static_cast<int64_t>(x.size());
+    bool ok = false;
+    if (dft && r >= 3 && (x.back() == 1 || x.back() == 2)) {
+      int64_t axis = attrs.AttrInt("axis", 1);
+      if (axis < 0) axis += r;
+      const int64_t c = x.back();
+      const bool inverse = attrs.AttrInt("inverse", 0) != 0;
+      const bool onesided = attrs.AttrInt("onesided", 0) != 0;
+      int64_t m = axis >= 1 && axis <= r - 2 ? x[axis] : 0;
+      const HostTensor* len = constant(input(1));
+      if (input(1) != kNoValue) m = len && len->NumElements() == 1 ? len->IntAt(0) : 0;
+      const int64_t bins = onesided ? m / 2 + 1 : m;
+      if (m >= 1 && !(onesided && (inverse || c == 2)) && ProductPays(m, x[axis] * c * 2 * bins)) {
+        std::vector<int64_t> want = x;
+        want[axis] = bins;
+        want.back() = 2;
+        ok = want == y;
+      }
+      if (ok) {
+        OnnxNodeBuilder b(g, &nodes, n);
+        // [others..., n, c]: the transform's axis and the components last.
+        std::vector<int64_t> perm, others;
+        for (int64_t d = 0; d < r - 1; ++d)
+          if (d != axis) perm.push_back(d), others.push_back(x[d]);
+        perm.push_back(axis);
+        perm.push_back(r - 1);
+        int v = n.inputs[0];
+        std::vector<int64_t> moved = others;
+        moved.push_back(x[axis]);
+        moved.push_back(c);
+        if (axis != r - 2)
+          v = b.Add("Transpose", {v}, moved, -1,
+                    [&](onnx::NodeProto* p) { ExportContext::AttrInts(p, "perm", perm); });
+        std::vector<int64_t> flat = others;
+        flat.push_back(x[axis] * c);
+        v = b.Add("Reshape", {v, b.Int64s("samples", flat)}, flat);
+        const int matrix =
+            g->AddConstant(n.name + "_dft_matrix",
+                           HostTensor::FromDoubles(kFloat, {x[axis] * c, 2 * bins},
+                                                   DftMatrix(x[axis], c, m, bins, inverse, {})));
+        std::vector<int64_t> product = others;
+        product.push_back(2 * bins);
+        v = b.Add("MatMul", {v, matrix}, product);
+        std::vector<int64_t> split = others;
+        split.push_back(bins);
+        split.push_back(2);
+        if (axis == r - 2) {
+          b.Add("Reshape", {v, b.Int64s("bins", split)}, split, n.outputs[0]);
+        } else {
+          v = b.Add("Reshape", {v, b.Int64s("bins", split)}, split);
+          std::vector<int64_t> back(r);  // the inverse of perm
+          for (int64_t d = 0; d < r; ++d) back[perm[d]] = d;
+          b.Add("Transpose", {v}, y, n.outputs[0],
+                [&](onnx::NodeProto* p) { ExportContext::AttrInts(p, "perm", back); });
+        }
+      }
+    } else if (stft && (r == 2 || (r == 3 && x[2] == 1))) {
+      const HostTensor* step_value = constant(input(1));
+      const int64_t step =  // -1: not a constant
+          step_value && step_value->NumElements() == 1 && IsIntegerType(step_value->elem_type)
+              ? step_value->IntAt(0)
+              : -1;
+      const HostTensor* window = constant(input(2));
+      const HostTensor* frame_length = constant(input(3));
+      int64_t frame = window ? window->NumElements() : -1;
+      if (input(3) != kNoValue)
+        frame = frame_length && frame_length->NumElements() == 1 &&
+                        (!window || frame_length->IntAt(0) == frame)
+                    ? frame_length->IntAt(0)
+                    : -1;
+      const bool known = (input(2) == kNoValue || window) && step >= 1 && frame >= 1;
+      const bool onesided = attrs.AttrInt("onesided", 1) != 0;
+      const int64_t bins = onesided ? frame / 2 + 1 : frame;
+      if (known && frame <= x[1] && ProductPays(frame, frame * 2 * bins)) {
+        const int64_t hop = step, frames = (x[1] - frame) / hop + 1;
+        ok = y == std::vector<int64_t>{x[0], frames, bins, 2} &&
+             (!window || window->dims.size() == 1);
+        if (ok) {
+          OnnxNodeBuilder b(g, &nodes, n);
+          const std::vector<int64_t> image = {x[0], 1, 1, x[1]};
+          const int v = b.Add("Reshape", {n.inputs[0], b.Int64s("image", image)}, image);
+          const int kernel = g->AddConstant(
+              n.name + "_stft_kernel",
+              HostTensor::FromDoubles(
+                  kFloat, {2 * bins, 1, 1, frame},
+                  Transposed(DftMatrix(frame, 1, frame, bins, false,
+                                       window ? window->ToDoubles() : std::vector<double>{}),
+                             frame, 2 * bins)));
+          const std::vector<int64_t> conv = {x[0], 2 * bins, 1, frames};
+          const int c = b.Add("Conv", {v, kernel}, conv, -1, [&](onnx::NodeProto* p) {
+            ExportContext::AttrInts(p, "kernel_shape", {1, frame});
+            ExportContext::AttrInts(p, "strides", {1, hop});
+          });
+          const std::vector<int64_t> parts = {x[0], bins, 2, frames};
+          const int s = b.Add("Reshape", {c, b.Int64s("parts", parts)}, parts);
+          b.Add("Transpose", {s}, y, n.outputs[0], [](onnx::NodeProto* p) {
+            ExportContext::AttrInts(p, "perm", {0, 3, 1, 2});
+          });
+        }
+      }
+    }
+    if (ok)
+      ++rewritten;
+    else
+      nodes.push_back(g->node_ptr(i));
+  }
+  if (rewritten) {
+    g->SetNodes(std::move(nodes));
+    g->RemoveDeadCode();
+  }
   return rewritten;
 }
 
@@ -1288,7 +1476,7 @@ int FoldRunTimeTransposesIntoMatMuls(Graph* g) {
 
 int CanonicalizeOnnxForms(Graph* g) {
   int rewritten = DropPassThroughs(g) + RewriteEinsumAsMatMul(g) + RewritePowers(g) +
-                  RewriteDepthToSpace(g) + RewriteInfiniteMasks(g) +
+                  RewriteDepthToSpace(g) + RewriteFourierTransforms(g) + RewriteInfiniteMasks(g) +
                   RewriteDynamicQuantizeMatMul(g) + RewriteConvInteger(g) +
                   RewriteQOperatorsAsQdq(g);
   for (int i = 0; i < g->num_nodes(); ++i) {

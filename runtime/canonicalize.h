@@ -24,15 +24,17 @@ namespace verisub::runtime {
 // Identity, a Dropout that drops nothing, a Cast to its input's type and a Pad by zeros are removed
 // (their output is not a graph output, no one reads a Dropout's mask). Pow by 1, 2, 3 or 0.5
 // becomes the input, products or Sqrt; DepthToSpace and SpaceToDepth (static 4-D shapes) Reshape,
-// Transpose, Reshape. ONNX Runtime's dynamically quantized matmul written out
-// (DynamicQuantizeLinear, MatMulInteger, Cast, the two Muls of the scales, an Add of a bias)
-// becomes one com.microsoft DynamicQuantizeMatMul, which the oneDNN backend runs as an int8 matmul
-// and export writes out again; the same pattern around a ConvInteger becomes a Conv over
-// DequantizeLinear of the run-time quantization and of the 8-bit weights. A quantized model in the
-// QOperator form (QLinearConv, QLinearMatMul, ONNX Runtime's contrib
-// QLinearAdd/Mul/Concat/Sigmoid/LeakyRelu/ GlobalAveragePool/AveragePool and QGemm, a MaxPool of
-// 8-bit values) is written in the QDQ form: DequantizeLinear of each 8-bit operand (shared), the
-// float operator, QuantizeLinear of its result. Returns the number of nodes rewritten.
+// Transpose, Reshape; DFT and STFT of constant lengths (float, static shapes) a MatMul or a strided
+// Conv by the transform's matrix where that beats the reference kernel's FFT. ONNX Runtime's
+// dynamically quantized matmul written out (DynamicQuantizeLinear, MatMulInteger, Cast, the two
+// Muls of the scales, an Add of a bias) becomes one com.microsoft DynamicQuantizeMatMul, which the
+// oneDNN backend runs as an int8 matmul and export writes out again; the same pattern around a
+// ConvInteger becomes a Conv over DequantizeLinear of the run-time quantization and of the 8-bit
+// weights. A quantized model in the QOperator form (QLinearConv, QLinearMatMul, ONNX Runtime's
+// contrib QLinearAdd/Mul/Concat/Sigmoid/LeakyRelu/ GlobalAveragePool/AveragePool and QGemm, a
+// MaxPool of 8-bit values) is written in the QDQ form: DequantizeLinear of each 8-bit operand
+// (shared), the float operator, QuantizeLinear of its result. Returns the number of nodes
+// rewritten.
 int CanonicalizeOnnxForms(Graph* g);
 
 // DepthToSpace (mode "DCR" or "CRD") or SpaceToDepth ("S2D") of an [N, C, H, W] tensor with

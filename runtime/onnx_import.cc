@@ -506,6 +506,7 @@ StatusOr<bool> GuardTypeInference(const onnx::ModelProto& model) {
     }
     auto out = InferNodeTypes(np, *schema, in_types, in_data);
     if (!out.ok()) return out.status().WithContext(where);
+    if (IsStft(np)) onnx_pass_safe = false;  // ONNX's pass would type it wrong
     for (int i = 0; i < np.output_size(); ++i)
       if (!np.output(i).empty()) types[np.output(i)] = std::move((*out)[i]);
     // A Constant's tensor is data for the nodes that read it, as an initializer's is: a Reshape

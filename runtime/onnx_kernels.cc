@@ -56,6 +56,7 @@ const KernelTable& OnnxKernels() {
     AddRecurrentKernels(t);
     AddDetectionKernels(t);
     AddControlFlowKernels(t);
+    AddSignalKernels(t);
     return t;
   }();
   return *table;

@@ -85,6 +85,8 @@ void AddSelectKernels(KernelTable* table);       // TopK, GatherND, QuantizeLine
 void AddRecurrentKernels(KernelTable* table);    // RNN, GRU, LSTM
 void AddDetectionKernels(KernelTable* table);    // NonZero, NonMaxSuppression, RoiAlign
 void AddControlFlowKernels(KernelTable* table);  // If, Loop, Scan (control_flow.cc)
+// HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix, DFT, STFT
+void AddSignalKernels(KernelTable* table);
 
 // A ConvTranspose node's geometry from its attributes and operand dims (input [N, C, ...],
 // weight [C, M/group, k...]): output y[o] gathers x[i] * w[k] wherever o = i * stride +

@@ -55,9 +55,9 @@ const std::set<std::string>& ChangedOps() {
 // Operators new in 18..25 (or changed past an opset-17 reading) that have no form here.
 const std::set<std::string>& RefusedOps() {
   static const std::set<std::string> ops = {
-      "BitwiseAnd",     "BitwiseNot",   "BitwiseOr",   "BitwiseXor",   "CenterCropPad",
-      "Col2Im",         "DeformConv",   "AffineGrid",  "DFT",          "ImageDecoder",
-      "RegexFullMatch", "StringConcat", "StringSplit", "TensorScatter"};
+      "BitwiseAnd",   "BitwiseNot",  "BitwiseOr",    "BitwiseXor",   "CenterCropPad",
+      "Col2Im",       "DeformConv",  "AffineGrid",   "ImageDecoder", "RegexFullMatch",
+      "StringConcat", "StringSplit", "TensorScatter"};
   return ops;
 }
 
@@ -314,6 +314,7 @@ class OpsetLowering : NodeEmitter {
     if (ReduceOps().count(op)) return Reduce(n);
     if (op == "Split") return Split(n);
     if (op == "Pad") return Pad(n);
+    if (op == "DFT") return Dft(n);
     if (op == "Cast" || op == "CastLike") {
       Drop(n, "saturate");    // float8 only, whose types are refused
       Drop(n, "round_mode");  // float8e8m0 only
@@ -414,6 +415,22 @@ class OpsetLowering : NodeEmitter {
     Drop(n, "noop_with_empty_axes");
     while (n->input_size() > 1) n->mutable_input()->RemoveLast();
     if (!axes.empty()) ExportContext::AttrInts(n, "axes", axes);
+    return false;
+  }
+
+  // DFT-20: the axis from input 2 (constant; -2 when absent, the last signal axis) into the
+  // attribute of DFT-17, whose default is 1.
+  StatusOr<bool> Dft(onnx::NodeProto* n) {
+    int64_t axis = -2;
+    if (Has(2)) {
+      std::optional<std::vector<int64_t>> c = ConstInts(In(2));
+      if (!c || c->size() != 1)
+        return Status(Unimplemented("axis '" + In(2) +
+                                    "' computed at run time has no opset-17 form (an attribute)"));
+      axis = (*c)[0];
+    }
+    while (n->input_size() > 2) n->mutable_input()->RemoveLast();
+    ExportContext::AttrInt(n, "axis", axis);
     return false;
   }
 

@@ -23,6 +23,10 @@ namespace verisub::runtime {
 const onnx::OpSchema* FindOnnxSchema(const std::string& op_type, const std::string& domain,
                                      int64_t opset);
 
+// Whether `node` is an STFT, whose ONNX 1.12 inference counts the frames wrong for onesided
+// (InferNodeTypes computes its type here; the importer skips ONNX's whole-model pass for it).
+bool IsStft(const onnx::NodeProto& node);
+
 // Runs `schema`'s inference function for `node` (its input and output names are not used: input
 // i is described by input_types[i] and, when known, its data by input_data[i]; null for omitted
 // inputs or unknown data). Returns one type per node output (empty where ONNX infers nothing).

@@ -18,7 +18,7 @@ and a transformer quantized statically in the QDQ form quantize_static writes (c
 recorded input by verisub-run), models stored in float16, a recommender (DLRM-like: embedding
 lookups by indices computed in the graph), a graph convolutional network, a raw-waveform audio
 CNN, a tiny MLP whose runs take microseconds, RAFT optical flow, an ESRGAN-like super-resolution
-network, CLIP's text encoder, BERT fed token ids, a DETR-like detector (cross-attention from
+network, a log-mel spectrogram classifier (ONNX STFT), CLIP's text encoder, BERT fed token ids, a DETR-like detector (cross-attention from
 learned queries), an encoder-decoder translation model, a top-2 mixture of experts, and
 classifiers and BERT served in batches.
 Random seeded weights, batch 1 unless named, opset 17, eval mode, written as
@@ -696,6 +696,48 @@ class M5(nn.Module):
         return torch.log_softmax(self.fc(self.f(x).mean(-1)), -1)
 
 
+def _stft_symbolic(g, x, n_fft, hop, win_length, window, normalized, onesided, complex_out):
+    """aten::stft as ONNX STFT (opset 17), as newer PyTorch exports it: frames of n_fft every
+    hop samples of the [batch, length, 1] signal, transposed to PyTorch's [batch, bins, frames,
+    2]. Debian's PyTorch 1.13 has no symbolic for it."""
+    from torch.onnx import symbolic_helper as sh
+    n_fft, hop = sh._get_const(n_fft, "i", "n_fft"), sh._get_const(hop, "i", "hop_length")
+    signal = g.op("Unsqueeze", x, g.op("Constant", value_t=torch.tensor([2])))
+    step = g.op("Constant", value_t=torch.tensor(hop, dtype=torch.int64))
+    length = g.op("Constant", value_t=torch.tensor(n_fft, dtype=torch.int64))
+    y = g.op("STFT", signal, step, window, length, onesided_i=1)
+    return g.op("Transpose", y, perm_i=[0, 2, 1, 3])
+
+
+torch.onnx.register_custom_op_symbolic("aten::stft", _stft_symbolic, 17)
+
+
+class LogMelCnn(nn.Module):
+    """A spectrogram classifier over one second at 16 kHz: torch.stft (400-point Hann frames
+    every 160 samples, reflect-padded: ONNX Pad and STFT), the power through an 80-filter mel
+    bank (a MatMul), its log, then a CNN (four conv-BN-ReLU blocks, a mean, a linear layer)."""
+
+    def __init__(self, classes=35, mels=80, n_fft=400, hop=160):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        self.register_buffer("window", torch.hann_window(n_fft))
+        self.register_buffer("mel", torch.rand(n_fft // 2 + 1, mels) / 10)
+        layers, c = [], 1
+        for o in (32, 64, 128, 128):
+            layers += [nn.Conv2d(c, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(),
+                       nn.MaxPool2d(2)]
+            c = o
+        self.f = nn.Sequential(*layers)
+        self.fc = nn.Linear(c, classes)
+
+    def forward(self, wave):
+        spec = torch.stft(wave, self.n_fft, self.hop, window=self.window, center=True,
+                          pad_mode="reflect", return_complex=False)  # [batch, bins, frames, 2]
+        power = (spec * spec).sum(-1).transpose(1, 2)  # [batch, frames, 201]
+        logmel = torch.log(power @ self.mel + 1e-6).transpose(1, 2).unsqueeze(1)
+        return self.fc(self.f(logmel).mean((2, 3)))
+
+
 class RaftSmall(nn.Module):
     """torchvision's RAFT-small optical flow over two 128x128 frames (stacked as six channels),
     six refinement steps unrolled: GridSample, a correlation pyramid, ConvGRU updates."""
@@ -903,6 +945,7 @@ MODELS = {
     "dlrm_like": ("Recommender", DlrmLike, (128, 21)),
     "gcn_like": ("Graph", GcnLike, (512, 64)),
     "m5_audio": ("Speech", M5, (1, 1, 16000)),
+    "log_mel_cnn": ("Speech", LogMelCnn, (1, 16000)),
     "raft_small": ("Optical flow", RaftSmall, (1, 6, 128, 128)),
     "esrgan_like": ("Image to image", EsrganLike, (1, 3, 64, 64)),
     "clip_text_like": ("Text", ClipTextLike, (1, 77)),

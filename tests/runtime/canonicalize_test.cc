@@ -579,6 +579,31 @@ TEST(CanonicalizeTest, DepthToSpaceBecomesATransposeOfReshapes) {
   EXPECT_EQ(ops["Transpose"], 0);
 }
 
+// Fourier transforms of constant lengths become products with the transform's matrix: a real
+// STFT (its Hann window an operator folded at import) a strided Conv, DFTs (real and complex,
+// forward and inverse, padded, truncated, onesided, along a middle or the last signal axis) a
+// MatMul between reshapes and transposes; outputs equal the reference kernels'.
+TEST(CanonicalizeTest, FourierTransformsBecomeMatrixProducts) {
+  ModelBuilder b(17);
+  b.Input("x", {2, 64}).Input("r", {2, 6, 3, 1}).Input("c", {1, 3, 6, 2}).Input("s", {3, 10, 1});
+  b.Output("stft", {2, 13, 9, 2}).Output("real", {2, 5, 3, 2}).Output("inv", {1, 3, 4, 2});
+  b.Output("last", {3, 10, 2});
+  auto scalar = [](int64_t v) { return HostTensor::FromInts(kInt64, {}, {v}); };
+  b.Weight("sixteen", scalar(16)).Weight("four", scalar(4)).Weight("eight", scalar(8));
+  b.Node("HannWindow", {"sixteen"}, {"hann"});
+  b.Node("STFT", {"x", "four", "hann", "sixteen"}, {"stft"});
+  onnx::NodeProto& real = b.Node("DFT", {"r", "eight"}, {"real"});
+  testing::SetInt(real, "onesided", 1);
+  onnx::NodeProto& inv = b.Node("DFT", {"c", "four"}, {"inv"});
+  testing::SetInt(inv, "axis", -2);
+  testing::SetInt(inv, "inverse", 1);
+  b.Node("DFT", {"s"}, {"last"});
+  Graph g = ImportChecked(b.Bytes());
+  EXPECT_EQ(CountKind(g, "onnx:STFT") + CountKind(g, "onnx:DFT"), 0);
+  EXPECT_EQ(CountKind(g, "conv2d") + CountKind(g, "onnx:Conv"), 1);
+  EXPECT_EQ(CountKind(g, "matmul") + CountKind(g, "onnx:MatMul"), 3);
+}
+
 // A Dropout that drops nothing (no training input; a training flag with ratio 0, as Swin's
 // export writes it), an Identity, a Pad by zeros and a Concat of one input are removed; a Dropout
 // whose mask is read, one in training mode with a ratio, and a Pad of a graph output stay.

@@ -118,8 +118,8 @@ HostTensor RandomTensor(std::vector<int64_t> dims, uint64_t seed, int32_t type) 
 StatusOr<std::vector<HostTensor>> RunOneNode(
     const std::string& op, const std::vector<std::pair<std::string, HostTensor>>& in,
     std::vector<int64_t> out_dims, const std::function<void(onnx::NodeProto&)>& attrs,
-    int32_t out_type) {
-  ModelBuilder b(16);
+    int32_t out_type, int64_t opset) {
+  ModelBuilder b(opset);
   std::vector<std::string> names;
   std::vector<HostTensor> values;
   for (const auto& [name, t] : in) {

@@ -43,13 +43,13 @@ void SetInts(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v
 void SetString(onnx::NodeProto& n, const std::string& name, const std::string& v);
 
 HostTensor RandomTensor(std::vector<int64_t> dims, uint64_t seed, int32_t type = kFloat);
-// One ONNX node `op` (opset 16) over graph inputs named and valued as `in`, output "y" declared
+// One ONNX node `op` (of `opset`) over graph inputs named and valued as `in`, output "y" declared
 // with `out_dims` (-1: symbolic) and `out_type`, run by the reference executor as imported (no
 // mapping onto spec operators, shapes may be known only at run time); `attrs` sets attributes.
 StatusOr<std::vector<HostTensor>> RunOneNode(
     const std::string& op, const std::vector<std::pair<std::string, HostTensor>>& in,
     std::vector<int64_t> out_dims, const std::function<void(onnx::NodeProto&)>& attrs,
-    int32_t out_type = kFloat);
+    int32_t out_type = kFloat, int64_t opset = 16);
 // Random inputs for every graph input (static shapes required).
 std::vector<HostTensor> RandomInputs(const Graph& g, uint64_t seed);
 // Largest |a - b| over two equally shaped float tensor lists; +inf when shapes differ.

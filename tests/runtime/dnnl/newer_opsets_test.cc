@@ -208,6 +208,22 @@ std::vector<NewerCase> Cases() {
                      b.Node("QuantizeLinear", {"x", "scale", "zero"}, {"q"});
                      SetInt(b.Node("Cast", {"q"}, {"y"}), "to", 1);
                    }});
+  cases.push_back({"DFT-20: the axis from an input (and its default, -2), onesided", 20,
+                   [](ModelBuilder& b) {
+                     b.Input("x", {2, 6, 5, 1}).Output("a", {2, 4, 5, 2});
+                     b.Output("d", {2, 6, 5, 2});
+                     b.Weight("axis", HostTensor::FromInts(kInt64, {}, {1}));
+                     auto& a = b.Node("DFT", {"x", "", "axis"}, {"a"});
+                     SetInt(a, "onesided", 1);
+                     b.Node("DFT", {"x"}, {"d"});
+                   },
+                   [](ModelBuilder& b) {
+                     b.Input("x", {2, 6, 5, 1}).Output("a", {2, 4, 5, 2});
+                     b.Output("d", {2, 6, 5, 2});
+                     auto& a = b.Node("DFT", {"x"}, {"a"});
+                     SetInt(a, "onesided", 1);
+                     SetInt(b.Node("DFT", {"x"}, {"d"}), "axis", 2);
+                   }});
   return cases;
 }
 

@@ -1,0 +1,355 @@
+// ONNX's signal operators (opset 17): HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix,
+// DFT and STFT, as the operator definitions state them. The transforms run in double: a radix-2
+// FFT for lengths that are powers of two, else the direct sum over a table of the unit circle's
+// points (O(n^2)). The import writes transforms of constant length up to 1024 points (and longer
+// ones that are not powers of two) as a product with the transform's matrix, a GEMM or a
+// strided convolution the backends run fast (canonicalize.cc RewriteFourierTransforms).
+#include <cmath>
+#include <numbers>
+#include <utility>
+
+#include "onnx/onnx_pb.h"
+#include "runtime/onnx_kernels.h"
+
+namespace verisub::runtime {
+namespace {
+
+// The value of a one-element tensor input, or an error naming it.
+StatusOr<double> ScalarInput(const KernelContext& ctx, int i, const char* name) {
+  const HostTensor* t = ctx.input(i);
+  if (!t || t->NumElements() != 1)
+    return InvalidArgument(ctx.op_type() + ": input '" + name + "' must hold one value");
+  return t->DoubleAt(0);
+}
+
+// The output element type of the window and mel operators (attribute output_datatype, float by
+// default): a number type HostTensor holds.
+StatusOr<int32_t> OutputType(const KernelContext& ctx) {
+  const int64_t t = ctx.AttrInt("output_datatype", kFloat);
+  if (t == kBool || t > kBfloat16 || !IsSupportedType(static_cast<int32_t>(t)) ||
+      !(IsFloatType(static_cast<int32_t>(t)) || IsIntegerType(static_cast<int32_t>(t))))
+    return InvalidArgument(ctx.op_type() + ": output_datatype " + std::to_string(t) +
+                           " is not a number type");
+  return static_cast<int32_t>(t);
+}
+
+// w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size (periodic) or size - 1.
+Status CosineSumWindow(const KernelContext& ctx, std::vector<HostTensor>* out, double a0, double a1,
+                       double a2) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  VERISUB_ASSIGN_OR_RETURN(double size_value, ScalarInput(ctx, 0, "size"));
+  VERISUB_ASSIGN_OR_RETURN(int32_t type, OutputType(ctx));
+  const int64_t size = static_cast<int64_t>(size_value);
+  if (size < 0 || static_cast<double>(size) != size_value)
+    return InvalidArgument(ctx.op_type() + ": size " + std::to_string(size_value) +
+                           " is not a non-negative integer");
+  VERISUB_RETURN_IF_ERROR(CheckSize({size}, ctx.op_type()));
+  const bool periodic = ctx.AttrInt("periodic", 1) != 0;
+  const double period = static_cast<double>(periodic ? size : size - 1);
+  std::vector<double> w(size);
+  for (int64_t n = 0; n < size; ++n) {
+    const double x = period > 0 ? 2 * std::numbers::pi * static_cast<double>(n) / period : 0;
+    w[n] = a0 - a1 * std::cos(x) + (a2 == 0 ? 0 : a2 * std::cos(2 * x));
+  }
+  (*out)[0] = HostTensor::FromDoubles(type, {size}, w);
+  return Status::Ok();
+}
+
+Status HannWindow(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  return CosineSumWindow(ctx, out, 0.5, 0.5, 0);
+}
+Status HammingWindow(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  return CosineSumWindow(ctx, out, 25.0 / 46.0, 21.0 / 46.0, 0);
+}
+Status BlackmanWindow(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  return CosineSumWindow(ctx, out, 0.42, 0.5, 0.08);
+}
+
+// Triangular filters with peak 1, their num_mel_bins + 2 edges equally spaced on the mel scale
+// mel(f) = 2595 log10(1 + f / 700) between the two edge frequencies, each edge at the DFT bin
+// floor((dft_length + 1) f / sample_rate): a [dft_length / 2 + 1, num_mel_bins] matrix.
+Status MelWeightMatrix(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 5));
+  VERISUB_ASSIGN_OR_RETURN(double mel_bins_value, ScalarInput(ctx, 0, "num_mel_bins"));
+  VERISUB_ASSIGN_OR_RETURN(double dft_length_value, ScalarInput(ctx, 1, "dft_length"));
+  VERISUB_ASSIGN_OR_RETURN(double sample_rate, ScalarInput(ctx, 2, "sample_rate"));
+  VERISUB_ASSIGN_OR_RETURN(double lower_hz, ScalarInput(ctx, 3, "lower_edge_hertz"));
+  VERISUB_ASSIGN_OR_RETURN(double upper_hz, ScalarInput(ctx, 4, "upper_edge_hertz"));
+  VERISUB_ASSIGN_OR_RETURN(int32_t type, OutputType(ctx));
+  const int64_t mel_bins = static_cast<int64_t>(mel_bins_value);
+  const int64_t dft_length = static_cast<int64_t>(dft_length_value);
+  if (mel_bins < 1 || dft_length < 1 || sample_rate <= 0)
+    return InvalidArgument(
+        "MelWeightMatrix: num_mel_bins, dft_length and sample_rate must be "
+        "positive");
+  const int64_t bins = dft_length / 2 + 1;
+  VERISUB_RETURN_IF_ERROR(CheckSize({bins, mel_bins}, "MelWeightMatrix"));
+  for (double hz : {lower_hz, upper_hz}) {  // the edges themselves, as ONNX Runtime checks them
+    const double bin = std::floor(static_cast<double>(dft_length + 1) * hz / sample_rate);
+    if (!(bin >= 0 && bin < static_cast<double>(bins)))
+      return InvalidArgument("MelWeightMatrix: the edge " + std::to_string(hz) +
+                             " Hz falls outside the " + std::to_string(bins) + " bins of a " +
+                             std::to_string(dft_length) + "-point DFT at " +
+                             std::to_string(sample_rate) + " samples a second");
+  }
+  auto to_mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  const double low = to_mel(lower_hz), high = to_mel(upper_hz);
+  const double step = (high - low) / static_cast<double>(mel_bins + 2);
+  std::vector<int64_t> edge(mel_bins + 2);
+  for (int64_t i = 0; i < mel_bins + 2; ++i) {
+    const double hz = 700 * (std::pow(10.0, (low + step * static_cast<double>(i)) / 2595) - 1);
+    edge[i] =
+        static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / sample_rate));
+    if (edge[i] < 0 || edge[i] >= bins)
+      return InvalidArgument("MelWeightMatrix: the filter edge at " + std::to_string(hz) +
+                             " Hz falls outside the " + std::to_string(bins) +
+                             " bins of the DFT (lower_edge_hertz, upper_edge_hertz and "
+                             "sample_rate disagree)");
+  }
+  std::vector<double> w(bins * mel_bins, 0.0);
+  for (int64_t m = 0; m < mel_bins; ++m) {
+    const int64_t left = edge[m], center = edge[m + 1], right = edge[m + 2];
+    if (center == left) {
+      w[center * mel_bins + m] = 1;
+    } else {
+      for (int64_t j = left; j <= center; ++j)
+        w[j * mel_bins + m] = static_cast<double>(j - left) / static_cast<double>(center - left);
+    }
+    for (int64_t j = center; j < right; ++j)
+      w[j * mel_bins + m] = static_cast<double>(right - j) / static_cast<double>(right - center);
+  }
+  (*out)[0] = HostTensor::FromDoubles(type, {bins, mel_bins}, w);
+  return Status::Ok();
+}
+
+// One transform's geometry: `length` input samples (complex when `complex_input`), a DFT of
+// `dft_length` points (the samples truncated or padded with zeros to it), the first `bins`
+// outputs kept, forward or inverse (e^{+i...} / dft_length).
+struct Transform {
+  int64_t length = 0, dft_length = 0, bins = 0;
+  bool complex_input = false, inverse = false;
+  std::vector<double> cos_table, sin_table;  // of 2 pi j / dft_length, j < dft_length
+
+  void Prepare() {
+    cos_table.resize(dft_length);
+    sin_table.resize(dft_length);
+    for (int64_t j = 0; j < dft_length; ++j) {
+      const double x =
+          2 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(dft_length);
+      cos_table[j] = std::cos(x);
+      sin_table[j] = std::sin(x);
+    }
+  }
+
+  // The transform of (re, im) (zero-padded to dft_length, a power of two) in place: radix-2,
+  // decimation in time, the twiddles read from the tables.
+  void Fft(std::vector<double>* re, std::vector<double>* im) const {
+    const int64_t m = dft_length;
+    re->resize(m, 0.0);
+    im->resize(m, 0.0);
+    for (int64_t i = 1, j = 0; i < m; ++i) {  // bit-reversed order
+      int64_t bit = m >> 1;
+      for (; j & bit; bit >>= 1) j ^= bit;
+      j ^= bit;
+      if (i < j) {
+        std::swap((*re)[i], (*re)[j]);
+        std::swap((*im)[i], (*im)[j]);
+      }
+    }
+    const double sign = inverse ? 1.0 : -1.0;
+    for (int64_t len = 2; len <= m; len <<= 1) {
+      const int64_t stride = m / len;  // twiddle j * stride of the m-point tables
+      for (int64_t start = 0; start < m; start += len)
+        for (int64_t j = 0; j < len / 2; ++j) {
+          const double c = cos_table[j * stride], s = sign * sin_table[j * stride];
+          const int64_t a = start + j, b = a + len / 2;
+          const double tr = (*re)[b] * c - (*im)[b] * s, ti = (*re)[b] * s + (*im)[b] * c;
+          (*re)[b] = (*re)[a] - tr;
+          (*im)[b] = (*im)[a] - ti;
+          (*re)[a] += tr;
+          (*im)[a] += ti;
+        }
+    }
+  }
+
+  // Reads sample n (n < min(length, dft_length)) as (re, im) through `at`; writes output bin k
+  // as (re, im) through `put`. `weight` scales sample n (a window; nullptr: 1).
+  template <class At, class Put>
+  void Run(At at, Put put, const std::vector<double>* weight) const {
+    const int64_t used = std::min(length, dft_length);
+    const double sign = inverse ? 1.0 : -1.0;
+    const double scale = inverse ? 1.0 / static_cast<double>(dft_length) : 1.0;
+    std::vector<double> re(used), im(used);
+    for (int64_t n = 0; n < used; ++n) {
+      at(n, &re[n], &im[n]);
+      if (weight) {
+        re[n] *= (*weight)[n];
+        im[n] *= (*weight)[n];
+      }
+    }
+    if ((dft_length & (dft_length - 1)) == 0 && dft_length >= 8) {
+      Fft(&re, &im);
+      for (int64_t k = 0; k < bins; ++k) put(k, re[k] * scale, im[k] * scale);
+      return;
+    }
+    for (int64_t k = 0; k < bins; ++k) {
+      double sr = 0, si = 0;
+      int64_t j = 0;  // k * n mod dft_length
+      for (int64_t n = 0; n < used; ++n) {
+        const double c = cos_table[j], s = sign * sin_table[j];
+        sr += re[n] * c - im[n] * s;
+        si += re[n] * s + im[n] * c;
+        j += k;
+        if (j >= dft_length) j %= dft_length;
+      }
+      put(k, sr * scale, si * scale);
+    }
+  }
+};
+
+// DFT (opset 17): input [batch, n_1, ..., n_k, 1 or 2] (real or complex), the transform along
+// `axis` (one of the signal axes), dft_length (input 1) its points, onesided keeping the first
+// dft_length / 2 + 1 bins; output [..., bins along axis, ..., 2].
+Status Dft(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  if (r < 3 || (x.dims.back() != 1 && x.dims.back() != 2))
+    return InvalidArgument("DFT: input " + DimsToString(x.dims) +
+                           " must be [batch, signal..., 1 or 2]");
+  int64_t axis = ctx.AttrInt("axis", 1);  // DFT-20's axis input is lowered to it at import
+  if (axis < 0) axis += r;
+  if (axis < 1 || axis > r - 2)
+    return InvalidArgument("DFT: axis " + std::to_string(axis) + " is not a signal axis of " +
+                           DimsToString(x.dims));
+  Transform t;
+  t.length = x.dims[axis];
+  t.dft_length = t.length;
+  if (const HostTensor* len = ctx.input(1); len && len->NumElements() > 0) {
+    if (len->NumElements() != 1)
+      return InvalidArgument("DFT: input 'dft_length' must hold one value");
+    t.dft_length = len->IntAt(0);
+  }
+  if (t.dft_length < 1)
+    return InvalidArgument("DFT: dft_length " + std::to_string(t.dft_length) + " is not positive");
+  t.complex_input = x.dims.back() == 2;
+  t.inverse = ctx.AttrInt("inverse", 0) != 0;
+  const bool onesided = ctx.AttrInt("onesided", 0) != 0;
+  if (onesided && (t.inverse || t.complex_input))
+    return InvalidArgument("DFT: onesided is defined for the forward transform of a real signal");
+  t.bins = onesided ? t.dft_length / 2 + 1 : t.dft_length;
+  std::vector<int64_t> dims = x.dims;
+  dims[axis] = t.bins;
+  dims.back() = 2;
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "DFT"));
+  t.Prepare();
+  const std::vector<double> xs = x.ToDoubles();
+  std::vector<double> y(CountElements(dims));
+  const std::vector<int64_t> in_strides = RowMajorStrides(x.dims),
+                             out_strides = RowMajorStrides(dims);
+  // Every line along `axis`: the other axes' indices, the last (components) fixed at 0.
+  std::vector<int64_t> line_dims = x.dims;
+  line_dims[axis] = 1;
+  line_dims.back() = 1;
+  const int64_t lines = CountElements(line_dims);
+  std::vector<int64_t> idx(r, 0);
+  int64_t in_base = 0, out_base = 0;
+  const int64_t comp = x.dims.back();
+  for (int64_t l = 0; l < lines; ++l) {
+    t.Run(
+        [&](int64_t n, double* re, double* im) {
+          const int64_t at = in_base + n * in_strides[axis];
+          *re = xs[at];
+          *im = comp == 2 ? xs[at + 1] : 0;
+        },
+        [&](int64_t k, double re, double im) {
+          const int64_t at = out_base + k * out_strides[axis];
+          y[at] = re;
+          y[at + 1] = im;
+        },
+        nullptr);
+    NextOffsets(
+        &idx, [&](int d) { return line_dims[d]; }, [&](int d) { return in_strides[d]; },
+        [&](int d) { return out_strides[d]; }, &in_base, &out_base);
+  }
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, dims, y);
+  return Status::Ok();
+}
+
+// STFT (opset 17): signal [batch, length] or [batch, length, 1 or 2], frame_step (input 1), a
+// window (input 2) and/or frame_length (input 3): frames of frame_length samples every
+// frame_step, each weighted by the window and transformed; output [batch, frames, bins, 2].
+Status Stft(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor& x = *ctx.input(0);
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  if (r < 2 || r > 3 || (r == 3 && x.dims[2] != 1 && x.dims[2] != 2))
+    return InvalidArgument("STFT: signal " + DimsToString(x.dims) +
+                           " must be [batch, length] or [batch, length, 1 or 2]");
+  VERISUB_ASSIGN_OR_RETURN(double step_value, ScalarInput(ctx, 1, "frame_step"));
+  const int64_t step = static_cast<int64_t>(step_value);
+  const HostTensor* window = ctx.input(2);
+  if (window && window->NumElements() == 0) window = nullptr;
+  int64_t frame = window ? window->NumElements() : -1;
+  if (const HostTensor* len = ctx.input(3); len && len->NumElements() > 0) {
+    VERISUB_ASSIGN_OR_RETURN(double frame_value, ScalarInput(ctx, 3, "frame_length"));
+    if (window && static_cast<int64_t>(frame_value) != frame)
+      return InvalidArgument("STFT: frame_length " + std::to_string(frame_value) +
+                             " differs from the window's " + std::to_string(frame) + " samples");
+    frame = static_cast<int64_t>(frame_value);
+  }
+  if (window && window->dims.size() != 1)
+    return InvalidArgument("STFT: window " + DimsToString(window->dims) + " must be 1-D");
+  const int64_t batch = x.dims[0], length = x.dims[1];
+  if (frame < 1 || step < 1 || frame > length)
+    return InvalidArgument("STFT: frame_length " + std::to_string(frame) + " and frame_step " +
+                           std::to_string(step) + " must be positive, the frame at most the " +
+                           std::to_string(length) + " samples of the signal");
+  Transform t;
+  t.length = t.dft_length = frame;
+  t.complex_input = r == 3 && x.dims[2] == 2;
+  const bool onesided = ctx.AttrInt("onesided", 1) != 0;
+  if (onesided && t.complex_input)
+    return InvalidArgument("STFT: onesided is defined for a real signal");
+  t.bins = onesided ? frame / 2 + 1 : frame;
+  const int64_t frames = (length - frame) / step + 1;
+  const std::vector<int64_t> dims = {batch, frames, t.bins, 2};
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "STFT"));
+  t.Prepare();
+  std::vector<double> w;
+  if (window) w = window->ToDoubles();
+  const std::vector<double> xs = x.ToDoubles();
+  const int64_t comp = t.complex_input ? 2 : 1;
+  std::vector<double> y(CountElements(dims));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t f = 0; f < frames; ++f) {
+      const int64_t in_base = (b * length + f * step) * comp;
+      const int64_t out_base = (b * frames + f) * t.bins * 2;
+      t.Run(
+          [&](int64_t n, double* re, double* im) {
+            *re = xs[in_base + n * comp];
+            *im = comp == 2 ? xs[in_base + n * comp + 1] : 0;
+          },
+          [&](int64_t k, double re, double im) {
+            y[out_base + 2 * k] = re;
+            y[out_base + 2 * k + 1] = im;
+          },
+          window ? &w : nullptr);
+    }
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, dims, y);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddSignalKernels(KernelTable* t) {
+  auto& k = *t;
+  k["HannWindow"] = HannWindow;
+  k["HammingWindow"] = HammingWindow;
+  k["BlackmanWindow"] = BlackmanWindow;
+  k["MelWeightMatrix"] = MelWeightMatrix;
+  k["DFT"] = Dft;
+  k["STFT"] = Stft;
+}
+
+}  // namespace verisub::runtime
