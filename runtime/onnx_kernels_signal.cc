@@ -1,9 +1,10 @@
 // ONNX's signal operators (opset 17): HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix,
-// DFT and STFT, as the operator definitions state them. The transforms run in double: a radix-2
-// FFT for lengths that are powers of two, else the direct sum over a table of the unit circle's
-// points (O(n^2)). The import writes transforms of constant length up to 1024 points (and longer
-// ones that are not powers of two) as a product with the transform's matrix, a GEMM or a
-// strided convolution the backends run fast (canonicalize.cc RewriteFourierTransforms).
+// DFT and STFT, as the operator definitions state them. The transforms run in double, in
+// O(n log n): a radix-2 FFT for lengths that are powers of two, Bluestein's chirp-z transform over
+// such FFTs for other lengths from 64 on, the direct sum below that. The import writes transforms
+// of constant length up to 1024 points (and longer ones that are not powers of two) as a product
+// with the transform's matrix, a GEMM or a strided convolution the backends run fast
+// (canonicalize.cc RewriteFourierTransforms).
 #include <cmath>
 #include <numbers>
 #include <utility>
@@ -128,23 +129,71 @@ Status MelWeightMatrix(const KernelContext& ctx, std::vector<HostTensor>* out) {
 struct Transform {
   int64_t length = 0, dft_length = 0, bins = 0;
   bool complex_input = false, inverse = false;
-  std::vector<double> cos_table, sin_table;  // of 2 pi j / dft_length, j < dft_length
 
-  void Prepare() {
-    cos_table.resize(dft_length);
-    sin_table.resize(dft_length);
-    for (int64_t j = 0; j < dft_length; ++j) {
-      const double x =
-          2 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(dft_length);
+  // How Run computes: a radix-2 FFT of dft_length (a power of two, 8 or more); Bluestein's
+  // chirp-z (other lengths from 64 on), X_k = c_k sum_n (x_n c_n) conj(c_{k-n}) with the chirp
+  // c_j = e^{s pi i j^2 / m}, the sum a convolution by FFTs of fft_size >= 2m - 1; else the
+  // direct sum.
+  enum class Method { kRadix2, kChirp, kDirect } method = Method::kDirect;
+  int64_t fft_size = 0;
+  std::vector<double> cos_table, sin_table;  // of 2 pi j / n, j < n: fft_size, or dft_length
+  std::vector<double> chirp_re, chirp_im;    // c_j, j < dft_length
+  std::vector<double> kernel_re, kernel_im;  // the FFT of conj(c) wrapped to fft_size
+
+  double Sign() const { return inverse ? 1.0 : -1.0; }
+
+  void Tables(int64_t n) {
+    cos_table.resize(n);
+    sin_table.resize(n);
+    for (int64_t j = 0; j < n; ++j) {
+      const double x = 2 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(n);
       cos_table[j] = std::cos(x);
       sin_table[j] = std::sin(x);
     }
   }
 
-  // The transform of (re, im) (zero-padded to dft_length, a power of two) in place: radix-2,
-  // decimation in time, the twiddles read from the tables.
-  void Fft(std::vector<double>* re, std::vector<double>* im) const {
+  void Prepare() {
     const int64_t m = dft_length;
+    if ((m & (m - 1)) == 0 && m >= 8) {
+      method = Method::kRadix2;
+      fft_size = m;
+      Tables(m);
+      return;
+    }
+    if (m < 64) {
+      method = Method::kDirect;
+      Tables(m);
+      return;
+    }
+    method = Method::kChirp;
+    for (fft_size = 1; fft_size < 2 * m - 1;) fft_size <<= 1;
+    Tables(fft_size);
+    chirp_re.resize(m);
+    chirp_im.resize(m);
+    for (int64_t j = 0; j < m; ++j) {  // j^2 mod 2m keeps the angle exact for long transforms
+      const int64_t q = static_cast<int64_t>((static_cast<unsigned __int128>(j) * j) %
+                                             static_cast<unsigned __int128>(2 * m));
+      const double x = Sign() * std::numbers::pi * static_cast<double>(q) / static_cast<double>(m);
+      chirp_re[j] = std::cos(x);
+      chirp_im[j] = std::sin(x);
+    }
+    kernel_re.assign(fft_size, 0.0);
+    kernel_im.assign(fft_size, 0.0);
+    for (int64_t j = 0; j < m; ++j) {
+      kernel_re[j] = chirp_re[j];
+      kernel_im[j] = -chirp_im[j];
+      if (j > 0) {
+        kernel_re[fft_size - j] = chirp_re[j];
+        kernel_im[fft_size - j] = -chirp_im[j];
+      }
+    }
+    Fft(&kernel_re, &kernel_im, -1.0);
+  }
+
+  // The unscaled transform sum_j v_j e^{sign 2 pi i j k / n} of (re, im), zero-padded to n =
+  // fft_size (a power of two), in place: radix-2, decimation in time, twiddles from the tables.
+  void Fft(std::vector<double>* re, std::vector<double>* im, double sign) const {
+    const int64_t m = fft_size;
     re->resize(m, 0.0);
     im->resize(m, 0.0);
     for (int64_t i = 1, j = 0; i < m; ++i) {  // bit-reversed order
@@ -156,7 +205,6 @@ struct Transform {
         std::swap((*im)[i], (*im)[j]);
       }
     }
-    const double sign = inverse ? 1.0 : -1.0;
     for (int64_t len = 2; len <= m; len <<= 1) {
       const int64_t stride = m / len;  // twiddle j * stride of the m-point tables
       for (int64_t start = 0; start < m; start += len)
@@ -177,7 +225,6 @@ struct Transform {
   template <class At, class Put>
   void Run(At at, Put put, const std::vector<double>* weight) const {
     const int64_t used = std::min(length, dft_length);
-    const double sign = inverse ? 1.0 : -1.0;
     const double scale = inverse ? 1.0 / static_cast<double>(dft_length) : 1.0;
     std::vector<double> re(used), im(used);
     for (int64_t n = 0; n < used; ++n) {
@@ -187,11 +234,31 @@ struct Transform {
         im[n] *= (*weight)[n];
       }
     }
-    if ((dft_length & (dft_length - 1)) == 0 && dft_length >= 8) {
-      Fft(&re, &im);
+    if (method == Method::kRadix2) {
+      Fft(&re, &im, Sign());
       for (int64_t k = 0; k < bins; ++k) put(k, re[k] * scale, im[k] * scale);
       return;
     }
+    if (method == Method::kChirp) {
+      for (int64_t n = 0; n < used; ++n) {  // x_n c_n
+        const double a = re[n] * chirp_re[n] - im[n] * chirp_im[n];
+        im[n] = re[n] * chirp_im[n] + im[n] * chirp_re[n];
+        re[n] = a;
+      }
+      Fft(&re, &im, -1.0);
+      for (int64_t j = 0; j < fft_size; ++j) {  // times the kernel's transform
+        const double a = re[j] * kernel_re[j] - im[j] * kernel_im[j];
+        im[j] = re[j] * kernel_im[j] + im[j] * kernel_re[j];
+        re[j] = a;
+      }
+      Fft(&re, &im, 1.0);  // the convolution, times fft_size
+      const double s = scale / static_cast<double>(fft_size);
+      for (int64_t k = 0; k < bins; ++k)
+        put(k, (re[k] * chirp_re[k] - im[k] * chirp_im[k]) * s,
+            (re[k] * chirp_im[k] + im[k] * chirp_re[k]) * s);
+      return;
+    }
+    const double sign = Sign();
     for (int64_t k = 0; k < bins; ++k) {
       double sr = 0, si = 0;
       int64_t j = 0;  // k * n mod dft_length
@@ -230,8 +297,9 @@ Status Dft(const KernelContext& ctx, std::vector<HostTensor>* out) {
       return InvalidArgument("DFT: input 'dft_length' must hold one value");
     t.dft_length = len->IntAt(0);
   }
-  if (t.dft_length < 1)
-    return InvalidArgument("DFT: dft_length " + std::to_string(t.dft_length) + " is not positive");
+  if (t.dft_length < 1 || t.dft_length > kMaxKernelElements / 4)  // the tables' 4x
+    return InvalidArgument("DFT: dft_length " + std::to_string(t.dft_length) +
+                           " is not positive or too large");
   t.complex_input = x.dims.back() == 2;
   t.inverse = ctx.AttrInt("inverse", 0) != 0;
   const bool onesided = ctx.AttrInt("onesided", 0) != 0;

@@ -1,5 +1,5 @@
 // The signal operators' reference kernels (opset 17): windows and the mel matrix against values
-// worked out by hand or by ONNX Runtime 1.30, DFT and STFT (direct sums and the radix-2 FFT)
+// worked out by hand or by ONNX Runtime 1.30, DFT and STFT (direct sums, radix-2 FFT, chirp-z)
 // against the transform's definition summed with std::complex here, and their errors on operands
 // they cannot take.
 #include <gtest/gtest.h>
@@ -157,12 +157,28 @@ TEST(SignalKernelsTest, DftIsTheDefinitionAlongItsAxis) {
     EXPECT_NEAR(fs[2 * k], spectrum[k].real(), 1e-5);
     EXPECT_NEAR(fs[2 * k + 1], spectrum[k].imag(), 1e-5);
   }
-  // Not a signal axis; onesided of a complex signal.
+  // Real [2, 100, 1] inverse over 100 points (not a power of two: the chirp-z transform).
+  const HostTensor u = testing::RandomTensor({2, 100, 1}, 16);
+  auto chirp = RunSignal("DFT", {{"u", u}, {"len", Int64(100)}},
+                         [](onnx::NodeProto& n) { testing::SetInt(n, "inverse", 1); });
+  ASSERT_TRUE(chirp.ok()) << chirp.status().message();
+  const std::vector<double> us = u.ToDoubles(), cs = (*chirp)[0].ToDoubles();
+  for (int b = 0; b < 2; ++b) {
+    std::vector<Complex> line;
+    for (int n = 0; n < 100; ++n) line.emplace_back(us[b * 100 + n], 0);
+    const std::vector<Complex> want = Transform(line, 100, 100, true);
+    for (int k = 0; k < 100; ++k) {
+      EXPECT_NEAR(cs[(b * 100 + k) * 2], want[k].real(), 1e-6);
+      EXPECT_NEAR(cs[(b * 100 + k) * 2 + 1], want[k].imag(), 1e-6);
+    }
+  }
+  // Not a signal axis; onesided of a complex signal; a length past the kernels' bound.
   EXPECT_FALSE(
       RunSignal("DFT", {{"z", z}}, [](onnx::NodeProto& n) { testing::SetInt(n, "axis", 3); }).ok());
   EXPECT_FALSE(RunSignal("DFT", {{"z", z}}, [](onnx::NodeProto& n) {
                  testing::SetInt(n, "onesided", 1);
                }).ok());
+  EXPECT_FALSE(RunSignal("DFT", {{"z", z}, {"len", Int64(int64_t{1} << 40)}}).ok());
 }
 
 // STFT's inputs (signal, frame_step, frame_length) given as the first three: the window omitted.
