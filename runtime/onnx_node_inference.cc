@@ -68,6 +68,7 @@ StatusOr<std::vector<onnx::TypeProto>> InferNodeTypes(
     const onnx::NodeProto& node, const onnx::OpSchema& schema,
     const std::vector<const onnx::TypeProto*>& input_types,
     const std::vector<const onnx::TensorProto*>& input_data) {
+  if (IsStft(node)) return std::vector<onnx::TypeProto>{StftTypes(node, input_types, input_data)};
   // ONNX's context looks inputs up by name: give them fresh ones ("" stays omitted).
   onnx::NodeProto copy = node;
   copy.clear_input();
@@ -84,7 +85,6 @@ StatusOr<std::vector<onnx::TypeProto>> InferNodeTypes(
     type_ptrs[name] = &(types[name] = *input_types[i]);
     if (i < input_data.size() && input_data[i]) data[name] = input_data[i];
   }
-  if (IsStft(node)) return std::vector<onnx::TypeProto>{StftTypes(node, input_types, input_data)};
   onnx::shape_inference::InferenceContextImpl ctx(copy, type_ptrs, data, {});
   if (schema.has_type_and_shape_inference_function()) {
     try {

@@ -1,7 +1,6 @@
 // ONNX operators with no kernel here written in ones that have (onnx_written_out.h).
 #include "runtime/onnx_written_out.h"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -24,12 +23,6 @@ class WriteOut : NodeEmitter {
         if (a.has_g()) rewritten += Rewrite(a.mutable_g()->mutable_node());
         for (auto& g : *a.mutable_graphs()) rewritten += Rewrite(g.mutable_node());
       }
-      // STFT's onesided defaults to 1, but ONNX 1.12's shape inference reads an absent one as
-      // 0 (both sides); written out, both read the definition's default.
-      if ((n.domain().empty() || n.domain() == "ai.onnx") && n.op_type() == "STFT" &&
-          std::none_of(n.attribute().begin(), n.attribute().end(),
-                       [](const onnx::AttributeProto& a) { return a.name() == "onesided"; }))
-        ExportContext::AttrInt(&n, "onesided", 1);
       const bool ours =
           (n.domain().empty() || n.domain() == "ai.onnx") &&
           (n.op_type() == "Compress" || n.op_type() == "LpPool" || n.op_type() == "GlobalLpPool");

@@ -3,8 +3,6 @@
 //   Compress(x, condition, axis?)  Gather(x [flattened without an axis], NonZero(condition))
 //   LpPool(x; p, window)           (AveragePool(|x|^p, padding counted) * window size)^(1/p)
 //   GlobalLpPool(x; p)             (ReduceSum(|x|^p over the spatial axes))^(1/p)
-// and an STFT without onesided gets the attribute's default (1) written, which ONNX 1.12's shape
-// inference otherwise reads as 0.
 #pragma once
 
 #include <cstdint>
