@@ -528,28 +528,27 @@ int RewriteFourierTransforms(Graph* g) {
       nodes.push_back(g->node_ptr(i));
       continue;
     }
-    KernelContext attrs(*n.onnx, g->DefaultOpset(), {});
+    // The geometry as the kernel reads it, from the constant inputs (every one given must be).
+    std::vector<const HostTensor*> operands = {nullptr};
+    bool constants = true;
+    for (size_t k = 1; k < n.inputs.size(); ++k) {
+      operands.push_back(constant(n.inputs[k]));
+      constants &= n.inputs[k] == kNoValue || operands.back();
+    }
+    const KernelContext ctx(*n.onnx, g->DefaultOpset(), operands);
     const std::vector<int64_t>& x = g->value(n.inputs[0]).dims;
     const std::vector<int64_t>& y = g->value(n.outputs[0]).dims;
-    auto input = [&](size_t k) { return k < n.inputs.size() ? n.inputs[k] : kNoValue; };
     const int64_t r = static_cast<int64_t>(x.size());
     bool ok = false;
-    if (dft && r >= 3 && (x.back() == 1 || x.back() == 2)) {
-      int64_t axis = attrs.AttrInt("axis", 1);
-      if (axis < 0) axis += r;
-      const int64_t c = x.back();
-      const bool inverse = attrs.AttrInt("inverse", 0) != 0;
-      const bool onesided = attrs.AttrInt("onesided", 0) != 0;
-      int64_t m = axis >= 1 && axis <= r - 2 ? x[axis] : 0;
-      const HostTensor* len = constant(input(1));
-      if (input(1) != kNoValue) m = len && len->NumElements() == 1 ? len->IntAt(0) : 0;
-      const int64_t bins = onesided ? m / 2 + 1 : m;
-      if (m >= 1 && !(onesided && (inverse || c == 2)) && ProductPays(m, x[axis] * c * 2 * bins)) {
-        std::vector<int64_t> want = x;
-        want[axis] = bins;
-        want.back() = 2;
-        ok = want == y;
-      }
+    const StatusOr<DftPlan> dft_plan =
+        constants && dft ? PlanDft(ctx, x) : StatusOr<DftPlan>(InvalidArgument("not a DFT"));
+    const StatusOr<StftPlan> stft_plan =
+        constants && stft ? PlanStft(ctx, x) : StatusOr<StftPlan>(InvalidArgument("not an STFT"));
+    if (dft_plan.ok()) {
+      const int64_t axis = dft_plan->axis, c = x.back(), m = dft_plan->points,
+                    bins = dft_plan->bins;
+      const bool inverse = dft_plan->inverse;
+      ok = dft_plan->out_dims == y && ProductPays(m, x[axis] * c * 2 * bins);
       if (ok) {
         OnnxNodeBuilder b(g, &nodes, n);
         // [others..., n, c]: the transform's axis and the components last.
@@ -588,27 +587,12 @@ int RewriteFourierTransforms(Graph* g) {
                 [&](onnx::NodeProto* p) { ExportContext::AttrInts(p, "perm", back); });
         }
       }
-    } else if (stft && (r == 2 || (r == 3 && x[2] == 1))) {
-      const HostTensor* step_value = constant(input(1));
-      const int64_t step =  // -1: not a constant
-          step_value && step_value->NumElements() == 1 && IsIntegerType(step_value->elem_type)
-              ? step_value->IntAt(0)
-              : -1;
-      const HostTensor* window = constant(input(2));
-      const HostTensor* frame_length = constant(input(3));
-      int64_t frame = window ? window->NumElements() : -1;
-      if (input(3) != kNoValue)
-        frame = frame_length && frame_length->NumElements() == 1 &&
-                        (!window || frame_length->IntAt(0) == frame)
-                    ? frame_length->IntAt(0)
-                    : -1;
-      const bool known = (input(2) == kNoValue || window) && step >= 1 && frame >= 1;
-      const bool onesided = attrs.AttrInt("onesided", 1) != 0;
-      const int64_t bins = onesided ? frame / 2 + 1 : frame;
-      if (known && frame <= x[1] && ProductPays(frame, frame * 2 * bins)) {
-        const int64_t hop = step, frames = (x[1] - frame) / hop + 1;
-        ok = y == std::vector<int64_t>{x[0], frames, bins, 2} &&
-             (!window || window->dims.size() == 1);
+    } else if (stft_plan.ok() && !stft_plan->complex_input) {
+      const int64_t frame = stft_plan->frame, bins = stft_plan->bins;
+      const HostTensor* window = stft_plan->window;
+      if (ProductPays(frame, frame * 2 * bins)) {
+        const int64_t hop = stft_plan->step, frames = stft_plan->frames;
+        ok = y == stft_plan->out_dims;
         if (ok) {
           OnnxNodeBuilder b(g, &nodes, n);
           const std::vector<int64_t> image = {x[0], 1, 1, x[1]};

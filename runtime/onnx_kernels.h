@@ -118,6 +118,32 @@ struct ResizePlan {
 };
 StatusOr<ResizePlan> PlanResize(const KernelContext& ctx, const std::vector<int64_t>& in_dims);
 
+// A DFT node's geometry (opset 17: input [batch, signal..., 1 or 2], dft_length as input 1 of
+// `ctx` where given, the axis attribute; DFT-20's axis input is lowered to it at import): the
+// signal axis, the samples along it, the transform's points (the samples truncated or padded with
+// zeros to dft_length), the bins kept (points / 2 + 1 when onesided), forward or inverse, and the
+// output dims. Shared by the reference kernel and the import's rewrite into a matrix product
+// (canonicalize.cc). Errors name the attribute or input at fault.
+struct DftPlan {
+  int64_t axis = 0, length = 0, points = 0, bins = 0;
+  bool complex_input = false, inverse = false;
+  std::vector<int64_t> out_dims;
+};
+StatusOr<DftPlan> PlanDft(const KernelContext& ctx, const std::vector<int64_t>& x_dims);
+
+// An STFT node's geometry (signal [batch, length] or [batch, length, 1 or 2]; frame_step, the
+// window and frame_length as inputs 1 to 3 of `ctx`): frames of `frame` samples every `step`,
+// each the DFT of its samples times the window (nullptr: none), its first `bins` outputs kept
+// (frame / 2 + 1 when onesided, the default); output [batch, frames, bins, 2]. Errors name the
+// input at fault.
+struct StftPlan {
+  int64_t frame = 0, step = 0, frames = 0, bins = 0;
+  bool complex_input = false;
+  const HostTensor* window = nullptr;
+  std::vector<int64_t> out_dims;
+};
+StatusOr<StftPlan> PlanStft(const KernelContext& ctx, const std::vector<int64_t>& signal_dims);
+
 // Kernels refuse to create tensors with more elements than this (a corrupt or adversarial shape
 // must give an error, not exhaust memory).
 inline constexpr int64_t kMaxKernelElements = int64_t{1} << 27;

@@ -23,6 +23,17 @@ StatusOr<double> ScalarInput(const KernelContext& ctx, int i, const char* name) 
   return t->DoubleAt(0);
 }
 
+// Input i as one whole number (of any number type; a float must be an integer of at most 2^53 in
+// magnitude, which rules out casting NaN or a huge float).
+StatusOr<int64_t> IntegerInput(const KernelContext& ctx, int i, const char* name) {
+  VERISUB_ASSIGN_OR_RETURN(double v, ScalarInput(ctx, i, name));
+  if (!IsFloatType(ctx.input(i)->elem_type)) return ctx.input(i)->IntAt(0);
+  if (!(std::abs(v) <= 9007199254740992.0) || v != std::floor(v))
+    return InvalidArgument(ctx.op_type() + ": input '" + name + "' = " + std::to_string(v) +
+                           " is not a whole number");
+  return static_cast<int64_t>(v);
+}
+
 // The output element type of the window and mel operators (attribute output_datatype, float by
 // default): a number type HostTensor holds.
 StatusOr<int32_t> OutputType(const KernelContext& ctx) {
@@ -38,12 +49,9 @@ StatusOr<int32_t> OutputType(const KernelContext& ctx) {
 Status CosineSumWindow(const KernelContext& ctx, std::vector<HostTensor>* out, double a0, double a1,
                        double a2) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
-  VERISUB_ASSIGN_OR_RETURN(double size_value, ScalarInput(ctx, 0, "size"));
+  VERISUB_ASSIGN_OR_RETURN(int64_t size, IntegerInput(ctx, 0, "size"));
   VERISUB_ASSIGN_OR_RETURN(int32_t type, OutputType(ctx));
-  const int64_t size = static_cast<int64_t>(size_value);
-  if (size < 0 || static_cast<double>(size) != size_value)
-    return InvalidArgument(ctx.op_type() + ": size " + std::to_string(size_value) +
-                           " is not a non-negative integer");
+  if (size < 0) return InvalidArgument(ctx.op_type() + ": size " + std::to_string(size) + " < 0");
   VERISUB_RETURN_IF_ERROR(CheckSize({size}, ctx.op_type()));
   const bool periodic = ctx.AttrInt("periodic", 1) != 0;
   const double period = static_cast<double>(periodic ? size : size - 1);
@@ -71,14 +79,12 @@ Status BlackmanWindow(const KernelContext& ctx, std::vector<HostTensor>* out) {
 // floor((dft_length + 1) f / sample_rate): a [dft_length / 2 + 1, num_mel_bins] matrix.
 Status MelWeightMatrix(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 5));
-  VERISUB_ASSIGN_OR_RETURN(double mel_bins_value, ScalarInput(ctx, 0, "num_mel_bins"));
-  VERISUB_ASSIGN_OR_RETURN(double dft_length_value, ScalarInput(ctx, 1, "dft_length"));
+  VERISUB_ASSIGN_OR_RETURN(int64_t mel_bins, IntegerInput(ctx, 0, "num_mel_bins"));
+  VERISUB_ASSIGN_OR_RETURN(int64_t dft_length, IntegerInput(ctx, 1, "dft_length"));
   VERISUB_ASSIGN_OR_RETURN(double sample_rate, ScalarInput(ctx, 2, "sample_rate"));
   VERISUB_ASSIGN_OR_RETURN(double lower_hz, ScalarInput(ctx, 3, "lower_edge_hertz"));
   VERISUB_ASSIGN_OR_RETURN(double upper_hz, ScalarInput(ctx, 4, "upper_edge_hertz"));
   VERISUB_ASSIGN_OR_RETURN(int32_t type, OutputType(ctx));
-  const int64_t mel_bins = static_cast<int64_t>(mel_bins_value);
-  const int64_t dft_length = static_cast<int64_t>(dft_length_value);
   if (mel_bins < 1 || dft_length < 1 || sample_rate <= 0)
     return InvalidArgument(
         "MelWeightMatrix: num_mel_bins, dft_length and sample_rate must be "
@@ -280,36 +286,15 @@ struct Transform {
 Status Dft(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const HostTensor& x = *ctx.input(0);
-  const int64_t r = static_cast<int64_t>(x.dims.size());
-  if (r < 3 || (x.dims.back() != 1 && x.dims.back() != 2))
-    return InvalidArgument("DFT: input " + DimsToString(x.dims) +
-                           " must be [batch, signal..., 1 or 2]");
-  int64_t axis = ctx.AttrInt("axis", 1);  // DFT-20's axis input is lowered to it at import
-  if (axis < 0) axis += r;
-  if (axis < 1 || axis > r - 2)
-    return InvalidArgument("DFT: axis " + std::to_string(axis) + " is not a signal axis of " +
-                           DimsToString(x.dims));
+  VERISUB_ASSIGN_OR_RETURN(DftPlan plan, PlanDft(ctx, x.dims));
+  const int64_t r = static_cast<int64_t>(x.dims.size()), axis = plan.axis;
+  const std::vector<int64_t>& dims = plan.out_dims;
   Transform t;
-  t.length = x.dims[axis];
-  t.dft_length = t.length;
-  if (const HostTensor* len = ctx.input(1); len && len->NumElements() > 0) {
-    if (len->NumElements() != 1)
-      return InvalidArgument("DFT: input 'dft_length' must hold one value");
-    t.dft_length = len->IntAt(0);
-  }
-  if (t.dft_length < 1 || t.dft_length > kMaxKernelElements / 4)  // the tables' 4x
-    return InvalidArgument("DFT: dft_length " + std::to_string(t.dft_length) +
-                           " is not positive or too large");
-  t.complex_input = x.dims.back() == 2;
-  t.inverse = ctx.AttrInt("inverse", 0) != 0;
-  const bool onesided = ctx.AttrInt("onesided", 0) != 0;
-  if (onesided && (t.inverse || t.complex_input))
-    return InvalidArgument("DFT: onesided is defined for the forward transform of a real signal");
-  t.bins = onesided ? t.dft_length / 2 + 1 : t.dft_length;
-  std::vector<int64_t> dims = x.dims;
-  dims[axis] = t.bins;
-  dims.back() = 2;
-  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "DFT"));
+  t.length = plan.length;
+  t.dft_length = plan.points;
+  t.bins = plan.bins;
+  t.complex_input = plan.complex_input;
+  t.inverse = plan.inverse;
   t.Prepare();
   const std::vector<double> xs = x.ToDoubles();
   std::vector<double> y(CountElements(dims));
@@ -350,39 +335,14 @@ Status Dft(const KernelContext& ctx, std::vector<HostTensor>* out) {
 Status Stft(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
   const HostTensor& x = *ctx.input(0);
-  const int64_t r = static_cast<int64_t>(x.dims.size());
-  if (r < 2 || r > 3 || (r == 3 && x.dims[2] != 1 && x.dims[2] != 2))
-    return InvalidArgument("STFT: signal " + DimsToString(x.dims) +
-                           " must be [batch, length] or [batch, length, 1 or 2]");
-  VERISUB_ASSIGN_OR_RETURN(double step_value, ScalarInput(ctx, 1, "frame_step"));
-  const int64_t step = static_cast<int64_t>(step_value);
-  const HostTensor* window = ctx.input(2);
-  if (window && window->NumElements() == 0) window = nullptr;
-  int64_t frame = window ? window->NumElements() : -1;
-  if (const HostTensor* len = ctx.input(3); len && len->NumElements() > 0) {
-    VERISUB_ASSIGN_OR_RETURN(double frame_value, ScalarInput(ctx, 3, "frame_length"));
-    if (window && static_cast<int64_t>(frame_value) != frame)
-      return InvalidArgument("STFT: frame_length " + std::to_string(frame_value) +
-                             " differs from the window's " + std::to_string(frame) + " samples");
-    frame = static_cast<int64_t>(frame_value);
-  }
-  if (window && window->dims.size() != 1)
-    return InvalidArgument("STFT: window " + DimsToString(window->dims) + " must be 1-D");
-  const int64_t batch = x.dims[0], length = x.dims[1];
-  if (frame < 1 || step < 1 || frame > length)
-    return InvalidArgument("STFT: frame_length " + std::to_string(frame) + " and frame_step " +
-                           std::to_string(step) + " must be positive, the frame at most the " +
-                           std::to_string(length) + " samples of the signal");
+  VERISUB_ASSIGN_OR_RETURN(StftPlan plan, PlanStft(ctx, x.dims));
+  const HostTensor* window = plan.window;
+  const int64_t batch = x.dims[0], length = x.dims[1], step = plan.step, frames = plan.frames;
+  const std::vector<int64_t>& dims = plan.out_dims;
   Transform t;
-  t.length = t.dft_length = frame;
-  t.complex_input = r == 3 && x.dims[2] == 2;
-  const bool onesided = ctx.AttrInt("onesided", 1) != 0;
-  if (onesided && t.complex_input)
-    return InvalidArgument("STFT: onesided is defined for a real signal");
-  t.bins = onesided ? frame / 2 + 1 : frame;
-  const int64_t frames = (length - frame) / step + 1;
-  const std::vector<int64_t> dims = {batch, frames, t.bins, 2};
-  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "STFT"));
+  t.length = t.dft_length = plan.frame;
+  t.complex_input = plan.complex_input;
+  t.bins = plan.bins;
   t.Prepare();
   std::vector<double> w;
   if (window) w = window->ToDoubles();
@@ -409,6 +369,72 @@ Status Stft(const KernelContext& ctx, std::vector<HostTensor>* out) {
 }
 
 }  // namespace
+
+StatusOr<DftPlan> PlanDft(const KernelContext& ctx, const std::vector<int64_t>& x_dims) {
+  const int64_t r = static_cast<int64_t>(x_dims.size());
+  if (r < 3 || (x_dims.back() != 1 && x_dims.back() != 2))
+    return InvalidArgument("DFT: input " + DimsToString(x_dims) +
+                           " must be [batch, signal..., 1 or 2]");
+  DftPlan p;
+  p.axis = ctx.AttrInt("axis", 1);
+  if (p.axis < 0) p.axis += r;
+  if (p.axis < 1 || p.axis > r - 2)
+    return InvalidArgument("DFT: axis " + std::to_string(ctx.AttrInt("axis", 1)) +
+                           " is not a signal axis of " + DimsToString(x_dims));
+  p.length = p.points = x_dims[p.axis];
+  if (const HostTensor* len = ctx.input(1); len && len->NumElements() > 0) {
+    VERISUB_ASSIGN_OR_RETURN(p.points, IntegerInput(ctx, 1, "dft_length"));
+  }
+  if (p.points < 1 || p.points > kMaxKernelElements / 4)  // the kernel's tables' 4x
+    return InvalidArgument("DFT: dft_length " + std::to_string(p.points) +
+                           " is not positive or too large");
+  p.complex_input = x_dims.back() == 2;
+  p.inverse = ctx.AttrInt("inverse", 0) != 0;
+  const bool onesided = ctx.AttrInt("onesided", 0) != 0;
+  if (onesided && (p.inverse || p.complex_input))
+    return InvalidArgument("DFT: onesided is defined for the forward transform of a real signal");
+  p.bins = onesided ? p.points / 2 + 1 : p.points;
+  p.out_dims = x_dims;
+  p.out_dims[p.axis] = p.bins;
+  p.out_dims.back() = 2;
+  VERISUB_RETURN_IF_ERROR(CheckSize(p.out_dims, "DFT"));
+  return p;
+}
+
+StatusOr<StftPlan> PlanStft(const KernelContext& ctx, const std::vector<int64_t>& signal_dims) {
+  const int64_t r = static_cast<int64_t>(signal_dims.size());
+  if (r < 2 || r > 3 || (r == 3 && signal_dims[2] != 1 && signal_dims[2] != 2))
+    return InvalidArgument("STFT: signal " + DimsToString(signal_dims) +
+                           " must be [batch, length] or [batch, length, 1 or 2]");
+  StftPlan p;
+  VERISUB_ASSIGN_OR_RETURN(p.step, IntegerInput(ctx, 1, "frame_step"));
+  p.window = ctx.input(2);
+  if (p.window && p.window->NumElements() == 0) p.window = nullptr;
+  if (p.window && p.window->dims.size() != 1)
+    return InvalidArgument("STFT: window " + DimsToString(p.window->dims) + " must be 1-D");
+  p.frame = p.window ? p.window->NumElements() : -1;
+  if (const HostTensor* len = ctx.input(3); len && len->NumElements() > 0) {
+    VERISUB_ASSIGN_OR_RETURN(int64_t frame, IntegerInput(ctx, 3, "frame_length"));
+    if (p.window && frame != p.frame)
+      return InvalidArgument("STFT: frame_length " + std::to_string(frame) +
+                             " differs from the window's " + std::to_string(p.frame) + " samples");
+    p.frame = frame;
+  }
+  const int64_t length = signal_dims[1];
+  if (p.frame < 1 || p.step < 1 || p.frame > length)
+    return InvalidArgument("STFT: frame_length " + std::to_string(p.frame) + " and frame_step " +
+                           std::to_string(p.step) + " must be positive, the frame at most the " +
+                           std::to_string(length) + " samples of the signal");
+  p.complex_input = r == 3 && signal_dims[2] == 2;
+  const bool onesided = ctx.AttrInt("onesided", 1) != 0;
+  if (onesided && p.complex_input)
+    return InvalidArgument("STFT: onesided is defined for a real signal");
+  p.bins = onesided ? p.frame / 2 + 1 : p.frame;
+  p.frames = (length - p.frame) / p.step + 1;
+  p.out_dims = {signal_dims[0], p.frames, p.bins, 2};
+  VERISUB_RETURN_IF_ERROR(CheckSize(p.out_dims, "STFT"));
+  return p;
+}
 
 void AddSignalKernels(KernelTable* t) {
   auto& k = *t;

@@ -10,6 +10,7 @@
 #include <numbers>
 
 #include "onnx/onnx_pb.h"
+#include "runtime/onnx_kernels.h"
 #include "tests/runtime/test_models.h"
 
 namespace verisub::runtime {
@@ -235,6 +236,40 @@ TEST(SignalKernelsTest, StftTransformsWindowedFrames) {
                                   {"w", HostTensor::FromDoubles(kFloat, {8}, hann)},
                                   {"len", Int64(7)}})
                    .ok());
+}
+
+// The geometry the kernels and the import's rewrite share: frames, bins and output dims from the
+// constant inputs; a step that is not a whole number (as a float the checker would refuse, which
+// the plan must not cast) is refused by name.
+TEST(SignalKernelsTest, PlansReadTheGeometryOnce) {
+  onnx::NodeProto stft;
+  stft.set_op_type("STFT");
+  const HostTensor step = Int64(160), frame = Int64(400);
+  auto plan = PlanStft(KernelContext(stft, 17, {nullptr, &step, nullptr, &frame}), {2, 16000});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->frames, 98);
+  EXPECT_EQ(plan->bins, 201);
+  EXPECT_EQ(plan->out_dims, (std::vector<int64_t>{2, 98, 201, 2}));
+  EXPECT_EQ(plan->window, nullptr);
+  for (double bad : {std::nan(""), 1e30, 2.5}) {
+    const HostTensor f = Float(bad);
+    auto refused = PlanStft(KernelContext(stft, 17, {nullptr, &f, nullptr, &frame}), {2, 16000});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("frame_step"), std::string::npos)
+        << refused.status().message();
+  }
+  onnx::NodeProto dft;
+  dft.set_op_type("DFT");
+  testing::SetInt(dft, "axis", -2);
+  testing::SetInt(dft, "onesided", 1);
+  const HostTensor points = Int64(10);
+  auto d = PlanDft(KernelContext(dft, 17, {nullptr, &points}), {3, 7, 1});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->axis, 1);
+  EXPECT_EQ(d->length, 7);
+  EXPECT_EQ(d->points, 10);
+  EXPECT_EQ(d->out_dims, (std::vector<int64_t>{3, 6, 2}));
+  EXPECT_FALSE(PlanDft(KernelContext(dft, 17, {nullptr, &points}), {3, 7, 2}).ok());  // complex
 }
 
 }  // namespace
