@@ -758,11 +758,22 @@ StatusOr<Graph> ImportModel(onnx::ModelProto model, const std::string& source,
     return fail(Unimplemented(why));
   RewriteOrtContribOps(&model, opset);
   WriteOutOperators(&model, opset);
+  // ONNX 1.12's checker wants a shape on every tensor input and output of the main graph, where
+  // the format (and ONNX Runtime, and later checkers) allow a tensor of unknown rank: such a
+  // declaration gets an empty shape for the check only, taken off again after it.
+  std::vector<onnx::TypeProto_Tensor*> shapeless;
+  for (auto* list :
+       {model.mutable_graph()->mutable_input(), model.mutable_graph()->mutable_output()})
+    for (auto& vi : *list)
+      if (vi.has_type() && vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape())
+        shapeless.push_back(vi.mutable_type()->mutable_tensor_type());
+  for (auto* t : shapeless) t->mutable_shape();
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     return fail(InvalidArgument(std::string("ONNX checker: ") + e.what()));
   }
+  for (auto* t : shapeless) t->clear_shape();
   VERISUB_RETURN_IF_ERROR(fail(CheckWindowAttributesEverywhere(model.graph())));
   auto onnx_pass_safe = GuardTypeInference(model);
   if (!onnx_pass_safe.ok()) return fail(onnx_pass_safe.status());

@@ -54,6 +54,27 @@ TEST(BadInputTest, CheckerFailureNamesTheNode) {
   ExpectError(ImportOnnxBytes(b.Bytes(), "bad.onnx"), {"bad.onnx", "checker", "NoSuchOperator"});
 }
 
+// Not bad input: an output (or input) declared without a shape, a tensor of unknown rank, as
+// the format allows (ONNX Runtime loads it; ONNX 1.12's checker alone wanted a shape). The output
+// takes the shape inference gives it, and a still-missing check (a node the checker refuses)
+// still fails.
+TEST(BadInputTest, OutputsWithoutAShapeAreNotBadInput) {
+  ModelBuilder b;
+  b.Input("x", {2, 3}).Output("y", {});
+  b.model()
+      .mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->clear_shape();
+  b.Node("Relu", {"x"}, {"y"}, "relu");
+  auto g = ImportOnnxBytes(b.Bytes(), "shapeless.onnx");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->value(g->outputs()[0]).dims, (std::vector<int64_t>{2, 3}));
+  b.Node("NoSuchOperator", {"x"}, {"z"}, "mystery");
+  ExpectError(ImportOnnxBytes(b.Bytes(), "bad.onnx"), {"bad.onnx", "checker", "NoSuchOperator"});
+}
+
 TEST(BadInputTest, UnsupportedOpset) {
   ModelBuilder b(99);
   b.Input("x", {2, 3}).Output("y", {2, 3});
