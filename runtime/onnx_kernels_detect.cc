@@ -1,6 +1,7 @@
 // The post-processing operators of detection models (torchvision's SSD, RetinaNet, FCOS and
-// R-CNN exports): NonZero, NonMaxSuppression and RoiAlign, with ONNX Runtime's conventions where
-// the spec leaves a choice (strict thresholds, ties to the lower index, RoiAlign's max mode).
+// R-CNN exports): NonZero, NonMaxSuppression, RoiAlign and MaxRoiPool (Fast R-CNN's), with ONNX
+// Runtime's conventions where the spec leaves a choice (strict thresholds, ties to the lower index,
+// RoiAlign's max mode).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -335,6 +336,70 @@ Status RoiAlign(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// MaxRoiPool (Fast R-CNN's RoI pooling): each region [batch, x0, y0, x1, y1] (times
+// spatial_scale, rounded to whole pixels, at least one pixel) cut into pooled_shape bins, each
+// the maximum of the pixels it covers (0 for a bin that covers none), in float as ONNX Runtime.
+Status MaxRoiPool(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor &x = *ctx.input(0), &rois = *ctx.input(1);
+  if (x.dims.size() != 4)
+    return InvalidArgument("MaxRoiPool: input must be [N, C, H, W], not " + DimsToString(x.dims));
+  if (rois.dims.size() != 2 || rois.dims[1] != 5)
+    return InvalidArgument("MaxRoiPool: rois must be [num_rois, 5], not " +
+                           DimsToString(rois.dims));
+  const std::vector<int64_t> pooled = ctx.AttrInts("pooled_shape");
+  if (pooled.size() != 2 || pooled[0] < 1 || pooled[1] < 1)
+    return InvalidArgument("MaxRoiPool: pooled_shape must be two positive sizes");
+  const float scale = ctx.AttrFloat("spatial_scale", 1.f);
+  const int64_t num = rois.dims[0], channels = x.dims[1], height = x.dims[2], width = x.dims[3];
+  const int64_t ph_n = pooled[0], pw_n = pooled[1];
+  const std::vector<int64_t> dims = {num, channels, ph_n, pw_n};
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "MaxRoiPool output"));
+  const std::vector<double> xv = x.ToDoubles(), rv = rois.ToDoubles();
+  std::vector<double> y(static_cast<size_t>(CountElements(dims)));
+  // A roi coordinate in pixels, clamped far from int64's range (a corrupt roi stays an empty or
+  // whole-image bin rather than overflowing).
+  auto pixel = [&](double v) {
+    const float p = std::round(static_cast<float>(v) * scale);
+    return static_cast<int64_t>(std::clamp(std::isnan(p) ? 0.f : p, -1e9f, 1e9f));
+  };
+  for (int64_t r = 0; r < num; ++r) {
+    const double* roi = rv.data() + r * 5;
+    if (!(roi[0] >= 0 && roi[0] < static_cast<double>(x.dims[0])))
+      return InvalidArgument("MaxRoiPool: batch index " + std::to_string(roi[0]) + " of roi " +
+                             std::to_string(r) + " outside [0, " + std::to_string(x.dims[0]) + ")");
+    const int64_t b = static_cast<int64_t>(roi[0]);
+    const int64_t x0 = pixel(roi[1]), y0 = pixel(roi[2]), x1 = pixel(roi[3]), y1 = pixel(roi[4]);
+    const float bin_h = static_cast<float>(std::max<int64_t>(y1 - y0 + 1, 1)) / ph_n;
+    const float bin_w = static_cast<float>(std::max<int64_t>(x1 - x0 + 1, 1)) / pw_n;
+    for (int64_t c = 0; c < channels; ++c) {
+      const double* plane = xv.data() + (b * channels + c) * height * width;
+      double* dst = y.data() + (r * channels + c) * ph_n * pw_n;
+      for (int64_t ph = 0; ph < ph_n; ++ph) {
+        const int64_t h0 = std::clamp<int64_t>(
+            static_cast<int64_t>(std::floor(static_cast<float>(ph) * bin_h)) + y0, 0, height);
+        const int64_t h1 = std::clamp<int64_t>(
+            static_cast<int64_t>(std::ceil(static_cast<float>(ph + 1) * bin_h)) + y0, 0, height);
+        for (int64_t pw = 0; pw < pw_n; ++pw) {
+          const int64_t w0 = std::clamp<int64_t>(
+              static_cast<int64_t>(std::floor(static_cast<float>(pw) * bin_w)) + x0, 0, width);
+          const int64_t w1 = std::clamp<int64_t>(
+              static_cast<int64_t>(std::ceil(static_cast<float>(pw + 1) * bin_w)) + x0, 0, width);
+          double best = 0;
+          if (h1 > h0 && w1 > w0) {
+            best = -std::numeric_limits<double>::infinity();
+            for (int64_t h = h0; h < h1; ++h)
+              for (int64_t w = w0; w < w1; ++w) best = std::max(best, plane[h * width + w]);
+          }
+          dst[ph * pw_n + pw] = best;
+        }
+      }
+    }
+  }
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, dims, y);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddDetectionKernels(KernelTable* t) {
@@ -342,6 +407,7 @@ void AddDetectionKernels(KernelTable* t) {
   k["NonZero"] = NonZero;
   k["NonMaxSuppression"] = NonMaxSuppression;
   k["RoiAlign"] = RoiAlign;
+  k["MaxRoiPool"] = MaxRoiPool;
 }
 
 }  // namespace verisub::runtime

@@ -1,5 +1,5 @@
 // ONNX kernels that rearrange or mask tensors by position: Trilu, EyeLike, CumSum,
-// DepthToSpace and SpaceToDepth.
+// DepthToSpace, SpaceToDepth and ReverseSequence.
 #include "onnx/onnx_pb.h"
 #include "runtime/onnx_kernels.h"
 
@@ -128,6 +128,44 @@ Status BlockRearrange(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// ReverseSequence: along time_axis, the first sequence_lens[b] elements of every batch entry b
+// (along batch_axis; the two axes are 0 and 1) in reverse order, the rest as they are (a
+// bidirectional recurrent layer's backward pass over padded sequences).
+Status ReverseSequence(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor& x = *ctx.input(0);
+  const HostTensor& lens = *ctx.input(1);
+  const int64_t batch_axis = ctx.AttrInt("batch_axis", 1), time_axis = ctx.AttrInt("time_axis", 0);
+  if (x.dims.size() < 2) return InvalidArgument("ReverseSequence: input of rank below 2");
+  if ((batch_axis != 0 && batch_axis != 1) || (time_axis != 0 && time_axis != 1) ||
+      batch_axis == time_axis)
+    return InvalidArgument("ReverseSequence: batch_axis " + std::to_string(batch_axis) +
+                           " and time_axis " + std::to_string(time_axis) +
+                           " must be 0 and 1, one each");
+  const int64_t batch = x.dims[batch_axis], steps = x.dims[time_axis];
+  if (lens.dims != std::vector<int64_t>{batch})
+    return InvalidArgument("ReverseSequence: sequence_lens of shape " + DimsToString(lens.dims) +
+                           " for a batch of " + std::to_string(batch));
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.dims.size(); ++d) inner *= x.dims[d];
+  std::vector<int64_t> index(static_cast<size_t>(x.NumElements()));
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t len = lens.IntAt(b);
+    if (len < 0 || len > steps)
+      return InvalidArgument("ReverseSequence: sequence_lens[" + std::to_string(b) + "] = " +
+                             std::to_string(len) + " outside [0, " + std::to_string(steps) + "]");
+    for (int64_t t = 0; t < steps; ++t) {
+      const int64_t from = t < len ? len - 1 - t : t;
+      auto at = [&](int64_t step) {
+        return (time_axis == 0 ? step * batch + b : b * steps + step) * inner;
+      };
+      for (int64_t i = 0; i < inner; ++i) index[at(t) + i] = at(from) + i;
+    }
+  }
+  (*out)[0] = x.Gather(x.dims, index);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddLayoutKernels(KernelTable* t) {
@@ -137,6 +175,7 @@ void AddLayoutKernels(KernelTable* t) {
   k["CumSum"] = CumSum;
   k["DepthToSpace"] = BlockRearrange<true>;
   k["SpaceToDepth"] = BlockRearrange<false>;
+  k["ReverseSequence"] = ReverseSequence;
 }
 
 }  // namespace verisub::runtime

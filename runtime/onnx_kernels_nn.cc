@@ -1,4 +1,5 @@
-// Neural-network ONNX kernels: Conv, pooling, MatMul, Gemm, normalizations, Softmax, reductions.
+// Neural-network ONNX kernels: Conv, pooling (MaxPool's indices and MaxUnpool too), MatMul, Gemm,
+// Det, normalizations, Softmax, reductions.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -142,32 +143,61 @@ Status Conv(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// The column-major offset of the position at row-major offset `off` in a tensor of `dims`.
+int64_t ColumnMajorOffset(int64_t off, const std::vector<int64_t>& dims) {
+  int64_t col = 0;
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    col = col * dims[d] + off % dims[d];  // Horner over the axes, the last outermost
+    off /= dims[d];
+  }
+  return col;
+}
+
+// MaxPool's optional Indices output: where each maximum lies in the input, flattened over the
+// whole tensor, row-major (storage_order 0) or with the spatial axes column-major (1); the first
+// of equal maxima.
 template <bool kMax>
 Status Pool(const KernelContext& ctx, std::vector<HostTensor>* out) {
   VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const HostTensor& x = *ctx.input(0);
   if (x.dims.size() < 3) return InvalidArgument(ctx.op_type() + ": rank below 3");
-  if (kMax && out->size() > 1) return Unimplemented("MaxPool with an Indices output");
+  const bool indices = kMax && out->size() > 1;
+  const bool column_major = ctx.AttrInt("storage_order", 0) != 0;
   Window w;
   VERISUB_RETURN_IF_ERROR(MakeWindow(ctx, Spatial(x.dims), ctx.AttrInts("kernel_shape"),
                                      ctx.AttrInt("ceil_mode", 0) != 0, &w));
   bool include_pad = ctx.AttrInt("count_include_pad", 0) != 0;
   std::vector<double> xv = x.ToDoubles();
   int64_t nc = x.dims[0] * x.dims[1];
-  int64_t in_sp = CountElements(Spatial(x.dims)), out_sp = CountElements(w.out);
+  const std::vector<int64_t> in_spatial = Spatial(x.dims);
+  int64_t in_sp = CountElements(in_spatial), out_sp = CountElements(w.out);
   std::vector<int64_t> dims = {x.dims[0], x.dims[1]};
   dims.insert(dims.end(), w.out.begin(), w.out.end());
   std::vector<double> y(CountElements(dims));
-  ForEachWindow(Spatial(x.dims), w, [&](int64_t o, const auto& taps, int64_t total) {
+  std::vector<int64_t> where(indices ? y.size() : 0);
+  ForEachWindow(in_spatial, w, [&](int64_t o, const auto& taps, int64_t total) {
     for (int64_t b = 0; b < nc; ++b) {
       const double* xp = xv.data() + b * in_sp;
       double acc = kMax ? -std::numeric_limits<double>::infinity() : 0.0;
-      for (const auto& [xi, ki] : taps) acc = kMax ? std::max(acc, xp[xi]) : acc + xp[xi];
+      int64_t at = taps.empty() ? 0 : taps.front().first;
+      for (const auto& [xi, ki] : taps) {
+        if (kMax) {
+          if (xp[xi] > acc) acc = xp[xi], at = xi;
+        } else {
+          acc += xp[xi];
+        }
+      }
       if (!kMax) acc /= static_cast<double>(include_pad ? total : taps.size());
       y[b * out_sp + o] = acc;
+      if (indices) where[b * out_sp + o] = b * in_sp + at;
     }
   });
   (*out)[0] = HostTensor::FromDoubles(x.elem_type, dims, y);
+  if (indices) {
+    if (column_major)
+      for (int64_t& f : where) f = f / in_sp * in_sp + ColumnMajorOffset(f % in_sp, in_spatial);
+    (*out)[1] = HostTensor::FromInts(kInt64, dims, where);
+  }
   return Status::Ok();
 }
 
@@ -596,12 +626,105 @@ Status ArgExtreme(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// MaxUnpool: the values of a max pool put back at the input positions its indices name (flat
+// over the whole output, as MaxPool's Indices output gives them), zeros elsewhere; the output
+// shape from output_shape when given, else the pool's input shape from kernel_shape, strides and
+// pads.
+Status MaxUnpool(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor &x = *ctx.input(0), &where = *ctx.input(1);
+  if (x.dims.size() < 3) return InvalidArgument("MaxUnpool: input of rank below 3");
+  if (where.dims != x.dims)
+    return InvalidArgument("MaxUnpool: indices of shape " + DimsToString(where.dims) +
+                           " for an input of shape " + DimsToString(x.dims));
+  const size_t r = x.dims.size() - 2;
+  std::vector<int64_t> dims;
+  if (const HostTensor* shape = ctx.input(2)) {
+    dims = shape->ToInts();
+    if (dims.size() != x.dims.size())
+      return InvalidArgument("MaxUnpool: output_shape " + DimsToString(dims) + " of rank " +
+                             std::to_string(dims.size()) + " for an input of rank " +
+                             std::to_string(x.dims.size()));
+  } else {
+    const std::vector<int64_t> kernel = ctx.AttrInts("kernel_shape");
+    std::vector<int64_t> strides = ctx.AttrInts("strides"), pads = ctx.AttrInts("pads");
+    if (strides.empty()) strides.assign(r, 1);
+    if (pads.empty()) pads.assign(2 * r, 0);
+    if (kernel.size() != r || strides.size() != r || pads.size() != 2 * r)
+      return InvalidArgument("MaxUnpool: kernel_shape, strides or pads of the wrong length");
+    dims = {x.dims[0], x.dims[1]};
+    for (size_t d = 0; d < r; ++d) {
+      constexpr int64_t kMaxWindow = int64_t{1} << 24;
+      if (kernel[d] < 1 || strides[d] < 1 || kernel[d] > kMaxWindow || strides[d] > kMaxWindow ||
+          std::abs(pads[d]) > kMaxWindow || std::abs(pads[d + r]) > kMaxWindow)
+        return InvalidArgument("MaxUnpool: kernel, stride or pad out of range");
+      dims.push_back((x.dims[d + 2] - 1) * strides[d] - pads[d] - pads[d + r] + kernel[d]);
+    }
+  }
+  VERISUB_RETURN_IF_ERROR(CheckSize(dims, "MaxUnpool output"));
+  const int64_t total = CountElements(dims);
+  const std::vector<double> v = x.ToDoubles();
+  std::vector<double> y(static_cast<size_t>(total), 0.0);
+  for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
+    const int64_t at = where.IntAt(i);
+    if (at < 0 || at >= total)
+      return InvalidArgument("MaxUnpool: index " + std::to_string(at) + " outside an output of " +
+                             std::to_string(total) + " elements " + DimsToString(dims));
+    y[at] = v[i];
+  }
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, dims, y);
+  return Status::Ok();
+}
+
+// Det: the determinant of each square matrix in the last two axes, by LU decomposition with
+// partial pivoting in double.
+Status Det(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  const size_t rank = x.dims.size();
+  if (rank < 2 || x.dims[rank - 1] != x.dims[rank - 2])
+    return InvalidArgument("Det: input of shape " + DimsToString(x.dims) +
+                           " is not a stack of square matrices");
+  const int64_t m = x.dims.back();
+  const std::vector<int64_t> dims(x.dims.begin(), x.dims.end() - 2);
+  const int64_t count = CountElements(dims);
+  const std::vector<double> v = x.ToDoubles();
+  std::vector<double> det(static_cast<size_t>(count), 1.0), a(static_cast<size_t>(m * m));
+  for (int64_t b = 0; b < count; ++b) {
+    std::copy(v.begin() + b * m * m, v.begin() + (b + 1) * m * m, a.begin());
+    double d = 1;
+    for (int64_t k = 0; k < m && d != 0; ++k) {
+      int64_t p = k;
+      for (int64_t i = k + 1; i < m; ++i)
+        if (std::abs(a[i * m + k]) > std::abs(a[p * m + k])) p = i;
+      if (a[p * m + k] == 0) {
+        d = 0;
+        break;
+      }
+      if (p != k) {
+        std::swap_ranges(a.begin() + k * m, a.begin() + (k + 1) * m, a.begin() + p * m);
+        d = -d;
+      }
+      d *= a[k * m + k];
+      for (int64_t i = k + 1; i < m; ++i) {
+        const double f = a[i * m + k] / a[k * m + k];
+        for (int64_t j = k; j < m; ++j) a[i * m + j] -= f * a[k * m + j];
+      }
+    }
+    det[b] = d;
+  }
+  (*out)[0] = HostTensor::FromDoubles(x.elem_type, dims, det);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddNnKernels(KernelTable* t) {
   auto& k = *t;
   k["Conv"] = Conv;
   k["MaxPool"] = Pool<true>;
+  k["MaxUnpool"] = MaxUnpool;
+  k["Det"] = Det;
   k["AveragePool"] = Pool<false>;
   k["GlobalAveragePool"] = GlobalPool<false>;
   k["GlobalMaxPool"] = GlobalPool<true>;

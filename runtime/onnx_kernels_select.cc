@@ -1,5 +1,5 @@
 // Selection and quantization kernels of detection heads and quantized exports: TopK, GatherND,
-// QuantizeLinear and DequantizeLinear (per tensor or per axis).
+// Unique, QuantizeLinear and DequantizeLinear (per tensor or per axis).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -113,6 +113,95 @@ Status GatherND(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// Unique: the distinct elements of the flattened input, or with `axis` its distinct slices along
+// that axis, ascending (sorted=1; slices in lexicographic order of their elements) or in order
+// of first occurrence (sorted=0); with the first occurrence of each, the position in the result
+// of every input element (or slice), and the counts. NaNs equal one another and sort last, as in
+// numpy's unique; unsigned 64-bit integers compare unsigned.
+Status Unique(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const HostTensor& x = *ctx.input(0);
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  int64_t outer = 1, n = x.NumElements(), inner = 1;
+  int64_t axis = -1;
+  if (ctx.FindAttr("axis")) {
+    VERISUB_ASSIGN_OR_RETURN(axis, NormalizeAxis(ctx.AttrInt("axis", 0), rank, "Unique"));
+    n = x.dims[axis];
+    for (int64_t d = 0; d < axis; ++d) outer *= x.dims[d];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dims[d];
+  }
+  // -1, 0 or 1 as element a of the input orders before, with or after element b.
+  const bool floats = IsFloatType(x.elem_type);
+  const std::vector<double> v = floats ? x.ToDoubles() : std::vector<double>();
+  auto compare = [&](int64_t a, int64_t b) -> int {
+    if (floats) {
+      const bool na = std::isnan(v[a]), nb = std::isnan(v[b]);
+      if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
+      return v[a] < v[b] ? -1 : (v[b] < v[a] ? 1 : 0);
+    }
+    if (x.elem_type == kUint64) {
+      const auto ua = static_cast<uint64_t>(x.ints[a]), ub = static_cast<uint64_t>(x.ints[b]);
+      return ua < ub ? -1 : (ub < ua ? 1 : 0);
+    }
+    return x.ints[a] < x.ints[b] ? -1 : (x.ints[b] < x.ints[a] ? 1 : 0);
+  };
+  // Slice j is the elements (o * n + j) * inner + i, compared in that order.
+  auto compare_slices = [&](int64_t a, int64_t b) -> int {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        if (int c = compare((o * n + a) * inner + i, (o * n + b) * inner + i)) return c;
+    return 0;
+  };
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  // Stable: each run of equal slices starts with its first occurrence.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return compare_slices(a, b) < 0; });
+  std::vector<int64_t> first, counts, group_of(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    if (k == 0 || compare_slices(order[k - 1], order[k]) != 0) {
+      first.push_back(order[k]);
+      counts.push_back(0);
+    }
+    group_of[order[k]] = static_cast<int64_t>(first.size()) - 1;
+    ++counts.back();
+  }
+  const int64_t u = static_cast<int64_t>(first.size());
+  std::vector<int64_t> position(static_cast<size_t>(u));  // of each sorted group in the result
+  std::iota(position.begin(), position.end(), 0);
+  if (ctx.AttrInt("sorted", 1) == 0) {
+    std::vector<int64_t> by_first(static_cast<size_t>(u));
+    std::iota(by_first.begin(), by_first.end(), 0);
+    std::sort(by_first.begin(), by_first.end(),
+              [&](int64_t a, int64_t b) { return first[a] < first[b]; });
+    std::vector<int64_t> f(static_cast<size_t>(u)), c(static_cast<size_t>(u));
+    for (int64_t p = 0; p < u; ++p) {
+      position[by_first[p]] = p;
+      f[p] = first[by_first[p]];
+      c[p] = counts[by_first[p]];
+    }
+    first = std::move(f);
+    counts = std::move(c);
+  }
+  std::vector<int64_t> dims = {u};
+  if (axis >= 0) {
+    dims = x.dims;
+    dims[axis] = u;
+  }
+  std::vector<int64_t> index;
+  index.reserve(static_cast<size_t>(outer * u * inner));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t p = 0; p < u; ++p)
+      for (int64_t i = 0; i < inner; ++i) index.push_back((o * n + first[p]) * inner + i);
+  (*out)[0] = x.Gather(dims, index);
+  std::vector<int64_t> inverse(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) inverse[j] = position[group_of[j]];
+  if (out->size() > 1) (*out)[1] = HostTensor::FromInts(kInt64, {u}, first);
+  if (out->size() > 2) (*out)[2] = HostTensor::FromInts(kInt64, {n}, inverse);
+  if (out->size() > 3) (*out)[3] = HostTensor::FromInts(kInt64, {u}, counts);
+  return Status::Ok();
+}
+
 // The scale and zero point of element f of a tensor of `dims`, per tensor or along `axis`.
 struct Quantization {
   std::vector<double> scale;
@@ -189,6 +278,7 @@ void AddSelectKernels(KernelTable* t) {
   auto& k = *t;
   k["TopK"] = TopK;
   k["GatherND"] = GatherND;
+  k["Unique"] = Unique;
   k["QuantizeLinear"] = QuantizeLinear;
   k["DequantizeLinear"] = DequantizeLinear;
 }

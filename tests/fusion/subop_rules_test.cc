@@ -46,9 +46,10 @@ SubGraph ExpectSameValues(const SubGraph& g, SubopRewriteStats* stats, uint64_t 
   auto before = EvaluateSubGraph(g, inputs);
   auto after = EvaluateSubGraph(out, inputs);
   EXPECT_TRUE(before.ok() && after.ok());
-  if (before.ok() && after.ok())
+  if (before.ok() && after.ok()) {
     EXPECT_LT(testing::MaxRelDiff(*after, *before), 1e-9) << SubGraphText(g) << "\n=>\n"
                                                           << SubGraphText(out);
+  }
   return out;
 }
 

@@ -92,6 +92,18 @@ HostTensor FromBits(const HostTensor& bits) {
 
 enum class Outcome { kPass, kFail, kUnsupported };
 
+// Tests whose expected data ONNX Runtime (the engine users compare with) deliberately does not
+// reproduce, and verisub follows ONNX Runtime: a mismatch there is listed, not failed.
+const std::map<std::string, std::string>& FollowsOnnxRuntime() {
+  static const auto* tests = new std::map<std::string, std::string>{
+      // ONNX's example reads the indices against the default (pooled input's) shape and pads to
+      // output_shape; ONNX Runtime (PR 2193, onnx/onnx issue 2398) and PyTorch's max_unpool2d
+      // index the output of output_shape itself.
+      {"test_maxunpool_export_with_output_shape",
+       "MaxUnpool indexes output_shape's own output, as ONNX Runtime and PyTorch"}};
+  return *tests;
+}
+
 // Runs one test folder; `why` explains a failure or why it is unsupported.
 Outcome RunOne(const fs::path& dir, std::string* why) {
   ImportOptions options;
@@ -169,6 +181,10 @@ Outcome RunOne(const fs::path& dir, std::string* why) {
     }
     for (size_t k = 0; k < expected.size(); ++k) {
       std::string diff = Compare((*out)[k], expected[k]);
+      if (!diff.empty() && FollowsOnnxRuntime().count(dir.filename().string())) {
+        *why = FollowsOnnxRuntime().at(dir.filename().string());
+        return Outcome::kUnsupported;
+      }
       if (!diff.empty()) {
         *why = set.filename().string() + " output " + std::to_string(k) + ": " + diff;
         return Outcome::kFail;
@@ -231,7 +247,7 @@ void RunSuite(const std::string& suite, int min_pass) {
   EXPECT_GE(pass, min_pass);
 }
 
-TEST(BackendNodeTest, OnnxNodeTests) { RunSuite("node", 500); }
+TEST(BackendNodeTest, OnnxNodeTests) { RunSuite("node", 770); }
 TEST(BackendNodeTest, PytorchConvertedTests) { RunSuite("pytorch-converted", 20); }
 TEST(BackendNodeTest, PytorchOperatorTests) { RunSuite("pytorch-operator", 10); }
 
