@@ -9,8 +9,6 @@
 #include <limits>
 
 #include "onnx/onnx_pb.h"
-#include "runtime/executor.h"
-#include "runtime/onnx_import.h"
 #include "tests/runtime/test_models.h"
 
 namespace verisub::runtime {
@@ -25,29 +23,11 @@ struct Out {
 // One node with an output for each of `outs`, run as imported.
 StatusOr<std::vector<HostTensor>> RunNode(const std::string& op,
                                           const std::vector<std::pair<std::string, HostTensor>>& in,
-                                          const std::vector<Out>& out_types,
-                                          const std::function<void(onnx::NodeProto&)>& attrs = {},
-                                          int64_t opset = 17) {
-  testing::ModelBuilder b(opset);
-  std::vector<std::string> names, outs;
-  std::vector<HostTensor> values;
-  for (const auto& [name, t] : in) {
-    b.Input(name, t.dims, t.elem_type);
-    names.push_back(name);
-    values.push_back(t);
-  }
-  for (size_t k = 0; k < out_types.size(); ++k) {
-    outs.push_back("y" + std::to_string(k));
-    b.Output(outs.back(), std::vector<int64_t>(out_types[k].rank, -1), out_types[k].type);
-  }
-  onnx::NodeProto& n = b.Node(op, names, outs, "node");
-  if (attrs) attrs(n);
-  ImportOptions options;
-  options.map_to_spec_ops = false;
-  options.require_static_shapes = false;
-  auto g = ImportOnnxBytes(b.Bytes(), op, options);
-  if (!g.ok()) return g.status();
-  return Execute(*g, values);
+                                          const std::vector<Out>& outs,
+                                          const std::function<void(onnx::NodeProto&)>& attrs = {}) {
+  std::vector<testing::NodeOutput> declared;
+  for (const Out& o : outs) declared.push_back({std::vector<int64_t>(o.rank, -1), o.type});
+  return testing::RunOneNode(op, in, declared, attrs, 17);
 }
 
 HostTensor Ints(std::vector<int64_t> dims, std::vector<int64_t> v) {
@@ -175,7 +155,7 @@ TEST(LessCommonKernelsTest, MaxPoolIndicesAndMaxUnpoolPutTheMaximaBack) {
     EXPECT_EQ(where.IntAt(k), best) << "window " << k;
     EXPECT_EQ(values.DoubleAt(k), v[best]);
   }
-  auto back = RunNode("MaxUnpool", {{"y", values}, {"i", where}}, {{kFloat, 4}}, window);
+  auto back = RunNode("MaxUnpool", {{"p", values}, {"i", where}}, {{kFloat, 4}}, window);
   ASSERT_TRUE(back.ok()) << back.status().message();
   ASSERT_EQ((*back)[0].dims, x.dims);
   const std::vector<double> z = (*back)[0].ToDoubles();
@@ -196,7 +176,7 @@ TEST(LessCommonKernelsTest, MaxPoolIndicesAndMaxUnpoolPutTheMaximaBack) {
   EXPECT_EQ((*column)[1].ToInts(), (std::vector<int64_t>{2}));
   // ONNX's "maxunpool_export_with_output_shape": a 5x5 output, indices into it.
   auto shaped = RunNode("MaxUnpool",
-                        {{"y", Floats({1, 1, 2, 2}, {5, 6, 7, 8})},
+                        {{"p", Floats({1, 1, 2, 2}, {5, 6, 7, 8})},
                          {"i", Ints({1, 1, 2, 2}, {5, 7, 13, 15})},
                          {"shape", Ints({4}, {1, 1, 5, 5})}},
                         {{kFloat, 4}}, window);
@@ -206,7 +186,7 @@ TEST(LessCommonKernelsTest, MaxPoolIndicesAndMaxUnpoolPutTheMaximaBack) {
   EXPECT_EQ((*shaped)[0].dims, Dims({1, 1, 5, 5}));
   EXPECT_EQ((*shaped)[0].ToDoubles(), want);
   EXPECT_FALSE(RunNode("MaxUnpool",
-                       {{"y", Floats({1, 1, 1, 1}, {1})}, {"i", Ints({1, 1, 1, 1}, {4})}},
+                       {{"p", Floats({1, 1, 1, 1}, {1})}, {"i", Ints({1, 1, 1, 1}, {4})}},
                        {{kFloat, 4}}, window)
                    .ok());  // index 4 of a 2x2 output
 }

@@ -119,16 +119,27 @@ StatusOr<std::vector<HostTensor>> RunOneNode(
     const std::string& op, const std::vector<std::pair<std::string, HostTensor>>& in,
     std::vector<int64_t> out_dims, const std::function<void(onnx::NodeProto&)>& attrs,
     int32_t out_type, int64_t opset) {
+  return RunOneNode(op, in, {{std::move(out_dims), out_type}}, attrs, opset);
+}
+
+StatusOr<std::vector<HostTensor>> RunOneNode(
+    const std::string& op, const std::vector<std::pair<std::string, HostTensor>>& in,
+    const std::vector<NodeOutput>& outs, const std::function<void(onnx::NodeProto&)>& attrs,
+    int64_t opset) {
   ModelBuilder b(opset);
-  std::vector<std::string> names;
+  std::vector<std::string> names, out_names;
   std::vector<HostTensor> values;
   for (const auto& [name, t] : in) {
     b.Input(name, t.dims, t.elem_type);
     names.push_back(name);
     values.push_back(t);
   }
-  b.Output("y", std::move(out_dims), out_type);
-  attrs(b.Node(op, names, {"y"}, "node"));
+  for (size_t k = 0; k < outs.size(); ++k) {
+    out_names.push_back(k == 0 ? "y" : "y" + std::to_string(k));
+    b.Output(out_names.back(), outs[k].dims, outs[k].type);
+  }
+  onnx::NodeProto& n = b.Node(op, names, out_names, "node");
+  if (attrs) attrs(n);
   ImportOptions options;
   options.map_to_spec_ops = false;
   options.require_static_shapes = false;

@@ -50,6 +50,16 @@ StatusOr<std::vector<HostTensor>> RunOneNode(
     const std::string& op, const std::vector<std::pair<std::string, HostTensor>>& in,
     std::vector<int64_t> out_dims, const std::function<void(onnx::NodeProto&)>& attrs,
     int32_t out_type = kFloat, int64_t opset = 16);
+// The same for a node of several outputs ("y", "y1", "y2"...), each declared with its dims (-1:
+// symbolic) and type.
+struct NodeOutput {
+  std::vector<int64_t> dims;
+  int32_t type = kFloat;
+};
+StatusOr<std::vector<HostTensor>> RunOneNode(
+    const std::string& op, const std::vector<std::pair<std::string, HostTensor>>& in,
+    const std::vector<NodeOutput>& outs, const std::function<void(onnx::NodeProto&)>& attrs,
+    int64_t opset);
 // Random inputs for every graph input (static shapes required).
 std::vector<HostTensor> RandomInputs(const Graph& g, uint64_t seed);
 // Largest |a - b| over two equally shaped float tensor lists; +inf when shapes differ.
