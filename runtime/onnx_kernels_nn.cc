@@ -1,5 +1,5 @@
 // Neural-network ONNX kernels: Conv, pooling (MaxPool's indices and MaxUnpool too), MatMul, Gemm,
-// Det, normalizations, Softmax, reductions.
+// Det, normalizations, Softmax, reductions, the classification losses.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -717,6 +717,87 @@ Status Det(const KernelContext& ctx, std::vector<HostTensor>* out) {
   return Status::Ok();
 }
 
+// The negative log-likelihood of class scores x [N, C, d...] (log-probabilities) at the target
+// classes t [N, d...]: -x[n, t, d...] times weight[t] (1 without weights), 0 where t equals
+// ignore_index; per element (reduction none), summed, or averaged over the weights of the
+// targets not ignored (mean). NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss over the
+// log-softmax of its scores.
+Status NllLoss(const KernelContext& ctx, const std::vector<double>& x,
+               const std::vector<int64_t>& x_dims, int32_t type, std::vector<HostTensor>* out) {
+  const HostTensor& target = *ctx.input(1);
+  const HostTensor* weight = ctx.input(2);
+  const std::string what = ctx.op_type();
+  if (x_dims.size() < 2)
+    return InvalidArgument(what + ": scores " + DimsToString(x_dims) + " must be [N, C, ...]");
+  std::vector<int64_t> t_dims = x_dims;
+  t_dims.erase(t_dims.begin() + 1);
+  if (target.dims != t_dims)
+    return InvalidArgument(what + ": target of shape " + DimsToString(target.dims) +
+                           " for scores of shape " + DimsToString(x_dims) + " (wants " +
+                           DimsToString(t_dims) + ")");
+  const int64_t n = x_dims[0], c = x_dims[1];
+  if (weight && weight->dims != std::vector<int64_t>{c})
+    return InvalidArgument(what + ": weight of shape " + DimsToString(weight->dims) + " for " +
+                           std::to_string(c) + " classes");
+  const std::string reduction = ctx.AttrString("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    return InvalidArgument(what + ": reduction '" + reduction + "' (none, sum or mean)");
+  const onnx::AttributeProto* ignore_attr = ctx.FindAttr("ignore_index");
+  const int64_t ignore = ctx.AttrInt("ignore_index", 0);
+  const std::vector<double> w = weight ? weight->ToDoubles() : std::vector<double>();
+  int64_t inner = 1;
+  for (size_t d = 2; d < x_dims.size(); ++d) inner *= x_dims[d];
+  std::vector<double> loss(static_cast<size_t>(n * inner));
+  double sum = 0, weights = 0;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t t = target.IntAt(b * inner + i);
+      if (ignore_attr && t == ignore) continue;  // loss 0, weight 0
+      if (t < 0 || t >= c)
+        return InvalidArgument(what + ": target " + std::to_string(t) + " outside [0, " +
+                               std::to_string(c) + ")");
+      const double wt = weight ? w[t] : 1.0;
+      loss[b * inner + i] = -x[(b * c + t) * inner + i] * wt;
+      sum += loss[b * inner + i];
+      weights += wt;
+    }
+  if (reduction == "none") {
+    (*out)[0] = HostTensor::FromDoubles(type, t_dims, loss);
+  } else {
+    (*out)[0] = HostTensor::FromDoubles(type, {}, {reduction == "sum" ? sum : sum / weights});
+  }
+  return Status::Ok();
+}
+
+Status NegativeLogLikelihoodLoss(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor& x = *ctx.input(0);
+  return NllLoss(ctx, x.ToDoubles(), x.dims, x.elem_type, out);
+}
+
+Status SoftmaxCrossEntropyLoss(const KernelContext& ctx, std::vector<HostTensor>* out) {
+  VERISUB_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const HostTensor& x = *ctx.input(0);
+  if (x.dims.size() < 2)
+    return InvalidArgument("SoftmaxCrossEntropyLoss: scores " + DimsToString(x.dims) +
+                           " must be [N, C, ...]");
+  const int64_t n = x.dims[0], c = x.dims[1];
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.dims.size(); ++d) inner *= x.dims[d];
+  std::vector<double> v = x.ToDoubles();  // becomes the log-softmax over axis 1
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t i = 0; i < inner; ++i) {
+      double top = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t k = 0; k < c; ++k) top = std::max(top, v[(b * c + k) * inner + i]);
+      for (int64_t k = 0; k < c; ++k) sum += std::exp(v[(b * c + k) * inner + i] - top);
+      const double log_sum = top + std::log(sum);
+      for (int64_t k = 0; k < c; ++k) v[(b * c + k) * inner + i] -= log_sum;
+    }
+  VERISUB_RETURN_IF_ERROR(NllLoss(ctx, v, x.dims, x.elem_type, out));
+  if (out->size() > 1) (*out)[1] = HostTensor::FromDoubles(x.elem_type, x.dims, v);
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddNnKernels(KernelTable* t) {
@@ -725,6 +806,8 @@ void AddNnKernels(KernelTable* t) {
   k["MaxPool"] = Pool<true>;
   k["MaxUnpool"] = MaxUnpool;
   k["Det"] = Det;
+  k["NegativeLogLikelihoodLoss"] = NegativeLogLikelihoodLoss;
+  k["SoftmaxCrossEntropyLoss"] = SoftmaxCrossEntropyLoss;
   k["AveragePool"] = Pool<false>;
   k["GlobalAveragePool"] = GlobalPool<false>;
   k["GlobalMaxPool"] = GlobalPool<true>;

@@ -247,7 +247,7 @@ void RunSuite(const std::string& suite, int min_pass) {
   EXPECT_GE(pass, min_pass);
 }
 
-TEST(BackendNodeTest, OnnxNodeTests) { RunSuite("node", 770); }
+TEST(BackendNodeTest, OnnxNodeTests) { RunSuite("node", 860); }
 TEST(BackendNodeTest, PytorchConvertedTests) { RunSuite("pytorch-converted", 20); }
 TEST(BackendNodeTest, PytorchOperatorTests) { RunSuite("pytorch-operator", 10); }
 
